@@ -1,0 +1,264 @@
+"""The `vera` command line. Errors become a message and an exit code here, and nowhere else.
+
+Exit codes: 0 success, 1 a threshold gate failed, 2 bad usage or input.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from vera._version import __version__
+from vera.datasets import Dataset, load_dataset
+from vera.errors import VeraError
+from vera.judges import Judge, create_judge
+from vera.metrics import create_metric
+from vera.metrics.base import Metric
+from vera.report import Report, SampleResult, SampleStatus
+from vera.runner import DEFAULT_CONCURRENCY, aevaluate
+
+__all__ = ["app", "main"]
+
+EXIT_GATE_FAILED = 1
+EXIT_USAGE = 2
+QUICK_SAMPLES = 10
+SHOWN_FAILURES = 5
+
+app = typer.Typer(
+    name="vera",
+    help="VERA: claim-level faithfulness evaluation for RAG systems.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"vera {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    """VERA: claim-level faithfulness evaluation for RAG systems."""
+
+
+@app.command("eval")
+def eval_command(
+    dataset: Annotated[
+        str | None,
+        typer.Option(
+            "--dataset",
+            "-d",
+            help="Dataset file (.json, .jsonl, .csv) or bundled name. Default: the bundled "
+            "example (with --quick).",
+        ),
+    ] = None,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metric", "-m", help="Metric to compute (repeatable). Default: faithfulness."
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the JSON report here.")
+    ] = None,
+    quick: Annotated[
+        bool, typer.Option("--quick", help=f"Evaluate only the first {QUICK_SAMPLES} samples.")
+    ] = False,
+    threshold: Annotated[
+        float | None,
+        typer.Option(
+            "--threshold",
+            min=0.0,
+            max=1.0,
+            help="Pass mark for each sample, and a gate: exit 1 when a metric's mean is below it.",
+        ),
+    ] = None,
+    judge: Annotated[
+        str, typer.Option("--judge", help="Judge that verifies claims. Default: offline.")
+    ] = "offline",
+    skip_invalid: Annotated[
+        bool,
+        typer.Option("--skip-invalid", help="Record invalid rows in the report and go on."),
+    ] = False,
+    format: Annotated[
+        str | None,
+        typer.Option(
+            "--format", help="Dataset format when the extension does not say: json, jsonl, csv."
+        ),
+    ] = None,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", min=1, help="Samples evaluated at once.")
+    ] = DEFAULT_CONCURRENCY,
+) -> None:
+    """Evaluate a dataset and print a summary.
+
+    Example: vera eval --dataset answers.jsonl --threshold 0.8 --output report.json
+    """
+    try:
+        if dataset is None and not quick:
+            raise typer.BadParameter("give --dataset PATH, or --quick to try the bundled example")
+        data = load_dataset(dataset or "example", format=format, skip_invalid=skip_invalid)
+        options = {} if threshold is None else {"threshold": threshold}
+        metrics = [create_metric(name, **options) for name in (metric or ["faithfulness"])]
+        report = _run(data, metrics, create_judge(judge), quick=quick, concurrency=concurrency)
+    except VeraError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(EXIT_USAGE) from None
+    except ValueError as exc:  # metric options that do not validate
+        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(EXIT_USAGE) from None
+
+    _print_summary(report)
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(report.to_json() + "\n", encoding="utf-8")
+        out.print(f"Report written to {output}")
+    if threshold is not None:
+        failures = _gate_failures(report, threshold)
+        if failures:
+            err.print("[bold red]Gate failed:[/]")
+            for line in failures:
+                err.print(f"  - {line}", highlight=False)
+            raise typer.Exit(EXIT_GATE_FAILED)
+        out.print(f"Gate passed: every metric's mean is at least {threshold:.2f}")
+
+
+def _run(
+    data: Dataset, metrics: list[Metric], judge: Judge, *, quick: bool, concurrency: int
+) -> Report:
+    total = data.size_hint()
+    samples = itertools.islice(data, QUICK_SAMPLES) if quick else data
+    if quick and total is not None:
+        total = min(total, QUICK_SAMPLES)
+    progress = Progress(
+        TextColumn("[bold]Evaluating"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    )
+    task = progress.add_task("eval", total=total)
+
+    def advance(_: SampleResult) -> None:
+        progress.advance(task)
+
+    with progress:
+        return asyncio.run(
+            aevaluate(
+                samples,
+                metrics,
+                judge,
+                concurrency=concurrency,
+                dataset_name=data.name,
+                progress=advance,
+            )
+        )
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def _print_summary(report: Report) -> None:
+    table = Table(title=f"VERA · {report.dataset} · judge: {report.judge}")
+    for column in ("Metric", "Mean", "Scored", "Not scored", "Passed", "Failed", "Threshold"):
+        table.add_column(column, justify="left" if column == "Metric" else "right")
+    for name, s in report.metric_summary.items():
+        table.add_row(
+            name,
+            _fmt(s.mean),
+            str(s.scored),
+            str(s.not_scored),
+            str(s.passed),
+            str(s.failed),
+            f"{s.threshold:.2f}",
+        )
+    out.print(table)
+
+    if report.per_category_breakdown:
+        names = list(report.metrics)
+        by_category = Table(title="Per category")
+        by_category.add_column("Category")
+        for name in names:
+            by_category.add_column(name, justify="right")
+        by_category.add_column("Count", justify="right")
+        for category, row in report.per_category_breakdown.items():
+            values = [row.get(n) for n in names]
+            by_category.add_row(
+                category,
+                *(_fmt(v if isinstance(v, float) else None) for v in values),
+                str(row["count"]),
+            )
+        out.print(by_category)
+
+    counts = report.counts
+    out.print(
+        f"{counts['scored']} scored, {counts['errors']} errors, "
+        f"{counts['needs_pipeline']} need a pipeline, {counts['invalid_rows']} invalid rows "
+        f"(of {counts['total'] + counts['invalid_rows']})",
+        highlight=False,
+    )
+    _print_failures(report)
+
+
+def _print_failures(report: Report) -> None:
+    errors = [s for s in report.samples if s.status is SampleStatus.ERROR]
+    for result in errors[:SHOWN_FAILURES]:
+        err.print(f"[red]error[/] {result.id}: {result.error}", highlight=False)
+    for row in report.invalid_rows[:SHOWN_FAILURES]:
+        err.print(f"[yellow]invalid[/] {row.message}", highlight=False)
+    if report.counts["needs_pipeline"]:
+        out.print(
+            f"{report.counts['needs_pipeline']} samples have no response; they need a pipeline "
+            "to generate one and were not scored."
+        )
+    lowest = sorted(
+        (s for s in report.samples if s.status is SampleStatus.SCORED),
+        key=lambda s: min((v for v in s.scores.values() if v is not None), default=1.0),
+    )[:SHOWN_FAILURES]
+    shown = [s for s in lowest if any(r.passed is False for r in s.results.values())]
+    if shown:
+        out.print("[bold]Lowest-scoring samples[/]")
+        for result in shown:
+            for metric_result in result.results.values():
+                if metric_result.passed is False:
+                    out.print(
+                        f"  {result.id} · {metric_result.name} {_fmt(metric_result.score)}: "
+                        f"{metric_result.reason}",
+                        highlight=False,
+                    )
+
+
+def _gate_failures(report: Report, threshold: float) -> list[str]:
+    failures = []
+    for name, summary in report.metric_summary.items():
+        if summary.mean is None:
+            failures.append(f"{name}: no sample could be scored")
+        elif summary.mean < threshold:
+            failures.append(
+                f"{name}: mean {summary.mean:.3f} is below {threshold:.3f} "
+                f"(short by {threshold - summary.mean:.3f})"
+            )
+    return failures
+
+
+def main() -> None:
+    """Entry point of the `vera` console script."""
+    app()

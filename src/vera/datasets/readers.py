@@ -1,0 +1,241 @@
+"""Raw rows out of JSON, JSONL and CSV files, each with the place it came from.
+
+JSONL and CSV are streamed line by line, so a file of a million rows is never held in memory.
+Bytes are decoded one line at a time so that a bad byte is reported with its line number.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vera.errors import DatasetError
+
+__all__ = [
+    "FORMATS",
+    "RawRow",
+    "check_readable",
+    "detect_format",
+    "is_invalid_json",
+    "json_rows",
+    "read_json_document",
+    "read_rows",
+    "unwrap_json",
+]
+
+FORMATS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
+ROW_LIST_KEYS = ("samples", "data", "rows", "examples", "test_cases")
+
+
+@dataclass(frozen=True)
+class RawRow:
+    """One row as read, before validation. `location` reads "line 7" or "row 3 (line 12)"."""
+
+    location: str
+    data: Any
+
+
+def detect_format(path: Path, format: str | None) -> str:
+    if format is not None:
+        fmt = format.lower().lstrip(".")
+        if fmt in {"json", "jsonl", "csv"}:
+            return fmt
+        raise DatasetError(f"unknown dataset format {format!r}; expected json, jsonl or csv")
+    detected = FORMATS.get(path.suffix.lower())
+    if detected is None:
+        raise DatasetError(
+            f"{path}: unknown dataset format {path.suffix or '(no extension)'!r}; expected a "
+            ".json, .jsonl or .csv file (or pass format='jsonl' / --format)"
+        )
+    return detected
+
+
+def check_readable(path: Path) -> None:
+    if not path.exists():
+        raise DatasetError(f"dataset file not found: {path}")
+    if not path.is_file():
+        raise DatasetError(f"dataset path is not a file: {path}")
+
+
+def read_rows(path: Path, fmt: str) -> Iterator[RawRow]:
+    """Yield the rows of a JSONL or CSV file, or of a JSON array of rows."""
+    if fmt == "jsonl":
+        yield from _read_jsonl(path)
+    elif fmt == "csv":
+        yield from _read_csv(path)
+    else:
+        document = read_json_document(path)
+        yield from json_rows(path, document)
+
+
+def _decode(raw: bytes, path: Path, line_no: int) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DatasetError(
+            f"{path}: line {line_no}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column "
+            f"{exc.start + 1}); re-save the file as UTF-8"
+        ) from None
+
+
+def _read_jsonl(path: Path) -> Iterator[RawRow]:
+    with path.open("rb") as fh:
+        for line_no, raw in enumerate(fh, start=1):
+            text = _decode(raw, path, line_no)
+            if line_no == 1:
+                text = text.removeprefix("\ufeff")
+            if not text.strip():
+                continue
+            location = f"line {line_no}"
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError as exc:
+                yield RawRow(
+                    location, _InvalidJson(f"invalid JSON ({exc.msg} at column {exc.colno})")
+                )
+                continue
+            yield RawRow(location, data)
+
+
+class _InvalidJson:
+    """A row that is not JSON at all; validation turns it into a row error."""
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+
+
+def is_invalid_json(data: Any) -> str | None:
+    return data.problem if isinstance(data, _InvalidJson) else None
+
+
+class _LineTrackingReader:
+    """Feeds `csv` decoded lines while remembering bad bytes' line numbers."""
+
+    def __init__(self, fh: Any, path: Path) -> None:
+        self._fh = fh
+        self._path = path
+        self.line_no = 0
+
+    def __iter__(self) -> Iterator[str]:
+        for raw in self._fh:
+            self.line_no += 1
+            text = _decode(raw, self._path, self.line_no)
+            yield text.removeprefix("\ufeff") if self.line_no == 1 else text
+
+
+def _read_csv(path: Path) -> Iterator[RawRow]:
+    with path.open("rb") as fh:
+        lines = _LineTrackingReader(fh, path)
+        reader = csv.reader(lines)
+        try:
+            header = next(reader)
+        except StopIteration:
+            return
+        header = [h.strip() for h in header]
+        duplicates = {h for h in header if header.count(h) > 1}
+        if duplicates:
+            raise DatasetError(f"{path}: line 1: duplicate column names {sorted(duplicates)}")
+        for cells in reader:
+            location = f"line {reader.line_num}"
+            if not any(c.strip() for c in cells):
+                continue
+            if len(cells) != len(header):
+                yield RawRow(
+                    location,
+                    _InvalidJson(f"expected {len(header)} columns, found {len(cells)}"),
+                )
+                continue
+            yield RawRow(location, dict(zip(header, cells, strict=True)))
+
+
+def read_json_document(path: Path) -> Any:
+    """Parse a whole JSON file, with a line and column on a syntax error."""
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise DatasetError(
+            f"{path}: line {line}: not valid UTF-8 (byte 0x{raw[exc.start]:02x}); "
+            "re-save the file as UTF-8"
+        ) from None
+    try:
+        return _JsonWithLines.parse(text)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(
+            f"{path}: line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg})"
+        ) from None
+
+
+class _JsonWithLines:
+    """A top-level JSON array whose elements remember the line they start on."""
+
+    def __init__(self, items: list[tuple[int, Any]]) -> None:
+        self.items = items
+
+    @classmethod
+    def parse(cls, text: str) -> Any:
+        start = len(text) - len(text.lstrip())
+        if not text.startswith("[", start):
+            return json.loads(text)
+        # raw_decode element by element gives each row's offset, hence its line, in one pass.
+        decoder = json.JSONDecoder()
+        items: list[tuple[int, Any]] = []
+        pos = _skip_ws(text, start + 1)
+        if text.startswith("]", pos):
+            _expect_end(text, pos + 1)
+            return cls(items)
+        while True:
+            value, end = decoder.raw_decode(text, pos)
+            items.append((text.count("\n", 0, pos) + 1, value))
+            pos = _skip_ws(text, end)
+            if text.startswith(",", pos):
+                pos = _skip_ws(text, pos + 1)
+                continue
+            if text.startswith("]", pos):
+                _expect_end(text, pos + 1)
+                return cls(items)
+            raise json.JSONDecodeError("expected ',' or ']'", text, pos)
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+def _expect_end(text: str, pos: int) -> None:
+    pos = _skip_ws(text, pos)
+    if pos != len(text):
+        raise json.JSONDecodeError("extra data after the JSON array", text, pos)
+
+
+def json_rows(path: Path, document: Any) -> Iterator[RawRow]:
+    """The rows of a JSON document that is an array of rows or an object holding one."""
+    if isinstance(document, _JsonWithLines):
+        for index, (line, value) in enumerate(document.items, start=1):
+            yield RawRow(f"row {index} (line {line})", value)
+        return
+    if isinstance(document, dict):
+        for key in ROW_LIST_KEYS:
+            rows = document.get(key)
+            if isinstance(rows, list):
+                for index, value in enumerate(rows, start=1):
+                    yield RawRow(f"row {index} of '{key}'", value)
+                return
+    raise DatasetError(
+        f"{path}: expected a JSON array of samples, an object with a "
+        f"{' / '.join(repr(k) for k in ROW_LIST_KEYS)} list, or seed 001's "
+        "layout (an object with 'documents' and 'queries')"
+    )
+
+
+def unwrap_json(document: Any) -> Any:
+    """The plain JSON value behind a parsed document (for layouts that are not row arrays)."""
+    if isinstance(document, _JsonWithLines):
+        return [value for _, value in document.items]
+    return document

@@ -1,0 +1,60 @@
+"""VERA's exception tree. The CLI maps each branch to a message and an exit code.
+
+VeraError
+ ├── DatasetError            a dataset cannot be read (missing file, unknown format, bad bytes)
+ │    └── DatasetRowError    one row is invalid: names the file, line or row, and field
+ ├── JudgeError              a judge failed for one sample
+ │    └── JudgeResponseError the judge answered, but with something unusable
+ └── ConfigError             options or settings that cannot work together
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = [
+    "ConfigError",
+    "DatasetError",
+    "DatasetRowError",
+    "JudgeError",
+    "JudgeResponseError",
+    "VeraError",
+]
+
+
+class VeraError(Exception):
+    """Base of every error VERA raises on purpose."""
+
+
+class DatasetError(VeraError):
+    """A dataset file cannot be read as a whole."""
+
+
+class DatasetRowError(DatasetError):
+    """One row of a dataset is invalid.
+
+    `location` is "line 7" for line-based formats and "row 3 (line 12)" for JSON arrays, so the
+    message always points at the place to fix.
+    """
+
+    def __init__(self, path: Path | str, location: str, field: str | None, problem: str) -> None:
+        self.path = str(path)
+        self.location = location
+        self.field = field
+        self.problem = problem
+        where = f"{self.path}: {location}"
+        if field:
+            where += f", field '{field}'"
+        super().__init__(f"{where}: {problem}")
+
+
+class JudgeError(VeraError):
+    """A judge could not produce verdicts for a sample."""
+
+
+class JudgeResponseError(JudgeError):
+    """A judge answered with something VERA cannot use (an unknown verdict, missing ids, …)."""
+
+
+class ConfigError(VeraError):
+    """Options that cannot work, such as an unknown metric or judge name."""

@@ -1,0 +1,247 @@
+"""Claim verification by lexical alignment: find the best passage, then look for conflicts.
+
+For each claim the judge picks the window of one or two adjacent context sentences that covers
+most of the claim's content words, quotes it as evidence, and decides in this order: a number
+no context states, a name no context states, a negation or antonym flip, then plain coverage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from vera.judges.offline.lexicon import ANTONYM_PAIRS
+from vera.judges.offline.segment import split_units
+from vera.judges.offline.tokens import Facts, analyse, merge, stem
+from vera.types import Claim, ClaimVerdict, Verdict
+
+__all__ = ["Settings", "verify"]
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """The offline judge's thresholds; `OfflineJudge` documents each one."""
+
+    full_support: float = 0.8
+    partial_support: float = 0.5
+    contradiction_alignment: float = 0.6
+    number_alignment: float = 0.3
+    window_sentences: int = 2
+
+
+@dataclass(frozen=True, slots=True)
+class _Window:
+    start: int
+    end: int
+    facts: Facts
+    sentences: tuple[Facts, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Match:
+    context_index: int
+    window: _Window
+    hits: int
+
+
+def _antonym_table() -> dict[str, frozenset[str]]:
+    table: dict[str, set[str]] = {}
+    for left, right in ANTONYM_PAIRS:
+        a, b = stem(left), stem(right)
+        table.setdefault(a, set()).add(b)
+        table.setdefault(b, set()).add(a)
+    return {word: frozenset(opposites) for word, opposites in table.items()}
+
+
+_ANTONYMS = _antonym_table()
+
+
+@lru_cache(maxsize=2048)
+def _windows(text: str, size: int) -> tuple[_Window, ...]:
+    # Cached by text: datasets often share passages across samples, and `Facts` is immutable.
+    units = split_units(text)
+    facts = [analyse(text[u.start : u.end]) for u in units]
+    windows: list[_Window] = []
+    for width in range(1, max(size, 1) + 1):
+        for i in range(len(units) - width + 1):
+            parts = tuple(facts[i : i + width])
+            windows.append(_Window(units[i].start, units[i + width - 1].end, merge(parts), parts))
+    return tuple(windows)
+
+
+class _Contexts:
+    """One call's contexts, analysed once and shared by every claim."""
+
+    def __init__(self, contexts: Sequence[str], window_sentences: int) -> None:
+        self.texts = list(contexts)
+        self.windows = [
+            (index, window)
+            for index, text in enumerate(self.texts)
+            for window in _windows(text, window_sentences)
+        ]
+        per_context: list[list[Facts]] = [[] for _ in self.texts]
+        for index, window in self.windows:
+            if len(window.sentences) == 1:
+                per_context[index].append(window.facts)
+        self.words = [frozenset().union(*(f.words for f in facts)) for facts in per_context]
+        self.number_keys = frozenset(
+            n.key for facts in per_context for f in facts for n in f.numbers
+        )
+
+    def best(self, content: frozenset[str]) -> _Match | None:
+        """The window sharing most content with the claim; ties go to the shorter, then first."""
+        best: _Match | None = None
+        best_rank = (0, 0)
+        for index, window in self.windows:
+            rank = (len(content & window.facts.content), -len(window.sentences))
+            if rank > best_rank:
+                best, best_rank = _Match(index, window, rank[0]), rank
+        return best if best is not None and best.hits > 0 else None
+
+    def names(self, words: frozenset[str]) -> bool:
+        """Whether some single context holds every word of a name."""
+        return any(words <= context_words for context_words in self.words)
+
+
+def verify(
+    claims: Sequence[Claim], contexts: Sequence[str], settings: Settings
+) -> list[ClaimVerdict]:
+    """One verdict per claim, in claim order, judged against `contexts` only."""
+    if not contexts:
+        return [
+            ClaimVerdict(c.id, Verdict.NO_EVIDENCE, reason="no context was given") for c in claims
+        ]
+    index = _Contexts(contexts, settings.window_sentences)
+    return [_judge(claim, index, settings) for claim in claims]
+
+
+def _judge(claim: Claim, index: _Contexts, settings: Settings) -> ClaimVerdict:
+    facts = analyse(claim.text)
+    if not facts.content:
+        return ClaimVerdict(claim.id, Verdict.NO_EVIDENCE, reason="nothing in the claim to check")
+    match = index.best(facts.content)
+    if match is None:
+        return ClaimVerdict(
+            claim.id, Verdict.NO_EVIDENCE, reason="no context shares a content word with it"
+        )
+    window = match.window
+    evidence = index.texts[match.context_index][window.start : window.end]
+
+    def verdict(kind: Verdict, reason: str, *, cite: bool = True) -> ClaimVerdict:
+        if not cite:
+            return ClaimVerdict(claim.id, kind, reason=reason)
+        return ClaimVerdict(claim.id, kind, evidence, match.context_index, reason)
+
+    conflict = _number_conflict(facts, window, index, settings) or _name_conflict(
+        facts, window, index, settings
+    )
+    if conflict is not None:
+        return verdict(*conflict)
+    flip = _flip(facts, window, settings)
+    if flip is not None:
+        return verdict(Verdict.CONTRADICTED, flip)
+
+    total = len(facts.content)
+    coverage = match.hits / total
+    covered = f"context covers {match.hits}/{total} content words"
+    missing = _missing(facts, window.facts)
+    if missing:
+        covered += "; missing: " + ", ".join(missing)
+    if coverage >= settings.full_support:
+        return verdict(Verdict.FULLY_SUPPORTED, covered)
+    if coverage >= settings.partial_support:
+        return verdict(Verdict.PARTIALLY_SUPPORTED, covered)
+    return verdict(Verdict.NO_EVIDENCE, "closest passage: " + covered, cite=False)
+
+
+def _coverage(content: frozenset[str], window: frozenset[str]) -> float:
+    return len(content & window) / len(content) if content else 0.0
+
+
+def _number_conflict(
+    facts: Facts, window: _Window, index: _Contexts, settings: Settings
+) -> tuple[Verdict, str] | None:
+    off_window = [n for n in facts.numbers if n.key not in window.facts.content]
+    if not off_window:
+        return None
+    keys = frozenset(n.key for n in facts.numbers)
+    rest = _coverage(facts.content - keys, window.facts.content)
+    for number in off_window:
+        stated_elsewhere = number.key in index.number_keys
+        # A unit already ties two quantities together ("30 days" / "60 days"), so a typed
+        # number needs less surrounding agreement than a bare one before it counts as a
+        # clash. A number some other passage states is only a clash against a window that
+        # clearly speaks about the same thing.
+        if number.unit and not stated_elsewhere:
+            needed = settings.number_alignment
+        else:
+            needed = settings.contradiction_alignment
+        rival = next(
+            (n for n in window.facts.numbers if n.unit == number.unit and n.key not in keys),
+            None,
+        )
+        if rival is not None and rest >= needed:
+            return (
+                Verdict.CONTRADICTED,
+                f"claim says {number.surface}; context says {rival.surface}",
+            )
+    absent = [n for n in off_window if n.key not in index.number_keys]
+    if not absent:
+        return None
+    said = ", ".join(n.surface for n in absent)
+    return Verdict.NO_EVIDENCE, f"no context states {said}"
+
+
+def _name_conflict(
+    facts: Facts, window: _Window, index: _Contexts, settings: Settings
+) -> tuple[Verdict, str] | None:
+    absent = [name for name in facts.names if not index.names(name.words)]
+    if not absent:
+        return None
+    name_keys = frozenset(stem(word) for name in absent for word in name.words)
+    rest = _coverage(facts.content - name_keys, window.facts.content)
+    rival = next((n for n in window.facts.names if not n.words <= facts.words), None)
+    if rival is not None and rest >= settings.contradiction_alignment:
+        return (
+            Verdict.CONTRADICTED,
+            f"swapped name: claim says {absent[0].surface}; context says {rival.surface}",
+        )
+    said = ", ".join(name.surface for name in absent)
+    return Verdict.NO_EVIDENCE, f"no context names {said}"
+
+
+def _flip(facts: Facts, window: _Window, settings: Settings) -> str | None:
+    """Why the best-aligned sentence says the opposite of the claim, or None.
+
+    A negation flip and an antonym flip cancel out ("did not increase" / "decreased").
+    """
+    anchor = max(window.sentences, key=lambda s: len(facts.content & s.content))
+    total = len(facts.content)
+    reasons: list[str] = []
+    aligned = len(facts.content & anchor.content) / total
+    if aligned >= settings.contradiction_alignment and (
+        len(facts.negations) % 2 != len(anchor.negations) % 2
+    ):
+        if facts.negations:
+            reasons.append(f'claim is negated ("{facts.negations[0]}"); context is not')
+        else:
+            reasons.append(f'context is negated ("{anchor.negations[0]}"); claim is not')
+    # `surfaces` keeps text order, so the reason names the same word on every run.
+    for word in facts.surfaces:
+        opposites = _ANTONYMS.get(word)
+        if not opposites or word in anchor.content or total < 2:
+            continue
+        found = opposites & anchor.content
+        rest = len((facts.content - {word}) & anchor.content) / (total - 1)
+        if found and rest >= settings.contradiction_alignment:
+            other = anchor.surfaces.get(min(found), min(found))
+            reasons.append(f'claim says "{facts.surfaces.get(word, word)}"; context says "{other}"')
+            break
+    return reasons[0] if len(reasons) == 1 else None
+
+
+def _missing(facts: Facts, window: Facts) -> list[str]:
+    missing = [surface for key, surface in facts.surfaces.items() if key not in window.content]
+    missing += [n.surface for n in facts.numbers if n.key not in window.content]
+    return missing[:5]

@@ -1,0 +1,128 @@
+"""Faithfulness: how much of a response the retrieved context supports.
+
+    score = clamp(mean(weight(verdict) for each claim), 0, 1)
+
+| verdict             | ratio (default) | weighted | weighted + strict_mode |
+|---------------------|-----------------|----------|------------------------|
+| FULLY_SUPPORTED     | 1.0             | 1.0      | 1.0                    |
+| PARTIALLY_SUPPORTED | 0.5             | 0.5      | 0.5                    |
+| NO_EVIDENCE         | 0.0             | 0.0      | -1.0                   |
+| CONTRADICTED        | 0.0             | -1.0     | -1.0                   |
+
+`verdict_scores` overrides any weight. A response with no claims is vacuously faithful: 1.0
+with status NO_CLAIMS. The score is always VERA's arithmetic over verdicts, never a number a
+model produced.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from vera.metrics.base import ClaimAnalysis, MetricResult, MetricStatus
+from vera.types import Sample, Verdict
+
+__all__ = ["Faithfulness"]
+
+_RATIO: dict[Verdict, float] = {
+    Verdict.FULLY_SUPPORTED: 1.0,
+    Verdict.PARTIALLY_SUPPORTED: 0.5,
+    Verdict.NO_EVIDENCE: 0.0,
+    Verdict.CONTRADICTED: 0.0,
+}
+_WEIGHTED: dict[Verdict, float] = {**_RATIO, Verdict.CONTRADICTED: -1.0}
+_UNSUPPORTED = {Verdict.NO_EVIDENCE, Verdict.CONTRADICTED}
+_QUOTE_LIMIT = 60
+
+
+class Faithfulness(BaseModel):
+    """Share of a response's claims that the retrieved context supports."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: ClassVar[str] = "faithfulness"
+    needs_claims: ClassVar[bool] = True
+
+    scoring: Literal["ratio", "weighted"] = "ratio"
+    """"ratio": unsupported claims count 0; "weighted": seed 002's signed weights."""
+    strict_mode: bool = False
+    """With scoring="weighted", NO_EVIDENCE counts -1 like a contradiction."""
+    verdict_scores: dict[Verdict, float] = Field(default_factory=dict)
+    """Weight overrides by verdict; any spelling `Verdict.parse` reads is accepted as a key."""
+    threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    """A sample passes when its score is at least this."""
+
+    @field_validator("verdict_scores", mode="before")
+    @classmethod
+    def _parse_verdict_keys(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {Verdict.parse(k): v for k, v in value.items()}
+        return value
+
+    @model_validator(mode="after")
+    def _strict_needs_weighted(self) -> Faithfulness:
+        if self.strict_mode and self.scoring != "weighted":
+            raise ValueError(
+                "strict_mode changes the weighted scheme (NO_EVIDENCE counts -1); "
+                "use Faithfulness(scoring='weighted', strict_mode=True)"
+            )
+        return self
+
+    def weights(self) -> dict[Verdict, float]:
+        """The weight of each verdict under this configuration."""
+        base = dict(_RATIO if self.scoring == "ratio" else _WEIGHTED)
+        if self.strict_mode:
+            base[Verdict.NO_EVIDENCE] = -1.0
+        return {**base, **self.verdict_scores}
+
+    def score(self, sample: Sample, analysis: ClaimAnalysis | None) -> MetricResult:
+        """Score one sample from its claim verdicts."""
+        if analysis is None:
+            raise ValueError("Faithfulness needs the sample's claim analysis")
+        if not analysis.claims:
+            return MetricResult(
+                name=self.name,
+                score=1.0,
+                passed=True,
+                status=MetricStatus.NO_CLAIMS,
+                threshold=self.threshold,
+                reason="no claims to verify; vacuously faithful",
+            )
+        weights = self.weights()
+        claim_weights = {v.claim_id: weights[v.verdict] for v in analysis.verdicts}
+        mean = sum(claim_weights.values()) / len(claim_weights)
+        score = min(1.0, max(0.0, mean))
+        return MetricResult(
+            name=self.name,
+            score=score,
+            passed=score >= self.threshold,
+            status=MetricStatus.OK,
+            threshold=self.threshold,
+            reason=_reason(analysis),
+            claim_weights=claim_weights,
+        )
+
+
+def _reason(analysis: ClaimAnalysis) -> str:
+    verdicts = [v.verdict for v in analysis.verdicts]
+    full = verdicts.count(Verdict.FULLY_SUPPORTED)
+    partial = verdicts.count(Verdict.PARTIALLY_SUPPORTED)
+    reason = f"{full} of {len(verdicts)} claims supported"
+    if partial:
+        reason += f", {partial} partially"
+    unsupported = [
+        f"{_quote(claim.text)} ({verdict.verdict.value})"
+        for claim, verdict in zip(analysis.claims, analysis.verdicts, strict=True)
+        if verdict.verdict in _UNSUPPORTED
+    ]
+    if unsupported:
+        reason += "; unsupported: " + ", ".join(unsupported)
+    return reason
+
+
+def _quote(text: str) -> str:
+    text = " ".join(text.split())
+    if len(text) > _QUOTE_LIMIT:
+        text = text[: _QUOTE_LIMIT - 1].rstrip() + "…"
+    return f"'{text}'"

@@ -1,0 +1,176 @@
+"""Orchestration: run the judge and metrics over samples with bounded concurrency.
+
+A failure on one sample is recorded on that sample and the run goes on. Claims and verdicts are
+computed once per sample and shared by every metric that needs them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
+
+from vera._version import __version__
+from vera.datasets.loader import Dataset
+from vera.judges.base import Judge, judge_name, match_verdicts
+from vera.judges.offline import OfflineJudge
+from vera.metrics.base import ClaimAnalysis, Metric
+from vera.metrics.faithfulness import Faithfulness
+from vera.report import ClaimRecord, Report, SampleResult, SampleStatus, build_report
+from vera.types import Sample
+
+__all__ = ["DEFAULT_CONCURRENCY", "aevaluate", "analyse_claims", "evaluate"]
+
+DEFAULT_CONCURRENCY = 8
+ProgressCallback = Callable[[SampleResult], None]
+
+
+async def analyse_claims(sample: Sample, judge: Judge) -> ClaimAnalysis:
+    """Extract the response's claims and verify all of them in one judge call."""
+    response = sample.response or ""
+    claims = await judge.extract_claims(response, query=sample.query or None)
+    if not claims:
+        return ClaimAnalysis(claims=(), verdicts=())
+    verdicts = await judge.verify_claims(claims, sample.context_texts)
+    return ClaimAnalysis(claims=tuple(claims), verdicts=tuple(match_verdicts(claims, verdicts)))
+
+
+async def evaluate_sample(sample: Sample, metrics: Sequence[Metric], judge: Judge) -> SampleResult:
+    """Score one sample; any exception becomes an ERROR result for this sample only."""
+    base = {"id": sample.id, "category": sample.category, "latency_ms": sample.latency_ms}
+    if sample.response is None:
+        return SampleResult(
+            **base,
+            status=SampleStatus.NEEDS_PIPELINE,
+            error="no response: this sample needs a pipeline to generate one",
+        )
+    try:
+        analysis = (
+            await analyse_claims(sample, judge) if any(m.needs_claims for m in metrics) else None
+        )
+        results = {m.name: m.score(sample, analysis) for m in metrics}
+    except Exception as exc:  # isolate any failure to its sample
+        return SampleResult(**base, status=SampleStatus.ERROR, error=f"{type(exc).__name__}: {exc}")
+    return SampleResult(
+        **base,
+        status=SampleStatus.SCORED,
+        scores={name: r.score for name, r in results.items()},
+        results=results,
+        claims=_claim_records(analysis) if analysis else (),
+    )
+
+
+def _claim_records(analysis: ClaimAnalysis) -> tuple[ClaimRecord, ...]:
+    return tuple(
+        ClaimRecord(
+            id=claim.id,
+            text=claim.text,
+            span=claim.span,
+            verdict=verdict.verdict,
+            evidence=verdict.evidence,
+            context_index=verdict.context_index,
+            reason=verdict.reason,
+        )
+        for claim, verdict in zip(analysis.claims, analysis.verdicts, strict=True)
+    )
+
+
+async def aevaluate(
+    samples: Iterable[Sample],
+    metrics: Sequence[Metric] | None = None,
+    judge: Judge | None = None,
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    dataset_name: str | None = None,
+    progress: ProgressCallback | None = None,
+) -> Report:
+    """Evaluate samples and return a report; the async core of VERA.
+
+    `samples` is consumed lazily, so a streamed dataset is never held in memory at once (the
+    per-sample results are). At most `concurrency` samples are in flight. With no metrics,
+    faithfulness is computed; with no judge, the embedded offline judge is used.
+    """
+    if concurrency < 1:
+        raise ValueError("concurrency must be at least 1")
+    metrics = list(metrics) if metrics else [Faithfulness()]
+    names = [m.name for m in metrics]
+    if len(set(names)) != len(names):
+        raise ValueError(f"each metric may appear once; got {names}")
+    active_judge: Judge = judge if judge is not None else OfflineJudge()
+    started = datetime.now(UTC)
+    results: list[SampleResult | None] = []
+    slots = asyncio.Semaphore(concurrency)
+
+    async def run(index: int, sample: Sample) -> None:
+        try:
+            result = await evaluate_sample(sample, metrics, active_judge)
+            results[index] = result
+            if progress is not None:
+                progress(result)
+        finally:
+            slots.release()
+
+    # Reading the next sample can fail (a bad dataset row). Raised inside the task group it
+    # would come out wrapped in an ExceptionGroup; keep it, let in-flight samples finish, and
+    # raise it as itself.
+    read_error: Exception | None = None
+    rows = iter(samples)
+    async with asyncio.TaskGroup() as group:
+        while True:
+            await slots.acquire()
+            try:
+                sample = next(rows)
+            except StopIteration:
+                slots.release()
+                break
+            except Exception as exc:
+                slots.release()
+                read_error = exc
+                break
+            results.append(None)
+            group.create_task(run(len(results) - 1, sample))
+    if read_error is not None:
+        raise read_error
+
+    finished = [r for r in results if r is not None]
+    dataset = samples if isinstance(samples, Dataset) else None
+    return build_report(
+        dataset=dataset_name or (dataset.name if dataset else "samples"),
+        judge=judge_name(active_judge),
+        version=__version__,
+        thresholds={m.name: m.threshold for m in metrics},
+        results=finished,
+        invalid_rows=dataset.invalid_rows if dataset else (),
+        started=started,
+    )
+
+
+def evaluate(
+    samples: Iterable[Sample],
+    metrics: Sequence[Metric] | None = None,
+    judge: Judge | None = None,
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    dataset_name: str | None = None,
+    progress: ProgressCallback | None = None,
+) -> Report:
+    """Synchronous `aevaluate`, for scripts. Inside a running event loop use `aevaluate`."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        raise RuntimeError(
+            "vera.evaluate() was called inside a running event loop (Jupyter, an async app); "
+            "use `await vera.aevaluate(...)` there instead"
+        )
+    return asyncio.run(
+        aevaluate(
+            samples,
+            metrics,
+            judge,
+            concurrency=concurrency,
+            dataset_name=dataset_name,
+            progress=progress,
+        )
+    )

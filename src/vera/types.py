@@ -1,0 +1,182 @@
+"""VERA's data types: samples, claims and verdicts.
+
+Every type here is a frozen pydantic model, so a value can be shared between concurrent tasks
+and metrics without copies.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from vera.errors import JudgeResponseError
+
+__all__ = ["Citation", "Claim", "ClaimVerdict", "Context", "Sample", "Verdict"]
+
+
+class Verdict(StrEnum):
+    """How well the retrieved context supports one claim."""
+
+    FULLY_SUPPORTED = "FULLY_SUPPORTED"
+    PARTIALLY_SUPPORTED = "PARTIALLY_SUPPORTED"
+    NO_EVIDENCE = "NO_EVIDENCE"
+    CONTRADICTED = "CONTRADICTED"
+
+    @classmethod
+    def parse(cls, value: object) -> Verdict:
+        """Read any spelling the judges of RAGAS, DeepEval, Axion and RagaliQ use.
+
+        Case, spaces, hyphens and underscores do not matter. DeepEval's "no" means the context
+        contradicts the claim and "idk" that it says nothing, so they map to CONTRADICTED and
+        NO_EVIDENCE. Booleans are read as supported / no evidence. Anything else raises
+        `JudgeResponseError` rather than guessing.
+        """
+        if isinstance(value, Verdict):
+            return value
+        if isinstance(value, bool):
+            return cls.FULLY_SUPPORTED if value else cls.NO_EVIDENCE
+        if not isinstance(value, str):
+            raise JudgeResponseError(f"verdict must be a string, got {type(value).__name__}")
+        key = "_".join(value.strip().upper().replace("-", " ").replace("_", " ").split())
+        try:
+            return _VERDICT_SPELLINGS[key]
+        except KeyError:
+            known = ", ".join(v.value for v in cls)
+            raise JudgeResponseError(
+                f"unknown verdict {value!r}; expected one of {known}"
+            ) from None
+
+
+_VERDICT_SPELLINGS: dict[str, Verdict] = {
+    **{v.value: v for v in Verdict},
+    "SUPPORTED": Verdict.FULLY_SUPPORTED,
+    "FULLY": Verdict.FULLY_SUPPORTED,
+    "YES": Verdict.FULLY_SUPPORTED,
+    "ENTAILED": Verdict.FULLY_SUPPORTED,
+    "ENTAILMENT": Verdict.FULLY_SUPPORTED,
+    "PARTIALLY": Verdict.PARTIALLY_SUPPORTED,
+    "PARTIAL": Verdict.PARTIALLY_SUPPORTED,
+    "PARTIALLY_SUPPORTED": Verdict.PARTIALLY_SUPPORTED,
+    "NOT_ENOUGH_INFO": Verdict.NO_EVIDENCE,
+    "NOT_ENOUGH_INFORMATION": Verdict.NO_EVIDENCE,
+    "NOT_SUPPORTED": Verdict.NO_EVIDENCE,
+    "UNSUPPORTED": Verdict.NO_EVIDENCE,
+    "NO_EVIDENCE": Verdict.NO_EVIDENCE,
+    "NEUTRAL": Verdict.NO_EVIDENCE,
+    "IDK": Verdict.NO_EVIDENCE,
+    "CONTRADICTORY": Verdict.CONTRADICTED,
+    "CONTRADICTS": Verdict.CONTRADICTED,
+    "CONTRADICTION": Verdict.CONTRADICTED,
+    "NO": Verdict.CONTRADICTED,
+}
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class Claim(BaseModel):
+    """One atomic statement taken from a response.
+
+    `span` is the claim's (start, end) character offsets in the response, where the judge can
+    tell; an LLM that rephrases a claim cannot, and leaves it None.
+    """
+
+    model_config = _FROZEN
+
+    id: str
+    text: str
+    span: tuple[int, int] | None = None
+
+    def __init__(self, id: str, text: str, span: tuple[int, int] | None = None) -> None:
+        super().__init__(id=id, text=text, span=span)
+
+
+class ClaimVerdict(BaseModel):
+    """A judge's decision on one claim, with the evidence it rests on."""
+
+    model_config = _FROZEN
+
+    claim_id: str
+    verdict: Verdict
+    evidence: str = ""
+    context_index: int | None = None
+    reason: str = ""
+
+    def __init__(
+        self,
+        claim_id: str,
+        verdict: Verdict | str,
+        evidence: str = "",
+        context_index: int | None = None,
+        reason: str = "",
+    ) -> None:
+        super().__init__(
+            claim_id=claim_id,
+            verdict=Verdict.parse(verdict),
+            evidence=evidence,
+            context_index=context_index,
+            reason=reason,
+        )
+
+
+class Context(BaseModel):
+    """One retrieved passage. A bare string in a dataset becomes `Context(text=...)`."""
+
+    model_config = _FROZEN
+
+    text: str
+    id: str | None = None
+    source: str | None = None
+
+
+class Citation(BaseModel):
+    """A ground-truth citation: the document (or context) an answer should cite."""
+
+    model_config = _FROZEN
+
+    document_id: str
+    quote: str | None = None
+
+
+class Sample(BaseModel):
+    """One evaluation case: a query, the system's response and what it retrieved.
+
+    `response` is None when a pipeline has yet to produce it; `reference` is the grounded answer,
+    None when the question is unanswerable from the sources.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    query: str = ""
+    response: str | None = None
+    contexts: tuple[Context, ...] = ()
+    reference: str | None = None
+    citations: tuple[Citation, ...] = ()
+    category: str | None = None
+    latency_ms: float | None = Field(default=None, ge=0)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("contexts", mode="before")
+    @classmethod
+    def _contexts_from_strings(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return (Context(text=value),)
+        if isinstance(value, list | tuple):
+            return tuple(Context(text=v) if isinstance(v, str) else v for v in value)
+        return value
+
+    @field_validator("citations", mode="before")
+    @classmethod
+    def _citations_from_strings(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return (Citation(document_id=value),)
+        if isinstance(value, list | tuple):
+            return tuple(Citation(document_id=v) if isinstance(v, str) else v for v in value)
+        return value
+
+    @property
+    def context_texts(self) -> list[str]:
+        """The contexts' texts, in order: what a judge verifies against."""
+        return [c.text for c in self.contexts]

@@ -1,0 +1,162 @@
+"""`vera eval` as a user runs it: a subprocess, real files, real exit codes."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vera import load_dataset
+
+
+def vera(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "vera", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "COLUMNS": "200", "NO_COLOR": "1"},
+    )
+
+
+def write_jsonl(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+GOOD = {
+    "id": "good",
+    "query": "Where is Paris?",
+    "response": "Paris is in France.",
+    "contexts": ["Paris is the capital of France."],
+    "category": "fact_single",
+}
+BAD = {
+    "id": "bad",
+    "query": "How long?",
+    "response": "You have 60 days to return the item.",
+    "contexts": ["The refund window is 30 days."],
+    "category": "fact_single",
+}
+
+
+def test_quick_runs_the_bundled_example_and_writes_the_report(tmp_path: Path) -> None:
+    result = vera("eval", "--quick", "--output", "out/report.json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "faithfulness" in result.stdout and "Report written to" in result.stdout
+    report = json.loads((tmp_path / "out/report.json").read_text())
+    # Seed 001's top-level shape, plus the samples.
+    for key in ("dataset", "timestamp", "queries_evaluated", "metrics", "per_category_breakdown"):
+        assert key in report
+    assert report["dataset"] == "example"
+    assert report["judge"] == "offline"
+    assert len(report["samples"]) == 10
+    assert report["queries_evaluated"] == 10
+    assert 0.0 <= report["metrics"]["faithfulness"] <= 1.0
+    assert sum(c["count"] for c in report["per_category_breakdown"].values()) == 10
+    first_ids = [s.id for s in list(load_dataset("example"))[:10]]
+    assert [s["id"] for s in report["samples"]] == first_ids
+    for s in report["samples"]:
+        assert s["status"] == "scored"
+        assert set(s["scores"]) == {"faithfulness"}
+        assert s["results"]["faithfulness"]["reason"]
+        for claim in s["claims"]:
+            assert claim["verdict"] in {
+                "FULLY_SUPPORTED",
+                "PARTIALLY_SUPPORTED",
+                "NO_EVIDENCE",
+                "CONTRADICTED",
+            }
+            start, end = claim["span"]
+            assert claim["id"] in s["results"]["faithfulness"]["claim_weights"]
+            assert end > start
+
+
+def test_report_json_equals_to_dict(tmp_path: Path) -> None:
+    import vera as api
+
+    path = write_jsonl(tmp_path / "d.jsonl", [GOOD, BAD])
+    result = vera("eval", "--dataset", str(path), "--output", "r.json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    written = json.loads((tmp_path / "r.json").read_text())
+    in_process = api.evaluate(api.load_dataset(path)).to_dict()
+    written.pop("timestamp"), in_process.pop("timestamp")
+    assert written == in_process
+    scores = {s["id"]: s["scores"]["faithfulness"] for s in written["samples"]}
+    assert scores["good"] == 1.0
+    assert scores["bad"] == 0.0
+
+
+def test_threshold_gate_exit_codes(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "d.jsonl", [GOOD, BAD])
+    failing = vera("eval", "--dataset", str(path), "--threshold", "0.8", cwd=tmp_path)
+    assert failing.returncode == 1
+    assert "faithfulness: mean 0.500 is below 0.800" in failing.stderr
+    passing = vera("eval", "--dataset", str(path), "--threshold", "0.5", cwd=tmp_path)
+    assert passing.returncode == 0, passing.stderr
+    assert "Gate passed" in passing.stdout
+
+
+def test_bad_row_exits_2_naming_file_line_and_field(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "d.jsonl", [GOOD, {"id": "x", "response": ["not", "text"]}])
+    result = vera("eval", "--dataset", str(path), cwd=tmp_path)
+    assert result.returncode == 2
+    assert f"{path}: line 2, field 'response'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_skip_invalid_records_rows_in_the_report(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "d.jsonl", [GOOD, {"id": "x", "response": 3}, BAD])
+    result = vera("eval", "--dataset", str(path), "--skip-invalid", "-o", "r.json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert [s["id"] for s in report["samples"]] == ["good", "bad"]
+    assert report["invalid_rows"][0]["location"] == "line 2"
+    assert report["invalid_rows"][0]["field"] == "response"
+    assert report["counts"]["invalid_rows"] == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--dataset", "missing.jsonl"], "dataset file not found: missing.jsonl"),
+        (["--dataset", "notes.txt"], "unknown dataset format '.txt'"),
+        (["--dataset", "d.jsonl", "--metric", "nope"], "unknown metric 'nope'"),
+        (["--dataset", "d.jsonl", "--judge", "nope"], "unknown judge 'nope'"),
+        ([], "give --dataset PATH, or --quick"),
+        (["--quick", "--threshold", "1.5"], "--threshold"),
+    ],
+)
+def test_usage_errors_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
+    write_jsonl(tmp_path / "d.jsonl", [GOOD])
+    (tmp_path / "notes.txt").write_text("hi")
+    result = vera("eval", *args, cwd=tmp_path)
+    assert result.returncode == 2
+    assert message in " ".join(result.stderr.split())
+
+
+def test_rows_without_response_need_a_pipeline(tmp_path: Path) -> None:
+    example = Path(__file__).parents[2] / "src/vera/datasets/examples/legal_mini.json"
+    result = vera("eval", "--dataset", str(example), "-o", "r.json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    statuses = [s["status"] for s in report["samples"]]
+    assert statuses.count("needs_pipeline") == 4 and statuses.count("scored") == 2
+    assert "need a pipeline" in result.stdout
+
+
+def test_version_and_help(tmp_path: Path) -> None:
+    assert vera("--version", cwd=tmp_path).stdout.startswith("vera ")
+    help_text = vera("eval", "--help", cwd=tmp_path).stdout
+    for flag in (
+        "--dataset",
+        "--metric",
+        "--output",
+        "--quick",
+        "--threshold",
+        "--judge",
+        "--skip-invalid",
+    ):
+        assert flag in help_text

@@ -1,0 +1,298 @@
+"""Verification by the offline judge: alignment, evidence and each way to reach a verdict."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vera.judges.base import Judge, match_verdicts
+from vera.judges.offline import OfflineJudge
+from vera.judges.offline.tokens import analyse, stem
+from vera.types import Claim, ClaimVerdict, Verdict
+
+
+async def judge_one(claim: str, contexts: list[str], **knobs: float) -> ClaimVerdict:
+    judge = OfflineJudge(**knobs)  # type: ignore[arg-type]
+    [verdict] = await judge.verify_claims([Claim("c1", claim)], contexts)
+    return verdict
+
+
+def test_satisfies_the_judge_protocol() -> None:
+    judge = OfflineJudge()
+    assert isinstance(judge, Judge)
+    assert judge.name == "offline"
+
+
+@pytest.mark.parametrize(
+    "knobs",
+    [
+        {"full_support": 0.0},
+        {"partial_support": 1.5},
+        {"full_support": 0.5, "partial_support": 0.7},
+        {"window_sentences": 0},
+    ],
+)
+def test_rejects_bad_knobs(knobs: dict[str, float]) -> None:
+    with pytest.raises(ValueError):
+        OfflineJudge(**knobs)  # type: ignore[arg-type]
+
+
+async def test_paris_seed_example_is_fully_supported() -> None:
+    verdict = await judge_one("Paris is in France", ["Paris is the capital of France."])
+    assert verdict.verdict is Verdict.FULLY_SUPPORTED
+    assert verdict.evidence == "Paris is the capital of France."
+    assert verdict.context_index == 0
+
+
+async def test_apollo_is_partially_supported_for_the_missing_qualifier() -> None:
+    verdict = await judge_one(
+        "The internal project is called Apollo.", ["The project code name is Apollo."]
+    )
+    # "called" is a light word; "internal" is a qualifier the context never states.
+    assert verdict.verdict is Verdict.PARTIALLY_SUPPORTED
+    assert "internal" in verdict.reason
+
+
+async def test_stemming_matches_inflections() -> None:
+    verdict = await judge_one(
+        "Contracts can be terminated with notice.",
+        ["Either party may terminate the contract with written notice."],
+    )
+    assert verdict.verdict is Verdict.FULLY_SUPPORTED
+    assert stem("contracts") == stem("contract")
+    assert stem("terminated") == stem("terminate") == stem("termination")
+
+
+async def test_different_number_with_same_unit_contradicts() -> None:
+    verdict = await judge_one(
+        "The refund window is 30 days.", ["You have 60 days to return the item."]
+    )
+    assert verdict.verdict is Verdict.CONTRADICTED
+    assert verdict.reason == "claim says 30 days; context says 60 days"
+    assert verdict.evidence == "You have 60 days to return the item."
+
+
+@pytest.mark.parametrize(
+    ("claim", "context"),
+    [
+        ("Refunds are issued within thirty days.", "Refunds are issued within 30 days."),
+        ("The company has 1,000 employees.", "The company has 1000 employees."),
+        ("Revenue reached $5 million.", "Revenue reached $5,000,000."),
+        ("The discount is 5%.", "The discount is 5 percent."),
+    ],
+)
+async def test_numbers_are_normalised(claim: str, context: str) -> None:
+    verdict = await judge_one(claim, [context])
+    assert verdict.verdict is Verdict.FULLY_SUPPORTED, verdict.reason
+
+
+async def test_year_swap_contradicts() -> None:
+    verdict = await judge_one("Acme was founded in 2018.", ["Acme was founded in 2019."])
+    assert verdict.verdict is Verdict.CONTRADICTED
+    assert "2018" in verdict.reason and "2019" in verdict.reason
+
+
+async def test_number_in_no_context_without_a_rival_is_no_evidence() -> None:
+    verdict = await judge_one(
+        "The office has 40 parking spaces.", ["The office is located downtown near the station."]
+    )
+    assert verdict.verdict is Verdict.NO_EVIDENCE
+    assert "40 parking" in verdict.reason
+
+
+async def test_number_stated_in_another_context_is_not_a_contradiction() -> None:
+    verdict = await judge_one(
+        "Shipping takes 5 days.",
+        ["Shipping takes 3 days in the city.", "Rural shipping takes 5 days."],
+    )
+    assert verdict.verdict is Verdict.FULLY_SUPPORTED
+
+
+async def test_number_found_only_in_an_unrelated_passage_still_contradicts() -> None:
+    verdict = await judge_one(
+        "The warranty lasts 3 years.",
+        ["The warranty lasts 2 years.", "The company is 3 years old."],
+    )
+    assert verdict.verdict is Verdict.CONTRADICTED
+    assert verdict.reason == "claim says 3 years; context says 2 years"
+    assert verdict.context_index == 0
+
+
+@pytest.mark.parametrize(
+    ("claim", "context"),
+    [
+        ("The warranty does not cover water damage.", "The warranty covers water damage."),
+        ("The warranty covers water damage.", "The warranty doesn't cover water damage."),
+        ("Refunds are never issued for gift cards.", "Refunds are issued for gift cards."),
+    ],
+)
+async def test_negation_flip_contradicts(claim: str, context: str) -> None:
+    verdict = await judge_one(claim, [context])
+    assert verdict.verdict is Verdict.CONTRADICTED
+    assert "negated" in verdict.reason
+
+
+async def test_double_negation_is_not_a_flip() -> None:
+    verdict = await judge_one(
+        "Returns are not accepted without a receipt.",
+        ["Returns are not accepted without a receipt."],
+    )
+    assert verdict.verdict is Verdict.FULLY_SUPPORTED
+
+
+@pytest.mark.parametrize(
+    ("claim", "context"),
+    [
+        ("Prices increased sharply in 2020.", "Prices decreased sharply in 2020."),
+        ("Pets are allowed in the lobby.", "Pets are prohibited in the lobby."),
+        ("The maximum order size is ten units.", "The minimum order size is ten units."),
+        ("Payment is due before delivery.", "Payment is due after delivery."),
+    ],
+)
+async def test_antonym_swap_contradicts(claim: str, context: str) -> None:
+    verdict = await judge_one(claim, [context])
+    assert verdict.verdict is Verdict.CONTRADICTED, verdict.reason
+
+
+async def test_negated_antonym_cancels_out() -> None:
+    verdict = await judge_one("Prices did not increase in 2020.", ["Prices decreased in 2020."])
+    assert verdict.verdict is not Verdict.CONTRADICTED
+
+
+async def test_swapped_name_contradicts() -> None:
+    verdict = await judge_one(
+        "The report was written by Alice Smith.", ["The report was written by Bob Jones."]
+    )
+    assert verdict.verdict is Verdict.CONTRADICTED
+    assert verdict.reason == "swapped name: claim says Alice Smith; context says Bob Jones"
+
+
+async def test_unknown_name_without_alignment_is_no_evidence() -> None:
+    verdict = await judge_one(
+        "The audit was led by Carol White.", ["The audit covered three regional offices."]
+    )
+    assert verdict.verdict is Verdict.NO_EVIDENCE
+    assert "Carol White" in verdict.reason
+
+
+async def test_sentence_initial_capital_is_not_a_name() -> None:
+    facts = analyse("Refunds go to Alice Smith in New York.")
+    assert [n.surface for n in facts.names] == ["Alice Smith", "New York"]
+    assert analyse("Refunds are issued quickly.").names == ()
+
+
+async def test_invented_fact_is_no_evidence_without_citation() -> None:
+    verdict = await judge_one(
+        "The CEO enjoys skydiving on weekends.",
+        ["Refunds are issued within 30 days of purchase.", "Support is available by email."],
+    )
+    assert verdict.verdict is Verdict.NO_EVIDENCE
+    assert verdict.evidence == ""
+    assert verdict.context_index is None
+
+
+async def test_low_coverage_is_no_evidence() -> None:
+    verdict = await judge_one(
+        "The mobile app supports offline mode and dark themes.",
+        ["The desktop app is available for Windows."],
+    )
+    assert verdict.verdict is Verdict.NO_EVIDENCE
+
+
+async def test_empty_contexts_give_no_evidence_for_every_claim() -> None:
+    claims = [Claim("c1", "Paris is in France."), Claim("c2", "Berlin is in Germany.")]
+    verdicts = await OfflineJudge().verify_claims(claims, [])
+    assert [v.claim_id for v in verdicts] == ["c1", "c2"]
+    assert all(v.verdict is Verdict.NO_EVIDENCE and v.evidence == "" for v in verdicts)
+
+
+async def test_claim_without_content_is_no_evidence() -> None:
+    verdict = await judge_one("It is what it is.", ["It is what it is."])
+    assert verdict.verdict is Verdict.NO_EVIDENCE
+
+
+async def test_one_verdict_per_claim_in_order_with_real_evidence() -> None:
+    contexts = [
+        "Our store opens at 9 a.m. on weekdays. Parking is free for customers.",
+        "Refunds are issued within 30 days. Items must be unused. Gift cards are final sale.",
+        "The loyalty program gives 5% back on every purchase.",
+    ]
+    response = (
+        "Refunds are issued within 30 days. The loyalty program gives 5% back. "
+        "Parking is free for customers. The store sells vintage guitars."
+    )
+    judge = OfflineJudge()
+    claims = await judge.extract_claims(response)
+    verdicts = await judge.verify_claims(claims, contexts)
+    assert match_verdicts(claims, verdicts) == verdicts
+    assert [v.claim_id for v in verdicts] == ["c1", "c2", "c3", "c4"]
+    assert [v.verdict for v in verdicts] == [
+        Verdict.FULLY_SUPPORTED,
+        Verdict.FULLY_SUPPORTED,
+        Verdict.FULLY_SUPPORTED,
+        Verdict.NO_EVIDENCE,
+    ]
+    assert [v.context_index for v in verdicts] == [1, 2, 0, None]
+    for verdict in verdicts[:3]:
+        assert verdict.context_index is not None
+        assert verdict.evidence in contexts[verdict.context_index]
+    assert verdicts[0].evidence == "Refunds are issued within 30 days."
+
+
+async def test_two_sentence_window_when_the_claim_spans_sentences() -> None:
+    context = "Acme was founded in Ohio. The founder was Jane Doe. It sells tools."
+    verdict = await judge_one("Jane Doe founded Acme in Ohio.", [context])
+    assert verdict.verdict is Verdict.FULLY_SUPPORTED
+    assert verdict.evidence == "Acme was founded in Ohio. The founder was Jane Doe."
+    one = await judge_one("Jane Doe founded Acme in Ohio.", [context], window_sentences=1)
+    assert one.evidence in ("Acme was founded in Ohio.", "The founder was Jane Doe.")
+
+
+async def test_verdicts_are_deterministic() -> None:
+    contexts = ["The warranty lasts two years. It covers parts and labour.", "Shipping is free."]
+    claims = [
+        Claim("a", "The warranty lasts three years."),
+        Claim("b", "Shipping is not free."),
+        Claim("c", "The warranty covers parts."),
+    ]
+    first = await OfflineJudge().verify_claims(claims, contexts)
+    second = await OfflineJudge().verify_claims(claims, contexts)
+    assert first == second
+    assert [v.verdict for v in first] == [
+        Verdict.CONTRADICTED,
+        Verdict.CONTRADICTED,
+        Verdict.FULLY_SUPPORTED,
+    ]
+
+
+async def test_thresholds_are_honoured() -> None:
+    claim, contexts = "The internal project is called Apollo.", ["The project code name is Apollo."]
+    strict = await judge_one(claim, contexts, partial_support=0.7, full_support=0.9)
+    lenient = await judge_one(claim, contexts, full_support=0.6)
+    assert strict.verdict is Verdict.NO_EVIDENCE
+    assert lenient.verdict is Verdict.FULLY_SUPPORTED
+
+
+_WORDS = st.sampled_from(
+    [
+        *("the", "warranty", "not", "covers", "30", "days", "sixty", "Alice", "Bob"),
+        *("increased", "decreased", ".", ",", ";", "?", "\n"),
+    ]
+)
+_TEXT = st.lists(_WORDS, max_size=30).map(" ".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_TEXT, max_size=4), st.lists(_TEXT, max_size=3))
+async def test_any_input_gets_one_cited_verdict_per_claim(
+    claim_texts: list[str], contexts: list[str]
+) -> None:
+    claims = [Claim(f"c{i}", text) for i, text in enumerate(claim_texts)]
+    verdicts = await OfflineJudge().verify_claims(claims, contexts)
+    assert [v.claim_id for v in verdicts] == [c.id for c in claims]
+    for verdict in verdicts:
+        if verdict.context_index is None:
+            assert verdict.evidence == ""
+        else:
+            assert verdict.evidence and verdict.evidence in contexts[verdict.context_index]
