@@ -16,6 +16,7 @@ import statistics
 import time
 from dataclasses import dataclass
 
+import vera
 from vera.judges.offline import OfflineJudge
 
 
@@ -99,12 +100,24 @@ async def _run(judge: OfflineJudge, samples: list[Sample]) -> float:
     return len(samples) / (time.perf_counter() - start)
 
 
-async def _main(count: int, seed: int, runs: int) -> None:
+async def _run_end_to_end(judge: OfflineJudge, samples: list[Sample]) -> float:
+    # The whole public path: Sample validation, the runner, the metric and the report.
+    rows = [
+        vera.Sample(id=str(i), response=s.answer, contexts=s.contexts)
+        for i, s in enumerate(samples)
+    ]
+    start = time.perf_counter()
+    await vera.aevaluate(rows, judge=judge)
+    return len(samples) / (time.perf_counter() - start)
+
+
+async def _main(count: int, seed: int, runs: int, end_to_end: bool) -> None:
     judge = OfflineJudge()
+    measure = _run_end_to_end if end_to_end else _run
     rates = []
     for run in range(runs):
         samples = make_samples(count, seed + run)
-        rate = await _run(judge, samples)
+        rate = await measure(judge, samples)
         rates.append(rate)
         print(f"run {run + 1}: {rate:,.0f} samples/s")
     print(f"median of {runs}: {statistics.median(rates):,.0f} samples/s ({count} samples/run)")
@@ -116,8 +129,13 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=2000, help="samples per run")
     parser.add_argument("--seed", type=int, default=0, help="seed of the first run's samples")
     parser.add_argument("--runs", type=int, default=3, help="runs; the median is reported")
+    parser.add_argument(
+        "--end-to-end",
+        action="store_true",
+        help="time vera.aevaluate (runner, metric, report) instead of the judge alone",
+    )
     args = parser.parse_args()
-    asyncio.run(_main(args.samples, args.seed, args.runs))
+    asyncio.run(_main(args.samples, args.seed, args.runs, args.end_to_end))
 
 
 if __name__ == "__main__":

@@ -296,3 +296,58 @@ async def test_any_input_gets_one_cited_verdict_per_claim(
             assert verdict.evidence == ""
         else:
             assert verdict.evidence and verdict.evidence in contexts[verdict.context_index]
+
+
+@pytest.mark.parametrize(
+    ("claim", "context"),
+    [
+        # "no reason" negates "reason", which the claim does not state.
+        (
+            "Either party may terminate the agreement on thirty (30) days' notice.",
+            "Either party may terminate this Agreement for any reason or no reason upon "
+            "thirty (30) days' notice.",
+        ),
+        # "not received" negates "received"; the claim is about accruing interest.
+        (
+            "Late amounts accrue interest at 1% per month.",
+            "Any amount not received by the due date shall accrue interest at 1% per month.",
+        ),
+    ],
+)
+async def test_negation_of_an_unrelated_word_does_not_contradict(claim: str, context: str) -> None:
+    verdict = await judge_one(claim, [context])
+    assert verdict.verdict is Verdict.FULLY_SUPPORTED, verdict.reason
+
+
+async def test_negation_of_the_claimed_predicate_contradicts() -> None:
+    verdict = await judge_one(
+        "Assignment to a successor requires the other party's consent.",
+        ["Either party may assign this Agreement to a successor without the other's consent."],
+    )
+    assert verdict.verdict is Verdict.CONTRADICTED
+    assert "without" in verdict.reason
+
+
+async def test_antonym_inside_the_claim_itself_is_not_a_swap() -> None:
+    verdict = await judge_one(
+        "The clause excludes liability for indirect damages, including lost profits.",
+        ["Neither party is liable for indirect damages, including lost profits."],
+    )
+    assert verdict.verdict is not Verdict.CONTRADICTED, verdict.reason
+
+
+@pytest.mark.parametrize("marker", ["[1]", "[2][3]", "[doc-3]", "[^2]", "[1, 2]"])
+async def test_citation_markers_are_not_numbers(marker: str) -> None:
+    verdict = await judge_one(
+        f"The CLI requires Python 3.10 or later {marker}.",
+        ["The Ferrite CLI requires Python 3.10 or later."],
+    )
+    assert verdict.verdict is Verdict.FULLY_SUPPORTED, verdict.reason
+
+
+async def test_spelled_out_counts_are_not_required_in_the_context() -> None:
+    verdict = await judge_one(
+        "Both studies compared the two chunk sizes across enterprise datasets.",
+        ["Both studies compared 256-token and 1,024-token chunk sizes across enterprise datasets."],
+    )
+    assert verdict.verdict is not Verdict.NO_EVIDENCE, verdict.reason

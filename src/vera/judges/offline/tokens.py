@@ -22,7 +22,7 @@ from vera.judges.offline.lexicon import (
     UNIT_WORDS,
 )
 
-__all__ = ["Facts", "Name", "Number", "analyse", "merge", "stem"]
+__all__ = ["Facts", "Name", "Negation", "Number", "analyse", "mask_citations", "merge", "stem"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +47,18 @@ class Name:
 
 
 @dataclass(frozen=True, slots=True)
+class Negation:
+    """A negating word and the content key it negates: the first one after it ("" if none).
+
+    Scoping a negation to its word keeps "for any reason or no reason" from negating a whole
+    sentence about termination notice.
+    """
+
+    cue: str
+    scope: str
+
+
+@dataclass(frozen=True, slots=True)
 class Facts:
     """What the offline judge compares: see `analyse`."""
 
@@ -54,7 +66,7 @@ class Facts:
     numbers: tuple[Number, ...] = ()
     words: frozenset[str] = frozenset()
     names: tuple[Name, ...] = ()
-    negations: tuple[str, ...] = ()
+    negations: tuple[Negation, ...] = ()
     surfaces: dict[str, str] = field(default_factory=dict, compare=False)
 
 
@@ -63,6 +75,8 @@ _TOKEN = re.compile(
     r"|(?P<word>[^\W\d_]+(?:['\u2019][^\W\d_]+)*)"
     r"|(?P<sym>[$€£%])"
 )
+# Citation markers ([1], [2, 3], [doc-3], [^2], [S1]) are references, not numbers to check.
+_CITATION = re.compile(r"\[\^?(?:\d+(?:\s*[,\u2013-]\s*\d+)*|[A-Za-z]+[-_:]?\d+)\]")
 _THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+")
 _NAME_GAP = re.compile(r"\.?[ \t]?|-")
 _CONTRACTIONS = ("'s", "'re", "'ll", "'ve", "'d", "'m")
@@ -137,15 +151,17 @@ def analyse(text: str) -> Facts:
     - `numbers`: every quantity, with its unit.
     - `words`: every word, lowercased and unstemmed, to look names up.
     - `names`: runs of capitalised words other than the opening word.
-    - `negations`: negating words, in order; only their count's parity matters.
+    - `negations`: negating words with the content key each one negates, in order.
     """
+    text = mask_citations(text)
     tokens: list[_Token] = [
         (m.lastgroup or "", m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)
     ]
     content: set[str] = set()
     numbers: list[Number] = []
     words: set[str] = set()
-    negations: list[str] = []
+    negations: list[Negation] = []
+    pending: list[str] = []  # negation cues still looking for the word they negate
     surfaces: dict[str, str] = {}
     first_word = next((i for i, t in enumerate(tokens) if t[0] == "word"), -1)
 
@@ -160,10 +176,12 @@ def analyse(text: str) -> Facts:
             number, i = _read_number(text, tokens, i)
             numbers.append(number)
             content.add(number.key)
+            negations.extend(Negation(cue, number.key) for cue in pending)
+            pending.clear()
             continue
         i += 1
         if low in NEGATIONS or low.endswith("n't"):
-            negations.append(low)
+            pending.append(low)
         base = _base(low)
         words.add(base)
         if len(base) < 2 or base in STOPWORDS or base in LIGHT_WORDS or low in STOPWORDS:
@@ -171,6 +189,9 @@ def analyse(text: str) -> Facts:
         key = stem(base)
         content.add(key)
         surfaces.setdefault(key, raw)
+        negations.extend(Negation(cue, key) for cue in pending)
+        pending.clear()
+    negations.extend(Negation(cue, "") for cue in pending)
     return Facts(
         content=frozenset(content),
         numbers=tuple(numbers),
@@ -179,6 +200,13 @@ def analyse(text: str) -> Facts:
         negations=tuple(negations),
         surfaces=surfaces,
     )
+
+
+def mask_citations(text: str) -> str:
+    """`text` with citation markers blanked out, keeping every other offset in place."""
+    if "[" not in text:
+        return text
+    return _CITATION.sub(lambda m: " " * len(m.group()), text)
 
 
 def merge(parts: tuple[Facts, ...]) -> Facts:

@@ -186,7 +186,11 @@ def _number_conflict(
                 Verdict.CONTRADICTED,
                 f"claim says {number.surface}; context says {rival.surface}",
             )
-    absent = [n for n in off_window if n.key not in index.number_keys]
+    # Spelled-out small numbers ("the two sources") are usually counts a reader infers, not
+    # quantities the context must state; they can contradict above, but not be unsupported.
+    absent = [
+        n for n in off_window if n.key not in index.number_keys and not n.surface[:1].isalpha()
+    ]
     if not absent:
         return None
     said = ", ".join(n.surface for n in absent)
@@ -220,25 +224,35 @@ def _flip(facts: Facts, window: _Window, settings: Settings) -> str | None:
     total = len(facts.content)
     reasons: list[str] = []
     aligned = len(facts.content & anchor.content) / total
+    # Only a negation whose negated word the other side also states can flip the meaning.
+    # ("did not increase" against "decreased" negates the antonym, and the two cancel out).
+    claim_negated = [n for n in facts.negations if _states(n.scope, anchor.content)]
+    context_negated = [n for n in anchor.negations if _states(n.scope, facts.content)]
     if aligned >= settings.contradiction_alignment and (
-        len(facts.negations) % 2 != len(anchor.negations) % 2
+        len(claim_negated) % 2 != len(context_negated) % 2
     ):
-        if facts.negations:
-            reasons.append(f'claim is negated ("{facts.negations[0]}"); context is not')
+        if claim_negated:
+            reasons.append(f'claim is negated ("{claim_negated[0].cue}"); context is not')
         else:
-            reasons.append(f'context is negated ("{anchor.negations[0]}"); claim is not')
+            reasons.append(f'context is negated ("{context_negated[0].cue}"); claim is not')
     # `surfaces` keeps text order, so the reason names the same word on every run.
     for word in facts.surfaces:
         opposites = _ANTONYMS.get(word)
         if not opposites or word in anchor.content or total < 2:
             continue
-        found = opposites & anchor.content
+        # A claim that holds both words ("excludes …, including …") is not a swap.
+        found = (opposites & anchor.content) - facts.content
         rest = len((facts.content - {word}) & anchor.content) / (total - 1)
         if found and rest >= settings.contradiction_alignment:
             other = anchor.surfaces.get(min(found), min(found))
             reasons.append(f'claim says "{facts.surfaces.get(word, word)}"; context says "{other}"')
             break
     return reasons[0] if len(reasons) == 1 else None
+
+
+def _states(word: str, content: frozenset[str]) -> bool:
+    """Whether `content` states `word` or its antonym."""
+    return bool(word) and (word in content or bool(_ANTONYMS.get(word, frozenset()) & content))
 
 
 def _missing(facts: Facts, window: Facts) -> list[str]:

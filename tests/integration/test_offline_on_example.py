@@ -1,0 +1,40 @@
+"""The offline judge end to end on the bundled example, against its planted ground truth.
+
+The example marks each sample as faithful or with one planted hallucination of a named kind;
+these bounds pin how well the embedded judge separates them, so a regression shows up here.
+"""
+
+import statistics
+from collections import defaultdict
+
+import vera
+from vera import Verdict
+
+
+def test_offline_judge_separates_faithful_from_planted_hallucinations() -> None:
+    dataset = {s.id: s for s in vera.load_dataset("example")}
+    report = vera.evaluate(dataset.values())
+    assert report.counts["scored"] == len(dataset)
+    by_kind: dict[str, list[float]] = defaultdict(list)
+    for result in report.samples:
+        kind = dataset[result.id].metadata["planted"] or "faithful"
+        score = result.scores["faithfulness"]
+        assert score is not None
+        by_kind[kind].append(score)
+
+    faithful = by_kind["faithful"] + by_kind["abstention"]
+    planted = [s for kind in ("wrong_number", "negation", "invented_fact") for s in by_kind[kind]]
+    assert statistics.mean(faithful) >= 0.85
+    assert statistics.mean(planted) <= 0.6
+    assert all(score == 1.0 for score in by_kind["abstention"])
+
+
+def test_every_wrong_number_is_caught_with_evidence() -> None:
+    samples = [s for s in vera.load_dataset("example") if s.metadata["planted"] == "wrong_number"]
+    report = vera.evaluate(samples)
+    for result in report.samples:
+        flagged = [c for c in result.claims if c.verdict is not Verdict.FULLY_SUPPORTED]
+        assert flagged, result.id
+        contradicted = [c for c in flagged if c.verdict is Verdict.CONTRADICTED]
+        for claim in contradicted:
+            assert claim.evidence and claim.context_index is not None
