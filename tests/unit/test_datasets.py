@@ -261,9 +261,10 @@ def test_seed_001_layout(tmp_path: Path) -> None:
     path = tmp_path / "legal.json"
     path.write_text(json.dumps(layout))
     dataset = load_dataset(path)
-    q1, q2 = dataset
     assert dataset.name == "legal-contracts"
-    assert [d.id for d in dataset.documents] == ["doc-1"]
+    assert [d.id for d in dataset.documents] == ["doc-1"]  # known before iterating
+    assert dataset.documents[0].source == "MSA"
+    q1, q2 = dataset
     assert q1.response is None and q1.reference == "30 days"
     assert q1.citations[0].quote == "30 days" and q1.metadata == {"expected_score": 0.9}
     assert q2.reference is None and q2.category == "unanswerable"

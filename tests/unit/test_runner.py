@@ -225,3 +225,26 @@ def test_an_error_reading_samples_is_raised_as_itself() -> None:
 
     with pytest.raises(vera.DatasetRowError, match=r"d\.jsonl: line 2, field 'response'"):
         evaluate(rows(), judge=FakeJudge({"r": [("r", "yes")]}))
+
+
+def test_a_metric_that_returns_nan_fails_its_sample_only() -> None:
+    class FakeNanMetric(ClaimCount):
+        name: ClassVar[str] = "nan_metric"
+
+        def score(self, sample: Sample, analysis: ClaimAnalysis | None) -> MetricResult:
+            value = float("nan") if sample.id == "b" else 1.0
+            return MetricResult(
+                name=self.name,
+                score=value,
+                passed=True,
+                status=MetricStatus.OK,
+                reason="",
+                threshold=0.0,
+            )
+
+    judge = FakeJudge({"r": [("r", "yes")]})
+    report = evaluate([sample("a", "r"), sample("b", "r")], [FakeNanMetric()], judge)
+    assert report.sample("b").status is SampleStatus.ERROR
+    assert "finite number" in (report.sample("b").error or "")
+    assert report.metrics == {"nan_metric": 1.0}
+    assert "NaN" not in report.to_json()

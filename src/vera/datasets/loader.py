@@ -20,7 +20,7 @@ from vera.datasets.readers import (
     read_rows,
     unwrap_json,
 )
-from vera.datasets.seed_layout import is_seed_layout, seed_layout_rows
+from vera.datasets.seed_layout import is_seed_layout, seed_documents, seed_query_rows
 from vera.errors import DatasetError, DatasetRowError
 from vera.types import Context, Sample
 
@@ -62,6 +62,7 @@ class Dataset:
             if is_seed_layout(plain):
                 self.name = str(plain.get("name") or self.name)
                 self._document = plain
+                self.documents = seed_documents(path, plain)
 
     def __iter__(self) -> Iterator[Sample]:
         self.invalid_rows = []
@@ -113,9 +114,7 @@ class Dataset:
         if self.format != "json":
             yield from read_rows(self.path, self.format)
         elif isinstance(self._document, dict) and is_seed_layout(self._document):
-            documents, rows = seed_layout_rows(self.path, self._document)
-            self.documents = documents
-            yield from rows
+            yield from seed_query_rows(self._document, self.documents)
         else:
             yield from json_rows(self.path, self._document)
 

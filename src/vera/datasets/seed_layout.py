@@ -18,7 +18,7 @@ from vera.datasets.readers import RawRow
 from vera.errors import DatasetError
 from vera.types import Context
 
-__all__ = ["is_seed_layout", "seed_layout_rows"]
+__all__ = ["is_seed_layout", "seed_documents", "seed_query_rows"]
 
 _TEXT_KEYS = ("text", "content", "body")
 
@@ -31,23 +31,22 @@ def is_seed_layout(document: Any) -> bool:
     )
 
 
-def seed_layout_rows(
-    path: Path, document: dict[str, Any]
-) -> tuple[tuple[Context, ...], Iterator[RawRow]]:
-    documents = tuple(_document(path, i, d) for i, d in enumerate(document["documents"], 1))
+def seed_documents(path: Path, document: dict[str, Any]) -> tuple[Context, ...]:
+    """The corpus, as contexts that keep their document ids and titles."""
+    return tuple(_document(path, i, d) for i, d in enumerate(document["documents"], 1))
+
+
+def seed_query_rows(document: dict[str, Any], documents: tuple[Context, ...]) -> Iterator[RawRow]:
+    """The queries as raw rows; a stored response without contexts gets the whole corpus."""
     corpus = [d.model_dump(exclude_none=True) for d in documents]
-
-    def rows() -> Iterator[RawRow]:
-        for index, query in enumerate(document["queries"], start=1):
-            if isinstance(query, dict) and query.get("response") is not None:
-                has_contexts = any(
-                    k in query for k in ("contexts", "retrieved_contexts", "retrieval_context")
-                )
-                if not has_contexts:
-                    query = {**query, "contexts": corpus}
-            yield RawRow(f"queries[{index - 1}]", query)
-
-    return documents, rows()
+    for index, query in enumerate(document["queries"]):
+        if isinstance(query, dict) and query.get("response") is not None:
+            has_contexts = any(
+                k in query for k in ("contexts", "retrieved_contexts", "retrieval_context")
+            )
+            if not has_contexts:
+                query = {**query, "contexts": corpus}
+        yield RawRow(f"queries[{index}]", query)
 
 
 def _document(path: Path, index: int, raw: Any) -> Context:

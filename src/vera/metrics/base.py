@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Annotated, Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,13 +36,14 @@ class MetricResult(BaseModel):
     """One metric's score on one sample, with the reason a person can read.
 
     `claim_weights` maps each claim id to what it contributed to the score, so a score can be
-    explained claim by claim.
+    explained claim by claim. A NaN or infinite score is refused here, so a metric that
+    produces one fails on its sample instead of poisoning the aggregates.
     """
 
     model_config = ConfigDict(frozen=True)
 
     name: str
-    score: float | None
+    score: Annotated[float, Field(allow_inf_nan=False)] | None
     passed: bool | None
     status: MetricStatus
     reason: str
