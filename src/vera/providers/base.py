@@ -1,0 +1,148 @@
+"""The seam between VERA and LLM providers: one request type, one response type, one protocol.
+
+Errors a provider raises are translated into this tree, which says what may be retried:
+
+    ProviderError                      (VeraError)
+     ├── RetryableProviderError        429, 5xx, timeouts, dropped connections
+     │    └── RateLimitError           429; carries Retry-After when the server sent it
+     ├── AuthenticationError           401 / 403: fix the key; never retried
+     ├── BadRequestError               400 / 404 / 422: fix the model name or request; never retried
+     ├── TruncatedOutputError          the reply hit max_tokens; the caller splits the work
+     └── MissingExtraError             the provider's SDK is not installed
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from vera.errors import VeraError
+
+__all__ = [
+    "AuthenticationError",
+    "BadRequestError",
+    "ChatModel",
+    "ChatRequest",
+    "ChatResponse",
+    "Message",
+    "MissingExtraError",
+    "ProviderError",
+    "RateLimitError",
+    "RetryableProviderError",
+    "TruncatedOutputError",
+    "Usage",
+]
+
+
+class Message(BaseModel):
+    """One chat message."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class ChatRequest(BaseModel):
+    """What VERA asks a model. Everything here can change the output, so all of it is keyed
+    in the response cache (plus the prompt version)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    messages: tuple[Message, ...]
+    json_schema: dict[str, Any] | None = None
+    """When set, the reply must be a JSON object matching this schema."""
+    schema_name: str = "response"
+    temperature: float = 0.0
+    max_tokens: int = 2048
+    prompt_version: str = ""
+    """The version of the prompt that built `messages`; part of the cache key."""
+
+
+class Usage(BaseModel):
+    """Tokens one call used, as the provider reported them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cached_prompt_tokens=self.cached_prompt_tokens + other.cached_prompt_tokens,
+        )
+
+
+class ChatResponse(BaseModel):
+    """A model's reply: its text, the parsed JSON where a schema was asked for, and usage."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    data: dict[str, Any] | None = None
+    usage: Usage = Field(default_factory=Usage)
+    model: str = ""
+    finish_reason: str = "stop"
+    cached: bool = False
+    """True when the reply came from VERA's response cache, not the provider."""
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """A chat model behind some provider. Adapters translate; they never retry or cache."""
+
+    @property
+    def provider(self) -> str:
+        """The provider's name, e.g. "openai"."""
+        ...
+
+    @property
+    def model(self) -> str:
+        """The model's name at that provider."""
+        ...
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """Send one request and return the reply, or raise a `ProviderError`."""
+        ...
+
+
+class ProviderError(VeraError):
+    """A provider call failed. `status` is the HTTP status where there was one."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class RetryableProviderError(ProviderError):
+    """A failure that may pass on a later attempt."""
+
+    def __init__(
+        self, message: str, *, status: int | None = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message, status=status)
+        self.retry_after = retry_after
+
+
+class RateLimitError(RetryableProviderError):
+    """429: too many requests or tokens; wait `retry_after` seconds where given."""
+
+
+class AuthenticationError(ProviderError):
+    """401/403: the key is missing, wrong or lacks access."""
+
+
+class BadRequestError(ProviderError):
+    """400/404/422: the request or the model name is wrong."""
+
+
+class TruncatedOutputError(ProviderError):
+    """The reply stopped at max_tokens before it was complete."""
+
+
+class MissingExtraError(ProviderError):
+    """A provider's SDK is not installed; the message gives the pip command."""

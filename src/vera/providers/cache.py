@@ -1,0 +1,85 @@
+"""A response cache in one SQLite file: re-running an evaluation makes no provider calls.
+
+The key is the request minus what cannot change the output, plus the prompt version: provider,
+model, messages, schema, sampling parameters. API keys and base URLs never enter it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from vera.providers.base import ChatRequest, ChatResponse
+
+__all__ = ["ResponseCache", "cache_key", "default_cache_path"]
+
+
+def default_cache_path() -> Path:
+    """responses.sqlite in $VERA_CACHE_DIR, else $XDG_CACHE_HOME/vera, else ~/.cache/vera."""
+    root = os.environ.get("VERA_CACHE_DIR")
+    if root:
+        return Path(root) / "responses.sqlite"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".cache"
+    return base / "vera" / "responses.sqlite"
+
+
+def cache_key(provider: str, model: str, request: ChatRequest) -> str:
+    """A stable hash of everything that can change a reply."""
+    payload = {
+        "provider": provider,
+        "model": model,
+        "messages": [[m.role, m.content] for m in request.messages],
+        "schema": request.json_schema,
+        "schema_name": request.schema_name,
+        "temperature": request.temperature,
+        "max_tokens": request.max_tokens,
+        "prompt_version": request.prompt_version,
+    }
+    blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """Replies by cache key, in a SQLite file shared safely by threads and processes."""
+
+    def __init__(self, path: Path | str | None = None) -> None:
+        self.path = Path(path) if path is not None else default_cache_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS responses "
+            "(key TEXT PRIMARY KEY, response TEXT NOT NULL, created REAL NOT NULL)"
+        )
+
+    def get(self, key: str) -> ChatResponse | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT response FROM responses WHERE key = ?", (key,)
+            ).fetchone()
+        if row is None:
+            return None
+        return ChatResponse.model_validate_json(row[0]).model_copy(update={"cached": True})
+
+    def put(self, key: str, response: ChatResponse) -> None:
+        blob = response.model_copy(update={"cached": False}).model_dump_json()
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO responses (key, response, created) VALUES (?, ?, ?)",
+                (key, blob, time.time()),
+            )
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

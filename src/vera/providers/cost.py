@@ -1,0 +1,121 @@
+"""Token and cost accounting per call, per model, per label (metric) and per run."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict
+
+from vera.providers.base import ProviderError, Usage
+
+__all__ = ["DEFAULT_PRICES", "BudgetExceededError", "CostLedger", "Price", "PriceTable"]
+
+
+class Price(BaseModel):
+    """US dollars per million tokens."""
+
+    model_config = ConfigDict(frozen=True)
+
+    input: float
+    output: float
+    cached_input: float | None = None
+
+    def cost(self, usage: Usage) -> float:
+        cached = min(usage.cached_prompt_tokens, usage.prompt_tokens)
+        cached_rate = self.cached_input if self.cached_input is not None else self.input
+        fresh = usage.prompt_tokens - cached
+        total = fresh * self.input + cached * cached_rate + usage.completion_tokens * self.output
+        return total / 1_000_000
+
+
+# List prices as published by the providers; override with your own contract's prices.
+DEFAULT_PRICES: dict[str, Price] = {
+    "openai:gpt-4o-mini": Price(input=0.15, output=0.60, cached_input=0.075),
+    "openai:gpt-4o": Price(input=2.50, output=10.00, cached_input=1.25),
+    "openai:gpt-4.1-mini": Price(input=0.40, output=1.60, cached_input=0.10),
+    "openai:gpt-4.1": Price(input=2.00, output=8.00, cached_input=0.50),
+    "anthropic:claude-haiku-4-5": Price(input=1.00, output=5.00, cached_input=0.10),
+    "anthropic:claude-sonnet-4-5": Price(input=3.00, output=15.00, cached_input=0.30),
+    "anthropic:claude-opus-4-1": Price(input=15.00, output=75.00, cached_input=1.50),
+}
+
+
+class PriceTable:
+    """Prices by "provider:model"; a dated model name matches its family's entry by prefix."""
+
+    def __init__(self, overrides: dict[str, Price] | None = None) -> None:
+        self.prices = {**DEFAULT_PRICES, **(overrides or {})}
+
+    def lookup(self, provider: str, model: str) -> Price | None:
+        name = f"{provider}:{model}"
+        matches = [key for key in self.prices if name.startswith(key)]
+        return self.prices[max(matches, key=len)] if matches else None
+
+
+class BudgetExceededError(ProviderError):
+    """`max_cost` is spent: no new provider call is started."""
+
+
+@dataclass
+class _Totals:
+    calls: int = 0
+    cached_calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost: float = 0.0
+
+
+class CostLedger:
+    """What a run spent. `max_cost` stops new calls once reached; finished work is kept."""
+
+    def __init__(self, prices: PriceTable | None = None, *, max_cost: float | None = None) -> None:
+        self.prices = prices or PriceTable()
+        self.max_cost = max_cost
+        self.total = _Totals()
+        self.by_model: dict[str, _Totals] = defaultdict(_Totals)
+        self.by_label: dict[str, _Totals] = defaultdict(_Totals)
+        self.unpriced: set[str] = set()
+
+    def check_budget(self) -> None:
+        if self.max_cost is not None and self.total.cost >= self.max_cost:
+            raise BudgetExceededError(
+                f"the budget of ${self.max_cost:.4f} is spent (${self.total.cost:.4f}); "
+                "no new judge calls are started"
+            )
+
+    def record(
+        self, provider: str, model: str, usage: Usage, *, cached: bool, label: str = ""
+    ) -> float:
+        """Add one call; returns its cost (0 for a cached reply)."""
+        price = self.prices.lookup(provider, model)
+        name = f"{provider}:{model}"
+        if price is None and not cached:
+            self.unpriced.add(name)
+        cost = 0.0 if cached or price is None else price.cost(usage)
+        for totals in (self.total, self.by_model[name], self.by_label[label or "unlabelled"]):
+            totals.calls += 1
+            if cached:
+                totals.cached_calls += 1
+            else:
+                totals.usage = totals.usage + usage
+                totals.cost += cost
+        return cost
+
+    def summary(self) -> dict[str, object]:
+        """Plain data for reports."""
+
+        def dump(t: _Totals) -> dict[str, object]:
+            return {
+                "calls": t.calls,
+                "cached_calls": t.cached_calls,
+                "prompt_tokens": t.usage.prompt_tokens,
+                "completion_tokens": t.usage.completion_tokens,
+                "cost_usd": round(t.cost, 6),
+            }
+
+        return {
+            **dump(self.total),
+            "by_model": {k: dump(v) for k, v in sorted(self.by_model.items())},
+            "by_label": {k: dump(v) for k, v in sorted(self.by_label.items())},
+            "unpriced_models": sorted(self.unpriced),
+        }

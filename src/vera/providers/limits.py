@@ -1,0 +1,91 @@
+"""Concurrency and rate limits for one provider model, with adaptive slow-down on 429.
+
+Request starts are paced evenly at the configured requests- and tokens-per-minute, so a run
+finishes close to the limit instead of bursting into it. Each 429 halves both the concurrency
+and the pace, and successes win them back gradually (additive increase, multiplicative
+decrease), so a limit that is lower than configured, or not configured at all, is found.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+__all__ = ["DEFAULT_CONCURRENCY", "Limiter"]
+
+DEFAULT_CONCURRENCY = 16
+_MIN_PACE = 0.05  # never slow below 5 % of the configured rate
+_PACE_RECOVERY = 0.02  # share of the configured rate won back per success
+
+
+class Limiter:
+    """Limits for one (provider, model): concurrency, requests/min and tokens/min."""
+
+    def __init__(
+        self,
+        *,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        requests_per_minute: float | None = None,
+        tokens_per_minute: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.max_concurrency = concurrency
+        self.requests_per_minute = requests_per_minute
+        self.tokens_per_minute = tokens_per_minute
+        self._clock = clock
+        self._sleep = sleep
+        self._limit = float(concurrency)
+        self._active = 0
+        self._pace = 1.0
+        self._next_request = 0.0
+        self._next_tokens = 0.0
+        self._changed = asyncio.Condition()
+        self.rate_limited = 0
+
+    @property
+    def concurrency(self) -> int:
+        """How many calls may run at once right now (lower after 429s)."""
+        return max(1, int(self._limit))
+
+    @asynccontextmanager
+    async def slot(self, tokens: int = 0) -> AsyncIterator[None]:
+        """Wait for a free slot and this request's turn under the rate limits."""
+        async with self._changed:
+            await self._changed.wait_for(lambda: self._active < self.concurrency)
+            self._active += 1
+        try:
+            await self._sleep(self._reserve_start(tokens))
+            yield
+        finally:
+            async with self._changed:
+                self._active -= 1
+                self._changed.notify_all()
+
+    def _reserve_start(self, tokens: int) -> float:
+        # Reserving the start time synchronously keeps concurrent callers from all taking the
+        # same slot; the caller then sleeps until it.
+        now = self._clock()
+        start = now
+        if self.requests_per_minute:
+            start = max(start, self._next_request)
+            self._next_request = start + 60.0 / (self.requests_per_minute * self._pace)
+        if self.tokens_per_minute and tokens:
+            start = max(start, self._next_tokens)
+            self._next_tokens = start + 60.0 * tokens / (self.tokens_per_minute * self._pace)
+        return start - now
+
+    def on_rate_limited(self) -> None:
+        """A 429 arrived: halve concurrency and pace."""
+        self.rate_limited += 1
+        self._limit = max(1.0, self._limit / 2)
+        self._pace = max(_MIN_PACE, self._pace / 2)
+
+    def on_success(self) -> None:
+        """A call succeeded: win back a little concurrency and pace."""
+        self._limit = min(float(self.max_concurrency), self._limit + 1.0 / self._limit)
+        self._pace = min(1.0, self._pace + _PACE_RECOVERY)

@@ -1,0 +1,211 @@
+"""The one wrapper for retries, limits, cache and cost, driven through FakeChatModel.
+
+FakeChatModel is a scripted fake provider; the sleeps are recorded instead of waited, so the
+backoff and pacing arithmetic can be asserted exactly.
+"""
+
+import asyncio
+import random
+from pathlib import Path
+
+import pytest
+
+from vera.providers import (
+    AuthenticationError,
+    ChatRequest,
+    Message,
+    RateLimitError,
+    RetryableProviderError,
+    Usage,
+)
+from vera.providers.cache import ResponseCache, cache_key
+from vera.providers.cost import BudgetExceededError, CostLedger, Price, PriceTable
+from vera.providers.fake import FakeChatModel
+from vera.providers.limits import Limiter
+from vera.providers.managed import ManagedChatModel
+from vera.providers.retry import RetryPolicy, call_with_retries
+
+REQUEST = ChatRequest(messages=(Message(role="user", content="Is the sky blue?"),))
+
+
+class RecordedSleep:
+    """Records requested sleeps and returns at once."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+
+
+async def test_retries_retryable_errors_then_succeeds() -> None:
+    fake = FakeChatModel()
+    fake.enqueue(
+        RetryableProviderError("500", status=500),
+        RateLimitError("429", status=429, retry_after=7.0),
+        "blue",
+    )
+    sleep = RecordedSleep()
+    model = ManagedChatModel(fake, sleep=sleep)
+    response = await model.complete(REQUEST)
+    assert response.text == "blue"
+    assert len(fake.requests) == 3
+    assert len(sleep.delays) >= 2
+    assert 7.0 in sleep.delays  # Retry-After is honoured
+    assert model.limiter.rate_limited == 1
+
+
+async def test_non_retryable_errors_fail_fast() -> None:
+    fake = FakeChatModel()
+    fake.enqueue(AuthenticationError("bad key", status=401), "never reached")
+    model = ManagedChatModel(fake, sleep=RecordedSleep())
+    with pytest.raises(AuthenticationError):
+        await model.complete(REQUEST)
+    assert len(fake.requests) == 1
+
+
+async def test_gives_up_after_max_attempts() -> None:
+    fake = FakeChatModel()
+    fake.enqueue(*[RetryableProviderError("503", status=503) for _ in range(3)])
+    model = ManagedChatModel(fake, retry=RetryPolicy(max_attempts=3), sleep=RecordedSleep())
+    with pytest.raises(RetryableProviderError):
+        await model.complete(REQUEST)
+    assert len(fake.requests) == 3
+
+
+def test_backoff_is_exponential_capped_and_jittered() -> None:
+    policy = RetryPolicy(base_delay=1.0, max_delay=10.0)
+    rng = random.Random(0)
+    error = RetryableProviderError("x")
+    for attempt in range(8):
+        delays = [policy.delay(attempt, error, rng) for _ in range(200)]
+        assert all(0 <= d <= min(10.0, 2**attempt) for d in delays)
+        assert len(set(delays)) > 100  # jittered, not a fixed schedule
+    assert policy.delay(0, RateLimitError("x", retry_after=99.0), rng) == 10.0
+
+
+async def test_call_with_retries_reports_each_retry() -> None:
+    seen: list[int | None] = []
+    attempts = iter(
+        [RetryableProviderError("a", status=502), RetryableProviderError("b", status=504)]
+    )
+
+    async def call() -> str:
+        error = next(attempts, None)
+        if error:
+            raise error
+        return "ok"
+
+    sleep = RecordedSleep()
+    result = await call_with_retries(
+        call, RetryPolicy(), sleep=sleep, on_retry=lambda e: seen.append(e.status)
+    )
+    assert result == "ok" and seen == [502, 504]
+
+
+async def test_cache_second_run_makes_zero_calls(tmp_path: Path) -> None:
+    fake = FakeChatModel()
+    fake.enqueue({"verdict": "yes"})
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    ledger = CostLedger()
+    model = ManagedChatModel(fake, cache=cache, ledger=ledger, sleep=RecordedSleep())
+    first = await model.complete(REQUEST)
+    # A new wrapper over the same file: a later run.
+    again = ManagedChatModel(fake, cache=ResponseCache(tmp_path / "cache.sqlite"), ledger=ledger)
+    second = await again.complete(REQUEST)
+    assert len(fake.requests) == 1
+    assert (first.cached, second.cached) == (False, True)
+    assert second.data == {"verdict": "yes"}
+    assert ledger.total.calls == 2 and ledger.total.cached_calls == 1
+
+
+def test_cache_key_covers_what_changes_output_and_nothing_secret() -> None:
+    base = cache_key("openai", "m", REQUEST)
+    assert base == cache_key("openai", "m", REQUEST.model_copy())
+    variants = [
+        REQUEST.model_copy(update={"temperature": 0.7}),
+        REQUEST.model_copy(update={"prompt_version": "v2"}),
+        REQUEST.model_copy(update={"json_schema": {"type": "object"}}),
+        REQUEST.model_copy(update={"max_tokens": 10}),
+    ]
+    assert len({cache_key("openai", "m", r) for r in variants} | {base}) == 5
+    assert cache_key("openai", "other", REQUEST) != base
+    assert cache_key("anthropic", "m", REQUEST) != base
+
+
+async def test_cost_accounting_and_budget_stop() -> None:
+    prices = PriceTable({"fake:fake-model": Price(input=1.0, output=2.0)})
+    ledger = CostLedger(prices, max_cost=0.0005)
+    fake = FakeChatModel()
+    fake.enqueue("a", "b", "c", prompt_tokens=100, completion_tokens=100)
+    model = ManagedChatModel(fake, ledger=ledger, sleep=RecordedSleep())
+    await model.complete(REQUEST, label="faithfulness")  # 100*1 + 100*2 = 300 per 1e6 = $0.0003
+    assert ledger.total.cost == pytest.approx(0.0003)
+    await model.complete(REQUEST, label="faithfulness")  # now $0.0006, over budget
+    with pytest.raises(BudgetExceededError, match="budget"):
+        await model.complete(REQUEST)
+    assert len(fake.requests) == 2
+    summary = ledger.summary()
+    assert summary["by_label"]["faithfulness"]["calls"] == 2  # type: ignore[index]
+    assert summary["cost_usd"] == pytest.approx(0.0006)
+
+
+def test_prices_match_dated_model_names_and_report_unpriced() -> None:
+    table = PriceTable()
+    assert table.lookup("openai", "gpt-4o-mini-2024-07-18") == table.prices["openai:gpt-4o-mini"]
+    assert table.lookup("openai", "gpt-4o-2024-08-06") == table.prices["openai:gpt-4o"]
+    ledger = CostLedger(table)
+    ledger.record("vllm", "llama-3-8b", Usage(prompt_tokens=5), cached=False)
+    assert ledger.summary()["unpriced_models"] == ["vllm:llama-3-8b"]
+
+
+async def test_concurrency_limit_holds_and_halves_on_429() -> None:
+    limiter = Limiter(concurrency=4)
+    active = peak = 0
+
+    async def job() -> None:
+        nonlocal active, peak
+        async with limiter.slot():
+            active += 1
+            peak = max(peak, active)
+            await asyncio.sleep(0.005)
+            active -= 1
+
+    await asyncio.gather(*(job() for _ in range(20)))
+    assert peak == 4
+    limiter.on_rate_limited()
+    assert limiter.concurrency == 2
+    for _ in range(50):
+        limiter.on_success()
+    assert limiter.concurrency == 4
+
+
+async def test_requests_per_minute_are_paced_evenly() -> None:
+    now = [0.0]
+    sleep = RecordedSleep()
+    limiter = Limiter(concurrency=100, requests_per_minute=120, clock=lambda: now[0], sleep=sleep)
+    for _ in range(5):
+        async with limiter.slot():
+            pass
+    # 120/min = one start every 0.5 s, reserved back to back from t=0.
+    assert sleep.delays == pytest.approx([0.0, 0.5, 1.0, 1.5, 2.0])
+    limiter.on_rate_limited()  # pace halves: the next gap is 1.0 s
+    async with limiter.slot():
+        pass
+    assert sleep.delays[-1] == pytest.approx(2.5)
+    async with limiter.slot():
+        pass
+    assert sleep.delays[-1] == pytest.approx(
+        3.5
+    )  # still half pace: the limiter alone sees no success
+
+
+async def test_tokens_per_minute_pacing_scales_with_request_size() -> None:
+    now = [0.0]
+    sleep = RecordedSleep()
+    limiter = Limiter(tokens_per_minute=6000, clock=lambda: now[0], sleep=sleep)
+    async with limiter.slot(tokens=1000):
+        pass
+    async with limiter.slot(tokens=100):
+        pass
+    assert sleep.delays == pytest.approx([0.0, 10.0])  # 1000 tokens at 6000/min = 10 s
