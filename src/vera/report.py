@@ -52,6 +52,7 @@ class ClaimRecord(BaseModel):
     evidence: str
     context_index: int | None
     reason: str
+    quote_found: bool | None = None
 
 
 class SampleResult(BaseModel):

@@ -70,6 +70,7 @@ def _claim_records(analysis: ClaimAnalysis) -> tuple[ClaimRecord, ...]:
             evidence=verdict.evidence,
             context_index=verdict.context_index,
             reason=verdict.reason,
+            quote_found=verdict.quote_found,
         )
         for claim, verdict in zip(analysis.claims, analysis.verdicts, strict=True)
     )

@@ -102,6 +102,9 @@ class ClaimVerdict(BaseModel):
     evidence: str = ""
     context_index: int | None = None
     reason: str = ""
+    quote_found: bool | None = None
+    """Whether `evidence` was found verbatim in the cited context; None where not checked.
+    False flags a quote the judge invented."""
 
     def __init__(
         self,
@@ -110,6 +113,8 @@ class ClaimVerdict(BaseModel):
         evidence: str = "",
         context_index: int | None = None,
         reason: str = "",
+        *,
+        quote_found: bool | None = None,
     ) -> None:
         super().__init__(
             claim_id=claim_id,
@@ -117,6 +122,7 @@ class ClaimVerdict(BaseModel):
             evidence=evidence,
             context_index=context_index,
             reason=reason,
+            quote_found=quote_found,
         )
 
 

@@ -1,0 +1,71 @@
+"""parse_json_object: the JSON object hidden in what a model actually says."""
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from vera.providers.jsonparse import MalformedJSONError, parse_json_object
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+json_objects = st.dictionaries(st.text(), json_values, max_size=6)
+# A "{" in the prose could itself open a JSON object; anything else a model might say is fair.
+prose = st.text(alphabet=st.characters(blacklist_characters="{"), max_size=40)
+
+
+def fence(body: str) -> str:
+    return f"```json\n{body}\n```"
+
+
+@given(d=json_objects, before=prose, after=prose)
+def test_fenced_object_in_prose_round_trips(d: dict[str, Any], before: str, after: str) -> None:
+    assert parse_json_object(before + fence(json.dumps(d)) + after) == d
+
+
+@given(d=json_objects, before=prose, after=prose)
+def test_bare_object_in_prose_round_trips(d: dict[str, Any], before: str, after: str) -> None:
+    assert parse_json_object(before + json.dumps(d) + after) == d
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"a": 1}', {"a": 1}),
+        ('  \n{"a": 1}\n', {"a": 1}),
+        ('```json\n{"a": 1}\n```', {"a": 1}),
+        ('```\n{"a": 1}\n```', {"a": 1}),
+        ('Here is the result: {"a": {"b": [1, 2]}} Hope this helps', {"a": {"b": [1, 2]}}),
+        ('Sure {not json} then {"a": "}"} done', {"a": "}"}),
+        ('{"a": 1} and also {"b": 2}', {"a": 1}),
+    ],
+)
+def test_finds_the_object(text: str, expected: dict[str, Any]) -> None:
+    assert parse_json_object(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "   ", "no json here", '{"a": 1', "{oops}"])
+def test_no_object_is_an_error(text: str) -> None:
+    with pytest.raises(MalformedJSONError, match="no JSON object"):
+        parse_json_object(text)
+
+
+def test_a_json_list_is_not_an_object() -> None:
+    with pytest.raises(MalformedJSONError, match="got a JSON list"):
+        parse_json_object('[{"a": 1}, {"b": 2}]')
+
+
+def test_malformed_is_a_value_error_and_quotes_the_reply() -> None:
+    with pytest.raises(ValueError, match="I cannot help"):
+        parse_json_object("I cannot help with that.")
