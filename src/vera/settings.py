@@ -1,0 +1,92 @@
+"""One settings object, merged in layers: defaults < config file < environment < CLI flags.
+
+The config file is `vera.toml` in the working directory, else the `[tool.vera]` table of
+`pyproject.toml` there. Keys are the field names below (dashes or underscores). The environment
+gives `VERA_JUDGE` and `VERA_JUDGE_BASE_URL`; provider keys stay in the providers' own
+variables and are never part of settings.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from vera.errors import ConfigError
+
+__all__ = ["Settings", "load_settings"]
+
+ENVIRONMENT = {"VERA_JUDGE": "judge", "VERA_JUDGE_BASE_URL": "judge_base_url"}
+
+
+class Settings(BaseModel):
+    """Everything a run can be configured with."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    judge: str = "offline"
+    """"offline", or PROVIDER:MODEL such as "openai:gpt-4o-mini"."""
+    judge_base_url: str | None = None
+    """The provider's base URL, for OpenAI-compatible servers (vLLM, Ollama, Azure…)."""
+    concurrency: int = Field(default=8, ge=1)
+    """Samples evaluated at once."""
+    provider_concurrency: int = Field(default=16, ge=1)
+    """Calls in flight at once per provider model."""
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    tokens_per_minute: float | None = Field(default=None, gt=0)
+    cache: bool = True
+    """Reuse provider replies from the response cache."""
+    cache_path: Path | None = None
+    """The cache file; default `~/.cache/vera/responses.sqlite` (see `VERA_CACHE_DIR`)."""
+    max_cost: float | None = Field(default=None, ge=0)
+    """US dollars; no new judge call starts once this is spent."""
+
+    def merge(self, overrides: Mapping[str, Any], *, origin: str) -> Settings:
+        """A copy with `overrides` applied; None values leave a setting as it is."""
+        given = {k.replace("-", "_"): v for k, v in overrides.items() if v is not None}
+        try:
+            return Settings.model_validate({**self.model_dump(), **given})
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            key = ".".join(str(p) for p in error["loc"])
+            raise ConfigError(f"{origin}: setting '{key}': {error['msg'].lower()}") from None
+
+
+def _config_file(directory: Path) -> tuple[str, dict[str, Any]] | None:
+    vera_toml = directory / "vera.toml"
+    pyproject = directory / "pyproject.toml"
+    for path, table in ((vera_toml, None), (pyproject, "tool.vera")):
+        if not path.exists():
+            continue
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: invalid TOML ({exc})") from None
+        if table is None:
+            return str(path), data
+        section = data.get("tool", {}).get("vera")
+        if isinstance(section, dict):
+            return f"{path} [tool.vera]", section
+    return None
+
+
+def load_settings(
+    cli: Mapping[str, Any] | None = None,
+    *,
+    directory: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """Resolve settings from every layer; CLI values of None mean "not given"."""
+    settings = Settings()
+    found = _config_file(directory or Path.cwd())
+    if found is not None:
+        origin, values = found
+        settings = settings.merge(values, origin=origin)
+    env = os.environ if environ is None else environ
+    from_env = {field: env[name] for name, field in ENVIRONMENT.items() if env.get(name)}
+    settings = settings.merge(from_env, origin="environment")
+    return settings.merge(cli or {}, origin="command line")
