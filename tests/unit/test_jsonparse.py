@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vera.providers.jsonparse import MalformedJSONError, parse_json_object
+from vera.providers.jsonparse import MalformedJSONError, parse_json_object, try_parse_json_object
 
 json_values = st.recursive(
     st.none()
@@ -69,3 +69,8 @@ def test_a_json_list_is_not_an_object() -> None:
 def test_malformed_is_a_value_error_and_quotes_the_reply() -> None:
     with pytest.raises(ValueError, match="I cannot help"):
         parse_json_object("I cannot help with that.")
+
+
+def test_try_parse_returns_none_instead_of_raising() -> None:
+    assert try_parse_json_object("nothing") is None
+    assert try_parse_json_object('ok {"a": 1}') == {"a": 1}

@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["MalformedJSONError", "parse_json_object"]
+__all__ = ["MalformedJSONError", "parse_json_object", "try_parse_json_object"]
 
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n?(.*?)```", re.DOTALL)
 _DECODER = json.JSONDecoder()
@@ -53,6 +53,18 @@ def parse_json_object(text: str) -> dict[str, Any]:
         if isinstance(value, dict):
             return value
     raise MalformedJSONError(f"no JSON object found in the reply: {_excerpt(text)}")
+
+
+def try_parse_json_object(text: str) -> dict[str, Any] | None:
+    """`parse_json_object(text)`, or None when the reply holds no JSON object.
+
+    Adapters use this: a bad reply is still a paid reply, and the caller (a judge) decides
+    whether to ask again, so they return it rather than raise.
+    """
+    try:
+        return parse_json_object(text)
+    except MalformedJSONError:
+        return None
 
 
 def _object_starts(text: str) -> list[int]:

@@ -1,0 +1,129 @@
+"""HTTP-level helpers shared by the provider adapters: status to error, Retry-After, local URLs.
+
+Both official SDKs come from the same generator and fail alike, so one mapping serves both.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import time
+from collections.abc import Mapping
+from email.utils import parsedate_to_datetime
+from typing import cast
+from urllib.parse import urlsplit
+
+from vera.providers.base import (
+    AuthenticationError,
+    BadRequestError,
+    ProviderError,
+    RateLimitError,
+    RetryableProviderError,
+)
+
+__all__ = [
+    "LOCAL_PLACEHOLDER_KEY",
+    "describe_cause",
+    "is_local_url",
+    "retry_after_seconds",
+    "server_message",
+    "status_error",
+]
+
+LOCAL_PLACEHOLDER_KEY = "not-needed"
+"""Sent as the key to local servers, which ignore it but whose clients insist on one."""
+
+
+def status_error(
+    *,
+    provider: str,
+    status: int,
+    message: str,
+    headers: Mapping[str, str],
+    key_env: str,
+    hint: str = "",
+    secret: str | None = None,
+) -> ProviderError:
+    """The VERA error for an HTTP error status from `provider`.
+
+    `secret` is scrubbed from the server's message: some servers echo the key they rejected.
+    """
+    if secret:
+        message = message.replace(secret, "***")
+    detail = f"{provider} returned HTTP {status}: {message}"
+    if hint:
+        detail += f" ({hint})"
+    if status in (401, 403):
+        return AuthenticationError(
+            f"{detail}. Check the key: set {key_env} or pass api_key", status=status
+        )
+    if status == 429:
+        return RateLimitError(detail, status=status, retry_after=retry_after_seconds(headers))
+    if status >= 500 or status in (408, 409):
+        return RetryableProviderError(
+            detail, status=status, retry_after=retry_after_seconds(headers)
+        )
+    if status in (400, 404, 413, 422):
+        return BadRequestError(detail, status=status)
+    return ProviderError(detail, status=status)
+
+
+def retry_after_seconds(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
+    """Seconds to wait from `retry-after-ms`, or `retry-after` as seconds or an HTTP date."""
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return _non_negative(float(millis) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return _non_negative(float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return _non_negative(when.timestamp() - (time.time() if now is None else now))
+
+
+def _non_negative(seconds: float) -> float | None:
+    return max(seconds, 0.0) if math.isfinite(seconds) else None
+
+
+def is_local_url(url: str | None) -> bool:
+    """True for a base URL on this machine or a private network, where servers need no key."""
+    if not url:
+        return False
+    host = urlsplit(url if "//" in url else f"//{url}").hostname
+    if host is None:
+        return False
+    if host == "localhost" or host.endswith((".localhost", ".local", ".internal")):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_unspecified
+
+
+def describe_cause(exc: BaseException) -> str:
+    """The underlying reason for a connection failure; SDKs wrap it in "Connection error."."""
+    cause = exc.__cause__ or exc
+    return f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
+
+
+def server_message(body: object, fallback: str) -> str:
+    """The human-readable message in an error body, else `fallback`."""
+    # OpenAI's SDK hands over the inner {"message": ...}; Anthropic's the whole
+    # {"type": "error", "error": {"message": ...}}.
+    if isinstance(body, dict):
+        inner = body.get("error")
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return cast(str, inner["message"])
+        if isinstance(body.get("message"), str):
+            return cast(str, body["message"])
+    return fallback

@@ -1,0 +1,227 @@
+"""Anthropic's Messages API, with structured output through a forced tool call.
+
+The `anthropic` SDK is imported when a model is built, never when VERA is imported. Its own
+retries are off: VERA retries in one place, once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, cast
+
+from vera.providers._http import (
+    LOCAL_PLACEHOLDER_KEY,
+    describe_cause,
+    is_local_url,
+    server_message,
+    status_error,
+)
+from vera.providers.base import (
+    AuthenticationError,
+    ChatRequest,
+    ChatResponse,
+    MissingExtraError,
+    ProviderError,
+    RetryableProviderError,
+    TruncatedOutputError,
+    Usage,
+)
+from vera.providers.jsonparse import try_parse_json_object
+
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic, Omit
+    from anthropic.types import Message, MessageParam, ToolChoiceParam, ToolParam
+
+__all__ = ["AnthropicChatModel"]
+
+_KEY_ENV = "ANTHROPIC_API_KEY"
+_URL_ENV = "ANTHROPIC_BASE_URL"
+_TOOL_DESCRIPTION = "Record the answer. The input must follow the schema exactly."
+
+
+def _import_sdk() -> ModuleType:
+    try:
+        import anthropic
+    except ImportError as exc:
+        raise MissingExtraError(
+            "the Anthropic provider needs the anthropic SDK: pip install 'vera-eval[anthropic]'"
+        ) from exc
+    return anthropic
+
+
+class AnthropicChatModel:
+    """A Claude model behind the Anthropic Messages API.
+
+    A JSON schema becomes the input schema of one tool the model is made to call, so `data` is
+    the tool's input. `ChatRequest.temperature` is not sent: the current Messages API (SDK
+    2.x) takes no sampling parameters.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 60.0,
+    ) -> None:
+        self._sdk = _import_sdk()
+        self._model = model
+        self._api_key = api_key
+        self._base_url = base_url
+        self._timeout = timeout
+        self._client: AsyncAnthropic | None = None
+
+    @property
+    def provider(self) -> str:
+        """Always "anthropic"."""
+        return "anthropic"
+
+    @property
+    def model(self) -> str:
+        """The model name sent with each request."""
+        return self._model
+
+    def __repr__(self) -> str:
+        # The key is deliberately absent: reprs end up in logs and tracebacks.
+        url = f", base_url={self._base_url!r}" if self._base_url else ""
+        return f"AnthropicChatModel({self._model!r}{url})"
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """Send `request` once; translate the reply or the failure into VERA's types."""
+        client = self._get_client()
+        tools, tool_choice = self._tooling(request)
+        try:
+            message = await client.messages.create(
+                model=self._model,
+                max_tokens=request.max_tokens,
+                system=self._system(request),
+                messages=_messages(request),
+                tools=tools,
+                tool_choice=tool_choice,
+            )
+        except self._sdk.APIStatusError as exc:
+            raise self._status_error(exc) from None
+        except self._sdk.APITimeoutError as exc:
+            raise RetryableProviderError(
+                f"Anthropic request to {self._where()} timed out after {self._timeout:g}s"
+            ) from exc
+        except self._sdk.APIConnectionError as exc:
+            raise RetryableProviderError(
+                f"could not reach {self._where()}: {describe_cause(exc)}"
+            ) from exc
+        except (self._sdk.APIResponseValidationError, json.JSONDecodeError) as exc:
+            raise self._unreadable() from exc
+        except TypeError as exc:
+            # The SDK checks for credentials only when it builds the first request.
+            if "authentication" not in str(exc):
+                raise
+            raise AuthenticationError(
+                f"no Anthropic API key: set {_KEY_ENV} or pass api_key"
+            ) from None
+        if not isinstance(message, self._sdk.types.Message):
+            raise self._unreadable()
+        return self._response(request, message)
+
+    def _get_client(self) -> AsyncAnthropic:
+        if self._client is None:
+            key = self._api_key
+            if not (key or os.environ.get(_KEY_ENV)) and is_local_url(
+                self._base_url or os.environ.get(_URL_ENV)
+            ):
+                key = LOCAL_PLACEHOLDER_KEY
+            self._client = cast(
+                "AsyncAnthropic",
+                self._sdk.AsyncAnthropic(
+                    api_key=key, base_url=self._base_url, timeout=self._timeout, max_retries=0
+                ),
+            )
+        return self._client
+
+    def _system(self, request: ChatRequest) -> str | Omit:
+        parts = [m.content for m in request.messages if m.role == "system"]
+        return "\n\n".join(parts) if parts else cast("Omit", self._sdk.omit)
+
+    def _tooling(
+        self, request: ChatRequest
+    ) -> tuple[list[ToolParam] | Omit, ToolChoiceParam | Omit]:
+        if request.json_schema is None:
+            omit = cast("Omit", self._sdk.omit)
+            return omit, omit
+        tool: ToolParam = {
+            "name": request.schema_name,
+            "description": _TOOL_DESCRIPTION,
+            "input_schema": cast(Any, request.json_schema),
+        }
+        return [tool], {"type": "tool", "name": request.schema_name}
+
+    def _response(self, request: ChatRequest, message: Message) -> ChatResponse:
+        if message.stop_reason == "max_tokens":
+            raise TruncatedOutputError(
+                f"{self._model} stopped at max_tokens={request.max_tokens} before finishing"
+            )
+        texts: list[str] = []
+        data: dict[str, Any] | None = None
+        for block in message.content:
+            if block.type == "text":
+                texts.append(block.text)
+            elif block.type == "tool_use" and data is None and isinstance(block.input, dict):
+                data = cast("dict[str, Any]", block.input)
+        text = "".join(texts)
+        if request.json_schema is not None and data is None:
+            # Compatible servers without tool support answer in prose; look for JSON in it.
+            data = try_parse_json_object(text)
+        if not text and data is not None:
+            text = json.dumps(data, ensure_ascii=False)
+        return ChatResponse(
+            text=text,
+            data=data,
+            usage=_usage(message),
+            model=message.model or self._model,
+            finish_reason=message.stop_reason or "stop",
+        )
+
+    def _status_error(self, exc: Any) -> ProviderError:
+        status = cast(int, exc.status_code)
+        hint = ""
+        if status == 404:
+            hint = f"check the model name {self._model!r} and the base URL ({self._where()})"
+        return status_error(
+            provider="Anthropic",
+            status=status,
+            message=server_message(exc.body, cast(str, exc.message)),
+            headers=exc.response.headers,
+            key_env=_KEY_ENV,
+            hint=hint,
+            secret=self._api_key or os.environ.get(_KEY_ENV),
+        )
+
+    def _unreadable(self) -> RetryableProviderError:
+        return RetryableProviderError(
+            f"unreadable reply from {self._where()}; is it an Anthropic-compatible API?"
+        )
+
+    def _where(self) -> str:
+        return self._base_url or os.environ.get(_URL_ENV) or "api.anthropic.com"
+
+
+def _messages(request: ChatRequest) -> list[MessageParam]:
+    return cast(
+        "list[MessageParam]",
+        [{"role": m.role, "content": m.content} for m in request.messages if m.role != "system"],
+    )
+
+
+def _usage(message: Message) -> Usage:
+    usage = message.usage
+    cache_read = usage.cache_read_input_tokens or 0
+    cache_write = usage.cache_creation_input_tokens or 0
+    # Anthropic's input_tokens leaves out cached and cache-writing tokens; OpenAI's
+    # prompt_tokens counts them. VERA uses OpenAI's meaning so the two sum alike.
+    return Usage(
+        prompt_tokens=(usage.input_tokens or 0) + cache_read + cache_write,
+        completion_tokens=usage.output_tokens or 0,
+        cached_prompt_tokens=cache_read,
+    )

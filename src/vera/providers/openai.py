@@ -1,0 +1,222 @@
+"""OpenAI chat completions, and every server that speaks the same API (vLLM, Ollama, llama.cpp).
+
+The `openai` SDK is imported when a model is built, never when VERA is imported, so VERA runs
+without it. The SDK's own retries are off: VERA retries in one place, once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from vera.providers._http import (
+    LOCAL_PLACEHOLDER_KEY,
+    describe_cause,
+    is_local_url,
+    server_message,
+    status_error,
+)
+from vera.providers.base import (
+    AuthenticationError,
+    ChatRequest,
+    ChatResponse,
+    MissingExtraError,
+    ProviderError,
+    RetryableProviderError,
+    TruncatedOutputError,
+    Usage,
+)
+from vera.providers.jsonparse import try_parse_json_object
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI, Omit
+    from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
+    from openai.types.chat.completion_create_params import ResponseFormat
+
+__all__ = ["OpenAIChatModel", "StructuredMode"]
+
+StructuredMode = Literal["json_schema", "json_object", "none"]
+
+
+_KEY_ENV = "OPENAI_API_KEY"
+_URL_ENV = "OPENAI_BASE_URL"
+
+
+def _import_sdk() -> ModuleType:
+    try:
+        import openai
+    except ImportError as exc:
+        raise MissingExtraError(
+            "the OpenAI provider needs the openai SDK: pip install 'vera-eval[openai]'"
+        ) from exc
+    return openai
+
+
+class OpenAIChatModel:
+    """A model behind the OpenAI chat-completions API.
+
+    `structured` says how a JSON schema is asked for: "json_schema" (OpenAI, recent vLLM),
+    "json_object" (servers that only promise *some* JSON), or "none" (the prompt alone asks).
+    Either way the reply is parsed tolerantly into `data`; when it holds no JSON object, `data`
+    is None and `text` has the reply, for the caller to re-ask.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 60.0,
+        structured: StructuredMode = "json_schema",
+    ) -> None:
+        self._sdk = _import_sdk()
+        self._model = model
+        self._api_key = api_key
+        self._base_url = base_url
+        self._timeout = timeout
+        self._structured: StructuredMode = structured
+        self._client: AsyncOpenAI | None = None
+
+    @property
+    def provider(self) -> str:
+        """Always "openai", whichever server `base_url` points at."""
+        return "openai"
+
+    @property
+    def model(self) -> str:
+        """The model name sent with each request."""
+        return self._model
+
+    def __repr__(self) -> str:
+        # The key is deliberately absent: reprs end up in logs and tracebacks.
+        url = f", base_url={self._base_url!r}" if self._base_url else ""
+        return f"OpenAIChatModel({self._model!r}{url})"
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """Send `request` once; translate the reply or the failure into VERA's types."""
+        client = self._get_client()
+        try:
+            completion = await client.chat.completions.create(
+                model=self._model,
+                messages=_messages(request),
+                temperature=request.temperature,
+                max_tokens=request.max_tokens,
+                response_format=self._response_format(request),
+            )
+        except self._sdk.APIStatusError as exc:
+            raise self._status_error(exc) from None
+        except self._sdk.APITimeoutError as exc:
+            raise RetryableProviderError(
+                f"OpenAI request to {self._where()} timed out after {self._timeout:g}s"
+            ) from exc
+        except self._sdk.APIConnectionError as exc:
+            raise RetryableProviderError(
+                f"could not reach {self._where()}: {describe_cause(exc)}"
+            ) from exc
+        except (self._sdk.APIResponseValidationError, json.JSONDecodeError) as exc:
+            raise self._unreadable() from exc
+        if not isinstance(completion, self._sdk.types.chat.ChatCompletion):
+            raise self._unreadable()
+        return self._response(request, completion)
+
+    def _get_client(self) -> AsyncOpenAI:
+        if self._client is None:
+            self._client = self._make_client()
+        return self._client
+
+    def _make_client(self) -> AsyncOpenAI:
+        key = self._api_key
+        if not (key or os.environ.get(_KEY_ENV)) and is_local_url(
+            self._base_url or os.environ.get(_URL_ENV)
+        ):
+            key = LOCAL_PLACEHOLDER_KEY
+        try:
+            client = self._sdk.AsyncOpenAI(
+                api_key=key, base_url=self._base_url, timeout=self._timeout, max_retries=0
+            )
+        except self._sdk.OpenAIError as exc:
+            raise AuthenticationError(
+                f"no OpenAI API key: set {_KEY_ENV} or pass api_key; a local server "
+                f"(base_url=http://localhost:...) needs none"
+            ) from exc
+        return cast("AsyncOpenAI", client)
+
+    def _response_format(self, request: ChatRequest) -> ResponseFormat | Omit:
+        if request.json_schema is None or self._structured == "none":
+            return cast("Omit", self._sdk.omit)
+        if self._structured == "json_object":
+            return {"type": "json_object"}
+        return {
+            "type": "json_schema",
+            # Not strict: strict mode rejects common schema features (optional fields, open
+            # objects), and VERA validates the reply anyway.
+            "json_schema": {
+                "name": request.schema_name,
+                "schema": request.json_schema,
+                "strict": False,
+            },
+        }
+
+    def _response(self, request: ChatRequest, completion: ChatCompletion) -> ChatResponse:
+        if not completion.choices:
+            raise RetryableProviderError(f"reply from {self._where()} had no choices")
+        choice = completion.choices[0]
+        if choice.finish_reason == "length":
+            raise TruncatedOutputError(
+                f"{self._model} stopped at max_tokens={request.max_tokens} before finishing"
+            )
+        text = choice.message.content or ""
+        data = try_parse_json_object(text) if request.json_schema is not None else None
+        return ChatResponse(
+            text=text,
+            data=data,
+            usage=_usage(completion),
+            model=completion.model or self._model,
+            finish_reason=choice.finish_reason or "stop",
+        )
+
+    def _status_error(self, exc: Any) -> ProviderError:
+        status = cast(int, exc.status_code)
+        hint = ""
+        if status == 404:
+            hint = f"check the model name {self._model!r} and the base URL ({self._where()})"
+        return status_error(
+            provider="OpenAI",
+            status=status,
+            message=server_message(exc.body, cast(str, exc.message)),
+            headers=exc.response.headers,
+            key_env=_KEY_ENV,
+            hint=hint,
+            secret=self._api_key or os.environ.get(_KEY_ENV),
+        )
+
+    def _unreadable(self) -> RetryableProviderError:
+        return RetryableProviderError(
+            f"unreadable reply from {self._where()}; is it an OpenAI-compatible API?"
+        )
+
+    def _where(self) -> str:
+        return self._base_url or os.environ.get(_URL_ENV) or "api.openai.com"
+
+
+def _messages(request: ChatRequest) -> list[ChatCompletionMessageParam]:
+    return cast(
+        "list[ChatCompletionMessageParam]",
+        [{"role": m.role, "content": m.content} for m in request.messages],
+    )
+
+
+def _usage(completion: ChatCompletion) -> Usage:
+    usage = completion.usage
+    if usage is None:
+        return Usage()
+    details = usage.prompt_tokens_details
+    cached = details.cached_tokens if details is not None else None
+    return Usage(
+        prompt_tokens=usage.prompt_tokens or 0,
+        completion_tokens=usage.completion_tokens or 0,
+        cached_prompt_tokens=cached or 0,
+    )
