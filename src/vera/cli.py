@@ -23,6 +23,7 @@ from vera.metrics import create_metric
 from vera.metrics.base import Metric
 from vera.report import Report, SampleResult, SampleStatus
 from vera.runner import DEFAULT_CONCURRENCY, aevaluate
+from vera.settings import load_settings
 
 __all__ = ["app", "main"]
 
@@ -90,8 +91,30 @@ def eval_command(
         ),
     ] = None,
     judge: Annotated[
-        str, typer.Option("--judge", help="Judge that verifies claims. Default: offline.")
-    ] = "offline",
+        str | None,
+        typer.Option(
+            "--judge",
+            help="offline (default), or PROVIDER:MODEL such as openai:gpt-4o-mini or "
+            "anthropic:claude-sonnet-4-5. Also VERA_JUDGE or vera.toml.",
+        ),
+    ] = None,
+    judge_base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-base-url",
+            help="Base URL of an OpenAI-compatible server (vLLM, Ollama, LM Studio, Azure).",
+        ),
+    ] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Call the provider even for cached requests.")
+    ] = False,
+    cache_path: Annotated[
+        Path | None, typer.Option("--cache-path", help="Response cache file (SQLite).")
+    ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option("--max-cost", min=0.0, help="US dollars; stop starting judge calls after."),
+    ] = None,
     skip_invalid: Annotated[
         bool,
         typer.Option("--skip-invalid", help="Record invalid rows in the report and go on."),
@@ -103,8 +126,11 @@ def eval_command(
         ),
     ] = None,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", min=1, help="Samples evaluated at once.")
-    ] = DEFAULT_CONCURRENCY,
+        int | None,
+        typer.Option(
+            "--concurrency", min=1, help=f"Samples at once (default {DEFAULT_CONCURRENCY})."
+        ),
+    ] = None,
 ) -> None:
     """Evaluate a dataset and print a summary.
 
@@ -116,7 +142,23 @@ def eval_command(
         data = load_dataset(dataset or "example", format=format, skip_invalid=skip_invalid)
         options = {} if threshold is None else {"threshold": threshold}
         metrics = [create_metric(name, **options) for name in (metric or ["faithfulness"])]
-        report = _run(data, metrics, create_judge(judge), quick=quick, concurrency=concurrency)
+        settings = load_settings(
+            {
+                "judge": judge,
+                "judge_base_url": judge_base_url,
+                "cache": False if no_cache else None,
+                "cache_path": cache_path,
+                "max_cost": max_cost,
+                "concurrency": concurrency,
+            }
+        )
+        report = _run(
+            data,
+            metrics,
+            create_judge(settings.judge, settings),
+            quick=quick,
+            concurrency=settings.concurrency,
+        )
     except VeraError as exc:
         err.print(f"[bold red]error:[/] {exc}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from None
@@ -208,6 +250,7 @@ def _print_summary(report: Report) -> None:
             )
         out.print(by_category)
 
+    _print_usage(report)
     counts = report.counts
     out.print(
         f"{counts['scored']} scored, {counts['errors']} errors, "
@@ -216,6 +259,20 @@ def _print_summary(report: Report) -> None:
         highlight=False,
     )
     _print_failures(report)
+
+
+def _print_usage(report: Report) -> None:
+    usage = report.judge_details.get("usage")
+    if not isinstance(usage, dict):
+        return
+    line = (
+        f"Judge calls: {usage['calls']} ({usage['cached_calls']} from cache) · "
+        f"tokens: {usage['prompt_tokens']} prompt, {usage['completion_tokens']} completion · "
+        f"cost: ${usage['cost_usd']:.4f}"
+    )
+    if usage.get("unpriced_models"):
+        line += f" (no price known for {', '.join(usage['unpriced_models'])})"
+    out.print(line, highlight=False)
 
 
 def _print_failures(report: Report) -> None:

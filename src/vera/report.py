@@ -91,6 +91,8 @@ class Report(BaseModel):
     dataset: str
     timestamp: str
     judge: str
+    judge_details: dict[str, Any] = Field(default_factory=dict)
+    """Prompt versions, calls, tokens and cost, for judges that report them."""
     vera_version: str
     queries_evaluated: int
     metrics: dict[str, float | None]
@@ -166,6 +168,7 @@ def build_report(
     dataset: str,
     judge: str,
     version: str,
+    judge_details: dict[str, Any] | None = None,
     thresholds: dict[str, float],
     results: Sequence[SampleResult],
     invalid_rows: Sequence[InvalidRow] = (),
@@ -186,6 +189,7 @@ def build_report(
         dataset=dataset,
         timestamp=timestamp,
         judge=judge,
+        judge_details=judge_details or {},
         vera_version=version,
         queries_evaluated=counts["scored"],
         metrics={name: s.mean for name, s in summary.items()},

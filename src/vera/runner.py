@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 
 from vera._version import __version__
 from vera.datasets.loader import Dataset
-from vera.judges.base import Judge, judge_name, match_verdicts
+from vera.judges.base import Judge, judge_details, judge_name, match_verdicts
 from vera.judges.offline import OfflineJudge
 from vera.metrics.base import ClaimAnalysis, Metric
 from vera.metrics.faithfulness import Faithfulness
@@ -138,6 +138,7 @@ async def aevaluate(
     return build_report(
         dataset=dataset_name or (dataset.name if dataset else "samples"),
         judge=judge_name(active_judge),
+        judge_details=judge_details(active_judge),
         version=__version__,
         thresholds={m.name: m.threshold for m in metrics},
         results=finished,

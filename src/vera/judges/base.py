@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from vera.errors import JudgeResponseError
 from vera.types import Claim, ClaimVerdict
 
-__all__ = ["Judge", "judge_name", "match_verdicts"]
+__all__ = ["Judge", "judge_details", "judge_name", "match_verdicts"]
 
 
 @runtime_checkable
@@ -35,6 +35,18 @@ def judge_name(judge: object) -> str:
     """The name a report shows for a judge: its `name` attribute, else its class name."""
     name = getattr(judge, "name", None)
     return name if isinstance(name, str) and name else type(judge).__name__
+
+
+def judge_details(judge: object) -> dict[str, Any]:
+    """What a judge tells the report about itself (prompt versions, tokens, cost), if anything.
+
+    A judge may offer a `details()` method returning plain data; others report nothing.
+    """
+    details = getattr(judge, "details", None)
+    if not callable(details):
+        return {}
+    value = details()
+    return dict(value) if isinstance(value, dict) else {}
 
 
 def match_verdicts(claims: Sequence[Claim], verdicts: Sequence[ClaimVerdict]) -> list[ClaimVerdict]:

@@ -22,6 +22,7 @@ from vera.errors import JudgeResponseError
 from vera.judges.offline.segment import split_units
 from vera.judges.prompts import Prompt, load_prompt
 from vera.providers.base import ChatModel, ChatRequest, Message, TruncatedOutputError
+from vera.providers.cost import CostLedger
 from vera.providers.jsonparse import MalformedJSONError, parse_json_object
 from vera.types import Claim, ClaimVerdict, Verdict
 
@@ -132,6 +133,14 @@ class LLMJudge:
     def prompt_versions(self) -> dict[str, str]:
         """The version of each prompt, recorded with every result."""
         return {p.name: p.version for p in (self.extract_prompt, self.verify_prompt)}
+
+    def details(self) -> dict[str, Any]:
+        """Prompt versions, and calls, tokens and cost where the model keeps a ledger."""
+        details: dict[str, Any] = {"mode": "batched", "prompt_versions": self.prompt_versions}
+        ledger = getattr(self.model, "ledger", None)
+        if isinstance(ledger, CostLedger):
+            details["usage"] = ledger.summary()
+        return details
 
     async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
         """Numbered atomic claims, each located in the response where it appears verbatim."""

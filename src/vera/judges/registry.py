@@ -1,24 +1,44 @@
-"""Judges by name, for the CLI and config files."""
+"""Judges by name, for the CLI and config files: "offline", or "PROVIDER:MODEL"."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from vera.errors import ConfigError
 from vera.judges.base import Judge
+from vera.judges.llm import LLMJudge
 from vera.judges.offline import OfflineJudge
+from vera.providers.cache import ResponseCache
+from vera.providers.cost import CostLedger
+from vera.providers.limits import Limiter
+from vera.providers.managed import ManagedChatModel
+from vera.providers.registry import PROVIDERS, create_chat_model
+from vera.settings import Settings
 
-__all__ = ["JUDGES", "create_judge"]
-
-JUDGES: dict[str, Callable[[], Judge]] = {
-    "offline": OfflineJudge,
-}
+__all__ = ["create_judge"]
 
 
-def create_judge(spec: str) -> Judge:
-    """Build a judge from its name, e.g. `create_judge("offline")`."""
-    factory = JUDGES.get(spec.strip().lower())
-    if factory is None:
-        known = ", ".join(sorted(JUDGES))
-        raise ConfigError(f"unknown judge {spec!r}; available: {known}")
-    return factory()
+def create_judge(spec: str, settings: Settings | None = None) -> Judge:
+    """Build the judge `spec` names, configured by `settings`.
+
+    "offline" is the embedded judge. "openai:gpt-4o-mini", "anthropic:claude-sonnet-4-5" and
+    the like are LLM judges, wrapped once with retries, limits, the response cache and cost
+    accounting.
+    """
+    settings = settings or Settings()
+    name = spec.strip()
+    if name.lower() == "offline":
+        return OfflineJudge()
+    if ":" not in name:
+        known = ", ".join(f"{p}:MODEL" for p in sorted(PROVIDERS))
+        raise ConfigError(f"unknown judge {spec!r}; use offline, {known}")
+    model = create_chat_model(name, base_url=settings.judge_base_url)
+    managed = ManagedChatModel(
+        model,
+        limiter=Limiter(
+            concurrency=settings.provider_concurrency,
+            requests_per_minute=settings.requests_per_minute,
+            tokens_per_minute=settings.tokens_per_minute,
+        ),
+        cache=ResponseCache(settings.cache_path) if settings.cache else None,
+        ledger=CostLedger(max_cost=settings.max_cost),
+    )
+    return LLMJudge(managed)

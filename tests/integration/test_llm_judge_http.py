@@ -1,0 +1,155 @@
+"""`vera eval --judge PROVIDER:MODEL` end to end: the CLI in a subprocess, the real SDK, real
+HTTP to a scripted server on 127.0.0.1 that plays the model.
+
+The scripted model (`_ScriptedJudgeModel`) is a fake: it answers extraction by splitting the
+answer at full stops and marks a claim CONTRADICTED when it holds "60", else supported.
+"""
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.support.loopback import LoopbackServer, Recorded, Reply, ok_anthropic_tool, ok_openai
+
+SAMPLES = [
+    {
+        "id": "a",
+        "query": "Refund window?",
+        "response": "The window is 60 days. Refunds go to the card.",
+        "contexts": ["The refund window is 30 days.", "Refunds go to the original card."],
+    },
+    {
+        "id": "b",
+        "query": "Where is Paris?",
+        "response": "Paris is in France.",
+        "contexts": ["Paris is the capital of France."],
+    },
+]
+
+
+def _scripted_reply(prompt: str) -> dict[str, Any]:
+    if "Split the ANSWER" in prompt:
+        answer = prompt.rsplit("ANSWER:\n", 1)[1]
+        sentences = [s.strip() + "." for s in answer.split(".") if s.strip()]
+        return {"claims": [{"number": i, "text": s} for i, s in enumerate(sentences, 1)]}
+    claims = re.findall(r"^(\d+)\. (.*)$", prompt.rsplit("CLAIMS:\n", 1)[1], flags=re.M)
+    return {
+        "verdicts": [
+            {
+                "claim": int(n),
+                "verdict": "CONTRADICTED" if "60" in text else "FULLY_SUPPORTED",
+                "context": 1,
+                "quote": "",
+                "reason": "scripted",
+            }
+            for n, text in claims
+        ]
+    }
+
+
+def _openai(request: Recorded) -> Reply:
+    prompt = request.json["messages"][-1]["content"]
+    return ok_openai(json.dumps(_scripted_reply(prompt)), prompt_tokens=1000, completion_tokens=100)
+
+
+def _anthropic(request: Recorded) -> Reply:
+    prompt = request.json["messages"][-1]["content"]
+    return ok_anthropic_tool(_scripted_reply(prompt), name=request.json["tools"][0]["name"])
+
+
+def vera_eval(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    dataset = tmp_path / "d.jsonl"
+    dataset.write_text("\n".join(json.dumps(s) for s in SAMPLES) + "\n")
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "vera",
+            "eval",
+            "--dataset",
+            str(dataset),
+            "-o",
+            "r.json",
+            "--cache-path",
+            str(tmp_path / "cache.sqlite"),
+            *args,
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(tmp_path),
+            "COLUMNS": "200",
+            "OPENAI_API_KEY": "sk-secret-never-shown",
+            "ANTHROPIC_API_KEY": "sk-ant-secret",
+        },
+    )
+
+
+def test_openai_judge_scores_and_second_run_makes_zero_calls(
+    loopback: LoopbackServer, tmp_path: Path
+) -> None:
+    loopback.default = _openai
+    args = ("--judge", "openai:gpt-4o-mini", "--judge-base-url", loopback.openai_url)
+    first = vera_eval(tmp_path, *args)
+    assert first.returncode == 0, first.stderr
+    assert loopback.request_count == 4  # two calls per sample: extract, then verify all claims
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["judge"] == "openai:gpt-4o-mini"
+    scores = {s["id"]: s["scores"]["faithfulness"] for s in report["samples"]}
+    assert scores == {"a": 0.5, "b": 1.0}
+    usage = report["judge_details"]["usage"]
+    assert (usage["calls"], usage["prompt_tokens"], usage["completion_tokens"]) == (4, 4000, 400)
+    assert usage["cost_usd"] == 4 * (1000 * 0.15 + 100 * 0.60) / 1e6
+    assert report["judge_details"]["prompt_versions"]["verify_claims"] == "verify_claims/1"
+    assert "Judge calls: 4" in first.stdout
+    text = (tmp_path / "r.json").read_text() + first.stdout + first.stderr
+    assert "sk-secret-never-shown" not in text
+
+    second = vera_eval(tmp_path, *args)
+    assert second.returncode == 0, second.stderr
+    assert loopback.request_count == 4  # the cached re-run made no request
+    again = json.loads((tmp_path / "r.json").read_text())
+    assert again["metrics"] == report["metrics"]
+    assert again["judge_details"]["usage"]["cached_calls"] == 4
+
+    third = vera_eval(tmp_path, *args, "--no-cache")
+    assert third.returncode == 0 and loopback.request_count == 8
+
+
+def test_anthropic_judge_over_tool_use(loopback: LoopbackServer, tmp_path: Path) -> None:
+    loopback.default = _anthropic
+    result = vera_eval(
+        tmp_path,
+        "--judge",
+        "anthropic:claude-sonnet-4-5",
+        "--judge-base-url",
+        loopback.anthropic_url,
+        "--no-cache",
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert {s["id"]: s["scores"]["faithfulness"] for s in report["samples"]} == {"a": 0.5, "b": 1.0}
+    assert all(r.path == "/v1/messages" for r in loopback.requests)
+
+
+def test_unreachable_provider_fails_each_sample_not_the_run(tmp_path: Path) -> None:
+    # Nothing listens on this port: every call is a refused connection, retried, then recorded.
+    result = vera_eval(
+        tmp_path,
+        "--judge",
+        "openai:gpt-4o-mini",
+        "--judge-base-url",
+        "http://127.0.0.1:9/v1",
+        "--no-cache",
+    )
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert result.returncode == 0, result.stderr
+    assert report["counts"]["errors"] == 2
+    assert "could not reach" in report["samples"][0]["error"]
+    assert report["metrics"]["faithfulness"] is None
