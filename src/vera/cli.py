@@ -18,6 +18,7 @@ from rich.table import Table
 from vera._version import __version__
 from vera.datasets import Dataset, load_dataset
 from vera.errors import VeraError
+from vera.estimate import RunEstimate, estimate_run
 from vera.judges import Judge, create_judge
 from vera.metrics import create_metric
 from vera.metrics.base import Metric
@@ -125,6 +126,10 @@ def eval_command(
             "--format", help="Dataset format when the extension does not say: json, jsonl, csv."
         ),
     ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Estimate judge calls, tokens and cost; call nothing."),
+    ] = False,
     concurrency: Annotated[
         int | None,
         typer.Option(
@@ -152,6 +157,10 @@ def eval_command(
                 "concurrency": concurrency,
             }
         )
+        if dry_run:
+            samples = itertools.islice(data, QUICK_SAMPLES) if quick else data
+            _print_estimate(estimate_run(samples, settings.judge))
+            return
         report = _run(
             data,
             metrics,
@@ -259,6 +268,20 @@ def _print_summary(report: Report) -> None:
         highlight=False,
     )
     _print_failures(report)
+
+
+def _print_estimate(estimate: RunEstimate) -> None:
+    if estimate.cost_usd is None:
+        cost = "unknown (no price for this model)"
+    else:
+        cost = f"${estimate.cost_usd:.4f}"
+    out.print(
+        f"Dry run · judge {estimate.judge} · {estimate.samples} samples · "
+        f"{estimate.calls} calls · about {estimate.prompt_tokens} prompt and "
+        f"{estimate.completion_tokens} completion tokens · about {cost} "
+        "(an upper bound: cached replies cost nothing). No call was made.",
+        highlight=False,
+    )
 
 
 def _print_usage(report: Report) -> None:

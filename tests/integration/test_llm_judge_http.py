@@ -153,3 +153,20 @@ def test_unreachable_provider_fails_each_sample_not_the_run(tmp_path: Path) -> N
     assert report["counts"]["errors"] == 2
     assert "could not reach" in report["samples"][0]["error"]
     assert report["metrics"]["faithfulness"] is None
+
+
+def test_dry_run_estimates_and_calls_nothing(loopback: LoopbackServer, tmp_path: Path) -> None:
+    result = vera_eval(
+        tmp_path,
+        "--judge",
+        "openai:gpt-4o-mini",
+        "--judge-base-url",
+        loopback.openai_url,
+        "--dry-run",
+    )
+    assert result.returncode == 0, result.stderr
+    assert loopback.request_count == 0
+    assert not (tmp_path / "r.json").exists()
+    text = " ".join(result.stdout.split())
+    assert "2 samples · 4 calls" in text and "No call was made" in text
+    assert re.search(r"about \$0\.000\d+", text)

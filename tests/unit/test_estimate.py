@@ -1,0 +1,29 @@
+import pytest
+
+from vera import Sample
+from vera.estimate import CHARS_PER_TOKEN, estimate_run
+from vera.providers.cost import Price, PriceTable
+
+
+def sample(sid: str, response: str | None, context: str = "c" * 400) -> Sample:
+    return Sample(id=sid, query="q" * 40, response=response, contexts=[context])
+
+
+def test_offline_costs_nothing() -> None:
+    estimate = estimate_run([sample("a", "One. Two.")], "offline")
+    assert (estimate.calls, estimate.cost_usd) == (0, 0.0)
+
+
+def test_llm_estimate_scales_with_text_and_counts_two_calls_per_sample() -> None:
+    prices = PriceTable({"openai:m": Price(input=1.0, output=1.0)})
+    short = estimate_run([sample("a", "Paris is in France.")], "openai:m", prices)
+    long = estimate_run([sample("a", "Paris is in France. " * 20, "c" * 4000)], "openai:m", prices)
+    assert short.calls == 2 and long.calls == 2
+    assert long.prompt_tokens - short.prompt_tokens >= 3600 // CHARS_PER_TOKEN
+    assert long.completion_tokens > short.completion_tokens
+    assert short.cost_usd == pytest.approx((short.prompt_tokens + short.completion_tokens) / 1e6)
+
+
+def test_samples_without_response_are_not_counted_and_unknown_price_is_none() -> None:
+    estimate = estimate_run([sample("a", None), sample("b", "Text here.")], "vllm:llama")
+    assert (estimate.samples, estimate.calls, estimate.cost_usd) == (1, 2, None)
