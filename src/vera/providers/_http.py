@@ -10,7 +10,7 @@ import math
 import time
 from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
-from typing import cast
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from vera.providers.base import (
@@ -26,6 +26,7 @@ __all__ = [
     "describe_cause",
     "is_local_url",
     "retry_after_seconds",
+    "sdk_status_error",
     "server_message",
     "status_error",
 ]
@@ -66,6 +67,23 @@ def status_error(
     if status in (400, 404, 413, 422):
         return BadRequestError(detail, status=status)
     return ProviderError(detail, status=status)
+
+
+def sdk_status_error(
+    exc: Any, *, provider: str, model: str, where: str, key_env: str, secret: str | None
+) -> ProviderError:
+    """The VERA error for an SDK's `APIStatusError` (both SDKs shape it alike)."""
+    status = cast(int, exc.status_code)
+    hint = f"check the model name {model!r} and the base URL ({where})" if status == 404 else ""
+    return status_error(
+        provider=provider,
+        status=status,
+        message=server_message(exc.body, cast(str, exc.message)),
+        headers=exc.response.headers,
+        key_env=key_env,
+        hint=hint,
+        secret=secret,
+    )
 
 
 def retry_after_seconds(headers: Mapping[str, str], *, now: float | None = None) -> float | None:

@@ -15,8 +15,7 @@ from vera.providers._http import (
     LOCAL_PLACEHOLDER_KEY,
     describe_cause,
     is_local_url,
-    server_message,
-    status_error,
+    sdk_status_error,
 )
 from vera.providers.base import (
     AuthenticationError,
@@ -179,17 +178,12 @@ class OpenAIChatModel:
         )
 
     def _status_error(self, exc: Any) -> ProviderError:
-        status = cast(int, exc.status_code)
-        hint = ""
-        if status == 404:
-            hint = f"check the model name {self._model!r} and the base URL ({self._where()})"
-        return status_error(
+        return sdk_status_error(
+            exc,
             provider="OpenAI",
-            status=status,
-            message=server_message(exc.body, cast(str, exc.message)),
-            headers=exc.response.headers,
+            model=self._model,
+            where=self._where(),
             key_env=_KEY_ENV,
-            hint=hint,
             secret=self._api_key or os.environ.get(_KEY_ENV),
         )
 
