@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated
 
@@ -23,8 +24,9 @@ from vera.judges import Judge, create_judge
 from vera.metrics import create_metric
 from vera.metrics.base import Metric
 from vera.report import Report, SampleResult, SampleStatus
-from vera.runner import DEFAULT_CONCURRENCY, aevaluate
-from vera.settings import load_settings
+from vera.runner import aevaluate
+from vera.settings import DEFAULT_CONCURRENCY, load_settings
+from vera.types import Sample
 
 __all__ = ["app", "main"]
 
@@ -158,8 +160,7 @@ def eval_command(
             }
         )
         if dry_run:
-            samples = itertools.islice(data, QUICK_SAMPLES) if quick else data
-            _print_estimate(estimate_run(samples, settings.judge))
+            _print_estimate(estimate_run(_selected(data, quick), settings.judge))
             return
         report = _run(
             data,
@@ -194,7 +195,7 @@ def _run(
     data: Dataset, metrics: list[Metric], judge: Judge, *, quick: bool, concurrency: int
 ) -> Report:
     total = data.size_hint()
-    samples = itertools.islice(data, QUICK_SAMPLES) if quick else data
+    samples = _selected(data, quick)
     if quick and total is not None:
         total = min(total, QUICK_SAMPLES)
     progress = Progress(
@@ -221,6 +222,11 @@ def _run(
                 progress=advance,
             )
         )
+
+
+def _selected(data: Dataset, quick: bool) -> Iterable[Sample]:
+    """The samples a run uses: all of them, or the first few with --quick."""
+    return itertools.islice(data, QUICK_SAMPLES) if quick else data
 
 
 def _fmt(value: float | None) -> str:

@@ -16,11 +16,11 @@ from vera.judges.offline.claims import extract_claims
 from vera.judges.prompts import load_prompt
 from vera.providers.base import Usage
 from vera.providers.cost import PriceTable
+from vera.providers.managed import CHARS_PER_TOKEN
 from vera.types import Sample
 
 __all__ = ["CHARS_PER_TOKEN", "RunEstimate", "estimate_run"]
 
-CHARS_PER_TOKEN = 4
 CALLS_PER_SAMPLE = 2
 # Tokens a model writes per claim: its text in the extraction, a verdict with quote and reason.
 _EXTRACTION_TOKENS_PER_CLAIM = 12

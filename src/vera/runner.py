@@ -17,11 +17,11 @@ from vera.judges.offline import OfflineJudge
 from vera.metrics.base import ClaimAnalysis, Metric
 from vera.metrics.faithfulness import Faithfulness
 from vera.report import ClaimRecord, Report, SampleResult, SampleStatus, build_report
+from vera.settings import DEFAULT_CONCURRENCY
 from vera.types import Sample
 
 __all__ = ["DEFAULT_CONCURRENCY", "aevaluate", "analyse_claims", "evaluate"]
 
-DEFAULT_CONCURRENCY = 8
 ProgressCallback = Callable[[SampleResult], None]
 
 

@@ -17,8 +17,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from vera.errors import ConfigError
+from vera.providers.limits import DEFAULT_CONCURRENCY as DEFAULT_PROVIDER_CONCURRENCY
 
-__all__ = ["Settings", "load_settings"]
+__all__ = ["DEFAULT_CONCURRENCY", "Settings", "load_settings"]
+
+DEFAULT_CONCURRENCY = 8
+"""Samples evaluated at once unless configured."""
 
 ENVIRONMENT = {"VERA_JUDGE": "judge", "VERA_JUDGE_BASE_URL": "judge_base_url"}
 
@@ -32,9 +36,9 @@ class Settings(BaseModel):
     """"offline", or PROVIDER:MODEL such as "openai:gpt-4o-mini"."""
     judge_base_url: str | None = None
     """The provider's base URL, for OpenAI-compatible servers (vLLM, Ollama, Azure…)."""
-    concurrency: int = Field(default=8, ge=1)
+    concurrency: int = Field(default=DEFAULT_CONCURRENCY, ge=1)
     """Samples evaluated at once."""
-    provider_concurrency: int = Field(default=16, ge=1)
+    provider_concurrency: int = Field(default=DEFAULT_PROVIDER_CONCURRENCY, ge=1)
     """Calls in flight at once per provider model."""
     requests_per_minute: float | None = Field(default=None, gt=0)
     tokens_per_minute: float | None = Field(default=None, gt=0)

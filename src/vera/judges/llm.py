@@ -21,7 +21,13 @@ from pydantic import BaseModel, ValidationError, field_validator
 from vera.errors import JudgeResponseError
 from vera.judges.offline.segment import split_units
 from vera.judges.prompts import Prompt, load_prompt
-from vera.providers.base import ChatModel, ChatRequest, Message, TruncatedOutputError
+from vera.providers.base import (
+    ChatModel,
+    ChatRequest,
+    ChatResponse,
+    Message,
+    TruncatedOutputError,
+)
 from vera.providers.cost import CostLedger
 from vera.providers.jsonparse import MalformedJSONError, parse_json_object
 from vera.types import Claim, ClaimVerdict, Verdict
@@ -252,9 +258,7 @@ class LLMJudge:
         )
         response = await self.model.complete(request)
         try:
-            return validate(
-                response.data if response.data is not None else parse_json_object(response.text)
-            )
+            return validate(_reply_data(response))
         except (ValidationError, MalformedJSONError) as first_error:
             problem = _describe(first_error)
         retry = request.model_copy(
@@ -272,13 +276,16 @@ class LLMJudge:
         )
         response = await self.model.complete(retry)
         try:
-            return validate(
-                response.data if response.data is not None else parse_json_object(response.text)
-            )
+            return validate(_reply_data(response))
         except (ValidationError, MalformedJSONError) as second_error:
             raise JudgeResponseError(
                 f"the judge's reply was invalid twice: {_describe(second_error)}"
             ) from None
+
+
+def _reply_data(response: ChatResponse) -> Any:
+    """The reply's JSON: structured output where the provider gave it, else parsed from text."""
+    return response.data if response.data is not None else parse_json_object(response.text)
 
 
 def _describe(error: ValidationError | MalformedJSONError) -> str:

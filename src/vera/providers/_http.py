@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ipaddress
 import math
+import os
 import time
 from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
@@ -25,6 +26,7 @@ __all__ = [
     "LOCAL_PLACEHOLDER_KEY",
     "describe_cause",
     "is_local_url",
+    "resolve_api_key",
     "retry_after_seconds",
     "sdk_status_error",
     "server_message",
@@ -126,6 +128,18 @@ def is_local_url(url: str | None) -> bool:
     except ValueError:
         return False
     return address.is_loopback or address.is_private or address.is_unspecified
+
+
+def resolve_api_key(
+    api_key: str | None, *, key_env: str, base_url: str | None, url_env: str
+) -> str | None:
+    """The key to hand an SDK: the given one, else None so the SDK reads `key_env`, else, for
+    a local server that needs none, a placeholder its client will accept."""
+    if api_key or os.environ.get(key_env):
+        return api_key
+    if is_local_url(base_url or os.environ.get(url_env)):
+        return LOCAL_PLACEHOLDER_KEY
+    return None
 
 
 def describe_cause(exc: BaseException) -> str:

@@ -12,9 +12,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
 from vera.providers._http import (
-    LOCAL_PLACEHOLDER_KEY,
     describe_cause,
-    is_local_url,
+    resolve_api_key,
     sdk_status_error,
 )
 from vera.providers.base import (
@@ -126,11 +125,9 @@ class AnthropicChatModel:
 
     def _get_client(self) -> AsyncAnthropic:
         if self._client is None:
-            key = self._api_key
-            if not (key or os.environ.get(_KEY_ENV)) and is_local_url(
-                self._base_url or os.environ.get(_URL_ENV)
-            ):
-                key = LOCAL_PLACEHOLDER_KEY
+            key = resolve_api_key(
+                self._api_key, key_env=_KEY_ENV, base_url=self._base_url, url_env=_URL_ENV
+            )
             self._client = cast(
                 "AsyncAnthropic",
                 self._sdk.AsyncAnthropic(

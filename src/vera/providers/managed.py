@@ -15,16 +15,17 @@ from vera.providers.cost import CostLedger
 from vera.providers.limits import Limiter
 from vera.providers.retry import RetryPolicy, call_with_retries
 
-__all__ = ["ManagedChatModel", "estimate_tokens"]
+__all__ = ["CHARS_PER_TOKEN", "ManagedChatModel", "estimate_tokens"]
 
-_CHARS_PER_TOKEN = 4
+CHARS_PER_TOKEN = 4
+"""The rough size of a token in English text, for estimates made before a call."""
 _EXPECTED_COMPLETION = 512
 
 
 def estimate_tokens(request: ChatRequest) -> int:
     """A rough token count for pacing under a tokens-per-minute limit, before the call."""
     chars = sum(len(m.content) for m in request.messages)
-    return chars // _CHARS_PER_TOKEN + min(request.max_tokens, _EXPECTED_COMPLETION)
+    return chars // CHARS_PER_TOKEN + min(request.max_tokens, _EXPECTED_COMPLETION)
 
 
 class ManagedChatModel:

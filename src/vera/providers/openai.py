@@ -12,9 +12,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from vera.providers._http import (
-    LOCAL_PLACEHOLDER_KEY,
     describe_cause,
-    is_local_url,
+    resolve_api_key,
     sdk_status_error,
 )
 from vera.providers.base import (
@@ -127,11 +126,9 @@ class OpenAIChatModel:
         return self._client
 
     def _make_client(self) -> AsyncOpenAI:
-        key = self._api_key
-        if not (key or os.environ.get(_KEY_ENV)) and is_local_url(
-            self._base_url or os.environ.get(_URL_ENV)
-        ):
-            key = LOCAL_PLACEHOLDER_KEY
+        key = resolve_api_key(
+            self._api_key, key_env=_KEY_ENV, base_url=self._base_url, url_env=_URL_ENV
+        )
         try:
             client = self._sdk.AsyncOpenAI(
                 api_key=key, base_url=self._base_url, timeout=self._timeout, max_retries=0
