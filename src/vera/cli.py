@@ -108,6 +108,30 @@ def eval_command(
             help="Base URL of an OpenAI-compatible server (vLLM, Ollama, LM Studio, Azure).",
         ),
     ] = None,
+    judge_mode: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-mode",
+            help="LLM judge calls per sample: batched (2, default), single_call (1), "
+            "per_claim (1 + claims), truths (3, 2 when contexts repeat).",
+        ),
+    ] = None,
+    judge_samples: Annotated[
+        int | None,
+        typer.Option(
+            "--judge-samples",
+            min=1,
+            help="Verify each claim K times and keep the majority verdict; reports agreement.",
+        ),
+    ] = None,
+    judge_temperature: Annotated[
+        float | None,
+        typer.Option("--judge-temperature", min=0.0, max=2.0, help="Default 0."),
+    ] = None,
+    prompts_dir: Annotated[
+        Path | None,
+        typer.Option("--prompts-dir", help="Folder of prompt files replacing the bundled ones."),
+    ] = None,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Call the provider even for cached requests.")
     ] = False,
@@ -153,6 +177,10 @@ def eval_command(
             {
                 "judge": judge,
                 "judge_base_url": judge_base_url,
+                "judge_mode": judge_mode,
+                "judge_samples": judge_samples,
+                "judge_temperature": judge_temperature,
+                "judge_prompts_dir": prompts_dir,
                 "cache": False if no_cache else None,
                 "cache_path": cache_path,
                 "max_cost": max_cost,
@@ -160,7 +188,13 @@ def eval_command(
             }
         )
         if dry_run:
-            _print_estimate(estimate_run(_selected(data, quick), settings.judge))
+            estimate = estimate_run(
+                _selected(data, quick),
+                settings.judge,
+                mode=settings.judge_mode,
+                draws=settings.judge_samples,
+            )
+            _print_estimate(estimate)
             return
         report = _run(
             data,
@@ -181,6 +215,15 @@ def eval_command(
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(report.to_json() + "\n", encoding="utf-8")
         out.print(f"Report written to {output}")
+    if report.stopped is not None:
+        skipped = report.counts["skipped"]
+        err.print(
+            f"[bold red]Run stopped:[/] {report.stopped.reason}; "
+            f"{skipped} sample(s) not evaluated, finished ones kept.",
+            highlight=False,
+        )
+        if not report.stopped.planned:
+            raise typer.Exit(EXIT_USAGE)
     if threshold is not None:
         failures = _gate_failures(report, threshold)
         if failures:

@@ -5,12 +5,14 @@ VeraError
  │    └── DatasetRowError    one row is invalid: names the file, line or row, and field
  ├── JudgeError              a judge failed for one sample
  │    └── JudgeResponseError the judge answered, but with something unusable
- └── ConfigError             options or settings that cannot work together
+ ├── ConfigError             options or settings that cannot work together
+ └── RunStopError            true of every sample to come: the run starts no new sample
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 __all__ = [
     "ConfigError",
@@ -18,6 +20,7 @@ __all__ = [
     "DatasetRowError",
     "JudgeError",
     "JudgeResponseError",
+    "RunStopError",
     "VeraError",
 ]
 
@@ -58,3 +61,14 @@ class JudgeResponseError(JudgeError):
 
 class ConfigError(VeraError):
     """Options that cannot work, such as an unknown metric or judge name."""
+
+
+class RunStopError(VeraError):
+    """Raised by one sample but true of every sample that would follow it, such as a rejected
+    API key or a spent budget. The runner starts no new sample, keeps the finished ones, and
+    reports the rest as skipped with this reason.
+
+    `planned` is True for a stop the user asked for (a budget), False for a failure.
+    """
+
+    planned: ClassVar[bool] = False

@@ -1,8 +1,8 @@
 """`vera eval --dry-run`: what a run would cost, before any judge call is made.
 
-Per sample with a response, the batched LLM judge makes two calls. Prompt tokens are counted
-from the real prompt templates plus the sample's text; completion tokens from the number of
-claims the offline segmenter finds (an LLM finds a similar number). Tokens are estimated at four
+Calls follow the LLM judge's mode (batched: two per sample). Prompt tokens are counted from the
+real prompt templates plus the sample's text; completion tokens from the number of claims the
+offline segmenter finds (an LLM finds a similar number). Tokens are estimated at four
 characters each. Cache hits are not subtracted, so the figure is an upper bound.
 """
 
@@ -21,7 +21,6 @@ from vera.types import Sample
 
 __all__ = ["CHARS_PER_TOKEN", "RunEstimate", "estimate_run"]
 
-CALLS_PER_SAMPLE = 2
 # Tokens a model writes per claim: its text in the extraction, a verdict with quote and reason.
 _EXTRACTION_TOKENS_PER_CLAIM = 12
 _VERDICT_TOKENS_PER_CLAIM = 45
@@ -45,10 +44,23 @@ def _tokens(text: str) -> int:
     return len(text) // CHARS_PER_TOKEN
 
 
+def _fixed(name: str) -> int:
+    prompt = load_prompt(name)
+    return _tokens(prompt.system + prompt.user)
+
+
 def estimate_run(
-    samples: Iterable[Sample], judge: str, prices: PriceTable | None = None
+    samples: Iterable[Sample],
+    judge: str,
+    prices: PriceTable | None = None,
+    *,
+    mode: str = "batched",
+    draws: int = 1,
 ) -> RunEstimate:
-    """Estimate the cost of judging `samples` with `judge` ("offline" costs nothing)."""
+    """Estimate the cost of judging `samples` with `judge` ("offline" costs nothing).
+
+    `mode` and `draws` are the LLM judge's mode and `samples` setting.
+    """
     rows = [s for s in samples if s.response is not None]
     if ":" not in judge:
         return RunEstimate(
@@ -59,25 +71,46 @@ def estimate_run(
             completion_tokens=0,
             cost_usd=0.0,
         )
-    extract, verify = load_prompt("extract_claims"), load_prompt("verify_claims")
-    fixed = _tokens(extract.system + extract.user) + _tokens(verify.system + verify.user)
-    prompt = completion = 0
+    extract, verify = _fixed("extract_claims"), _fixed("verify_claims")
+    calls = prompt = completion = 0
+    truth_sets: set[tuple[str, ...]] = set()
     for sample in rows:
         response = sample.response or ""
         claims = len(extract_claims(response))
-        context_tokens = sum(_tokens(text) + 2 for text in sample.context_texts)
-        # The response appears in the extraction prompt; its claims again in verification.
-        prompt += fixed + _tokens(sample.query) + 2 * _tokens(response) + context_tokens
-        completion += _tokens(response) + claims * (
-            _EXTRACTION_TOKENS_PER_CLAIM + _VERDICT_TOKENS_PER_CLAIM
-        )
+        contexts = sum(_tokens(text) + 2 for text in sample.context_texts)
+        asked = _tokens(sample.query) + _tokens(response)
+        verdicts = claims * _VERDICT_TOKENS_PER_CLAIM
+        if mode == "single_call":
+            calls += 1
+            prompt += _fixed("single_call") + asked + contexts
+            completion += _tokens(response) + claims * _EXTRACTION_TOKENS_PER_CLAIM + verdicts
+            extra_draws = draws - 1
+        else:
+            calls += 1
+            prompt += extract + asked
+            completion += _tokens(response) + claims * _EXTRACTION_TOKENS_PER_CLAIM
+            extra_draws = draws
+        context_set = tuple(sample.context_texts)
+        if mode == "truths" and context_set not in truth_sets:
+            truth_sets.add(context_set)
+            calls += 1
+            prompt += _fixed("extract_truths") + contexts
+            completion += contexts  # truths restate the contexts, at most
+        # Verification: the contexts (or their truths, no longer) and the claims, per draw.
+        if mode == "per_claim":
+            calls += extra_draws * claims
+            prompt += extra_draws * (claims * (verify + contexts) + _tokens(response))
+        else:
+            calls += extra_draws
+            prompt += extra_draws * (verify + contexts + _tokens(response))
+        completion += extra_draws * verdicts
     provider, _, model = judge.partition(":")
     price = (prices or PriceTable()).lookup(provider, model)
     usage = Usage(prompt_tokens=prompt, completion_tokens=completion)
     return RunEstimate(
         judge=judge,
         samples=len(rows),
-        calls=CALLS_PER_SAMPLE * len(rows),
+        calls=calls,
         prompt_tokens=prompt,
         completion_tokens=completion,
         cost_usd=price.cost(usage) if price is not None else None,

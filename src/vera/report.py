@@ -24,6 +24,7 @@ __all__ = [
     "ClaimRecord",
     "MetricSummary",
     "Report",
+    "RunStop",
     "SampleResult",
     "SampleStatus",
     "build_report",
@@ -38,6 +39,18 @@ class SampleStatus(StrEnum):
     SCORED = "scored"
     ERROR = "error"
     NEEDS_PIPELINE = "needs_pipeline"
+    SKIPPED = "skipped"
+    """Not evaluated because the run stopped (see `Report.stopped`)."""
+
+
+class RunStop(BaseModel):
+    """Why a run stopped before its end. `planned` is True for a limit the user set (a budget),
+    False for a failure that every later sample would have hit (a rejected key)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    reason: str
+    planned: bool
 
 
 class ClaimRecord(BaseModel):
@@ -53,6 +66,7 @@ class ClaimRecord(BaseModel):
     context_index: int | None
     reason: str
     quote_found: bool | None = None
+    agreement: float | None = None
 
 
 class SampleResult(BaseModel):
@@ -101,6 +115,8 @@ class Report(BaseModel):
     counts: dict[str, int]
     samples: tuple[SampleResult, ...]
     invalid_rows: tuple[InvalidRow, ...] = ()
+    stopped: RunStop | None = None
+    """Set when the run stopped early; its unevaluated samples have status "skipped"."""
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON-ready data; what `--output` writes."""
@@ -163,6 +179,18 @@ def _per_category(
     return breakdown
 
 
+def _agreement(results: Sequence[SampleResult]) -> dict[str, float | int] | None:
+    """How often the judge's draws agreed, over all claims judged with several draws."""
+    rates = [c.agreement for r in results for c in r.claims if c.agreement is not None]
+    if not rates:
+        return None
+    return {
+        "claims": len(rates),
+        "mean": sum(rates) / len(rates),
+        "unanimous": sum(1 for rate in rates if rate == 1.0) / len(rates),
+    }
+
+
 def build_report(
     *,
     dataset: str,
@@ -173,6 +201,7 @@ def build_report(
     results: Sequence[SampleResult],
     invalid_rows: Sequence[InvalidRow] = (),
     started: datetime | None = None,
+    stopped: RunStop | None = None,
 ) -> Report:
     """Aggregate per-sample results into a report; failed samples are counted, not averaged."""
     summary = {name: summarise_metric(name, results, t) for name, t in thresholds.items()}
@@ -182,14 +211,19 @@ def build_report(
         "scored": statuses.count(SampleStatus.SCORED),
         "errors": statuses.count(SampleStatus.ERROR),
         "needs_pipeline": statuses.count(SampleStatus.NEEDS_PIPELINE),
+        "skipped": statuses.count(SampleStatus.SKIPPED),
         "invalid_rows": len(invalid_rows),
     }
+    details = dict(judge_details or {})
+    agreement = _agreement(results)
+    if agreement is not None:
+        details["agreement"] = agreement
     timestamp = (started or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
     return Report(
         dataset=dataset,
         timestamp=timestamp,
         judge=judge,
-        judge_details=judge_details or {},
+        judge_details=details,
         vera_version=version,
         queries_evaluated=counts["scored"],
         metrics={name: s.mean for name, s in summary.items()},
@@ -198,4 +232,5 @@ def build_report(
         counts=counts,
         samples=tuple(results),
         invalid_rows=tuple(invalid_rows),
+        stopped=stopped,
     )

@@ -12,11 +12,12 @@ from datetime import UTC, datetime
 
 from vera._version import __version__
 from vera.datasets.loader import Dataset
+from vera.errors import RunStopError
 from vera.judges.base import Judge, judge_details, judge_name, match_verdicts
 from vera.judges.offline import OfflineJudge
 from vera.metrics.base import ClaimAnalysis, Metric
 from vera.metrics.faithfulness import Faithfulness
-from vera.report import ClaimRecord, Report, SampleResult, SampleStatus, build_report
+from vera.report import ClaimRecord, Report, RunStop, SampleResult, SampleStatus, build_report
 from vera.settings import DEFAULT_CONCURRENCY
 from vera.types import Sample
 
@@ -26,12 +27,21 @@ ProgressCallback = Callable[[SampleResult], None]
 
 
 async def analyse_claims(sample: Sample, judge: Judge) -> ClaimAnalysis:
-    """Extract the response's claims and verify all of them in one judge call."""
+    """Claims of the sample's response and one verdict each, from the judge.
+
+    A judge with an `analyse(response, contexts, query=...)` method does the whole analysis its
+    own way (an LLM judge in single-call mode needs both at once); any other judge extracts
+    claims, then verifies all of them in one `verify_claims` call.
+    """
     response = sample.response or ""
-    claims = await judge.extract_claims(response, query=sample.query or None)
+    analyse = getattr(judge, "analyse", None)
+    if callable(analyse):
+        claims, verdicts = await analyse(response, sample.context_texts, query=sample.query or None)
+    else:
+        claims = await judge.extract_claims(response, query=sample.query or None)
+        verdicts = await judge.verify_claims(claims, sample.context_texts) if claims else []
     if not claims:
         return ClaimAnalysis(claims=(), verdicts=())
-    verdicts = await judge.verify_claims(claims, sample.context_texts)
     return ClaimAnalysis(claims=tuple(claims), verdicts=tuple(match_verdicts(claims, verdicts)))
 
 
@@ -49,6 +59,8 @@ async def evaluate_sample(sample: Sample, metrics: Sequence[Metric], judge: Judg
             await analyse_claims(sample, judge) if any(m.needs_claims for m in metrics) else None
         )
         results = {m.name: m.score(sample, analysis) for m in metrics}
+    except RunStopError:
+        raise
     except Exception as exc:  # isolate any failure to its sample
         return SampleResult(**base, status=SampleStatus.ERROR, error=f"{type(exc).__name__}: {exc}")
     return SampleResult(
@@ -57,6 +69,16 @@ async def evaluate_sample(sample: Sample, metrics: Sequence[Metric], judge: Judg
         scores={name: r.score for name, r in results.items()},
         results=results,
         claims=_claim_records(analysis) if analysis else (),
+    )
+
+
+def _skipped(sample: Sample, reason: RunStopError) -> SampleResult:
+    return SampleResult(
+        id=sample.id,
+        category=sample.category,
+        latency_ms=sample.latency_ms,
+        status=SampleStatus.SKIPPED,
+        error=f"not evaluated: the run stopped ({reason})",
     )
 
 
@@ -71,6 +93,7 @@ def _claim_records(analysis: ClaimAnalysis) -> tuple[ClaimRecord, ...]:
             context_index=verdict.context_index,
             reason=verdict.reason,
             quote_found=verdict.quote_found,
+            agreement=verdict.agreement,
         )
         for claim, verdict in zip(analysis.claims, analysis.verdicts, strict=True)
     )
@@ -102,12 +125,22 @@ async def aevaluate(
     results: list[SampleResult | None] = []
     slots = asyncio.Semaphore(concurrency)
 
+    stop: RunStopError | None = None
+
+    def record(index: int, result: SampleResult) -> None:
+        results[index] = result
+        if progress is not None:
+            progress(result)
+
     async def run(index: int, sample: Sample) -> None:
+        nonlocal stop
         try:
-            result = await evaluate_sample(sample, metrics, active_judge)
-            results[index] = result
-            if progress is not None:
-                progress(result)
+            try:
+                result = await evaluate_sample(sample, metrics, active_judge)
+            except RunStopError as exc:
+                stop = stop or exc
+                result = _skipped(sample, exc)
+            record(index, result)
         finally:
             slots.release()
 
@@ -129,6 +162,11 @@ async def aevaluate(
                 read_error = exc
                 break
             results.append(None)
+            if stop is not None:
+                # Still read to the end, so the report lists every sample the run did not do.
+                slots.release()
+                record(len(results) - 1, _skipped(sample, stop))
+                continue
             group.create_task(run(len(results) - 1, sample))
     if read_error is not None:
         raise read_error
@@ -144,6 +182,7 @@ async def aevaluate(
         results=finished,
         invalid_rows=dataset.invalid_rows if dataset else (),
         started=started,
+        stopped=None if stop is None else RunStop(reason=str(stop), planned=stop.planned),
     )
 
 

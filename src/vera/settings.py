@@ -12,7 +12,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -36,6 +36,13 @@ class Settings(BaseModel):
     """"offline", or PROVIDER:MODEL such as "openai:gpt-4o-mini"."""
     judge_base_url: str | None = None
     """The provider's base URL, for OpenAI-compatible servers (vLLM, Ollama, Azure…)."""
+    judge_mode: Literal["batched", "per_claim", "truths", "single_call"] = "batched"
+    """How an LLM judge splits the work into calls (see `vera.judges.llm`)."""
+    judge_samples: int = Field(default=1, ge=1)
+    """Verification draws per claim; above 1 the majority verdict is kept."""
+    judge_temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    judge_prompts_dir: Path | None = None
+    """A folder of prompt files that replace the bundled ones of the same name."""
     concurrency: int = Field(default=DEFAULT_CONCURRENCY, ge=1)
     """Samples evaluated at once."""
     provider_concurrency: int = Field(default=DEFAULT_PROVIDER_CONCURRENCY, ge=1)

@@ -105,6 +105,8 @@ class ClaimVerdict(BaseModel):
     quote_found: bool | None = None
     """Whether `evidence` was found verbatim in the cited context; None where not checked.
     False flags a quote the judge invented."""
+    agreement: float | None = None
+    """With several draws of the judge, the share that gave this verdict; None with one."""
 
     def __init__(
         self,
@@ -115,6 +117,7 @@ class ClaimVerdict(BaseModel):
         reason: str = "",
         *,
         quote_found: bool | None = None,
+        agreement: float | None = None,
     ) -> None:
         super().__init__(
             claim_id=claim_id,
@@ -123,6 +126,7 @@ class ClaimVerdict(BaseModel):
             context_index=context_index,
             reason=reason,
             quote_found=quote_found,
+            agreement=agreement,
         )
 
 

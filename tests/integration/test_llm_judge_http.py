@@ -12,7 +12,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.support.loopback import LoopbackServer, Recorded, Reply, ok_anthropic_tool, ok_openai
+import pytest
+from tests.support.loopback import (
+    LoopbackServer,
+    Recorded,
+    Reply,
+    error,
+    ok_anthropic_tool,
+    ok_openai,
+)
 
 SAMPLES = [
     {
@@ -30,24 +38,24 @@ SAMPLES = [
 ]
 
 
+def _verdict(text: str) -> dict[str, Any]:
+    verdict = "CONTRADICTED" if "60" in text else "FULLY_SUPPORTED"
+    return {"verdict": verdict, "context": 1, "quote": "", "reason": "scripted"}
+
+
 def _scripted_reply(prompt: str) -> dict[str, Any]:
+    if "List the factual statements" in prompt:
+        contexts = re.findall(r"^\[(\d+)\] (.*)$", prompt, flags=re.M)
+        return {"truths": [{"context": int(n), "text": text} for n, text in contexts]}
     if "Split the ANSWER" in prompt:
         answer = prompt.rsplit("ANSWER:\n", 1)[1]
         sentences = [s.strip() + "." for s in answer.split(".") if s.strip()]
-        return {"claims": [{"number": i, "text": s} for i, s in enumerate(sentences, 1)]}
+        claims = [{"number": i, "text": s} for i, s in enumerate(sentences, 1)]
+        if "then give each claim one verdict" in prompt:  # single-call mode
+            claims = [{**claim, **_verdict(claim["text"])} for claim in claims]
+        return {"claims": claims}
     claims = re.findall(r"^(\d+)\. (.*)$", prompt.rsplit("CLAIMS:\n", 1)[1], flags=re.M)
-    return {
-        "verdicts": [
-            {
-                "claim": int(n),
-                "verdict": "CONTRADICTED" if "60" in text else "FULLY_SUPPORTED",
-                "context": 1,
-                "quote": "",
-                "reason": "scripted",
-            }
-            for n, text in claims
-        ]
-    }
+    return {"verdicts": [{"claim": int(n), **_verdict(text)} for n, text in claims]}
 
 
 def _openai(request: Recorded) -> Reply:
@@ -170,3 +178,58 @@ def test_dry_run_estimates_and_calls_nothing(loopback: LoopbackServer, tmp_path:
     text = " ".join(result.stdout.split())
     assert "2 samples · 4 calls" in text and "No call was made" in text
     assert re.search(r"about \$0\.000\d+", text)
+
+
+@pytest.mark.parametrize(
+    ("mode", "calls"),
+    [("single_call", 2), ("per_claim", 2 + 3), ("truths", 2 * 3)],
+)
+def test_judge_modes_over_http(
+    loopback: LoopbackServer, tmp_path: Path, mode: str, calls: int
+) -> None:
+    loopback.default = _openai
+    result = vera_eval(
+        tmp_path,
+        "--judge",
+        "openai:gpt-4o-mini",
+        "--judge-base-url",
+        loopback.openai_url,
+        "--judge-mode",
+        mode,
+    )
+    assert result.returncode == 0, result.stderr
+    assert loopback.request_count == calls
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert {s["id"]: s["scores"]["faithfulness"] for s in report["samples"]} == {"a": 0.5, "b": 1.0}
+    assert report["judge_details"]["mode"] == mode
+
+
+def test_judge_samples_report_agreement(loopback: LoopbackServer, tmp_path: Path) -> None:
+    loopback.default = _openai
+    args = ["--judge", "openai:gpt-4o-mini", "--judge-base-url", loopback.openai_url]
+    result = vera_eval(tmp_path, *args, "--judge-samples", "3", "--judge-temperature", "0.7")
+    assert result.returncode == 0, result.stderr
+    assert loopback.request_count == 2 * (1 + 3)
+    temperatures = {r.json["temperature"] for r in loopback.requests}
+    assert temperatures == {0.7}
+    details = json.loads((tmp_path / "r.json").read_text())["judge_details"]
+    assert details["samples"] == 3
+    assert details["agreement"] == {"claims": 3, "mean": 1.0, "unanimous": 1.0}
+
+
+def test_rejected_key_stops_the_run_at_once(loopback: LoopbackServer, tmp_path: Path) -> None:
+    loopback.default = lambda _: error(401, {"error": {"message": "Incorrect API key"}})
+    result = vera_eval(
+        tmp_path,
+        "--judge",
+        "openai:gpt-4o-mini",
+        "--judge-base-url",
+        loopback.openai_url,
+        "--concurrency",
+        "1",
+    )
+    assert result.returncode == 2
+    assert loopback.request_count == 1  # not retried, and no other sample started
+    assert "Run stopped" in result.stderr and "OPENAI_API_KEY" in result.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["counts"]["skipped"] == 2 and report["stopped"]["planned"] is False

@@ -27,3 +27,22 @@ def test_llm_estimate_scales_with_text_and_counts_two_calls_per_sample() -> None
 def test_samples_without_response_are_not_counted_and_unknown_price_is_none() -> None:
     estimate = estimate_run([sample("a", None), sample("b", "Text here.")], "vllm:llama")
     assert (estimate.samples, estimate.calls, estimate.cost_usd) == (1, 2, None)
+
+
+def test_calls_follow_the_judge_mode_and_draws() -> None:
+    rows = [sample("a", "Paris is in France. It has 2 million people."), sample("b", "Lyon.")]
+    rows.append(sample("c", "Nice is sunny.", context="x" * 100))
+
+    def calls(mode: str, draws: int = 1) -> int:
+        return estimate_run(rows, "openai:m", mode=mode, draws=draws).calls
+
+    claims = 2 + 1 + 1  # the offline segmenter's count on each response
+    assert calls("batched") == 2 * 3
+    assert calls("batched", draws=3) == 3 + 3 * 3
+    assert calls("single_call") == 3
+    assert calls("single_call", draws=2) == 3 + 3
+    assert calls("per_claim") == 3 + claims
+    assert calls("truths") == 3 + 2 + 3  # two distinct context sets
+    single = estimate_run(rows, "openai:m", mode="single_call")
+    batched = estimate_run(rows, "openai:m")
+    assert single.prompt_tokens < batched.prompt_tokens

@@ -78,6 +78,7 @@ def test_failures_are_recorded_per_sample_and_the_run_goes_on() -> None:
         "scored": 2,
         "errors": 3,
         "needs_pipeline": 1,
+        "skipped": 0,
         "invalid_rows": 0,
     }
     assert report.per_category_breakdown == {
@@ -248,3 +249,36 @@ def test_a_metric_that_returns_nan_fails_its_sample_only() -> None:
     assert "finite number" in (report.sample("b").error or "")
     assert report.metrics == {"nan_metric": 1.0}
     assert "NaN" not in report.to_json()
+
+
+class KeyRevoked(vera.errors.RunStopError):
+    """Stands in for a provider's rejected key (AuthenticationError is one)."""
+
+
+class FakeRevokedKeyJudge(FakeJudge):
+    """A fake judge whose key stops working at the third sample it sees."""
+
+    def __init__(self) -> None:
+        super().__init__({"A fact.": [("A fact.", "yes")]})
+        self.seen = 0
+
+    async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
+        self.seen += 1
+        if self.seen >= 3:
+            raise KeyRevoked("the key was rejected")
+        return await super().extract_claims(response, query=query)
+
+
+def test_a_run_stop_error_keeps_finished_samples_and_skips_the_rest() -> None:
+    judge = FakeRevokedKeyJudge()
+    samples = [sample(f"s{i}", "A fact.") for i in range(6)]
+    seen: list[str] = []
+    report = evaluate(samples, judge=judge, concurrency=1, progress=lambda r: seen.append(r.id))
+    statuses = [r.status for r in report.samples]
+    assert statuses == [SampleStatus.SCORED] * 2 + [SampleStatus.SKIPPED] * 4
+    assert judge.seen == 3  # nothing started after the stop
+    assert report.stopped is not None and report.stopped.planned is False
+    assert report.stopped.reason == "the key was rejected"
+    assert report.counts["skipped"] == 4 and report.metric_summary["faithfulness"].scored == 2
+    assert "the run stopped (the key was rejected)" in (report.samples[5].error or "")
+    assert seen == [f"s{i}" for i in range(6)]  # progress hears of every sample

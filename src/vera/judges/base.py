@@ -18,6 +18,10 @@ class Judge(Protocol):
     Both methods are async because most judges wait on a network. `verify_claims` receives all
     claims of one sample at once, so a judge can batch them into a single call, and must return
     exactly one verdict per claim id.
+
+    A judge may also offer `async analyse(response, contexts, *, query=None)` returning
+    `(claims, verdicts)`; the runner then calls that instead of the two methods, so a judge can
+    extract and verify in one step.
     """
 
     async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:

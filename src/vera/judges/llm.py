@@ -1,26 +1,50 @@
-"""`LLMJudge`: claims and verdicts from a chat model, in two calls per sample.
+"""`LLMJudge`: claims and verdicts from a chat model, in one of four modes.
 
-Batched mode: one call extracts the numbered claims, one call verifies all of them against
-the numbered contexts. The model only classifies; every score is still VERA's arithmetic.
-What the model returns is checked, not trusted:
+- `batched` (default): one call extracts the numbered claims, one call verifies all of them
+  against the numbered contexts: 2 calls per sample.
+- `per_claim` (seed 000): one extraction call, then one verification call per claim: 1 + N.
+- `truths` (seed 004): claims, then the facts each context states (once per context set, then
+  reused), then verdicts of the claims against those facts: 3 calls, 2 on a repeated set.
+- `single_call` (seed 003): claims and verdicts in one call: 1 call per sample.
+
+Every mode produces the same `ClaimVerdict`s; the model only classifies, every score is still
+VERA's arithmetic. What the model returns is checked, not trusted:
 
 - a reply that fails validation is re-asked once with the validation error;
 - verdicts must come back for exactly the claim numbers asked; missing ones are re-asked alone;
 - each quote is looked up in the context it cites, and an invented quote is flagged;
 - a reply cut off at max_tokens makes the judge split the work into smaller calls.
+
+With `samples=k`, verification is drawn k times and each claim gets the majority verdict and
+the share of draws that agreed with it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, get_args
 
-from pydantic import BaseModel, ValidationError, field_validator
+from pydantic import ValidationError
 
 from vera.errors import JudgeResponseError
+from vera.judges.evidence import checked_verdict
 from vera.judges.offline.segment import split_units
 from vera.judges.prompts import Prompt, load_prompt
+from vera.judges.replies import (
+    EXTRACTION_SCHEMA,
+    SINGLE_CALL_SCHEMA,
+    TRUTHS_SCHEMA,
+    VERIFICATION_SCHEMA,
+    Extraction,
+    SingleCall,
+    Truths,
+    Verification,
+)
+from vera.judges.voting import majority_verdicts
 from vera.providers.base import (
     ChatModel,
     ChatRequest,
@@ -30,76 +54,24 @@ from vera.providers.base import (
 )
 from vera.providers.cost import CostLedger
 from vera.providers.jsonparse import MalformedJSONError, parse_json_object
+from vera.providers.managed import ManagedChatModel
 from vera.types import Claim, ClaimVerdict, Verdict
 
-__all__ = ["LLMJudge"]
+__all__ = ["MODES", "LLMJudge", "Mode"]
 
 T = TypeVar("T")
 
-_VERDICT_NAMES = [v.value for v in Verdict]
-EXTRACTION_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "claims": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {"number": {"type": "integer"}, "text": {"type": "string"}},
-                "required": ["number", "text"],
-            },
-        }
-    },
-    "required": ["claims"],
+Mode = Literal["batched", "per_claim", "truths", "single_call"]
+MODES: tuple[str, ...] = get_args(Mode)
+
+_PROMPTS: dict[str, tuple[str, ...]] = {
+    "batched": ("extract_claims", "verify_claims"),
+    "per_claim": ("extract_claims", "verify_claims"),
+    "truths": ("extract_claims", "extract_truths", "verify_claims"),
+    # Extra draws (samples > 1) and a cut-off reply fall back on the two-step prompts.
+    "single_call": ("single_call", "extract_claims", "verify_claims"),
 }
-VERIFICATION_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "verdicts": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "claim": {"type": "integer"},
-                    "verdict": {"type": "string", "enum": _VERDICT_NAMES},
-                    "context": {"type": ["integer", "null"]},
-                    "quote": {"type": "string"},
-                    "reason": {"type": "string"},
-                },
-                "required": ["claim", "verdict"],
-            },
-        }
-    },
-    "required": ["verdicts"],
-}
-
-
-class _ExtractedClaim(BaseModel):
-    number: int
-    text: str
-
-
-class _Extraction(BaseModel):
-    claims: list[_ExtractedClaim]
-
-
-class _RawVerdict(BaseModel):
-    claim: int
-    verdict: Verdict
-    context: int | None = None
-    quote: str = ""
-    reason: str = ""
-
-    @field_validator("verdict", mode="before")
-    @classmethod
-    def _parse_verdict(cls, value: Any) -> Verdict:
-        try:
-            return Verdict.parse(value)
-        except JudgeResponseError as exc:  # pydantic turns ValueError into a validation error
-            raise ValueError(str(exc)) from None
-
-
-class _Verification(BaseModel):
-    verdicts: list[_RawVerdict]
+_NO_TRUTHS = "(this context states no facts)"
 
 
 class LLMJudge:
@@ -107,29 +79,44 @@ class LLMJudge:
 
     Args:
         model: the chat model that answers.
-        prompts_dir: a folder with your own `extract_claims.toml` / `verify_claims.toml`.
+        mode: "batched", "per_claim", "truths" or "single_call" (see the module docstring).
+        samples: verification draws per claim; above 1, the majority verdict is kept and the
+            agreement rate reported. Use a temperature above 0 with it.
+        prompts_dir: a folder with your own prompt files (same names as the bundled ones).
         max_claims_per_call: claims verified in one call; more are split across calls.
         temperature: sampling temperature (0 for the most repeatable verdicts).
         max_tokens: the reply budget of one call.
+        truths_cache_size: context sets whose truths are kept in memory (truths mode).
     """
 
     def __init__(
         self,
         model: ChatModel,
         *,
+        mode: Mode = "batched",
+        samples: int = 1,
         prompts_dir: Path | None = None,
         max_claims_per_call: int = 25,
         temperature: float = 0.0,
         max_tokens: int = 2048,
+        truths_cache_size: int = 1024,
     ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+        if samples < 1:
+            raise ValueError("samples must be at least 1")
         if max_claims_per_call < 1:
             raise ValueError("max_claims_per_call must be at least 1")
         self.model = model
-        self.extract_prompt = load_prompt("extract_claims", prompts_dir)
-        self.verify_prompt = load_prompt("verify_claims", prompts_dir)
-        self.max_claims_per_call = max_claims_per_call
+        self.mode = mode
+        self.samples = samples
+        self.prompts = {name: load_prompt(name, prompts_dir) for name in _PROMPTS[mode]}
+        self.max_claims_per_call = 1 if mode == "per_claim" else max_claims_per_call
         self.temperature = temperature
         self.max_tokens = max_tokens
+        self._truths: OrderedDict[str, list[str]] = OrderedDict()
+        self._truths_pending: dict[str, asyncio.Task[list[str]]] = {}
+        self._truths_cache_size = truths_cache_size
 
     @property
     def name(self) -> str:
@@ -138,15 +125,42 @@ class LLMJudge:
     @property
     def prompt_versions(self) -> dict[str, str]:
         """The version of each prompt, recorded with every result."""
-        return {p.name: p.version for p in (self.extract_prompt, self.verify_prompt)}
+        return {name: prompt.version for name, prompt in self.prompts.items()}
 
     def details(self) -> dict[str, Any]:
-        """Prompt versions, and calls, tokens and cost where the model keeps a ledger."""
-        details: dict[str, Any] = {"mode": "batched", "prompt_versions": self.prompt_versions}
+        """Mode, prompt versions, and calls, tokens and cost where the model keeps a ledger."""
+        details: dict[str, Any] = {
+            "mode": self.mode,
+            "samples": self.samples,
+            "temperature": self.temperature,
+            "prompt_versions": self.prompt_versions,
+        }
         ledger = getattr(self.model, "ledger", None)
         if isinstance(ledger, CostLedger):
             details["usage"] = ledger.summary()
         return details
+
+    async def analyse(
+        self, response: str, contexts: Sequence[str], *, query: str | None = None
+    ) -> tuple[list[Claim], list[ClaimVerdict]]:
+        """Claims of `response` and their verdicts against `contexts`, the way `mode` says."""
+        if not response.strip():
+            return [], []
+        draws: list[list[ClaimVerdict]] = []
+        claims: list[Claim] | None = None
+        if self.mode == "single_call" and contexts:
+            judged = await self._single_call(response, contexts, query or "")
+            if judged is not None:
+                claims, first_draw = judged
+                draws.append(first_draw)
+        if claims is None:
+            claims = await self.extract_claims(response, query=query)
+        if not claims:
+            return [], []
+        draws += await asyncio.gather(
+            *(self._verify_draw(claims, contexts, draw) for draw in range(len(draws), self.samples))
+        )
+        return claims, majority_verdicts(draws)
 
     async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
         """Numbered atomic claims, each located in the response where it appears verbatim."""
@@ -160,32 +174,50 @@ class LLMJudge:
     async def verify_claims(
         self, claims: Sequence[Claim], contexts: Sequence[str]
     ) -> list[ClaimVerdict]:
-        """One verdict per claim; all claims go in one call unless the reply is too long."""
-        if not contexts:
-            return [
-                ClaimVerdict(c.id, Verdict.NO_EVIDENCE, reason="no context was given")
-                for c in claims
-            ]
-        found: dict[str, ClaimVerdict] = {}
-        await self._verify_batches(list(claims), contexts, found)
-        missing = [c for c in claims if c.id not in found]
-        if missing:
-            # Asking again for just the missing claims keeps the verdicts already given.
-            await self._verify_batches(missing, contexts, found)
-        still_missing = [c.id for c in claims if c.id not in found]
-        if still_missing:
-            raise JudgeResponseError(f"the judge gave no verdict for claims {still_missing}")
-        return [found[c.id] for c in claims]
+        """One verdict per claim (the majority over `samples` draws)."""
+        draws = await asyncio.gather(
+            *(self._verify_draw(claims, contexts, draw) for draw in range(self.samples))
+        )
+        return majority_verdicts(draws)
+
+    async def _single_call(
+        self, response: str, contexts: Sequence[str], query: str
+    ) -> tuple[list[Claim], list[ClaimVerdict]] | None:
+        """Claims and verdicts from one call; None when the reply was cut off."""
+        prompt = self.prompts["single_call"]
+        messages = prompt.render(
+            contexts=_numbered(contexts), query=query or "(none)", response=response
+        )
+        try:
+            reply = await self._ask(
+                messages, prompt, SINGLE_CALL_SCHEMA, "claims", SingleCall.model_validate
+            )
+        except TruncatedOutputError:
+            return None
+        judged = sorted((c for c in reply.claims if c.text.strip()), key=lambda c: c.number)
+        claims: list[Claim] = []
+        verdicts: list[ClaimVerdict] = []
+        for n, item in enumerate(judged, start=1):
+            text = item.text.strip()
+            claims.append(Claim(f"c{n}", text, _locate(response, text)))
+            verdicts.append(
+                checked_verdict(
+                    f"c{n}",
+                    item.verdict,
+                    context=item.context,
+                    quote=item.quote,
+                    reason=item.reason,
+                    contexts=contexts,
+                )
+            )
+        return claims, verdicts
 
     async def _extract_texts(self, response: str, query: str) -> list[str]:
-        messages = self.extract_prompt.render(query=query or "(none)", response=response)
+        prompt = self.prompts["extract_claims"]
+        messages = prompt.render(query=query or "(none)", response=response)
         try:
             extraction = await self._ask(
-                messages,
-                self.extract_prompt,
-                EXTRACTION_SCHEMA,
-                "claims",
-                _Extraction.model_validate,
+                messages, prompt, EXTRACTION_SCHEMA, "claims", Extraction.model_validate
             )
         except TruncatedOutputError:
             halves = _split_in_two(response)
@@ -202,28 +234,66 @@ class LLMJudge:
         ordered = sorted(extraction.claims, key=lambda c: c.number)
         return [c.text.strip() for c in ordered if c.text.strip()]
 
+    async def _verify_draw(
+        self, claims: Sequence[Claim], contexts: Sequence[str], draw: int
+    ) -> list[ClaimVerdict]:
+        """One full verification of `claims`: every claim gets a verdict, or this raises."""
+        if not contexts:
+            return [
+                ClaimVerdict(c.id, Verdict.NO_EVIDENCE, reason="no context was given")
+                for c in claims
+            ]
+        shown = await self._truths_of(contexts) if self.mode == "truths" else list(contexts)
+        found: dict[str, ClaimVerdict] = {}
+        await self._verify_batches(list(claims), shown, contexts, found, draw)
+        missing = [c for c in claims if c.id not in found]
+        if missing:
+            # Asking again for just the missing claims keeps the verdicts already given.
+            await self._verify_batches(missing, shown, contexts, found, draw)
+        still_missing = [c.id for c in claims if c.id not in found]
+        if still_missing:
+            raise JudgeResponseError(f"the judge gave no verdict for claims {still_missing}")
+        return [found[c.id] for c in claims]
+
     async def _verify_batches(
-        self, claims: list[Claim], contexts: Sequence[str], found: dict[str, ClaimVerdict]
+        self,
+        claims: list[Claim],
+        shown: Sequence[str],
+        contexts: Sequence[str],
+        found: dict[str, ClaimVerdict],
+        draw: int,
     ) -> None:
-        for start in range(0, len(claims), self.max_claims_per_call):
-            await self._verify_batch(
-                claims[start : start + self.max_claims_per_call], contexts, found
+        size = self.max_claims_per_call
+        await asyncio.gather(
+            *(
+                self._verify_batch(claims[start : start + size], shown, contexts, found, draw)
+                for start in range(0, len(claims), size)
             )
+        )
 
     async def _verify_batch(
-        self, batch: list[Claim], contexts: Sequence[str], found: dict[str, ClaimVerdict]
+        self,
+        batch: list[Claim],
+        shown: Sequence[str],
+        contexts: Sequence[str],
+        found: dict[str, ClaimVerdict],
+        draw: int,
     ) -> None:
-        messages = self.verify_prompt.render(
-            contexts="\n\n".join(f"[{i}] {text}" for i, text in enumerate(contexts, start=1)),
+        """Verify `batch` against `shown` (the contexts, or their truths); quotes are checked
+        against the contexts themselves."""
+        prompt = self.prompts["verify_claims"]
+        messages = prompt.render(
+            contexts=_numbered(shown),
             claims="\n".join(f"{i}. {c.text}" for i, c in enumerate(batch, start=1)),
         )
         try:
             reply = await self._ask(
                 messages,
-                self.verify_prompt,
+                prompt,
                 VERIFICATION_SCHEMA,
                 "verdicts",
-                _Verification.model_validate,
+                Verification.model_validate,
+                draw=draw,
             )
         except TruncatedOutputError:
             if len(batch) == 1:
@@ -231,14 +301,60 @@ class LLMJudge:
                     "the verdict was cut off at max_tokens even for one claim; raise max_tokens"
                 ) from None
             half = len(batch) // 2
-            await self._verify_batch(batch[:half], contexts, found)
-            await self._verify_batch(batch[half:], contexts, found)
+            await self._verify_batch(batch[:half], shown, contexts, found, draw)
+            await self._verify_batch(batch[half:], shown, contexts, found, draw)
             return
         for raw in reply.verdicts:
             # Numbers outside the batch answer no question we asked; they are dropped.
             if 1 <= raw.claim <= len(batch):
                 claim = batch[raw.claim - 1]
-                found.setdefault(claim.id, _to_verdict(claim, raw, contexts))
+                found.setdefault(
+                    claim.id,
+                    checked_verdict(
+                        claim.id,
+                        raw.verdict,
+                        context=raw.context,
+                        quote=raw.quote,
+                        reason=raw.reason,
+                        contexts=contexts,
+                    ),
+                )
+
+    async def _truths_of(self, contexts: Sequence[str]) -> list[str]:
+        """The facts each context states, one text per context; asked once per context set.
+
+        Concurrent samples with the same contexts share one call; a failed call is not kept, so
+        the next sample asks again.
+        """
+        key = hashlib.sha256("\x00".join(contexts).encode("utf-8")).hexdigest()
+        if key in self._truths:
+            self._truths.move_to_end(key)
+            return self._truths[key]
+        task = self._truths_pending.get(key)
+        if task is None:
+            task = asyncio.ensure_future(self._ask_truths(contexts))
+            self._truths_pending[key] = task
+            task.add_done_callback(lambda _: self._truths_pending.pop(key, None))
+        truths = await asyncio.shield(task)
+        self._truths[key] = truths
+        while len(self._truths) > self._truths_cache_size:
+            self._truths.popitem(last=False)
+        return truths
+
+    async def _ask_truths(self, contexts: Sequence[str]) -> list[str]:
+        prompt = self.prompts["extract_truths"]
+        reply = await self._ask(
+            prompt.render(contexts=_numbered(contexts)),
+            prompt,
+            TRUTHS_SCHEMA,
+            "truths",
+            Truths.model_validate,
+        )
+        per_context: list[list[str]] = [[] for _ in contexts]
+        for truth in reply.truths:
+            if 1 <= truth.context <= len(contexts) and truth.text.strip():
+                per_context[truth.context - 1].append(truth.text.strip())
+        return [" ".join(found) if found else _NO_TRUTHS for found in per_context]
 
     async def _ask(
         self,
@@ -247,6 +363,8 @@ class LLMJudge:
         schema: dict[str, Any],
         schema_name: str,
         validate: Callable[[Any], T],
+        *,
+        draw: int = 0,
     ) -> T:
         request = ChatRequest(
             messages=messages,
@@ -255,8 +373,9 @@ class LLMJudge:
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             prompt_version=prompt.version,
+            draw=draw,
         )
-        response = await self.model.complete(request)
+        response = await self._complete(request, prompt.name)
         try:
             return validate(_reply_data(response))
         except (ValidationError, MalformedJSONError) as first_error:
@@ -274,13 +393,23 @@ class LLMJudge:
                 )
             }
         )
-        response = await self.model.complete(retry)
+        response = await self._complete(retry, prompt.name)
         try:
             return validate(_reply_data(response))
         except (ValidationError, MalformedJSONError) as second_error:
             raise JudgeResponseError(
                 f"the judge's reply was invalid twice: {_describe(second_error)}"
             ) from None
+
+    async def _complete(self, request: ChatRequest, label: str) -> ChatResponse:
+        """Call the model; a managed model also books the call's cost under the prompt's name."""
+        if isinstance(self.model, ManagedChatModel):
+            return await self.model.complete(request, label=label)
+        return await self.model.complete(request)
+
+
+def _numbered(texts: Sequence[str]) -> str:
+    return "\n\n".join(f"[{i}] {text}" for i, text in enumerate(texts, start=1))
 
 
 def _reply_data(response: ChatResponse) -> Any:
@@ -294,41 +423,6 @@ def _describe(error: ValidationError | MalformedJSONError) -> str:
         where = ".".join(str(p) for p in first["loc"])
         return f"{where}: {first['msg']}" if where else first["msg"]
     return str(error)
-
-
-def _to_verdict(claim: Claim, raw: _RawVerdict, contexts: Sequence[str]) -> ClaimVerdict:
-    index = (
-        raw.context - 1 if raw.context is not None and 1 <= raw.context <= len(contexts) else None
-    )
-    quote = raw.quote.strip().strip('"“”').strip()
-    quote_found: bool | None = None
-    if quote:
-        candidates = [index] if index is not None else range(len(contexts))
-        hit = next((i for i in candidates if _contains(contexts[i], quote)), None)
-        quote_found = hit is not None
-        index = hit if hit is not None else index
-    reason = raw.reason.strip()
-    if quote_found is False:
-        reason = f"[quote not found in the cited context] {reason}".strip()
-    return ClaimVerdict(claim.id, raw.verdict, quote, index, reason, quote_found=quote_found)
-
-
-def _normalise(text: str) -> str:
-    return " ".join(text.replace("…", "...").split()).lower()
-
-
-def _contains(context: str, quote: str) -> bool:
-    """Whether `quote` occurs in `context`, ignoring case and whitespace; "..." may elide."""
-    haystack = _normalise(context)
-    position = 0
-    for piece in (p.strip() for p in _normalise(quote).split("...")):
-        if not piece:
-            continue
-        found = haystack.find(piece, position)
-        if found < 0:
-            return False
-        position = found + len(piece)
-    return True
 
 
 def _locate(response: str, text: str) -> tuple[int, int] | None:

@@ -41,4 +41,10 @@ def create_judge(spec: str, settings: Settings | None = None) -> Judge:
         cache=ResponseCache(settings.cache_path) if settings.cache else None,
         ledger=CostLedger(max_cost=settings.max_cost),
     )
-    return LLMJudge(managed)
+    return LLMJudge(
+        managed,
+        mode=settings.judge_mode,
+        samples=settings.judge_samples,
+        temperature=settings.judge_temperature,
+        prompts_dir=settings.judge_prompts_dir,
+    )

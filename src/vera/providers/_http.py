@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from vera.providers.base import (
     AuthenticationError,
     BadRequestError,
+    ModelNotFoundError,
     ProviderError,
     RateLimitError,
     RetryableProviderError,
@@ -66,7 +67,9 @@ def status_error(
         return RetryableProviderError(
             detail, status=status, retry_after=retry_after_seconds(headers)
         )
-    if status in (400, 404, 413, 422):
+    if status == 404:
+        return ModelNotFoundError(detail, status=status)
+    if status in (400, 413, 422):
         return BadRequestError(detail, status=status)
     return ProviderError(detail, status=status)
 

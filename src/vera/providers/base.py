@@ -5,8 +5,9 @@ Errors a provider raises are translated into this tree, which says what may be r
     ProviderError                      (VeraError)
      ├── RetryableProviderError        429, 5xx, timeouts, dropped connections
      │    └── RateLimitError           429; carries Retry-After when the server sent it
-     ├── AuthenticationError           401 / 403: fix the key; never retried
-     ├── BadRequestError               400 / 404 / 422: fix the model name or request; never retried
+     ├── AuthenticationError           401 / 403: fix the key; never retried; stops the run
+     ├── BadRequestError               400 / 422: fix the request; never retried
+     │    └── ModelNotFoundError       404: fix the model name or base URL; stops the run
      ├── TruncatedOutputError          the reply hit max_tokens; the caller splits the work
      └── MissingExtraError             the provider's SDK is not installed
 """
@@ -17,7 +18,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from vera.errors import VeraError
+from vera.errors import RunStopError, VeraError
 
 __all__ = [
     "AuthenticationError",
@@ -27,6 +28,7 @@ __all__ = [
     "ChatResponse",
     "Message",
     "MissingExtraError",
+    "ModelNotFoundError",
     "ProviderError",
     "RateLimitError",
     "RetryableProviderError",
@@ -58,6 +60,9 @@ class ChatRequest(BaseModel):
     max_tokens: int = 2048
     prompt_version: str = ""
     """The version of the prompt that built `messages`; part of the cache key."""
+    draw: int = 0
+    """Which of several independent draws of the same request this is (`samples=k`). Never
+    sent to the provider; keyed in the cache so that k draws are k calls, not one call reused."""
 
 
 class Usage(BaseModel):
@@ -132,12 +137,17 @@ class RateLimitError(RetryableProviderError):
     """429: too many requests or tokens; wait `retry_after` seconds where given."""
 
 
-class AuthenticationError(ProviderError):
-    """401/403: the key is missing, wrong or lacks access."""
+class AuthenticationError(ProviderError, RunStopError):
+    """401/403: the key is missing, wrong or lacks access. Stops the run: every later call
+    would be refused the same way."""
 
 
 class BadRequestError(ProviderError):
     """400/404/422: the request or the model name is wrong."""
+
+
+class ModelNotFoundError(BadRequestError, RunStopError):
+    """404: no such model at this base URL. Stops the run, like a rejected key."""
 
 
 class TruncatedOutputError(ProviderError):

@@ -40,6 +40,7 @@ def cache_key(provider: str, model: str, request: ChatRequest) -> str:
         "temperature": request.temperature,
         "max_tokens": request.max_tokens,
         "prompt_version": request.prompt_version,
+        "draw": request.draw,
     }
     blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()

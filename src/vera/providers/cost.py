@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
+from vera.errors import RunStopError
 from vera.providers.base import ProviderError, Usage
 
 __all__ = ["DEFAULT_PRICES", "BudgetExceededError", "CostLedger", "Price", "PriceTable"]
@@ -53,8 +54,10 @@ class PriceTable:
         return self.prices[max(matches, key=len)] if matches else None
 
 
-class BudgetExceededError(ProviderError):
-    """`max_cost` is spent: no new provider call is started."""
+class BudgetExceededError(ProviderError, RunStopError):
+    """`max_cost` is spent: no new provider call, and no new sample, is started."""
+
+    planned = True
 
 
 @dataclass

@@ -1,13 +1,15 @@
 """`FakeChatModel`: a scripted chat model for tests. It calls no provider.
 
-Replies (or exceptions) are queued with `enqueue` and consumed in order; every request is
-recorded, so a test can assert exactly what was sent and how often.
+Replies (or exceptions) are queued with `enqueue` and consumed in order; once the queue is
+empty, `respond(request)` answers, if given. Every request is recorded, so a test can assert
+exactly what was sent and how often.
 """
 
 from __future__ import annotations
 
 import json
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from vera.providers.base import ChatRequest, ChatResponse, Usage
@@ -18,8 +20,15 @@ __all__ = ["FakeChatModel"]
 class FakeChatModel:
     """A fake `ChatModel`: returns queued replies, raises queued exceptions."""
 
-    def __init__(self, model: str = "fake-model", *, provider: str = "fake") -> None:
+    def __init__(
+        self,
+        model: str = "fake-model",
+        *,
+        provider: str = "fake",
+        respond: Callable[[ChatRequest], dict[str, Any]] | None = None,
+    ) -> None:
         self._provider = provider
+        self._respond = respond
         self._model = model
         self._queue: deque[ChatResponse | BaseException] = deque()
         self.requests: list[ChatRequest] = []
@@ -53,6 +62,8 @@ class FakeChatModel:
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         self.requests.append(request)
+        if not self._queue and self._respond is not None:
+            self.enqueue(self._respond(request))
         if not self._queue:
             raise AssertionError("FakeChatModel has no reply queued for this request")
         reply = self._queue.popleft()
