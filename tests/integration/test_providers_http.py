@@ -31,6 +31,7 @@ from vera.providers.base import (
     ChatRequest,
     Message,
     MissingExtraError,
+    ModelNotFoundError,
     RateLimitError,
     RetryableProviderError,
     TruncatedOutputError,
@@ -194,8 +195,20 @@ async def test_openai_bad_key(gpt: OpenAIChatModel, loopback: LoopbackServer) ->
 
 async def test_openai_unknown_model(gpt: OpenAIChatModel, loopback: LoopbackServer) -> None:
     loopback.script(error(404, {"error": {"message": "The model `gpt-test` does not exist"}}))
-    with pytest.raises(BadRequestError, match=r"does not exist.*check the model name"):
+    with pytest.raises(ModelNotFoundError, match=r"does not exist.*check the model name"):
         await gpt.complete(PLAIN)
+
+
+@pytest.mark.parametrize("model", ["o3-mini", "gpt-5-mini", "azure/o4-mini"])
+async def test_openai_reasoning_models_get_max_completion_tokens(
+    loopback: LoopbackServer, model: str
+) -> None:
+    loopback.script(ok_openai('{"verdict": "yes"}'))
+    reasoning = OpenAIChatModel(model, api_key=SECRET, base_url=loopback.openai_url, timeout=5)
+    await reasoning.complete(STRUCTURED)
+    body = loopback.requests[0].json
+    assert body["max_completion_tokens"] == 256
+    assert "max_tokens" not in body and "temperature" not in body
 
 
 async def test_openai_reset_connection(gpt: OpenAIChatModel, loopback: LoopbackServer) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -100,9 +101,8 @@ class OpenAIChatModel:
             completion = await client.chat.completions.create(
                 model=self._model,
                 messages=_messages(request),
-                temperature=request.temperature,
-                max_tokens=request.max_tokens,
                 response_format=self._response_format(request),
+                **_sampling(self._model, request),
             )
         except self._sdk.APIStatusError as exc:
             raise self._status_error(exc) from None
@@ -191,6 +191,20 @@ class OpenAIChatModel:
 
     def _where(self) -> str:
         return self._base_url or os.environ.get(_URL_ENV) or "api.openai.com"
+
+
+_REASONING_MODEL = re.compile(r"^(o\d|gpt-5)")
+
+
+def _sampling(model: str, request: ChatRequest) -> dict[str, Any]:
+    """Length and temperature as the model accepts them.
+
+    OpenAI's reasoning models (o1, o3, o4-mini, gpt-5…) refuse `max_tokens` and any temperature
+    but the default; other servers (vLLM, Ollama, older models) know only `max_tokens`.
+    """
+    if _REASONING_MODEL.match(model.rsplit("/", 1)[-1].lower()):
+        return {"max_completion_tokens": request.max_tokens}
+    return {"max_tokens": request.max_tokens, "temperature": request.temperature}
 
 
 def _messages(request: ChatRequest) -> list[ChatCompletionMessageParam]:
