@@ -11,9 +11,10 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 
 from vera._version import __version__
+from vera.analysis import analyse_sample
 from vera.datasets.loader import Dataset
 from vera.errors import RunStopError
-from vera.judges.base import Judge, judge_details, judge_name, match_verdicts
+from vera.judges.base import Judge, judge_details, judge_name
 from vera.judges.offline import OfflineJudge
 from vera.metrics.base import ClaimAnalysis, Metric
 from vera.metrics.faithfulness import Faithfulness
@@ -21,28 +22,9 @@ from vera.report import ClaimRecord, Report, RunStop, SampleResult, SampleStatus
 from vera.settings import DEFAULT_CONCURRENCY
 from vera.types import Sample
 
-__all__ = ["DEFAULT_CONCURRENCY", "aevaluate", "analyse_claims", "evaluate"]
+__all__ = ["DEFAULT_CONCURRENCY", "aevaluate", "evaluate"]
 
 ProgressCallback = Callable[[SampleResult], None]
-
-
-async def analyse_claims(sample: Sample, judge: Judge) -> ClaimAnalysis:
-    """Claims of the sample's response and one verdict each, from the judge.
-
-    A judge with an `analyse(response, contexts, query=...)` method does the whole analysis its
-    own way (an LLM judge in single-call mode needs both at once); any other judge extracts
-    claims, then verifies all of them in one `verify_claims` call.
-    """
-    response = sample.response or ""
-    analyse = getattr(judge, "analyse", None)
-    if callable(analyse):
-        claims, verdicts = await analyse(response, sample.context_texts, query=sample.query or None)
-    else:
-        claims = await judge.extract_claims(response, query=sample.query or None)
-        verdicts = await judge.verify_claims(claims, sample.context_texts) if claims else []
-    if not claims:
-        return ClaimAnalysis(claims=(), verdicts=())
-    return ClaimAnalysis(claims=tuple(claims), verdicts=tuple(match_verdicts(claims, verdicts)))
 
 
 async def evaluate_sample(sample: Sample, metrics: Sequence[Metric], judge: Judge) -> SampleResult:
@@ -55,9 +37,8 @@ async def evaluate_sample(sample: Sample, metrics: Sequence[Metric], judge: Judg
             error="no response: this sample needs a pipeline to generate one",
         )
     try:
-        analysis = (
-            await analyse_claims(sample, judge) if any(m.needs_claims for m in metrics) else None
-        )
+        needs = frozenset().union(*(m.needs for m in metrics))
+        analysis = await analyse_sample(sample, judge, needs)
         results = {m.name: m.score(sample, analysis) for m in metrics}
     except RunStopError:
         raise
@@ -68,8 +49,16 @@ async def evaluate_sample(sample: Sample, metrics: Sequence[Metric], judge: Judg
         status=SampleStatus.SCORED,
         scores={name: r.score for name, r in results.items()},
         results=results,
-        claims=_claim_records(analysis) if analysis else (),
+        claims=_claim_records(analysis),
     )
+
+
+def _check_metric(metric: object) -> None:
+    """Refuse, before any judge call, a metric that does not follow the `Metric` protocol."""
+    label = getattr(metric, "name", None) or type(metric).__name__
+    for attribute in ("name", "needs", "higher_is_better", "threshold", "score"):
+        if not hasattr(metric, attribute):
+            raise ValueError(f"metric {label!r} has no `{attribute}`; see vera.metrics.Metric")
 
 
 def _skipped(sample: Sample, reason: RunStopError) -> SampleResult:
@@ -117,6 +106,8 @@ async def aevaluate(
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
     metrics = list(metrics) if metrics else [Faithfulness()]
+    for metric in metrics:
+        _check_metric(metric)
     names = [m.name for m in metrics]
     if len(set(names)) != len(names):
         raise ValueError(f"each metric may appear once; got {names}")

@@ -29,7 +29,7 @@ class Estimate(BaseModel):
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
-    """The q-th percentile (0–100) with linear interpolation between ranks, as numpy's default."""
+    """The q-th percentile (0 to 100), interpolating linearly between ranks as numpy does."""
     if not values:
         return None
     if not 0 <= q <= 100:

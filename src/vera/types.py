@@ -13,7 +13,16 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from vera.errors import JudgeResponseError
 
-__all__ = ["Citation", "Claim", "ClaimVerdict", "Context", "Sample", "Verdict"]
+__all__ = [
+    "Citation",
+    "Claim",
+    "ClaimVerdict",
+    "Context",
+    "Relevance",
+    "RelevanceVerdict",
+    "Sample",
+    "Verdict",
+]
 
 
 class Verdict(StrEnum):
@@ -107,6 +116,8 @@ class ClaimVerdict(BaseModel):
     False flags a quote the judge invented."""
     agreement: float | None = None
     """With several draws of the judge, the share that gave this verdict; None with one."""
+    entailment: float | None = Field(default=None, ge=0.0, le=1.0)
+    """The probability that the context entails the claim, from judges that give one (NLI)."""
 
     def __init__(
         self,
@@ -118,6 +129,7 @@ class ClaimVerdict(BaseModel):
         *,
         quote_found: bool | None = None,
         agreement: float | None = None,
+        entailment: float | None = None,
     ) -> None:
         super().__init__(
             claim_id=claim_id,
@@ -127,7 +139,69 @@ class ClaimVerdict(BaseModel):
             reason=reason,
             quote_found=quote_found,
             agreement=agreement,
+            entailment=entailment,
         )
+
+
+class Relevance(StrEnum):
+    """How relevant a text (a retrieved context, or the response) is to the query."""
+
+    RELEVANT = "RELEVANT"
+    PARTIALLY_RELEVANT = "PARTIALLY_RELEVANT"
+    IRRELEVANT = "IRRELEVANT"
+
+    @property
+    def weight(self) -> float:
+        """1, 0.5 or 0: what the relevance metrics average."""
+        return _RELEVANCE_WEIGHTS[self]
+
+    @classmethod
+    def parse(cls, value: object) -> Relevance:
+        """Read a judge's relevance label; case, spaces and hyphens do not matter."""
+        if isinstance(value, Relevance):
+            return value
+        if isinstance(value, bool):
+            return cls.RELEVANT if value else cls.IRRELEVANT
+        if isinstance(value, str):
+            key = "_".join(value.strip().upper().replace("-", " ").replace("_", " ").split())
+            found = _RELEVANCE_SPELLINGS.get(key)
+            if found is not None:
+                return found
+        known = ", ".join(r.value for r in cls)
+        raise JudgeResponseError(f"unknown relevance {value!r}; expected one of {known}")
+
+
+_RELEVANCE_WEIGHTS = {
+    Relevance.RELEVANT: 1.0,
+    Relevance.PARTIALLY_RELEVANT: 0.5,
+    Relevance.IRRELEVANT: 0.0,
+}
+_RELEVANCE_SPELLINGS: dict[str, Relevance] = {
+    **{r.value: r for r in Relevance},
+    "YES": Relevance.RELEVANT,
+    "PARTIAL": Relevance.PARTIALLY_RELEVANT,
+    "PARTIALLY": Relevance.PARTIALLY_RELEVANT,
+    "SOMEWHAT_RELEVANT": Relevance.PARTIALLY_RELEVANT,
+    "NOT_RELEVANT": Relevance.IRRELEVANT,
+    "NO": Relevance.IRRELEVANT,
+}
+
+
+class RelevanceVerdict(BaseModel):
+    """A judge's decision on how relevant one text is to the query, with its reason."""
+
+    model_config = _FROZEN
+
+    relevance: Relevance
+    reason: str = ""
+
+    @field_validator("relevance", mode="before")
+    @classmethod
+    def _parse(cls, value: Any) -> Relevance:
+        try:
+            return Relevance.parse(value)
+        except JudgeResponseError as exc:
+            raise ValueError(str(exc)) from None
 
 
 class Context(BaseModel):
@@ -152,8 +226,9 @@ class Citation(BaseModel):
 class Sample(BaseModel):
     """One evaluation case: a query, the system's response and what it retrieved.
 
-    `response` is None when a pipeline has yet to produce it; `reference` is the grounded answer,
-    None when the question is unanswerable from the sources.
+    `response` is None when a pipeline has yet to produce it; `reference` is the grounded
+    answer. `answerable` is False for a question the sources cannot answer (a dataset says so
+    with `answerable: false`, an explicit null reference, or the category "unanswerable").
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -167,6 +242,8 @@ class Sample(BaseModel):
     category: str | None = None
     latency_ms: float | None = Field(default=None, ge=0)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    answerable: bool | None = None
+    """None when the dataset does not say."""
 
     @field_validator("contexts", mode="before")
     @classmethod
@@ -185,6 +262,11 @@ class Sample(BaseModel):
         if isinstance(value, list | tuple):
             return tuple(Citation(document_id=v) if isinstance(v, str) else v for v in value)
         return value
+
+    @property
+    def unanswerable(self) -> bool:
+        """Whether the sources cannot answer the query, so abstaining is the right response."""
+        return self.answerable is False or (self.category or "").lower() == "unanswerable"
 
     @property
     def context_texts(self) -> list[str]:

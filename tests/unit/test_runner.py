@@ -14,7 +14,14 @@ import pytest
 import vera
 from vera import Claim, ClaimVerdict, Sample, SampleStatus, aevaluate, evaluate
 from vera.judges.fake import FakeJudge
-from vera.metrics import ClaimAnalysis, Faithfulness, MetricResult, MetricStatus
+from vera.metrics import (
+    ClaimAnalysis,
+    Faithfulness,
+    MetricResult,
+    MetricStatus,
+    Need,
+    create_metric,
+)
 
 
 def sample(sid: str, response: str | None, category: str | None = None) -> Sample:
@@ -121,11 +128,12 @@ class ClaimCount:
     """A user-defined metric: the number of claims, scaled into [0, 1]."""
 
     name: ClassVar[str] = "claim_count"
-    needs_claims: ClassVar[bool] = True
+    description: ClassVar[str] = "number of claims / 10"
+    needs: ClassVar[frozenset[Need]] = frozenset({Need.CLAIMS})
+    higher_is_better: ClassVar[bool] = True
     threshold = 0.0
 
-    def score(self, sample: Sample, analysis: ClaimAnalysis | None) -> MetricResult:
-        assert analysis is not None
+    def score(self, sample: Sample, analysis: ClaimAnalysis) -> MetricResult:
         n = len(analysis.claims)
         return MetricResult(
             name=self.name,
@@ -144,6 +152,28 @@ def test_claim_analysis_is_computed_once_per_sample_for_all_metrics() -> None:
     )
     assert (judge.extract_calls, judge.verify_calls) == (5, 5)
     assert report.metrics == {"faithfulness": 0.5, "claim_count": pytest.approx(0.2)}
+
+
+def test_five_claim_metrics_cost_the_judge_calls_of_one() -> None:
+    judge = FakeJudge({f"r{i}": [(f"r{i}", "yes"), (f"x{i}", "no")] for i in range(4)})
+    names = ["faithfulness", "hallucination_rate", "grounding_precision", "claim_count"]
+    metrics = [*(create_metric(n) for n in names[:3]), ClaimCount()]
+    report = evaluate([sample(f"s{i}", f"r{i}") for i in range(4)], metrics, judge)
+    assert (judge.extract_calls, judge.verify_calls) == (4, 4)
+    assert report.metrics["hallucination_rate"] == 0.5
+    assert report.metrics["grounding_precision"] == 0.5
+
+
+def test_a_metric_missing_part_of_the_protocol_is_refused_up_front() -> None:
+    class Incomplete:
+        name = "incomplete"
+        threshold = 0.5
+
+        def score(self, sample: Sample, analysis: ClaimAnalysis) -> MetricResult:
+            raise AssertionError("never called")
+
+    with pytest.raises(ValueError, match="metric 'incomplete' has no `needs`"):
+        evaluate([sample("a", "r")], [Incomplete()], FakeJudge({}))  # type: ignore[list-item]
 
 
 def test_duplicate_metric_names_are_refused() -> None:

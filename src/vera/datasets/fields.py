@@ -28,6 +28,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "category": ("category",),
     "latency_ms": ("latency_ms",),
     "metadata": ("metadata",),
+    "answerable": ("answerable",),
 }
 # DeepEval's `context` is the ideal context, not what was retrieved; it only stands in for
 # the contexts when no retrieval field is present.
@@ -86,6 +87,11 @@ def normalise_row(row: Mapping[str, Any], *, from_csv: bool = False) -> Normalis
                 raise RowProblem("latency", f"expected a number of seconds, got {seconds!r}")
             values["latency_ms"] = float(seconds) * 1000.0
 
+    reference_key = source_keys.get("reference")
+    if reference_key is not None and row[reference_key] is None and "answerable" not in values:
+        # An explicit null reference (seed 001: "nil if unanswerable") marks an unanswerable
+        # question; a missing key only means no reference was written.
+        values["answerable"] = False
     extra = {k: v for k, v in row.items() if k not in used}
     if extra:
         metadata = values.get("metadata") or {}

@@ -1,15 +1,43 @@
-"""Metrics: pure functions from a sample and its claim analysis to a scored result."""
+"""Metrics: pure functions from a sample and its shared judge analysis to a scored result."""
 
-from vera.metrics.base import ClaimAnalysis, Metric, MetricResult, MetricStatus
+from vera.metrics.answer import Abstention, AnswerCorrectness, AnswerRelevance
+from vera.metrics.base import (
+    ClaimAnalysis,
+    Metric,
+    MetricResult,
+    MetricStatus,
+    Need,
+    not_applicable,
+    scored,
+)
+from vera.metrics.citation_accuracy import CitationAccuracy
+from vera.metrics.context import ContextPrecision, ContextRecall, ContextRelevance
 from vera.metrics.faithfulness import Faithfulness
-from vera.metrics.registry import METRICS, create_metric
+from vera.metrics.grounding import GroundingF1, GroundingPrecision, GroundingRecall
+from vera.metrics.hallucination import HallucinationRate
+from vera.metrics.registry import METRICS, create_metric, register_metric
 
 __all__ = [
     "METRICS",
+    "Abstention",
+    "AnswerCorrectness",
+    "AnswerRelevance",
+    "CitationAccuracy",
     "ClaimAnalysis",
+    "ContextPrecision",
+    "ContextRecall",
+    "ContextRelevance",
     "Faithfulness",
+    "GroundingF1",
+    "GroundingPrecision",
+    "GroundingRecall",
+    "HallucinationRate",
     "Metric",
     "MetricResult",
     "MetricStatus",
+    "Need",
     "create_metric",
+    "not_applicable",
+    "register_metric",
+    "scored",
 ]

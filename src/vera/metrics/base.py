@@ -7,21 +7,79 @@ from typing import Annotated, Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from vera.types import Claim, ClaimVerdict, Sample
+from vera.types import Claim, ClaimVerdict, RelevanceVerdict, Sample
 
-__all__ = ["ClaimAnalysis", "Metric", "MetricResult", "MetricStatus"]
+__all__ = [
+    "CitationCheck",
+    "ClaimAnalysis",
+    "FiniteFloat",
+    "Metric",
+    "MetricResult",
+    "MetricStatus",
+    "Need",
+    "not_applicable",
+    "passes",
+    "scored",
+]
+
+FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 
 
-class ClaimAnalysis(BaseModel):
-    """A sample's claims and their verdicts, computed once and read by every claim metric.
+class Need(StrEnum):
+    """A piece of judge work a metric reads. The runner does each piece once per sample, only
+    when some selected metric needs it, and every metric that needs it shares the result."""
 
-    `verdicts[i]` is the verdict on `claims[i]`; the runner enforces that pairing.
+    CLAIMS = "claims"
+    """The response's claims, each verified against the contexts."""
+    REFERENCE_IN_RESPONSE = "reference_in_response"
+    """The reference's claims verified against the response, and the response's claims
+    against the reference (needs a reference)."""
+    REFERENCE_IN_CONTEXTS = "reference_in_contexts"
+    """The reference's claims verified against the contexts (needs a reference)."""
+    RELEVANCE = "relevance"
+    """How relevant each context, and the response, is to the query."""
+    CITATIONS = "citations"
+    """Each claim checked against the contexts its citations name (with CLAIMS)."""
+
+
+class CitationCheck(BaseModel):
+    """One citation attached to one claim, and what the cited context says about the claim.
+
+    `context_index` is None when the label names no context; `verdict` is then None too.
     """
 
     model_config = ConfigDict(frozen=True)
 
-    claims: tuple[Claim, ...]
-    verdicts: tuple[ClaimVerdict, ...]
+    claim_id: str
+    label: str
+    context_index: int | None
+    verdict: ClaimVerdict | None
+
+
+class ClaimAnalysis(BaseModel):
+    """A sample's judge work, computed once and read by every metric.
+
+    `verdicts[i]` is the verdict on `claims[i]`; the runner enforces that pairing, and the same
+    for the reference's claims. A field is None when no selected metric needed that piece, or
+    when the sample has no reference to compare with.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    claims: tuple[Claim, ...] = ()
+    verdicts: tuple[ClaimVerdict, ...] = ()
+    reference_claims: tuple[Claim, ...] | None = None
+    reference_in_response: tuple[ClaimVerdict, ...] | None = None
+    """Verdict on each reference claim, with the response as the only context."""
+    response_in_reference: tuple[ClaimVerdict, ...] | None = None
+    """Verdict on each response claim, with the reference as the only context."""
+    reference_in_contexts: tuple[ClaimVerdict, ...] | None = None
+    """Verdict on each reference claim, against the retrieved contexts."""
+    context_relevance: tuple[RelevanceVerdict, ...] | None = None
+    """One per context, in order."""
+    answer_relevance: RelevanceVerdict | None = None
+    citations: tuple[CitationCheck, ...] | None = None
+    """One per (claim, cited label) pair, in claim order."""
 
 
 class MetricStatus(StrEnum):
@@ -36,36 +94,86 @@ class MetricResult(BaseModel):
     """One metric's score on one sample, with the reason a person can read.
 
     `claim_weights` maps each claim id to what it contributed to the score, so a score can be
-    explained claim by claim. A NaN or infinite score is refused here, so a metric that
-    produces one fails on its sample instead of poisoning the aggregates.
+    explained claim by claim. `sub_scores` are further figures the report aggregates beside the
+    score (faithfulness's strict score, the share of samples with a hallucination…). A NaN or
+    infinite number is refused here, so a metric that produces one fails on its sample instead
+    of poisoning the aggregates.
     """
 
     model_config = ConfigDict(frozen=True)
 
     name: str
-    score: Annotated[float, Field(allow_inf_nan=False)] | None
+    score: FiniteFloat | None
     passed: bool | None
     status: MetricStatus
     reason: str
     threshold: float
-    claim_weights: dict[str, float] = Field(default_factory=dict)
+    claim_weights: dict[str, FiniteFloat] = Field(default_factory=dict)
+    sub_scores: dict[str, FiniteFloat] = Field(default_factory=dict)
     details: dict[str, Any] = Field(default_factory=dict)
 
 
 @runtime_checkable
 class Metric(Protocol):
-    """A pure function of a sample and its claim analysis.
+    """A pure function of a sample and the judge work it `needs`.
 
-    `needs_claims` tells the runner to compute the analysis; metrics keep nothing on `self`, so
-    one instance serves any number of concurrent samples.
+    Metrics keep nothing on `self`, so one instance serves any number of concurrent samples.
+    `higher_is_better` is False for rates of bad things (hallucination rate): a sample then
+    passes when its score is at most `threshold`.
     """
 
     name: ClassVar[str]
-    needs_claims: ClassVar[bool]
+    description: ClassVar[str]
+    needs: ClassVar[frozenset[Need]]
+    higher_is_better: ClassVar[bool]
 
     @property
     def threshold(self) -> float: ...
 
-    def score(self, sample: Sample, analysis: ClaimAnalysis | None) -> MetricResult:
+    def score(self, sample: Sample, analysis: ClaimAnalysis) -> MetricResult:
         """Score one sample."""
         ...
+
+
+def passes(metric: Metric, score: float) -> bool:
+    """Whether `score` meets `metric`'s threshold, in the metric's direction."""
+    return score >= metric.threshold if metric.higher_is_better else score <= metric.threshold
+
+
+def scored(
+    metric: Metric,
+    score: float,
+    reason: str,
+    *,
+    status: MetricStatus = MetricStatus.OK,
+    claim_weights: dict[str, float] | None = None,
+    sub_scores: dict[str, float] | None = None,
+    details: dict[str, Any] | None = None,
+) -> MetricResult:
+    """A result with a score, passed or failed by the metric's threshold and direction."""
+    return MetricResult(
+        name=metric.name,
+        score=score,
+        passed=passes(metric, score),
+        status=status,
+        reason=reason,
+        threshold=metric.threshold,
+        claim_weights=claim_weights or {},
+        sub_scores=sub_scores or {},
+        details=details or {},
+    )
+
+
+def not_applicable(
+    metric: Metric, reason: str, *, details: dict[str, Any] | None = None
+) -> MetricResult:
+    """A result without a score: the sample lacks what the metric measures (a reference…)."""
+    return MetricResult(
+        name=metric.name,
+        score=None,
+        passed=None,
+        status=MetricStatus.NOT_APPLICABLE,
+        reason=reason,
+        threshold=metric.threshold,
+        details=details or {},
+    )

@@ -10,17 +10,20 @@
 | CONTRADICTED        | 0.0             | -1.0     | -1.0                   |
 
 `verdict_scores` overrides any weight. A response with no claims is vacuously faithful: 1.0
-with status NO_CLAIMS. The score is always VERA's arithmetic over verdicts, never a number a
-model produced.
+with status NO_CLAIMS. Whatever the configuration, each result also carries, as sub-scores,
+the lenient score (ratio), the strict score (weighted + strict_mode) and the contradiction
+rate (share of claims CONTRADICTED), so the report shows them side by side. The score is
+always VERA's arithmetic over verdicts, never a number a model produced.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from vera.metrics.base import ClaimAnalysis, MetricResult, MetricStatus
+from vera.metrics.base import ClaimAnalysis, MetricResult, MetricStatus, Need, scored
 from vera.types import Sample, Verdict
 
 __all__ = ["Faithfulness"]
@@ -32,6 +35,7 @@ _RATIO: dict[Verdict, float] = {
     Verdict.CONTRADICTED: 0.0,
 }
 _WEIGHTED: dict[Verdict, float] = {**_RATIO, Verdict.CONTRADICTED: -1.0}
+_STRICT: dict[Verdict, float] = {**_WEIGHTED, Verdict.NO_EVIDENCE: -1.0}
 _UNSUPPORTED = {Verdict.NO_EVIDENCE, Verdict.CONTRADICTED}
 _QUOTE_LIMIT = 60
 
@@ -42,7 +46,9 @@ class Faithfulness(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: ClassVar[str] = "faithfulness"
-    needs_claims: ClassVar[bool] = True
+    description: ClassVar[str] = "share of the response's claims the retrieved context supports"
+    needs: ClassVar[frozenset[Need]] = frozenset({Need.CLAIMS})
+    higher_is_better: ClassVar[bool] = True
 
     scoring: Literal["ratio", "weighted"] = "ratio"
     """"ratio": unsupported claims count 0; "weighted": seed 002's signed weights."""
@@ -76,32 +82,35 @@ class Faithfulness(BaseModel):
             base[Verdict.NO_EVIDENCE] = -1.0
         return {**base, **self.verdict_scores}
 
-    def score(self, sample: Sample, analysis: ClaimAnalysis | None) -> MetricResult:
+    def score(self, sample: Sample, analysis: ClaimAnalysis) -> MetricResult:
         """Score one sample from its claim verdicts."""
-        if analysis is None:
-            raise ValueError("Faithfulness needs the sample's claim analysis")
         if not analysis.claims:
-            return MetricResult(
-                name=self.name,
-                score=1.0,
-                passed=True,
+            return scored(
+                self,
+                1.0,
+                "no claims to verify; vacuously faithful",
                 status=MetricStatus.NO_CLAIMS,
-                threshold=self.threshold,
-                reason="no claims to verify; vacuously faithful",
+                sub_scores={"lenient": 1.0, "strict": 1.0, "contradiction_rate": 0.0},
             )
         weights = self.weights()
         claim_weights = {v.claim_id: weights[v.verdict] for v in analysis.verdicts}
-        mean = sum(claim_weights.values()) / len(claim_weights)
-        score = min(1.0, max(0.0, mean))
-        return MetricResult(
-            name=self.name,
-            score=score,
-            passed=score >= self.threshold,
-            status=MetricStatus.OK,
-            threshold=self.threshold,
-            reason=_reason(analysis),
+        verdicts = [v.verdict for v in analysis.verdicts]
+        return scored(
+            self,
+            _clamped_mean(claim_weights.values()),
+            _reason(analysis),
             claim_weights=claim_weights,
+            sub_scores={
+                "lenient": _clamped_mean(_RATIO[v] for v in verdicts),
+                "strict": _clamped_mean(_STRICT[v] for v in verdicts),
+                "contradiction_rate": verdicts.count(Verdict.CONTRADICTED) / len(verdicts),
+            },
         )
+
+
+def _clamped_mean(values: Iterable[float]) -> float:
+    items = list(values)
+    return min(1.0, max(0.0, sum(items) / len(items)))
 
 
 def _reason(analysis: ClaimAnalysis) -> str:

@@ -5,14 +5,48 @@ from __future__ import annotations
 from typing import Any
 
 from vera.errors import ConfigError
+from vera.metrics.answer import Abstention, AnswerCorrectness, AnswerRelevance
 from vera.metrics.base import Metric
+from vera.metrics.citation_accuracy import CitationAccuracy
+from vera.metrics.context import ContextPrecision, ContextRecall, ContextRelevance
 from vera.metrics.faithfulness import Faithfulness
+from vera.metrics.grounding import GroundingF1, GroundingPrecision, GroundingRecall
+from vera.metrics.hallucination import HallucinationRate
 
-__all__ = ["METRICS", "create_metric"]
+__all__ = ["METRICS", "create_metric", "register_metric"]
 
 METRICS: dict[str, type[Any]] = {
-    Faithfulness.name: Faithfulness,
+    cls.name: cls
+    for cls in (
+        Faithfulness,
+        HallucinationRate,
+        GroundingPrecision,
+        GroundingRecall,
+        GroundingF1,
+        CitationAccuracy,
+        ContextRelevance,
+        ContextPrecision,
+        ContextRecall,
+        AnswerRelevance,
+        AnswerCorrectness,
+        Abstention,
+    )
 }
+
+
+def register_metric(cls: type[Any]) -> type[Any]:
+    """Make a metric class available by its `name` to `--metric` and `create_metric`.
+
+    Usable as a class decorator. A name already taken by another class is refused.
+    """
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{cls.__name__} has no `name` to register it under")
+    existing = METRICS.get(name)
+    if existing is not None and existing is not cls:
+        raise ConfigError(f"a metric named {name!r} is already registered")
+    METRICS[name] = cls
+    return cls
 
 
 def create_metric(name: str, **options: Any) -> Metric:

@@ -10,7 +10,7 @@ from vera.judges.offline.segment import split_units
 from vera.judges.offline.tokens import analyse, stem
 from vera.types import Claim
 
-__all__ = ["extract_claims", "has_content", "is_about_sources"]
+__all__ = ["abstains", "extract_claims", "has_content", "is_about_sources"]
 
 _CHATTER_STEMS = frozenset(stem(word) for word in CHATTER)
 
@@ -30,6 +30,8 @@ _ABOUT_SOURCES = re.compile(
     r"|\b(?:no|not\s+enough)\s+information\b"
     r"|\bnot\s+(?:specified|mentioned|stated|provided|addressed|covered|reported|given)\s+in\b"
     r"|^\s*i\s+(?:do\s+not|don't|cannot|can't)\s+(?:know|find|determine|answer)\b"
+    r"|\b(?:i\s+am|i'm|we\s+are|we're)\s+(?:unable|not\s+able)\s+to\s+"
+    r"(?:answer|find|determine|say)\b"
     r"|\b(?:cannot|can't)\s+be\s+(?:determined|answered)\s+from\b"
     rf"|\b{_SOURCES}\s+(?:disagree|conflict|differ|contradict\s+each\s+other)\b"
     rf"|\b{_SOURCES}\s+(?:reach|draw|report)\s+(?:opposite|conflicting|different)\b",
@@ -60,6 +62,15 @@ def has_content(text: str) -> bool:
     """Whether `text` states anything checkable: a number or a content word beyond filler."""
     facts = analyse(text)
     return bool(facts.numbers) or any(key not in _CHATTER_STEMS for key in facts.content)
+
+
+def abstains(response: str) -> bool:
+    """Whether `response` declines to answer from the sources ("The documents do not say…").
+
+    True when any sentence is an abstention, even if others add facts: those facts are still
+    judged as claims, so an abstention cannot hide a hallucination.
+    """
+    return any(is_about_sources(response[u.start : u.end]) for u in split_units(response))
 
 
 def is_about_sources(text: str) -> bool:

@@ -1,0 +1,104 @@
+"""Retrieval metrics: is what was retrieved relevant, useful and sufficient?
+
+context_relevance = mean relevance of the retrieved chunks to the query
+                    (RELEVANT 1, PARTIALLY_RELEVANT 0.5, IRRELEVANT 0; TruLens's triad)
+context_precision = Σ_k (precision@k · v_k) / Σ_k v_k           (RAGAS, against the reference)
+                    v_k = 1 when chunk k supports some claim of the reference answer
+context_recall    = reference claims supported by the chunks / reference claims   (RAGAS)
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from vera.metrics.base import ClaimAnalysis, MetricResult, Need, not_applicable, scored
+from vera.metrics.grounding import DEFAULT_MIN_ENTAILMENT, is_grounded
+from vera.types import Sample
+
+__all__ = ["ContextPrecision", "ContextRecall", "ContextRelevance"]
+
+
+class _ContextMetric(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    higher_is_better: ClassVar[bool] = True
+    threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+
+
+class ContextRelevance(_ContextMetric):
+    """How relevant the retrieved chunks are to the query, on average."""
+
+    name: ClassVar[str] = "context_relevance"
+    description: ClassVar[str] = "mean relevance of the retrieved chunks to the query"
+    needs: ClassVar[frozenset[Need]] = frozenset({Need.RELEVANCE})
+
+    def score(self, sample: Sample, analysis: ClaimAnalysis) -> MetricResult:
+        ratings = analysis.context_relevance
+        if not ratings:
+            return not_applicable(self, "no query or no retrieved context to rate")
+        weights = [r.relevance.weight for r in ratings]
+        relevant = sum(1 for w in weights if w == 1.0)
+        return scored(
+            self,
+            sum(weights) / len(weights),
+            f"{relevant} of {len(weights)} chunks relevant to the query",
+            details={"per_context": [r.relevance.value for r in ratings]},
+        )
+
+
+class ContextPrecision(_ContextMetric):
+    """Whether the chunks that support the reference answer are ranked first (RAGAS)."""
+
+    name: ClassVar[str] = "context_precision"
+    description: ClassVar[str] = "rank-weighted share of chunks that support the reference answer"
+    needs: ClassVar[frozenset[Need]] = frozenset({Need.REFERENCE_IN_CONTEXTS})
+    min_entailment: float = Field(default=DEFAULT_MIN_ENTAILMENT, ge=0.0, le=1.0)
+
+    def score(self, sample: Sample, analysis: ClaimAnalysis) -> MetricResult:
+        verdicts = analysis.reference_in_contexts
+        if not verdicts or not sample.contexts:
+            return not_applicable(self, "no reference answer, or no context, to compare")
+        useful_chunks = {
+            v.context_index
+            for v in verdicts
+            if v.context_index is not None and is_grounded(v, self.min_entailment)
+        }
+        useful = [int(k in useful_chunks) for k in range(len(sample.contexts))]
+        if not any(useful):
+            return scored(self, 0.0, "no chunk supports the reference answer")
+        total = 0.0
+        for k, v in enumerate(useful, start=1):
+            if v:
+                total += sum(useful[:k]) / k
+        value = total / sum(useful)
+        ranks = [k for k, v in enumerate(useful, start=1) if v]
+        return scored(
+            self,
+            value,
+            f"chunks supporting the reference are at ranks {ranks} of {len(useful)}",
+            details={"useful": useful},
+        )
+
+
+class ContextRecall(_ContextMetric):
+    """Share of the reference answer the retrieved chunks support (RAGAS)."""
+
+    name: ClassVar[str] = "context_recall"
+    description: ClassVar[str] = "share of the reference answer's claims the chunks support"
+    needs: ClassVar[frozenset[Need]] = frozenset({Need.REFERENCE_IN_CONTEXTS})
+    min_entailment: float = Field(default=DEFAULT_MIN_ENTAILMENT, ge=0.0, le=1.0)
+
+    def score(self, sample: Sample, analysis: ClaimAnalysis) -> MetricResult:
+        verdicts = analysis.reference_in_contexts
+        if not verdicts:
+            return not_applicable(self, "no reference answer (or it has no claims) to recall")
+        weights = {v.claim_id: float(is_grounded(v, self.min_entailment)) for v in verdicts}
+        covered = int(sum(weights.values()))
+        return scored(
+            self,
+            covered / len(weights),
+            f"{covered} of {len(weights)} reference claims supported by the chunks",
+            details={"reference_claims": weights},
+        )
