@@ -183,6 +183,7 @@ def test_prompts_can_be_overridden_and_bad_files_are_named(tmp_path: Path) -> No
     assert judge.prompt_versions == {
         "extract_claims": "extract_claims/1",
         "verify_claims": "mine/7",
+        "rate_relevance": "rate_relevance/1",
     }
     (tmp_path / "extract_claims.toml").write_text('version = "x"\nsystem = 3\n')
     with pytest.raises(ConfigError, match="missing string field"):

@@ -1,14 +1,15 @@
 """`FakeJudge`: a scripted judge for tests. It verifies nothing.
 
-It returns the claims and verdicts it was given for each response and counts its calls, so
-tests of metrics and the runner can state exactly what the judge said.
+It returns the claims and verdicts it was given for each response, and the relevance it was
+given for each text, and counts its calls, so tests of metrics and the runner can state
+exactly what the judge said.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from vera.types import Claim, ClaimVerdict, Verdict
+from vera.types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Verdict
 
 __all__ = ["FakeJudge"]
 
@@ -16,18 +17,23 @@ Script = Mapping[str, Sequence[tuple[str, Verdict | str]]]
 
 
 class FakeJudge:
-    """A fake judge: `script` maps a response to its (claim text, verdict) pairs.
+    """A fake judge: `script` maps a response to its (claim text, verdict) pairs; `relevance`
+    maps a text to its relevance label.
 
-    A response missing from the script raises KeyError, so a test never scores something it
-    did not script.
+    A response or text missing from its script raises KeyError, so a test never scores
+    something it did not script.
     """
 
     name = "fake"
 
-    def __init__(self, script: Script) -> None:
+    def __init__(
+        self, script: Script, *, relevance: Mapping[str, Relevance | str] | None = None
+    ) -> None:
         self.script = {response: list(pairs) for response, pairs in script.items()}
+        self.relevance = dict(relevance or {})
         self.extract_calls = 0
         self.verify_calls = 0
+        self.relevance_calls = 0
 
     async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
         self.extract_calls += 1
@@ -48,4 +54,11 @@ class FakeJudge:
         return [
             ClaimVerdict(claim.id, verdicts_by_text[claim.text], reason="scripted by FakeJudge")
             for claim in claims
+        ]
+
+    async def rate_relevance(self, query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:
+        self.relevance_calls += 1
+        return [
+            RelevanceVerdict(relevance=self.relevance[text], reason="scripted by FakeJudge")
+            for text in texts
         ]

@@ -36,10 +36,12 @@ from vera.judges.offline.segment import split_units
 from vera.judges.prompts import Prompt, load_prompt
 from vera.judges.replies import (
     EXTRACTION_SCHEMA,
+    RELEVANCE_SCHEMA,
     SINGLE_CALL_SCHEMA,
     TRUTHS_SCHEMA,
     VERIFICATION_SCHEMA,
     Extraction,
+    Ratings,
     SingleCall,
     Truths,
     Verification,
@@ -55,7 +57,7 @@ from vera.providers.base import (
 from vera.providers.cost import CostLedger
 from vera.providers.jsonparse import MalformedJSONError, parse_json_object
 from vera.providers.managed import ManagedChatModel
-from vera.types import Claim, ClaimVerdict, Verdict
+from vera.types import Claim, ClaimVerdict, RelevanceVerdict, Verdict
 
 __all__ = ["MODES", "LLMJudge", "Mode"]
 
@@ -65,11 +67,11 @@ Mode = Literal["batched", "per_claim", "truths", "single_call"]
 MODES: tuple[str, ...] = get_args(Mode)
 
 _PROMPTS: dict[str, tuple[str, ...]] = {
-    "batched": ("extract_claims", "verify_claims"),
-    "per_claim": ("extract_claims", "verify_claims"),
-    "truths": ("extract_claims", "extract_truths", "verify_claims"),
+    "batched": ("extract_claims", "verify_claims", "rate_relevance"),
+    "per_claim": ("extract_claims", "verify_claims", "rate_relevance"),
+    "truths": ("extract_claims", "extract_truths", "verify_claims", "rate_relevance"),
     # Extra draws (samples > 1) and a cut-off reply fall back on the two-step prompts.
-    "single_call": ("single_call", "extract_claims", "verify_claims"),
+    "single_call": ("single_call", "extract_claims", "verify_claims", "rate_relevance"),
 }
 _NO_TRUTHS = "(this context states no facts)"
 
@@ -179,6 +181,33 @@ class LLMJudge:
             *(self._verify_draw(claims, contexts, draw) for draw in range(self.samples))
         )
         return majority_verdicts(draws)
+
+    async def rate_relevance(self, query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:
+        """How relevant each text is to `query`, all texts in one call; missing ratings are
+        asked for again once."""
+        prompt = self.prompts["rate_relevance"]
+        found: dict[int, RelevanceVerdict] = {}
+        for _ in range(2):
+            missing = [n for n in range(1, len(texts) + 1) if n not in found]
+            if not missing:
+                break
+            reply = await self._ask(
+                prompt.render(query=query, texts=_numbered([texts[n - 1] for n in missing])),
+                prompt,
+                RELEVANCE_SCHEMA,
+                "ratings",
+                Ratings.model_validate,
+            )
+            for rating in reply.ratings:
+                if 1 <= rating.text <= len(missing):
+                    found.setdefault(
+                        missing[rating.text - 1],
+                        RelevanceVerdict(relevance=rating.relevance, reason=rating.reason),
+                    )
+        absent = [n for n in range(1, len(texts) + 1) if n not in found]
+        if absent:
+            raise JudgeResponseError(f"the judge gave no relevance rating for texts {absent}")
+        return [found[n] for n in range(1, len(texts) + 1)]
 
     async def _single_call(
         self, response: str, contexts: Sequence[str], query: str

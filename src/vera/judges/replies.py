@@ -6,17 +6,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from vera.errors import JudgeResponseError
-from vera.types import Verdict
+from vera.types import Relevance, RelevanceVerdict, Verdict
 
 __all__ = [
     "EXTRACTION_SCHEMA",
+    "RELEVANCE_SCHEMA",
     "SINGLE_CALL_SCHEMA",
     "TRUTHS_SCHEMA",
     "VERIFICATION_SCHEMA",
     "Extraction",
+    "Ratings",
     "RawVerdict",
     "SingleCall",
     "Truths",
@@ -53,6 +55,15 @@ VERIFICATION_SCHEMA = _list_of(
 )
 TRUTHS_SCHEMA = _list_of(
     "truths", {"context": {"type": "integer"}, "text": {"type": "string"}}, ["context", "text"]
+)
+RELEVANCE_SCHEMA = _list_of(
+    "ratings",
+    {
+        "text": {"type": "integer"},
+        "relevance": {"type": "string", "enum": [r.value for r in Relevance]},
+        "reason": {"type": "string"},
+    },
+    ["text", "relevance"],
 )
 SINGLE_CALL_SCHEMA = _list_of(
     "claims",
@@ -109,3 +120,13 @@ class _JudgedClaim(_VerdictFields):
 
 class SingleCall(BaseModel):
     claims: list[_JudgedClaim]
+
+
+class _Rating(RelevanceVerdict):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    text: int
+
+
+class Ratings(BaseModel):
+    ratings: list[_Rating]

@@ -6,8 +6,9 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from vera.judges.offline.claims import extract_claims
+from vera.judges.offline.relevance import rate_relevance
 from vera.judges.offline.verify import Settings, verify
-from vera.types import Claim, ClaimVerdict
+from vera.types import Claim, ClaimVerdict, RelevanceVerdict
 
 __all__ = ["OfflineJudge"]
 
@@ -94,3 +95,7 @@ class OfflineJudge:
     ) -> list[ClaimVerdict]:
         """One verdict per claim, in order, each citing the context window it rests on."""
         return verify(claims, contexts, self.settings)
+
+    async def rate_relevance(self, query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:
+        """How relevant each text is to `query`, by the query words it mentions."""
+        return rate_relevance(query, texts)
