@@ -21,7 +21,7 @@ from vera.datasets import Dataset, load_dataset
 from vera.errors import VeraError
 from vera.estimate import RunEstimate, estimate_run
 from vera.judges import Judge, create_judge
-from vera.metrics import create_metric
+from vera.metrics import METRICS, create_metric
 from vera.metrics.base import Metric
 from vera.report import Report, SampleResult, SampleStatus
 from vera.runner import aevaluate
@@ -75,7 +75,10 @@ def eval_command(
     metric: Annotated[
         list[str] | None,
         typer.Option(
-            "--metric", "-m", help="Metric to compute (repeatable). Default: faithfulness."
+            "--metric",
+            "-m",
+            help="Metric to compute (repeatable; `vera metrics` lists them, `all` takes every "
+            "one). Default: faithfulness.",
         ),
     ] = None,
     output: Annotated[
@@ -90,7 +93,8 @@ def eval_command(
             "--threshold",
             min=0.0,
             max=1.0,
-            help="Pass mark for each sample, and a gate: exit 1 when a metric's mean is below it.",
+            help="Pass mark of each higher-is-better metric, and a gate: exit 1 when a metric's "
+            "mean misses its threshold (rates such as hallucination_rate keep their own).",
         ),
     ] = None,
     judge: Annotated[
@@ -156,6 +160,12 @@ def eval_command(
         bool,
         typer.Option("--dry-run", help="Estimate judge calls, tokens and cost; call nothing."),
     ] = False,
+    group_by: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--group-by", help="Metadata key to break the aggregates down by (repeatable)."
+        ),
+    ] = None,
     concurrency: Annotated[
         int | None,
         typer.Option(
@@ -171,8 +181,7 @@ def eval_command(
         if dataset is None and not quick:
             raise typer.BadParameter("give --dataset PATH, or --quick to try the bundled example")
         data = load_dataset(dataset or "example", format=format, skip_invalid=skip_invalid)
-        options = {} if threshold is None else {"threshold": threshold}
-        metrics = [create_metric(name, **options) for name in (metric or ["faithfulness"])]
+        metrics = _metrics(metric or ["faithfulness"], threshold)
         settings = load_settings(
             {
                 "judge": judge,
@@ -202,6 +211,7 @@ def eval_command(
             create_judge(settings.judge, settings),
             quick=quick,
             concurrency=settings.concurrency,
+            group_by=group_by or [],
         )
     except VeraError as exc:
         err.print(f"[bold red]error:[/] {exc}", highlight=False)
@@ -225,17 +235,36 @@ def eval_command(
         if not report.stopped.planned:
             raise typer.Exit(EXIT_USAGE)
     if threshold is not None:
-        failures = _gate_failures(report, threshold)
+        failures = _gate_failures(report)
         if failures:
             err.print("[bold red]Gate failed:[/]")
             for line in failures:
                 err.print(f"  - {line}", highlight=False)
             raise typer.Exit(EXIT_GATE_FAILED)
-        out.print(f"Gate passed: every metric's mean is at least {threshold:.2f}")
+        out.print("Gate passed: every metric's mean meets its threshold")
+
+
+def _metrics(names: list[str], threshold: float | None) -> list[Metric]:
+    """The metrics named; `--threshold` sets the pass mark of those where higher is better."""
+    if any(name.strip().lower() == "all" for name in names):
+        names = list(METRICS)
+    metrics = []
+    for name in dict.fromkeys(names):
+        metric = create_metric(name)
+        if threshold is not None and metric.higher_is_better:
+            metric = create_metric(name, threshold=threshold)
+        metrics.append(metric)
+    return metrics
 
 
 def _run(
-    data: Dataset, metrics: list[Metric], judge: Judge, *, quick: bool, concurrency: int
+    data: Dataset,
+    metrics: list[Metric],
+    judge: Judge,
+    *,
+    quick: bool,
+    concurrency: int,
+    group_by: list[str],
 ) -> Report:
     total = data.size_hint()
     samples = _selected(data, quick)
@@ -263,6 +292,7 @@ def _run(
                 concurrency=concurrency,
                 dataset_name=data.name,
                 progress=advance,
+                group_by=group_by,
             )
         )
 
@@ -276,37 +306,50 @@ def _fmt(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
+def _interval(low: float | None, high: float | None) -> str:
+    return "—" if low is None or high is None else f"{low:.2f} to {high:.2f}"
+
+
 def _print_summary(report: Report) -> None:
     table = Table(title=f"VERA · {report.dataset} · judge: {report.judge}")
-    for column in ("Metric", "Mean", "Scored", "Not scored", "Passed", "Failed", "Threshold"):
+    columns = ("Metric", "Mean", "95% CI", "Scored", "Not scored", "Passed", "Failed", "Threshold")
+    for column in columns:
         table.add_column(column, justify="left" if column == "Metric" else "right")
     for name, s in report.metric_summary.items():
+        direction = "≥" if s.higher_is_better else "≤"
         table.add_row(
             name,
             _fmt(s.mean),
+            _interval(s.ci_low, s.ci_high),
             str(s.scored),
             str(s.not_scored),
             str(s.passed),
             str(s.failed),
-            f"{s.threshold:.2f}",
+            f"{direction} {s.threshold:.2f}",
         )
+        for sub, stats in s.sub_scores.items():
+            table.add_row(f"  {sub}", _fmt(stats.mean), _interval(stats.ci_low, stats.ci_high))
     out.print(table)
 
-    if report.per_category_breakdown:
-        names = list(report.metrics)
-        by_category = Table(title="Per category")
-        by_category.add_column("Category")
-        for name in names:
-            by_category.add_column(name, justify="right")
-        by_category.add_column("Count", justify="right")
-        for category, row in report.per_category_breakdown.items():
-            values = [row.get(n) for n in names]
-            by_category.add_row(
-                category,
-                *(_fmt(v if isinstance(v, float) else None) for v in values),
-                str(row["count"]),
-            )
-        out.print(by_category)
+    for key, groups in report.breakdowns.items():
+        if key == "category" and list(groups) == ["uncategorized"]:
+            continue
+        # Metrics as rows, group values as columns: there are more metrics than groups.
+        breakdown = Table(title=f"By {key}: mean (scored samples)")
+        breakdown.add_column("Metric")
+        for value in groups:
+            breakdown.add_column(value, justify="right")
+        for name in report.metrics:
+            cells = [groups[value][name] for value in groups]
+            breakdown.add_row(name, *(f"{_fmt(c.mean)} ({c.scored})" for c in cells))
+        out.print(breakdown)
+    if report.latency is not None:
+        lat = report.latency
+        out.print(
+            f"Latency over {lat.count} samples: p50 {lat.p50:.0f} ms · p95 {lat.p95:.0f} ms · "
+            f"p99 {lat.p99:.0f} ms",
+            highlight=False,
+        )
 
     _print_usage(report)
     counts = report.counts
@@ -375,15 +418,35 @@ def _print_failures(report: Report) -> None:
                     )
 
 
-def _gate_failures(report: Report, threshold: float) -> list[str]:
+@app.command("metrics")
+def metrics_command() -> None:
+    """List the metrics `--metric` accepts, with what each measures and costs."""
+    table = Table(title="VERA metrics")
+    for column in ("Name", "Measures", "Better", "Judge work"):
+        table.add_column(column)
+    for name, cls in METRICS.items():
+        needs = ", ".join(sorted(need.value for need in cls.needs)) or "none"
+        better = "higher" if cls.higher_is_better else "lower"
+        table.add_row(name, cls.description, better, needs)
+    out.print(table)
+    out.print("Metrics that share judge work share its calls: see docs/metrics.md.")
+
+
+def _gate_failures(report: Report) -> list[str]:
+    """Each metric whose mean misses its threshold, in the metric's direction."""
     failures = []
     for name, summary in report.metric_summary.items():
-        if summary.mean is None:
-            failures.append(f"{name}: no sample could be scored")
-        elif summary.mean < threshold:
+        mean, mark = summary.mean, summary.threshold
+        if mean is None:
+            if summary.not_scored > summary.not_applicable:
+                failures.append(f"{name}: no sample could be scored")
+        elif summary.higher_is_better and mean < mark:
             failures.append(
-                f"{name}: mean {summary.mean:.3f} is below {threshold:.3f} "
-                f"(short by {threshold - summary.mean:.3f})"
+                f"{name}: mean {mean:.3f} is below {mark:.3f} (short by {mark - mean:.3f})"
+            )
+        elif not summary.higher_is_better and mean > mark:
+            failures.append(
+                f"{name}: mean {mean:.3f} is above {mark:.3f} (over by {mean - mark:.3f})"
             )
     return failures
 

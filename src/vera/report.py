@@ -17,11 +17,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from vera.datasets.loader import InvalidRow
-from vera.metrics.base import MetricResult
+from vera.metrics.base import MetricResult, MetricStatus
+from vera.stats import Estimate, estimate, percentile
 from vera.types import Verdict
 
 __all__ = [
     "ClaimRecord",
+    "GroupStats",
+    "LatencySummary",
     "MetricSummary",
     "Report",
     "RunStop",
@@ -82,19 +85,55 @@ class SampleResult(BaseModel):
     claims: tuple[ClaimRecord, ...] = ()
     error: str | None = None
     latency_ms: float | None = None
+    group_values: dict[str, str | None] = Field(default_factory=dict)
+    """The sample's values of the run's `group_by` metadata keys."""
 
 
 class MetricSummary(BaseModel):
-    """A metric over the run. `mean` is None when no sample could be scored, never NaN."""
+    """A metric over the run. `mean` is None when no sample could be scored, never NaN.
+
+    `ci_low`/`ci_high` bound the mean with 95 % confidence (percentile bootstrap over the
+    scored samples); `sub_scores` aggregates the metric's further figures the same way.
+    """
 
     model_config = ConfigDict(frozen=True)
 
     mean: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
     scored: int
     not_scored: int
+    not_applicable: int = 0
+    """Of `not_scored`, the samples the metric does not apply to (no reference, …)."""
     passed: int
     failed: int
     threshold: float
+    higher_is_better: bool = True
+    sub_scores: dict[str, Estimate] = Field(default_factory=dict)
+
+
+class GroupStats(BaseModel):
+    """One metric within one group of samples (a category, a metadata value)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mean: float | None
+    ci_low: float | None
+    ci_high: float | None
+    scored: int
+    not_scored: int
+
+
+class LatencySummary(BaseModel):
+    """Percentiles of the samples' latency in milliseconds, over those that report one."""
+
+    model_config = ConfigDict(frozen=True)
+
+    count: int
+    p50: float | None
+    p95: float | None
+    p99: float | None
+    mean: float | None
 
 
 class Report(BaseModel):
@@ -112,6 +151,12 @@ class Report(BaseModel):
     metrics: dict[str, float | None]
     metric_summary: dict[str, MetricSummary]
     per_category_breakdown: dict[str, dict[str, float | int | None]]
+    """Seed 001's shape: per category, each metric's mean and the count of scored samples."""
+    breakdowns: dict[str, dict[str, dict[str, GroupStats]]] = Field(default_factory=dict)
+    """By grouping key ("category", and each `group_by` metadata key), then value, then
+    metric: mean, confidence interval and counts."""
+    latency: LatencySummary | None = None
+    latency_by_category: dict[str, LatencySummary] = Field(default_factory=dict)
     counts: dict[str, int]
     samples: tuple[SampleResult, ...]
     invalid_rows: tuple[InvalidRow, ...] = ()
@@ -138,26 +183,81 @@ def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def summarise_metric(name: str, results: Iterable[SampleResult], threshold: float) -> MetricSummary:
+def summarise_metric(
+    name: str, results: Iterable[SampleResult], threshold: float, higher_is_better: bool = True
+) -> MetricSummary:
     scored: list[float] = []
-    not_scored = passed = failed = 0
+    subs: dict[str, list[float]] = defaultdict(list)
+    not_scored = not_applicable = passed = failed = 0
     for result in results:
         metric = result.results.get(name)
         if result.status is not SampleStatus.SCORED or metric is None or metric.score is None:
             not_scored += 1
+            if metric is not None and metric.status is MetricStatus.NOT_APPLICABLE:
+                not_applicable += 1
             continue
         scored.append(metric.score)
+        for key, value in metric.sub_scores.items():
+            subs[key].append(value)
         if metric.passed:
             passed += 1
         else:
             failed += 1
+    overall = estimate(scored)
     return MetricSummary(
-        mean=_mean(scored),
+        mean=overall.mean,
+        ci_low=overall.ci_low,
+        ci_high=overall.ci_high,
         scored=len(scored),
         not_scored=not_scored,
+        not_applicable=not_applicable,
         passed=passed,
         failed=failed,
         threshold=threshold,
+        higher_is_better=higher_is_better,
+        sub_scores={key: estimate(values) for key, values in sorted(subs.items())},
+    )
+
+
+def _group_stats(members: Sequence[SampleResult], name: str) -> GroupStats:
+    values = [
+        s
+        for r in members
+        if r.status is SampleStatus.SCORED and (s := r.scores.get(name)) is not None
+    ]
+    stats = estimate(values)
+    return GroupStats(
+        mean=stats.mean,
+        ci_low=stats.ci_low,
+        ci_high=stats.ci_high,
+        scored=len(values),
+        not_scored=len(members) - len(values),
+    )
+
+
+def _breakdown(
+    results: Sequence[SampleResult], metric_names: Sequence[str], key: str
+) -> dict[str, dict[str, GroupStats]]:
+    groups: dict[str, list[SampleResult]] = defaultdict(list)
+    for result in results:
+        value = result.category if key == "category" else result.group_values.get(key)
+        groups[UNCATEGORISED if value is None else str(value)].append(result)
+    return {
+        value: {name: _group_stats(groups[value], name) for name in metric_names}
+        for value in sorted(groups)
+    }
+
+
+def _latency(results: Iterable[SampleResult]) -> LatencySummary | None:
+    values = [r.latency_ms for r in results if r.latency_ms is not None]
+    if not values:
+        return None
+    return LatencySummary(
+        count=len(values),
+        p50=percentile(values, 50),
+        p95=percentile(values, 95),
+        p99=percentile(values, 99),
+        mean=sum(values) / len(values),
     )
 
 
@@ -199,12 +299,27 @@ def build_report(
     judge_details: dict[str, Any] | None = None,
     thresholds: dict[str, float],
     results: Sequence[SampleResult],
+    lower_is_better: Iterable[str] = (),
+    group_by: Sequence[str] = (),
     invalid_rows: Sequence[InvalidRow] = (),
     started: datetime | None = None,
     stopped: RunStop | None = None,
 ) -> Report:
     """Aggregate per-sample results into a report; failed samples are counted, not averaged."""
-    summary = {name: summarise_metric(name, results, t) for name, t in thresholds.items()}
+    lower = set(lower_is_better)
+    summary = {
+        name: summarise_metric(name, results, t, higher_is_better=name not in lower)
+        for name, t in thresholds.items()
+    }
+    names = list(thresholds)
+    by_category: dict[str, list[SampleResult]] = defaultdict(list)
+    for result in results:
+        by_category[result.category or UNCATEGORISED].append(result)
+    latency_by_category = {
+        category: found
+        for category in sorted(by_category)
+        if (found := _latency(by_category[category])) is not None
+    }
     statuses = [r.status for r in results]
     counts = {
         "total": len(results),
@@ -228,7 +343,10 @@ def build_report(
         queries_evaluated=counts["scored"],
         metrics={name: s.mean for name, s in summary.items()},
         metric_summary=summary,
-        per_category_breakdown=_per_category(results, list(thresholds)),
+        per_category_breakdown=_per_category(results, names),
+        breakdowns={key: _breakdown(results, names, key) for key in ("category", *group_by)},
+        latency=_latency(results),
+        latency_by_category=latency_by_category,
         counts=counts,
         samples=tuple(results),
         invalid_rows=tuple(invalid_rows),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from vera._version import __version__
 from vera.analysis import analyse_sample
@@ -27,9 +28,11 @@ __all__ = ["DEFAULT_CONCURRENCY", "aevaluate", "evaluate"]
 ProgressCallback = Callable[[SampleResult], None]
 
 
-async def evaluate_sample(sample: Sample, metrics: Sequence[Metric], judge: Judge) -> SampleResult:
+async def evaluate_sample(
+    sample: Sample, metrics: Sequence[Metric], judge: Judge, group_by: Sequence[str] = ()
+) -> SampleResult:
     """Score one sample; any exception becomes an ERROR result for this sample only."""
-    base = {"id": sample.id, "category": sample.category, "latency_ms": sample.latency_ms}
+    base = _identity(sample, group_by)
     if sample.response is None:
         return SampleResult(
             **base,
@@ -61,11 +64,23 @@ def _check_metric(metric: object) -> None:
             raise ValueError(f"metric {label!r} has no `{attribute}`; see vera.metrics.Metric")
 
 
-def _skipped(sample: Sample, reason: RunStopError) -> SampleResult:
+def _identity(sample: Sample, group_by: Sequence[str]) -> dict[str, Any]:
+    """What every result of a sample carries, whatever happened to it."""
+    return {
+        "id": sample.id,
+        "category": sample.category,
+        "latency_ms": sample.latency_ms,
+        "group_values": {key: _group_value(sample.metadata.get(key)) for key in group_by},
+    }
+
+
+def _group_value(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _skipped(sample: Sample, reason: RunStopError, group_by: Sequence[str]) -> SampleResult:
     return SampleResult(
-        id=sample.id,
-        category=sample.category,
-        latency_ms=sample.latency_ms,
+        **_identity(sample, group_by),
         status=SampleStatus.SKIPPED,
         error=f"not evaluated: the run stopped ({reason})",
     )
@@ -96,12 +111,14 @@ async def aevaluate(
     concurrency: int = DEFAULT_CONCURRENCY,
     dataset_name: str | None = None,
     progress: ProgressCallback | None = None,
+    group_by: Sequence[str] = (),
 ) -> Report:
     """Evaluate samples and return a report; the async core of VERA.
 
     `samples` is consumed lazily, so a streamed dataset is never held in memory at once (the
     per-sample results are). At most `concurrency` samples are in flight. With no metrics,
-    faithfulness is computed; with no judge, the embedded offline judge is used.
+    faithfulness is computed; with no judge, the embedded offline judge is used. `group_by`
+    names metadata keys to break the aggregates down by, beside the category.
     """
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
@@ -127,10 +144,10 @@ async def aevaluate(
         nonlocal stop
         try:
             try:
-                result = await evaluate_sample(sample, metrics, active_judge)
+                result = await evaluate_sample(sample, metrics, active_judge, group_by)
             except RunStopError as exc:
                 stop = stop or exc
-                result = _skipped(sample, exc)
+                result = _skipped(sample, exc, group_by)
             record(index, result)
         finally:
             slots.release()
@@ -156,7 +173,7 @@ async def aevaluate(
             if stop is not None:
                 # Still read to the end, so the report lists every sample the run did not do.
                 slots.release()
-                record(len(results) - 1, _skipped(sample, stop))
+                record(len(results) - 1, _skipped(sample, stop, group_by))
                 continue
             group.create_task(run(len(results) - 1, sample))
     if read_error is not None:
@@ -170,6 +187,8 @@ async def aevaluate(
         judge_details=judge_details(active_judge),
         version=__version__,
         thresholds={m.name: m.threshold for m in metrics},
+        lower_is_better=[m.name for m in metrics if not m.higher_is_better],
+        group_by=group_by,
         results=finished,
         invalid_rows=dataset.invalid_rows if dataset else (),
         started=started,
@@ -185,6 +204,7 @@ def evaluate(
     concurrency: int = DEFAULT_CONCURRENCY,
     dataset_name: str | None = None,
     progress: ProgressCallback | None = None,
+    group_by: Sequence[str] = (),
 ) -> Report:
     """Synchronous `aevaluate`, for scripts. Inside a running event loop use `aevaluate`."""
     try:
@@ -204,5 +224,6 @@ def evaluate(
             concurrency=concurrency,
             dataset_name=dataset_name,
             progress=progress,
+            group_by=group_by,
         )
     )

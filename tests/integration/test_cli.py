@@ -160,3 +160,41 @@ def test_version_and_help(tmp_path: Path) -> None:
         "--skip-invalid",
     ):
         assert flag in help_text
+
+
+def test_lower_is_better_metrics_gate_in_their_direction(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "d.jsonl", [GOOD, BAD])
+    args = ("eval", "--dataset", str(path), "-m", "faithfulness", "-m", "hallucination_rate")
+    result = vera(*args, "--threshold", "0.5", cwd=tmp_path)
+    # faithfulness 0.5 meets 0.5; one of two claims contradicted gives a rate of 0.5, above
+    # hallucination_rate's own threshold of 0, which --threshold does not loosen.
+    assert result.returncode == 1
+    assert "hallucination_rate: mean 0.500 is above 0.000" in result.stderr
+    assert "faithfulness" not in result.stderr
+
+
+def test_all_metrics_group_by_and_metrics_listing(tmp_path: Path) -> None:
+    rows = [{**GOOD, "metadata": {"team": "a"}}, {**BAD, "id": "bad", "metadata": {"team": "b"}}]
+    path = write_jsonl(tmp_path / "d.jsonl", rows)
+    result = vera(
+        "eval", "--dataset", str(path), "-m", "all", "--group-by", "team", "-o", "r.json",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert set(report["metrics"]) == set(vera_metrics())
+    team = report["breakdowns"]["team"]
+    assert team["a"]["faithfulness"]["mean"] == 1.0 and team["b"]["faithfulness"]["mean"] == 0.0
+    summary = report["metric_summary"]["faithfulness"]
+    assert summary["ci_low"] <= summary["mean"] <= summary["ci_high"]
+    assert summary["sub_scores"]["contradiction_rate"]["mean"] == 0.5
+    assert report["metric_summary"]["grounding_recall"]["not_applicable"] == 2
+    listing = vera("metrics", cwd=tmp_path)
+    assert listing.returncode == 0
+    assert all(name in listing.stdout for name in vera_metrics())
+
+
+def vera_metrics() -> list[str]:
+    from vera.metrics import METRICS
+
+    return list(METRICS)
