@@ -44,6 +44,9 @@ def _verdict(text: str) -> dict[str, Any]:
 
 
 def _scripted_reply(prompt: str) -> dict[str, Any]:
+    if "how relevant it is to the QUESTION" in prompt:
+        texts = re.findall(r"^\[(\d+)\] ", prompt.rsplit("TEXTS:\n", 1)[1], flags=re.M)
+        return {"ratings": [{"text": int(n), "relevance": "RELEVANT"} for n in texts]}
     if "List the factual statements" in prompt:
         contexts = re.findall(r"^\[(\d+)\] (.*)$", prompt, flags=re.M)
         return {"truths": [{"context": int(n), "text": text} for n, text in contexts]}
@@ -233,3 +236,19 @@ def test_rejected_key_stops_the_run_at_once(loopback: LoopbackServer, tmp_path: 
     assert "Run stopped" in result.stderr and "OPENAI_API_KEY" in result.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["counts"]["skipped"] == 2 and report["stopped"]["planned"] is False
+
+
+def test_all_metrics_over_http_share_the_judge_calls(
+    loopback: LoopbackServer, tmp_path: Path
+) -> None:
+    loopback.default = _openai
+    args = ["--judge", "openai:gpt-4o-mini", "--judge-base-url", loopback.openai_url]
+    result = vera_eval(tmp_path, *args, "-m", "all")
+    assert result.returncode == 0, result.stderr
+    # No references: per sample, claims (2 calls) and relevance (1 call), nothing else.
+    assert loopback.request_count == 2 * 3
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["metrics"]["context_relevance"] == 1.0
+    assert report["metrics"]["hallucination_rate"] == 0.25
+    by_label = report["judge_details"]["usage"]["by_label"]
+    assert by_label["rate_relevance"]["calls"] == 2

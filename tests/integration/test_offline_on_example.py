@@ -38,3 +38,24 @@ def test_every_wrong_number_is_caught_with_evidence() -> None:
         contradicted = [c for c in flagged if c.verdict is Verdict.CONTRADICTED]
         for claim in contradicted:
             assert claim.evidence and claim.context_index is not None
+
+
+def test_every_metric_on_the_example_and_unanswerable_handling() -> None:
+    dataset = {s.id: s for s in vera.load_dataset("example")}
+    metrics = [vera.metrics.create_metric(name) for name in vera.metrics.METRICS]
+    report = vera.evaluate(dataset.values(), metrics)
+    assert report.counts["errors"] == 0
+    assert all(mean is not None for mean in report.metrics.values()), report.metrics
+    unanswerable = [r for r in report.samples if dataset[r.id].unanswerable]
+    assert len(unanswerable) == 4
+    for result in unanswerable:
+        abstained = dataset[result.id].metadata["planted"] == "abstention"
+        assert result.scores["abstention"] == float(abstained)
+        assert result.scores["hallucination_rate"] == float(not abstained)
+    planted = [
+        r for r in report.samples if dataset[r.id].metadata["planted"] not in (None, "abstention")
+    ]
+    hallucinated = [
+        r for r in planted if r.results["hallucination_rate"].sub_scores["hallucinated"]
+    ]
+    assert len(hallucinated) >= 0.75 * len(planted)

@@ -261,3 +261,30 @@ def test_spent_budget_stops_the_run_and_keeps_finished_samples() -> None:
     assert report.stopped is not None and report.stopped.planned is True
     assert "budget of $0.1500 is spent" in report.stopped.reason
     assert report.metrics == {"faithfulness": 0.5}
+
+
+async def test_relevance_is_one_call_and_missing_ratings_are_reasked() -> None:
+    fake = FakeChatModel()
+    fake.enqueue(
+        {"ratings": [{"text": 1, "relevance": "RELEVANT", "reason": "on topic"},
+                     {"text": 3, "relevance": "not relevant"}]},
+        {"ratings": [{"text": 1, "relevance": "partially relevant"}]},
+    )  # fmt: skip
+    ratings = await LLMJudge(fake).rate_relevance("Refund window?", ["a", "b", "c"])
+    assert [r.relevance.value for r in ratings] == [
+        "RELEVANT",
+        "PARTIALLY_RELEVANT",
+        "IRRELEVANT",
+    ]
+    assert ratings[0].reason == "on topic"
+    assert kinds(fake) == ["rate_relevance", "rate_relevance"]
+    second = fake.requests[1].messages[-1].content
+    assert "[1] b" in second and "[2]" not in second  # only the missing text, renumbered
+
+
+async def test_unknown_relevance_label_is_reasked_then_an_error() -> None:
+    fake = FakeChatModel()
+    fake.enqueue({"ratings": [{"text": 1, "relevance": "MAYBE"}]}, "no")
+    with pytest.raises(vera.JudgeResponseError, match="invalid twice"):
+        await LLMJudge(fake).rate_relevance("q", ["a"])
+    assert "MAYBE" in fake.requests[1].messages[-1].content
