@@ -283,3 +283,26 @@ def test_every_score_stays_in_range(
         if result.score is not None:
             assert 0.0 <= result.score <= 1.0 and math.isfinite(result.score)
         assert all(0.0 <= v <= 1.0 for v in result.sub_scores.values())
+
+
+def test_metrics_from_installed_packages_are_found_by_entry_point(
+    tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from importlib.metadata import EntryPoint
+    from pathlib import Path
+
+    from vera.metrics import registry
+
+    folder = Path(str(tmp_path))
+    (folder / "vera_plugin_demo.py").write_text(
+        "from vera.metrics import HallucinationRate\n"
+        "class Demo(HallucinationRate):\n    name = 'demo_rate'\n"
+    )
+    monkeypatch.syspath_prepend(str(folder))
+    demo = EntryPoint("demo_rate", "vera_plugin_demo:Demo", registry.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(registry, "entry_points", lambda group: [demo])
+    monkeypatch.setattr(registry, "METRICS", dict(registry.METRICS))
+    metric = create_metric("demo_rate")
+    assert type(metric).__name__ == "Demo" and metric.higher_is_better is False
+    with pytest.raises(vera.ConfigError, match="unknown metric 'nope'"):
+        create_metric("nope")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib.metadata import entry_points
 from typing import Any
 
 from vera.errors import ConfigError
@@ -13,7 +14,7 @@ from vera.metrics.faithfulness import Faithfulness
 from vera.metrics.grounding import GroundingF1, GroundingPrecision, GroundingRecall
 from vera.metrics.hallucination import HallucinationRate
 
-__all__ = ["METRICS", "create_metric", "register_metric"]
+__all__ = ["ENTRY_POINT_GROUP", "METRICS", "create_metric", "register_metric"]
 
 METRICS: dict[str, type[Any]] = {
     cls.name: cls
@@ -49,9 +50,24 @@ def register_metric(cls: type[Any]) -> type[Any]:
     return cls
 
 
+ENTRY_POINT_GROUP = "vera.metrics"
+"""Packages can offer metrics to the CLI under this entry-point group (name = metric class)."""
+
+
+def _load_plugins() -> None:
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        cls = entry.load()
+        METRICS.setdefault(getattr(cls, "name", entry.name), cls)
+
+
 def create_metric(name: str, **options: Any) -> Metric:
-    """Build a metric from its registry name and options (`create_metric("faithfulness")`)."""
+    """Build a metric from its registry name and options (`create_metric("faithfulness")`).
+
+    Names not built in are looked up among installed packages' `vera.metrics` entry points.
+    """
     key = name.strip().lower().replace("-", "_")
+    if key not in METRICS:
+        _load_plugins()
     cls = METRICS.get(key)
     if cls is None:
         known = ", ".join(sorted(METRICS))
