@@ -202,6 +202,7 @@ def eval_command(
                 settings.judge,
                 mode=settings.judge_mode,
                 draws=settings.judge_samples,
+                needs=frozenset().union(*(m.needs for m in metrics)),
             )
             _print_estimate(estimate)
             return

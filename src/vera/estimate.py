@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from vera.judges.offline.claims import extract_claims
 from vera.judges.prompts import load_prompt
+from vera.metrics.base import Need
 from vera.providers.base import Usage
 from vera.providers.cost import PriceTable
 from vera.providers.managed import CHARS_PER_TOKEN
@@ -24,6 +25,7 @@ __all__ = ["CHARS_PER_TOKEN", "RunEstimate", "estimate_run"]
 # Tokens a model writes per claim: its text in the extraction, a verdict with quote and reason.
 _EXTRACTION_TOKENS_PER_CLAIM = 12
 _VERDICT_TOKENS_PER_CLAIM = 45
+_RATING_TOKENS = 25
 
 
 class RunEstimate(BaseModel):
@@ -49,6 +51,41 @@ def _fixed(name: str) -> int:
     return _tokens(prompt.system + prompt.user)
 
 
+def _other_work(
+    sample: Sample, needs: frozenset[Need], claims: int, verify: int
+) -> tuple[int, int, int]:
+    """Calls, prompt and completion tokens of the judge work beyond the claim analysis."""
+    response = sample.response or ""
+    reference = (sample.reference or "").strip()
+    contexts = sum(_tokens(text) + 2 for text in sample.context_texts)
+    calls = prompt = completion = 0
+    if Need.RELEVANCE in needs and sample.query.strip():
+        texts = len(sample.contexts) + 1
+        calls += 1
+        prompt += _fixed("rate_relevance") + _tokens(sample.query) + contexts + _tokens(response)
+        completion += texts * _RATING_TOKENS
+    wants_reference = needs & {Need.REFERENCE_IN_RESPONSE, Need.REFERENCE_IN_CONTEXTS}
+    if not reference or not wants_reference:
+        return calls, prompt, completion
+    ref_claims = len(extract_claims(reference))
+    calls += 1
+    prompt += _fixed("extract_claims") + _tokens(sample.query) + _tokens(reference)
+    completion += _tokens(reference) + ref_claims * _EXTRACTION_TOKENS_PER_CLAIM
+    if Need.REFERENCE_IN_RESPONSE in needs:
+        if Need.CLAIMS not in needs:
+            calls += 1
+            prompt += _fixed("extract_claims") + _tokens(sample.query) + _tokens(response)
+            completion += _tokens(response) + claims * _EXTRACTION_TOKENS_PER_CLAIM
+        calls += 2
+        prompt += 2 * (verify + _tokens(response) + _tokens(reference))
+        completion += (claims + ref_claims) * _VERDICT_TOKENS_PER_CLAIM
+    if Need.REFERENCE_IN_CONTEXTS in needs:
+        calls += 1
+        prompt += verify + contexts + _tokens(reference)
+        completion += ref_claims * _VERDICT_TOKENS_PER_CLAIM
+    return calls, prompt, completion
+
+
 def estimate_run(
     samples: Iterable[Sample],
     judge: str,
@@ -56,10 +93,12 @@ def estimate_run(
     *,
     mode: str = "batched",
     draws: int = 1,
+    needs: frozenset[Need] = frozenset({Need.CLAIMS}),
 ) -> RunEstimate:
     """Estimate the cost of judging `samples` with `judge` ("offline" costs nothing).
 
-    `mode` and `draws` are the LLM judge's mode and `samples` setting.
+    `mode` and `draws` are the LLM judge's mode and `samples` setting; `needs` is the judge
+    work the selected metrics need (the union of their `needs`).
     """
     rows = [s for s in samples if s.response is not None]
     if ":" not in judge:
@@ -80,6 +119,10 @@ def estimate_run(
         contexts = sum(_tokens(text) + 2 for text in sample.context_texts)
         asked = _tokens(sample.query) + _tokens(response)
         verdicts = claims * _VERDICT_TOKENS_PER_CLAIM
+        more = _other_work(sample, needs, claims, verify)
+        calls, prompt, completion = calls + more[0], prompt + more[1], completion + more[2]
+        if Need.CLAIMS not in needs:
+            continue
         if mode == "single_call":
             calls += 1
             prompt += _fixed("single_call") + asked + contexts

@@ -46,3 +46,23 @@ def test_calls_follow_the_judge_mode_and_draws() -> None:
     single = estimate_run(rows, "openai:m", mode="single_call")
     batched = estimate_run(rows, "openai:m")
     assert single.prompt_tokens < batched.prompt_tokens
+
+
+def test_calls_follow_the_judge_work_the_metrics_need() -> None:
+    from vera.metrics import Need
+
+    with_reference = Sample(
+        id="r", query="q", response="A is 1. B is 2.", contexts=["c", "d"], reference="A is 1."
+    )
+    rows = [with_reference, sample("n", "No reference here.")]
+
+    def calls(*needs: Need) -> int:
+        return estimate_run(rows, "openai:m", needs=frozenset(needs)).calls
+
+    assert calls(Need.CLAIMS) == 4
+    assert calls(Need.CLAIMS, Need.RELEVANCE) == 4 + 2
+    # The reference is split once (1), checked in the response both ways (2) and in the
+    # contexts (1); the sample without a reference costs nothing more.
+    assert calls(Need.CLAIMS, Need.REFERENCE_IN_RESPONSE, Need.REFERENCE_IN_CONTEXTS) == 4 + 4
+    assert calls(Need.REFERENCE_IN_RESPONSE) == 1 + 1 + 2
+    assert calls() == 0
