@@ -11,24 +11,22 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from vera.judges.offline.claims import abstains
-from vera.metrics.base import ClaimAnalysis, MetricResult, Need, not_applicable, scored
-from vera.metrics.grounding import DEFAULT_MIN_ENTAILMENT, is_grounded
+from vera.metrics.base import (
+    ClaimAnalysis,
+    MetricOptions,
+    MetricResult,
+    Need,
+    not_applicable,
+    scored,
+)
+from vera.metrics.grounding import GroundedOptions, is_grounded
 from vera.types import Sample
 
 __all__ = ["Abstention", "AnswerCorrectness", "AnswerRelevance"]
 
 
-class _AnswerMetric(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    higher_is_better: ClassVar[bool] = True
-    threshold: float = Field(default=0.5, ge=0.0, le=1.0)
-
-
-class AnswerRelevance(_AnswerMetric):
+class AnswerRelevance(MetricOptions):
     """Whether the response addresses the query."""
 
     name: ClassVar[str] = "answer_relevance"
@@ -45,13 +43,12 @@ class AnswerRelevance(_AnswerMetric):
         return scored(self, rating.relevance.weight, reason)
 
 
-class AnswerCorrectness(_AnswerMetric):
+class AnswerCorrectness(GroundedOptions):
     """Agreement of the response's claims with the reference answer's, as an F1."""
 
     name: ClassVar[str] = "answer_correctness"
     description: ClassVar[str] = "F1 of the response's claims against the reference answer's"
     needs: ClassVar[frozenset[Need]] = frozenset({Need.REFERENCE_IN_RESPONSE})
-    min_entailment: float = Field(default=DEFAULT_MIN_ENTAILMENT, ge=0.0, le=1.0)
 
     def score(self, sample: Sample, analysis: ClaimAnalysis) -> MetricResult:
         in_reference = analysis.response_in_reference
@@ -72,7 +69,7 @@ class AnswerCorrectness(_AnswerMetric):
         )
 
 
-class Abstention(_AnswerMetric):
+class Abstention(MetricOptions):
     """On questions the sources cannot answer, whether the response says so."""
 
     name: ClassVar[str] = "abstention"

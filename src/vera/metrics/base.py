@@ -14,6 +14,7 @@ __all__ = [
     "ClaimAnalysis",
     "FiniteFloat",
     "Metric",
+    "MetricOptions",
     "MetricResult",
     "MetricStatus",
     "Need",
@@ -111,6 +112,16 @@ class MetricResult(BaseModel):
     claim_weights: dict[str, FiniteFloat] = Field(default_factory=dict)
     sub_scores: dict[str, FiniteFloat] = Field(default_factory=dict)
     details: dict[str, Any] = Field(default_factory=dict)
+
+
+class MetricOptions(BaseModel):
+    """What the built-in metrics share: immutable options and a pass mark between 0 and 1."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    higher_is_better: ClassVar[bool] = True
+    threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    """A sample passes when its score is at least this (at most, where lower is better)."""
 
 
 @runtime_checkable

@@ -15,8 +15,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from vera.metrics.base import (
     CitationCheck,
     ClaimAnalysis,
@@ -26,24 +24,18 @@ from vera.metrics.base import (
     scored,
 )
 from vera.metrics.citations import resolve_citation
-from vera.metrics.grounding import DEFAULT_MIN_ENTAILMENT, is_grounded
+from vera.metrics.grounding import GroundedOptions, is_grounded
 from vera.types import Sample
 
 __all__ = ["CitationAccuracy"]
 
 
-class CitationAccuracy(BaseModel):
+class CitationAccuracy(GroundedOptions):
     """Share of a response's citations whose cited context supports the claim."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: ClassVar[str] = "citation_accuracy"
     description: ClassVar[str] = "share of citations whose cited passage supports the claim"
     needs: ClassVar[frozenset[Need]] = frozenset({Need.CLAIMS, Need.CITATIONS})
-    higher_is_better: ClassVar[bool] = True
-
-    threshold: float = Field(default=0.5, ge=0.0, le=1.0)
-    min_entailment: float = Field(default=DEFAULT_MIN_ENTAILMENT, ge=0.0, le=1.0)
 
     def score(self, sample: Sample, analysis: ClaimAnalysis) -> MetricResult:
         checks = analysis.citations or ()

@@ -11,23 +11,21 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from vera.metrics.base import ClaimAnalysis, MetricResult, Need, not_applicable, scored
-from vera.metrics.grounding import DEFAULT_MIN_ENTAILMENT, is_grounded
+from vera.metrics.base import (
+    ClaimAnalysis,
+    MetricOptions,
+    MetricResult,
+    Need,
+    not_applicable,
+    scored,
+)
+from vera.metrics.grounding import GroundedOptions, is_grounded
 from vera.types import Sample
 
 __all__ = ["ContextPrecision", "ContextRecall", "ContextRelevance"]
 
 
-class _ContextMetric(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    higher_is_better: ClassVar[bool] = True
-    threshold: float = Field(default=0.5, ge=0.0, le=1.0)
-
-
-class ContextRelevance(_ContextMetric):
+class ContextRelevance(MetricOptions):
     """How relevant the retrieved chunks are to the query, on average."""
 
     name: ClassVar[str] = "context_relevance"
@@ -48,13 +46,12 @@ class ContextRelevance(_ContextMetric):
         )
 
 
-class ContextPrecision(_ContextMetric):
+class ContextPrecision(GroundedOptions):
     """Whether the chunks that support the reference answer are ranked first (RAGAS)."""
 
     name: ClassVar[str] = "context_precision"
     description: ClassVar[str] = "rank-weighted share of chunks that support the reference answer"
     needs: ClassVar[frozenset[Need]] = frozenset({Need.REFERENCE_IN_CONTEXTS})
-    min_entailment: float = Field(default=DEFAULT_MIN_ENTAILMENT, ge=0.0, le=1.0)
 
     def score(self, sample: Sample, analysis: ClaimAnalysis) -> MetricResult:
         verdicts = analysis.reference_in_contexts
@@ -82,13 +79,12 @@ class ContextPrecision(_ContextMetric):
         )
 
 
-class ContextRecall(_ContextMetric):
+class ContextRecall(GroundedOptions):
     """Share of the reference answer the retrieved chunks support (RAGAS)."""
 
     name: ClassVar[str] = "context_recall"
     description: ClassVar[str] = "share of the reference answer's claims the chunks support"
     needs: ClassVar[frozenset[Need]] = frozenset({Need.REFERENCE_IN_CONTEXTS})
-    min_entailment: float = Field(default=DEFAULT_MIN_ENTAILMENT, ge=0.0, le=1.0)
 
     def score(self, sample: Sample, analysis: ClaimAnalysis) -> MetricResult:
         verdicts = analysis.reference_in_contexts

@@ -21,9 +21,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from vera.metrics.base import ClaimAnalysis, MetricResult, MetricStatus, Need, scored
+from vera.metrics.base import (
+    ClaimAnalysis,
+    MetricOptions,
+    MetricResult,
+    MetricStatus,
+    Need,
+    scored,
+)
 from vera.types import Sample, Verdict
 
 __all__ = ["Faithfulness"]
@@ -40,10 +47,8 @@ _UNSUPPORTED = {Verdict.NO_EVIDENCE, Verdict.CONTRADICTED}
 _QUOTE_LIMIT = 60
 
 
-class Faithfulness(BaseModel):
+class Faithfulness(MetricOptions):
     """Share of a response's claims that the retrieved context supports."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: ClassVar[str] = "faithfulness"
     description: ClassVar[str] = "share of the response's claims the retrieved context supports"
@@ -56,8 +61,6 @@ class Faithfulness(BaseModel):
     """With scoring="weighted", NO_EVIDENCE counts -1 like a contradiction."""
     verdict_scores: dict[Verdict, float] = Field(default_factory=dict)
     """Weight overrides by verdict; any spelling `Verdict.parse` reads is accepted as a key."""
-    threshold: float = Field(default=0.5, ge=0.0, le=1.0)
-    """A sample passes when its score is at least this."""
 
     @field_validator("verdict_scores", mode="before")
     @classmethod

@@ -15,10 +15,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from vera.metrics.base import (
     ClaimAnalysis,
+    MetricOptions,
     MetricResult,
     MetricStatus,
     Need,
@@ -27,7 +28,13 @@ from vera.metrics.base import (
 )
 from vera.types import ClaimVerdict, Sample, Verdict
 
-__all__ = ["GroundingF1", "GroundingPrecision", "GroundingRecall", "is_grounded"]
+__all__ = [
+    "GroundedOptions",
+    "GroundingF1",
+    "GroundingPrecision",
+    "GroundingRecall",
+    "is_grounded",
+]
 
 DEFAULT_MIN_ENTAILMENT = 0.70
 _GROUNDED = frozenset({Verdict.FULLY_SUPPORTED, Verdict.PARTIALLY_SUPPORTED})
@@ -45,16 +52,14 @@ def _share(verdicts: Sequence[ClaimVerdict], min_entailment: float) -> tuple[dic
     return weights, int(sum(weights.values()))
 
 
-class _Grounding(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class GroundedOptions(MetricOptions):
+    """Options of the metrics that count grounded claims."""
 
-    higher_is_better: ClassVar[bool] = True
-    threshold: float = Field(default=0.5, ge=0.0, le=1.0)
     min_entailment: float = Field(default=DEFAULT_MIN_ENTAILMENT, ge=0.0, le=1.0)
     """For judges that give an entailment probability: the least that counts as grounded."""
 
 
-class GroundingPrecision(_Grounding):
+class GroundingPrecision(GroundedOptions):
     """Share of the response's claims that the context grounds."""
 
     name: ClassVar[str] = "grounding_precision"
@@ -73,7 +78,7 @@ class GroundingPrecision(_Grounding):
         )
 
 
-class GroundingRecall(_Grounding):
+class GroundingRecall(GroundedOptions):
     """Share of the reference answer's claims that the response states."""
 
     name: ClassVar[str] = "grounding_recall"
@@ -88,7 +93,7 @@ class GroundingRecall(_Grounding):
         return scored(self, value, f"{covered} of {total} reference claims in the response")
 
 
-class GroundingF1(_Grounding):
+class GroundingF1(GroundedOptions):
     """Harmonic mean of grounding precision and recall."""
 
     name: ClassVar[str] = "grounding_f1"

@@ -12,10 +12,17 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from vera.judges.offline.claims import abstains
-from vera.metrics.base import ClaimAnalysis, MetricResult, MetricStatus, Need, scored
+from vera.metrics.base import (
+    ClaimAnalysis,
+    MetricOptions,
+    MetricResult,
+    MetricStatus,
+    Need,
+    scored,
+)
 from vera.types import Sample, Verdict
 
 __all__ = ["HallucinationRate"]
@@ -23,10 +30,8 @@ __all__ = ["HallucinationRate"]
 UNSUPPORTED = frozenset({Verdict.NO_EVIDENCE, Verdict.CONTRADICTED})
 
 
-class HallucinationRate(BaseModel):
+class HallucinationRate(MetricOptions):
     """Share of a response's claims with no support, or contradicted, in the context."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: ClassVar[str] = "hallucination_rate"
     description: ClassVar[str] = (
