@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from operator import itemgetter
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -15,6 +18,10 @@ __all__ = ["Estimate", "bootstrap_ci", "estimate", "percentile"]
 
 RESAMPLES = 1000
 CONFIDENCE = 0.95
+BOOTSTRAP_LIMIT = 1000
+"""Above this many values the interval is the normal one, which the bootstrap of a mean
+converges to: resampling 1000 times in pure Python would take seconds per metric."""
+_Z = {0.90: 1.6448536269514722, 0.95: 1.959963984540054, 0.99: 2.5758293035489004}
 
 
 class Estimate(BaseModel):
@@ -50,21 +57,38 @@ def bootstrap_ci(
 ) -> tuple[float, float] | None:
     """Percentile bootstrap interval of the mean: resample with replacement, take the quantiles.
 
-    The seed is fixed so the same scores always give the same interval in a report.
+    The seed is fixed so the same scores always give the same interval in a report. Above
+    `BOOTSTRAP_LIMIT` values, the normal interval (mean ± z·sd/√n) stands in for it.
     """
     if not values:
         return None
     if len(set(values)) == 1:
         return values[0], values[0]
-    rng = random.Random(seed)
     n = len(values)
-    means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(resamples))
+    smallest, largest = min(values), max(values)
+    if n > BOOTSTRAP_LIMIT and confidence in _Z:
+        mean = sum(values) / n
+        sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+        half = _Z[confidence] * sd / math.sqrt(n)
+        return max(mean - half, smallest), min(mean + half, largest)
+    means = sorted(sum(pick(values)) / n for pick in _resamplers(n, resamples, seed))
     tail = (1 - confidence) / 2 * 100
     low, high = percentile(means, tail), percentile(means, 100 - tail)
     assert low is not None and high is not None  # means is not empty
     # Summing can round a hair past the data (3 * x / 3 > x); an interval never leaves it.
-    smallest, largest = min(values), max(values)
     return max(low, smallest), min(high, largest)
+
+
+@lru_cache(maxsize=8)
+def _resamplers(n: int, resamples: int, seed: int) -> tuple[Callable[[Sequence[float]], Any], ...]:
+    """`resamples` functions that each pick a resample (with replacement) of n values.
+
+    Drawn once per size and shared by every metric of a report, and applied by `itemgetter` in
+    C, so a report's intervals cost milliseconds rather than seconds.
+    """
+    rng = random.Random(seed)
+    population = range(n)
+    return tuple(itemgetter(*rng.choices(population, k=n)) for _ in range(resamples))
 
 
 def estimate(values: Sequence[float]) -> Estimate:

@@ -180,32 +180,67 @@ async def test_concurrency_limit_holds_and_halves_on_429() -> None:
     assert limiter.concurrency == 4
 
 
+class FakeClock:
+    """A fake clock for the limiter: sleeping advances it at once, and starts are recorded."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
 async def test_requests_per_minute_are_paced_evenly() -> None:
-    now = [0.0]
-    sleep = RecordedSleep()
-    limiter = Limiter(concurrency=100, requests_per_minute=120, clock=lambda: now[0], sleep=sleep)
+    clock = FakeClock()
+    limiter = Limiter(concurrency=100, requests_per_minute=120, clock=clock, sleep=clock.sleep)
+    starts = []
     for _ in range(5):
         async with limiter.slot():
-            pass
-    # 120/min = one start every 0.5 s, reserved back to back from t=0.
-    assert sleep.delays == pytest.approx([0.0, 0.5, 1.0, 1.5, 2.0])
+            starts.append(clock.now)
+    # 120/min = one start every 0.5 s.
+    assert starts == pytest.approx([0.0, 0.5, 1.0, 1.5, 2.0])
     limiter.on_rate_limited()  # pace halves: the next gap is 1.0 s
+    for _ in range(2):
+        async with limiter.slot():
+            starts.append(clock.now)
+    # The halving applies from the next claim; the limiter alone sees no success after it.
+    assert starts[5:] == pytest.approx([2.5, 3.5])
+
+
+async def test_a_stalled_loop_does_not_release_a_burst() -> None:
+    clock = FakeClock()
+    limiter = Limiter(concurrency=100, requests_per_minute=600, clock=clock, sleep=clock.sleep)
     async with limiter.slot():
         pass
-    assert sleep.delays[-1] == pytest.approx(2.5)
-    async with limiter.slot():
-        pass
-    assert sleep.delays[-1] == pytest.approx(
-        3.5
-    )  # still half pace: the limiter alone sees no success
+    clock.now += 5.0  # the event loop was blocked for 5 s (an import, a slow callback)
+    starts = []
+    for _ in range(3):
+        async with limiter.slot():
+            starts.append(clock.now)
+    # Still one start per 0.1 s from when they really start, not three at once.
+    assert starts == pytest.approx([5.0, 5.1, 5.2])
+
+
+async def test_only_one_halving_per_round_trip() -> None:
+    clock = FakeClock()
+    limiter = Limiter(concurrency=16, clock=clock, sleep=clock.sleep)
+    clock.now = 10.0
+    for _ in range(6):  # six requests of one burst, all started at t=10, all refused
+        limiter.on_rate_limited(started=10.0)
+    assert limiter.concurrency == 8 and limiter.rate_limited == 6
+    limiter.on_rate_limited(started=10.5)  # started after the cut: new congestion
+    assert limiter.concurrency == 4
 
 
 async def test_tokens_per_minute_pacing_scales_with_request_size() -> None:
-    now = [0.0]
-    sleep = RecordedSleep()
-    limiter = Limiter(tokens_per_minute=6000, clock=lambda: now[0], sleep=sleep)
+    clock = FakeClock()
+    limiter = Limiter(tokens_per_minute=6000, clock=clock, sleep=clock.sleep)
+    starts = []
     async with limiter.slot(tokens=1000):
-        pass
+        starts.append(clock.now)
     async with limiter.slot(tokens=100):
-        pass
-    assert sleep.delays == pytest.approx([0.0, 10.0])  # 1000 tokens at 6000/min = 10 s
+        starts.append(clock.now)
+    assert starts == pytest.approx([0.0, 10.0])  # 1000 tokens at 6000/min = 10 s

@@ -40,3 +40,12 @@ def test_estimate_is_finite_and_brackets_the_mean(values: list[float]) -> None:
     assert result.mean is not None and result.ci_low is not None and result.ci_high is not None
     assert all(math.isfinite(x) for x in (result.mean, result.ci_low, result.ci_high))
     assert min(values) <= result.ci_low <= result.ci_high <= max(values)
+
+
+def test_large_samples_use_the_normal_interval_the_bootstrap_converges_to() -> None:
+    values = [float(i % 2) for i in range(5000)]
+    low, high = bootstrap_ci(values) or (0, 0)
+    half = 1.959963984540054 * math.sqrt(0.25 * 5000 / 4999) / math.sqrt(5000)
+    assert (low, high) == pytest.approx((0.5 - half, 0.5 + half))
+    small = bootstrap_ci(values[:1000]) or (0, 0)  # bootstrap: close to the normal one
+    assert small[0] == pytest.approx(0.5 - half * math.sqrt(5), abs=0.01)

@@ -42,6 +42,10 @@ _TOOL_DESCRIPTION = "Record the answer. The input must follow the schema exactly
 def _import_sdk() -> ModuleType:
     try:
         import anthropic
+
+        # The SDK imports its API resources on first use, which would stall the event loop
+        # (~0.3 s) in the middle of the first requests; import them here, before any run.
+        import anthropic.resources
     except ImportError as exc:
         raise MissingExtraError(
             "the Anthropic provider needs the anthropic SDK: pip install 'vera-eval[anthropic]'"

@@ -55,6 +55,9 @@ class ResponseCache:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
+        # With WAL, NORMAL survives a crash of VERA; only a power cut can lose the newest
+        # replies, and a lost cache entry costs one call, not a wrong result.
+        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS responses "
             "(key TEXT PRIMARY KEY, response TEXT NOT NULL, created REAL NOT NULL)"

@@ -1,9 +1,12 @@
 """Concurrency and rate limits for one provider model, with adaptive slow-down on 429.
 
 Request starts are paced evenly at the configured requests- and tokens-per-minute, so a run
-finishes close to the limit instead of bursting into it. Each 429 halves both the concurrency
-and the pace, and successes win them back gradually (additive increase, multiplicative
-decrease), so a limit that is lower than configured, or not configured at all, is found.
+finishes close to the limit instead of bursting into it. A request claims its start only when
+it actually starts, so a stalled event loop cannot release a burst of starts reserved earlier.
+A 429 halves both the concurrency and the pace, and successes win them back gradually
+(additive increase, multiplicative decrease), so a limit that is lower than configured, or not
+configured at all, is found. Only one halving per round trip counts: the 429s of requests
+that started before the last halving report the same congestion, not new congestion.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ class Limiter:
         self._pace = 1.0
         self._next_request = 0.0
         self._next_tokens = 0.0
+        self._last_cut = float("-inf")
         self._changed = asyncio.Condition()
         self.rate_limited = 0
 
@@ -52,6 +56,10 @@ class Limiter:
         """How many calls may run at once right now (lower after 429s)."""
         return max(1, int(self._limit))
 
+    def now(self) -> float:
+        """The limiter's clock, to stamp when a request started (see `on_rate_limited`)."""
+        return self._clock()
+
     @asynccontextmanager
     async def slot(self, tokens: int = 0) -> AsyncIterator[None]:
         """Wait for a free slot and this request's turn under the rate limits."""
@@ -59,29 +67,36 @@ class Limiter:
             await self._changed.wait_for(lambda: self._active < self.concurrency)
             self._active += 1
         try:
-            await self._sleep(self._reserve_start(tokens))
+            await self._wait_turn(tokens)
             yield
         finally:
             async with self._changed:
                 self._active -= 1
                 self._changed.notify_all()
 
-    def _reserve_start(self, tokens: int) -> float:
-        # Reserving the start time synchronously keeps concurrent callers from all taking the
-        # same slot; the caller then sleeps until it.
-        now = self._clock()
-        start = now
+    async def _wait_turn(self, tokens: int) -> None:
+        # Check and claim happen together, with no await between them, so two requests never
+        # take the same turn; a request that wakes late starts the next interval from now.
+        while True:
+            now = self._clock()
+            turn = max(self._next_request if self.requests_per_minute else now, now)
+            if self.tokens_per_minute and tokens:
+                turn = max(turn, self._next_tokens)
+            if turn <= now:
+                break
+            await self._sleep(turn - now)
         if self.requests_per_minute:
-            start = max(start, self._next_request)
-            self._next_request = start + 60.0 / (self.requests_per_minute * self._pace)
+            self._next_request = now + 60.0 / (self.requests_per_minute * self._pace)
         if self.tokens_per_minute and tokens:
-            start = max(start, self._next_tokens)
-            self._next_tokens = start + 60.0 * tokens / (self.tokens_per_minute * self._pace)
-        return start - now
+            self._next_tokens = now + 60.0 * tokens / (self.tokens_per_minute * self._pace)
 
-    def on_rate_limited(self) -> None:
-        """A 429 arrived: halve concurrency and pace."""
+    def on_rate_limited(self, started: float | None = None) -> None:
+        """A 429 arrived for a request that started at `started`: halve concurrency and pace,
+        unless that request started before the last halving (it saw the same congestion)."""
         self.rate_limited += 1
+        if started is not None and started <= self._last_cut:
+            return
+        self._last_cut = self._clock()
         self._limit = max(1.0, self._limit / 2)
         self._pace = max(_MIN_PACE, self._pace / 2)
 

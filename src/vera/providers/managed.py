@@ -71,10 +71,11 @@ class ManagedChatModel:
         async def attempt() -> ChatResponse:
             async with self.limiter.slot(estimate_tokens(request)):
                 self.provider_calls += 1
+                started = self.limiter.now()
                 try:
                     response = await self.inner.complete(request)
                 except RateLimitError:
-                    self.limiter.on_rate_limited()
+                    self.limiter.on_rate_limited(started)
                     raise
                 self.limiter.on_success()
                 return response
