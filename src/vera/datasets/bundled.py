@@ -9,6 +9,9 @@ __all__ = ["BUNDLED", "bundled_path"]
 
 BUNDLED: dict[str, str] = {
     "example": "example.jsonl",
+    "legal": "legal.json",
+    "research": "research.json",
+    "technical": "technical.json",
 }
 
 
