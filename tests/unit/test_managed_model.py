@@ -159,7 +159,7 @@ def test_prices_match_dated_model_names_and_report_unpriced() -> None:
     assert ledger.summary()["unpriced_models"] == ["vllm:llama-3-8b"]
 
 
-async def test_concurrency_limit_holds_and_halves_on_429() -> None:
+async def test_concurrency_limit_holds_and_is_cut_on_429() -> None:
     limiter = Limiter(concurrency=4)
     active = peak = 0
 
@@ -185,12 +185,13 @@ class FakeClock:
 
     def __init__(self) -> None:
         self.now = 0.0
+        self.late = 0.0  # how much later than asked a sleeper wakes
 
     def __call__(self) -> float:
         return self.now
 
     async def sleep(self, seconds: float) -> None:
-        self.now += seconds
+        self.now += seconds + self.late
 
 
 async def test_requests_per_minute_are_paced_evenly() -> None:
@@ -202,12 +203,12 @@ async def test_requests_per_minute_are_paced_evenly() -> None:
             starts.append(clock.now)
     # 120/min = one start every 0.5 s.
     assert starts == pytest.approx([0.0, 0.5, 1.0, 1.5, 2.0])
-    limiter.on_rate_limited()  # pace halves: the next gap is 1.0 s
+    limiter.on_rate_limited()  # pace cut to 70 %: the next gap is 0.5 / 0.7 s
     for _ in range(2):
         async with limiter.slot():
             starts.append(clock.now)
-    # The halving applies from the next claim; the limiter alone sees no success after it.
-    assert starts[5:] == pytest.approx([2.5, 3.5])
+    # The cut applies from the next claim; the limiter alone sees no success after it.
+    assert starts[5:] == pytest.approx([2.5, 2.5 + 0.5 / 0.7])
 
 
 async def test_a_stalled_loop_does_not_release_a_burst() -> None:
@@ -220,19 +221,30 @@ async def test_a_stalled_loop_does_not_release_a_burst() -> None:
     for _ in range(3):
         async with limiter.slot():
             starts.append(clock.now)
-    # Still one start per 0.1 s from when they really start, not three at once.
-    assert starts == pytest.approx([5.0, 5.1, 5.2])
+    # At most one extra start, then one per 0.1 s again: not the 50 turns that passed.
+    assert starts == pytest.approx([5.0, 5.0, 5.1])
 
 
-async def test_only_one_halving_per_round_trip() -> None:
+async def test_waking_a_little_late_does_not_slow_the_pace() -> None:
+    clock = FakeClock()
+    limiter = Limiter(concurrency=100, requests_per_minute=600, clock=clock, sleep=clock.sleep)
+    starts = []
+    for late in (0.0, 0.02, 0.0):
+        clock.late = late  # the event loop ran this request 20 ms after its turn
+        async with limiter.slot():
+            starts.append(clock.now)
+    assert starts == pytest.approx([0.0, 0.12, 0.2])
+
+
+async def test_only_one_cut_per_round_trip() -> None:
     clock = FakeClock()
     limiter = Limiter(concurrency=16, clock=clock, sleep=clock.sleep)
     clock.now = 10.0
     for _ in range(6):  # six requests of one burst, all started at t=10, all refused
         limiter.on_rate_limited(started=10.0)
-    assert limiter.concurrency == 8 and limiter.rate_limited == 6
+    assert limiter.concurrency == 11 and limiter.rate_limited == 6  # 16 * 0.7, once
     limiter.on_rate_limited(started=10.5)  # started after the cut: new congestion
-    assert limiter.concurrency == 4
+    assert limiter.concurrency == 7  # 11.2 * 0.7
 
 
 async def test_tokens_per_minute_pacing_scales_with_request_size() -> None:

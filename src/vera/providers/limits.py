@@ -3,10 +3,10 @@
 Request starts are paced evenly at the configured requests- and tokens-per-minute, so a run
 finishes close to the limit instead of bursting into it. A request claims its start only when
 it actually starts, so a stalled event loop cannot release a burst of starts reserved earlier.
-A 429 halves both the concurrency and the pace, and successes win them back gradually
+A 429 cuts both the concurrency and the pace to 70 %, and successes win them back gradually
 (additive increase, multiplicative decrease), so a limit that is lower than configured, or not
-configured at all, is found. Only one halving per round trip counts: the 429s of requests
-that started before the last halving report the same congestion, not new congestion.
+configured at all, is found. Only one cut per round trip counts: the 429s of requests that
+started before the last cut report the same congestion, not new congestion.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ __all__ = ["DEFAULT_CONCURRENCY", "Limiter"]
 DEFAULT_CONCURRENCY = 16
 _MIN_PACE = 0.05  # never slow below 5 % of the configured rate
 _PACE_RECOVERY = 0.02  # share of the configured rate won back per success
+_BACKOFF = 0.7  # what a 429 leaves of concurrency and pace (TCP CUBIC uses the same factor)
 
 
 class Limiter:
@@ -85,20 +86,25 @@ class Limiter:
             if turn <= now:
                 break
             await self._sleep(turn - now)
+        # The next turn follows this one's schedule, so waking a little late does not drift
+        # the pace below the limit; after a long stall it restarts from now, allowing at most
+        # one extra start, never the burst of every turn that passed.
         if self.requests_per_minute:
-            self._next_request = now + 60.0 / (self.requests_per_minute * self._pace)
+            interval = 60.0 / (self.requests_per_minute * self._pace)
+            self._next_request = max(self._next_request, now - interval) + interval
         if self.tokens_per_minute and tokens:
-            self._next_tokens = now + 60.0 * tokens / (self.tokens_per_minute * self._pace)
+            interval = 60.0 * tokens / (self.tokens_per_minute * self._pace)
+            self._next_tokens = max(self._next_tokens, now - interval) + interval
 
     def on_rate_limited(self, started: float | None = None) -> None:
-        """A 429 arrived for a request that started at `started`: halve concurrency and pace,
-        unless that request started before the last halving (it saw the same congestion)."""
+        """A 429 arrived for a request that started at `started`: cut concurrency and pace,
+        unless that request started before the last cut (it saw the same congestion)."""
         self.rate_limited += 1
         if started is not None and started <= self._last_cut:
             return
         self._last_cut = self._clock()
-        self._limit = max(1.0, self._limit / 2)
-        self._pace = max(_MIN_PACE, self._pace / 2)
+        self._limit = max(1.0, self._limit * _BACKOFF)
+        self._pace = max(_MIN_PACE, self._pace * _BACKOFF)
 
     def on_success(self) -> None:
         """A call succeeded: win back a little concurrency and pace."""
