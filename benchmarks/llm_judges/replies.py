@@ -1,0 +1,321 @@
+"""What the simulated judge model answers: prompt detection and one reply builder per prompt.
+
+Every framework's prompts are recognised by marker phrases copied from its installed
+templates (VERA's prompts/*.toml, ragas.metrics.collections.faithfulness.util and the legacy
+ragas.metrics._faithfulness, deepeval/metrics/faithfulness/templates/*.txt). A reply is
+derived from the prompt, so its length is realistic: claims are the answer's sentences,
+truths are the contexts' sentences, and each verdict comes from the same word-overlap rule
+for everyone (`judge`). To support a new prompt, add a `PromptKind` to `KINDS`; a prompt no
+kind matches gets a minimal reply that fits its JSON schema and is counted as "unknown".
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+Reply = dict[str, Any]
+
+_STOP = frozenset(
+    str.split(
+        "a an the of for to in on at by with and or is are was were be been it its this that "
+        "which who as from up each every after under about within no any has have had"
+    )
+)
+_WORD = re.compile(r"[a-z0-9]+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(text.strip()) if s.strip()]
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
+
+
+def _numbers(text: str) -> set[str]:
+    return set(re.findall(r"\d+", text))
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The simulated model's view of one claim: supported, partial, contradicted or none."""
+
+    label: str
+    context: int | None  # index into the list of passages judged against
+    quote: str
+
+
+def judge(claim: str, passages: list[str]) -> Judgement:
+    """Best-matching sentence by word coverage; a changed number there is a contradiction."""
+    words = _content_words(claim)
+    best = (0.0, -1, "")
+    for index, passage in enumerate(passages):
+        for sentence in sentences(passage):
+            coverage = len(words & _content_words(sentence)) / max(1, len(words))
+            if coverage > best[0]:
+                best = (coverage, index, sentence)
+    coverage, index, quote = best
+    if coverage >= 0.75:
+        same_numbers = _numbers(claim) <= _numbers(quote)
+        return Judgement("supported" if same_numbers else "contradicted", index, quote)
+    if coverage >= 0.5:
+        return Judgement("partial", index, quote)
+    return Judgement("none", None, "")
+
+
+def _between(text: str, start: str, end: str | None = None) -> str:
+    """The text after the last `start`, up to the next `end` (or the end of the text)."""
+    tail = text[text.rfind(start) + len(start) :] if start in text else text
+    if end is not None and end in tail:
+        tail = tail[: tail.index(end)]
+    return tail.strip()
+
+
+# VERA ------------------------------------------------------------------------------------
+
+_VERA_VERDICTS = {
+    "supported": "FULLY_SUPPORTED",
+    "partial": "PARTIALLY_SUPPORTED",
+    "contradicted": "CONTRADICTED",
+    "none": "NO_EVIDENCE",
+}
+
+
+def vera_extract(prompt: str) -> Reply:
+    answer = _between(prompt, "ANSWER:\n")
+    return {"claims": [{"number": i, "text": s} for i, s in enumerate(sentences(answer), 1)]}
+
+
+def _numbered(block: str) -> list[str]:
+    """Texts from VERA's "[1] ...\n\n[2] ..." blocks."""
+    return [p.strip() for p in re.split(r"(?m)^\[\d+\] ", block) if p.strip()]
+
+
+def _vera_verdict(text: str, passages: list[str]) -> dict[str, Any]:
+    j = judge(text, passages)
+    cited = j.context + 1 if j.context is not None else None
+    reason = (
+        f"Context {cited} states this." if j.label == "supported" else
+        f"Context {cited} gives a different figure." if j.label == "contradicted" else
+        f"Context {cited} states only part of this." if j.label == "partial" else
+        "No context addresses this claim."
+    )  # fmt: skip
+    return {
+        "verdict": _VERA_VERDICTS[j.label],
+        "context": cited,
+        "quote": j.quote,
+        "reason": reason,
+    }
+
+
+def vera_verify(prompt: str) -> Reply:
+    passages = _numbered(_between(prompt, "CONTEXTS:\n", "\n\nCLAIMS:\n"))
+    claims = re.findall(r"(?m)^(\d+)\. (.+)$", _between(prompt, "\n\nCLAIMS:\n"))
+    return {"verdicts": [{"claim": int(n), **_vera_verdict(t, passages)} for n, t in claims]}
+
+
+def vera_truths(prompt: str) -> Reply:
+    passages = _numbered(_between(prompt, "CONTEXTS:\n"))
+    return {
+        "truths": [
+            {"context": i, "text": s} for i, p in enumerate(passages, 1) for s in sentences(p)
+        ]
+    }
+
+
+def vera_single_call(prompt: str) -> Reply:
+    passages = _numbered(_between(prompt, "CONTEXTS:\n", "\n\nQUESTION:\n"))
+    answer = _between(prompt, "ANSWER:\n")
+    return {
+        "claims": [
+            {"number": i, "text": s, **_vera_verdict(s, passages)}
+            for i, s in enumerate(sentences(answer), 1)
+        ]
+    }
+
+
+def vera_relevance(prompt: str) -> Reply:
+    question = _content_words(_between(prompt, "QUESTION:\n", "\n\nTEXTS:\n"))
+    ratings = []
+    for i, text in enumerate(_numbered(_between(prompt, "\n\nTEXTS:\n")), 1):
+        share = len(question & _content_words(text)) / max(1, len(question))
+        relevance = (
+            "RELEVANT" if share >= 0.5 else "PARTIALLY_RELEVANT" if share > 0 else "IRRELEVANT"
+        )
+        ratings.append({"text": i, "relevance": relevance, "reason": f"{share:.0%} overlap."})
+    return {"ratings": ratings}
+
+
+# RAGAS (the collections metric and the legacy one share these prompts) ---------------------
+
+
+def _ragas_input(prompt: str) -> dict[str, Any]:
+    data = json.loads(_between(prompt, "input: ", "\nOutput:"))
+    return data if isinstance(data, dict) else {}
+
+
+def ragas_statements(prompt: str) -> Reply:
+    return {"statements": sentences(str(_ragas_input(prompt).get("answer", "")))}
+
+
+def ragas_nli(prompt: str) -> Reply:
+    data = _ragas_input(prompt)
+    passages = [str(data.get("context", ""))]
+    out = []
+    for statement in data.get("statements", []):
+        j = judge(str(statement), passages)
+        ok = j.label == "supported"
+        reason = f"The context states: {j.quote}" if ok else "The context does not state this."
+        out.append({"statement": statement, "reason": reason, "verdict": int(ok)})
+    return {"statements": out}
+
+
+# DeepEval -------------------------------------------------------------------------------
+
+
+def deepeval_truths(prompt: str) -> Reply:
+    return {"truths": sentences(_between(prompt, "\nText:\n", "\n\nJSON:"))}
+
+
+def deepeval_claims(prompt: str) -> Reply:
+    return {"claims": sentences(_between(prompt, "AI Output:\n", "\n\nJSON:"))}
+
+
+def _literal_list(text: str) -> list[str]:
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return [line for line in text.splitlines() if line.strip()]
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+
+
+def deepeval_verdicts(prompt: str) -> Reply:
+    passages = [_between(prompt, "Retrieval Contexts:\n", "\n\nClaims:\n")]
+    claims = _literal_list(_between(prompt, "\n\nClaims:\n", "\n\nJSON:"))
+    verdicts: list[dict[str, str]] = []
+    for claim in claims:
+        j = judge(claim, passages)
+        if j.label == "supported":
+            verdicts.append({"verdict": "yes"})
+        elif j.label == "contradicted":
+            verdicts.append({"verdict": "no", "reason": f"The context says: {j.quote}"})
+        else:
+            verdicts.append({"verdict": "borderline", "reason": "The context does not say."})
+    return {"verdicts": verdicts}
+
+
+def deepeval_reason(prompt: str) -> Reply:
+    score = _between(prompt, "Faithfulness Score:\n", "\n")
+    contradictions = _literal_list(_between(prompt, "Contradictions:\n", "\n\nJSON:"))
+    if not contradictions:
+        return {"reason": f"The score is {score} because the output agrees with the context."}
+    first = contradictions[0].rstrip(".")
+    n = len(contradictions)
+    return {"reason": f"The score is {score} because {n} claim(s) differ: {first}."}
+
+
+# The table --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PromptKind:
+    """A prompt recognised by marker phrases (all must appear), and how to answer it."""
+
+    name: str
+    markers: tuple[str, ...]
+    build: Callable[[str], Reply]
+
+
+KINDS: tuple[PromptKind, ...] = (
+    # Before vera.extract: the single-call prompt contains the extraction marker too.
+    PromptKind(
+        "vera.single_call",
+        ("Split the ANSWER below into atomic factual claims, then give each claim one verdict",),
+        vera_single_call,
+    ),
+    PromptKind(
+        "vera.extract", ("Split the ANSWER below into atomic factual claims",), vera_extract
+    ),
+    PromptKind("vera.verify", ("give one verdict using only the numbered CONTEXTS",), vera_verify),
+    PromptKind(
+        "vera.truths",
+        ("List the factual statements made by each numbered CONTEXT below",),
+        vera_truths,
+    ),
+    PromptKind(
+        "vera.relevance",
+        ("For every numbered TEXT below, decide how relevant it is to the QUESTION",),
+        vera_relevance,
+    ),
+    PromptKind(
+        "ragas.statements",
+        ("Break down each sentence into one or more fully understandable statements",),
+        ragas_statements,
+    ),
+    PromptKind(
+        "ragas.nli",
+        ("judge the faithfulness of a series of statements based on a given context",),
+        ragas_nli,
+    ),
+    PromptKind("deepeval.truths", ('"truths" key as a list of strings',), deepeval_truths),
+    PromptKind("deepeval.claims", ('"claims" key as a list of strings',), deepeval_claims),
+    PromptKind(
+        "deepeval.verdicts",
+        ("indicate whether EACH claim contradicts any facts in the retrieval context",),
+        deepeval_verdicts,
+    ),
+    PromptKind(
+        "deepeval.reason",
+        ("CONCISELY summarize the contradictions to justify the score",),
+        deepeval_reason,
+    ),
+)
+
+
+def detect(texts: list[str]) -> tuple[PromptKind | None, str]:
+    """The first kind whose markers all appear in one message, and that message's text."""
+    for text in texts:
+        for kind in KINDS:
+            if all(marker in text for marker in kind.markers):
+                return kind, text
+    return None, ""
+
+
+def minimal_instance(schema: Any, defs: dict[str, Any] | None = None) -> Any:
+    """The smallest value that fits a JSON schema: the reply to a prompt no kind matches."""
+    if not isinstance(schema, dict):
+        return {}
+    if defs is None:
+        defs = schema.get("$defs") or schema.get("definitions") or {}
+    if "$ref" in schema:
+        return minimal_instance(defs.get(schema["$ref"].rsplit("/", 1)[-1], {}), defs)
+    for key in ("anyOf", "oneOf", "allOf"):
+        if schema.get(key):
+            return minimal_instance(schema[key][0], defs)
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type", "object")
+    kind = next((k for k in kind if k != "null"), "null") if isinstance(kind, list) else kind
+    if kind == "object":
+        props: dict[str, Any] = schema.get("properties", {})
+        names: list[str] = schema.get("required", list(props))
+        return {k: minimal_instance(props.get(k, {}), defs) for k in names}
+    return {"array": [], "string": "", "integer": 0, "number": 0, "boolean": False}.get(kind)
+
+
+def reply_for(texts: list[str], schema: Any) -> tuple[str, Reply]:
+    """The prompt kind's name ("unknown" when none matches) and the JSON reply."""
+    kind, text = detect(texts)
+    if kind is None:
+        reply = minimal_instance(schema) if schema else {"result": "ok"}
+        return "unknown", reply if isinstance(reply, dict) else {"result": reply}
+    return kind.name, kind.build(text)

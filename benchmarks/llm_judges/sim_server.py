@@ -1,0 +1,307 @@
+"""A simulated OpenAI chat-completions server on 127.0.0.1, shared by every framework.
+
+Why a hand-written asyncio HTTP/1.1 server: it has no dependencies, keeps connections alive,
+sleeps the simulated latency without holding a thread, and answers several thousand requests
+a second on one core, so at 0 ms latency the frameworks, not the server, are measured.
+
+- POST /v1/chat/completions: a JSON reply built by `replies.py` for the detected prompt, as
+  message content (response_format json_schema / json_object / none) or as a tool call when
+  the request forces a tool (Instructor's TOOLS mode). `usage` counts tokens with one rule.
+- Rate limit (--rps-limit): a token bucket refilled at that rate, holding --burst-s seconds
+  of requests and starting full. A request finding it empty gets 429 at once, with a
+  `Retry-After` header in whole seconds and an OpenAI-style error body; it costs no tokens.
+- GET /v1/models, GET /stats, POST or GET /reset.
+
+    python benchmarks/llm_judges/sim_server.py --port 8765 --latency-ms 200 --rps-limit 50
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import math
+import time
+import uuid
+from collections import Counter
+from typing import Any
+
+from replies import reply_for
+from tokens import make_counter
+
+count_tokens, TOKEN_RULE = make_counter()
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    404: "Not Found",
+    411: "Length Required",
+    429: "Too Many Requests",
+}
+
+
+class TokenBucket:
+    """`rate` requests per second on average, bursts of up to `capacity`."""
+
+    def __init__(self, rate: float, capacity: float) -> None:
+        self.rate = rate
+        self.capacity = max(1.0, capacity)
+        self.tokens = self.capacity
+        self.stamp = time.monotonic()
+
+    def take(self) -> float:
+        """0 if the request may pass, else the seconds until it could."""
+        now = time.monotonic()
+        self.tokens = min(self.capacity, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return 0.0
+        return (1.0 - self.tokens) / self.rate
+
+
+class Simulator:
+    """Counters, the limit and the reply logic; independent of HTTP."""
+
+    def __init__(
+        self, latency_s: float, rps_limit: float | None, burst_s: float, dump: str | None = None
+    ) -> None:
+        self.dump = open(dump, "a", encoding="utf-8") if dump else None  # noqa: SIM115
+        self.latency_s = latency_s
+        self.rps_limit = rps_limit
+        self.burst_s = burst_s
+        self.reset()
+
+    def reset(self) -> None:
+        self.bucket = (
+            TokenBucket(self.rps_limit, self.rps_limit * self.burst_s) if self.rps_limit else None
+        )
+        self.requests = 0
+        self.rate_limited = 0
+        self.errors = 0
+        self.connections = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.kinds: Counter[str] = Counter()
+        self.kind_tokens: Counter[str] = Counter()
+        self.first: float | None = None
+        self.last: float | None = None
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "requests": self.requests,
+            "ok": self.requests - self.rate_limited - self.errors,
+            "rate_limited": self.rate_limited,
+            "errors": self.errors,
+            "connections": self.connections,
+            "max_in_flight": self.max_in_flight,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "kinds": dict(self.kinds),
+            "kind_tokens": dict(self.kind_tokens),
+            "active_s": (self.last - self.first) if self.first and self.last else 0.0,
+            "latency_ms": self.latency_s * 1000,
+            "rps_limit": self.rps_limit,
+            "burst": self.bucket.capacity if self.bucket else None,
+            "token_rule": TOKEN_RULE,
+        }
+
+    async def chat(self, body: bytes) -> tuple[int, dict[str, Any], dict[str, str]]:
+        self.requests += 1
+        now = time.monotonic()
+        self.first = self.first or now
+        if self.bucket is not None:
+            wait = self.bucket.take()
+            if wait > 0:
+                self.rate_limited += 1
+                self.last = now
+                message = f"Rate limit reached: {self.rps_limit:g} requests per second."
+                error = {"message": message, "type": "requests", "code": "rate_limit_exceeded"}
+                return 429, {"error": error}, {"Retry-After": str(max(1, math.ceil(wait)))}
+        try:
+            request = json.loads(body)
+            reply = self._complete(request)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            self.errors += 1
+            error = {"message": f"bad request: {exc}", "type": "invalid_request_error"}
+            return 400, {"error": error}, {}
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if self.latency_s:
+                await asyncio.sleep(self.latency_s)
+        finally:
+            self.in_flight -= 1
+        self.last = time.monotonic()
+        return 200, reply, {}
+
+    def _complete(self, request: dict[str, Any]) -> dict[str, Any]:
+        texts = [_text(m.get("content")) for m in request["messages"]]
+        response_format = request.get("response_format") or {}
+        schema = (response_format.get("json_schema") or {}).get("schema")
+        tool = _forced_tool(request)
+        if tool is not None:
+            schema = tool.get("parameters")
+        kind, data = reply_for(texts, schema)
+        content = json.dumps(data, ensure_ascii=False)
+        prompt_tokens = sum(count_tokens(t) + 3 for t in texts) + 3
+        for extra in (response_format.get("json_schema"), request.get("tools")):
+            if extra:  # schemas and tool definitions are billed as prompt tokens too
+                prompt_tokens += count_tokens(json.dumps(extra))
+        n = int(request.get("n") or 1)
+        completion_tokens = count_tokens(content) * n
+        self.prompt_tokens += prompt_tokens
+        self.completion_tokens += completion_tokens
+        self.kinds[kind] += 1
+        self.kind_tokens[kind] += prompt_tokens + completion_tokens
+        if self.dump is not None:
+            self.dump.write(json.dumps({"kind": kind, "request": request, "reply": data}) + "\n")
+            self.dump.flush()
+        if tool is not None:
+            call = {
+                "id": f"call_{uuid.uuid4().hex[:24]}",
+                "type": "function",
+                "function": {"name": tool.get("name", "reply"), "arguments": content},
+            }
+            message = {"role": "assistant", "content": None, "tool_calls": [call]}
+            finish = "tool_calls"
+        else:
+            message = {"role": "assistant", "content": content}
+            finish = "stop"
+        return {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.get("model", "gpt-4o-mini"),
+            "system_fingerprint": "fp_sim",
+            "choices": [
+                {"index": i, "message": message, "logprobs": None, "finish_reason": finish}
+                for i in range(n)
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return "" if content is None else str(content)
+
+
+def _forced_tool(request: dict[str, Any]) -> dict[str, Any] | None:
+    """The function definition the request makes the model call, if any."""
+    tools = [t.get("function", {}) for t in request.get("tools") or []]
+    if not tools:
+        return None
+    choice = request.get("tool_choice")
+    if isinstance(choice, dict):
+        name = choice.get("function", {}).get("name")
+        return next((t for t in tools if t.get("name") == name), tools[0])
+    return tools[0] if choice in ("required", "auto", None) else None
+
+
+class HttpServer:
+    """Minimal HTTP/1.1 with keep-alive over asyncio streams; bodies need Content-Length."""
+
+    def __init__(self, sim: Simulator) -> None:
+        self.sim = sim
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.sim.connections += 1
+        try:
+            while True:
+                line = await reader.readline()
+                if not line:
+                    break
+                method, target, _ = line.decode("latin-1").split(" ", 2)
+                headers: dict[str, str] = {}
+                while (raw := await reader.readline()) not in (b"\r\n", b"\n", b""):
+                    key, _, value = raw.decode("latin-1").partition(":")
+                    headers[key.strip().lower()] = value.strip()
+                if "chunked" in headers.get("transfer-encoding", ""):
+                    await self._send(writer, 411, {"error": {"message": "send Content-Length"}})
+                    break
+                length = int(headers.get("content-length") or 0)
+                body = await reader.readexactly(length) if length else b""
+                status, payload, extra = await self.route(method, target.split("?")[0], body)
+                await self._send(writer, status, payload, extra)
+                if headers.get("connection", "").lower() == "close":
+                    break
+        except (ConnectionError, asyncio.IncompleteReadError, ValueError):
+            pass
+        finally:
+            writer.close()
+
+    async def route(
+        self, method: str, path: str, body: bytes
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        path = path.rstrip("/")
+        if method == "POST" and path.endswith("/chat/completions"):
+            return await self.sim.chat(body)
+        if path == "/stats":
+            return 200, self.sim.stats(), {}
+        if path == "/reset":
+            self.sim.reset()
+            return 200, {"reset": True}, {}
+        if method == "GET" and path.endswith("/models"):
+            model = {"id": "gpt-4o-mini", "object": "model", "created": 0, "owned_by": "sim"}
+            return 200, {"object": "list", "data": [model]}, {}
+        return 404, {"error": {"message": f"no route {method} {path}"}}, {}
+
+    @staticmethod
+    async def _send(
+        writer: asyncio.StreamWriter,
+        status: int,
+        payload: dict[str, Any],
+        extra: dict[str, str] | None = None,
+    ) -> None:
+        body = json.dumps(payload).encode()
+        head = [
+            f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}",
+            "Content-Type: application/json",
+            f"Content-Length: {len(body)}",
+            "Connection: keep-alive",
+        ]
+        head += [f"{k}: {v}" for k, v in (extra or {}).items()]
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
+        await writer.drain()
+
+
+async def serve(port: int, sim: Simulator) -> None:
+    server = await asyncio.start_server(HttpServer(sim).handle, "127.0.0.1", port, backlog=1024)
+    limit = f"{sim.rps_limit:g} req/s" if sim.rps_limit else "no limit"
+    print(
+        f"sim server on http://127.0.0.1:{port}/v1: {sim.latency_s * 1000:g} ms, {limit}, "
+        f"tokens by {TOKEN_RULE}",
+        flush=True,
+    )
+    async with server:
+        await server.serve_forever()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--latency-ms", type=float, default=0.0)
+    parser.add_argument("--rps-limit", type=float, default=None)
+    parser.add_argument(
+        "--burst-s",
+        type=float,
+        default=0.2,
+        help="bucket size in seconds of the limit (default 0.2)",
+    )
+    parser.add_argument("--dump", help="append every request and reply to this JSONL file")
+    args = parser.parse_args()
+    sim = Simulator(args.latency_ms / 1000, args.rps_limit, args.burst_s, args.dump)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve(args.port, sim))
+
+
+if __name__ == "__main__":
+    main()
