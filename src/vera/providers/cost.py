@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
@@ -10,7 +13,15 @@ from pydantic import BaseModel, ConfigDict
 from vera.errors import RunStopError
 from vera.providers.base import ProviderError, Usage
 
-__all__ = ["DEFAULT_PRICES", "BudgetExceededError", "CostLedger", "Price", "PriceTable"]
+__all__ = [
+    "DEFAULT_PRICES",
+    "BudgetExceededError",
+    "CostLedger",
+    "Meter",
+    "Price",
+    "PriceTable",
+    "metered",
+]
 
 
 class Price(BaseModel):
@@ -68,6 +79,33 @@ class _Totals:
     cost: float = 0.0
 
 
+@dataclass
+class Meter:
+    """Calls and dollars spent inside one `metered()` block, by any ledger."""
+
+    calls: int = 0
+    cached_calls: int = 0
+    cost: float = 0.0
+
+
+_METERS: ContextVar[tuple[Meter, ...]] = ContextVar("vera_cost_meters", default=())
+
+
+@contextmanager
+def metered() -> Iterator[Meter]:
+    """Count the judge calls and cost made inside this block (and the tasks it starts).
+
+    Concurrent samples each get their own meter, since context variables follow tasks; a
+    pipeline step uses this to record exactly what it spent.
+    """
+    meter = Meter()
+    token = _METERS.set((*_METERS.get(), meter))
+    try:
+        yield meter
+    finally:
+        _METERS.reset(token)
+
+
 class CostLedger:
     """What a run spent. `max_cost` stops new calls once reached; finished work is kept."""
 
@@ -102,6 +140,10 @@ class CostLedger:
             else:
                 totals.usage = totals.usage + usage
                 totals.cost += cost
+        for meter in _METERS.get():
+            meter.calls += 1
+            meter.cached_calls += int(cached)
+            meter.cost += cost
         return cost
 
     def summary(self) -> dict[str, object]:

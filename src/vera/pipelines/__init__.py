@@ -1,0 +1,1 @@
+"""End-to-end RAG pipelines: steps composed with `then`, run per query, timed per step."""
