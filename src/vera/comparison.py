@@ -1,0 +1,90 @@
+"""Is a difference between two pipelines real? Paired comparisons on the same samples.
+
+For each metric, only samples scored in both reports count, paired by id. The mean of the
+per-sample differences gets a 95 % paired bootstrap interval, and a two-sided p-value from a
+sign-flip permutation test (under "no difference", each paired difference is as likely to
+have either sign). Both are seeded, so the same reports give the same figures.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from vera.report import Report, SampleStatus
+from vera.stats import bootstrap_ci
+
+__all__ = ["MetricComparison", "compare_reports", "improvement"]
+
+PERMUTATIONS = 2000
+
+
+class MetricComparison(BaseModel):
+    """System minus baseline on one metric, over the samples both scored."""
+
+    model_config = ConfigDict(frozen=True)
+
+    system_mean: float | None
+    baseline_mean: float | None
+    difference: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    paired_samples: int
+    improvement: str | None
+    """Relative change of the mean, as seed 001 writes it ("+41.5%")."""
+
+
+def improvement(system: float | None, baseline: float | None) -> str | None:
+    """The relative change from `baseline` to `system` ("+41.5%"); None when undefined."""
+    if system is None or baseline is None or baseline == 0:
+        return None
+    return f"{(system - baseline) / abs(baseline) * 100:+.1f}%"
+
+
+def _scores(report: Report, metric: str) -> dict[str, float]:
+    return {
+        r.id: score
+        for r in report.samples
+        if r.status is SampleStatus.SCORED and (score := r.scores.get(metric)) is not None
+    }
+
+
+def _p_value(differences: Sequence[float], seed: int = 0) -> float:
+    observed = abs(sum(differences))
+    if observed == 0:
+        return 1.0
+    rng = random.Random(seed)
+    extreme = 0
+    for _ in range(PERMUTATIONS):
+        flipped = sum(d if rng.random() < 0.5 else -d for d in differences)
+        if abs(flipped) >= observed - 1e-12:
+            extreme += 1
+    # Counting the observed arrangement itself keeps the estimate from ever being 0.
+    return (extreme + 1) / (PERMUTATIONS + 1)
+
+
+def compare_reports(system: Report, baseline: Report) -> dict[str, MetricComparison]:
+    """Per metric both reports have: means, paired difference with interval and p-value."""
+    comparisons = {}
+    for metric in system.metrics:
+        if metric not in baseline.metrics:
+            continue
+        ours, theirs = _scores(system, metric), _scores(baseline, metric)
+        shared = sorted(set(ours) & set(theirs))
+        differences = [ours[i] - theirs[i] for i in shared]
+        interval = bootstrap_ci(differences)
+        system_mean, baseline_mean = system.metrics[metric], baseline.metrics[metric]
+        comparisons[metric] = MetricComparison(
+            system_mean=system_mean,
+            baseline_mean=baseline_mean,
+            difference=sum(differences) / len(differences) if differences else None,
+            ci_low=interval[0] if interval else None,
+            ci_high=interval[1] if interval else None,
+            p_value=_p_value(differences) if differences else None,
+            paired_samples=len(shared),
+            improvement=improvement(system_mean, baseline_mean),
+        )
+    return comparisons

@@ -1,0 +1,59 @@
+"""Paired comparisons between a system's report and a baseline's."""
+
+import pytest
+
+from vera.comparison import compare_reports, improvement
+from vera.metrics.base import MetricResult, MetricStatus
+from vera.report import Report, SampleResult, SampleStatus, build_report
+
+
+def report(scores: dict[str, float]) -> Report:
+    results = [
+        SampleResult(
+            id=sid,
+            status=SampleStatus.SCORED,
+            scores={"m": score},
+            results={
+                "m": MetricResult(
+                    name="m", score=score, passed=True, status=MetricStatus.OK, reason="",
+                    threshold=0.5,
+                )
+            },
+        )
+        for sid, score in scores.items()
+    ]  # fmt: skip
+    return build_report(dataset="d", judge="j", version="v", thresholds={"m": 0.5}, results=results)
+
+
+def test_a_consistent_gain_is_significant_with_an_interval_above_zero() -> None:
+    system = report({f"s{i}": 0.9 for i in range(30)})
+    baseline = report({f"s{i}": 0.6 + (i % 3) * 0.05 for i in range(30)})
+    result = compare_reports(system, baseline)["m"]
+    assert result.paired_samples == 30
+    assert result.difference == pytest.approx(0.9 - 0.65)
+    assert result.ci_low is not None and result.ci_low > 0
+    assert result.p_value is not None and result.p_value < 0.01
+    assert result.improvement == "+38.5%"
+
+
+def test_no_difference_is_not_significant_and_pairs_only_shared_samples() -> None:
+    values = {f"s{i}": (i % 5) / 4 for i in range(20)}
+    system = report({**values, "only-here": 1.0})
+    baseline = report(values)
+    result = compare_reports(system, baseline)["m"]
+    assert result.paired_samples == 20
+    assert result.difference == 0.0 and result.p_value == 1.0
+
+
+def test_noise_around_zero_is_not_significant() -> None:
+    system = report({f"s{i}": 0.5 + (0.1 if i % 2 else -0.1) for i in range(40)})
+    baseline = report({f"s{i}": 0.5 for i in range(40)})
+    result = compare_reports(system, baseline)["m"]
+    assert result.p_value is not None and result.p_value > 0.5
+    assert result.ci_low is not None and result.ci_low < 0 < (result.ci_high or 0)
+
+
+def test_improvement_is_written_like_seed_001() -> None:
+    assert improvement(0.92, 0.65) == "+41.5%"
+    assert improvement(0.07, 0.28) == "-75.0%"
+    assert improvement(0.5, 0.0) is None and improvement(None, 0.5) is None
