@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from vera.datasets.loader import InvalidRow
 from vera.metrics.base import MetricResult, MetricStatus
+from vera.pipelines.core import StepRecord
 from vera.stats import Estimate, estimate, percentile
 from vera.types import Verdict
 
@@ -87,6 +88,8 @@ class SampleResult(BaseModel):
     latency_ms: float | None = None
     group_values: dict[str, str | None] = Field(default_factory=dict)
     """The sample's values of the run's `group_by` metadata keys."""
+    steps: tuple[StepRecord, ...] = ()
+    """With a pipeline: each step's latency, judge calls and cost for this sample."""
 
 
 class MetricSummary(BaseModel):
@@ -144,6 +147,8 @@ class Report(BaseModel):
     dataset: str
     timestamp: str
     judge: str
+    pipeline: str | None = None
+    """The pipeline that produced the responses; None when they came with the dataset."""
     judge_details: dict[str, Any] = Field(default_factory=dict)
     """Prompt versions, calls, tokens and cost, for judges that report them."""
     vera_version: str
@@ -304,6 +309,7 @@ def build_report(
     invalid_rows: Sequence[InvalidRow] = (),
     started: datetime | None = None,
     stopped: RunStop | None = None,
+    pipeline: str | None = None,
 ) -> Report:
     """Aggregate per-sample results into a report; failed samples are counted, not averaged."""
     lower = set(lower_is_better)
@@ -338,6 +344,7 @@ def build_report(
         dataset=dataset,
         timestamp=timestamp,
         judge=judge,
+        pipeline=pipeline,
         judge_details=details,
         vera_version=version,
         queries_evaluated=counts["scored"],

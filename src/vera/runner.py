@@ -19,6 +19,7 @@ from vera.judges.base import Judge, judge_details, judge_name
 from vera.judges.offline import OfflineJudge
 from vera.metrics.base import ClaimAnalysis, Metric
 from vera.metrics.faithfulness import Faithfulness
+from vera.pipelines.core import Pipeline, RagState, StepRecord
 from vera.report import ClaimRecord, Report, RunStop, SampleResult, SampleStatus, build_report
 from vera.settings import DEFAULT_CONCURRENCY
 from vera.types import Sample
@@ -29,10 +30,30 @@ ProgressCallback = Callable[[SampleResult], None]
 
 
 async def evaluate_sample(
-    sample: Sample, metrics: Sequence[Metric], judge: Judge, group_by: Sequence[str] = ()
+    sample: Sample,
+    metrics: Sequence[Metric],
+    judge: Judge,
+    group_by: Sequence[str] = (),
+    pipeline: Pipeline | None = None,
 ) -> SampleResult:
-    """Score one sample; any exception becomes an ERROR result for this sample only."""
-    base = _identity(sample, group_by)
+    """Score one sample; any exception becomes an ERROR result for this sample only.
+
+    With a pipeline, the pipeline answers the sample's query first: its answer, retrieved
+    contexts and measured latency replace any stored ones.
+    """
+    steps: tuple[StepRecord, ...] = ()
+    if pipeline is not None:
+        try:
+            sample, steps = await _answer(sample, pipeline)
+        except RunStopError:
+            raise
+        except Exception as exc:
+            return SampleResult(
+                **_identity(sample, group_by),
+                status=SampleStatus.ERROR,
+                error=f"pipeline {pipeline.name}: {type(exc).__name__}: {exc}",
+            )
+    base = {**_identity(sample, group_by), "steps": steps}
     if sample.response is None:
         return SampleResult(
             **base,
@@ -62,6 +83,20 @@ def _check_metric(metric: object) -> None:
     for attribute in ("name", "needs", "higher_is_better", "threshold", "score"):
         if not hasattr(metric, attribute):
             raise ValueError(f"metric {label!r} has no `{attribute}`; see vera.metrics.Metric")
+
+
+async def _answer(sample: Sample, pipeline: Pipeline) -> tuple[Sample, tuple[StepRecord, ...]]:
+    if not sample.query.strip():
+        raise ValueError("the sample has no query for the pipeline to answer")
+    state = await pipeline.run(RagState(query=sample.query))
+    answered = sample.model_copy(
+        update={
+            "response": state.response or "",
+            "contexts": state.contexts,
+            "latency_ms": state.latency_ms,
+        }
+    )
+    return answered, state.trace
 
 
 def _identity(sample: Sample, group_by: Sequence[str]) -> dict[str, Any]:
@@ -112,13 +147,15 @@ async def aevaluate(
     dataset_name: str | None = None,
     progress: ProgressCallback | None = None,
     group_by: Sequence[str] = (),
+    pipeline: Pipeline | None = None,
 ) -> Report:
     """Evaluate samples and return a report; the async core of VERA.
 
     `samples` is consumed lazily, so a streamed dataset is never held in memory at once (the
     per-sample results are). At most `concurrency` samples are in flight. With no metrics,
     faithfulness is computed; with no judge, the embedded offline judge is used. `group_by`
-    names metadata keys to break the aggregates down by, beside the category.
+    names metadata keys to break the aggregates down by, beside the category. With a
+    `pipeline`, each sample's query is answered by it first (see `evaluate_sample`).
     """
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
@@ -144,7 +181,7 @@ async def aevaluate(
         nonlocal stop
         try:
             try:
-                result = await evaluate_sample(sample, metrics, active_judge, group_by)
+                result = await evaluate_sample(sample, metrics, active_judge, group_by, pipeline)
             except RunStopError as exc:
                 stop = stop or exc
                 result = _skipped(sample, exc, group_by)
@@ -193,6 +230,7 @@ async def aevaluate(
         invalid_rows=dataset.invalid_rows if dataset else (),
         started=started,
         stopped=None if stop is None else RunStop(reason=str(stop), planned=stop.planned),
+        pipeline=pipeline.name if pipeline is not None else None,
     )
 
 
@@ -205,6 +243,7 @@ def evaluate(
     dataset_name: str | None = None,
     progress: ProgressCallback | None = None,
     group_by: Sequence[str] = (),
+    pipeline: Pipeline | None = None,
 ) -> Report:
     """Synchronous `aevaluate`, for scripts. Inside a running event loop use `aevaluate`."""
     try:
@@ -225,5 +264,6 @@ def evaluate(
             dataset_name=dataset_name,
             progress=progress,
             group_by=group_by,
+            pipeline=pipeline,
         )
     )

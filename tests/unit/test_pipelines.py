@@ -152,3 +152,22 @@ async def test_check_laws_passes_a_deterministic_pipeline_and_fails_a_noisy_one(
 
     failing = await check_laws(Pipeline.of(retrieve).then(noisy), verify, ["a"])
     assert set(failing.values()) == {"FAIL"}
+
+
+def test_a_pipeline_answers_each_query_and_the_report_keeps_its_steps() -> None:
+    import vera
+
+    async def failing(state: RagState) -> RagState:
+        if state.query == "boom":
+            raise RuntimeError("generator down")
+        return state
+
+    pipeline = Pipeline.of(retrieve).then(failing).then(answer).renamed("demo")
+    samples = [vera.Sample(id="a", query="Paris"), vera.Sample(id="b", query="boom")]
+    report = vera.evaluate(samples, judge=fake_judge(), pipeline=pipeline)
+    assert report.pipeline == "demo"
+    good, bad = report.samples
+    assert good.status.value == "scored" and good.scores["faithfulness"] == 0.5
+    assert [s.name for s in good.steps] == ["retrieve", "failing", "answer"]
+    assert good.latency_ms == pytest.approx(sum(s.latency_ms for s in good.steps))
+    assert bad.status.value == "error" and "generator down" in (bad.error or "")

@@ -14,15 +14,18 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from vera.providers.cost import metered
 from vera.types import Context
 
 __all__ = ["Pipeline", "RagState", "Step", "StepRecord", "identity"]
 
 
-@dataclass(frozen=True)
-class StepRecord:
+class StepRecord(BaseModel):
     """What one step took: wall time, and judge calls and dollars where it used a judge."""
+
+    model_config = ConfigDict(frozen=True)
 
     name: str
     latency_ms: float
@@ -122,7 +125,9 @@ class Pipeline:
             with metered() as spent:
                 state = await stage.run(state)
             elapsed = (time.perf_counter() - started) * 1000
-            record = StepRecord(stage.name, elapsed, spent.calls, spent.cost)
+            record = StepRecord(
+                name=stage.name, latency_ms=elapsed, judge_calls=spent.calls, cost_usd=spent.cost
+            )
             state = state.evolve(trace=(*state.trace, record))
         return state
 
