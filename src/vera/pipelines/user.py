@@ -1,0 +1,95 @@
+"""Your own RAG system as a pipeline: a Python callable, or an HTTP endpoint.
+
+`--pipeline module:function` imports `function`, which takes the query and returns (or
+awaits) the answer: a string, or a mapping with `response` (or `answer`) and `contexts` (or
+`retrieved_contexts`: strings or {text, id, source} objects). `--pipeline URL` POSTs
+`{"query": ...}` as JSON and reads the same mapping from the reply.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import httpx
+
+from vera.errors import ConfigError
+from vera.pipelines.core import Pipeline, RagState
+from vera.types import Context
+
+__all__ = ["UserPipelineError", "load_user_pipeline"]
+
+_RESPONSE_KEYS = ("response", "answer", "output")
+_CONTEXT_KEYS = ("contexts", "retrieved_contexts", "retrieval_context", "sources")
+
+
+class UserPipelineError(Exception):
+    """The user's pipeline answered with something VERA cannot read."""
+
+
+def load_user_pipeline(spec: str, *, timeout: float = 60.0) -> Pipeline:
+    """The pipeline `spec` names: "package.module:function" or an http(s) URL."""
+    if spec.startswith(("http://", "https://")):
+        return Pipeline.of(_HttpPipeline(spec, timeout), name=spec)
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise ConfigError(f"pipeline {spec!r}: use module:function or an http(s) URL")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(f"pipeline {spec!r}: cannot import {module_name!r} ({exc})") from None
+    function = getattr(module, attribute, None)
+    if not callable(function):
+        raise ConfigError(f"pipeline {spec!r}: {module_name} has no callable {attribute!r}")
+    return Pipeline.of(_CallablePipeline(function), name=spec)
+
+
+class _CallablePipeline:
+    def __init__(self, function: Callable[[str], Any]) -> None:
+        self.function = function
+        self.name = getattr(function, "__name__", "pipeline")
+
+    async def __call__(self, state: RagState) -> RagState:
+        result = self.function(state.query)
+        if inspect.isawaitable(result):
+            result = await result
+        return _read_answer(state, result)
+
+
+class _HttpPipeline:
+    def __init__(self, url: str, timeout: float) -> None:
+        self.url = url
+        self.timeout = timeout
+        self.name = "http"
+
+    async def __call__(self, state: RagState) -> RagState:
+        async with httpx.AsyncClient(timeout=self.timeout) as client:
+            reply = await client.post(self.url, json={"query": state.query})
+        if reply.status_code >= 400:
+            raise UserPipelineError(f"{self.url} answered HTTP {reply.status_code}")
+        try:
+            body = reply.json()
+        except ValueError:
+            raise UserPipelineError(f"{self.url} did not answer with JSON") from None
+        return _read_answer(state, body)
+
+
+def _read_answer(state: RagState, result: Any) -> RagState:
+    if isinstance(result, str):
+        return state.evolve(response=result)
+    if not isinstance(result, Mapping):
+        raise UserPipelineError(
+            f"a pipeline must return a string or a mapping, got {type(result).__name__}"
+        )
+    response = next((result[k] for k in _RESPONSE_KEYS if k in result), None)
+    if not isinstance(response, str):
+        raise UserPipelineError(f"the pipeline's answer has no string {'/'.join(_RESPONSE_KEYS)}")
+    raw: Any = next((result[k] for k in _CONTEXT_KEYS if k in result), [])
+    if not isinstance(raw, list):
+        raise UserPipelineError("the pipeline's contexts must be a list")
+    contexts = tuple(
+        Context(text=c) if isinstance(c, str) else Context.model_validate(c) for c in raw
+    )
+    return state.evolve(response=response, contexts=contexts)
