@@ -17,12 +17,19 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from vera._version import __version__
+from vera.comparison import baseline_comparison
 from vera.datasets import Dataset, load_dataset
+from vera.datasets.bundled import BUNDLED
 from vera.errors import VeraError
 from vera.estimate import RunEstimate, estimate_run
+from vera.experiment import resolve_pipeline
 from vera.judges import Judge, create_judge
+from vera.judges.registry import create_managed_model
 from vera.metrics import METRICS, create_metric
 from vera.metrics.base import Metric
+from vera.pipelines import laws
+from vera.pipelines.core import Pipeline
+from vera.pipelines.verification import Verify
 from vera.report import Report, SampleResult, SampleStatus
 from vera.runner import aevaluate
 from vera.settings import DEFAULT_CONCURRENCY, load_settings
@@ -33,6 +40,7 @@ __all__ = ["app", "main"]
 EXIT_GATE_FAILED = 1
 EXIT_USAGE = 2
 QUICK_SAMPLES = 10
+LAW_QUERIES = 5
 SHOWN_FAILURES = 5
 
 app = typer.Typer(
@@ -136,6 +144,35 @@ def eval_command(
         Path | None,
         typer.Option("--prompts-dir", help="Folder of prompt files replacing the bundled ones."),
     ] = None,
+    pipeline: Annotated[
+        str | None,
+        typer.Option(
+            "--pipeline",
+            help="Answer each query with this pipeline first: a baseline name (naive-rag, "
+            "simple-verification, vera), module:function, or an http(s) URL.",
+        ),
+    ] = None,
+    baseline: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--baseline",
+            help="Also run this baseline on the same samples and compare (repeatable).",
+        ),
+    ] = None,
+    generator: Annotated[
+        str | None,
+        typer.Option(
+            "--generator",
+            help="The baselines' generator: extractive (offline, default) or PROVIDER:MODEL.",
+        ),
+    ] = None,
+    top_k: Annotated[
+        int, typer.Option("--top-k", min=1, help="Chunks the baselines retrieve per query.")
+    ] = 3,
+    check_laws: Annotated[
+        bool,
+        typer.Option("--check-laws", help="Check seed 001's pipeline laws on the pipeline."),
+    ] = False,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Call the provider even for cached requests.")
     ] = False,
@@ -206,14 +243,46 @@ def eval_command(
             )
             _print_estimate(estimate)
             return
-        report = _run(
-            data,
-            metrics,
-            create_judge(settings.judge, settings),
-            quick=quick,
-            concurrency=settings.concurrency,
-            group_by=group_by or [],
+        active_judge = create_judge(settings.judge, settings)
+        chat = (
+            create_managed_model(generator, settings)
+            if generator and generator.strip().lower() != "extractive"
+            else None
         )
+
+        def build(spec: str) -> Pipeline:
+            return resolve_pipeline(spec, data, active_judge, generator=chat, top_k=top_k)
+
+        # With baselines and a corpus but no pipeline of yours, the system is VERA's own.
+        system_spec = pipeline or ("vera" if baseline and data.documents else None)
+        system = build(system_spec) if system_spec else None
+
+        def run(with_pipeline: Pipeline | None) -> Report:
+            return _run(
+                data,
+                metrics,
+                active_judge,
+                quick=quick,
+                concurrency=settings.concurrency,
+                group_by=group_by or [],
+                pipeline=with_pipeline,
+            )
+
+        report = run(system)
+        updates: dict[str, object] = {}
+        if baseline:
+            others = {
+                name: run(build(name)) for name in dict.fromkeys(baseline) if name != system_spec
+            }
+            updates["baseline_comparison"] = baseline_comparison(report, others)
+        if check_laws:
+            if system is None:
+                raise typer.BadParameter("--check-laws needs --pipeline (or --baseline)")
+            queries = [s.query for s in itertools.islice(data, LAW_QUERIES) if s.query]
+            updates["categorical_tests"] = asyncio.run(
+                laws.check_laws(system, Verify(active_judge), queries)
+            )
+        report = report.model_copy(update=updates)
     except VeraError as exc:
         err.print(f"[bold red]error:[/] {exc}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from None
@@ -266,13 +335,15 @@ def _run(
     quick: bool,
     concurrency: int,
     group_by: list[str],
+    pipeline: Pipeline | None = None,
 ) -> Report:
     total = data.size_hint()
     samples = _selected(data, quick)
     if quick and total is not None:
         total = min(total, QUICK_SAMPLES)
+    label = f"Evaluating {pipeline.name}" if pipeline is not None else "Evaluating"
     progress = Progress(
-        TextColumn("[bold]Evaluating"),
+        TextColumn(f"[bold]{label}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
@@ -294,6 +365,7 @@ def _run(
                 dataset_name=data.name,
                 progress=advance,
                 group_by=group_by,
+                pipeline=pipeline,
             )
         )
 
@@ -344,6 +416,13 @@ def _print_summary(report: Report) -> None:
             cells = [groups[value][name] for value in groups]
             breakdown.add_row(name, *(f"{_fmt(c.mean)} ({c.scored})" for c in cells))
         out.print(breakdown)
+    if report.baseline_comparison:
+        _print_baselines(report)
+    if report.categorical_tests:
+        laws_line = " · ".join(
+            f"{law} {verdict}" for law, verdict in report.categorical_tests.items()
+        )
+        out.print(f"Pipeline laws: {laws_line}", highlight=False)
     if report.latency is not None:
         lat = report.latency
         out.print(
@@ -361,6 +440,28 @@ def _print_summary(report: Report) -> None:
         highlight=False,
     )
     _print_failures(report)
+
+
+def _print_baselines(report: Report) -> None:
+    block = report.baseline_comparison or {}
+    significance: dict[str, dict[str, dict[str, object]]] = block.get("significance", {})
+    table = Table(title=f"{report.pipeline or 'this run'} against the baselines")
+    table.add_column("Metric")
+    table.add_column(report.pipeline or "system", justify="right")
+    for name in significance:
+        table.add_column(name, justify="right")
+        table.add_column("change (p)", justify="right")
+    for metric, mean in report.metrics.items():
+        cells = [_fmt(mean)]
+        for by_metric in significance.values():
+            found = by_metric.get(metric, {})
+            baseline_mean = found.get("baseline_mean")
+            change = str(found.get("improvement") or "—")
+            p_value = found.get("p_value")
+            cells.append(_fmt(baseline_mean if isinstance(baseline_mean, float) else None))
+            cells.append(f"{change} (p={p_value:.3f})" if isinstance(p_value, float) else change)
+        table.add_row(metric, *(str(c) for c in cells))
+    out.print(table)
 
 
 def _print_estimate(estimate: RunEstimate) -> None:
@@ -417,6 +518,30 @@ def _print_failures(report: Report) -> None:
                         f"{metric_result.reason}",
                         highlight=False,
                     )
+
+
+datasets_app = typer.Typer(help="The datasets bundled with VERA.", no_args_is_help=True)
+app.add_typer(datasets_app, name="datasets")
+
+
+@datasets_app.command("list")
+def datasets_list() -> None:
+    """List the bundled datasets: `vera eval --dataset NAME` runs one."""
+    table = Table(title="Bundled datasets")
+    for column in ("Name", "Dataset", "Samples", "Documents", "Categories"):
+        table.add_column(column)
+    for name in BUNDLED:
+        data = load_dataset(name)
+        samples = list(data)
+        categories = sorted({s.category or "uncategorized" for s in samples})
+        table.add_row(
+            name,
+            data.name,
+            str(len(samples)),
+            str(len(data.documents)),
+            ", ".join(categories),
+        )
+    out.print(table)
 
 
 @app.command("metrics")

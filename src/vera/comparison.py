@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from vera.report import Report, SampleStatus
 from vera.stats import bootstrap_ci
 
-__all__ = ["MetricComparison", "compare_reports", "improvement"]
+__all__ = ["MetricComparison", "baseline_comparison", "compare_reports", "improvement"]
 
 PERMUTATIONS = 2000
 
@@ -88,3 +89,23 @@ def compare_reports(system: Report, baseline: Report) -> dict[str, MetricCompari
             improvement=improvement(system_mean, baseline_mean),
         )
     return comparisons
+
+
+def baseline_comparison(system: Report, baselines: dict[str, Report]) -> dict[str, Any]:
+    """Seed 001's `baseline_comparison` block, for any number of baselines.
+
+    Each baseline's metric means under its name ("naive_rag"), then
+    `improvement_over_baseline` and `significance` keyed by baseline.
+    """
+    block: dict[str, Any] = {}
+    improvements: dict[str, dict[str, str | None]] = {}
+    significance: dict[str, dict[str, Any]] = {}
+    for name, baseline in baselines.items():
+        key = name.replace("-", "_")
+        block[key] = dict(baseline.metrics)
+        compared = compare_reports(system, baseline)
+        improvements[key] = {metric: c.improvement for metric, c in compared.items()}
+        significance[key] = {metric: c.model_dump() for metric, c in compared.items()}
+    block["improvement_over_baseline"] = improvements
+    block["significance"] = significance
+    return block

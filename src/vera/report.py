@@ -167,6 +167,11 @@ class Report(BaseModel):
     invalid_rows: tuple[InvalidRow, ...] = ()
     stopped: RunStop | None = None
     """Set when the run stopped early; its unevaluated samples have status "skipped"."""
+    baseline_comparison: dict[str, Any] | None = None
+    """With baselines: each baseline's metric means, the improvement over each (seed 001's
+    "+41.5%"), and a paired 95 % interval and p-value per metric (`significance`)."""
+    categorical_tests: dict[str, str] | None = None
+    """With `--check-laws`: seed 001's laws on the evaluated pipeline, each PASS or FAIL."""
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON-ready data; what `--output` writes."""

@@ -58,6 +58,7 @@ def test_metrics_separate_the_baselines(reports: dict[str, vera.Report]) -> None
     assert simple.metrics["hallucination_rate"] < naive.metrics["hallucination_rate"] / 2
     assert full.metrics["hallucination_rate"] == 0.0
     assert full.metrics["faithfulness"] == 1.0 > naive.metrics["faithfulness"]
+
     def invented(report: vera.Report) -> int:
         return sum("cyber insurance" in c.text for r in report.samples for c in r.claims)
 

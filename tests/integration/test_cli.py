@@ -198,3 +198,36 @@ def vera_metrics() -> list[str]:
     from vera.metrics import METRICS
 
     return list(METRICS)
+
+
+def test_baselines_side_by_side_with_laws_on_bundled_data(tmp_path: Path) -> None:
+    result = vera(
+        "eval", "--dataset", "technical", "--baseline", "naive-rag", "--baseline",
+        "simple-verification", "-m", "faithfulness", "-m", "citation_accuracy",
+        "--check-laws", "-o", "r.json", cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["pipeline"] == "vera" and report["counts"]["scored"] == 20
+    block = report["baseline_comparison"]
+    assert set(block["improvement_over_baseline"]) == {"naive_rag", "simple_verification"}
+    assert set(block["naive_rag"]) == {"faithfulness", "citation_accuracy"}
+    significance = block["significance"]["naive_rag"]["faithfulness"]
+    assert significance["paired_samples"] == 20 and 0 < significance["p_value"] <= 1
+    assert report["categorical_tests"] == {
+        "functor_identity": "PASS",
+        "functor_composition": "PASS",
+        "natural_transformation_distribution": "PASS",
+    }
+    steps = report["samples"][0]["steps"]
+    assert [s["name"] for s in steps] == ["retrieve:bm25@3", "generate:extractive", "verify@0.80"]
+    assert "against the baselines" in result.stdout and "Pipeline laws" in result.stdout
+
+
+def test_datasets_list_and_unknown_baseline(tmp_path: Path) -> None:
+    listing = vera("datasets", "list", cwd=tmp_path)
+    assert listing.returncode == 0
+    for name in ("example", "legal", "research", "technical"):
+        assert name in listing.stdout
+    bad = vera("eval", "--dataset", "legal", "--baseline", "smart-rag", cwd=tmp_path)
+    assert bad.returncode == 2 and "unknown baseline 'smart-rag'" in bad.stderr

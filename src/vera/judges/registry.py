@@ -13,7 +13,7 @@ from vera.providers.managed import ManagedChatModel
 from vera.providers.registry import PROVIDERS, create_chat_model
 from vera.settings import Settings
 
-__all__ = ["create_judge"]
+__all__ = ["create_judge", "create_managed_model"]
 
 
 def create_judge(spec: str, settings: Settings | None = None) -> Judge:
@@ -30,8 +30,23 @@ def create_judge(spec: str, settings: Settings | None = None) -> Judge:
     if ":" not in name:
         known = ", ".join(f"{p}:MODEL" for p in sorted(PROVIDERS))
         raise ConfigError(f"unknown judge {spec!r}; use offline, {known}")
-    model = create_chat_model(name, base_url=settings.judge_base_url)
-    managed = ManagedChatModel(
+    return LLMJudge(
+        create_managed_model(name, settings),
+        mode=settings.judge_mode,
+        samples=settings.judge_samples,
+        temperature=settings.judge_temperature,
+        prompts_dir=settings.judge_prompts_dir,
+    )
+
+
+def create_managed_model(
+    spec: str, settings: Settings | None = None, *, ledger: CostLedger | None = None
+) -> ManagedChatModel:
+    """The chat model `spec` ("PROVIDER:MODEL") names, wrapped once with retries, limits, the
+    response cache and cost accounting as `settings` say; `ledger` shares one budget."""
+    settings = settings or Settings()
+    model = create_chat_model(spec.strip(), base_url=settings.judge_base_url)
+    return ManagedChatModel(
         model,
         limiter=Limiter(
             concurrency=settings.provider_concurrency,
@@ -39,12 +54,5 @@ def create_judge(spec: str, settings: Settings | None = None) -> Judge:
             tokens_per_minute=settings.tokens_per_minute,
         ),
         cache=ResponseCache(settings.cache_path) if settings.cache else None,
-        ledger=CostLedger(max_cost=settings.max_cost),
-    )
-    return LLMJudge(
-        managed,
-        mode=settings.judge_mode,
-        samples=settings.judge_samples,
-        temperature=settings.judge_temperature,
-        prompts_dir=settings.judge_prompts_dir,
+        ledger=ledger or CostLedger(max_cost=settings.max_cost),
     )

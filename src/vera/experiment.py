@@ -1,0 +1,40 @@
+"""Which pipelines a run evaluates, built from the CLI's names: baselines or your own system."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from vera.datasets.loader import Dataset
+from vera.errors import ConfigError
+from vera.judges.base import Judge
+from vera.pipelines.baselines import BASELINES, build_baseline, corpus_of
+from vera.pipelines.core import Pipeline
+from vera.pipelines.user import load_user_pipeline
+from vera.providers.base import ChatModel
+from vera.types import Sample
+
+__all__ = ["resolve_pipeline"]
+
+
+def resolve_pipeline(
+    spec: str,
+    data: Dataset,
+    judge: Judge,
+    *,
+    generator: ChatModel | None = None,
+    top_k: int = 3,
+    samples: Iterable[Sample] | None = None,
+) -> Pipeline:
+    """A baseline by name ("naive-rag", "simple-verification", "vera") over the dataset's
+    documents (else the distinct contexts of its samples), or a user pipeline
+    ("module:function", an http(s) URL)."""
+    if spec in BASELINES:
+        rows = samples if samples is not None else data
+        corpus = corpus_of(data.documents, (c for s in rows for c in s.contexts))
+        return build_baseline(spec, corpus, judge, generator=generator, top_k=top_k)
+    if ":" not in spec:
+        raise ConfigError(
+            f"unknown baseline {spec!r}: use {', '.join(BASELINES)}, module:function, "
+            "or an http(s) URL"
+        )
+    return load_user_pipeline(spec)
