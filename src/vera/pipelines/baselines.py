@@ -4,7 +4,8 @@
 - `simple-verification`: naive RAG, then a post-hoc check that removes the sentences the
   context does not support at all (NO_EVIDENCE or CONTRADICTED; partial support stays).
 - `vera`: retrieve, generate with citations, verify each claim at a threshold (0.80 by
-  default), drop what falls short, and abstain when nothing is grounded.
+  default); an LLM generator is asked once to fix or leave out what fell short; then what
+  still falls short is dropped, and the step abstains when nothing is grounded.
 
 The generator is VERA's offline extractive one unless a chat model is given; the retriever is
 BM25 over the dataset's documents, chunked.
@@ -19,7 +20,7 @@ from vera.judges.base import Judge
 from vera.pipelines.chunking import Chunk
 from vera.pipelines.core import Pipeline, RagState, Step
 from vera.pipelines.extractive import extractive_answer
-from vera.pipelines.generation import LLMGenerate
+from vera.pipelines.generation import LLMGenerate, LLMRevise
 from vera.pipelines.retrieval import BM25Retriever
 from vera.pipelines.verification import DEFAULT_THRESHOLD, Verify
 from vera.providers.base import ChatModel
@@ -109,6 +110,11 @@ def build_baseline(
             Verify(judge, threshold=SIMPLE_VERIFICATION_THRESHOLD, abstain_when_empty=False)
         )
     elif name == "vera":
+        if isinstance(generator, ChatModel):
+            # An LLM gets one chance to fix what the judge could not ground before the drop.
+            pipeline = pipeline.then(Verify(judge, threshold=threshold, action="flag")).then(
+                LLMRevise(generator)
+            )
         pipeline = pipeline.then(Verify(judge, threshold=threshold))
     return pipeline.renamed(name)
 

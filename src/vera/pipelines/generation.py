@@ -7,10 +7,10 @@ from pathlib import Path
 
 from vera.judges.prompts import load_prompt
 from vera.pipelines.core import RagState
-from vera.providers.base import ChatModel, ChatRequest
+from vera.providers.base import ChatModel, ChatRequest, Message
 from vera.providers.managed import ManagedChatModel
 
-__all__ = ["LLMGenerate"]
+__all__ = ["LLMGenerate", "LLMRevise"]
 
 
 class LLMGenerate:
@@ -32,15 +32,63 @@ class LLMGenerate:
         self.name = f"generate:{model.provider}:{model.model}"
 
     async def __call__(self, state: RagState) -> RagState:
-        passages = "\n\n".join(f"[{i}] {c.text}" for i, c in enumerate(state.contexts, 1))
-        request = ChatRequest(
-            messages=self.prompt.render(contexts=passages or "(none)", query=state.query),
-            temperature=self.temperature,
-            max_tokens=self.max_tokens,
-            prompt_version=self.prompt.version,
+        messages = self.prompt.render(contexts=_passages(state), query=state.query)
+        text = await _ask(self.model, messages, self.prompt.version, self.prompt.name, self)
+        return state.evolve(response=text)
+
+
+class LLMRevise:
+    """A step that asks the model to fix or drop the statements a preceding `Verify` step
+    (with `action="flag"`) found unsupported; an answer with none passes through."""
+
+    def __init__(
+        self,
+        model: ChatModel,
+        *,
+        prompts_dir: Path | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+    ) -> None:
+        self.model = model
+        self.prompt = load_prompt("revise_answer", prompts_dir)
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.name = f"revise:{model.provider}:{model.model}"
+
+    async def __call__(self, state: RagState) -> RagState:
+        unsupported = state.data.get("unsupported_claims") or ()
+        if state.abstained or not unsupported:
+            return state
+        messages = self.prompt.render(
+            contexts=_passages(state),
+            query=state.query,
+            answer=state.response or "",
+            unsupported="\n".join(f"- {claim}" for claim in unsupported),
         )
-        if isinstance(self.model, ManagedChatModel):
-            reply = await self.model.complete(request, label="generate_answer")
-        else:
-            reply = await self.model.complete(request)
-        return state.evolve(response=reply.text.strip())
+        text = await _ask(self.model, messages, self.prompt.version, self.prompt.name, self)
+        return state.evolve(response=text)
+
+
+def _passages(state: RagState) -> str:
+    numbered = "\n\n".join(f"[{i}] {c.text}" for i, c in enumerate(state.contexts, 1))
+    return numbered or "(none)"
+
+
+async def _ask(
+    model: ChatModel,
+    messages: tuple[Message, ...],
+    version: str,
+    label: str,
+    step: LLMGenerate | LLMRevise,
+) -> str:
+    request = ChatRequest(
+        messages=messages,
+        temperature=step.temperature,
+        max_tokens=step.max_tokens,
+        prompt_version=version,
+    )
+    if isinstance(model, ManagedChatModel):
+        reply = await model.complete(request, label=label)
+    else:
+        reply = await model.complete(request)
+    return reply.text.strip()
