@@ -166,6 +166,12 @@ def eval_command(
             help="The baselines' generator: extractive (offline, default) or PROVIDER:MODEL.",
         ),
     ] = None,
+    generator_base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--generator-base-url", help="Base URL for the generator (default: the judge's)."
+        ),
+    ] = None,
     top_k: Annotated[
         int, typer.Option("--top-k", min=1, help="Chunks the baselines retrieve per query.")
     ] = 3,
@@ -245,7 +251,7 @@ def eval_command(
             return
         active_judge = create_judge(settings.judge, settings)
         chat = (
-            create_managed_model(generator, settings)
+            create_managed_model(generator, settings, base_url=generator_base_url)
             if generator and generator.strip().lower() != "extractive"
             else None
         )

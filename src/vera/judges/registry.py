@@ -40,12 +40,17 @@ def create_judge(spec: str, settings: Settings | None = None) -> Judge:
 
 
 def create_managed_model(
-    spec: str, settings: Settings | None = None, *, ledger: CostLedger | None = None
+    spec: str,
+    settings: Settings | None = None,
+    *,
+    ledger: CostLedger | None = None,
+    base_url: str | None = None,
 ) -> ManagedChatModel:
     """The chat model `spec` ("PROVIDER:MODEL") names, wrapped once with retries, limits, the
-    response cache and cost accounting as `settings` say; `ledger` shares one budget."""
+    response cache and cost accounting as `settings` say; `ledger` shares one budget.
+    `base_url` defaults to the judge's."""
     settings = settings or Settings()
-    model = create_chat_model(spec.strip(), base_url=settings.judge_base_url)
+    model = create_chat_model(spec.strip(), base_url=base_url or settings.judge_base_url)
     return ManagedChatModel(
         model,
         limiter=Limiter(
