@@ -14,6 +14,7 @@ BM25 over the dataset's documents, chunked.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Protocol
 
 from vera.errors import ConfigError
 from vera.judges.base import Judge
@@ -21,27 +22,41 @@ from vera.pipelines.chunking import Chunk
 from vera.pipelines.core import Pipeline, RagState, Step
 from vera.pipelines.extractive import extractive_answer
 from vera.pipelines.generation import LLMGenerate, LLMRevise
-from vera.pipelines.retrieval import BM25Retriever
+from vera.pipelines.retrieval import BM25Retriever, ScoredChunk
 from vera.pipelines.verification import DEFAULT_THRESHOLD, Verify
 from vera.providers.base import ChatModel
 from vera.types import Context
 
-__all__ = ["BASELINES", "ExtractiveGenerate", "Retrieve", "build_baseline", "corpus_of"]
+__all__ = [
+    "BASELINES",
+    "ExtractiveGenerate",
+    "Retrieve",
+    "Retriever",
+    "build_baseline",
+    "corpus_of",
+]
 
 BASELINES = ("naive-rag", "simple-verification", "vera")
 SIMPLE_VERIFICATION_THRESHOLD = 0.5
 """Partial support passes the simple check; only claims with no support are removed."""
 
 
-class Retrieve:
-    """A step that fills the state's contexts with the top-k BM25 chunks for the query."""
+class Retriever(Protocol):
+    """Anything that ranks chunks for a query: `BM25Retriever`, `DenseRetriever`, yours."""
 
-    def __init__(self, retriever: BM25Retriever, *, top_k: int = 3) -> None:
+    def search(self, query: str, top_k: int = 3) -> list[ScoredChunk]: ...
+
+
+class Retrieve:
+    """A step that fills the state's contexts with the top-k chunks for the query."""
+
+    def __init__(self, retriever: Retriever, *, top_k: int = 3) -> None:
         if top_k < 1:
             raise ValueError("top_k must be at least 1")
         self.retriever = retriever
         self.top_k = top_k
-        self.name = f"retrieve:bm25@{top_k}"
+        kind = "bm25" if isinstance(retriever, BM25Retriever) else type(retriever).__name__
+        self.name = f"retrieve:{kind}@{top_k}"
 
     async def __call__(self, state: RagState) -> RagState:
         found = self.retriever.search(state.query, self.top_k)
@@ -85,18 +100,20 @@ def build_baseline(
     threshold: float = DEFAULT_THRESHOLD,
     chunk_size: int = 800,
     chunk_overlap: int = 100,
+    retriever: Retriever | None = None,
 ) -> Pipeline:
     """The baseline `name` over `documents`; `judge` verifies where the baseline verifies.
 
     `generator` is a chat model (answers with citations), any step, or None for the offline
-    extractive generator.
+    extractive generator; `retriever` replaces BM25 over `documents` (a `DenseRetriever`…).
     """
     if name not in BASELINES:
         raise ConfigError(f"unknown baseline {name!r}; choose from {', '.join(BASELINES)}")
     corpus = list(documents)
     if not corpus:
         raise ConfigError(f"baseline {name!r} needs documents to retrieve from")
-    retriever = BM25Retriever.from_documents(corpus, size=chunk_size, overlap=chunk_overlap)
+    if retriever is None:
+        retriever = BM25Retriever.from_documents(corpus, size=chunk_size, overlap=chunk_overlap)
     generate: Step
     if generator is None:
         generate = ExtractiveGenerate(cite=name == "vera")
