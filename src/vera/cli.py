@@ -175,6 +175,12 @@ def eval_command(
     top_k: Annotated[
         int, typer.Option("--top-k", min=1, help="Chunks the baselines retrieve per query.")
     ] = 3,
+    chunk_size: Annotated[
+        int, typer.Option("--chunk-size", min=1, help="Characters per retrieved chunk.")
+    ] = 800,
+    chunk_overlap: Annotated[
+        int, typer.Option("--chunk-overlap", min=0, help="Characters chunks share.")
+    ] = 100,
     check_laws: Annotated[
         bool,
         typer.Option("--check-laws", help="Check seed 001's pipeline laws on the pipeline."),
@@ -257,7 +263,15 @@ def eval_command(
         )
 
         def build(spec: str) -> Pipeline:
-            return resolve_pipeline(spec, data, active_judge, generator=chat, top_k=top_k)
+            return resolve_pipeline(
+                spec,
+                data,
+                active_judge,
+                generator=chat,
+                top_k=top_k,
+                chunk_size=chunk_size,
+                chunk_overlap=chunk_overlap,
+            )
 
         # With baselines and a corpus but no pipeline of yours, the system is VERA's own.
         system_spec = pipeline or ("vera" if baseline and data.documents else None)

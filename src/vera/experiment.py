@@ -23,6 +23,8 @@ def resolve_pipeline(
     *,
     generator: ChatModel | None = None,
     top_k: int = 3,
+    chunk_size: int = 800,
+    chunk_overlap: int = 100,
     samples: Iterable[Sample] | None = None,
 ) -> Pipeline:
     """A baseline by name ("naive-rag", "simple-verification", "vera") over the dataset's
@@ -31,7 +33,15 @@ def resolve_pipeline(
     if spec in BASELINES:
         rows = samples if samples is not None else data
         corpus = corpus_of(data.documents, (c for s in rows for c in s.contexts))
-        return build_baseline(spec, corpus, judge, generator=generator, top_k=top_k)
+        return build_baseline(
+            spec,
+            corpus,
+            judge,
+            generator=generator,
+            top_k=top_k,
+            chunk_size=chunk_size,
+            chunk_overlap=chunk_overlap,
+        )
     if ":" not in spec:
         raise ConfigError(
             f"unknown baseline {spec!r}: use {', '.join(BASELINES)}, module:function, "
