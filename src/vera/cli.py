@@ -29,6 +29,7 @@ from vera.metrics import METRICS, create_metric
 from vera.metrics.base import Metric
 from vera.pipelines import laws
 from vera.pipelines.core import Pipeline
+from vera.pipelines.documents import load_documents
 from vera.pipelines.verification import Verify
 from vera.report import Report, SampleResult, SampleStatus
 from vera.runner import aevaluate
@@ -175,6 +176,10 @@ def eval_command(
     top_k: Annotated[
         int, typer.Option("--top-k", min=1, help="Chunks the baselines retrieve per query.")
     ] = 3,
+    documents: Annotated[
+        Path | None,
+        typer.Option("--documents", help="Folder of .txt/.md files the baselines retrieve from."),
+    ] = None,
     chunk_size: Annotated[
         int, typer.Option("--chunk-size", min=1, help="Characters per retrieved chunk.")
     ] = 800,
@@ -262,6 +267,8 @@ def eval_command(
             else None
         )
 
+        corpus = load_documents(documents) if documents is not None else None
+
         def build(spec: str) -> Pipeline:
             return resolve_pipeline(
                 spec,
@@ -271,10 +278,11 @@ def eval_command(
                 top_k=top_k,
                 chunk_size=chunk_size,
                 chunk_overlap=chunk_overlap,
+                documents=corpus,
             )
 
         # With baselines and a corpus but no pipeline of yours, the system is VERA's own.
-        system_spec = pipeline or ("vera" if baseline and data.documents else None)
+        system_spec = pipeline or ("vera" if baseline and (data.documents or corpus) else None)
         system = build(system_spec) if system_spec else None
 
         def run(with_pipeline: Pipeline | None) -> Report:

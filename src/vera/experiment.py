@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from vera.datasets.loader import Dataset
 from vera.errors import ConfigError
@@ -11,7 +11,7 @@ from vera.pipelines.baselines import BASELINES, build_baseline, corpus_of
 from vera.pipelines.core import Pipeline
 from vera.pipelines.user import load_user_pipeline
 from vera.providers.base import ChatModel
-from vera.types import Sample
+from vera.types import Context, Sample
 
 __all__ = ["resolve_pipeline"]
 
@@ -25,14 +25,19 @@ def resolve_pipeline(
     top_k: int = 3,
     chunk_size: int = 800,
     chunk_overlap: int = 100,
+    documents: Sequence[Context] | None = None,
     samples: Iterable[Sample] | None = None,
 ) -> Pipeline:
-    """A baseline by name ("naive-rag", "simple-verification", "vera") over the dataset's
-    documents (else the distinct contexts of its samples), or a user pipeline
+    """A baseline by name ("naive-rag", "simple-verification", "vera") over `documents`, else
+    the dataset's documents, else the distinct contexts of its samples; or a user pipeline
     ("module:function", an http(s) URL)."""
     if spec in BASELINES:
         rows = samples if samples is not None else data
-        corpus = corpus_of(data.documents, (c for s in rows for c in s.contexts))
+        corpus = (
+            list(documents)
+            if documents
+            else corpus_of(data.documents, (c for s in rows for c in s.contexts))
+        )
         return build_baseline(
             spec,
             corpus,

@@ -231,3 +231,28 @@ def test_datasets_list_and_unknown_baseline(tmp_path: Path) -> None:
         assert name in listing.stdout
     bad = vera("eval", "--dataset", "legal", "--baseline", "smart-rag", cwd=tmp_path)
     assert bad.returncode == 2 and "unknown baseline 'smart-rag'" in bad.stderr
+
+
+def test_a_folder_of_documents_is_the_corpus(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    (docs / "guide").mkdir(parents=True)
+    (docs / "guide" / "auth.md").write_text(
+        "# Auth\n\nEvery request needs an API key in the Authorization header.\n"
+    )
+    (docs / "limits.txt").write_text("Each account may send 100 requests per minute.\n")
+    (docs / "image.png").write_bytes(b"\x89PNG")
+    path = write_jsonl(
+        tmp_path / "q.jsonl",
+        [{"id": "q1", "query": "How many requests per minute may an account send?"}],
+    )
+    result = vera(
+        "eval", "--dataset", str(path), "--documents", str(docs), "--pipeline", "vera",
+        "-o", "r.json", cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    sample = json.loads((tmp_path / "r.json").read_text())["samples"][0]
+    assert sample["status"] == "scored" and sample["scores"]["faithfulness"] == 1.0
+    assert "100 requests per minute" in sample["claims"][0]["text"]
+    missing = vera("eval", "--dataset", str(path), "--documents", "nope", "--pipeline", "vera",
+                   cwd=tmp_path)  # fmt: skip
+    assert missing.returncode == 2 and "not a folder of documents" in missing.stderr

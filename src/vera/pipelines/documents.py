@@ -1,0 +1,32 @@
+"""A corpus from a folder: every text or Markdown file becomes a document to retrieve from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vera.errors import DatasetError
+from vera.types import Context
+
+__all__ = ["DOCUMENT_SUFFIXES", "load_documents"]
+
+DOCUMENT_SUFFIXES = (".txt", ".md", ".markdown", ".rst")
+
+
+def load_documents(folder: Path | str) -> list[Context]:
+    """Every `.txt`/`.md`/`.rst` file under `folder`, in path order; the id is the path
+    relative to `folder` (what citations like `[guide/auth.md]` name)."""
+    root = Path(folder)
+    if not root.is_dir():
+        raise DatasetError(f"{root}: not a folder of documents")
+    documents = []
+    for path in sorted(p for p in root.rglob("*") if p.suffix.lower() in DOCUMENT_SUFFIXES):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise DatasetError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        if text.strip():
+            name = path.relative_to(root).as_posix()
+            documents.append(Context(text=text, id=name, source=name))
+    if not documents:
+        raise DatasetError(f"{root}: no {', '.join(DOCUMENT_SUFFIXES)} files with text")
+    return documents
