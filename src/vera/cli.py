@@ -17,12 +17,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from vera._version import __version__
-from vera.comparison import baseline_comparison
+from vera.comparison import baseline_comparison, compare_reports, most_changed
 from vera.datasets import Dataset, load_dataset
 from vera.datasets.bundled import BUNDLED
 from vera.errors import VeraError
 from vera.estimate import RunEstimate, estimate_run
 from vera.experiment import resolve_pipeline
+from vera.history import DEFAULT_HISTORY_PATH, RunStore
 from vera.judges import Judge, create_judge
 from vera.judges.registry import create_managed_model
 from vera.metrics import METRICS, create_metric
@@ -190,6 +191,21 @@ def eval_command(
         bool,
         typer.Option("--check-laws", help="Check seed 001's pipeline laws on the pipeline."),
     ] = False,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            "--resume",
+            help="Finish an interrupted run (its id from `vera runs list`): only the samples "
+            "it had not finished are evaluated, with its original options.",
+        ),
+    ] = None,
+    no_history: Annotated[
+        bool, typer.Option("--no-history", help="Do not store this run in the run history.")
+    ] = False,
+    history_path: Annotated[
+        Path | None,
+        typer.Option("--history", help="The run store (default .vera/runs.sqlite)."),
+    ] = None,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Call the provider even for cached requests.")
     ] = False,
@@ -232,6 +248,30 @@ def eval_command(
     Example: vera eval --dataset answers.jsonl --threshold 0.8 --output report.json
     """
     try:
+        store: RunStore | None = None
+        resumed: dict[str, SampleResult] = {}
+        if resume:
+            store = RunStore(history_path or DEFAULT_HISTORY_PATH)
+            record = store.get(resume)
+            o = record.options
+            # The run goes on exactly as it was asked for; only where its reports go is new.
+            dataset, format, skip_invalid = o["dataset"], o["format"], o["skip_invalid"]
+            metric, threshold, quick = o["metric"], o["threshold"], o["quick"]
+            judge, judge_base_url, judge_mode = o["judge"], o["judge_base_url"], o["judge_mode"]
+            judge_samples, judge_temperature = o["judge_samples"], o["judge_temperature"]
+            pipeline, generator, top_k = o["pipeline"], o["generator"], o["top_k"]
+            chunk_size, chunk_overlap, group_by = o["chunk_size"], o["chunk_overlap"], o["group_by"]
+            documents = Path(o["documents"]) if o["documents"] else None
+            resumed = store.results(record.id)
+        invocation = {
+            "dataset": dataset, "format": format, "skip_invalid": skip_invalid,
+            "metric": metric, "threshold": threshold, "quick": quick, "judge": judge,
+            "judge_base_url": judge_base_url, "judge_mode": judge_mode,
+            "judge_samples": judge_samples, "judge_temperature": judge_temperature,
+            "pipeline": pipeline, "generator": generator, "top_k": top_k,
+            "chunk_size": chunk_size, "chunk_overlap": chunk_overlap, "group_by": group_by,
+            "documents": str(documents) if documents else None,
+        }  # fmt: skip
         if dataset is None and not quick:
             raise typer.BadParameter("give --dataset PATH, or --quick to try the bundled example")
         data = load_dataset(dataset or "example", format=format, skip_invalid=skip_invalid)
@@ -248,6 +288,8 @@ def eval_command(
                 "cache_path": cache_path,
                 "max_cost": max_cost,
                 "concurrency": concurrency,
+                "history": False if no_history else None,
+                "history_path": history_path,
             }
         )
         if dry_run:
@@ -285,7 +327,8 @@ def eval_command(
         system_spec = pipeline or ("vera" if baseline and (data.documents or corpus) else None)
         system = build(system_spec) if system_spec else None
 
-        def run(with_pipeline: Pipeline | None) -> Report:
+        def run(with_pipeline: Pipeline | None, *, stored: bool = False) -> Report:
+            """One pass over the samples; only the system's pass is stored and resumable."""
             return _run(
                 data,
                 metrics,
@@ -294,9 +337,18 @@ def eval_command(
                 concurrency=settings.concurrency,
                 group_by=group_by or [],
                 pipeline=with_pipeline,
+                store=store if stored else None,
+                run_id=run_id if stored else None,
+                resume_from=resumed if stored else None,
             )
 
-        report = run(system)
+        if store is None and settings.history:
+            store = RunStore(settings.history_path or DEFAULT_HISTORY_PATH)
+        run_id = None
+        if store is not None:
+            run_id = store.get(resume).id if resume else store.start(data.name, invocation)
+            err.print(f"Run {run_id}", highlight=False)
+        report = run(system, stored=True)
         updates: dict[str, object] = {}
         if baseline:
             others = {
@@ -311,6 +363,8 @@ def eval_command(
                 laws.check_laws(system, Verify(active_judge), queries)
             )
         report = report.model_copy(update=updates)
+        if store is not None and run_id is not None:
+            store.finish(run_id, report)
     except VeraError as exc:
         err.print(f"[bold red]error:[/] {exc}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from None
@@ -364,6 +418,9 @@ def _run(
     concurrency: int,
     group_by: list[str],
     pipeline: Pipeline | None = None,
+    store: RunStore | None = None,
+    run_id: str | None = None,
+    resume_from: dict[str, SampleResult] | None = None,
 ) -> Report:
     total = data.size_hint()
     samples = _selected(data, quick)
@@ -380,7 +437,12 @@ def _run(
     )
     task = progress.add_task("eval", total=total)
 
-    def advance(_: SampleResult) -> None:
+    finished = itertools.count(len(resume_from or {}))
+    progress.advance(task, len(resume_from or {}))
+
+    def advance(result: SampleResult) -> None:
+        if store is not None and run_id is not None:
+            store.add_result(run_id, next(finished), result)  # kept even if the run dies
         progress.advance(task)
 
     with progress:
@@ -394,6 +456,7 @@ def _run(
                 progress=advance,
                 group_by=group_by,
                 pipeline=pipeline,
+                resume_from=resume_from,
             )
         )
 
@@ -546,6 +609,95 @@ def _print_failures(report: Report) -> None:
                         f"{metric_result.reason}",
                         highlight=False,
                     )
+
+
+runs_app = typer.Typer(help="The run history (.vera/runs.sqlite).", no_args_is_help=True)
+app.add_typer(runs_app, name="runs")
+HistoryOption = Annotated[
+    Path | None, typer.Option("--history", help="The run store (default .vera/runs.sqlite).")
+]
+
+
+def _store(path: Path | None) -> RunStore:
+    return RunStore(path or DEFAULT_HISTORY_PATH)
+
+
+@runs_app.command("list")
+def runs_list(history: HistoryOption = None) -> None:
+    """List stored runs, newest first."""
+    table = Table(title="Runs")
+    for column in ("Run", "Status", "Dataset", "Samples", "Metrics"):
+        table.add_column(column)
+    for record in _store(history).list():
+        means = ", ".join(f"{k} {_fmt(v)}" for k, v in record.metrics.items())
+        table.add_row(record.id, record.status, record.dataset, str(record.finished_samples), means)
+    out.print(table)
+
+
+@runs_app.command("show")
+def runs_show(run_id: str, history: HistoryOption = None) -> None:
+    """Show one run: its options, and its summary if it finished."""
+    try:
+        store = _store(history)
+        record = store.get(run_id)
+        out.print(f"Run {record.id} · {record.status} · {record.finished_samples} samples done")
+        out.print_json(data=record.options)
+        if record.status == "finished":
+            _print_summary(store.report(record.id))
+    except VeraError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(EXIT_USAGE) from None
+
+
+@app.command("compare")
+def compare_command(
+    run_a: str, run_b: str, history: HistoryOption = None, top: int = SHOWN_FAILURES
+) -> None:
+    """Compare run B against run A: per-metric change with a paired 95 % interval and p-value,
+    and the samples whose scores changed most."""
+    try:
+        store = _store(history)
+        before, after = store.report(run_a), store.report(run_b)
+    except VeraError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(EXIT_USAGE) from None
+    table = Table(title=f"{store.get(run_b).id} against {store.get(run_a).id}")
+    for column in ("Metric", "A", "B", "B - A", "95% CI", "p", "Change", "Paired"):
+        table.add_column(column, justify="left" if column == "Metric" else "right")
+    for metric, c in compare_reports(after, before).items():
+        table.add_row(
+            metric,
+            _fmt(c.baseline_mean),
+            _fmt(c.system_mean),
+            _fmt(c.difference),
+            _interval(c.ci_low, c.ci_high),
+            "—" if c.p_value is None else f"{c.p_value:.3f}",
+            c.improvement or "—",
+            str(c.paired_samples),
+        )
+    out.print(table)
+    for line in most_changed(before, after, top):
+        out.print(line, highlight=False)
+
+
+@app.command("report")
+def report_command(
+    run_id: str,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write it.")],
+    format: Annotated[str, typer.Option("--format", help="json")] = "json",
+    history: HistoryOption = None,
+) -> None:
+    """Write a stored run's report again, from the run history."""
+    try:
+        report = _store(history).report(run_id)
+        if format != "json":
+            raise typer.BadParameter(f"unknown report format {format!r}; use json")
+    except VeraError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(EXIT_USAGE) from None
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(report.to_json() + "\n", encoding="utf-8")
+    out.print(f"Report written to {output}")
 
 
 datasets_app = typer.Typer(help="The datasets bundled with VERA.", no_args_is_help=True)

@@ -17,7 +17,13 @@ from pydantic import BaseModel, ConfigDict
 from vera.report import Report, SampleStatus
 from vera.stats import bootstrap_ci
 
-__all__ = ["MetricComparison", "baseline_comparison", "compare_reports", "improvement"]
+__all__ = [
+    "MetricComparison",
+    "baseline_comparison",
+    "compare_reports",
+    "improvement",
+    "most_changed",
+]
 
 PERMUTATIONS = 2000
 
@@ -109,3 +115,27 @@ def baseline_comparison(system: Report, baselines: dict[str, Report]) -> dict[st
     block["improvement_over_baseline"] = improvements
     block["significance"] = significance
     return block
+
+
+def most_changed(before: Report, after: Report, top: int = 5) -> list[str]:
+    """The `top` samples whose scores moved most between two runs, with their claims' verdicts
+    after, as lines a person can read."""
+    old = {r.id: r for r in before.samples}
+    moves: list[tuple[float, str, str, float, float]] = []
+    for result in after.samples:
+        previous = old.get(result.id)
+        if previous is None:
+            continue
+        for metric, score in result.scores.items():
+            was = previous.scores.get(metric)
+            if score is not None and was is not None and score != was:
+                moves.append((abs(score - was), result.id, metric, was, score))
+    moves.sort(key=lambda m: (-m[0], m[1], m[2]))
+    lines = []
+    by_id = {r.id: r for r in after.samples}
+    for _, sample_id, metric, was, score in moves[:top]:
+        lines.append(f"{sample_id} · {metric} {was:.3f} -> {score:.3f}")
+        lines.extend(
+            f"    {claim.verdict.value}: {claim.text}" for claim in by_id[sample_id].claims
+        )
+    return lines

@@ -7,7 +7,7 @@ computed once per sample and shared by every metric that needs them.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -148,6 +148,7 @@ async def aevaluate(
     progress: ProgressCallback | None = None,
     group_by: Sequence[str] = (),
     pipeline: Pipeline | None = None,
+    resume_from: Mapping[str, SampleResult] | None = None,
 ) -> Report:
     """Evaluate samples and return a report; the async core of VERA.
 
@@ -156,6 +157,8 @@ async def aevaluate(
     faithfulness is computed; with no judge, the embedded offline judge is used. `group_by`
     names metadata keys to break the aggregates down by, beside the category. With a
     `pipeline`, each sample's query is answered by it first (see `evaluate_sample`).
+    `resume_from` holds results of an interrupted run by sample id: those samples are not
+    evaluated again, and `progress` hears only of the others.
     """
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
@@ -207,6 +210,12 @@ async def aevaluate(
                 read_error = exc
                 break
             results.append(None)
+            done = resume_from.get(sample.id) if resume_from else None
+            if done is not None:
+                # Finished by an earlier, interrupted run: kept as it was, not redone.
+                slots.release()
+                results[-1] = done
+                continue
             if stop is not None:
                 # Still read to the end, so the report lists every sample the run did not do.
                 slots.release()
@@ -244,6 +253,7 @@ def evaluate(
     progress: ProgressCallback | None = None,
     group_by: Sequence[str] = (),
     pipeline: Pipeline | None = None,
+    resume_from: Mapping[str, SampleResult] | None = None,
 ) -> Report:
     """Synchronous `aevaluate`, for scripts. Inside a running event loop use `aevaluate`."""
     try:
@@ -265,5 +275,6 @@ def evaluate(
             progress=progress,
             group_by=group_by,
             pipeline=pipeline,
+            resume_from=resume_from,
         )
     )

@@ -55,6 +55,10 @@ class Settings(BaseModel):
     """The cache file; default `~/.cache/vera/responses.sqlite` (see `VERA_CACHE_DIR`)."""
     max_cost: float | None = Field(default=None, ge=0)
     """US dollars; no new judge call starts once this is spent."""
+    history: bool = True
+    """Store every run and its results as they finish (see `vera.history`)."""
+    history_path: Path | None = None
+    """The run store; default `.vera/runs.sqlite` in the working directory."""
 
     def merge(self, overrides: Mapping[str, Any], *, origin: str) -> Settings:
         """A copy with `overrides` applied; None values leave a setting as it is."""

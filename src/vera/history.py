@@ -1,0 +1,161 @@
+"""Run history: every run and each sample's result, in one SQLite file, written as it happens.
+
+A result is committed the moment its sample finishes, so a killed run loses nothing it
+finished, and `vera eval --resume RUN_ID` evaluates only what is left. Finished runs keep their
+whole report, so any report can be rendered again, and two runs compared, from the store.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from vera.errors import ConfigError
+from vera.report import Report, SampleResult
+
+__all__ = ["DEFAULT_HISTORY_PATH", "RunRecord", "RunStore"]
+
+DEFAULT_HISTORY_PATH = Path(".vera") / "runs.sqlite"
+"""Relative to the working directory: a project's history lives with the project."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    created REAL NOT NULL,
+    dataset TEXT NOT NULL,
+    options TEXT NOT NULL,
+    status TEXT NOT NULL,
+    report TEXT
+);
+CREATE TABLE IF NOT EXISTS results (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    sample_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    result TEXT NOT NULL,
+    PRIMARY KEY (run_id, sample_id)
+);
+"""
+
+
+class RunRecord(BaseModel):
+    """One stored run: what was asked (`options`), how far it got, and its report if done."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    created: float
+    dataset: str
+    options: dict[str, Any]
+    status: str
+    """"running" until the run ends (a killed run stays "running"), then "finished"."""
+    finished_samples: int
+    metrics: dict[str, float | None] = {}
+
+
+class RunStore:
+    """Runs and their results in a SQLite file, safe to share between threads."""
+
+    def __init__(self, path: Path | str = DEFAULT_HISTORY_PATH) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        # Each result is its own transaction, committed before the next sample is reported.
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+
+    def start(self, dataset: str, options: Mapping[str, Any]) -> str:
+        """Record a new run and return its id (time-ordered, unique)."""
+        run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6]
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO runs (id, created, dataset, options, status) VALUES (?, ?, ?, ?, ?)",
+                (run_id, time.time(), dataset, json.dumps(dict(options)), "running"),
+            )
+        return run_id
+
+    def add_result(self, run_id: str, position: int, result: SampleResult) -> None:
+        """Store one finished sample, at once."""
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO results (run_id, sample_id, position, result) "
+                "VALUES (?, ?, ?, ?)",
+                (run_id, result.id, position, result.model_dump_json()),
+            )
+
+    def finish(self, run_id: str, report: Report) -> None:
+        """Store the run's report and mark it finished."""
+        with self._lock:
+            self._db.execute(
+                "UPDATE runs SET status = 'finished', report = ? WHERE id = ?",
+                (report.to_json(indent=None), run_id),
+            )
+
+    def results(self, run_id: str) -> dict[str, SampleResult]:
+        """The finished samples of a run, by sample id."""
+        self.get(run_id)  # a clear error for an unknown id
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT result FROM results WHERE run_id = ? ORDER BY position", (run_id,)
+            ).fetchall()
+        results = (SampleResult.model_validate_json(row[0]) for row in rows)
+        return {result.id: result for result in results}
+
+    def get(self, run_id: str) -> RunRecord:
+        """One run, by id or by a unique prefix of its id."""
+        records = [r for r in self.list() if r.id == run_id] or [
+            r for r in self.list() if r.id.startswith(run_id)
+        ]
+        if not records:
+            raise ConfigError(f"no run {run_id!r} in {self.path}; `vera runs list` shows them")
+        if len(records) > 1:
+            raise ConfigError(f"run id {run_id!r} is ambiguous: {', '.join(r.id for r in records)}")
+        return records[0]
+
+    def report(self, run_id: str) -> Report:
+        """The stored report of a finished run."""
+        record = self.get(run_id)
+        with self._lock:
+            row = self._db.execute("SELECT report FROM runs WHERE id = ?", (record.id,)).fetchone()
+        if row is None or row[0] is None:
+            raise ConfigError(
+                f"run {record.id} did not finish; `vera eval --resume {record.id}` completes it"
+            )
+        return Report.model_validate_json(row[0])
+
+    def list(self) -> list[RunRecord]:
+        """Every run, newest first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT r.id, r.created, r.dataset, r.options, r.status, r.report, "
+                "(SELECT COUNT(*) FROM results s WHERE s.run_id = r.id) "
+                "FROM runs r ORDER BY r.created DESC, r.id DESC"
+            ).fetchall()
+        return [
+            RunRecord(
+                id=row[0],
+                created=row[1],
+                dataset=row[2],
+                options=json.loads(row[3]),
+                status=row[4],
+                finished_samples=row[6],
+                metrics=json.loads(row[5])["metrics"] if row[5] else {},
+            )
+            for row in rows
+        ]
+
+    def __iter__(self) -> Iterator[RunRecord]:
+        return iter(self.list())
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -1,0 +1,90 @@
+"""Run history: a run killed mid-way resumes without redoing or losing finished samples;
+runs can be listed, shown, compared and their reports written again.
+
+`crashy_rag.answer` is a pipeline written for these tests: it counts its calls in a file and,
+when told to, kills its own process (like a machine going down) at the N-th query.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+PIPELINE = """
+import os, pathlib
+def answer(query):
+    counter = pathlib.Path(os.environ["CALLS_FILE"])
+    calls = int(counter.read_text()) + 1 if counter.exists() else 1
+    counter.write_text(str(calls))
+    if os.environ.get("CRASH_AT") and calls == int(os.environ["CRASH_AT"]):
+        os._exit(137)
+    return {"response": query + " is a fact.", "contexts": [query + " is a fact."]}
+"""
+
+
+def vera(
+    tmp_path: Path, *args: str, crash_at: int | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {
+        "PATH": "/usr/bin:/bin", "COLUMNS": "200", "NO_COLOR": "1",
+        "PYTHONPATH": str(tmp_path), "CALLS_FILE": str(tmp_path / "calls.txt"),
+    }  # fmt: skip
+    if crash_at is not None:
+        env["CRASH_AT"] = str(crash_at)
+    return subprocess.run(
+        [sys.executable, "-m", "vera", *args], cwd=tmp_path, env=env,
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def calls(tmp_path: Path) -> int:
+    return int((tmp_path / "calls.txt").read_text())
+
+
+def test_a_killed_run_resumes_without_redoing_or_losing_work(tmp_path: Path) -> None:
+    (tmp_path / "crashy_rag.py").write_text(PIPELINE)
+    rows = [{"id": f"q{i}", "query": f"Fact number {i}"} for i in range(10)]
+    (tmp_path / "d.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    args = ("eval", "--dataset", "d.jsonl", "--pipeline", "crashy_rag:answer", "--concurrency", "1")
+    killed = vera(tmp_path, *args, crash_at=7)
+    assert killed.returncode == 137
+    run_id = killed.stderr.split("Run ", 1)[1].split()[0]
+    listed = vera(tmp_path, "runs", "list")
+    assert run_id in listed.stdout and "running" in listed.stdout
+    assert calls(tmp_path) == 7  # six answered and stored, the seventh killed the process
+
+    resumed = vera(tmp_path, "eval", "--resume", run_id, "-o", "r.json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert calls(tmp_path) == 7 + 4  # only q6..q9 again: nothing finished is redone
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert [s["id"] for s in report["samples"]] == [f"q{i}" for i in range(10)]
+    assert report["counts"]["scored"] == 10 and report["metrics"]["faithfulness"] == 1.0
+
+    shown = vera(tmp_path, "runs", "show", run_id[:12])
+    assert "finished" in shown.stdout and "crashy_rag:answer" in shown.stdout
+    again = vera(tmp_path, "report", run_id, "-o", "again.json")
+    assert again.returncode == 0
+    assert json.loads((tmp_path / "again.json").read_text()) == report
+
+
+def test_compare_two_stored_runs(tmp_path: Path) -> None:
+    good = {
+        "id": "a",
+        "query": "q",
+        "response": "Paris is in France.",
+        "contexts": ["Paris is in France."],
+    }
+    bad = {**good, "response": "Paris is in Spain."}
+    for name, row in (("one.jsonl", good), ("two.jsonl", bad)):
+        (tmp_path / name).write_text(json.dumps(row) + "\n")
+    first = vera(tmp_path, "eval", "--dataset", "one.jsonl")
+    second = vera(tmp_path, "eval", "--dataset", "two.jsonl")
+    ids = [r.stderr.split("Run ", 1)[1].split()[0] for r in (first, second)]
+    compared = vera(tmp_path, "compare", *ids)
+    assert compared.returncode == 0, compared.stderr
+    assert "faithfulness" in compared.stdout and "-100.0%" in compared.stdout
+    assert "a · faithfulness 1.000 -> 0.000" in compared.stdout
+    missing = vera(tmp_path, "compare", ids[0], "nope")
+    assert missing.returncode == 2 and "no run 'nope'" in missing.stderr
+    none = vera(tmp_path, "eval", "--dataset", "one.jsonl", "--no-history")
+    assert "Run " not in none.stderr
