@@ -1,0 +1,294 @@
+"""What the HTML report shows above the samples, computed from a `Report`.
+
+Each function turns one part of the report into plain values and chart `Markup` for the
+template, so the template holds layout only. A part the report lacks (no baselines, no
+history, no judge usage) comes back empty, and the template leaves its section out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from markupsafe import Markup
+
+from vera.report import GroupStats, MetricSummary, Report, SampleStatus
+from vera.reports.charts import Bar, bar_panel, histogram, range_bar, trend_chart
+from vera.stats import Estimate, percentile
+
+__all__ = [
+    "BaselineRow",
+    "Card",
+    "HistoryPoint",
+    "Panel",
+    "StepRow",
+    "baseline_view",
+    "breakdown_panels",
+    "cards",
+    "distributions",
+    "meets",
+    "step_rows",
+    "trend_panels",
+    "usage_view",
+]
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    """One stored run for the trend chart: its id, when it ran, and its metric means."""
+
+    run_id: str
+    timestamp: str
+    metrics: Mapping[str, float | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Card:
+    """A metric's summary card."""
+
+    name: str
+    summary: MetricSummary
+    meets: bool | None
+    """Whether the mean meets the threshold in the metric's direction; None with no mean."""
+    picture: Markup
+    sub_scores: tuple[tuple[str, Estimate], ...]
+
+
+@dataclass(frozen=True)
+class Panel:
+    """A titled chart."""
+
+    title: str
+    chart: Markup
+    note: str = ""
+
+
+def meets(mean: float | None, summary: MetricSummary) -> bool | None:
+    """Whether `mean` meets the metric's threshold in its direction (the CLI's gate)."""
+    if mean is None:
+        return None
+    return mean >= summary.threshold if summary.higher_is_better else mean <= summary.threshold
+
+
+def cards(report: Report) -> list[Card]:
+    """One card per metric, in the report's order."""
+    return [
+        Card(
+            name=name,
+            summary=summary,
+            meets=meets(summary.mean, summary),
+            picture=range_bar(
+                summary.mean,
+                summary.ci_low,
+                summary.ci_high,
+                threshold=summary.threshold,
+                title=f"{name}: mean, 95% interval and threshold",
+            ),
+            sub_scores=tuple(summary.sub_scores.items()),
+        )
+        for name, summary in report.metric_summary.items()
+    ]
+
+
+def distributions(report: Report) -> list[Panel]:
+    """A histogram of each metric's per-sample scores, over the scored samples."""
+    panels = []
+    for name, summary in report.metric_summary.items():
+        scores = [
+            score
+            for result in report.samples
+            if result.status is SampleStatus.SCORED
+            and (score := result.scores.get(name)) is not None
+        ]
+        chart = histogram(
+            scores,
+            threshold=summary.threshold,
+            higher_is_better=summary.higher_is_better,
+            title=name,
+        )
+        panels.append(Panel(name, chart, f"{len(scores)} scored"))
+    return panels
+
+
+def _groups(report: Report) -> dict[str, dict[str, dict[str, GroupStats]]]:
+    if report.breakdowns:
+        return report.breakdowns
+    # Reports written before `breakdowns` existed carry only seed 001's per-category means.
+    groups: dict[str, dict[str, GroupStats]] = {}
+    for category, row in report.per_category_breakdown.items():
+        count = int(row.get("count") or 0)
+        groups[category] = {
+            name: GroupStats(
+                mean=None if (value := row.get(name)) is None else float(value),
+                ci_low=None,
+                ci_high=None,
+                scored=count,
+                not_scored=0,
+            )
+            for name in report.metric_summary
+        }
+    return {"category": groups}
+
+
+def breakdown_panels(report: Report) -> dict[str, list[Panel]]:
+    """Per grouping key ("category", then each `group_by` key): a bar chart per metric with a
+    bar per group. Keys with fewer than two groups are left out: nothing to compare."""
+    found: dict[str, list[Panel]] = {}
+    for key, groups in _groups(report).items():
+        if len(groups) < 2:
+            continue
+        panels = []
+        for name, summary in report.metric_summary.items():
+            bars = [
+                Bar(
+                    label=group,
+                    value=stats.mean,
+                    ci_low=stats.ci_low,
+                    ci_high=stats.ci_high,
+                    note=f"{stats.scored} scored",
+                )
+                for group, by_metric in groups.items()
+                if (stats := by_metric.get(name)) is not None
+            ]
+            chart = bar_panel(bars, threshold=summary.threshold, title=f"{name} by {key}")
+            panels.append(Panel(name, chart))
+        found[key] = panels
+    return found
+
+
+@dataclass(frozen=True)
+class BaselineRow:
+    """One metric compared with one baseline."""
+
+    metric: str
+    baseline: str
+    system_mean: float | None
+    baseline_mean: float | None
+    difference: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    paired: int | None
+    improvement: str | None
+    better: bool | None
+    """Whether the system beats the baseline in the metric's direction; None when unknown."""
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def baseline_view(report: Report) -> tuple[list[Panel], list[BaselineRow]]:
+    """Charts of the system against each baseline per metric, and the table beside them."""
+    block = report.baseline_comparison
+    if not block:
+        return [], []
+    special = {"improvement_over_baseline", "significance"}
+    baselines = {k: v for k, v in block.items() if k not in special and isinstance(v, dict)}
+    improvements = block.get("improvement_over_baseline") or {}
+    significance = block.get("significance") or {}
+    system = report.pipeline or "system"
+    panels: list[Panel] = []
+    rows: list[BaselineRow] = []
+    for metric, summary in report.metric_summary.items():
+        bars = [Bar(system, report.metrics.get(metric), kind="system", note="system under test")]
+        for name, means in baselines.items():
+            bars.append(Bar(name, _number(means.get(metric)), kind="baseline", note="baseline"))
+            stats = (significance.get(name) or {}).get(metric) or {}
+            difference = _number(stats.get("difference"))
+            rows.append(
+                BaselineRow(
+                    metric=metric,
+                    baseline=name,
+                    system_mean=report.metrics.get(metric),
+                    baseline_mean=_number(means.get(metric)),
+                    difference=difference,
+                    ci_low=_number(stats.get("ci_low")),
+                    ci_high=_number(stats.get("ci_high")),
+                    p_value=_number(stats.get("p_value")),
+                    paired=int(n) if (n := _number(stats.get("paired_samples"))) else None,
+                    improvement=(improvements.get(name) or {}).get(metric),
+                    better=None if not difference else (difference > 0) == summary.higher_is_better,
+                )
+            )
+        chart = bar_panel(bars, threshold=summary.threshold, title=f"{metric}: system vs baselines")
+        note = "; ".join(
+            f"vs {row.baseline}: {row.improvement or 'n/a'}"
+            + (f", p = {row.p_value:.3f}" if row.p_value is not None else "")
+            for row in rows
+            if row.metric == metric
+        )
+        panels.append(Panel(metric, chart, note))
+    return panels, rows
+
+
+def trend_panels(report: Report, history: Sequence[HistoryPoint]) -> list[Panel]:
+    """A line per metric over the stored runs; nothing with fewer than two runs."""
+    if len(history) < 2:
+        return []
+    names = list(report.metric_summary)
+    names += sorted({n for point in history for n in point.metrics} - set(names))
+    labels = [point.run_id or point.timestamp for point in history]
+    panels = []
+    for name in names:
+        values = [point.metrics.get(name) for point in history]
+        if all(v is None for v in values):
+            continue
+        summary = report.metric_summary.get(name)
+        chart = trend_chart(
+            labels,
+            values,
+            threshold=summary.threshold if summary else None,
+            title=f"{name} over {len(history)} runs",
+        )
+        panels.append(Panel(name, chart))
+    return panels
+
+
+@dataclass(frozen=True)
+class StepRow:
+    """A pipeline step over all samples."""
+
+    name: str
+    samples: int
+    p50: float | None
+    p95: float | None
+    judge_calls: int
+    cost_usd: float
+
+
+def step_rows(report: Report) -> list[StepRow]:
+    """Each pipeline step's latency percentiles, judge calls and cost over the run."""
+    latencies: dict[str, list[float]] = {}
+    calls: dict[str, int] = {}
+    cost: dict[str, float] = {}
+    for result in report.samples:
+        for step in result.steps:
+            latencies.setdefault(step.name, []).append(step.latency_ms)
+            calls[step.name] = calls.get(step.name, 0) + step.judge_calls
+            cost[step.name] = cost.get(step.name, 0.0) + step.cost_usd
+    return [
+        StepRow(
+            name=name,
+            samples=len(values),
+            p50=percentile(values, 50),
+            p95=percentile(values, 95),
+            judge_calls=calls[name],
+            cost_usd=cost[name],
+        )
+        for name, values in latencies.items()
+    ]
+
+
+def usage_view(report: Report) -> dict[str, Any]:
+    """The judge's calls, tokens and cost from `judge_details.usage`, when the judge kept them."""
+    usage = report.judge_details.get("usage")
+    if not isinstance(usage, dict):
+        return {}
+    by_label = usage.get("by_label")
+    return {
+        "total": usage,
+        "by_label": sorted(by_label.items()) if isinstance(by_label, dict) else [],
+        "unpriced": list(usage.get("unpriced_models") or []),
+    }
