@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -33,6 +34,7 @@ from vera.pipelines.core import Pipeline
 from vera.pipelines.documents import load_documents
 from vera.pipelines.verification import Verify
 from vera.report import Report, SampleResult, SampleStatus
+from vera.reports import HistoryPoint, render_html
 from vera.runner import aevaluate
 from vera.settings import DEFAULT_CONCURRENCY, load_settings
 from vera.types import Sample
@@ -42,6 +44,7 @@ __all__ = ["app", "main"]
 EXIT_GATE_FAILED = 1
 EXIT_USAGE = 2
 QUICK_SAMPLES = 10
+_STAMP = "%Y-%m-%dT%H:%M:%SZ"
 LAW_QUERIES = 5
 SHOWN_FAILURES = 5
 
@@ -93,6 +96,10 @@ def eval_command(
     ] = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the JSON report here.")
+    ] = None,
+    html: Annotated[
+        Path | None,
+        typer.Option("--html", help="Write the HTML report here (one offline file)."),
     ] = None,
     quick: Annotated[
         bool, typer.Option("--quick", help=f"Evaluate only the first {QUICK_SAMPLES} samples.")
@@ -264,7 +271,8 @@ def eval_command(
             documents = Path(o["documents"]) if o["documents"] else None
             resumed = store.results(record.id)
         invocation = {
-            "dataset": dataset, "format": format, "skip_invalid": skip_invalid,
+            "dataset": dataset or ("example" if quick else None), "format": format,
+            "skip_invalid": skip_invalid,
             "metric": metric, "threshold": threshold, "quick": quick, "judge": judge,
             "judge_base_url": judge_base_url, "judge_mode": judge_mode,
             "judge_samples": judge_samples, "judge_temperature": judge_temperature,
@@ -365,6 +373,8 @@ def eval_command(
         report = report.model_copy(update=updates)
         if store is not None and run_id is not None:
             store.finish(run_id, report)
+        if html is not None:
+            _write(html, _html(report, data, store))
     except VeraError as exc:
         err.print(f"[bold red]error:[/] {exc}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from None
@@ -684,20 +694,54 @@ def compare_command(
 def report_command(
     run_id: str,
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write it.")],
-    format: Annotated[str, typer.Option("--format", help="json")] = "json",
+    format: Annotated[str, typer.Option("--format", help="json or html")] = "json",
     history: HistoryOption = None,
 ) -> None:
     """Write a stored run's report again, from the run history."""
     try:
-        report = _store(history).report(run_id)
-        if format != "json":
-            raise typer.BadParameter(f"unknown report format {format!r}; use json")
+        store = _store(history)
+        record = store.get(run_id)
+        report = store.report(run_id)
+        if format == "json":
+            text = report.to_json() + "\n"
+        elif format == "html":
+            source = record.options.get("dataset")
+            data = load_dataset(source) if isinstance(source, str) else None
+            text = _html(report, data, store)
+        else:
+            raise typer.BadParameter(f"unknown report format {format!r}; use json or html")
     except VeraError as exc:
         err.print(f"[bold red]error:[/] {exc}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from None
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(report.to_json() + "\n", encoding="utf-8")
-    out.print(f"Report written to {output}")
+    _write(output, text)
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    out.print(f"Report written to {path}")
+
+
+def _html(report: Report, data: Dataset | None, store: RunStore | None) -> str:
+    """The HTML report, with each response shown in place and the trend of earlier runs of
+    the same dataset from the run history."""
+    samples = {s.id: s for s in data} if data is not None else {}
+    for result in report.samples:
+        if result.response is None:
+            continue
+        known = samples.get(result.id)
+        contexts = result.contexts or (known.contexts if known else ())
+        samples[result.id] = Sample(
+            id=result.id, response=result.response, contexts=contexts, category=result.category
+        )
+    history: list[HistoryPoint] = []
+    if store is not None:
+        runs = [r for r in reversed(store.list()) if r.dataset == report.dataset and r.metrics]
+        history = [
+            HistoryPoint(r.id, datetime.fromtimestamp(r.created, UTC).strftime(_STAMP), r.metrics)
+            for r in runs[-20:]
+        ]
+    return render_html(report, samples=samples, history=history)
 
 
 datasets_app = typer.Typer(help="The datasets bundled with VERA.", no_args_is_help=True)

@@ -20,7 +20,7 @@ from vera.datasets.loader import InvalidRow
 from vera.metrics.base import MetricResult, MetricStatus
 from vera.pipelines.core import StepRecord
 from vera.stats import Estimate, estimate, percentile
-from vera.types import Verdict
+from vera.types import Context, Verdict
 
 __all__ = [
     "ClaimRecord",
@@ -90,6 +90,10 @@ class SampleResult(BaseModel):
     """The sample's values of the run's `group_by` metadata keys."""
     steps: tuple[StepRecord, ...] = ()
     """With a pipeline: each step's latency, judge calls and cost for this sample."""
+    response: str | None = None
+    """The response that was judged, so its claims can be shown in place."""
+    contexts: tuple[Context, ...] = ()
+    """With a pipeline: the contexts it retrieved (stored datasets keep their own)."""
 
 
 class MetricSummary(BaseModel):

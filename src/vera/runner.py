@@ -53,7 +53,12 @@ async def evaluate_sample(
                 status=SampleStatus.ERROR,
                 error=f"pipeline {pipeline.name}: {type(exc).__name__}: {exc}",
             )
-    base = {**_identity(sample, group_by), "steps": steps}
+    base = {
+        **_identity(sample, group_by),
+        "steps": steps,
+        "response": sample.response,
+        "contexts": sample.contexts if pipeline is not None else (),
+    }
     if sample.response is None:
         return SampleResult(
             **base,

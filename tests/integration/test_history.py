@@ -88,3 +88,18 @@ def test_compare_two_stored_runs(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "no run 'nope'" in missing.stderr
     none = vera(tmp_path, "eval", "--dataset", "one.jsonl", "--no-history")
     assert "Run " not in none.stderr
+
+
+def test_html_reports_from_eval_and_from_the_store(tmp_path: Path) -> None:
+    (tmp_path / "crashy_rag.py").write_text(PIPELINE)
+    first = vera(tmp_path, "eval", "--quick", "--html", "one.html")
+    second = vera(tmp_path, "eval", "--quick", "--html", "two.html")
+    assert first.returncode == 0 and second.returncode == 0, second.stderr
+    page = (tmp_path / "two.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") or page.lstrip().lower().startswith("<!doctype html>")
+    assert "verdict-contradicted" in page or "CONTRADICTED" in page
+    assert "Trend" in page and "Trend" not in (tmp_path / "one.html").read_text()
+    run_id = second.stderr.split("Run ", 1)[1].split()[0]
+    again = vera(tmp_path, "report", run_id, "--format", "html", "-o", "again.html")
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "again.html").read_text().count("<mark") == page.count("<mark")
