@@ -24,6 +24,7 @@ from vera.datasets.bundled import BUNDLED
 from vera.errors import VeraError
 from vera.estimate import RunEstimate, estimate_run
 from vera.experiment import resolve_pipeline
+from vera.gates import gate_failures, regression_failures
 from vera.history import DEFAULT_HISTORY_PATH, RunStore
 from vera.judges import Judge, create_judge
 from vera.judges.registry import create_managed_model
@@ -96,6 +97,21 @@ def eval_command(
     ] = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the JSON report here.")
+    ] = None,
+    regression: Annotated[
+        bool,
+        typer.Option(
+            "--regression",
+            help="CI mode: apply every gate, and fail on a significant drop against the last "
+            "finished run of this dataset (or --baseline-run).",
+        ),
+    ] = False,
+    baseline_run: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline-run",
+            help="A stored run to guard against: fail only on a significant drop (paired).",
+        ),
     ] = None,
     html: Annotated[
         Path | None,
@@ -373,6 +389,20 @@ def eval_command(
         report = report.model_copy(update=updates)
         if store is not None and run_id is not None:
             store.finish(run_id, report)
+        gate_config = settings.gates
+        gates_configured = bool(gate_config.metrics or gate_config.categories) or any(
+            (gate_config.latency_p95_ms, gate_config.latency_p99_ms)
+        )
+        regression_lines: list[str] = []
+        compared_with = ""
+        if regression or baseline_run:
+            previous_id = baseline_run or _previous_run(store, report.dataset, run_id)
+            if previous_id is not None and store is not None:
+                previous_id = store.get(previous_id).id
+                regression_lines = regression_failures(
+                    report, store.report(previous_id), previous_id
+                )
+                compared_with = f"no significant drop against run {previous_id}"
         if html is not None:
             _write(html, _html(report, data, store))
     except VeraError as exc:
@@ -396,14 +426,27 @@ def eval_command(
         )
         if not report.stopped.planned:
             raise typer.Exit(EXIT_USAGE)
-    if threshold is not None:
-        failures = _gate_failures(report)
+    gated = threshold is not None or regression or baseline_run or gates_configured
+    if gated:
+        failures = gate_failures(report, gate_config) + regression_lines
         if failures:
             err.print("[bold red]Gate failed:[/]")
             for line in failures:
                 err.print(f"  - {line}", highlight=False)
             raise typer.Exit(EXIT_GATE_FAILED)
-        out.print("Gate passed: every metric's mean meets its threshold")
+        out.print(
+            "Gate passed: every gate holds" + (f" ({compared_with})" if compared_with else "")
+        )
+
+
+def _previous_run(store: RunStore | None, dataset: str, current: str | None) -> str | None:
+    """The newest finished run of `dataset` before this one, to guard against regressions."""
+    if store is None:
+        return None
+    for record in store.list():
+        if record.dataset == dataset and record.status == "finished" and record.id != current:
+            return record.id
+    return None
 
 
 def _metrics(names: list[str], threshold: float | None) -> list[Metric]:
@@ -780,25 +823,6 @@ def metrics_command() -> None:
         table.add_row(name, cls.description, better, needs)
     out.print(table)
     out.print("Metrics that share judge work share its calls: see docs/metrics.md.")
-
-
-def _gate_failures(report: Report) -> list[str]:
-    """Each metric whose mean misses its threshold, in the metric's direction."""
-    failures = []
-    for name, summary in report.metric_summary.items():
-        mean, mark = summary.mean, summary.threshold
-        if mean is None:
-            if summary.not_scored > summary.not_applicable:
-                failures.append(f"{name}: no sample could be scored")
-        elif summary.higher_is_better and mean < mark:
-            failures.append(
-                f"{name}: mean {mean:.3f} is below {mark:.3f} (short by {mark - mean:.3f})"
-            )
-        elif not summary.higher_is_better and mean > mark:
-            failures.append(
-                f"{name}: mean {mean:.3f} is above {mark:.3f} (over by {mean - mark:.3f})"
-            )
-    return failures
 
 
 def main() -> None:

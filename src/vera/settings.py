@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from vera.errors import ConfigError
+from vera.gates import GateConfig
 from vera.providers.limits import DEFAULT_CONCURRENCY as DEFAULT_PROVIDER_CONCURRENCY
 
 __all__ = ["DEFAULT_CONCURRENCY", "Settings", "load_settings"]
@@ -59,6 +60,8 @@ class Settings(BaseModel):
     """Store every run and its results as they finish (see `vera.history`)."""
     history_path: Path | None = None
     """The run store; default `.vera/runs.sqlite` in the working directory."""
+    gates: GateConfig = Field(default_factory=GateConfig)
+    """The `[gates]` table: per-metric, per-category and latency limits (see `vera.gates`)."""
 
     def merge(self, overrides: Mapping[str, Any], *, origin: str) -> Settings:
         """A copy with `overrides` applied; None values leave a setting as it is."""

@@ -103,3 +103,30 @@ def test_html_reports_from_eval_and_from_the_store(tmp_path: Path) -> None:
     again = vera(tmp_path, "report", run_id, "--format", "html", "-o", "again.html")
     assert again.returncode == 0, again.stderr
     assert (tmp_path / "again.html").read_text().count("<mark") == page.count("<mark")
+
+
+def test_regression_gate_fails_only_on_a_significant_drop(tmp_path: Path) -> None:
+    fact = "The refund window is 30 days."
+
+    def write(wrong: int) -> None:
+        rows = [
+            {"id": f"s{i}", "query": "q", "contexts": [fact],
+             "response": "The refund window is 90 days." if i < wrong else fact}
+            for i in range(24)
+        ]  # fmt: skip
+        (tmp_path / "d.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+
+    write(0)
+    first = vera(tmp_path, "eval", "--dataset", "d.jsonl", "--regression")
+    assert first.returncode == 0, first.stderr  # nothing to compare with yet
+    write(1)
+    slight = vera(tmp_path, "eval", "--dataset", "d.jsonl", "--regression")
+    assert slight.returncode == 0, slight.stderr  # one sample worse: within the noise
+    assert "no significant drop against run" in slight.stdout
+    write(12)
+    worse = vera(tmp_path, "eval", "--dataset", "d.jsonl", "--regression")
+    assert worse.returncode == 1
+    assert "faithfulness: 0.958 -> 0.500 against run" in worse.stderr
+    first_id = first.stderr.split("Run ", 1)[1].split()[0]
+    explicit = vera(tmp_path, "eval", "--dataset", "d.jsonl", "--baseline-run", first_id)
+    assert explicit.returncode == 1 and f"against run {first_id}" in explicit.stderr
