@@ -36,6 +36,8 @@ from vera.pipelines.documents import load_documents
 from vera.pipelines.verification import Verify
 from vera.report import Report, SampleResult, SampleStatus
 from vera.reports import HistoryPoint, render_html
+from vera.reports.junit import render_junit
+from vera.reports.markdown import render_markdown
 from vera.runner import aevaluate
 from vera.settings import DEFAULT_CONCURRENCY, load_settings
 from vera.types import Sample
@@ -116,6 +118,14 @@ def eval_command(
     html: Annotated[
         Path | None,
         typer.Option("--html", help="Write the HTML report here (one offline file)."),
+    ] = None,
+    markdown: Annotated[
+        Path | None,
+        typer.Option("--markdown", help="Write a Markdown summary (for a pull-request comment)."),
+    ] = None,
+    junit: Annotated[
+        Path | None,
+        typer.Option("--junit", help="Write JUnit XML: each sample and metric a test case."),
     ] = None,
     quick: Annotated[
         bool, typer.Option("--quick", help=f"Evaluate only the first {QUICK_SAMPLES} samples.")
@@ -427,8 +437,12 @@ def eval_command(
         if not report.stopped.planned:
             raise typer.Exit(EXIT_USAGE)
     gated = threshold is not None or regression or baseline_run or gates_configured
+    failures = gate_failures(report, gate_config) + regression_lines if gated else []
+    if markdown is not None:
+        _write(markdown, render_markdown(report, gate_failures=failures))
+    if junit is not None:
+        _write(junit, render_junit(report))
     if gated:
-        failures = gate_failures(report, gate_config) + regression_lines
         if failures:
             err.print("[bold red]Gate failed:[/]")
             for line in failures:
@@ -737,7 +751,7 @@ def compare_command(
 def report_command(
     run_id: str,
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write it.")],
-    format: Annotated[str, typer.Option("--format", help="json or html")] = "json",
+    format: Annotated[str, typer.Option("--format", help="json, html, md or junit")] = "json",
     history: HistoryOption = None,
 ) -> None:
     """Write a stored run's report again, from the run history."""
@@ -747,12 +761,18 @@ def report_command(
         report = store.report(run_id)
         if format == "json":
             text = report.to_json() + "\n"
+        elif format in ("md", "markdown"):
+            text = render_markdown(report)
+        elif format == "junit":
+            text = render_junit(report)
         elif format == "html":
             source = record.options.get("dataset")
             data = load_dataset(source) if isinstance(source, str) else None
             text = _html(report, data, store)
         else:
-            raise typer.BadParameter(f"unknown report format {format!r}; use json or html")
+            raise typer.BadParameter(
+                f"unknown report format {format!r}; use json, html, md or junit"
+            )
     except VeraError as exc:
         err.print(f"[bold red]error:[/] {exc}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from None

@@ -256,3 +256,25 @@ def test_a_folder_of_documents_is_the_corpus(tmp_path: Path) -> None:
     missing = vera("eval", "--dataset", str(path), "--documents", "nope", "--pipeline", "vera",
                    cwd=tmp_path)  # fmt: skip
     assert missing.returncode == 2 and "not a folder of documents" in missing.stderr
+
+
+def test_junit_and_markdown_outputs(tmp_path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    hostile = {**BAD, "id": "x<&>", "category": "fact|single"}
+    path = write_jsonl(tmp_path / "d.jsonl", [GOOD, hostile])
+    result = vera(
+        "eval", "--dataset", str(path), "--threshold", "0.8",
+        "--junit", "out/junit.xml", "--markdown", "out/summary.md", cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 1
+    suites = ET.parse(tmp_path / "out" / "junit.xml").getroot()
+    suite = suites.find("testsuite")
+    assert suite is not None and suite.get("name") == "vera.faithfulness"
+    assert (suite.get("tests"), suite.get("failures")) == ("2", "1")
+    failed = suite.find("testcase[@name='x<&>']/failure")
+    assert failed is not None and "60 days" in (failed.text or "")
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "| faithfulness | 0.500 |" in summary
+    assert "**Gate failed:**" in summary and "below 0.800" in summary
+    assert "`x<&>` faithfulness 0.000" in summary

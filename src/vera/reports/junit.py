@@ -1,0 +1,50 @@
+"""JUnit XML, so CI systems show VERA's failures natively: each sample and metric is a test case.
+
+A failed metric is a `<failure>` whose message is the metric's reason (which names the
+unsupported claims); a sample whose judge failed is an `<error>`; a metric that does not
+apply, or a sample that was not evaluated, is `<skipped>`.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from vera.report import Report, SampleStatus
+
+__all__ = ["render_junit"]
+
+
+def render_junit(report: Report) -> str:
+    """The report as a JUnit XML document (one test suite per metric)."""
+    suites = ET.Element("testsuites", name=f"vera {report.dataset}")
+    for metric in report.metrics:
+        suite = ET.SubElement(suites, "testsuite", name=f"vera.{metric}")
+        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        for sample in report.samples:
+            case = ET.SubElement(suite, "testcase", classname=f"vera.{metric}", name=sample.id)
+            counts["tests"] += 1
+            if sample.latency_ms is not None:
+                case.set("time", f"{sample.latency_ms / 1000:.3f}")
+            result = sample.results.get(metric)
+            if sample.status is SampleStatus.ERROR:
+                counts["errors"] += 1
+                ET.SubElement(case, "error", message=sample.error or "error").text = sample.error
+            elif sample.status is not SampleStatus.SCORED or result is None:
+                counts["skipped"] += 1
+                ET.SubElement(case, "skipped", message=sample.error or sample.status.value)
+            elif result.score is None:
+                counts["skipped"] += 1
+                ET.SubElement(case, "skipped", message=result.reason)
+            elif result.passed is False:
+                counts["failures"] += 1
+                message = (
+                    f"{metric} {result.score:.3f} misses {result.threshold:.2f}: {result.reason}"
+                )
+                failure = ET.SubElement(case, "failure", message=message)
+                failure.text = "\n".join(
+                    f"{claim.verdict.value}: {claim.text}" for claim in sample.claims
+                )
+        for key, value in counts.items():
+            suite.set(key, str(value))
+    ET.indent(suites)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"

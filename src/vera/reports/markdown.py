@@ -1,0 +1,65 @@
+"""A Markdown summary sized for a pull-request comment: metrics, gates, baselines, failures."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from vera.report import Report, SampleStatus
+
+__all__ = ["render_markdown"]
+
+SHOWN_SAMPLES = 5
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(report: Report, *, gate_failures: Sequence[str] = ()) -> str:
+    """The report's essentials as Markdown; `gate_failures` adds the gate's verdict."""
+    lines = [
+        f"### VERA · {_cell(report.dataset)}",
+        "",
+        f"Judge `{report.judge}`"
+        + (f" · pipeline `{report.pipeline}`" if report.pipeline else "")
+        + f" · {report.counts['scored']} of {report.counts['total']} samples scored"
+        + (f" · {report.counts['errors']} errors" if report.counts["errors"] else ""),
+        "",
+        "| metric | mean | 95% CI | passed | threshold |",
+        "|---|---|---|---|---|",
+    ]
+    for name, s in report.metric_summary.items():
+        interval = "—" if s.ci_low is None else f"{s.ci_low:.2f} to {s.ci_high:.2f}"
+        direction = "≥" if s.higher_is_better else "≤"
+        lines.append(
+            f"| {name} | {_fmt(s.mean)} | {interval} | {s.passed}/{s.scored} "
+            f"| {direction} {s.threshold:.2f} |"
+        )
+    if gate_failures:
+        lines += ["", "**Gate failed:**", *(f"- {_cell(line)}" for line in gate_failures)]
+    comparison = report.baseline_comparison or {}
+    for baseline, changes in comparison.get("improvement_over_baseline", {}).items():
+        parts = [f"{m} {c}" for m, c in changes.items() if c is not None]
+        if parts:
+            lines += ["", f"Against `{baseline}`: " + ", ".join(parts)]
+    worst = sorted(
+        (s for s in report.samples if s.status is SampleStatus.SCORED),
+        key=lambda s: sum(r.passed is False for r in s.results.values()),
+        reverse=True,
+    )
+    failing = [s for s in worst if any(r.passed is False for r in s.results.values())]
+    if failing:
+        lines += ["", "<details><summary>Failing samples</summary>", ""]
+        for sample in failing[:SHOWN_SAMPLES]:
+            for result in sample.results.values():
+                if result.passed is False:
+                    lines.append(
+                        f"- `{_cell(sample.id)}` {result.name} {_fmt(result.score)}: "
+                        f"{_cell(result.reason)}"
+                    )
+        lines += ["", "</details>"]
+    return "\n".join(lines) + "\n"
