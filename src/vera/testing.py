@@ -1,0 +1,112 @@
+"""Assertions for your own test suite, as seed 000 and DeepEval users expect.
+
+    from vera.testing import assert_faithful
+
+    def test_refund_answer(vera_judge):
+        answer = my_rag("How long is the refund window?")
+        assert_faithful(answer.text, answer.contexts, threshold=0.8, judge=vera_judge)
+
+A failure lists every claim the contexts do not support, with its verdict and reason. The
+`vera_judge` fixture (from VERA's pytest plugin) is the judge your settings name: `VERA_JUDGE`,
+`vera.toml` or `[tool.vera]`, else the offline judge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine, Sequence
+from typing import Any
+
+from vera.analysis import analyse_sample
+from vera.judges.base import Judge
+from vera.judges.offline import OfflineJudge
+from vera.metrics.base import MetricResult
+from vera.metrics.faithfulness import Faithfulness
+from vera.metrics.hallucination import HallucinationRate
+from vera.types import Context, Sample, Verdict
+
+__all__ = ["assert_faithful", "assert_faithful_async", "assert_no_hallucination"]
+
+
+def _sample(response: str, contexts: Sequence[str | Context], query: str) -> Sample:
+    return Sample(id="assertion", query=query, response=response, contexts=list(contexts))
+
+
+async def _score(
+    sample: Sample, judge: Judge | None, metric: Faithfulness | HallucinationRate
+) -> tuple[MetricResult, str]:
+    analysis = await analyse_sample(sample, judge or OfflineJudge(), metric.needs)
+    result = metric.score(sample, analysis)
+    lines = [
+        f"  - {verdict.verdict.value}: {claim.text!r}"
+        + (f" ({verdict.reason})" if verdict.reason else "")
+        for claim, verdict in zip(analysis.claims, analysis.verdicts, strict=True)
+        if verdict.verdict is not Verdict.FULLY_SUPPORTED
+    ]
+    return result, "\n".join(lines)
+
+
+async def assert_faithful_async(
+    response: str,
+    contexts: Sequence[str | Context],
+    *,
+    threshold: float = 0.8,
+    judge: Judge | None = None,
+    query: str = "",
+) -> MetricResult:
+    """`assert_faithful` for async tests."""
+    metric = Faithfulness(threshold=threshold)
+    result, unsupported = await _score(_sample(response, contexts, query), judge, metric)
+    if not result.passed:
+        raise AssertionError(
+            f"faithfulness {result.score:.3f} is below {threshold:.2f}: {result.reason}\n"
+            f"claims not fully supported:\n{unsupported}"
+        )
+    return result
+
+
+def assert_faithful(
+    response: str,
+    contexts: Sequence[str | Context],
+    *,
+    threshold: float = 0.8,
+    judge: Judge | None = None,
+    query: str = "",
+) -> MetricResult:
+    """Fail unless `response` is at least `threshold` faithful to `contexts`."""
+    return _run(
+        assert_faithful_async(response, contexts, threshold=threshold, judge=judge, query=query)
+    )
+
+
+def assert_no_hallucination(
+    response: str,
+    contexts: Sequence[str | Context],
+    *,
+    max_rate: float = 0.0,
+    judge: Judge | None = None,
+    query: str = "",
+) -> MetricResult:
+    """Fail when more than `max_rate` of the response's claims have no support or are
+    contradicted."""
+
+    async def check() -> MetricResult:
+        metric = HallucinationRate(threshold=max_rate)
+        result, unsupported = await _score(_sample(response, contexts, query), judge, metric)
+        if not result.passed:
+            raise AssertionError(
+                f"hallucination rate {result.score:.3f} is above {max_rate:.2f}: "
+                f"{result.reason}\nclaims not fully supported:\n{unsupported}"
+            )
+        return result
+
+    return _run(check())
+
+
+def _run(coroutine: Coroutine[Any, Any, MetricResult]) -> MetricResult:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    coroutine.close()
+    raise RuntimeError("inside a running event loop, use `await assert_faithful_async(...)`")

@@ -1,0 +1,42 @@
+"""VERA's pytest plugin and assertions, used the way a team's own test suite uses them: a test
+file in a temporary folder, run by pytest in a subprocess with VERA installed."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+USER_SUITE = """
+import pytest
+from vera.testing import assert_faithful, assert_faithful_async, assert_no_hallucination
+
+CONTEXTS = ["The refund window is 30 days.", "Refunds go to the original card."]
+
+def test_supported_answer_passes(vera_judge):
+    result = assert_faithful("Refunds go to the original card.", CONTEXTS, judge=vera_judge)
+    assert result.score == 1.0
+
+def test_contradicted_answer_fails(vera_judge):
+    assert_faithful("The refund window is 60 days. Refunds go to the card.", CONTEXTS,
+                    judge=vera_judge)
+
+def test_hallucination_gate_fails():
+    assert_no_hallucination("Refunds arrive by carrier pigeon.", CONTEXTS)
+
+async def test_async_variant():
+    await assert_faithful_async("The refund window is 30 days.", CONTEXTS)
+"""
+
+
+def test_a_user_suite_gets_the_fixture_and_readable_failures(tmp_path: Path) -> None:
+    (tmp_path / "test_rag.py").write_text(USER_SUITE)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o",
+         "asyncio_mode=auto", "test_rag.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    out = done.stdout
+    assert "2 failed, 2 passed" in out, out
+    assert "faithfulness 0.500 is below 0.80" in out
+    assert "CONTRADICTED: 'The refund window is 60 days.'" in out
+    assert "hallucination rate 1.000 is above 0.00" in out
+    assert "NO_EVIDENCE: 'Refunds arrive by carrier pigeon.'" in out
