@@ -351,3 +351,14 @@ async def test_spelled_out_counts_are_not_required_in_the_context() -> None:
         ["Both studies compared 256-token and 1,024-token chunk sizes across enterprise datasets."],
     )
     assert verdict.verdict is not Verdict.NO_EVIDENCE, verdict.reason
+
+
+async def test_ordinals_are_read_as_their_numbers() -> None:
+    from vera.judges.offline import OfflineJudge
+
+    judge = OfflineJudge()
+    claims = await judge.extract_claims("The store opened on the 16th of May.")
+    [same] = await judge.verify_claims(claims, ["The store opened on 16 May."])
+    [other] = await judge.verify_claims(claims, ["The store opened on 18 May."])
+    assert same.verdict.value == "FULLY_SUPPORTED"
+    assert other.verdict.value == "CONTRADICTED"

@@ -155,7 +155,9 @@ def analyse(text: str) -> Facts:
     """
     text = mask_citations(text)
     tokens: list[_Token] = [
-        (m.lastgroup or "", m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)
+        # An ordinal keeps its digits only ("16th" is 16); its span still covers the suffix.
+        (m.lastgroup or "", m.group(m.lastgroup or 0), m.start(), m.end())
+        for m in _TOKEN.finditer(text)
     ]
     content: set[str] = set()
     numbers: list[Number] = []
