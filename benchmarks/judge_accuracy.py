@@ -1,0 +1,169 @@
+"""How well a judge finds unfaithful responses, on human labels (RAGTruth, SummEdits, HaluEval).
+
+Reads JSONL files in the format of `../shared/benchmarks/README.md` from the path given (VERA
+never depends on them otherwise), runs a judge on every row, and reports, for the unfaithful
+class: precision, recall, F1, balanced accuracy and AUROC, overall and per task type; the
+character-level F1 of the claims marked unsupported against `hallucinated_spans` (RAGTruth);
+and throughput.
+
+A response is flagged unfaithful when any claim is not supported; its score for AUROC is the
+judge's probability that some claim is unsupported where it gives one (`1 - min support`),
+else the share of unsupported claims.
+
+    .venv/bin/python benchmarks/judge_accuracy.py ../shared/benchmarks/ragtruth_dev.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from vera.analysis import analyse_claims
+from vera.judges.registry import create_judge
+from vera.settings import load_settings
+from vera.types import ClaimVerdict, Sample, Verdict
+
+_SUPPORT = {
+    Verdict.FULLY_SUPPORTED: 1.0,
+    Verdict.PARTIALLY_SUPPORTED: 0.5,
+    Verdict.NO_EVIDENCE: 0.0,
+    Verdict.CONTRADICTED: 0.0,
+}
+
+
+def support(verdict: ClaimVerdict) -> float:
+    return verdict.entailment if verdict.entailment is not None else _SUPPORT[verdict.verdict]
+
+
+def auroc(scores: Sequence[float], labels: Sequence[int]) -> float | None:
+    """Mann-Whitney AUROC, ties counted half."""
+    positives = [s for s, y in zip(scores, labels, strict=True) if y == 1]
+    negatives = [s for s, y in zip(scores, labels, strict=True) if y == 0]
+    if not positives or not negatives:
+        return None
+    ranked = sorted((s, y) for s, y in zip(scores, labels, strict=True))
+    rank_sum = 0.0
+    i = 0
+    while i < len(ranked):
+        j = i
+        while j < len(ranked) and ranked[j][0] == ranked[i][0]:
+            j += 1
+        average = (i + j + 1) / 2  # 1-based ranks i+1..j
+        rank_sum += average * sum(1 for k in range(i, j) if ranked[k][1] == 1)
+        i = j
+    n_pos, n_neg = len(positives), len(negatives)
+    return (rank_sum - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+
+
+def classification(predicted: Sequence[int], labels: Sequence[int]) -> dict[str, float]:
+    tp = sum(p == 1 and y == 1 for p, y in zip(predicted, labels, strict=True))
+    fp = sum(p == 1 and y == 0 for p, y in zip(predicted, labels, strict=True))
+    fn = sum(p == 0 and y == 1 for p, y in zip(predicted, labels, strict=True))
+    tn = sum(p == 0 and y == 0 for p, y in zip(predicted, labels, strict=True))
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    specificity = tn / (tn + fp) if tn + fp else 0.0
+    return {
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "balanced_accuracy": (recall + specificity) / 2,
+    }
+
+
+def span_overlap(
+    marked: Sequence[tuple[int, int]], gold: Sequence[tuple[int, int]]
+) -> tuple[int, int, int]:
+    """Characters marked, characters gold, characters in both."""
+    marked_chars = {c for start, end in marked for c in range(start, end)}
+    gold_chars = {c for start, end in gold for c in range(start, end)}
+    return len(marked_chars), len(gold_chars), len(marked_chars & gold_chars)
+
+
+async def judge_rows(
+    rows: list[dict[str, Any]], spec: str, concurrency: int
+) -> list[dict[str, Any]]:
+    settings = load_settings({"judge": spec})
+    judge = create_judge(settings.judge, settings)
+    slots = asyncio.Semaphore(concurrency)
+
+    async def one(row: dict[str, Any]) -> dict[str, Any]:
+        sample = Sample(
+            id=row["id"], query=row.get("query", ""), response=row["response"],
+            contexts=row["contexts"],
+        )  # fmt: skip
+        async with slots:
+            claims, verdicts = await analyse_claims(sample, judge)
+        supports = [support(v) for v in verdicts]
+        unsupported = [c for c, v in zip(claims, verdicts, strict=True) if support(v) < 1.0]
+        return {
+            "flagged": int(bool(unsupported)),
+            "score": 1.0 - min(supports) if supports else 0.0,
+            "spans": [c.span for c in unsupported if c.span is not None],
+        }
+
+    return list(await asyncio.gather(*(one(row) for row in rows)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("path", type=Path)
+    parser.add_argument("--judge", default="offline")
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--out", type=Path, default=None, help="write the figures as JSON")
+    args = parser.parse_args()
+    rows = [json.loads(line) for line in args.path.read_text(encoding="utf-8").splitlines() if line]
+    rows = rows[: args.limit] if args.limit else rows
+    started = time.perf_counter()
+    outcomes = asyncio.run(judge_rows(rows, args.judge, args.concurrency))
+    elapsed = time.perf_counter() - started
+
+    groups: dict[str, list[int]] = defaultdict(list)
+    for index, row in enumerate(rows):
+        groups["all"].append(index)
+        groups[row.get("task_type") or row.get("dataset", "?")].append(index)
+    figures: dict[str, Any] = {"judge": args.judge, "rows": len(rows)}
+    for name, indices in groups.items():
+        labels = [int(rows[i]["label"]) for i in indices]
+        predicted = [outcomes[i]["flagged"] for i in indices]
+        scores = [outcomes[i]["score"] for i in indices]
+        figures[name] = {
+            **classification(predicted, labels),
+            "auroc": auroc(scores, labels),
+            "n": len(indices),
+        }
+    marked_total = gold_total = both_total = 0
+    for row, outcome in zip(rows, outcomes, strict=True):
+        gold = [(s["start"], s["end"]) for s in row.get("hallucinated_spans") or []]
+        if "hallucinated_spans" not in row:
+            continue
+        marked, gold_chars, both = span_overlap(outcome["spans"], gold)
+        marked_total, gold_total, both_total = (
+            marked_total + marked,
+            gold_total + gold_chars,
+            both_total + both,
+        )
+    if gold_total:
+        precision = both_total / marked_total if marked_total else 0.0
+        recall = both_total / gold_total
+        figures["span"] = {
+            "precision": precision,
+            "recall": recall,
+            "f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
+        }
+    figures["samples_per_s"] = len(rows) / elapsed
+    print(json.dumps(figures, indent=2))
+    if args.out:
+        args.out.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
