@@ -25,6 +25,7 @@ from vera.providers.base import (
 
 __all__ = [
     "LOCAL_PLACEHOLDER_KEY",
+    "SdkFailures",
     "describe_cause",
     "is_local_url",
     "resolve_api_key",
@@ -162,3 +163,36 @@ def server_message(body: object, fallback: str) -> str:
         if isinstance(body.get("message"), str):
             return cast(str, body["message"])
     return fallback
+
+
+class SdkFailures:
+    """What both SDK adapters say when a call fails: where it went, and the error to raise.
+
+    An adapter sets the class attributes and keeps `_model`, `_api_key` and `_base_url`.
+    """
+
+    provider_label: str
+    key_env: str
+    url_env: str
+    default_host: str
+    _model: str
+    _api_key: str | None
+    _base_url: str | None
+
+    def _where(self) -> str:
+        return self._base_url or os.environ.get(self.url_env) or self.default_host
+
+    def _status_error(self, exc: Any) -> ProviderError:
+        return sdk_status_error(
+            exc,
+            provider=self.provider_label,
+            model=self._model,
+            where=self._where(),
+            key_env=self.key_env,
+            secret=self._api_key or os.environ.get(self.key_env),
+        )
+
+    def _unreadable(self) -> RetryableProviderError:
+        return RetryableProviderError(
+            f"unreadable reply from {self._where()}; is it an {self.provider_label}-compatible API?"
+        )

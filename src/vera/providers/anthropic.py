@@ -7,21 +7,19 @@ retries are off: VERA retries in one place, once.
 from __future__ import annotations
 
 import json
-import os
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
 from vera.providers._http import (
+    SdkFailures,
     describe_cause,
     resolve_api_key,
-    sdk_status_error,
 )
 from vera.providers.base import (
     AuthenticationError,
     ChatRequest,
     ChatResponse,
     MissingExtraError,
-    ProviderError,
     RetryableProviderError,
     TruncatedOutputError,
     Usage,
@@ -53,13 +51,18 @@ def _import_sdk() -> ModuleType:
     return anthropic
 
 
-class AnthropicChatModel:
+class AnthropicChatModel(SdkFailures):
     """A Claude model behind the Anthropic Messages API.
 
     A JSON schema becomes the input schema of one tool the model is made to call, so `data` is
     the tool's input. `ChatRequest.temperature` is not sent: the current Messages API (SDK
     2.x) takes no sampling parameters.
     """
+
+    provider_label = "Anthropic"
+    key_env = _KEY_ENV
+    url_env = _URL_ENV
+    default_host = "api.anthropic.com"
 
     def __init__(
         self,
@@ -182,24 +185,6 @@ class AnthropicChatModel:
             model=message.model or self._model,
             finish_reason=message.stop_reason or "stop",
         )
-
-    def _status_error(self, exc: Any) -> ProviderError:
-        return sdk_status_error(
-            exc,
-            provider="Anthropic",
-            model=self._model,
-            where=self._where(),
-            key_env=_KEY_ENV,
-            secret=self._api_key or os.environ.get(_KEY_ENV),
-        )
-
-    def _unreadable(self) -> RetryableProviderError:
-        return RetryableProviderError(
-            f"unreadable reply from {self._where()}; is it an Anthropic-compatible API?"
-        )
-
-    def _where(self) -> str:
-        return self._base_url or os.environ.get(_URL_ENV) or "api.anthropic.com"
 
 
 def _messages(request: ChatRequest) -> list[MessageParam]:

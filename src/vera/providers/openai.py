@@ -7,22 +7,20 @@ without it. The SDK's own retries are off: VERA retries in one place, once.
 from __future__ import annotations
 
 import json
-import os
 import re
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from vera.providers._http import (
+    SdkFailures,
     describe_cause,
     resolve_api_key,
-    sdk_status_error,
 )
 from vera.providers.base import (
     AuthenticationError,
     ChatRequest,
     ChatResponse,
     MissingExtraError,
-    ProviderError,
     RetryableProviderError,
     TruncatedOutputError,
     Usage,
@@ -56,7 +54,7 @@ def _import_sdk() -> ModuleType:
     return openai
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(SdkFailures):
     """A model behind the OpenAI chat-completions API.
 
     `structured` says how a JSON schema is asked for: "json_schema" (OpenAI, recent vLLM),
@@ -64,6 +62,11 @@ class OpenAIChatModel:
     Either way the reply is parsed tolerantly into `data`; when it holds no JSON object, `data`
     is None and `text` has the reply, for the caller to re-ask.
     """
+
+    provider_label = "OpenAI"
+    key_env = _KEY_ENV
+    url_env = _URL_ENV
+    default_host = "api.openai.com"
 
     def __init__(
         self,
@@ -181,24 +184,6 @@ class OpenAIChatModel:
             model=completion.model or self._model,
             finish_reason=choice.finish_reason or "stop",
         )
-
-    def _status_error(self, exc: Any) -> ProviderError:
-        return sdk_status_error(
-            exc,
-            provider="OpenAI",
-            model=self._model,
-            where=self._where(),
-            key_env=_KEY_ENV,
-            secret=self._api_key or os.environ.get(_KEY_ENV),
-        )
-
-    def _unreadable(self) -> RetryableProviderError:
-        return RetryableProviderError(
-            f"unreadable reply from {self._where()}; is it an OpenAI-compatible API?"
-        )
-
-    def _where(self) -> str:
-        return self._base_url or os.environ.get(_URL_ENV) or "api.openai.com"
 
 
 _REASONING_MODEL = re.compile(r"^(o\d|gpt-5)")
