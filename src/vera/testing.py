@@ -32,18 +32,28 @@ def _sample(response: str, contexts: Sequence[str | Context], query: str) -> Sam
     return Sample(id="assertion", query=query, response=response, contexts=list(contexts))
 
 
-async def _score(
-    sample: Sample, judge: Judge | None, metric: Faithfulness | HallucinationRate
-) -> tuple[MetricResult, str]:
+async def _check(
+    sample: Sample,
+    judge: Judge | None,
+    metric: Faithfulness | HallucinationRate,
+    failure: str,
+) -> MetricResult:
+    """Score `sample`; when the metric fails, raise with `failure` and every claim that is not
+    fully supported, with its verdict and reason."""
     analysis = await analyse_sample(sample, judge or OfflineJudge(), metric.needs)
     result = metric.score(sample, analysis)
-    lines = [
+    if result.passed:
+        return result
+    unsupported = "\n".join(
         f"  - {verdict.verdict.value}: {claim.text!r}"
         + (f" ({verdict.reason})" if verdict.reason else "")
         for claim, verdict in zip(analysis.claims, analysis.verdicts, strict=True)
         if verdict.verdict is not Verdict.FULLY_SUPPORTED
-    ]
-    return result, "\n".join(lines)
+    )
+    raise AssertionError(
+        f"{failure.format(score=result.score)}: {result.reason}\n"
+        f"claims not fully supported:\n{unsupported}"
+    )
 
 
 async def assert_faithful_async(
@@ -55,14 +65,12 @@ async def assert_faithful_async(
     query: str = "",
 ) -> MetricResult:
     """`assert_faithful` for async tests."""
-    metric = Faithfulness(threshold=threshold)
-    result, unsupported = await _score(_sample(response, contexts, query), judge, metric)
-    if not result.passed:
-        raise AssertionError(
-            f"faithfulness {result.score:.3f} is below {threshold:.2f}: {result.reason}\n"
-            f"claims not fully supported:\n{unsupported}"
-        )
-    return result
+    return await _check(
+        _sample(response, contexts, query),
+        judge,
+        Faithfulness(threshold=threshold),
+        f"faithfulness {{score:.3f}} is below {threshold:.2f}",
+    )
 
 
 def assert_faithful(
@@ -89,18 +97,14 @@ def assert_no_hallucination(
 ) -> MetricResult:
     """Fail when more than `max_rate` of the response's claims have no support or are
     contradicted."""
-
-    async def check() -> MetricResult:
-        metric = HallucinationRate(threshold=max_rate)
-        result, unsupported = await _score(_sample(response, contexts, query), judge, metric)
-        if not result.passed:
-            raise AssertionError(
-                f"hallucination rate {result.score:.3f} is above {max_rate:.2f}: "
-                f"{result.reason}\nclaims not fully supported:\n{unsupported}"
-            )
-        return result
-
-    return _run(check())
+    return _run(
+        _check(
+            _sample(response, contexts, query),
+            judge,
+            HallucinationRate(threshold=max_rate),
+            f"hallucination rate {{score:.3f}} is above {max_rate:.2f}",
+        )
+    )
 
 
 def _run(coroutine: Coroutine[Any, Any, MetricResult]) -> MetricResult:

@@ -1,9 +1,11 @@
-"""Generation steps: an LLM that answers from the retrieved passages and cites them, and the
-offline extractive generator (which writes nothing new: it selects sentences)."""
+"""Generation steps: an LLM that answers from the retrieved passages and cites them, and one
+that revises an answer the judge could not fully ground. (The offline extractive generator,
+which writes nothing new, is `vera.pipelines.extractive`.)"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 from vera.judges.prompts import load_prompt
 from vera.pipelines.core import RagState
@@ -13,47 +15,58 @@ from vera.providers.managed import ManagedChatModel
 __all__ = ["LLMGenerate", "LLMRevise"]
 
 
-class LLMGenerate:
+class _PromptedStep:
+    """A step that sends one versioned prompt to a chat model and takes its text reply."""
+
+    prompt_name: ClassVar[str]
+    verb: ClassVar[str]
+
+    def __init__(
+        self,
+        model: ChatModel,
+        *,
+        prompts_dir: Path | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+    ) -> None:
+        self.model = model
+        self.prompt = load_prompt(self.prompt_name, prompts_dir)
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.name = f"{self.verb}:{model.provider}:{model.model}"
+
+    async def _ask(self, messages: tuple[Message, ...]) -> str:
+        request = ChatRequest(
+            messages=messages,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            prompt_version=self.prompt.version,
+        )
+        if isinstance(self.model, ManagedChatModel):
+            reply = await self.model.complete(request, label=self.prompt.name)
+        else:
+            reply = await self.model.complete(request)
+        return reply.text.strip()
+
+
+class LLMGenerate(_PromptedStep):
     """A step that asks a chat model to answer the query from the state's contexts, with
     `[n]` citations. The prompt is the versioned `generate_answer` file (overridable)."""
 
-    def __init__(
-        self,
-        model: ChatModel,
-        *,
-        prompts_dir: Path | None = None,
-        temperature: float = 0.0,
-        max_tokens: int = 512,
-    ) -> None:
-        self.model = model
-        self.prompt = load_prompt("generate_answer", prompts_dir)
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.name = f"generate:{model.provider}:{model.model}"
+    prompt_name = "generate_answer"
+    verb = "generate"
 
     async def __call__(self, state: RagState) -> RagState:
         messages = self.prompt.render(contexts=_passages(state), query=state.query)
-        text = await _ask(self.model, messages, self.prompt.version, self.prompt.name, self)
-        return state.evolve(response=text)
+        return state.evolve(response=await self._ask(messages))
 
 
-class LLMRevise:
+class LLMRevise(_PromptedStep):
     """A step that asks the model to fix or drop the statements a preceding `Verify` step
     (with `action="flag"`) found unsupported; an answer with none passes through."""
 
-    def __init__(
-        self,
-        model: ChatModel,
-        *,
-        prompts_dir: Path | None = None,
-        temperature: float = 0.0,
-        max_tokens: int = 512,
-    ) -> None:
-        self.model = model
-        self.prompt = load_prompt("revise_answer", prompts_dir)
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.name = f"revise:{model.provider}:{model.model}"
+    prompt_name = "revise_answer"
+    verb = "revise"
 
     async def __call__(self, state: RagState) -> RagState:
         unsupported = state.data.get("unsupported_claims") or ()
@@ -65,30 +78,9 @@ class LLMRevise:
             answer=state.response or "",
             unsupported="\n".join(f"- {claim}" for claim in unsupported),
         )
-        text = await _ask(self.model, messages, self.prompt.version, self.prompt.name, self)
-        return state.evolve(response=text)
+        return state.evolve(response=await self._ask(messages))
 
 
 def _passages(state: RagState) -> str:
     numbered = "\n\n".join(f"[{i}] {c.text}" for i, c in enumerate(state.contexts, 1))
     return numbered or "(none)"
-
-
-async def _ask(
-    model: ChatModel,
-    messages: tuple[Message, ...],
-    version: str,
-    label: str,
-    step: LLMGenerate | LLMRevise,
-) -> str:
-    request = ChatRequest(
-        messages=messages,
-        temperature=step.temperature,
-        max_tokens=step.max_tokens,
-        prompt_version=version,
-    )
-    if isinstance(model, ManagedChatModel):
-        reply = await model.complete(request, label=label)
-    else:
-        reply = await model.complete(request)
-    return reply.text.strip()
