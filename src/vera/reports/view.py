@@ -13,6 +13,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from vera.comparison import MetricComparison
 from vera.report import GroupStats, MetricSummary, Report, SampleStatus
 from vera.reports.charts import Bar, bar_panel, histogram, range_bar, trend_chart
 from vera.stats import Estimate, percentile
@@ -159,18 +160,11 @@ def breakdown_panels(report: Report) -> dict[str, list[Panel]]:
 
 @dataclass(frozen=True)
 class BaselineRow:
-    """One metric compared with one baseline."""
+    """One metric compared with one baseline: the report's own paired comparison."""
 
     metric: str
     baseline: str
-    system_mean: float | None
-    baseline_mean: float | None
-    difference: float | None
-    ci_low: float | None
-    ci_high: float | None
-    p_value: float | None
-    paired: int | None
-    improvement: str | None
+    comparison: MetricComparison
     better: bool | None
     """Whether the system beats the baseline in the metric's direction; None when unknown."""
 
@@ -195,27 +189,28 @@ def baseline_view(report: Report) -> tuple[list[Panel], list[BaselineRow]]:
         bars = [Bar(system, report.metrics.get(metric), kind="system", note="system under test")]
         for name, means in baselines.items():
             bars.append(Bar(name, _number(means.get(metric)), kind="baseline", note="baseline"))
-            stats = (significance.get(name) or {}).get(metric) or {}
-            difference = _number(stats.get("difference"))
-            rows.append(
-                BaselineRow(
-                    metric=metric,
-                    baseline=name,
+            stats = (significance.get(name) or {}).get(metric)
+            comparison = (
+                MetricComparison.model_validate(stats)
+                if isinstance(stats, dict)
+                else MetricComparison(
                     system_mean=report.metrics.get(metric),
                     baseline_mean=_number(means.get(metric)),
-                    difference=difference,
-                    ci_low=_number(stats.get("ci_low")),
-                    ci_high=_number(stats.get("ci_high")),
-                    p_value=_number(stats.get("p_value")),
-                    paired=int(n) if (n := _number(stats.get("paired_samples"))) else None,
+                    difference=None,
+                    ci_low=None,
+                    ci_high=None,
+                    p_value=None,
+                    paired_samples=0,
                     improvement=(improvements.get(name) or {}).get(metric),
-                    better=None if not difference else (difference > 0) == summary.higher_is_better,
                 )
             )
+            difference = comparison.difference
+            better = None if not difference else (difference > 0) == summary.higher_is_better
+            rows.append(BaselineRow(metric, name, comparison, better))
         chart = bar_panel(bars, threshold=summary.threshold, title=f"{metric}: system vs baselines")
         note = "; ".join(
-            f"vs {row.baseline}: {row.improvement or 'n/a'}"
-            + (f", p = {row.p_value:.3f}" if row.p_value is not None else "")
+            f"vs {row.baseline}: {row.comparison.improvement or 'n/a'}"
+            + (f", p = {row.comparison.p_value:.3f}" if row.comparison.p_value is not None else "")
             for row in rows
             if row.metric == metric
         )
