@@ -25,7 +25,7 @@ from vera.providers.base import (
 
 __all__ = [
     "LOCAL_PLACEHOLDER_KEY",
-    "SdkFailures",
+    "SdkAdapter",
     "describe_cause",
     "is_local_url",
     "resolve_api_key",
@@ -165,8 +165,9 @@ def server_message(body: object, fallback: str) -> str:
     return fallback
 
 
-class SdkFailures:
-    """What both SDK adapters say when a call fails: where it went, and the error to raise.
+class SdkAdapter:
+    """What both SDK adapters share: the model name, a key-free repr, and what they say when a
+    call fails (where it went, and the error to raise).
 
     An adapter sets the class attributes and keeps `_model`, `_api_key` and `_base_url`.
     """
@@ -178,6 +179,16 @@ class SdkFailures:
     _model: str
     _api_key: str | None
     _base_url: str | None
+
+    @property
+    def model(self) -> str:
+        """The model name sent with each request."""
+        return self._model
+
+    def __repr__(self) -> str:
+        # The key is deliberately absent: reprs end up in logs and tracebacks.
+        url = f", base_url={self._base_url!r}" if self._base_url else ""
+        return f"{type(self).__name__}({self._model!r}{url})"
 
     def _where(self) -> str:
         return self._base_url or os.environ.get(self.url_env) or self.default_host

@@ -11,7 +11,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
 from vera.providers._http import (
-    SdkFailures,
+    SdkAdapter,
     describe_cause,
     resolve_api_key,
 )
@@ -51,7 +51,7 @@ def _import_sdk() -> ModuleType:
     return anthropic
 
 
-class AnthropicChatModel(SdkFailures):
+class AnthropicChatModel(SdkAdapter):
     """A Claude model behind the Anthropic Messages API.
 
     A JSON schema becomes the input schema of one tool the model is made to call, so `data` is
@@ -83,16 +83,6 @@ class AnthropicChatModel(SdkFailures):
     def provider(self) -> str:
         """Always "anthropic"."""
         return "anthropic"
-
-    @property
-    def model(self) -> str:
-        """The model name sent with each request."""
-        return self._model
-
-    def __repr__(self) -> str:
-        # The key is deliberately absent: reprs end up in logs and tracebacks.
-        url = f", base_url={self._base_url!r}" if self._base_url else ""
-        return f"AnthropicChatModel({self._model!r}{url})"
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Send `request` once; translate the reply or the failure into VERA's types."""

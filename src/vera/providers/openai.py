@@ -12,7 +12,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from vera.providers._http import (
-    SdkFailures,
+    SdkAdapter,
     describe_cause,
     resolve_api_key,
 )
@@ -54,7 +54,7 @@ def _import_sdk() -> ModuleType:
     return openai
 
 
-class OpenAIChatModel(SdkFailures):
+class OpenAIChatModel(SdkAdapter):
     """A model behind the OpenAI chat-completions API.
 
     `structured` says how a JSON schema is asked for: "json_schema" (OpenAI, recent vLLM),
@@ -89,16 +89,6 @@ class OpenAIChatModel(SdkFailures):
     def provider(self) -> str:
         """Always "openai", whichever server `base_url` points at."""
         return "openai"
-
-    @property
-    def model(self) -> str:
-        """The model name sent with each request."""
-        return self._model
-
-    def __repr__(self) -> str:
-        # The key is deliberately absent: reprs end up in logs and tracebacks.
-        url = f", base_url={self._base_url!r}" if self._base_url else ""
-        return f"OpenAIChatModel({self._model!r}{url})"
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Send `request` once; translate the reply or the failure into VERA's types."""
