@@ -12,7 +12,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -112,9 +112,9 @@ class RunStore:
 
     def get(self, run_id: str) -> RunRecord:
         """One run, by id or by a unique prefix of its id."""
-        records = [r for r in self.list() if r.id == run_id] or [
-            r for r in self.list() if r.id.startswith(run_id)
-        ]
+        records = self._records("WHERE r.id = ?", (run_id,)) or self._records(
+            "WHERE substr(r.id, 1, length(?)) = ?", (run_id, run_id)
+        )
         if not records:
             raise ConfigError(f"no run {run_id!r} in {self.path}; `vera runs list` shows them")
         if len(records) > 1:
@@ -132,13 +132,15 @@ class RunStore:
             )
         return Report.model_validate_json(row[0])
 
-    def list(self) -> list[RunRecord]:
-        """Every run, newest first."""
+    def _records(self, where: str = "", params: tuple[str, ...] = ()) -> list[RunRecord]:
+        # Only the metric means are read out of each stored report, by SQLite, not the report.
         with self._lock:
             rows = self._db.execute(
-                "SELECT r.id, r.created, r.dataset, r.options, r.status, r.report, "
+                "SELECT r.id, r.created, r.dataset, r.options, r.status, "
+                "json_extract(r.report, '$.metrics'), "
                 "(SELECT COUNT(*) FROM results s WHERE s.run_id = r.id) "
-                "FROM runs r ORDER BY r.created DESC, r.id DESC"
+                f"FROM runs r {where} ORDER BY r.created DESC, r.id DESC",
+                params,
             ).fetchall()
         return [
             RunRecord(
@@ -148,13 +150,14 @@ class RunStore:
                 options=json.loads(row[3]),
                 status=row[4],
                 finished_samples=row[6],
-                metrics=json.loads(row[5])["metrics"] if row[5] else {},
+                metrics=json.loads(row[5]) if row[5] else {},
             )
             for row in rows
         ]
 
-    def __iter__(self) -> Iterator[RunRecord]:
-        return iter(self.list())
+    def list(self) -> list[RunRecord]:
+        """Every run, newest first."""
+        return self._records()
 
     def close(self) -> None:
         with self._lock:
