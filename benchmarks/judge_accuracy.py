@@ -26,19 +26,9 @@ from typing import Any
 
 from vera.analysis import analyse_claims
 from vera.judges.registry import create_judge
+from vera.pipelines.verification import support
 from vera.settings import load_settings
-from vera.types import ClaimVerdict, Sample, Verdict
-
-_SUPPORT = {
-    Verdict.FULLY_SUPPORTED: 1.0,
-    Verdict.PARTIALLY_SUPPORTED: 0.5,
-    Verdict.NO_EVIDENCE: 0.0,
-    Verdict.CONTRADICTED: 0.0,
-}
-
-
-def support(verdict: ClaimVerdict) -> float:
-    return verdict.entailment if verdict.entailment is not None else _SUPPORT[verdict.verdict]
+from vera.types import Sample
 
 
 def auroc(scores: Sequence[float], labels: Sequence[int]) -> float | None:
