@@ -9,6 +9,7 @@ characters each. Cache hits are not subtracted, so the figure is an upper bound.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import cache
 
 from pydantic import BaseModel, ConfigDict
 
@@ -46,7 +47,9 @@ def _tokens(text: str) -> int:
     return len(text) // CHARS_PER_TOKEN
 
 
+@cache
 def _fixed(name: str) -> int:
+    """Tokens of a prompt's fixed text; read once per prompt, not once per sample."""
     prompt = load_prompt(name)
     return _tokens(prompt.system + prompt.user)
 
