@@ -27,7 +27,8 @@ from vera.experiment import resolve_pipeline
 from vera.gates import gate_failures, regression_failures
 from vera.history import DEFAULT_HISTORY_PATH, RunStore
 from vera.judges import Judge, create_judge
-from vera.judges.registry import create_managed_model
+from vera.judges.cascade import cascade_summary
+from vera.judges.registry import cascade_spec, create_managed_model
 from vera.metrics import METRICS, create_metric
 from vera.metrics.base import Metric
 from vera.pipelines import laws
@@ -144,8 +145,37 @@ def eval_command(
         str | None,
         typer.Option(
             "--judge",
-            help="offline (default), or PROVIDER:MODEL such as openai:gpt-4o-mini or "
-            "anthropic:claude-sonnet-4-5. Also VERA_JUDGE or vera.toml.",
+            help="offline (default); nli:PATH_OR_HUB_ID, a local NLI model (the nli extra); "
+            "cascade, offline with --cascade-judge for unsure claims; or PROVIDER:MODEL such "
+            "as openai:gpt-4o-mini or anthropic:claude-sonnet-4-5. Also VERA_JUDGE or vera.toml.",
+        ),
+    ] = None,
+    cascade_judge: Annotated[
+        str | None,
+        typer.Option(
+            "--cascade-judge",
+            help="With --judge cascade: the PROVIDER:MODEL judge that verifies the claims the "
+            "offline judge is unsure of.",
+        ),
+    ] = None,
+    cascade_low: Annotated[
+        float | None,
+        typer.Option(
+            "--cascade-low",
+            min=0.0,
+            max=1.0,
+            help="With --judge cascade: an offline entailment at most this is decided offline "
+            "(default 0.2).",
+        ),
+    ] = None,
+    cascade_high: Annotated[
+        float | None,
+        typer.Option(
+            "--cascade-high",
+            min=0.0,
+            max=1.0,
+            help="With --judge cascade: an offline entailment at least this is decided offline "
+            "(default 0.8).",
         ),
     ] = None,
     judge_base_url: Annotated[
@@ -292,6 +322,9 @@ def eval_command(
             metric, threshold, quick = o["metric"], o["threshold"], o["quick"]
             judge, judge_base_url, judge_mode = o["judge"], o["judge_base_url"], o["judge_mode"]
             judge_samples, judge_temperature = o["judge_samples"], o["judge_temperature"]
+            # Runs stored before the cascade judge existed have no cascade options.
+            cascade_judge = o.get("cascade_judge")
+            cascade_low, cascade_high = o.get("cascade_low"), o.get("cascade_high")
             pipeline, generator, top_k = o["pipeline"], o["generator"], o["top_k"]
             chunk_size, chunk_overlap, group_by = o["chunk_size"], o["chunk_overlap"], o["group_by"]
             documents = Path(o["documents"]) if o["documents"] else None
@@ -302,6 +335,8 @@ def eval_command(
             "metric": metric, "threshold": threshold, "quick": quick, "judge": judge,
             "judge_base_url": judge_base_url, "judge_mode": judge_mode,
             "judge_samples": judge_samples, "judge_temperature": judge_temperature,
+            "cascade_judge": cascade_judge, "cascade_low": cascade_low,
+            "cascade_high": cascade_high,
             "pipeline": pipeline, "generator": generator, "top_k": top_k,
             "chunk_size": chunk_size, "chunk_overlap": chunk_overlap, "group_by": group_by,
             "documents": str(documents) if documents else None,
@@ -318,6 +353,9 @@ def eval_command(
                 "judge_samples": judge_samples,
                 "judge_temperature": judge_temperature,
                 "judge_prompts_dir": prompts_dir,
+                "cascade_judge": cascade_judge,
+                "cascade_low": cascade_low,
+                "cascade_high": cascade_high,
                 "cache": False if no_cache else None,
                 "cache_path": cache_path,
                 "max_cost": max_cost,
@@ -327,13 +365,20 @@ def eval_command(
             }
         )
         if dry_run:
+            cascade = settings.judge.strip().lower() == "cascade"
             estimate = estimate_run(
                 _selected(data, quick),
-                settings.judge,
+                cascade_spec(settings) if cascade else settings.judge,
                 mode=settings.judge_mode,
                 draws=settings.judge_samples,
                 needs=frozenset().union(*(m.needs for m in metrics)),
+                verify_only=cascade,
             )
+            if cascade:
+                # Counted as if every claim were sent: the offline verifier's share is unknown
+                # until it runs.
+                name = f"cascade(offline, {estimate.judge}), every claim sent"
+                estimate = estimate.model_copy(update={"judge": name})
             _print_estimate(estimate)
             return
         active_judge = create_judge(settings.judge, settings)
@@ -589,6 +634,7 @@ def _print_summary(report: Report) -> None:
             highlight=False,
         )
 
+    _print_cascade(report)
     _print_usage(report)
     counts = report.counts
     out.print(
@@ -634,6 +680,13 @@ def _print_estimate(estimate: RunEstimate) -> None:
         "(an upper bound: cached replies cost nothing). No call was made.",
         highlight=False,
     )
+
+
+def _print_cascade(report: Report) -> None:
+    """How much a cascade judge sent on to its second judge, and the calls that saved."""
+    line = cascade_summary(report.judge_details)
+    if line:
+        out.print(line, highlight=False)
 
 
 def _print_usage(report: Report) -> None:

@@ -55,7 +55,7 @@ def _fixed(name: str) -> int:
 
 
 def _other_work(
-    sample: Sample, needs: frozenset[Need], claims: int, verify: int
+    sample: Sample, needs: frozenset[Need], claims: int, verify: int, *, verify_only: bool = False
 ) -> tuple[int, int, int]:
     """Calls, prompt and completion tokens of the judge work beyond the claim analysis."""
     response = sample.response or ""
@@ -71,11 +71,12 @@ def _other_work(
     if not reference or not wants_reference:
         return calls, prompt, completion
     ref_claims = len(extract_claims(reference))
-    calls += 1
-    prompt += _fixed("extract_claims") + _tokens(sample.query) + _tokens(reference)
-    completion += _tokens(reference) + ref_claims * _EXTRACTION_TOKENS_PER_CLAIM
+    if not verify_only:
+        calls += 1
+        prompt += _fixed("extract_claims") + _tokens(sample.query) + _tokens(reference)
+        completion += _tokens(reference) + ref_claims * _EXTRACTION_TOKENS_PER_CLAIM
     if Need.REFERENCE_IN_RESPONSE in needs:
-        if Need.CLAIMS not in needs:
+        if Need.CLAIMS not in needs and not verify_only:
             calls += 1
             prompt += _fixed("extract_claims") + _tokens(sample.query) + _tokens(response)
             completion += _tokens(response) + claims * _EXTRACTION_TOKENS_PER_CLAIM
@@ -97,14 +98,18 @@ def estimate_run(
     mode: str = "batched",
     draws: int = 1,
     needs: frozenset[Need] = frozenset({Need.CLAIMS}),
+    verify_only: bool = False,
 ) -> RunEstimate:
-    """Estimate the cost of judging `samples` with `judge` ("offline" costs nothing).
+    """Estimate the cost of judging `samples` with `judge` ("offline" and "nli:…" cost
+    nothing).
 
     `mode` and `draws` are the LLM judge's mode and `samples` setting; `needs` is the judge
-    work the selected metrics need (the union of their `needs`).
+    work the selected metrics need (the union of their `needs`). `verify_only` is for a
+    cascade, whose claims come from the offline judge: only verification reaches the model,
+    counted as if every claim were sent.
     """
     rows = [s for s in samples if s.response is not None]
-    if ":" not in judge:
+    if ":" not in judge or judge.partition(":")[0].strip().lower() == "nli":
         return RunEstimate(
             judge=judge,
             samples=len(rows),
@@ -122,11 +127,13 @@ def estimate_run(
         contexts = sum(_tokens(text) + 2 for text in sample.context_texts)
         asked = _tokens(sample.query) + _tokens(response)
         verdicts = claims * _VERDICT_TOKENS_PER_CLAIM
-        more = _other_work(sample, needs, claims, verify)
+        more = _other_work(sample, needs, claims, verify, verify_only=verify_only)
         calls, prompt, completion = calls + more[0], prompt + more[1], completion + more[2]
         if Need.CLAIMS not in needs:
             continue
-        if mode == "single_call":
+        if verify_only:
+            extra_draws = draws  # a cascade verifies in two-step calls, whatever the mode
+        elif mode == "single_call":
             calls += 1
             prompt += _fixed("single_call") + asked + contexts
             completion += _tokens(response) + claims * _EXTRACTION_TOKENS_PER_CLAIM + verdicts

@@ -18,6 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from vera.errors import ConfigError
 from vera.gates import GateConfig
+from vera.judges.cascade import DEFAULT_HIGH as DEFAULT_CASCADE_HIGH
+from vera.judges.cascade import DEFAULT_LOW as DEFAULT_CASCADE_LOW
 from vera.providers.limits import DEFAULT_CONCURRENCY as DEFAULT_PROVIDER_CONCURRENCY
 
 __all__ = ["DEFAULT_CONCURRENCY", "Settings", "load_settings"]
@@ -34,7 +36,8 @@ class Settings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     judge: str = "offline"
-    """"offline", or PROVIDER:MODEL such as "openai:gpt-4o-mini"."""
+    """"offline", "nli:PATH_OR_HUB_ID", "cascade", or PROVIDER:MODEL such as
+    "openai:gpt-4o-mini"."""
     judge_base_url: str | None = None
     """The provider's base URL, for OpenAI-compatible servers (vLLM, Ollama, Azure…)."""
     judge_mode: Literal["batched", "per_claim", "truths", "single_call"] = "batched"
@@ -44,6 +47,13 @@ class Settings(BaseModel):
     judge_temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     judge_prompts_dir: Path | None = None
     """A folder of prompt files that replace the bundled ones of the same name."""
+    cascade_judge: str | None = None
+    """With `judge = "cascade"`: the judge (PROVIDER:MODEL) for claims the offline judge is
+    unsure of."""
+    cascade_low: float = Field(default=DEFAULT_CASCADE_LOW, ge=0.0, le=1.0)
+    """An offline entailment probability at most this decides the claim offline."""
+    cascade_high: float = Field(default=DEFAULT_CASCADE_HIGH, ge=0.0, le=1.0)
+    """An offline entailment probability at least this decides the claim offline."""
     concurrency: int = Field(default=DEFAULT_CONCURRENCY, ge=1)
     """Samples evaluated at once."""
     provider_concurrency: int = Field(default=DEFAULT_PROVIDER_CONCURRENCY, ge=1)

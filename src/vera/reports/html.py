@@ -22,6 +22,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from vera._version import __version__
+from vera.judges.cascade import cascade_summary
 from vera.report import Report, SampleStatus
 from vera.reports import view
 from vera.reports.samples import VERDICTS, sample_views
@@ -90,6 +91,19 @@ def _environment() -> Environment:
 _ENV = _environment()
 
 
+def _details(details: Mapping[str, Any]) -> dict[str, Any]:
+    """The judge's details less its usage, which has a table of its own; a cascade's second
+    judge keeps its usage nested too, so that copy is dropped as well."""
+    shown: dict[str, Any] = {}
+    for key, value in details.items():
+        if key == "usage":
+            continue
+        if isinstance(value, Mapping) and "usage" in value:
+            value = {k: v for k, v in value.items() if k != "usage"}
+        shown[key] = value
+    return shown
+
+
 def render_html(
     report: Report,
     *,
@@ -121,7 +135,8 @@ def render_html(
         history=history,
         steps=view.step_rows(report),
         usage=view.usage_view(report),
-        details={k: v for k, v in report.judge_details.items() if k != "usage"},
+        cascade=cascade_summary(report.judge_details),
+        details=_details(report.judge_details),
         samples=views,
         statuses=[s.value for s in SampleStatus if any(r.status is s for r in report.samples)],
         categories=categories,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from vera.judges.cascade import cascade_summary
 from vera.report import Report, SampleStatus
 
 __all__ = ["render_markdown"]
@@ -28,6 +29,7 @@ def render_markdown(report: Report, *, gate_failures: Sequence[str] = ()) -> str
         + (f" · pipeline `{report.pipeline}`" if report.pipeline else "")
         + f" · {report.counts['scored']} of {report.counts['total']} samples scored"
         + (f" · {report.counts['errors']} errors" if report.counts["errors"] else ""),
+        *(["", _cell(line)] if (line := cascade_summary(report.judge_details)) else []),
         "",
         "| metric | mean | 95% CI | passed | threshold |",
         "|---|---|---|---|---|",

@@ -1,0 +1,167 @@
+"""`CascadeJudge`: a cheap judge decides the claims it is sure of; an LLM judge gets the rest.
+
+`vera eval --judge cascade --cascade-judge openai:gpt-4o-mini` takes claims from the offline
+judge and verifies all of them offline first. A verdict whose entailment probability is at least
+`high` or at most `low` stands; every other claim (uncertain, or given no probability at all) is
+sent to the LLM judge, all of a sample's together in one `verify_claims` call, and a sample whose
+claims were all decided offline costs no LLM call.
+
+What the report's `judge_details` says:
+
+- `claims`, `claims_sent`, `share_sent`: claims verified, and how many (what share) went to the
+  second judge;
+- `calls_saved`: LLM verification requests avoided, counted the way the second judge batches
+  claims: the requests it would have made to verify every claim, minus those it made for the
+  claims sent. With the LLM judge's batched mode (up to 25 claims a request) that is one request
+  per sample decided wholly offline; with `per_claim`, one per claim decided offline; each
+  times `--judge-samples` draws. Claim extraction never reaches the LLM in a cascade, so the
+  extraction request a plain LLM judge makes per sample is saved too but not counted here,
+  nor is the truths mode's per-context-set request;
+- under the second judge's name, its own details (prompt versions, calls, tokens, cost), with
+  its `usage` also at the top level, where the CLI and the HTML report look for it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from vera.errors import ConfigError
+from vera.judges.base import Judge, judge_details, judge_name, match_verdicts
+from vera.judges.llm import LLMJudge
+from vera.types import Claim, ClaimVerdict, RelevanceVerdict
+
+__all__ = ["DEFAULT_HIGH", "DEFAULT_LOW", "CascadeJudge", "cascade_summary"]
+
+# The uncertain band's default bounds. The offline verifier's probabilities are calibrated on
+# RAGTruth dev; these defaults may move as that calibration is updated.
+DEFAULT_LOW = 0.2
+DEFAULT_HIGH = 0.8
+
+
+class CascadeJudge:
+    """`first` extracts and verifies every claim; `second` re-verifies only the uncertain ones.
+
+    A claim is decided by `first` when its verdict's `entailment` is not None and is at least
+    `high` or at most `low`; otherwise `second` gives the verdict. Verdicts come back in claim
+    order, each reason prefixed with the judge that gave it.
+
+    Raises:
+        ValueError: unless 0 ≤ low ≤ high ≤ 1.
+    """
+
+    def __init__(
+        self, first: Judge, second: Judge, *, low: float = DEFAULT_LOW, high: float = DEFAULT_HIGH
+    ) -> None:
+        if not 0.0 <= low <= high <= 1.0:
+            raise ValueError(f"need 0 <= low <= high <= 1, got low={low}, high={high}")
+        self.first = first
+        self.second = second
+        self.low = low
+        self.high = high
+        self.claims = 0
+        self.claims_sent = 0
+        self.verifications = 0
+        self.verifications_sent = 0
+        self.calls_saved = 0
+
+    @property
+    def name(self) -> str:
+        return f"cascade({judge_name(self.first)}, {judge_name(self.second)})"
+
+    def __repr__(self) -> str:
+        return f"CascadeJudge({self.first!r}, {self.second!r}, low={self.low}, high={self.high})"
+
+    def details(self) -> dict[str, Any]:
+        """How much went to the second judge and what that saved (see the module docstring)."""
+        second_name = judge_name(self.second)
+        second = judge_details(self.second)
+        details: dict[str, Any] = {
+            "first": judge_name(self.first),
+            "second": second_name,
+            "low": self.low,
+            "high": self.high,
+            "claims": self.claims,
+            "claims_sent": self.claims_sent,
+            "share_sent": self.claims_sent / self.claims if self.claims else None,
+            "verifications": self.verifications,
+            "verifications_sent": self.verifications_sent,
+            "calls_saved": self.calls_saved,
+        }
+        if second:
+            details[second_name] = second
+            if "usage" in second:
+                details["usage"] = second["usage"]
+        return details
+
+    async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
+        """The first judge's claims."""
+        return await self.first.extract_claims(response, query=query)
+
+    async def verify_claims(
+        self, claims: Sequence[Claim], contexts: Sequence[str]
+    ) -> list[ClaimVerdict]:
+        """One verdict per claim, in claim order; at most one call to the second judge."""
+        if not claims:
+            return []
+        first_name = judge_name(self.first)
+        decided = match_verdicts(claims, await self.first.verify_claims(claims, contexts))
+        unsure = [c for c, v in zip(claims, decided, strict=True) if not self._sure(v)]
+        self.claims += len(claims)
+        self.verifications += 1
+        self.calls_saved += _requests(self.second, len(claims)) - _requests(
+            self.second, len(unsure)
+        )
+        final = {v.claim_id: _credited(v, first_name) for v in decided}
+        if unsure:
+            self.claims_sent += len(unsure)
+            self.verifications_sent += 1
+            second_name = judge_name(self.second)
+            answers = match_verdicts(unsure, await self.second.verify_claims(unsure, contexts))
+            final.update((v.claim_id, _credited(v, second_name)) for v in answers)
+        return [final[c.id] for c in claims]
+
+    async def rate_relevance(self, query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:
+        """Relevance from the second judge, else the first; the cascade only splits claims."""
+        for judge in (self.second, self.first):
+            rate = getattr(judge, "rate_relevance", None)
+            if callable(rate):
+                return list(await rate(query, texts))
+        raise ConfigError(f"neither judge of {self.name} can rate relevance")
+
+    def _sure(self, verdict: ClaimVerdict) -> bool:
+        p = verdict.entailment
+        return p is not None and (p >= self.high or p <= self.low)
+
+
+def _credited(verdict: ClaimVerdict, judge: str) -> ClaimVerdict:
+    """`verdict` with its reason saying which judge gave it."""
+    reason = f"{judge}: {verdict.reason}" if verdict.reason else judge
+    return verdict.model_copy(update={"reason": reason})
+
+
+def _requests(judge: object, claims: int) -> int:
+    """Verification requests `judge` makes for `claims` claims of one sample.
+
+    The LLM judge splits them into calls of `max_claims_per_call` (1 in per_claim mode), once
+    per draw; any other judge counts as one request per `verify_claims` call.
+    """
+    if claims == 0:
+        return 0
+    if isinstance(judge, LLMJudge):
+        return judge.samples * math.ceil(claims / judge.max_claims_per_call)
+    return 1
+
+
+def cascade_summary(details: Mapping[str, Any]) -> str | None:
+    """One line for a report on what a cascade judge sent on; None for any other judge."""
+    share = details.get("share_sent")
+    if "claims_sent" not in details or "calls_saved" not in details:
+        return None
+    shown = "—" if not isinstance(share, int | float) else f"{share:.0%}"
+    return (
+        f"Cascade: {details['claims_sent']} of {details.get('claims', 0)} claims ({shown}) sent "
+        f"to {details.get('second', 'the second judge')}; {details['calls_saved']} LLM "
+        "verification calls saved"
+    )

@@ -1,0 +1,141 @@
+"""`vera eval --judge cascade --cascade-judge openai:…` end to end: the CLI (in process), the real
+OpenAI SDK, real HTTP to a scripted server on 127.0.0.1 that plays the LLM judge.
+
+The cascade's first judge is `ProbabilisticOfflineJudge`, a stand-in built from the offline
+judge's own claim extraction and lexical verification, which gives each verdict a fixed
+entailment probability. It is patched in for `OfflineJudge` so that which claims are sent on is
+known here and does not depend on the weights of whatever verifier the offline judge ships.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from itertools import islice
+from pathlib import Path
+
+import pytest
+from tests.support.loopback import LoopbackServer, Recorded, Reply, ok_openai
+from typer.testing import CliRunner
+
+from vera import load_dataset
+from vera.cli import app
+from vera.judges import registry
+from vera.judges.offline.claims import extract_claims
+from vera.judges.offline.verify import Settings, verify
+from vera.types import Claim, ClaimVerdict, Verdict
+
+PROBABILITY = {
+    Verdict.FULLY_SUPPORTED: 0.95,
+    Verdict.PARTIALLY_SUPPORTED: 0.5,
+    Verdict.NO_EVIDENCE: 0.5,
+    Verdict.CONTRADICTED: 0.05,
+}
+
+
+class ProbabilisticOfflineJudge:
+    """Offline claims and lexical verdicts, each with the entailment `PROBABILITY` gives it:
+    supported and contradicted claims are decided offline, the rest are sent on."""
+
+    name = "offline"
+
+    async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
+        return extract_claims(response)
+
+    async def verify_claims(
+        self, claims: Sequence[Claim], contexts: Sequence[str]
+    ) -> list[ClaimVerdict]:
+        return [
+            v.model_copy(update={"entailment": PROBABILITY[v.verdict]})
+            for v in verify(claims, contexts, Settings())
+        ]
+
+
+def _claims_asked(request: Recorded) -> list[str]:
+    prompt = request.json["messages"][-1]["content"]
+    listed = prompt.rsplit("CLAIMS:\n", 1)[1]
+    return [text for _, text in re.findall(r"^(\d+)\. (.*)$", listed, flags=re.M)]
+
+
+def _supported(request: Recorded) -> Reply:
+    verdicts = [
+        {"claim": n, "verdict": "FULLY_SUPPORTED", "context": 1, "quote": "", "reason": "scripted"}
+        for n in range(1, len(_claims_asked(request)) + 1)
+    ]
+    return ok_openai(json.dumps({"verdicts": verdicts}), prompt_tokens=500, completion_tokens=50)
+
+
+def test_cascade_sends_only_uncertain_claims_to_the_llm(
+    loopback: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(registry, "OfflineJudge", ProbabilisticOfflineJudge)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
+    monkeypatch.chdir(tmp_path)
+    loopback.default = _supported
+    # What the stand-in leaves uncertain on the first ten samples, worked out here.
+    uncertain: list[str] = []
+    total = 0
+    for sample in islice(load_dataset("example"), 10):
+        claims = extract_claims(sample.response or "")
+        total += len(claims)
+        found = verify(claims, sample.context_texts, Settings())
+        for claim, verdict in zip(claims, found, strict=True):
+            if PROBABILITY[verdict.verdict] == 0.5:
+                uncertain.append(claim.text)
+    assert 0 < len(uncertain) < total
+
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            "--quick",
+            "--judge",
+            "cascade",
+            "--cascade-judge",
+            "openai:gpt-4o-mini",
+            "--judge-base-url",
+            loopback.openai_url,
+            "--judge-mode",
+            "per_claim",
+            "--no-cache",
+            "--no-history",
+            "-o",
+            "r.json",
+            "--markdown",
+            "r.md",
+            "--html",
+            "r.html",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+
+    # per_claim: one verification request per claim sent, and no extraction request at all.
+    asked = [text for request in loopback.requests for text in _claims_asked(request)]
+    assert len(loopback.requests) == len(uncertain) < total
+    assert sorted(asked) == sorted(uncertain)
+
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["judge"] == "cascade(offline, openai:gpt-4o-mini)"
+    details = report["judge_details"]
+    assert (details["claims"], details["claims_sent"]) == (total, len(uncertain))
+    assert details["share_sent"] == pytest.approx(len(uncertain) / total)
+    assert details["calls_saved"] == total - len(uncertain)  # one request per claim decided
+    assert (details["low"], details["high"]) == (0.2, 0.8)
+    assert details["usage"]["calls"] == len(uncertain)
+    assert details["openai:gpt-4o-mini"]["mode"] == "per_claim"
+    assert details["openai:gpt-4o-mini"]["usage"] == details["usage"]
+    # The LLM's verdicts were used for the claims it was asked about: all supported.
+    verdicts = {c["text"]: c for s in report["samples"] for c in s["claims"]}
+    for text in uncertain:
+        assert verdicts[text]["verdict"] == "FULLY_SUPPORTED"
+        assert verdicts[text]["reason"].startswith("openai:gpt-4o-mini: ")
+
+    share = f"{len(uncertain) / total:.0%}"
+    line = (
+        f"Cascade: {len(uncertain)} of {total} claims ({share}) sent to openai:gpt-4o-mini; "
+        f"{total - len(uncertain)} LLM verification calls saved"
+    )
+    assert line in " ".join(result.output.split())  # the console wraps long lines
+    assert line in (tmp_path / "r.md").read_text()
+    assert line in (tmp_path / "r.html").read_text()
