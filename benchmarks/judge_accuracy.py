@@ -6,9 +6,12 @@ class: precision, recall, F1, balanced accuracy and AUROC, overall and per task 
 character-level F1 of the claims marked unsupported against `hallucinated_spans` (RAGTruth);
 and throughput.
 
-A response is flagged unfaithful when any claim is not supported; its score for AUROC is the
-judge's probability that some claim is unsupported where it gives one (`1 - min support`),
-else the share of unsupported claims.
+A response is flagged unfaithful when any claim is not FULLY_SUPPORTED; its score for AUROC is
+`1 - min support` over its claims: the judge's probability that its least supported claim is
+unsupported where it gives one (`ClaimVerdict.entailment`), else that of the verdict's weight.
+
+`--fold 1` keeps only the RAGTruth rows whose source document is in fold 1 of the fixed split
+the offline judge's verifier was trained with (`training/verifier/`): documents it never saw.
 
     .venv/bin/python benchmarks/judge_accuracy.py ../shared/benchmarks/ragtruth_dev.jsonl
 """
@@ -17,7 +20,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
+import re
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -28,7 +33,18 @@ from vera.analysis import analyse_claims
 from vera.judges.registry import create_judge
 from vera.pipelines.verification import support
 from vera.settings import load_settings
-from vera.types import Sample
+from vera.types import Sample, Verdict
+
+
+def source_of(row_id: str) -> str:
+    """A RAGTruth row's source document: every generator's answer about it shares one."""
+    match = re.match(r"ragtruth-(\d+)-", row_id)
+    return match.group(1) if match else row_id
+
+
+def fold_of(row_id: str) -> int:
+    """A fixed two-way split by source document; the verifier trains on fold 0 only."""
+    return hashlib.md5(source_of(row_id).encode()).digest()[0] % 2
 
 
 def auroc(scores: Sequence[float], labels: Sequence[int]) -> float | None:
@@ -92,7 +108,11 @@ async def judge_rows(
         async with slots:
             claims, verdicts = await analyse_claims(sample, judge)
         supports = [support(v) for v in verdicts]
-        unsupported = [c for c, v in zip(claims, verdicts, strict=True) if support(v) < 1.0]
+        unsupported = [
+            c
+            for c, v in zip(claims, verdicts, strict=True)
+            if v.verdict is not Verdict.FULLY_SUPPORTED
+        ]
         return {
             "flagged": int(bool(unsupported)),
             "score": 1.0 - min(supports) if supports else 0.0,
@@ -109,8 +129,11 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--out", type=Path, default=None, help="write the figures as JSON")
+    parser.add_argument("--fold", type=int, choices=(0, 1), help="only RAGTruth rows of this fold")
     args = parser.parse_args()
     rows = [json.loads(line) for line in args.path.read_text(encoding="utf-8").splitlines() if line]
+    if args.fold is not None:
+        rows = [r for r in rows if fold_of(str(r["id"])) == args.fold]
     rows = rows[: args.limit] if args.limit else rows
     started = time.perf_counter()
     outcomes = asyncio.run(judge_rows(rows, args.judge, args.concurrency))

@@ -1,17 +1,15 @@
 """`vera eval --judge cascade --cascade-judge openai:…` end to end: the CLI (in process), the real
 OpenAI SDK, real HTTP to a scripted server on 127.0.0.1 that plays the LLM judge.
 
-The cascade's first judge is `ProbabilisticOfflineJudge`, a stand-in built from the offline
-judge's own claim extraction and lexical verification, which gives each verdict a fixed
-entailment probability. It is patched in for `OfflineJudge` so that which claims are sent on is
-known here and does not depend on the weights of whatever verifier the offline judge ships.
+The cascade's first judge is the real offline judge with its learned support model; which
+claims it leaves uncertain is worked out here with the same judge.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
-from collections.abc import Sequence
 from itertools import islice
 from pathlib import Path
 
@@ -21,35 +19,7 @@ from typer.testing import CliRunner
 
 from vera import load_dataset
 from vera.cli import app
-from vera.judges import registry
-from vera.judges.offline.claims import extract_claims
-from vera.judges.offline.verify import Settings, verify
-from vera.types import Claim, ClaimVerdict, Verdict
-
-PROBABILITY = {
-    Verdict.FULLY_SUPPORTED: 0.95,
-    Verdict.PARTIALLY_SUPPORTED: 0.5,
-    Verdict.NO_EVIDENCE: 0.5,
-    Verdict.CONTRADICTED: 0.05,
-}
-
-
-class ProbabilisticOfflineJudge:
-    """Offline claims and lexical verdicts, each with the entailment `PROBABILITY` gives it:
-    supported and contradicted claims are decided offline, the rest are sent on."""
-
-    name = "offline"
-
-    async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
-        return extract_claims(response)
-
-    async def verify_claims(
-        self, claims: Sequence[Claim], contexts: Sequence[str]
-    ) -> list[ClaimVerdict]:
-        return [
-            v.model_copy(update={"entailment": PROBABILITY[v.verdict]})
-            for v in verify(claims, contexts, Settings())
-        ]
+from vera.judges.offline import OfflineJudge
 
 
 def _claims_asked(request: Recorded) -> list[str]:
@@ -69,19 +39,20 @@ def _supported(request: Recorded) -> Reply:
 def test_cascade_sends_only_uncertain_claims_to_the_llm(
     loopback: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(registry, "OfflineJudge", ProbabilisticOfflineJudge)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
     monkeypatch.chdir(tmp_path)
     loopback.default = _supported
-    # What the stand-in leaves uncertain on the first ten samples, worked out here.
+    # What the offline judge leaves uncertain (0.2 < P(supported) < 0.8) on the quick run.
     uncertain: list[str] = []
     total = 0
+    first = OfflineJudge(learned=True)
     for sample in islice(load_dataset("example"), 10):
-        claims = extract_claims(sample.response or "")
+        claims = asyncio.run(first.extract_claims(sample.response or ""))
         total += len(claims)
-        found = verify(claims, sample.context_texts, Settings())
+        found = asyncio.run(first.verify_claims(claims, sample.context_texts))
         for claim, verdict in zip(claims, found, strict=True):
-            if PROBABILITY[verdict.verdict] == 0.5:
+            assert verdict.entailment is not None
+            if 0.2 < verdict.entailment < 0.8:
                 uncertain.append(claim.text)
     assert 0 < len(uncertain) < total
 

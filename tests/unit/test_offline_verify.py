@@ -1,4 +1,6 @@
-"""Verification by the offline judge: alignment, evidence and each way to reach a verdict."""
+"""Verification by the offline judge's lexical layer: alignment, evidence and each way to reach
+a verdict. The learned support model on top has its own tests (test_offline_learned.py); here it
+is off (`learned=False`) so each lexical rule is seen on its own."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from vera.types import Claim, ClaimVerdict, Verdict
 
 
 async def judge_one(claim: str, contexts: list[str], **knobs: float) -> ClaimVerdict:
-    judge = OfflineJudge(**knobs)  # type: ignore[arg-type]
+    judge = OfflineJudge(learned=False, **knobs)  # type: ignore[arg-type]
     [verdict] = await judge.verify_claims([Claim("c1", claim)], contexts)
     return verdict
 
@@ -21,6 +23,7 @@ async def judge_one(claim: str, contexts: list[str], **knobs: float) -> ClaimVer
 def test_satisfies_the_judge_protocol() -> None:
     judge = OfflineJudge()
     assert isinstance(judge, Judge)
+    assert isinstance(OfflineJudge(learned=False), Judge)
     assert judge.name == "offline"
 
 
@@ -202,7 +205,7 @@ async def test_low_coverage_is_no_evidence() -> None:
 
 async def test_empty_contexts_give_no_evidence_for_every_claim() -> None:
     claims = [Claim("c1", "Paris is in France."), Claim("c2", "Berlin is in Germany.")]
-    verdicts = await OfflineJudge().verify_claims(claims, [])
+    verdicts = await OfflineJudge(learned=False).verify_claims(claims, [])
     assert [v.claim_id for v in verdicts] == ["c1", "c2"]
     assert all(v.verdict is Verdict.NO_EVIDENCE and v.evidence == "" for v in verdicts)
 
@@ -256,8 +259,8 @@ async def test_verdicts_are_deterministic() -> None:
         Claim("b", "Shipping is not free."),
         Claim("c", "The warranty covers parts."),
     ]
-    first = await OfflineJudge().verify_claims(claims, contexts)
-    second = await OfflineJudge().verify_claims(claims, contexts)
+    first = await OfflineJudge(learned=False).verify_claims(claims, contexts)
+    second = await OfflineJudge(learned=False).verify_claims(claims, contexts)
     assert first == second
     assert [v.verdict for v in first] == [
         Verdict.CONTRADICTED,
@@ -289,7 +292,7 @@ async def test_any_input_gets_one_cited_verdict_per_claim(
     claim_texts: list[str], contexts: list[str]
 ) -> None:
     claims = [Claim(f"c{i}", text) for i, text in enumerate(claim_texts)]
-    verdicts = await OfflineJudge().verify_claims(claims, contexts)
+    verdicts = await OfflineJudge(learned=False).verify_claims(claims, contexts)
     assert [v.claim_id for v in verdicts] == [c.id for c in claims]
     for verdict in verdicts:
         if verdict.context_index is None:

@@ -22,7 +22,8 @@ __all__ = ["cascade_spec", "create_judge", "create_managed_model"]
 def create_judge(spec: str, settings: Settings | None = None) -> Judge:
     """Build the judge `spec` names, configured by `settings`.
 
-    "offline" is the embedded judge. "nli:PATH_OR_HUB_ID" is a local NLI model (the `nli`
+    "offline" is the embedded judge; "offline:learned" the same with its learned support model.
+    "nli:PATH_OR_HUB_ID" is a local NLI model (the `nli`
     extra). "cascade" is the offline judge backed by the judge `settings.cascade_judge` names
     for the claims it is unsure of. "openai:gpt-4o-mini", "anthropic:claude-sonnet-4-5" and the
     like are LLM judges, wrapped once with retries, limits, the response cache and cost
@@ -33,6 +34,8 @@ def create_judge(spec: str, settings: Settings | None = None) -> Judge:
     kind, _, rest = name.partition(":")
     if name.lower() == "offline":
         return OfflineJudge()
+    if name.lower().replace(" ", "") == "offline:learned":
+        return OfflineJudge(learned=True)
     if name.lower() == "cascade":
         return _cascade(settings)
     if kind.strip().lower() == "nli":
@@ -56,7 +59,7 @@ def _cascade(settings: Settings) -> CascadeJudge:
     that judge is built as `create_judge` builds any, with the run's limits, cache and budget."""
     second = create_judge(cascade_spec(settings), settings)  # settings are checked first
     return CascadeJudge(
-        OfflineJudge(),
+        OfflineJudge(learned=True),
         second,
         low=settings.cascade_low,
         high=settings.cascade_high,

@@ -1,0 +1,179 @@
+"""The offline judge's learned support model: evidence selection, features, the shipped
+weights, verdicts. These run the real shipped model, not a stand-in."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from vera.judges.offline import OfflineJudge
+from vera.judges.offline.features import FEATURES, SampleFacts, claim_features
+from vera.judges.offline.model import SupportModel, load_model, shipped_path
+from vera.judges.offline.passages import GAP, LONG, evidence_for, passages
+from vera.judges.registry import create_judge
+from vera.types import Claim, ClaimVerdict, Verdict
+
+CONTEXT = (
+    "The warranty covers parts for 24 months from the date of purchase. "
+    "Labour is covered for the first 12 months only. "
+    "The store opens at nine in the morning on weekdays. "
+    "Claims must be filed with the original receipt."
+)
+
+
+def test_evidence_is_the_sentences_sharing_most_words_in_context_order() -> None:
+    evidence = evidence_for("Labour is covered for 12 months with the receipt.", [CONTEXT])
+    labour = evidence.index("Labour is covered for the first 12 months only.")
+    assert labour < evidence.index("original receipt")  # context order, not rank order
+    # The store's hours share no word with the claim, so they are not evidence.
+    assert "store" not in evidence
+    # Non-adjacent sentences are joined with a visible gap.
+    assert GAP in evidence
+
+
+def test_evidence_respects_its_budget_but_always_keeps_the_best_sentence() -> None:
+    evidence = evidence_for("warranty parts 24 months purchase", [CONTEXT], max_chars=20)
+    assert evidence == "The warranty covers parts for 24 months from the date of purchase."
+
+
+def test_a_structured_context_is_cut_into_fields_at_commas() -> None:
+    record = ", ".join(f'"field{i}": "value number {i}"' for i in range(40))
+    found = passages([record])
+    assert len(found) > 1
+    assert all(p.end - p.start <= LONG for p in found)
+    evidence = evidence_for("field7 has value number 7", [record], max_chars=120)
+    assert '"field7": "value number 7"' in evidence
+    assert len(evidence) < len(record)
+
+
+def test_no_context_gives_no_evidence() -> None:
+    assert evidence_for("anything at all", []) == ""
+
+
+def test_shipped_model_is_a_calibrated_logistic_model_over_the_features() -> None:
+    model = load_model()
+    data = json.loads(shipped_path().read_text())
+    assert tuple(data["features"]) == FEATURES
+    assert 0.5 <= model.min_support < 1.0
+    claims = [Claim("c1", "Labour is covered for the first 12 months.", None)]
+    sample = SampleFacts.of(claims, [CONTEXT])
+    lexical = ClaimVerdict("c1", Verdict.FULLY_SUPPORTED)
+    x = claim_features(claims[0], 0, 1, lexical, sample)
+    assert len(x) == len(FEATURES)
+    z = data["intercept"] + sum(
+        w * (v - m) / s
+        for w, v, m, s in zip(data["weights"], x, data["mean"], data["scale"], strict=True)
+    )
+    assert model.support(x) == pytest.approx(1 - 1 / (1 + math.exp(-z)))
+
+
+def test_words_no_context_holds_lower_the_support() -> None:
+    model = load_model()
+    claims = [
+        Claim("c1", "Labour is covered for the first 12 months.", None),
+        Claim("c2", "Labour is covered by Zurich insurers for accidental flooding.", None),
+    ]
+    sample = SampleFacts.of(claims, [CONTEXT])
+    verdict = ClaimVerdict("c", Verdict.PARTIALLY_SUPPORTED)
+    copied = claim_features(claims[0], 0, 2, verdict, sample)
+    invented = claim_features(claims[1], 0, 2, verdict, sample)
+    assert copied[FEATURES.index("missing_share")] == 0.0
+    assert invented[FEATURES.index("missing_share")] > 0.5
+    assert model.support(copied) > model.support(invented)
+
+
+def test_a_model_for_other_features_is_refused(tmp_path: Path) -> None:
+    data = json.loads(shipped_path().read_text())
+    data["features"] = data["features"][:-1]
+    path = tmp_path / "support_model.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="retrain"):
+        SupportModel.read(path)
+
+
+async def test_a_copied_claim_is_more_likely_supported_than_an_invented_one() -> None:
+    judge = OfflineJudge(learned=True)
+    claims = [
+        Claim("c1", "The warranty covers parts for 24 months from the date of purchase.", None),
+        Claim("c2", "The company was founded in Paris in 1850 by two brothers.", None),
+    ]
+    copied, invented = await judge.verify_claims(claims, [CONTEXT])
+    assert copied.entailment is not None and invented.entailment is not None
+    assert copied.entailment > invented.entailment
+    assert copied.verdict is Verdict.FULLY_SUPPORTED
+    assert invented.verdict is not Verdict.FULLY_SUPPORTED
+    # The lexical alignment still supplies the quoted evidence.
+    assert copied.evidence in CONTEXT and copied.context_index == 0
+    # Covered word for word, it is settled by the lexical layer, which gives the reason.
+    assert copied.reason == "context covers 7/7 content words"
+
+
+# Words alone do not settle it: three of its five content words are in the context.
+PARAPHRASE = Claim("c1", "Labour repairs are covered during the first year.", None)
+
+
+async def test_the_verdict_follows_the_support_thresholds() -> None:
+    claims = [PARAPHRASE]
+    lexical = await OfflineJudge().verify_claims(claims, [CONTEXT])
+    assert lexical[0].verdict is Verdict.PARTIALLY_SUPPORTED
+    p = (await OfflineJudge(learned=True).verify_claims(claims, [CONTEXT]))[0].entailment
+    assert p is not None
+    above = OfflineJudge(learned=True, min_support=max(p - 0.01, 0.0), partial_probability=0.0)
+    below = OfflineJudge(learned=True, min_support=min(p + 0.01, 1.0), partial_probability=0.0)
+    none = OfflineJudge(learned=True, min_support=1.0, partial_probability=1.0)
+    assert (await above.verify_claims(claims, [CONTEXT]))[0].verdict is Verdict.FULLY_SUPPORTED
+    assert (await below.verify_claims(claims, [CONTEXT]))[0].verdict is (
+        Verdict.PARTIALLY_SUPPORTED
+    )
+    assert (await none.verify_claims(claims, [CONTEXT]))[0].verdict is Verdict.NO_EVIDENCE
+
+
+async def test_a_lexical_conflict_below_the_threshold_is_a_contradiction() -> None:
+    judge = OfflineJudge(learned=True, min_support=1.0)
+    claims = [Claim("c1", "Labour is covered for the first 18 months only.", None)]
+    (verdict,) = await judge.verify_claims(claims, [CONTEXT])
+    assert verdict.verdict is Verdict.CONTRADICTED
+    assert verdict.entailment is not None
+
+
+async def test_no_context_means_zero_support() -> None:
+    (verdict,) = await OfflineJudge(learned=True).verify_claims(
+        [Claim("c1", "Water is wet.", None)], []
+    )
+    assert verdict.verdict is Verdict.NO_EVIDENCE
+    assert verdict.entailment == 0.0
+
+
+async def test_the_default_offline_judge_is_lexical_and_gives_no_probability() -> None:
+    assert isinstance(create_judge("offline:learned"), OfflineJudge)
+    assert create_judge("offline:learned").model is not None  # type: ignore[attr-defined]
+    judge = create_judge("offline")
+    assert isinstance(judge, OfflineJudge) and judge.model is None
+    (verdict,) = await judge.verify_claims(
+        [Claim("c1", "Labour is covered for the first 12 months.", None)], [CONTEXT]
+    )
+    assert verdict.entailment is None
+    assert verdict.verdict is Verdict.FULLY_SUPPORTED
+
+
+async def test_another_model_file_brings_its_own_thresholds(tmp_path: Path) -> None:
+    data = json.loads(shipped_path().read_text())
+    data["thresholds"]["min_support"] = 1.0  # nothing is ever fully supported
+    path = tmp_path / "support_model.json"
+    path.write_text(json.dumps(data))
+    judge = OfflineJudge(learned=True, model_path=path)
+    assert isinstance(judge.model, SupportModel) and judge.min_support == 1.0
+    shipped = OfflineJudge(learned=True, min_support=0.0)
+    assert (await shipped.verify_claims([PARAPHRASE], [CONTEXT]))[0].verdict is (
+        Verdict.FULLY_SUPPORTED
+    )
+    (verdict,) = await judge.verify_claims([PARAPHRASE], [CONTEXT])
+    assert verdict.verdict is not Verdict.FULLY_SUPPORTED
+
+
+def test_thresholds_are_checked() -> None:
+    with pytest.raises(ValueError, match="min_support"):
+        OfflineJudge(learned=True, min_support=1.5)

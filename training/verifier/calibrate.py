@@ -1,0 +1,114 @@
+"""Fit the verifier's calibration and thresholds on held-out claims, and report what it gives.
+
+    python training/verifier/calibrate.py build/verifier-h1/heldout-epoch1.jsonl \
+        --benchmarks ../shared/benchmarks
+
+Reads the claim-level scores `train.py --holdout K` wrote for documents it never trained on,
+fits P(supported) = sigmoid(scale * logit + bias) by logistic regression (Platt scaling), then
+picks the `full_support` threshold that maximises response-level F1 of the unfaithful class
+(a response is flagged when any claim's probability is below it), and prints the response-
+and span-level figures at that threshold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from data import fold_of, read_rows
+from judge_accuracy import auroc, classification, span_overlap
+
+PARTIAL_SUPPORT = 0.3
+
+
+def platt(logits: np.ndarray, supported: np.ndarray, steps: int = 2000) -> tuple[float, float]:
+    """Logistic regression of the label on the logit, by Newton's method."""
+    a, b = 1.0, 0.0
+    for _ in range(steps):
+        p = 1 / (1 + np.exp(-(a * logits + b)))
+        g = np.array([np.sum((p - supported) * logits), np.sum(p - supported)])
+        w = p * (1 - p)
+        h = np.array([[np.sum(w * logits**2), np.sum(w * logits)], [np.sum(w * logits), np.sum(w)]])
+        step = np.linalg.solve(h + 1e-9 * np.eye(2), g)
+        a, b = a - step[0], b - step[1]
+        if np.max(np.abs(step)) < 1e-10:
+            break
+    return float(a), float(b)
+
+
+def response_figures(
+    rows: list[dict[str, object]], claims: dict[str, list[dict[str, object]]], threshold: float
+) -> dict[str, object]:
+    groups: dict[str, list[int]] = defaultdict(list)
+    outcomes = []
+    for i, row in enumerate(rows):
+        groups["all"].append(i)
+        groups[str(row["task_type"])].append(i)
+        probs = [float(c["p"]) for c in claims.get(str(row["id"]), [])]
+        low = [c for c in claims.get(str(row["id"]), []) if float(c["p"]) < threshold]
+        outcomes.append(
+            {
+                "flagged": int(bool(low)),
+                "score": 1 - min(probs) if probs else 0.0,
+                "spans": [tuple(c["span"]) for c in low],  # type: ignore[arg-type]
+            }
+        )
+    figures: dict[str, object] = {"threshold": threshold}
+    for name, idx in groups.items():
+        labels = [int(rows[i]["label"]) for i in idx]  # type: ignore[call-overload]
+        figures[name] = {
+            **classification([outcomes[i]["flagged"] for i in idx], labels),  # type: ignore[misc]
+            "auroc": auroc([outcomes[i]["score"] for i in idx], labels),  # type: ignore[misc]
+            "n": len(idx),
+        }
+    m = g = b = 0
+    for row, out in zip(rows, outcomes, strict=True):
+        gold = [(s["start"], s["end"]) for s in row.get("hallucinated_spans") or []]  # type: ignore[attr-defined]
+        x, y, z = span_overlap(out["spans"], gold)  # type: ignore[arg-type]
+        m, g, b = m + x, g + y, b + z
+    p, r = (b / m if m else 0.0), (b / g if g else 0.0)
+    figures["span"] = {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0}
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("heldout", type=Path)
+    parser.add_argument("--benchmarks", type=Path, required=True)
+    parser.add_argument("--fold", type=int, default=1, help="the fold the scores are for")
+    args = parser.parse_args()
+    scored = [json.loads(line) for line in args.heldout.read_text().splitlines() if line]
+    logits = np.array([s["logit"] for s in scored])
+    supported = np.array([s["supported"] for s in scored], dtype=float)
+    scale, bias = platt(logits, supported)
+    by_row: dict[str, list[dict[str, object]]] = defaultdict(list)
+    for s, z in zip(scored, logits, strict=True):
+        s["p"] = 1 / (1 + math.exp(-(scale * z + bias)))
+        by_row[s["row_id"]].append(s)
+    # Rows with no claim at all are judged faithful; they are in the fold too.
+    rows = [
+        r
+        for r in read_rows(args.benchmarks / "ragtruth_dev.jsonl")
+        if fold_of(str(r["id"])) == args.fold
+    ]
+    print(
+        f"{len(scored)} claims, {len(rows)} responses; calibration scale {scale:.3f} bias {bias:.3f}"
+    )
+    claim_auroc = auroc([-z for z in logits.tolist()], [1 - int(y) for y in supported.tolist()])
+    print(f"claim-level AUROC {claim_auroc:.3f}")
+    best = max(
+        (response_figures(rows, by_row, t / 100) for t in range(5, 96)),
+        key=lambda f: f["all"]["f1"],  # type: ignore[index]
+    )
+    print(json.dumps(best, indent=2))
+
+
+if __name__ == "__main__":
+    main()
