@@ -93,6 +93,45 @@ def span_overlap(
     return len(marked_chars), len(gold_chars), len(marked_chars & gold_chars)
 
 
+def summarise(rows: Sequence[dict[str, Any]], outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The figures for `outcomes` (one `{"flagged", "score", "spans"}` per row): classification
+    and AUROC overall ("all") and per task type, and span-level figures where rows have spans."""
+    groups: dict[str, list[int]] = defaultdict(list)
+    for index, row in enumerate(rows):
+        groups["all"].append(index)
+        groups[row.get("task_type") or row.get("dataset", "?")].append(index)
+    figures: dict[str, Any] = {}
+    for name, indices in groups.items():
+        labels = [int(rows[i]["label"]) for i in indices]
+        predicted = [outcomes[i]["flagged"] for i in indices]
+        scores = [outcomes[i]["score"] for i in indices]
+        figures[name] = {
+            **classification(predicted, labels),
+            "auroc": auroc(scores, labels),
+            "n": len(indices),
+        }
+    marked_total = gold_total = both_total = 0
+    for row, outcome in zip(rows, outcomes, strict=True):
+        gold = [(s["start"], s["end"]) for s in row.get("hallucinated_spans") or []]
+        if "hallucinated_spans" not in row:
+            continue
+        marked, gold_chars, both = span_overlap(outcome["spans"], gold)
+        marked_total, gold_total, both_total = (
+            marked_total + marked,
+            gold_total + gold_chars,
+            both_total + both,
+        )
+    if gold_total:
+        precision = both_total / marked_total if marked_total else 0.0
+        recall = both_total / gold_total
+        figures["span"] = {
+            "precision": precision,
+            "recall": recall,
+            "f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
+        }
+    return figures
+
+
 async def judge_rows(
     rows: list[dict[str, Any]], spec: str, concurrency: int
 ) -> list[dict[str, Any]]:
@@ -139,39 +178,7 @@ def main() -> None:
     outcomes = asyncio.run(judge_rows(rows, args.judge, args.concurrency))
     elapsed = time.perf_counter() - started
 
-    groups: dict[str, list[int]] = defaultdict(list)
-    for index, row in enumerate(rows):
-        groups["all"].append(index)
-        groups[row.get("task_type") or row.get("dataset", "?")].append(index)
-    figures: dict[str, Any] = {"judge": args.judge, "rows": len(rows)}
-    for name, indices in groups.items():
-        labels = [int(rows[i]["label"]) for i in indices]
-        predicted = [outcomes[i]["flagged"] for i in indices]
-        scores = [outcomes[i]["score"] for i in indices]
-        figures[name] = {
-            **classification(predicted, labels),
-            "auroc": auroc(scores, labels),
-            "n": len(indices),
-        }
-    marked_total = gold_total = both_total = 0
-    for row, outcome in zip(rows, outcomes, strict=True):
-        gold = [(s["start"], s["end"]) for s in row.get("hallucinated_spans") or []]
-        if "hallucinated_spans" not in row:
-            continue
-        marked, gold_chars, both = span_overlap(outcome["spans"], gold)
-        marked_total, gold_total, both_total = (
-            marked_total + marked,
-            gold_total + gold_chars,
-            both_total + both,
-        )
-    if gold_total:
-        precision = both_total / marked_total if marked_total else 0.0
-        recall = both_total / gold_total
-        figures["span"] = {
-            "precision": precision,
-            "recall": recall,
-            "f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
-        }
+    figures: dict[str, Any] = {"judge": args.judge, "rows": len(rows), **summarise(rows, outcomes)}
     figures["samples_per_s"] = len(rows) / elapsed
     print(json.dumps(figures, indent=2))
     if args.out:

@@ -15,17 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from data import fold_of, read_rows
-from judge_accuracy import auroc, classification, span_overlap
-
-PARTIAL_SUPPORT = 0.3
+from judge_accuracy import auroc, summarise
 
 
 def platt(logits: np.ndarray, supported: np.ndarray, steps: int = 2000) -> tuple[float, float]:
@@ -46,36 +41,18 @@ def platt(logits: np.ndarray, supported: np.ndarray, steps: int = 2000) -> tuple
 def response_figures(
     rows: list[dict[str, object]], claims: dict[str, list[dict[str, object]]], threshold: float
 ) -> dict[str, object]:
-    groups: dict[str, list[int]] = defaultdict(list)
     outcomes = []
-    for i, row in enumerate(rows):
-        groups["all"].append(i)
-        groups[str(row["task_type"])].append(i)
-        probs = [float(c["p"]) for c in claims.get(str(row["id"]), [])]
-        low = [c for c in claims.get(str(row["id"]), []) if float(c["p"]) < threshold]
+    for row in rows:
+        scored = claims.get(str(row["id"]), [])
+        low = [c for c in scored if float(c["p"]) < threshold]  # type: ignore[arg-type]
         outcomes.append(
             {
                 "flagged": int(bool(low)),
-                "score": 1 - min(probs) if probs else 0.0,
+                "score": 1 - min((float(c["p"]) for c in scored), default=1.0),  # type: ignore[arg-type]
                 "spans": [tuple(c["span"]) for c in low],  # type: ignore[arg-type]
             }
         )
-    figures: dict[str, object] = {"threshold": threshold}
-    for name, idx in groups.items():
-        labels = [int(rows[i]["label"]) for i in idx]  # type: ignore[call-overload]
-        figures[name] = {
-            **classification([outcomes[i]["flagged"] for i in idx], labels),  # type: ignore[misc]
-            "auroc": auroc([outcomes[i]["score"] for i in idx], labels),  # type: ignore[misc]
-            "n": len(idx),
-        }
-    m = g = b = 0
-    for row, out in zip(rows, outcomes, strict=True):
-        gold = [(s["start"], s["end"]) for s in row.get("hallucinated_spans") or []]  # type: ignore[attr-defined]
-        x, y, z = span_overlap(out["spans"], gold)  # type: ignore[arg-type]
-        m, g, b = m + x, g + y, b + z
-    p, r = (b / m if m else 0.0), (b / g if g else 0.0)
-    figures["span"] = {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0}
-    return figures
+    return {"threshold": threshold, **summarise(rows, outcomes)}
 
 
 def main() -> None:
@@ -99,7 +76,8 @@ def main() -> None:
         if fold_of(str(r["id"])) == args.fold
     ]
     print(
-        f"{len(scored)} claims, {len(rows)} responses; calibration scale {scale:.3f} bias {bias:.3f}"
+        f"{len(scored)} claims, {len(rows)} responses;"
+        f" calibration scale {scale:.3f} bias {bias:.3f}"
     )
     claim_auroc = auroc([-z for z in logits.tolist()], [1 - int(y) for y in supported.tolist()])
     print(f"claim-level AUROC {claim_auroc:.3f}")

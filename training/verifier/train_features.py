@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 from data import read_rows
+from judge_accuracy import auroc, fold_of, summarise
 from sklearn.linear_model import LogisticRegression
 
 from vera.judges.offline.claims import extract_claims
@@ -33,19 +33,19 @@ from vera.judges.offline.features import FEATURES, SampleFacts, claim_features
 from vera.judges.offline.judge import settled
 from vera.judges.offline.verify import Settings, verify
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from judge_accuracy import auroc, classification, fold_of, span_overlap
-
 PARTIAL_PROBABILITY = 0.5  # below min_support: PARTIALLY_SUPPORTED from here, NO_EVIDENCE below
 C = 1.0
 
 
-def claim_table(rows: list[dict[str, object]]) -> tuple[np.ndarray, np.ndarray, list[tuple[int, tuple[int, int]]], np.ndarray]:  # fmt: skip
+Where = list[tuple[int, tuple[int, int]]]  # each claim's row and character span
+
+
+def claim_table(rows: list[dict[str, object]]) -> tuple[np.ndarray, np.ndarray, Where, np.ndarray]:
     """Features, labels, (row, span) and the settled verdict (or "") of every claim of `rows`."""
     verdicts: list[str] = []
     features: list[list[float]] = []
     labels: list[int] = []
-    where: list[tuple[int, tuple[int, int]]] = []
+    where: Where = []
     for r, row in enumerate(rows):
         contexts = [str(c) for c in row["contexts"]]  # type: ignore[attr-defined]
         claims = extract_claims(str(row["response"]))
@@ -85,7 +85,7 @@ def figures(
     rows: list[dict[str, object]],
     probs: np.ndarray,
     lexical: np.ndarray,
-    where: list[tuple[int, tuple[int, int]]],
+    where: Where,
     threshold: float,
 ) -> dict[str, object]:
     """What the judge's verdicts give: `lexical` holds each claim's settled verdict where
@@ -96,26 +96,15 @@ def figures(
         low[r] = min(low.get(r, 1.0), p)
         if (kind and kind != "FULLY_SUPPORTED") or (not kind and p < threshold):
             marked[r].append(span)
-    groups: dict[str, list[int]] = defaultdict(list)
-    for r, row in enumerate(rows):
-        groups["all"].append(r)
-        groups[str(row["task_type"])].append(r)
-    out: dict[str, object] = {"min_support": threshold}
-    for name, idx in groups.items():
-        labels = [int(rows[r]["label"]) for r in idx]  # type: ignore[call-overload]
-        out[name] = {
-            **classification([int(bool(marked.get(r))) for r in idx], labels),
-            "auroc": auroc([1 - low.get(r, 1.0) for r in idx], labels),
-            "n": len(idx),
+    outcomes = [
+        {
+            "flagged": int(bool(marked.get(r))),
+            "score": 1 - low.get(r, 1.0),
+            "spans": marked.get(r, []),
         }
-    m = g = b = 0
-    for r, row in enumerate(rows):
-        gold = [(s["start"], s["end"]) for s in row.get("hallucinated_spans") or []]  # type: ignore[attr-defined]
-        x, y, z = span_overlap(marked.get(r, []), gold)
-        m, g, b = m + x, g + y, b + z
-    p, rc = (b / m if m else 0.0), (b / g if g else 0.0)
-    out["span"] = {"precision": p, "recall": rc, "f1": 2 * p * rc / (p + rc) if p + rc else 0.0}
-    return out
+        for r in range(len(rows))
+    ]
+    return {"min_support": threshold, **summarise(rows, outcomes)}
 
 
 def main() -> None:
