@@ -133,9 +133,9 @@ def summarise(rows: Sequence[dict[str, Any]], outcomes: Sequence[dict[str, Any]]
 
 
 async def judge_rows(
-    rows: list[dict[str, Any]], spec: str, concurrency: int
+    rows: list[dict[str, Any]], spec: str, concurrency: int, min_support: float | None = None
 ) -> list[dict[str, Any]]:
-    settings = load_settings({"judge": spec})
+    settings = load_settings({"judge": spec, "offline_min_support": min_support})
     judge = create_judge(settings.judge, settings)
     slots = asyncio.Semaphore(concurrency)
 
@@ -169,16 +169,24 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--out", type=Path, default=None, help="write the figures as JSON")
     parser.add_argument("--fold", type=int, choices=(0, 1), help="only RAGTruth rows of this fold")
+    parser.add_argument(
+        "--min-support",
+        type=float,
+        help="offline:learned's threshold (vera eval --offline-min-support), to try others",
+    )
     args = parser.parse_args()
     rows = [json.loads(line) for line in args.path.read_text(encoding="utf-8").splitlines() if line]
     if args.fold is not None:
         rows = [r for r in rows if fold_of(str(r["id"])) == args.fold]
     rows = rows[: args.limit] if args.limit else rows
     started = time.perf_counter()
-    outcomes = asyncio.run(judge_rows(rows, args.judge, args.concurrency))
+    outcomes = asyncio.run(judge_rows(rows, args.judge, args.concurrency, args.min_support))
     elapsed = time.perf_counter() - started
 
-    figures: dict[str, Any] = {"judge": args.judge, "rows": len(rows), **summarise(rows, outcomes)}
+    figures: dict[str, Any] = {"judge": args.judge, "rows": len(rows)}
+    if args.min_support is not None:
+        figures["min_support"] = args.min_support
+    figures.update(summarise(rows, outcomes))
     figures["samples_per_s"] = len(rows) / elapsed
     print(json.dumps(figures, indent=2))
     if args.out:

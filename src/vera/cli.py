@@ -178,6 +178,17 @@ def eval_command(
             "(default 0.8).",
         ),
     ] = None,
+    offline_min_support: Annotated[
+        float | None,
+        typer.Option(
+            "--offline-min-support",
+            min=0.0,
+            max=1.0,
+            help="With --judge offline:learned: the least probability of support that counts "
+            "as fully supported (default 0.77, chosen on RAGTruth dev data); lower flags fewer "
+            "claims.",
+        ),
+    ] = None,
     judge_base_url: Annotated[
         str | None,
         typer.Option(
@@ -325,6 +336,7 @@ def eval_command(
             # Runs stored before the cascade judge existed have no cascade options.
             cascade_judge = o.get("cascade_judge")
             cascade_low, cascade_high = o.get("cascade_low"), o.get("cascade_high")
+            offline_min_support = o.get("offline_min_support")
             pipeline, generator, top_k = o["pipeline"], o["generator"], o["top_k"]
             chunk_size, chunk_overlap, group_by = o["chunk_size"], o["chunk_overlap"], o["group_by"]
             documents = Path(o["documents"]) if o["documents"] else None
@@ -336,7 +348,7 @@ def eval_command(
             "judge_base_url": judge_base_url, "judge_mode": judge_mode,
             "judge_samples": judge_samples, "judge_temperature": judge_temperature,
             "cascade_judge": cascade_judge, "cascade_low": cascade_low,
-            "cascade_high": cascade_high,
+            "cascade_high": cascade_high, "offline_min_support": offline_min_support,
             "pipeline": pipeline, "generator": generator, "top_k": top_k,
             "chunk_size": chunk_size, "chunk_overlap": chunk_overlap, "group_by": group_by,
             "documents": str(documents) if documents else None,
@@ -356,6 +368,7 @@ def eval_command(
                 "cascade_judge": cascade_judge,
                 "cascade_low": cascade_low,
                 "cascade_high": cascade_high,
+                "offline_min_support": offline_min_support,
                 "cache": False if no_cache else None,
                 "cache_path": cache_path,
                 "max_cost": max_cost,

@@ -71,6 +71,9 @@ class ClaimRecord(BaseModel):
     reason: str
     quote_found: bool | None = None
     agreement: float | None = None
+    entailment: float | None = None
+    """The judge's probability that the contexts support the claim, from judges that give one
+    (`offline:learned`, `nli:`, `cascade`); None from the others."""
 
 
 class SampleResult(BaseModel):

@@ -138,6 +138,7 @@ def _claim_records(analysis: ClaimAnalysis) -> tuple[ClaimRecord, ...]:
             reason=verdict.reason,
             quote_found=verdict.quote_found,
             agreement=verdict.agreement,
+            entailment=verdict.entailment,
         )
         for claim, verdict in zip(analysis.claims, analysis.verdicts, strict=True)
     )

@@ -54,6 +54,9 @@ class Settings(BaseModel):
     """An offline entailment probability at most this decides the claim offline."""
     cascade_high: float = Field(default=DEFAULT_CASCADE_HIGH, ge=0.0, le=1.0)
     """An offline entailment probability at least this decides the claim offline."""
+    offline_min_support: float | None = Field(default=None, ge=0.0, le=1.0)
+    """With `judge = "offline:learned"`: the least P(supported) that counts as FULLY_SUPPORTED
+    for a claim words alone do not settle; None keeps the shipped model's threshold."""
     concurrency: int = Field(default=DEFAULT_CONCURRENCY, ge=1)
     """Samples evaluated at once."""
     provider_concurrency: int = Field(default=DEFAULT_PROVIDER_CONCURRENCY, ge=1)

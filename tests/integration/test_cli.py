@@ -278,3 +278,31 @@ def test_junit_and_markdown_outputs(tmp_path: Path) -> None:
     assert "| faithfulness | 0.500 |" in summary
     assert "**Gate failed:**" in summary and "below 0.800" in summary
     assert "`x<&>` faithfulness 0.000" in summary
+
+
+def test_offline_learned_threshold_is_a_flag_that_moves_the_verdicts(tmp_path: Path) -> None:
+    def claims(*flags: str) -> list[dict[str, object]]:
+        out = f"{len(flags)}.json"
+        result = vera(
+            "eval", "--quick", "--judge", "offline:learned", *flags, "--output", out, cwd=tmp_path
+        )
+        assert result.returncode in (0, 1), result.stderr
+        report = json.loads((tmp_path / out).read_text())
+        return [c for s in report["samples"] for c in s["claims"]]
+
+    def fully(found: list[dict[str, object]]) -> set[str]:
+        return {str(c["text"]) for c in found if c["verdict"] == "FULLY_SUPPORTED"}
+
+    default = claims()
+    assert all(isinstance(c["entailment"], float) for c in default)  # kept in the JSON report
+    lenient = claims("--offline-min-support", "0")
+    strict = claims("--offline-min-support", "1", "--no-history")
+    assert fully(strict) <= fully(default) <= fully(lenient)
+    assert fully(strict) != fully(lenient)
+    # What words alone settle keeps its verdict: a contradiction stays one at any threshold.
+    contradicted = {str(c["text"]) for c in default if c["verdict"] == "CONTRADICTED"}
+    assert contradicted and contradicted <= {
+        str(c["text"]) for c in lenient if c["verdict"] == "CONTRADICTED"
+    }
+    bad = vera("eval", "--quick", "--offline-min-support", "1.5", cwd=tmp_path)
+    assert bad.returncode == 2 and "--offline-min-support" in bad.stderr

@@ -234,6 +234,24 @@ def test_a_claim_card_shows_reason_evidence_and_the_cited_context() -> None:
     assert quoted.find("mark", "evidence").text() == claim.evidence
 
 
+def test_a_claim_card_shows_the_probability_of_support_when_the_judge_gives_one() -> None:
+    data = list(vera.load_dataset("example"))[:3]
+    learned = vera.evaluate(data, metrics(), OfflineJudge(learned=True))
+    _, doc = render(learned, samples={s.id: s for s in data})
+    shown = 0
+    for result in learned.samples:
+        article = doc.find("article", "sample", data_sample_id=result.id)
+        for claim in result.claims:
+            assert claim.entailment is not None  # the report keeps each claim's probability
+            card = article.find("details", "claim-card", data_claim=claim.id)
+            assert f"P(supported){claim.entailment:.2f} " in card.text()
+            shown += 1
+    assert shown
+    lexical, samples = example()  # the lexical judge gives no probability, and none is shown
+    assert all(c.entailment is None for r in lexical.samples for c in r.claims)
+    assert "P(supported)" not in render(lexical, samples=samples)[0]
+
+
 def test_samples_come_worst_first_and_the_worst_are_open() -> None:
     report, samples = example()
     _, doc = render(report, samples=samples)

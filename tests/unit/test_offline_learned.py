@@ -14,6 +14,7 @@ from vera.judges.offline.features import FEATURES, SampleFacts, claim_features
 from vera.judges.offline.model import SupportModel, load_model, shipped_path
 from vera.judges.offline.passages import GAP, LONG, evidence_for, passages
 from vera.judges.registry import create_judge
+from vera.settings import load_settings
 from vera.types import Claim, ClaimVerdict, Verdict
 
 CONTEXT = (
@@ -177,3 +178,15 @@ async def test_another_model_file_brings_its_own_thresholds(tmp_path: Path) -> N
 def test_thresholds_are_checked() -> None:
     with pytest.raises(ValueError, match="min_support"):
         OfflineJudge(learned=True, min_support=1.5)
+
+
+def test_the_threshold_comes_from_vera_toml_and_the_flag_wins(tmp_path: Path) -> None:
+    (tmp_path / "vera.toml").write_text('judge = "offline:learned"\noffline-min-support = 0.6\n')
+    settings = load_settings({}, directory=tmp_path, environ={})
+    judge = create_judge(settings.judge, settings)
+    assert isinstance(judge, OfflineJudge) and judge.min_support == 0.6
+    flagged = load_settings({"offline_min_support": 0.9}, directory=tmp_path, environ={})
+    assert create_judge(flagged.judge, flagged).min_support == 0.9  # type: ignore[attr-defined]
+    plain = load_settings({}, directory=tmp_path / "nowhere", environ={})
+    default = create_judge("offline:learned", plain)
+    assert isinstance(default, OfflineJudge) and default.min_support == load_model().min_support

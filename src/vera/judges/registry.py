@@ -35,7 +35,7 @@ def create_judge(spec: str, settings: Settings | None = None) -> Judge:
     if name.lower() == "offline":
         return OfflineJudge()
     if name.lower().replace(" ", "") == "offline:learned":
-        return OfflineJudge(learned=True)
+        return OfflineJudge(learned=True, min_support=settings.offline_min_support)
     if name.lower() == "cascade":
         return _cascade(settings)
     if kind.strip().lower() == "nli":

@@ -1,0 +1,123 @@
+"""`benchmarks/judge_accuracy.py` as a user runs it, on a small file in the benchmarks' format
+written here (the real benchmark data is never part of the test suite)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from judge_accuracy import auroc, classification, span_overlap  # noqa: E402
+
+CONTEXT = "The museum opens at 9 am. Entry costs 12 euros. The museum is closed on Mondays."
+INVENTED = "Visitors get a free audio guide in six languages."
+WRONG = "Entry costs 40 euros."
+
+
+def row(row_id: str, task: str, response: str, bad: str | None) -> dict[str, object]:
+    spans = []
+    if bad is not None:
+        start = response.index(bad)
+        spans.append({"start": start, "end": start + len(bad), "text": bad, "label_type": "x"})
+    return {
+        "id": row_id,
+        "dataset": "ragtruth",
+        "split": "test",
+        "task_type": task,
+        "query": "What should a visitor know?" if task == "QA" else "",
+        "contexts": [CONTEXT],
+        "response": response,
+        "label": int(bad is not None),
+        "hallucinated_spans": spans,
+    }
+
+
+ROWS = [
+    row("ragtruth-1-a", "QA", "The museum opens at 9 am. Entry costs 12 euros.", None),
+    row("ragtruth-2-a", "QA", f"The museum opens at 9 am. {INVENTED}", INVENTED),
+    row("ragtruth-3-a", "Summary", "The museum is closed on Mondays.", None),
+    row("ragtruth-4-a", "Summary", f"The museum opens at 9 am. {WRONG}", WRONG),
+]
+
+
+def run(tmp_path: Path, *args: str, rows: list[dict[str, object]] = ROWS) -> dict[str, object]:
+    data = tmp_path / "bench.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "figures.json"
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks/judge_accuracy.py"),
+            str(data),
+            "--out",
+            str(out),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    figures: dict[str, object] = json.loads(out.read_text())
+    assert json.loads(result.stdout) == figures
+    return figures
+
+
+def test_the_offline_judge_on_a_file_it_is_given(tmp_path: Path) -> None:
+    figures = run(tmp_path, "--judge", "offline")
+    assert figures["judge"] == "offline" and figures["rows"] == 4
+    overall, qa, summary = figures["all"], figures["QA"], figures["Summary"]
+    assert isinstance(overall, dict) and isinstance(qa, dict) and isinstance(summary, dict)
+    # Both planted errors are caught and nothing faithful is flagged.
+    assert (overall["precision"], overall["recall"], overall["f1"]) == (1.0, 1.0, 1.0)
+    assert overall["auroc"] == 1.0 and (qa["n"], summary["n"]) == (2, 2)
+    # The claims marked unsupported are exactly the sentences a person marked.
+    assert figures["span"] == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
+    assert isinstance(figures["samples_per_s"], float) and figures["samples_per_s"] > 0
+
+
+def test_the_learned_judge_threshold_can_be_tried_from_the_command_line(tmp_path: Path) -> None:
+    # Faithful, but in other words: the words alone do not settle it, the threshold does.
+    paraphrase = row("ragtruth-5-a", "QA", "Admission is 12 euros.", None)
+    rows = [*ROWS, paraphrase]
+    lenient = run(tmp_path, "--judge", "offline:learned", "--min-support", "0", rows=rows)
+    strict = run(tmp_path, "--judge", "offline:learned", "--min-support", "1", rows=rows)
+    assert (lenient["min_support"], strict["min_support"]) == (0.0, 1.0)
+    assert lenient["rows"] == strict["rows"] == 5
+    loose, tight = lenient["all"], strict["all"]
+    assert isinstance(loose, dict) and isinstance(tight, dict)
+    assert loose["precision"] == 1.0  # only the planted errors are flagged
+    assert tight["precision"] < 1.0 and tight["recall"] == 1.0  # the paraphrase is flagged too
+    limited = run(tmp_path, "--judge", "offline:learned", "--limit", "2", rows=rows)
+    assert limited["rows"] == 2 and "min_support" not in limited
+
+
+def test_auroc_counts_ties_half_and_needs_both_classes() -> None:
+    assert auroc([0.9, 0.1], [1, 0]) == 1.0
+    assert auroc([0.1, 0.9], [1, 0]) == 0.0
+    assert auroc([0.5, 0.5], [1, 0]) == 0.5
+    assert auroc([0.2, 0.3], [1, 1]) is None
+
+
+@pytest.mark.parametrize(
+    ("predicted", "labels", "precision", "recall", "bacc"),
+    [([1, 1, 1, 1], [1, 1, 0, 0], 0.5, 1.0, 0.5), ([1, 0, 0, 1], [1, 1, 0, 0], 0.5, 0.5, 0.5)],
+)
+def test_classification_figures(
+    predicted: list[int], labels: list[int], precision: float, recall: float, bacc: float
+) -> None:
+    figures = classification(predicted, labels)
+    assert (figures["precision"], figures["recall"], figures["balanced_accuracy"]) == (
+        precision,
+        recall,
+        bacc,
+    )
+
+
+def test_span_overlap_counts_characters_once() -> None:
+    assert span_overlap([(0, 10), (5, 15)], [(10, 20)]) == (15, 10, 5)
