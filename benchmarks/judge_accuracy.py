@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from vera.analysis import analyse_claims
+from vera.judges.offline import OfflineJudge
 from vera.judges.registry import create_judge
 from vera.pipelines.verification import support
 from vera.settings import load_settings
@@ -133,10 +134,18 @@ def summarise(rows: Sequence[dict[str, Any]], outcomes: Sequence[dict[str, Any]]
 
 
 async def judge_rows(
-    rows: list[dict[str, Any]], spec: str, concurrency: int, min_support: float | None = None
+    rows: list[dict[str, Any]],
+    spec: str,
+    concurrency: int,
+    min_support: float | None = None,
+    model: Path | None = None,
 ) -> list[dict[str, Any]]:
     settings = load_settings({"judge": spec, "offline_min_support": min_support})
     judge = create_judge(settings.judge, settings)
+    if model is not None:
+        if not isinstance(judge, OfflineJudge) or judge.model is None:
+            raise SystemExit("--model needs --judge offline:learned")
+        judge = OfflineJudge(learned=True, min_support=min_support, model_path=model)
     slots = asyncio.Semaphore(concurrency)
 
     async def one(row: dict[str, Any]) -> dict[str, Any]:
@@ -170,6 +179,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="write the figures as JSON")
     parser.add_argument("--fold", type=int, choices=(0, 1), help="only RAGTruth rows of this fold")
     parser.add_argument(
+        "--model",
+        type=Path,
+        help="offline:learned with this support_model.json (train_features.py --write-heldout)",
+    )
+    parser.add_argument(
         "--min-support",
         type=float,
         help="offline:learned's threshold (vera eval --offline-min-support), to try others",
@@ -180,10 +194,12 @@ def main() -> None:
         rows = [r for r in rows if fold_of(str(r["id"])) == args.fold]
     rows = rows[: args.limit] if args.limit else rows
     started = time.perf_counter()
-    outcomes = asyncio.run(judge_rows(rows, args.judge, args.concurrency, args.min_support))
+    outcomes = asyncio.run(judge_rows(rows, args.judge, args.concurrency, args.min_support, args.model))
     elapsed = time.perf_counter() - started
 
     figures: dict[str, Any] = {"judge": args.judge, "rows": len(rows)}
+    if args.model is not None:
+        figures["model"] = str(args.model)
     if args.min_support is not None:
         figures["min_support"] = args.min_support
     figures.update(summarise(rows, outcomes))

@@ -82,7 +82,7 @@ def test_the_offline_judge_on_a_file_it_is_given(tmp_path: Path) -> None:
 
 
 def test_the_learned_judge_threshold_can_be_tried_from_the_command_line(tmp_path: Path) -> None:
-    # Faithful, but in other words: the words alone do not settle it, the threshold does.
+    # Faithful, but in other words.
     paraphrase = row("ragtruth-5-a", "QA", "Admission is 12 euros.", None)
     rows = [*ROWS, paraphrase]
     lenient = run(tmp_path, "--judge", "offline:learned", "--min-support", "0", rows=rows)
@@ -91,8 +91,10 @@ def test_the_learned_judge_threshold_can_be_tried_from_the_command_line(tmp_path
     assert lenient["rows"] == strict["rows"] == 5
     loose, tight = lenient["all"], strict["all"]
     assert isinstance(loose, dict) and isinstance(tight, dict)
-    assert loose["precision"] == 1.0  # only the planted errors are flagged
-    assert tight["precision"] < 1.0 and tight["recall"] == 1.0  # the paraphrase is flagged too
+    assert loose["recall"] == 0.0 and loose["balanced_accuracy"] == 0.5  # nothing flagged
+    assert tight["recall"] == 1.0 and tight["precision"] == 2 / 5  # every answer flagged
+    shipped = run(tmp_path, "--judge", "offline:learned", rows=rows)["all"]
+    assert isinstance(shipped, dict) and shipped["recall"] == 1.0  # both planted errors caught
     limited = run(tmp_path, "--judge", "offline:learned", "--limit", "2", rows=rows)
     assert limited["rows"] == 2 and "min_support" not in limited
 

@@ -108,8 +108,10 @@ async def test_a_copied_claim_is_more_likely_supported_than_an_invented_one() ->
     assert invented.verdict is not Verdict.FULLY_SUPPORTED
     # The lexical alignment still supplies the quoted evidence.
     assert copied.evidence in CONTEXT and copied.context_index == 0
-    # Covered word for word, it is settled by the lexical layer, which gives the reason.
-    assert copied.reason == "context covers 7/7 content words"
+    # The reason gives the probability and what the words showed.
+    assert (
+        copied.reason == f"P(supported) = {copied.entailment:.2f}; context covers 7/7 content words"
+    )
 
 
 # Words alone do not settle it: three of its five content words are in the context.
@@ -138,6 +140,15 @@ async def test_a_lexical_conflict_below_the_threshold_is_a_contradiction() -> No
     (verdict,) = await judge.verify_claims(claims, [CONTEXT])
     assert verdict.verdict is Verdict.CONTRADICTED
     assert verdict.entailment is not None
+
+
+async def test_the_probability_decides_where_the_words_disagree() -> None:
+    claims = [Claim("c1", "Labour is covered for the first 18 months only.", None)]
+    lexical = await OfflineJudge().verify_claims(claims, [CONTEXT])
+    assert lexical[0].verdict is Verdict.CONTRADICTED
+    (lenient,) = await OfflineJudge(learned=True, min_support=0.0).verify_claims(claims, [CONTEXT])
+    assert lenient.verdict is Verdict.FULLY_SUPPORTED
+    assert lenient.reason.endswith(lexical[0].reason)  # the conflict is still named
 
 
 async def test_no_context_means_zero_support() -> None:

@@ -1,14 +1,18 @@
 """Train the offline judge's support model (logistic regression on alignment features).
 
     python training/verifier/train_features.py --benchmarks ../shared/benchmarks \
-        --write src/vera/judges/offline/support_model.json
+        --write src/vera/judges/offline/support_model.json --write-heldout build/fold0.json
 
 1. Held-out estimate: fit on the RAGTruth dev claims of fold 0 (split by source document, see
-   `benchmarks/judge_accuracy.py: fold_of`), score fold 1, and pick `min_support`, the
-   threshold that maximises response-level F1 of the unfaithful class on fold 1 (a response is
-   flagged when any claim's P(supported) is below it). Prints fold 1's figures: documents the
-   model never saw.
-2. The shipped model: the same fit on every dev claim, with that threshold.
+   `benchmarks/judge_accuracy.py: fold_of`). `min_support`, the threshold that maximises
+   response-level F1 of the unfaithful class (a response is flagged when any claim's
+   P(supported) is below it), is chosen on fold 0 too, from out-of-fold predictions (fold 0
+   cut in two by document again). Fold 1 is only scored: its figures are for documents the
+   model and its threshold never saw. `--write-heldout` saves this model, so
+   `benchmarks/judge_accuracy.py --model build/fold0.json --fold 1` re-measures them through
+   the judge itself.
+2. The shipped model: the same fit on every dev claim; its threshold is chosen the same way,
+   from out-of-fold predictions over all of dev (fit on one fold, predict the other).
 
 Claims, lexical verdicts and features come from VERA's own code (`OfflineJudge(learned=False)`
 and `vera.judges.offline.features`), so training sees exactly what inference computes. A claim
@@ -19,30 +23,30 @@ is unsupported when it overlaps a human-marked hallucinated span. Needs scikit-l
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 from data import read_rows
-from judge_accuracy import auroc, fold_of, summarise
+from judge_accuracy import auroc, fold_of, source_of, summarise
 from sklearn.linear_model import LogisticRegression
 
 from vera.judges.offline.claims import extract_claims
 from vera.judges.offline.features import FEATURES, SampleFacts, claim_features
-from vera.judges.offline.judge import settled
 from vera.judges.offline.verify import Settings, verify
 
 PARTIAL_PROBABILITY = 0.5  # below min_support: PARTIALLY_SUPPORTED from here, NO_EVIDENCE below
 C = 1.0
+THRESHOLDS = [t / 100 for t in range(50, 100)]
 
 
 Where = list[tuple[int, tuple[int, int]]]  # each claim's row and character span
 
 
-def claim_table(rows: list[dict[str, object]]) -> tuple[np.ndarray, np.ndarray, Where, np.ndarray]:
-    """Features, labels, (row, span) and the settled verdict (or "") of every claim of `rows`."""
-    verdicts: list[str] = []
+def claim_table(rows: list[dict[str, object]]) -> tuple[np.ndarray, np.ndarray, Where]:
+    """Features, labels and (row, span) of every claim of `rows`."""
     features: list[list[float]] = []
     labels: list[int] = []
     where: Where = []
@@ -59,9 +63,7 @@ def claim_table(rows: list[dict[str, object]]) -> tuple[np.ndarray, np.ndarray, 
             features.append(claim_features(claim, i, len(claims), verdict, sample))
             labels.append(int(any(s < end and start < e for s, e in spans)))
             where.append((r, (start, end)))
-            kept = settled(verdict, features[-1][FEATURES.index("missing_share")])
-            verdicts.append(kept.value if kept else "")
-    return np.array(features), np.array(labels), where, np.array(verdicts)
+    return np.array(features), np.array(labels), where
 
 
 def fit(x: np.ndarray, y: np.ndarray) -> dict[str, object]:
@@ -82,19 +84,15 @@ def support(params: dict[str, object], x: np.ndarray) -> np.ndarray:
 
 
 def figures(
-    rows: list[dict[str, object]],
-    probs: np.ndarray,
-    lexical: np.ndarray,
-    where: Where,
-    threshold: float,
+    rows: list[dict[str, object]], probs: np.ndarray, where: Where, threshold: float
 ) -> dict[str, object]:
-    """What the judge's verdicts give: `lexical` holds each claim's settled verdict where
-    `OfflineJudge.settled` gives one, else ""; the others are flagged below `threshold`."""
+    """What the judge's verdicts give on `rows`: a claim is unsupported below `threshold`, and a
+    response is flagged when any of its claims is."""
     low: dict[int, float] = {}
     marked: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for p, kind, (r, span) in zip(probs.tolist(), lexical.tolist(), where, strict=True):
+    for p, (r, span) in zip(probs.tolist(), where, strict=True):
         low[r] = min(low.get(r, 1.0), p)
-        if (kind and kind != "FULLY_SUPPORTED") or (not kind and p < threshold):
+        if p < threshold:
             marked[r].append(span)
     outcomes = [
         {
@@ -107,43 +105,86 @@ def figures(
     return {"min_support": threshold, **summarise(rows, outcomes)}
 
 
+def subset(
+    rows: list[dict[str, object]], where: Where, keep: np.ndarray
+) -> tuple[list[dict[str, object]], Where]:
+    """The rows holding the claims `keep` selects, and those claims' places among them."""
+    chosen = sorted({r for (r, _), k in zip(where, keep, strict=True) if k})
+    position = {r: i for i, r in enumerate(chosen)}
+    kept = [(position[r], span) for (r, span), k in zip(where, keep, strict=True) if k]
+    return [rows[r] for r in chosen], kept
+
+
+def out_of_fold(x: np.ndarray, y: np.ndarray, halves: np.ndarray) -> np.ndarray:
+    """Each claim's P(supported) from a model fitted on the other half."""
+    probs = np.zeros(len(y))
+    for half in (0, 1):
+        probs[halves == half] = support(fit(x[halves != half], y[halves != half]), x[halves == half])
+    return probs
+
+
+def best_threshold(rows: list[dict[str, object]], probs: np.ndarray, where: Where) -> float:
+    """The `min_support` that maximises response-level F1 of the unfaithful class."""
+    return max(THRESHOLDS, key=lambda t: figures(rows, probs, where, t)["all"]["f1"])  # type: ignore[index]
+
+
+def inner_fold(row_id: str) -> int:
+    """Fold 0 cut in two by source document, to choose its threshold out of fold."""
+    return hashlib.md5(source_of(row_id).encode()).digest()[1] % 2
+
+
+def card(params: dict[str, object], threshold: float, trained_on: str) -> dict[str, object]:
+    return {
+        "features": list(FEATURES),
+        **params,
+        "thresholds": {"min_support": threshold, "partial_probability": PARTIAL_PROBABILITY},
+        "trained_on": trained_on,
+        "settings": {"model": "logistic regression, L2", "C": C},
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--benchmarks", type=Path, required=True)
-    parser.add_argument("--write", type=Path)
+    parser.add_argument("--write", type=Path, help="the shipped model card")
+    parser.add_argument("--write-heldout", type=Path, help="the fold-0 model card")
     args = parser.parse_args()
     rows = read_rows(args.benchmarks / "ragtruth_dev.jsonl")
-    x, y, where, lexical = claim_table(rows)
-    fold = np.array([fold_of(str(rows[r]["id"])) for r, _ in where])
-    params = fit(x[fold == 0], y[fold == 0])
-    test_rows = [i for i, row in enumerate(rows) if fold_of(str(row["id"])) == 1]
-    position = {r: k for k, r in enumerate(test_rows)}
-    test_where = [(position[r], span) for (r, span), f in zip(where, fold, strict=True) if f == 1]
-    probs = support(params, x[fold == 1])
-    held_rows = [rows[i] for i in test_rows]
-    best = max(
-        (
-            figures(held_rows, probs, lexical[fold == 1], test_where, t / 100)
-            for t in range(50, 100)
-        ),
-        key=lambda f: f["all"]["f1"],  # type: ignore[index]
-    )
-    threshold = float(best["min_support"])  # type: ignore[arg-type]
-    claim_auroc = auroc((1 - probs).tolist(), y[fold == 1].tolist())
+    x, y, where = claim_table(rows)
+    ids = [str(rows[r]["id"]) for r, _ in where]
+    fold = np.array([fold_of(i) for i in ids])
     print(f"{len(y)} claims ({int(y.sum())} unsupported) in {len(rows)} responses")
+
+    # 1. Fold 0 alone chooses the model and its threshold; fold 1 is only scored.
+    train = fold == 0
+    inner = np.array([inner_fold(i) for i in ids])[train]
+    train_rows, train_where = subset(rows, where, train)
+    oof = out_of_fold(x[train], y[train], inner)
+    threshold = best_threshold(train_rows, oof, train_where)
+    heldout = fit(x[train], y[train])
+    test_rows, test_where = subset(rows, where, ~train)
+    probs = support(heldout, x[~train])
+    held = figures(test_rows, probs, test_where, threshold)
+    claim_auroc = auroc((1 - probs).tolist(), y[~train].tolist())
     print(f"held-out fold 1: claim-level AUROC {claim_auroc:.3f}")
-    print(json.dumps(best, indent=2))
-    shipped = fit(x, y)
+    print(json.dumps(held, indent=2))
+    if args.write_heldout:
+        args.write_heldout.parent.mkdir(parents=True, exist_ok=True)
+        fold0 = card(heldout, threshold, f"ragtruth_dev fold 0: {int(train.sum())} claims")
+        args.write_heldout.write_text(json.dumps(fold0, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.write_heldout}")
+
+    # 2. The shipped model: every dev claim; its threshold from out-of-fold predictions.
+    shipped_threshold = best_threshold(rows, out_of_fold(x, y, fold), where)
+    print(f"shipped min_support {shipped_threshold:.2f} (fold-0 choice {threshold:.2f})")
     if args.write:
-        card = {
-            "features": list(FEATURES),
-            **shipped,
-            "thresholds": {"min_support": threshold, "partial_probability": PARTIAL_PROBABILITY},
-            "trained_on": f"ragtruth_dev: {len(y)} claims of {len(rows)} responses",
-            "settings": {"model": "logistic regression, L2", "C": C},
-            "heldout_fold1": {"claim_auroc": claim_auroc, **best},
-        }
-        args.write.write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
+        shipped = card(
+            fit(x, y),
+            shipped_threshold,
+            f"ragtruth_dev: {len(y)} claims of {len(rows)} responses",
+        )
+        shipped["heldout_fold1"] = {"claim_auroc": claim_auroc, **held}
+        args.write.write_text(json.dumps(shipped, indent=2) + "\n", encoding="utf-8")
         print(f"wrote {args.write}")
 
 

@@ -26,6 +26,7 @@ FEATURES: tuple[str, ...] = (
     "missing_numbers",  # quantities no context states
     "best_sentence_gap",  # share of content words the best single context sentence lacks
     "lexical_contradicted",  # a number, name, negation or antonym conflict
+    "number_contradicted",  # the conflict is a quantity: a far surer sign than the others
     "response_missing_share",  # the missing share over all the sample's claims
     "structured_context",  # a JSON record rather than prose
     "position",  # where in the response the claim sits, 0 to 1
@@ -65,12 +66,16 @@ def claim_features(
     content = facts.content
     missing = sum(1 for w in content if w not in sample.content)
     best = max((len(content & p.content) for p in sample.sentences), default=0)
+    contradicted = lexical.verdict is Verdict.CONTRADICTED
+    # Number keys are part of `content`; one the quoted window lacks is what the conflict is.
+    quoted = analyse(lexical.evidence).content if contradicted and facts.numbers else frozenset()
     return [
         missing / max(1, len(content)),
         float(missing),
         float(sum(1 for n in facts.numbers if n.key not in sample.number_keys)),
         1.0 - best / max(1, len(content)),
-        float(lexical.verdict is Verdict.CONTRADICTED),
+        float(contradicted),
+        float(any(n.key not in quoted for n in facts.numbers) if quoted else False),
         sample.response_missing_share,
         float(sample.structured),
         index / max(1, count),
