@@ -194,7 +194,9 @@ def main() -> None:
         rows = [r for r in rows if fold_of(str(r["id"])) == args.fold]
     rows = rows[: args.limit] if args.limit else rows
     started = time.perf_counter()
-    outcomes = asyncio.run(judge_rows(rows, args.judge, args.concurrency, args.min_support, args.model))
+    outcomes = asyncio.run(
+        judge_rows(rows, args.judge, args.concurrency, args.min_support, args.model)
+    )
     elapsed = time.perf_counter() - started
 
     figures: dict[str, Any] = {"judge": args.judge, "rows": len(rows)}

@@ -119,7 +119,9 @@ def out_of_fold(x: np.ndarray, y: np.ndarray, halves: np.ndarray) -> np.ndarray:
     """Each claim's P(supported) from a model fitted on the other half."""
     probs = np.zeros(len(y))
     for half in (0, 1):
-        probs[halves == half] = support(fit(x[halves != half], y[halves != half]), x[halves == half])
+        probs[halves == half] = support(
+            fit(x[halves != half], y[halves != half]), x[halves == half]
+        )
     return probs
 
 
