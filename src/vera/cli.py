@@ -175,7 +175,7 @@ def eval_command(
             min=0.0,
             max=1.0,
             help="With --judge cascade: an offline entailment at least this is decided offline "
-            "(default 0.8).",
+            "(default 0.9).",
         ),
     ] = None,
     offline_min_support: Annotated[
@@ -185,7 +185,7 @@ def eval_command(
             min=0.0,
             max=1.0,
             help="With --judge offline:learned: the least probability of support that counts "
-            "as fully supported (default 0.77, chosen on RAGTruth dev data); lower flags fewer "
+            "as fully supported (default 0.87, chosen on RAGTruth dev data); lower flags fewer "
             "claims.",
         ),
     ] = None,

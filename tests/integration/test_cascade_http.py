@@ -42,7 +42,7 @@ def test_cascade_sends_only_uncertain_claims_to_the_llm(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
     monkeypatch.chdir(tmp_path)
     loopback.default = _supported
-    # What the offline judge leaves uncertain (0.2 < P(supported) < 0.8) on the quick run.
+    # What the offline judge leaves uncertain (0.2 < P(supported) < 0.9) on the quick run.
     uncertain: list[str] = []
     total = 0
     first = OfflineJudge(learned=True)
@@ -52,7 +52,7 @@ def test_cascade_sends_only_uncertain_claims_to_the_llm(
         found = asyncio.run(first.verify_claims(claims, sample.context_texts))
         for claim, verdict in zip(claims, found, strict=True):
             assert verdict.entailment is not None
-            if 0.2 < verdict.entailment < 0.8:
+            if 0.2 < verdict.entailment < 0.9:
                 uncertain.append(claim.text)
     assert 0 < len(uncertain) < total
 
@@ -92,7 +92,7 @@ def test_cascade_sends_only_uncertain_claims_to_the_llm(
     assert (details["claims"], details["claims_sent"]) == (total, len(uncertain))
     assert details["share_sent"] == pytest.approx(len(uncertain) / total)
     assert details["calls_saved"] == total - len(uncertain)  # one request per claim decided
-    assert (details["low"], details["high"]) == (0.2, 0.8)
+    assert (details["low"], details["high"]) == (0.2, 0.9)
     assert details["usage"]["calls"] == len(uncertain)
     assert details["openai:gpt-4o-mini"]["mode"] == "per_claim"
     assert details["openai:gpt-4o-mini"]["usage"] == details["usage"]

@@ -80,9 +80,9 @@ SCORES: dict[str, float | None] = {
     "Middle two.": 0.5,
     "Unknown three.": None,
     "Low four.": 0.1,
-    "Edge high.": 0.8,
+    "Edge high.": 0.9,
     "Edge low.": 0.2,
-    "Just under.": 0.79,
+    "Just under.": 0.89,
     "Sure five.": 0.99,
     "Sure six.": 0.01,
 }
@@ -111,7 +111,7 @@ def test_only_uncertain_claims_are_sent_and_order_is_kept() -> None:
     ]
     assert first.verify_calls == [["c1", "c2", "c3", "c4", "c5", "c6", "c7"]]
     assert [v.claim_id for v in verdicts] == ["c1", "c2", "c3", "c4", "c5", "c6", "c7"]
-    by_first = {"c1": 0.95, "c4": 0.1, "c5": 0.8, "c6": 0.2}  # bounds are inclusive
+    by_first = {"c1": 0.95, "c4": 0.1, "c5": 0.9, "c6": 0.2}  # bounds are inclusive
     for verdict in verdicts:
         if verdict.claim_id in by_first:
             assert verdict.entailment == by_first[verdict.claim_id]
@@ -145,7 +145,7 @@ def test_details_count_exactly() -> None:
         "first": "fake-offline",
         "second": "fake-llm",
         "low": 0.2,
-        "high": 0.8,
+        "high": 0.9,
         "claims": 7,
         "claims_sent": 3,
         "share_sent": 3 / 7,
@@ -232,7 +232,7 @@ def test_registry_builds_offline_then_the_configured_llm(monkeypatch: pytest.Mon
     assert isinstance(judge.first, OfflineJudge) and isinstance(judge.second, LLMJudge)
     assert (judge.low, judge.high) == (0.3, 0.9)
     assert judge.name == "cascade(offline, openai:gpt-4o-mini)"
-    assert (Settings().cascade_low, Settings().cascade_high) == (0.2, 0.8)
+    assert (Settings().cascade_low, Settings().cascade_high) == (0.2, 0.9)
 
 
 @pytest.mark.parametrize(

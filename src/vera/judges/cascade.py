@@ -34,10 +34,12 @@ from vera.types import Claim, ClaimVerdict, RelevanceVerdict
 
 __all__ = ["DEFAULT_HIGH", "DEFAULT_LOW", "CascadeJudge", "cascade_summary"]
 
-# The uncertain band's default bounds. The offline verifier's probabilities are calibrated on
-# RAGTruth dev; these defaults may move as that calibration is updated.
+# The uncertain band's default bounds, on the offline verifier's probabilities (calibrated on
+# RAGTruth dev). The band straddles its FULLY_SUPPORTED threshold (0.87), so the claims nearest
+# that decision go to the LLM; on RAGTruth dev it sends 36 % of claims, 19 % of them
+# hallucinated, and 4 % of those it decides as likely supported are.
 DEFAULT_LOW = 0.2
-DEFAULT_HIGH = 0.8
+DEFAULT_HIGH = 0.9
 
 
 class CascadeJudge:
