@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from vera.analysis import analyse_claims
+from vera.judges.base import Judge
 from vera.judges.offline import OfflineJudge
 from vera.judges.registry import create_judge
 from vera.pipelines.verification import support
@@ -141,11 +142,13 @@ async def judge_rows(
     model: Path | None = None,
 ) -> list[dict[str, Any]]:
     settings = load_settings({"judge": spec, "offline_min_support": min_support})
-    judge = create_judge(settings.judge, settings)
-    if model is not None:
-        if not isinstance(judge, OfflineJudge) or judge.model is None:
-            raise SystemExit("--model needs --judge offline:learned")
+    judge: Judge
+    if model is None:
+        judge = create_judge(settings.judge, settings)
+    elif spec.replace(" ", "").lower() == "offline:learned":
         judge = OfflineJudge(learned=True, min_support=min_support, model_path=model)
+    else:
+        raise SystemExit("--model needs --judge offline:learned")
     slots = asyncio.Semaphore(concurrency)
 
     async def one(row: dict[str, Any]) -> dict[str, Any]:
