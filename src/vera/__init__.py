@@ -1,7 +1,7 @@
 """VERA: claim-level faithfulness evaluation for RAG systems.
 
     import vera
-    report = vera.evaluate(vera.load_dataset("data.jsonl"))
+    report = vera.evaluate("data.jsonl", metrics=["faithfulness", "hallucination_rate"])
     print(report.metrics["faithfulness"])
 
 Importing VERA has no side effects: no network, no telemetry, no environment files read.
@@ -9,6 +9,7 @@ Importing VERA has no side effects: no network, no telemetry, no environment fil
 
 from vera import judges, metrics
 from vera._version import __version__
+from vera.api import aevaluate, evaluate, plan_evaluation
 from vera.datasets import Dataset, InvalidRow, load_dataset
 from vera.errors import (
     ConfigError,
@@ -18,11 +19,14 @@ from vera.errors import (
     JudgeResponseError,
     VeraError,
 )
+from vera.plan import RunPlan, build_plan
 from vera.report import ClaimRecord, MetricSummary, Report, SampleResult, SampleStatus
-from vera.runner import aevaluate, evaluate
+from vera.run import Bindings, RunObserver, RunResult, arun_plan, run_plan
+from vera.settings import Settings, load_settings
 from vera.types import Citation, Claim, ClaimVerdict, Context, Sample, Verdict
 
 __all__ = [
+    "Bindings",
     "Citation",
     "Claim",
     "ClaimRecord",
@@ -37,15 +41,24 @@ __all__ = [
     "JudgeResponseError",
     "MetricSummary",
     "Report",
+    "RunObserver",
+    "RunPlan",
+    "RunResult",
     "Sample",
     "SampleResult",
     "SampleStatus",
+    "Settings",
     "VeraError",
     "Verdict",
     "__version__",
     "aevaluate",
+    "arun_plan",
+    "build_plan",
     "evaluate",
     "judges",
     "load_dataset",
+    "load_settings",
     "metrics",
+    "plan_evaluation",
+    "run_plan",
 ]

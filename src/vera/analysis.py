@@ -7,34 +7,64 @@ cost the same judge calls as one. Independent pieces run concurrently.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from vera.errors import ConfigError, JudgeResponseError
-from vera.judges.base import Judge, judge_name, match_verdicts
+from pydantic import BaseModel, ConfigDict
+
+from vera.errors import JudgeResponseError
+from vera.judges.base import Judge, JudgeWork, match_verdicts
 from vera.metrics.base import CitationCheck, ClaimAnalysis, Need
 from vera.metrics.citations import attach_citations, parse_citations, resolve_citation
 from vera.types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Sample, Verdict
 
-__all__ = ["analyse_claims", "analyse_sample"]
+__all__ = ["WorkPieces", "analyse_claims", "analyse_sample", "planned_work", "work_pieces"]
+
+
+class WorkPieces(BaseModel):
+    """Which pieces of judge work a sample gets, decided once for the run and the dry run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    analyse_response: bool = False
+    """Claims of the response, each verified against the contexts."""
+    extract_response: bool = False
+    """Claims of the response only (to compare with the reference)."""
+    extract_reference: bool = False
+    reference_in_response: bool = False
+    reference_in_contexts: bool = False
+    relevance: bool = False
+    citations: bool = False
+
+
+def work_pieces(sample: Sample, needs: frozenset[Need]) -> WorkPieces:
+    """The judge work the metrics' `needs` ask of `sample`."""
+    has_reference = bool((sample.reference or "").strip())
+    wants_reference = has_reference and bool(
+        needs & {Need.REFERENCE_IN_RESPONSE, Need.REFERENCE_IN_CONTEXTS}
+    )
+    return WorkPieces(
+        analyse_response=Need.CLAIMS in needs,
+        extract_response=Need.CLAIMS not in needs
+        and has_reference
+        and Need.REFERENCE_IN_RESPONSE in needs,
+        extract_reference=wants_reference,
+        reference_in_response=wants_reference and Need.REFERENCE_IN_RESPONSE in needs,
+        reference_in_contexts=wants_reference and Need.REFERENCE_IN_CONTEXTS in needs,
+        relevance=Need.RELEVANCE in needs and bool(sample.query.strip()),
+        citations=Need.CITATIONS in needs,
+    )
 
 
 async def analyse_claims(
     sample: Sample, judge: Judge
 ) -> tuple[tuple[Claim, ...], tuple[ClaimVerdict, ...]]:
-    """Claims of the sample's response and one verdict each, against its contexts.
-
-    A judge with an `analyse(response, contexts, query=...)` method does this its own way (an
-    LLM judge in single-call mode does both in one call); any other judge extracts claims, then
-    verifies all of them in one `verify_claims` call.
-    """
+    """Claims of the sample's response and one verdict each, against its contexts, through
+    the judge's `analyse` (one call in an LLM judge's single-call mode, two otherwise)."""
     response = sample.response or ""
-    analyse = getattr(judge, "analyse", None)
-    if callable(analyse):
-        claims, verdicts = await analyse(response, sample.context_texts, query=sample.query or None)
-    else:
-        claims = await judge.extract_claims(response, query=sample.query or None)
-        verdicts = await judge.verify_claims(claims, sample.context_texts) if claims else []
+    claims, verdicts = await judge.analyse(
+        response, sample.context_texts, query=sample.query or None
+    )
     if not claims:
         return (), ()
     return tuple(claims), tuple(match_verdicts(claims, verdicts))
@@ -42,39 +72,36 @@ async def analyse_claims(
 
 async def analyse_sample(sample: Sample, judge: Judge, needs: frozenset[Need]) -> ClaimAnalysis:
     """Do the pieces of judge work in `needs` for `sample`, each once."""
+    pieces = work_pieces(sample, needs)
     response = sample.response or ""
     reference = (sample.reference or "").strip()
-    wants_reference = bool(reference) and bool(
-        needs & {Need.REFERENCE_IN_RESPONSE, Need.REFERENCE_IN_CONTEXTS}
-    )
+    query = sample.query or None
 
     async def response_claims() -> tuple[tuple[Claim, ...], tuple[ClaimVerdict, ...]]:
-        if Need.CLAIMS in needs:
+        if pieces.analyse_response:
             return await analyse_claims(sample, judge)
-        if Need.REFERENCE_IN_RESPONSE in needs and reference:
-            return tuple(await judge.extract_claims(response, query=sample.query or None)), ()
+        if pieces.extract_response:
+            return tuple(await judge.extract_claims(response, query=query)), ()
         return (), ()
 
     async def reference_claims() -> tuple[Claim, ...] | None:
-        if not wants_reference:
+        if not pieces.extract_reference:
             return None
-        return tuple(await judge.extract_claims(reference, query=sample.query or None))
+        return tuple(await judge.extract_claims(reference, query=query))
 
     (claims, verdicts), ref_claims, relevance = await asyncio.gather(
-        response_claims(), reference_claims(), _relevance(sample, judge, needs)
+        response_claims(), reference_claims(), _relevance(sample, judge, pieces.relevance)
     )
     ref_in_response = resp_in_reference = ref_in_contexts = None
     if ref_claims is not None:
         ref_in_response, resp_in_reference, ref_in_contexts = await asyncio.gather(
-            _verify_if(Need.REFERENCE_IN_RESPONSE in needs, judge, ref_claims, [response]),
-            _verify_if(Need.REFERENCE_IN_RESPONSE in needs, judge, claims, [reference]),
-            _verify_if(
-                Need.REFERENCE_IN_CONTEXTS in needs, judge, ref_claims, sample.context_texts
-            ),
+            _verify_if(pieces.reference_in_response, judge, ref_claims, [response]),
+            _verify_if(pieces.reference_in_response, judge, claims, [reference]),
+            _verify_if(pieces.reference_in_contexts, judge, ref_claims, sample.context_texts),
         )
     context_relevance, answer_relevance = relevance
     citations = (
-        await _citation_checks(sample, judge, claims, verdicts) if Need.CITATIONS in needs else None
+        await _citation_checks(sample, judge, claims, verdicts) if pieces.citations else None
     )
     return ClaimAnalysis(
         claims=claims,
@@ -89,6 +116,61 @@ async def analyse_sample(sample: Sample, judge: Judge, needs: frozenset[Need]) -
     )
 
 
+def planned_work(
+    sample: Sample, needs: frozenset[Need], claims_of: Callable[[str], list[Claim]]
+) -> list[JudgeWork]:
+    """The judge work `analyse_sample` would ask for `sample`, for a dry run: the same
+    pieces, with `claims_of` (the offline splitter) standing in for the claims a judge finds.
+    Citation checks are counted for every cited context, an upper bound."""
+    pieces = work_pieces(sample, needs)
+    response = sample.response or ""
+    reference = (sample.reference or "").strip()
+    contexts = tuple(sample.context_texts)
+    claims = claims_of(response) if response.strip() else []
+    texts = tuple(c.text for c in claims)
+    ref_texts = tuple(c.text for c in claims_of(reference)) if pieces.extract_reference else ()
+    work: list[JudgeWork] = []
+    if pieces.analyse_response and response.strip():
+        work.append(
+            JudgeWork(
+                kind="analyse", text=response, query=sample.query, contexts=contexts, claims=texts
+            )
+        )
+    if pieces.extract_response and response.strip():
+        work.append(JudgeWork(kind="extract", text=response, query=sample.query, claims=texts))
+    if pieces.extract_reference:
+        work.append(JudgeWork(kind="extract", text=reference, query=sample.query, claims=ref_texts))
+    if pieces.reference_in_response:
+        work.append(JudgeWork(kind="verify", claims=ref_texts, contexts=(response,)))
+        work.append(JudgeWork(kind="verify", claims=texts, contexts=(reference,)))
+    if pieces.reference_in_contexts:
+        work.append(JudgeWork(kind="verify", claims=ref_texts, contexts=contexts))
+    if pieces.relevance:
+        shown = (*contexts, *((response,) if response.strip() else ()))
+        work.append(JudgeWork(kind="rate_relevance", query=sample.query, texts=shown))
+    if pieces.citations:
+        work.extend(_citation_work(sample, claims))
+    return [w for w in work if w.kind != "verify" or w.claims]
+
+
+def _citation_work(sample: Sample, claims: Sequence[Claim]) -> list[JudgeWork]:
+    response = sample.response or ""
+    marks = parse_citations(response)
+    if not marks or not claims:
+        return []
+    attached = attach_citations(response, claims, marks)
+    cited: dict[int, list[str]] = {}
+    for claim in claims:
+        for mark in attached[claim.id]:
+            index = resolve_citation(mark.label, sample.contexts)
+            if index is not None and claim.text not in cited.setdefault(index, []):
+                cited[index].append(claim.text)
+    return [
+        JudgeWork(kind="verify", claims=tuple(texts), contexts=(sample.contexts[index].text,))
+        for index, texts in cited.items()
+    ]
+
+
 async def _verify_if(
     wanted: bool, judge: Judge, claims: Sequence[Claim], contexts: Sequence[str]
 ) -> tuple[ClaimVerdict, ...] | None:
@@ -101,19 +183,14 @@ async def _verify_if(
 
 
 async def _relevance(
-    sample: Sample, judge: Judge, needs: frozenset[Need]
+    sample: Sample, judge: Judge, wanted: bool
 ) -> tuple[tuple[RelevanceVerdict, ...] | None, RelevanceVerdict | None]:
     """Relevance of each context and of the response to the query, in one judge request."""
-    if Need.RELEVANCE not in needs or not sample.query.strip():
+    if not wanted:
         return None, None
-    rate = getattr(judge, "rate_relevance", None)
-    if not callable(rate):
-        raise ConfigError(
-            f"judge {judge_name(judge)} cannot rate relevance (it has no rate_relevance method)"
-        )
     response = sample.response or ""
     texts = [*sample.context_texts, *([response] if response.strip() else [])]
-    ratings: list[Any] = list(await rate(sample.query, texts)) if texts else []
+    ratings: list[Any] = list(await judge.rate_relevance(sample.query, texts)) if texts else []
     if len(ratings) != len(texts) or not all(isinstance(r, RelevanceVerdict) for r in ratings):
         raise JudgeResponseError(
             f"rate_relevance must return one RelevanceVerdict per text ({len(texts)}), "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from vera.datasets.loader import Dataset
+from vera.datasets.source import SampleSource
 from vera.errors import ConfigError
 from vera.judges.base import Judge
 from vera.pipelines.baselines import BASELINES, build_baseline, corpus_of
@@ -18,7 +18,7 @@ __all__ = ["resolve_pipeline"]
 
 def resolve_pipeline(
     spec: str,
-    data: Dataset,
+    data: SampleSource,
     judge: Judge,
     *,
     generator: ChatModel | None = None,

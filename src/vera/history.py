@@ -12,13 +12,13 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from vera.errors import ConfigError
+from vera.plan import RunPlan
 from vera.report import Report, SampleResult
 
 __all__ = ["DEFAULT_HISTORY_PATH", "RunRecord", "RunStore"]
@@ -54,6 +54,7 @@ class RunRecord(BaseModel):
     created: float
     dataset: str
     options: dict[str, Any]
+    """The run's plan as stored (`RunPlan` fields)."""
     status: str
     """"running" until the run ends (a killed run stays "running"), then "finished"."""
     finished_samples: int
@@ -73,15 +74,28 @@ class RunStore:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
 
-    def start(self, dataset: str, options: Mapping[str, Any]) -> str:
-        """Record a new run and return its id (time-ordered, unique)."""
+    def start(self, dataset: str, plan: RunPlan) -> str:
+        """Record a new run of `plan` and return its id (time-ordered, unique)."""
         run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6]
         with self._lock:
             self._db.execute(
                 "INSERT INTO runs (id, created, dataset, options, status) VALUES (?, ?, ?, ?, ?)",
-                (run_id, time.time(), dataset, json.dumps(dict(options)), "running"),
+                (run_id, time.time(), dataset, plan.model_dump_json(), "running"),
             )
         return run_id
+
+    def plan(self, run_id: str) -> RunPlan:
+        """The plan a stored run was started with, exactly as it was asked for."""
+        record = self.get(run_id)
+        if "plan_version" not in record.options:
+            raise ConfigError(
+                f"run {record.id} was stored by an earlier VERA version without its run plan "
+                "and cannot be resumed; start it again"
+            )
+        try:
+            return RunPlan.model_validate(record.options)
+        except ValidationError as exc:
+            raise ConfigError(f"run {record.id}: its stored plan is not readable ({exc})") from None
 
     def add_result(self, run_id: str, position: int, result: SampleResult) -> None:
         """Store one finished sample, at once."""

@@ -7,6 +7,7 @@ samples with their claims, so every number can be traced back to claim verdicts.
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -16,13 +17,18 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from vera.datasets.loader import InvalidRow
+from vera.datasets.validate import InvalidRow
+from vera.errors import ConfigError
 from vera.metrics.base import MetricResult, MetricStatus
 from vera.pipelines.core import StepRecord
 from vera.stats import Estimate, estimate, percentile
 from vera.types import Context, Verdict
 
 __all__ = [
+    "CLAIM_COLUMNS",
+    "F1_SCORE",
+    "LATENCY_P99",
+    "RUN_FIGURES",
     "ClaimRecord",
     "GroupStats",
     "LatencySummary",
@@ -35,6 +41,27 @@ __all__ = [
 ]
 
 UNCATEGORISED = "uncategorized"
+F1_SCORE = "f1_score"
+LATENCY_P99 = "latency_p99_ms"
+RUN_FIGURES = frozenset({F1_SCORE, LATENCY_P99})
+"""Keys of `Report.metrics` that seed 001's format puts beside the metric means but that are
+not metrics: they have no per-sample scores, threshold or direction, and are never in
+`Report.metric_summary`. Code that treats every key of `metrics` as a metric must skip them."""
+SAMPLE_COLUMNS = ("id", "status", "category", "error", "latency_ms")
+CLAIM_COLUMNS = (
+    "sample_id",
+    "claim_id",
+    "text",
+    "verdict",
+    "evidence",
+    "context_index",
+    "reason",
+    "quote_found",
+    "agreement",
+    "entailment",
+    "span_start",
+    "span_end",
+)
 
 
 class SampleStatus(StrEnum):
@@ -161,6 +188,9 @@ class Report(BaseModel):
     vera_version: str
     queries_evaluated: int
     metrics: dict[str, float | None]
+    """Seed 001's `metrics` block: each metric's mean, plus `f1_score` (grounding F1) and
+    `latency_p99_ms` where known. Those two are not metrics (see `RUN_FIGURES`); iterate
+    `metric_summary` for the metrics alone."""
     metric_summary: dict[str, MetricSummary]
     per_category_breakdown: dict[str, dict[str, float | int | None]]
     """Seed 001's shape: per category, each metric's mean and the count of scored samples."""
@@ -194,6 +224,91 @@ class Report(BaseModel):
             if result.id == sample_id:
                 return result
         raise KeyError(sample_id)
+
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame with one row per sample, for analysis in a notebook.
+
+        Columns: `id`, `status`, `category`, `error`, `latency_ms`; per metric of
+        `metric_summary` its score (NaN where not scored) and `<metric>_passed` (True, False or
+        None); then each `group_by` key. Needs pandas (`pip install 'vera-eval[pandas]'`).
+        """
+        pandas = _pandas()
+        groups = self._group_keys()
+        columns = [*SAMPLE_COLUMNS]
+        for name in self.metric_summary:
+            columns += [name, f"{name}_passed"]
+        group_columns = {key: _free_name(key, columns) for key in groups}
+        columns += group_columns.values()
+        rows = [_sample_row(r, self.metric_summary, group_columns) for r in self.samples]
+        return pandas.DataFrame(rows, columns=columns)
+
+    def claims_to_pandas(self) -> Any:
+        """A pandas DataFrame with one row per claim over all samples, with its verdict and
+        evidence (`CLAIM_COLUMNS`). Needs pandas (`pip install 'vera-eval[pandas]'`)."""
+        pandas = _pandas()
+        rows = [_claim_row(r.id, c) for r in self.samples for c in r.claims]
+        return pandas.DataFrame(rows, columns=list(CLAIM_COLUMNS))
+
+    def _group_keys(self) -> list[str]:
+        # The run's group_by keys are the breakdowns beside "category"; a sample can only
+        # hold those, but a report edited by hand might hold more, and they are kept too.
+        keys = [k for k in self.breakdowns if k != "category"]
+        for result in self.samples:
+            keys += [k for k in result.group_values if k not in keys]
+        return keys
+
+
+def _pandas() -> Any:
+    # importlib, not `import pandas`: pandas ships no type information, and is optional.
+    try:
+        return importlib.import_module("pandas")
+    except ImportError:
+        raise ConfigError(
+            "tables of results need pandas: pip install 'vera-eval[pandas]'"
+        ) from None
+
+
+def _free_name(key: str, taken: Sequence[str]) -> str:
+    """A group_by key's column name, prefixed where it would clash with another column."""
+    return key if key not in taken else f"group_{key}"
+
+
+def _sample_row(
+    result: SampleResult, metrics: Iterable[str], group_columns: dict[str, str]
+) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "id": result.id,
+        "status": result.status.value,
+        "category": result.category,
+        "error": result.error,
+        "latency_ms": result.latency_ms,
+    }
+    scored = result.status is SampleStatus.SCORED
+    for name in metrics:
+        metric = result.results.get(name) if scored else None
+        row[name] = result.scores.get(name) if scored else None
+        row[f"{name}_passed"] = metric.passed if metric is not None else None
+    for key, column in group_columns.items():
+        row[column] = result.group_values.get(key)
+    return row
+
+
+def _claim_row(sample_id: str, claim: ClaimRecord) -> dict[str, Any]:
+    start, end = claim.span if claim.span is not None else (None, None)
+    return {
+        "sample_id": sample_id,
+        "claim_id": claim.id,
+        "text": claim.text,
+        "verdict": claim.verdict.value,
+        "evidence": claim.evidence,
+        "context_index": claim.context_index,
+        "reason": claim.reason,
+        "quote_found": claim.quote_found,
+        "agreement": claim.agreement,
+        "entailment": claim.entailment,
+        "span_start": start,
+        "span_end": end,
+    }
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -308,6 +423,68 @@ def _agreement(results: Sequence[SampleResult]) -> dict[str, float | int] | None
     }
 
 
+def _grounding_f1(
+    summary: dict[str, MetricSummary], results: Sequence[SampleResult]
+) -> tuple[bool, float | None]:
+    """Grounding F1 over the run, and whether it is known.
+
+    `grounding_f1` scores each sample's F1 and averages those, so without it the same figure is
+    rebuilt from the samples scored on both precision and recall: their per-sample F1, averaged.
+    (The harmonic mean of the two means would differ: the means average over different samples,
+    precision over all, recall only over those with a reference.)
+    """
+    if "grounding_f1" in summary:
+        return True, summary["grounding_f1"].mean
+    if "grounding_precision" not in summary or "grounding_recall" not in summary:
+        return False, None
+    f1s = []
+    for result in results:
+        p = result.scores.get("grounding_precision")
+        r = result.scores.get("grounding_recall")
+        if result.status is SampleStatus.SCORED and p is not None and r is not None:
+            f1s.append(0.0 if p + r == 0 else 2 * p * r / (p + r))
+    return True, _mean(f1s)
+
+
+def _latency_by_category(results: Sequence[SampleResult]) -> dict[str, LatencySummary]:
+    by_category: dict[str, list[SampleResult]] = defaultdict(list)
+    for result in results:
+        by_category[result.category or UNCATEGORISED].append(result)
+    return {
+        category: found
+        for category in sorted(by_category)
+        if (found := _latency(by_category[category])) is not None
+    }
+
+
+def _counts(results: Sequence[SampleResult], invalid_rows: Sequence[InvalidRow]) -> dict[str, int]:
+    statuses = [r.status for r in results]
+    return {
+        "total": len(results),
+        "scored": statuses.count(SampleStatus.SCORED),
+        "errors": statuses.count(SampleStatus.ERROR),
+        "needs_pipeline": statuses.count(SampleStatus.NEEDS_PIPELINE),
+        "skipped": statuses.count(SampleStatus.SKIPPED),
+        "invalid_rows": len(invalid_rows),
+    }
+
+
+def _run_figures(
+    summary: dict[str, MetricSummary],
+    results: Sequence[SampleResult],
+    latency: LatencySummary | None,
+) -> dict[str, float | None]:
+    """Seed 001's figures beside the metric means: `f1_score` and `latency_p99_ms`, each where
+    known. A metric of the same name keeps its place; these never replace one."""
+    figures: dict[str, float | None] = {}
+    known, f1 = _grounding_f1(summary, results)
+    if known:
+        figures[F1_SCORE] = f1
+    if latency is not None:
+        figures[LATENCY_P99] = latency.p99
+    return {key: value for key, value in figures.items() if key not in summary}
+
+
 def build_report(
     *,
     dataset: str,
@@ -330,28 +507,13 @@ def build_report(
         for name, t in thresholds.items()
     }
     names = list(thresholds)
-    by_category: dict[str, list[SampleResult]] = defaultdict(list)
-    for result in results:
-        by_category[result.category or UNCATEGORISED].append(result)
-    latency_by_category = {
-        category: found
-        for category in sorted(by_category)
-        if (found := _latency(by_category[category])) is not None
-    }
-    statuses = [r.status for r in results]
-    counts = {
-        "total": len(results),
-        "scored": statuses.count(SampleStatus.SCORED),
-        "errors": statuses.count(SampleStatus.ERROR),
-        "needs_pipeline": statuses.count(SampleStatus.NEEDS_PIPELINE),
-        "skipped": statuses.count(SampleStatus.SKIPPED),
-        "invalid_rows": len(invalid_rows),
-    }
+    counts = _counts(results, invalid_rows)
     details = dict(judge_details or {})
     agreement = _agreement(results)
     if agreement is not None:
         details["agreement"] = agreement
     timestamp = (started or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    latency = _latency(results)
     return Report(
         dataset=dataset,
         timestamp=timestamp,
@@ -360,12 +522,15 @@ def build_report(
         judge_details=details,
         vera_version=version,
         queries_evaluated=counts["scored"],
-        metrics={name: s.mean for name, s in summary.items()},
+        metrics={
+            **{name: s.mean for name, s in summary.items()},
+            **_run_figures(summary, results, latency),
+        },
         metric_summary=summary,
         per_category_breakdown=_per_category(results, names),
         breakdowns={key: _breakdown(results, names, key) for key in ("category", *group_by)},
-        latency=_latency(results),
-        latency_by_category=latency_by_category,
+        latency=latency,
+        latency_by_category=_latency_by_category(results),
         counts=counts,
         samples=tuple(results),
         invalid_rows=tuple(invalid_rows),

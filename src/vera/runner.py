@@ -13,9 +13,9 @@ from typing import Any
 
 from vera._version import __version__
 from vera.analysis import analyse_sample
-from vera.datasets.loader import Dataset
+from vera.datasets.source import SampleSource
 from vera.errors import RunStopError
-from vera.judges.base import Judge, judge_details, judge_name
+from vera.judges.base import Judge
 from vera.judges.offline import OfflineJudge
 from vera.metrics.base import ClaimAnalysis, Metric
 from vera.metrics.faithfulness import Faithfulness
@@ -24,7 +24,7 @@ from vera.report import ClaimRecord, Report, RunStop, SampleResult, SampleStatus
 from vera.settings import DEFAULT_CONCURRENCY
 from vera.types import Sample
 
-__all__ = ["DEFAULT_CONCURRENCY", "aevaluate", "evaluate"]
+__all__ = ["DEFAULT_CONCURRENCY", "evaluate_sample", "run_pass"]
 
 ProgressCallback = Callable[[SampleResult], None]
 
@@ -84,10 +84,13 @@ async def evaluate_sample(
 
 def _check_metric(metric: object) -> None:
     """Refuse, before any judge call, a metric that does not follow the `Metric` protocol."""
-    label = getattr(metric, "name", None) or type(metric).__name__
-    for attribute in ("name", "needs", "higher_is_better", "threshold", "score"):
-        if not hasattr(metric, attribute):
-            raise ValueError(f"metric {label!r} has no `{attribute}`; see vera.metrics.Metric")
+    if isinstance(metric, str):
+        raise ValueError(
+            f"metric {metric!r} is a name: pass metrics=[...] to vera.evaluate, which builds "
+            "named metrics, or vera.metrics.create_metric(name)"
+        )
+    if not isinstance(metric, Metric):
+        raise ValueError(f"{type(metric).__name__} is not a metric; see vera.metrics.Metric")
 
 
 async def _answer(sample: Sample, pipeline: Pipeline) -> tuple[Sample, tuple[StepRecord, ...]]:
@@ -144,7 +147,7 @@ def _claim_records(analysis: ClaimAnalysis) -> tuple[ClaimRecord, ...]:
     )
 
 
-async def aevaluate(
+async def run_pass(
     samples: Iterable[Sample],
     metrics: Sequence[Metric] | None = None,
     judge: Judge | None = None,
@@ -155,8 +158,9 @@ async def aevaluate(
     group_by: Sequence[str] = (),
     pipeline: Pipeline | None = None,
     resume_from: Mapping[str, SampleResult] | None = None,
+    source: SampleSource | None = None,
 ) -> Report:
-    """Evaluate samples and return a report; the async core of VERA.
+    """One pass over `samples`: every sample scored, and the report of the pass.
 
     `samples` is consumed lazily, so a streamed dataset is never held in memory at once (the
     per-sample results are). At most `concurrency` samples are in flight. With no metrics,
@@ -164,7 +168,9 @@ async def aevaluate(
     names metadata keys to break the aggregates down by, beside the category. With a
     `pipeline`, each sample's query is answered by it first (see `evaluate_sample`).
     `resume_from` holds results of an interrupted run by sample id: those samples are not
-    evaluated again, and `progress` hears only of the others.
+    evaluated again, and `progress` hears only of the others. `source` is the dataset the
+    samples come from, for its name and invalid rows. A whole run (baselines, history, gates)
+    is `vera.run.arun_plan`.
     """
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
@@ -232,55 +238,18 @@ async def aevaluate(
         raise read_error
 
     finished = [r for r in results if r is not None]
-    dataset = samples if isinstance(samples, Dataset) else None
+    description = active_judge.describe()
     return build_report(
-        dataset=dataset_name or (dataset.name if dataset else "samples"),
-        judge=judge_name(active_judge),
-        judge_details=judge_details(active_judge),
+        dataset=dataset_name or (source.name if source else "samples"),
+        judge=description.spec,
+        judge_details=description.to_details(),
         version=__version__,
         thresholds={m.name: m.threshold for m in metrics},
         lower_is_better=[m.name for m in metrics if not m.higher_is_better],
         group_by=group_by,
         results=finished,
-        invalid_rows=dataset.invalid_rows if dataset else (),
+        invalid_rows=source.invalid_rows if source else (),
         started=started,
         stopped=None if stop is None else RunStop(reason=str(stop), planned=stop.planned),
         pipeline=pipeline.name if pipeline is not None else None,
-    )
-
-
-def evaluate(
-    samples: Iterable[Sample],
-    metrics: Sequence[Metric] | None = None,
-    judge: Judge | None = None,
-    *,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    dataset_name: str | None = None,
-    progress: ProgressCallback | None = None,
-    group_by: Sequence[str] = (),
-    pipeline: Pipeline | None = None,
-    resume_from: Mapping[str, SampleResult] | None = None,
-) -> Report:
-    """Synchronous `aevaluate`, for scripts. Inside a running event loop use `aevaluate`."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
-        raise RuntimeError(
-            "vera.evaluate() was called inside a running event loop (Jupyter, an async app); "
-            "use `await vera.aevaluate(...)` there instead"
-        )
-    return asyncio.run(
-        aevaluate(
-            samples,
-            metrics,
-            judge,
-            concurrency=concurrency,
-            dataset_name=dataset_name,
-            progress=progress,
-            group_by=group_by,
-            pipeline=pipeline,
-            resume_from=resume_from,
-        )
     )

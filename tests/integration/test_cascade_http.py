@@ -87,7 +87,7 @@ def test_cascade_sends_only_uncertain_claims_to_the_llm(
     assert sorted(asked) == sorted(uncertain)
 
     report = json.loads((tmp_path / "r.json").read_text())
-    assert report["judge"] == "cascade(offline, openai:gpt-4o-mini)"
+    assert report["judge"] == "cascade(offline:learned → openai:gpt-4o-mini)"
     details = report["judge_details"]
     assert (details["claims"], details["claims_sent"]) == (total, len(uncertain))
     assert details["share_sent"] == pytest.approx(len(uncertain) / total)

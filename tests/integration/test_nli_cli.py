@@ -40,11 +40,11 @@ def test_eval_with_a_local_nli_model(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "judge: nli" in result.stdout
     report = json.loads((tmp_path / "r.json").read_text())
-    assert report["judge"] == "nli"
+    assert report["judge"] == f"nli:{model}"  # the full spec, so two runs can be told apart
     details = report["judge_details"]
     assert details["model"] == str(model) and details["device"] in {"cpu", "cuda"}
     assert details["entailment_label"] == "entailment" and details["pairs_scored"] > 0
     assert report["counts"]["scored"] == 10 and report["counts"]["errors"] == 0
     claims = [c for s in report["samples"] for c in s["claims"]]
     assert claims and all(c["reason"].startswith(("entailment", "best", "contra")) for c in claims)
-    assert "Judge `nli`" in (tmp_path / "r.md").read_text()
+    assert "Judge `nli:" in (tmp_path / "r.md").read_text()

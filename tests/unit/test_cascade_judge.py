@@ -9,19 +9,24 @@ from typing import Any
 
 import pytest
 
-from vera import Sample
+from vera import Sample, evaluate
+from vera.datasets import open_dataset
 from vera.errors import ConfigError
-from vera.estimate import estimate_run
+from vera.estimate import RunEstimate, estimate_plan
 from vera.judges import LLMJudge, OfflineJudge, create_judge
-from vera.judges.cascade import CascadeJudge, cascade_summary
+from vera.judges.base import BaseJudge, JudgeDescription
+from vera.judges.cascade import CascadeJudge
+from vera.plan import build_plan
+from vera.providers.fake import FakeChatModel
 from vera.report import Report
+from vera.reports.cascade import cascade_summary
 from vera.reports.markdown import render_markdown
-from vera.runner import evaluate
+from vera.run import Bindings
 from vera.settings import Settings, load_settings
 from vera.types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Verdict
 
 
-class FakeOfflineJudge:
+class FakeOfflineJudge(BaseJudge):
     """Claims are the sentences of a response; each claim's entailment is scripted by its text
     (None for no probability). Verdicts: supported from 0.5 up, else no evidence."""
 
@@ -48,15 +53,14 @@ class FakeOfflineJudge:
         return verdicts
 
 
-class RecordingJudge:
+class RecordingJudge(BaseJudge):
     """A second judge that records the claims it is asked about and calls each CONTRADICTED."""
 
     name = "fake-llm"
 
     def __init__(self, *, relevance: bool = True) -> None:
         self.asked: list[list[tuple[str, str]]] = []
-        if relevance:
-            self.rate_relevance = self._rate_relevance
+        self.relevance = relevance
 
     async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
         raise AssertionError("a cascade never asks its second judge for claims")
@@ -68,11 +72,14 @@ class RecordingJudge:
         # Answered in reverse: the cascade must pair verdicts by id, not by position.
         return [ClaimVerdict(c.id, Verdict.CONTRADICTED, reason="llm") for c in reversed(claims)]
 
-    async def _rate_relevance(self, query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:
+    async def rate_relevance(self, query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:
+        if not self.relevance:
+            return await super().rate_relevance(query, texts)
         return [RelevanceVerdict(relevance=Relevance.RELEVANT, reason="second") for _ in texts]
 
-    def details(self) -> dict[str, Any]:
-        return {"mode": "recorded", "usage": {"calls": len(self.asked), "cost_usd": 0.5}}
+    def describe(self) -> JudgeDescription:
+        usage = {"calls": len(self.asked), "cost_usd": 0.5}
+        return JudgeDescription(spec=self.spec, mode="recorded", usage=usage)
 
 
 SCORES: dict[str, float | None] = {
@@ -132,7 +139,7 @@ def test_a_sample_of_confident_claims_makes_no_second_call() -> None:
         Verdict.FULLY_SUPPORTED,
     ]
     assert asyncio.run(judge.verify_claims([], ["x"])) == []  # no claims: no call to either
-    assert judge.details()["verifications"] == 1
+    assert judge.describe().to_details()["verifications"] == 1
 
 
 def test_details_count_exactly() -> None:
@@ -140,7 +147,7 @@ def test_details_count_exactly() -> None:
     judge_response(judge, "Sure one. Middle two. Unknown three. Low four.")  # 2 of 4 sent
     judge_response(judge, "Sure five. Sure six.")  # none sent
     judge_response(judge, "Just under.")  # 1 of 1 sent
-    details = judge.details()
+    details = judge.describe().to_details()
     assert {k: details[k] for k in details if k not in {"fake-llm", "usage"}} == {
         "first": "fake-offline",
         "second": "fake-llm",
@@ -157,7 +164,7 @@ def test_details_count_exactly() -> None:
     }
     assert details["fake-llm"] == {"mode": "recorded", "usage": {"calls": 2, "cost_usd": 0.5}}
     assert details["usage"] == details["fake-llm"]["usage"]
-    assert judge.name == "cascade(fake-offline, fake-llm)"
+    assert judge.spec == "cascade(fake-offline → fake-llm)"
     assert cascade_summary(details) == (
         "Cascade: 3 of 7 claims (43%) sent to fake-llm; 1 LLM verification calls saved"
     )
@@ -168,19 +175,19 @@ def test_details_count_exactly() -> None:
     [("per_claim", 1, 4), ("per_claim", 3, 12), ("batched", 1, 1), ("batched", 2, 2)],
 )
 def test_calls_saved_follow_how_the_llm_judge_batches(mode: Any, samples: int, saved: int) -> None:
-    llm = LLMJudge(object(), mode=mode, samples=samples)  # type: ignore[arg-type]  # never called
+    llm = LLMJudge(FakeChatModel(), mode=mode, samples=samples)  # never called
     judge, _, _ = cascade(llm)
     judge_response(judge, "Sure one. Sure five. Sure six. Low four.")
-    assert judge.details()["calls_saved"] == saved
-    assert judge.details()["claims_sent"] == 0
+    assert judge.describe().to_details()["calls_saved"] == saved
+    assert judge.describe().to_details()["claims_sent"] == 0
 
 
 def test_batched_saving_counts_requests_not_claims() -> None:
-    llm = LLMJudge(object(), mode="batched", max_claims_per_call=2)  # type: ignore[arg-type]
+    llm = LLMJudge(FakeChatModel(), mode="batched", max_claims_per_call=2)
     judge, _, _ = cascade(llm)
     # Five confident claims need three requests of two; none is made.
     judge_response(judge, "Sure one. Sure five. Sure six. Low four. Edge high.")
-    assert judge.details()["calls_saved"] == 3
+    assert judge.describe().to_details()["calls_saved"] == 3
 
 
 def test_bounds_decide_what_is_uncertain() -> None:
@@ -215,7 +222,7 @@ def test_the_run_report_carries_the_cascade_details() -> None:
         Sample(id="b", response="Sure five.", contexts=["ctx"]),
     ]
     report = evaluate(samples, judge=judge)
-    assert report.judge == "cascade(fake-offline, fake-llm)"
+    assert report.judge == "cascade(fake-offline → fake-llm)"
     details = report.judge_details
     assert (details["claims"], details["claims_sent"], details["share_sent"]) == (3, 1, 1 / 3)
     assert details["calls_saved"] == 1 and len(second.asked) == 1
@@ -231,7 +238,7 @@ def test_registry_builds_offline_then_the_configured_llm(monkeypatch: pytest.Mon
     assert isinstance(judge, CascadeJudge)
     assert isinstance(judge.first, OfflineJudge) and isinstance(judge.second, LLMJudge)
     assert (judge.low, judge.high) == (0.3, 0.9)
-    assert judge.name == "cascade(offline, openai:gpt-4o-mini)"
+    assert judge.spec == "cascade(offline:learned → openai:gpt-4o-mini)"
     assert (Settings().cascade_low, Settings().cascade_high) == (0.2, 0.9)
 
 
@@ -266,8 +273,13 @@ def test_cascade_settings_come_from_vera_toml(tmp_path: Path) -> None:
 
 def test_dry_run_estimates_count_only_verification_for_a_cascade() -> None:
     rows = [Sample(id="a", response="Paris is in France. It is big.", contexts=["Paris."])]
-    plain = estimate_run(rows, "openai:gpt-4o-mini")
-    cascade_only = estimate_run(rows, "openai:gpt-4o-mini", verify_only=True)
+
+    def estimate(**settings: Any) -> RunEstimate:
+        plan = build_plan(settings=Settings(history=False, **settings))
+        return estimate_plan(plan, Bindings(data=open_dataset(rows)))
+
+    plain = estimate(judge="openai:gpt-4o-mini")
+    cascade_only = estimate(judge="cascade", cascade_judge="openai:gpt-4o-mini")
     assert (plain.calls, cascade_only.calls) == (2, 1)  # no extraction call in a cascade
     assert cascade_only.prompt_tokens < plain.prompt_tokens
-    assert estimate_run(rows, "nli:some/model").calls == 0
+    assert cascade_only.judge == "cascade(offline:learned → openai:gpt-4o-mini)"

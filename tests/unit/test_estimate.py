@@ -1,8 +1,39 @@
+"""`estimate_plan`: the dry run of a plan, priced by the judge's own plan of calls."""
+
+from typing import Any
+
 import pytest
 
 from vera import Sample
-from vera.estimate import CHARS_PER_TOKEN, estimate_run
+from vera.datasets import open_dataset
+from vera.estimate import RunEstimate, estimate_plan
+from vera.plan import build_plan
 from vera.providers.cost import Price, PriceTable
+from vera.providers.managed import CHARS_PER_TOKEN
+from vera.run import Bindings
+from vera.settings import Settings
+
+# The metric that needs each piece of judge work, to ask for exactly that piece.
+NEED_METRICS = {
+    "claims": "faithfulness",
+    "relevance": "context_relevance",
+    "reference_in_response": "answer_correctness",
+    "reference_in_contexts": "context_recall",
+}
+
+
+def estimate_run(
+    rows: list[Sample],
+    judge: str,
+    prices: PriceTable | None = None,
+    *,
+    metrics: tuple[str, ...] = ("faithfulness",),
+    mode: Any = "batched",
+    draws: int = 1,
+) -> RunEstimate:
+    settings = Settings(judge=judge, judge_mode=mode, judge_samples=draws, history=False)
+    plan = build_plan(metrics=list(metrics), settings=settings)
+    return estimate_plan(plan, Bindings(data=open_dataset(rows)), prices)
 
 
 def sample(sid: str, response: str | None, context: str = "c" * 400) -> Sample:
@@ -25,7 +56,7 @@ def test_llm_estimate_scales_with_text_and_counts_two_calls_per_sample() -> None
 
 
 def test_samples_without_response_are_not_counted_and_unknown_price_is_none() -> None:
-    estimate = estimate_run([sample("a", None), sample("b", "Text here.")], "vllm:llama")
+    estimate = estimate_run([sample("a", None), sample("b", "Text here.")], "openai:llama")
     assert (estimate.samples, estimate.calls, estimate.cost_usd) == (1, 2, None)
 
 
@@ -57,7 +88,8 @@ def test_calls_follow_the_judge_work_the_metrics_need() -> None:
     rows = [with_reference, sample("n", "No reference here.")]
 
     def calls(*needs: Need) -> int:
-        return estimate_run(rows, "openai:m", needs=frozenset(needs)).calls
+        metrics = tuple(NEED_METRICS[need.value] for need in needs) or ("abstention",)
+        return estimate_run(rows, "openai:m", metrics=metrics).calls
 
     assert calls(Need.CLAIMS) == 4
     assert calls(Need.CLAIMS, Need.RELEVANCE) == 4 + 2

@@ -60,7 +60,7 @@ def test_random_model_entailment_is_the_softmax_of_its_own_logits(tmp_path: Path
             Verdict.NO_EVIDENCE,
             Verdict.CONTRADICTED,
         }
-    details = judge.details()
+    details = judge.describe().extra
     assert details["entailment_label"] == "entailment"
     assert details["contradiction_label"] == "contradiction"
     assert details["pairs_scored"] == 4  # two claims against two non-empty contexts
@@ -82,7 +82,7 @@ def test_long_context_is_windowed_and_the_window_holding_the_evidence_wins(
     assert verdict.context_index == 1
     assert last in verdict.evidence and verdict.evidence in context
     assert verdict.evidence != context and "north bridge" not in verdict.evidence
-    assert judge.details()["pairs_scored"] > 3  # several windows of the long context
+    assert judge.describe().extra["pairs_scored"] > 3  # several windows of the long context
     # The window with the zebra sentence, scored here by the model itself.
     assert verdict.entailment == pytest.approx(
         expected_entailment(path, claim, verdict.evidence), abs=1e-5
@@ -120,7 +120,7 @@ def test_one_logit_model_reads_sigmoid_as_support(tmp_path: Path) -> None:
     [found] = verify(judge, ["Paris is in France."], ["Paris is the capital of France."])
     assert found.entailment == pytest.approx(0.8, abs=1e-5)
     assert found.verdict is Verdict.FULLY_SUPPORTED
-    assert judge.details()["entailment_label"] == "sigmoid"
+    assert judge.describe().extra["entailment_label"] == "sigmoid"
 
 
 def test_no_context_means_no_evidence(tmp_path: Path) -> None:

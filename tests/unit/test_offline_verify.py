@@ -24,7 +24,8 @@ def test_satisfies_the_judge_protocol() -> None:
     judge = OfflineJudge()
     assert isinstance(judge, Judge)
     assert isinstance(OfflineJudge(learned=False), Judge)
-    assert judge.name == "offline"
+    assert judge.spec == "offline"
+    assert OfflineJudge(learned=True).spec == "offline:learned"
 
 
 @pytest.mark.parametrize(

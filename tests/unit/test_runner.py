@@ -12,7 +12,7 @@ from typing import ClassVar
 import pytest
 
 import vera
-from vera import Claim, ClaimVerdict, Sample, SampleStatus, aevaluate, evaluate
+from vera import Claim, ClaimVerdict, ConfigError, Sample, SampleStatus, aevaluate, evaluate
 from vera.judges.fake import FakeJudge
 from vera.metrics import (
     ClaimAnalysis,
@@ -172,7 +172,7 @@ def test_a_metric_missing_part_of_the_protocol_is_refused_up_front() -> None:
         def score(self, sample: Sample, analysis: ClaimAnalysis) -> MetricResult:
             raise AssertionError("never called")
 
-    with pytest.raises(ValueError, match="metric 'incomplete' has no `needs`"):
+    with pytest.raises(ConfigError, match="Incomplete is not a metric"):
         evaluate([sample("a", "r")], [Incomplete()], FakeJudge({}))  # type: ignore[list-item]
 
 
@@ -237,6 +237,17 @@ def test_public_api_is_pinned() -> None:
             "judges",
             "load_dataset",
             "metrics",
+            # The run core (issue 13): plans, running them, settings.
+            "Bindings",
+            "RunObserver",
+            "RunPlan",
+            "RunResult",
+            "Settings",
+            "arun_plan",
+            "build_plan",
+            "load_settings",
+            "plan_evaluation",
+            "run_plan",
         ]
     )
     for name in vera.__all__:

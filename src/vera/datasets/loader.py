@@ -6,36 +6,22 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-
 from vera.datasets.bundled import bundled_path
-from vera.datasets.fields import RowProblem, normalise_row
 from vera.datasets.readers import (
     RawRow,
     check_readable,
     detect_format,
-    is_invalid_json,
     json_rows,
     read_json_document,
     read_rows,
     unwrap_json,
 )
 from vera.datasets.seed_layout import is_seed_layout, seed_documents, seed_query_rows
-from vera.errors import DatasetError, DatasetRowError
+from vera.datasets.validate import InvalidRow, RowRules, validate_rows
+from vera.errors import DatasetError
 from vera.types import Context, Sample
 
 __all__ = ["Dataset", "InvalidRow", "load_dataset"]
-
-
-class InvalidRow(BaseModel):
-    """A row skipped under `skip_invalid`, kept so the report can show it."""
-
-    model_config = ConfigDict(frozen=True)
-
-    location: str
-    field: str | None
-    problem: str
-    message: str
 
 
 class Dataset:
@@ -66,32 +52,10 @@ class Dataset:
 
     def __iter__(self) -> Iterator[Sample]:
         self.invalid_rows = []
-        seen: dict[str, str] = {}
-        for index, raw in enumerate(self._raw_rows(), start=1):
-            try:
-                sample = self._validate(raw, index)
-                first = seen.get(sample.id)
-                if first is not None:
-                    raise DatasetRowError(
-                        self.path,
-                        raw.location,
-                        "id",
-                        f"duplicate id {sample.id!r} (first used at {first})",
-                    )
-                seen[sample.id] = raw.location
-            except DatasetRowError as exc:
-                if not self.skip_invalid:
-                    raise
-                self.invalid_rows.append(
-                    InvalidRow(
-                        location=exc.location,
-                        field=exc.field,
-                        problem=exc.problem,
-                        message=str(exc),
-                    )
-                )
-                continue
-            yield sample
+        rules = RowRules(label=str(self.path), from_csv=self.format == "csv")
+        yield from validate_rows(
+            self._raw_rows(), rules, skip_invalid=self.skip_invalid, invalid=self.invalid_rows
+        )
 
     def size_hint(self) -> int | None:
         """How many rows the file holds, where that is cheap to know (for a progress bar)."""
@@ -117,38 +81,6 @@ class Dataset:
             yield from seed_query_rows(self._document, self.documents)
         else:
             yield from json_rows(self.path, self._document)
-
-    def _validate(self, raw: RawRow, index: int) -> Sample:
-        problem = is_invalid_json(raw.data)
-        if problem is not None:
-            raise DatasetRowError(self.path, raw.location, None, problem)
-        if not isinstance(raw.data, dict):
-            raise DatasetRowError(
-                self.path,
-                raw.location,
-                None,
-                f"expected an object with sample fields, got {type(raw.data).__name__}",
-            )
-        try:
-            row = normalise_row(raw.data, from_csv=self.format == "csv")
-        except RowProblem as exc:
-            raise DatasetRowError(self.path, raw.location, exc.field, exc.problem) from None
-        values = row.values
-        values.setdefault("id", f"row-{index}")
-        try:
-            return Sample.model_validate(values)
-        except ValidationError as exc:
-            error = exc.errors()[0]
-            loc = [str(p) for p in error["loc"]]
-            canonical = loc[0] if loc else None
-            field = row.source_keys.get(canonical, canonical) if canonical else None
-            if field and len(loc) > 1:
-                field += "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in loc[1:])
-            got = repr(error.get("input"))
-            got = got if len(got) <= 60 else got[:57] + "..."
-            raise DatasetRowError(
-                self.path, raw.location, field, f"{error['msg'].lower()}; got {got}"
-            ) from None
 
 
 def load_dataset(

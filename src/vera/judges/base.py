@@ -1,28 +1,129 @@
-"""The judge protocol and the checks VERA applies to whatever a judge returns."""
+"""The judge protocol, what a judge says about itself, and the checks VERA applies to whatever a
+judge returns.
+
+Every judge implements the whole `Judge` protocol; nothing is probed for. `BaseJudge` gives the
+defaults a judge of your own can inherit (extract then verify, no relevance ratings, no model
+calls), and `as_judge` adapts an object that only has `extract_claims` and `verify_claims`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
-from vera.errors import JudgeResponseError
-from vera.types import Claim, ClaimVerdict
+from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Judge", "judge_details", "judge_name", "match_verdicts"]
+from vera.errors import ConfigError, JudgeResponseError
+from vera.types import Claim, ClaimVerdict, RelevanceVerdict
+
+__all__ = [
+    "NO_CALLS",
+    "BaseJudge",
+    "CallEstimate",
+    "Judge",
+    "JudgeDescription",
+    "JudgeWork",
+    "as_judge",
+    "match_verdicts",
+]
+
+
+class JudgeDescription(BaseModel):
+    """What a judge tells a report about itself.
+
+    `spec` is the judge's full spec, the one that rebuilds it: "offline", "offline:learned",
+    "nli:MODEL", "openai:gpt-4o-mini", "cascade(offline:learned → openai:gpt-4o-mini)".
+    `usage` holds calls, tokens and cost where the judge calls a model; `extra` holds what is
+    particular to one kind of judge (a cascade's routing counts, an NLI model's labels).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    spec: str
+    kind: Literal["offline", "nli", "llm", "cascade", "custom"] = "custom"
+    mode: str | None = None
+    samples: int | None = None
+    temperature: float | None = None
+    prompt_versions: dict[str, str] = Field(default_factory=dict)
+    usage: dict[str, Any] | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    def to_details(self) -> dict[str, Any]:
+        """The report's `judge_details`: the set fields, with `extra` at the top level."""
+        details: dict[str, Any] = {}
+        for key in ("mode", "samples", "temperature"):
+            value = getattr(self, key)
+            if value is not None:
+                details[key] = value
+        if self.prompt_versions:
+            details["prompt_versions"] = dict(self.prompt_versions)
+        details.update(self.extra)
+        if self.usage is not None:
+            details["usage"] = self.usage
+        return details
+
+
+class JudgeWork(BaseModel):
+    """One piece of judge work on one sample, as the analysis asks for it.
+
+    - "analyse": claims of `text` and their verdicts against `contexts`;
+    - "extract": claims of `text` only;
+    - "verify": `claims` (their texts) against `contexts`;
+    - "rate_relevance": how relevant each of `texts` is to `query`.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["analyse", "extract", "verify", "rate_relevance"]
+    text: str = ""
+    query: str = ""
+    contexts: tuple[str, ...] = ()
+    claims: tuple[str, ...] = ()
+    texts: tuple[str, ...] = ()
+
+
+class CallEstimate(BaseModel):
+    """Model calls and tokens a piece of judge work takes, by the model that answers."""
+
+    model_config = ConfigDict(frozen=True)
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    model: str | None = None
+    """"provider:model" of the model called, for its price; None when nothing is called."""
+
+    def __add__(self, other: CallEstimate) -> CallEstimate:
+        return CallEstimate(
+            calls=self.calls + other.calls,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            model=self.model or other.model,
+        )
+
+
+NO_CALLS = CallEstimate()
 
 
 @runtime_checkable
 class Judge(Protocol):
-    """Anything that splits a response into claims and checks claims against contexts.
+    """What decides whether each claim of a response is supported by the contexts.
 
-    Both methods are async because most judges wait on a network. `verify_claims` receives all
-    claims of one sample at once, so a judge can batch them into a single call, and must return
-    exactly one verdict per claim id.
-
-    A judge may also offer `async analyse(response, contexts, *, query=None)` returning
-    `(claims, verdicts)`; the runner then calls that instead of the two methods, so a judge can
-    extract and verify in one step.
+    The work methods are async because most judges wait on a network. `verify_claims` receives
+    all claims of one sample at once, so a judge can batch them, and must return exactly one
+    verdict per claim id. `analyse` extracts and verifies, in one step where the judge can.
+    `plan_calls` says what a piece of work costs in model calls, from the same logic the judge
+    runs, so a dry run counts what a run would do.
     """
+
+    @property
+    def spec(self) -> str:
+        """The full spec that names (and rebuilds) this judge."""
+        ...
+
+    def describe(self) -> JudgeDescription:
+        """The judge's spec, settings and usage so far, for the report."""
+        ...
 
     async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
         """Split `response` into atomic claims with unique ids."""
@@ -34,23 +135,93 @@ class Judge(Protocol):
         """Return one verdict per claim, judged against `contexts` only."""
         ...
 
+    async def analyse(
+        self, response: str, contexts: Sequence[str], *, query: str | None = None
+    ) -> tuple[list[Claim], list[ClaimVerdict]]:
+        """Claims of `response` and one verdict each against `contexts`."""
+        ...
 
-def judge_name(judge: object) -> str:
-    """The name a report shows for a judge: its `name` attribute, else its class name."""
-    name = getattr(judge, "name", None)
-    return name if isinstance(name, str) and name else type(judge).__name__
+    async def rate_relevance(self, query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:
+        """How relevant each text is to `query`; `ConfigError` from a judge that cannot say."""
+        ...
+
+    def plan_calls(self, work: Sequence[JudgeWork]) -> CallEstimate:
+        """The model calls and tokens `work` would take, all of it together."""
+        ...
 
 
-def judge_details(judge: object) -> dict[str, Any]:
-    """What a judge tells the report about itself (prompt versions, tokens, cost), if anything.
+class BaseJudge:
+    """Defaults for a judge of your own: subclass it and write the two work methods.
 
-    A judge may offer a `details()` method returning plain data; others report nothing.
+    `analyse` extracts, then verifies every claim in one `verify_claims` call; relevance is not
+    rated (a metric that needs it fails with a clear error); no model is called, so `plan_calls`
+    counts nothing. `spec` is the class attribute `name`, else the class name.
     """
-    details = getattr(judge, "details", None)
-    if not callable(details):
-        return {}
-    value = details()
-    return dict(value) if isinstance(value, dict) else {}
+
+    name: str = ""
+
+    @property
+    def spec(self) -> str:
+        return self.name or type(self).__name__
+
+    def describe(self) -> JudgeDescription:
+        return JudgeDescription(spec=self.spec)
+
+    async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
+        raise NotImplementedError
+
+    async def verify_claims(
+        self, claims: Sequence[Claim], contexts: Sequence[str]
+    ) -> list[ClaimVerdict]:
+        raise NotImplementedError
+
+    async def analyse(
+        self, response: str, contexts: Sequence[str], *, query: str | None = None
+    ) -> tuple[list[Claim], list[ClaimVerdict]]:
+        claims = await self.extract_claims(response, query=query)
+        verdicts = await self.verify_claims(claims, contexts) if claims else []
+        return claims, verdicts
+
+    async def rate_relevance(self, query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:
+        raise ConfigError(f"judge {self.spec} cannot rate relevance; choose another judge")
+
+    def plan_calls(self, work: Sequence[JudgeWork]) -> CallEstimate:
+        return NO_CALLS
+
+
+class _ClaimsOnlyJudge(BaseJudge):
+    """An object with only `extract_claims` and `verify_claims`, as a full `Judge`."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = type(inner).__name__
+
+    async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
+        claims: list[Claim] = await self.inner.extract_claims(response, query=query)
+        return claims
+
+    async def verify_claims(
+        self, claims: Sequence[Claim], contexts: Sequence[str]
+    ) -> list[ClaimVerdict]:
+        verdicts: list[ClaimVerdict] = await self.inner.verify_claims(claims, contexts)
+        return verdicts
+
+
+def as_judge(judge: object) -> Judge:
+    """`judge` as a full `Judge`: itself when it implements the protocol, else an adapter for an
+    object with the two work methods (`extract_claims`, `verify_claims`); `ConfigError` for
+    anything else."""
+    if isinstance(judge, Judge):
+        return judge
+    if callable(getattr(judge, "extract_claims", None)) and callable(
+        getattr(judge, "verify_claims", None)
+    ):
+        return _ClaimsOnlyJudge(judge)
+    raise ConfigError(
+        f"{type(judge).__name__} is not a judge: give a judge name such as 'offline' or "
+        "'openai:gpt-4o-mini', or an object with async extract_claims and verify_claims "
+        "(subclass vera.judges.BaseJudge)"
+    )
 
 
 def match_verdicts(claims: Sequence[Claim], verdicts: Sequence[ClaimVerdict]) -> list[ClaimVerdict]:

@@ -23,16 +23,21 @@ What the report's `judge_details` says:
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from vera.errors import ConfigError
-from vera.judges.base import Judge, judge_details, judge_name, match_verdicts
-from vera.judges.llm import LLMJudge
+from vera.judges.base import (
+    BaseJudge,
+    CallEstimate,
+    Judge,
+    JudgeDescription,
+    JudgeWork,
+    match_verdicts,
+)
 from vera.types import Claim, ClaimVerdict, RelevanceVerdict
 
-__all__ = ["DEFAULT_HIGH", "DEFAULT_LOW", "CascadeJudge", "cascade_summary"]
+__all__ = ["DEFAULT_HIGH", "DEFAULT_LOW", "CascadeJudge"]
 
 # The uncertain band's default bounds, on the offline verifier's probabilities (calibrated on
 # RAGTruth dev). The band straddles its FULLY_SUPPORTED threshold (0.87), so the claims nearest
@@ -42,7 +47,7 @@ DEFAULT_LOW = 0.2
 DEFAULT_HIGH = 0.9
 
 
-class CascadeJudge:
+class CascadeJudge(BaseJudge):
     """`first` extracts and verifies every claim; `second` re-verifies only the uncertain ones.
 
     A claim is decided by `first` when its verdict's `entailment` is not None and is at least
@@ -69,19 +74,19 @@ class CascadeJudge:
         self.calls_saved = 0
 
     @property
-    def name(self) -> str:
-        return f"cascade({judge_name(self.first)}, {judge_name(self.second)})"
+    def spec(self) -> str:
+        return f"cascade({self.first.spec} → {self.second.spec})"
 
     def __repr__(self) -> str:
         return f"CascadeJudge({self.first!r}, {self.second!r}, low={self.low}, high={self.high})"
 
-    def details(self) -> dict[str, Any]:
-        """How much went to the second judge and what that saved (see the module docstring)."""
-        second_name = judge_name(self.second)
-        second = judge_details(self.second)
-        details: dict[str, Any] = {
-            "first": judge_name(self.first),
-            "second": second_name,
+    def describe(self) -> JudgeDescription:
+        """How much went to the second judge and what that saved (see the module docstring),
+        with the second judge's own description under its spec."""
+        second = self.second.describe()
+        extra: dict[str, Any] = {
+            "first": self.first.spec,
+            "second": second.spec,
             "low": self.low,
             "high": self.high,
             "claims": self.claims,
@@ -90,12 +95,22 @@ class CascadeJudge:
             "verifications": self.verifications,
             "verifications_sent": self.verifications_sent,
             "calls_saved": self.calls_saved,
+            second.spec: second.to_details(),
         }
-        if second:
-            details[second_name] = second
-            if "usage" in second:
-                details["usage"] = second["usage"]
-        return details
+        return JudgeDescription(spec=self.spec, kind="cascade", usage=second.usage, extra=extra)
+
+    def plan_calls(self, work: Sequence[JudgeWork]) -> CallEstimate:
+        """Claims come from the first judge; their verification is counted as if every claim
+        were sent to the second (which share is sent is known only once the first has run)."""
+        sent: list[JudgeWork] = []
+        for item in work:
+            if item.kind in ("analyse", "verify"):
+                sent.append(item.model_copy(update={"kind": "verify"}))
+            elif item.kind == "rate_relevance":
+                sent.append(item)
+        return self.first.plan_calls([w for w in work if w.kind == "extract"]) + (
+            self.second.plan_calls(sent)
+        )
 
     async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
         """The first judge's claims."""
@@ -107,7 +122,7 @@ class CascadeJudge:
         """One verdict per claim, in claim order; at most one call to the second judge."""
         if not claims:
             return []
-        first_name = judge_name(self.first)
+        first_name = self.first.spec
         decided = match_verdicts(claims, await self.first.verify_claims(claims, contexts))
         unsure = [c for c, v in zip(claims, decided, strict=True) if not self._sure(v)]
         self.claims += len(claims)
@@ -119,18 +134,18 @@ class CascadeJudge:
         if unsure:
             self.claims_sent += len(unsure)
             self.verifications_sent += 1
-            second_name = judge_name(self.second)
+            second_name = self.second.spec
             answers = match_verdicts(unsure, await self.second.verify_claims(unsure, contexts))
             final.update((v.claim_id, _credited(v, second_name)) for v in answers)
         return [final[c.id] for c in claims]
 
     async def rate_relevance(self, query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:
-        """Relevance from the second judge, else the first; the cascade only splits claims."""
-        for judge in (self.second, self.first):
-            rate = getattr(judge, "rate_relevance", None)
-            if callable(rate):
-                return list(await rate(query, texts))
-        raise ConfigError(f"neither judge of {self.name} can rate relevance")
+        """Relevance from the second judge, else (one that cannot rate) the first; the cascade
+        only splits claims."""
+        try:
+            return await self.second.rate_relevance(query, texts)
+        except ConfigError:
+            return await self.first.rate_relevance(query, texts)
 
     def _sure(self, verdict: ClaimVerdict) -> bool:
         p = verdict.entailment
@@ -143,27 +158,10 @@ def _credited(verdict: ClaimVerdict, judge: str) -> ClaimVerdict:
     return verdict.model_copy(update={"reason": reason})
 
 
-def _requests(judge: object, claims: int) -> int:
-    """Verification requests `judge` makes for `claims` claims of one sample.
-
-    The LLM judge splits them into calls of `max_claims_per_call` (1 in per_claim mode), once
-    per draw; any other judge counts as one request per `verify_claims` call.
-    """
+def _requests(judge: Judge, claims: int) -> int:
+    """Verification requests `judge` makes for `claims` claims of one sample, by its own plan
+    of calls (an LLM judge batches claims per call, once per draw)."""
     if claims == 0:
         return 0
-    if isinstance(judge, LLMJudge):
-        return judge.samples * math.ceil(claims / judge.max_claims_per_call)
-    return 1
-
-
-def cascade_summary(details: Mapping[str, Any]) -> str | None:
-    """One line for a report on what a cascade judge sent on; None for any other judge."""
-    share = details.get("share_sent")
-    if "claims_sent" not in details or "calls_saved" not in details:
-        return None
-    shown = "—" if not isinstance(share, int | float) else f"{share:.0%}"
-    return (
-        f"Cascade: {details['claims_sent']} of {details.get('claims', 0)} claims ({shown}) sent "
-        f"to {details.get('second', 'the second judge')}; {details['calls_saved']} LLM "
-        "verification calls saved"
-    )
+    work = JudgeWork(kind="verify", claims=("claim",) * claims, contexts=("context",))
+    return max(1, judge.plan_calls([work]).calls)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from vera.judges.base import BaseJudge
 from vera.types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Verdict
 
 __all__ = ["FakeJudge"]
@@ -16,7 +17,7 @@ __all__ = ["FakeJudge"]
 Script = Mapping[str, Sequence[tuple[str, Verdict | str]]]
 
 
-class FakeJudge:
+class FakeJudge(BaseJudge):
     """A fake judge: `script` maps a response to its (claim text, verdict) pairs; `relevance`
     maps a text to its relevance label.
 

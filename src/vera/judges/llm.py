@@ -31,6 +31,8 @@ from typing import Any, Literal, TypeVar, get_args
 from pydantic import ValidationError
 
 from vera.errors import JudgeResponseError
+from vera.judges.base import BaseJudge, CallEstimate, JudgeDescription, JudgeWork
+from vera.judges.calls import CallPlanner
 from vera.judges.evidence import checked_verdict
 from vera.judges.offline.segment import split_units
 from vera.judges.prompts import Prompt, load_prompt
@@ -54,7 +56,6 @@ from vera.providers.base import (
     Message,
     TruncatedOutputError,
 )
-from vera.providers.cost import CostLedger
 from vera.providers.jsonparse import MalformedJSONError, parse_json_object
 from vera.providers.managed import ManagedChatModel
 from vera.types import Claim, ClaimVerdict, RelevanceVerdict, Verdict
@@ -76,7 +77,7 @@ _PROMPTS: dict[str, tuple[str, ...]] = {
 _NO_TRUTHS = "(this context states no facts)"
 
 
-class LLMJudge:
+class LLMJudge(BaseJudge):
     """A judge backed by any `ChatModel` (wrap it in `ManagedChatModel` for retries and cache).
 
     Args:
@@ -121,7 +122,7 @@ class LLMJudge:
         self._truths_cache_size = truths_cache_size
 
     @property
-    def name(self) -> str:
+    def spec(self) -> str:
         return f"{self.model.provider}:{self.model.model}"
 
     @property
@@ -129,18 +130,27 @@ class LLMJudge:
         """The version of each prompt, recorded with every result."""
         return {name: prompt.version for name, prompt in self.prompts.items()}
 
-    def details(self) -> dict[str, Any]:
+    def describe(self) -> JudgeDescription:
         """Mode, prompt versions, and calls, tokens and cost where the model keeps a ledger."""
-        details: dict[str, Any] = {
-            "mode": self.mode,
-            "samples": self.samples,
-            "temperature": self.temperature,
-            "prompt_versions": self.prompt_versions,
-        }
-        ledger = getattr(self.model, "ledger", None)
-        if isinstance(ledger, CostLedger):
-            details["usage"] = ledger.summary()
-        return details
+        usage = self.model.ledger.summary() if isinstance(self.model, ManagedChatModel) else None
+        return JudgeDescription(
+            spec=self.spec,
+            kind="llm",
+            mode=self.mode,
+            samples=self.samples,
+            temperature=self.temperature,
+            prompt_versions=self.prompt_versions,
+            usage=usage,
+        )
+
+    def plan_calls(self, work: Sequence[JudgeWork]) -> CallEstimate:
+        """The calls and tokens `work` would take in this judge's mode; each context set's
+        truths (truths mode) are counted once, as the judge asks for them once."""
+        planner = CallPlanner(self)
+        total = CallEstimate(model=self.spec)
+        for item in work:
+            total += planner.plan(item)
+        return total
 
     async def analyse(
         self, response: str, contexts: Sequence[str], *, query: str | None = None

@@ -27,9 +27,10 @@ import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from vera.errors import ConfigError
+from vera.judges.base import BaseJudge, JudgeDescription
 from vera.judges.offline.claims import extract_claims
 from vera.judges.offline.segment import split_units
 from vera.metrics.grounding import DEFAULT_MIN_ENTAILMENT
@@ -125,7 +126,7 @@ def windows(
         first = max(last + 1 - overlap, first + 1)
 
 
-class NLIJudge:
+class NLIJudge(BaseJudge):
     """A judge that scores each claim against the contexts with a local NLI model.
 
     Claims are the offline judge's (sentences and independent clauses, with exact spans). A
@@ -147,8 +148,6 @@ class NLIJudge:
         MissingExtraError: transformers or torch is not installed.
         ConfigError: the model cannot be loaded, or its labels name no entailment.
     """
-
-    name: ClassVar[str] = "nli"
 
     def __init__(
         self,
@@ -197,8 +196,15 @@ class NLIJudge:
     def __repr__(self) -> str:
         return f"NLIJudge({self.source!r}, min_entailment={self.min_entailment})"
 
-    def details(self) -> dict[str, Any]:
+    @property
+    def spec(self) -> str:
+        return f"nli:{self.source}"
+
+    def describe(self) -> JudgeDescription:
         """The model, how its labels were read, the windowing and how much was scored."""
+        return JudgeDescription(spec=self.spec, kind="nli", extra=self._model_details())
+
+    def _model_details(self) -> dict[str, Any]:
         labels = self.labels
         return {
             "model": self.source,

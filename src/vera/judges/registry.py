@@ -1,7 +1,21 @@
-"""Judges by name, for the CLI and config files: "offline", "nli:MODEL", "cascade", or
-"PROVIDER:MODEL"."""
+"""Judges by spec, for the CLI and config files: "NAME" or "NAME:ARG" (the first ":" splits).
+
+Built in: "offline" (the embedded judge), "offline:learned" (the same with its learned support
+model), "nli:PATH_OR_HUB_ID" (a local NLI model, the `nli` extra) and "cascade" (the offline
+judge backed by the judge `settings.cascade_judge` names for the claims it is unsure of). A NAME
+that is no judge but a provider makes an LLM judge: "openai:gpt-4o-mini",
+"anthropic:claude-sonnet-4-5", wrapped once with retries, limits, the response cache and cost
+accounting.
+
+Installed packages add judges under the `vera.judges` entry-point group. The entry point's name
+is the judge NAME and its object a factory with the built-ins' signature,
+`factory(arg: str | None, settings: Settings) -> Judge`: `arg` is the text after the first ":"
+(stripped; None without a ":"), `settings` the run's settings.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from vera.errors import ConfigError
 from vera.judges.base import Judge
@@ -13,45 +27,98 @@ from vera.providers.cache import ResponseCache
 from vera.providers.cost import CostLedger
 from vera.providers.limits import Limiter
 from vera.providers.managed import ManagedChatModel
-from vera.providers.registry import PROVIDERS, create_chat_model
+from vera.providers.registry import PROVIDER_REGISTRY, create_chat_model, provider_names
+from vera.registry import Registry
 from vera.settings import Settings
 
-__all__ = ["cascade_spec", "create_judge", "create_managed_model"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "JUDGE_REGISTRY",
+    "JudgeFactory",
+    "cascade_spec",
+    "create_judge",
+    "create_managed_model",
+    "judge_names",
+]
+
+ENTRY_POINT_GROUP = "vera.judges"
+"""Packages can offer judges under this entry-point group (name = judge NAME)."""
+
+JudgeFactory = Callable[[str | None, Settings], Judge]
+"""`factory(arg, settings) -> Judge`: builds the judge "NAME:ARG" names (`arg` None for "NAME")."""
+
+
+def _offline(arg: str | None, settings: Settings) -> Judge:
+    """ "offline", or "offline:learned" with the learned support model."""
+    if arg is None:
+        return OfflineJudge()
+    if arg.lower().replace(" ", "") == "learned":
+        return OfflineJudge(learned=True, min_support=settings.offline_min_support)
+    raise ConfigError(f"unknown offline judge variant {arg!r}; use offline or offline:learned")
+
+
+def _nli(arg: str | None, settings: Settings) -> Judge:
+    """ "nli:PATH_OR_HUB_ID", a local NLI model."""
+    if not arg:
+        raise ConfigError("the NLI judge needs a model: nli:PATH_OR_HUB_ID")
+    return NLIJudge(arg)
+
+
+def _cascade_factory(arg: str | None, settings: Settings) -> Judge:
+    """ "cascade": its second judge comes from `settings.cascade_judge`, not from the spec."""
+    if arg is not None:
+        raise ConfigError(
+            f"cascade takes no argument (got 'cascade:{arg}'); name its second judge with "
+            "--cascade-judge PROVIDER:MODEL"
+        )
+    return _cascade(settings)
+
+
+JUDGE_REGISTRY: Registry[JudgeFactory] = Registry("judge", ENTRY_POINT_GROUP)
+"""Judge factories by NAME: the built-ins and installed plugins (providers are looked up apart)."""
+JUDGE_REGISTRY.register("offline", _offline)
+JUDGE_REGISTRY.register("nli", _nli)
+JUDGE_REGISTRY.register("cascade", _cascade_factory)
+
+_FORMS = {"offline": "offline, offline:learned", "nli": "nli:MODEL", "cascade": "cascade"}
+"""How each built-in judge is written, for error messages."""
+
+
+def judge_names() -> list[str]:
+    """Every judge NAME, plugins loaded: built-ins first, then plugins by name. Provider names
+    ("openai", ...) are judges too, as "PROVIDER:MODEL" (`provider_names()`)."""
+    return JUDGE_REGISTRY.names()
+
+
+def _accepted_forms() -> str:
+    """The judge specs accepted, for error messages."""
+    judges = [_FORMS.get(name, f"{name}[:ARG]") for name in judge_names()]
+    providers = [f"{name}:MODEL" for name in provider_names()]
+    return ", ".join(judges + providers)
 
 
 def create_judge(spec: str, settings: Settings | None = None) -> Judge:
-    """Build the judge `spec` names, configured by `settings`.
+    """Build the judge `spec` names, configured by `settings` (see the module docstring).
 
-    "offline" is the embedded judge; "offline:learned" the same with its learned support model.
-    "nli:PATH_OR_HUB_ID" is a local NLI model (the `nli`
-    extra). "cascade" is the offline judge backed by the judge `settings.cascade_judge` names
-    for the claims it is unsure of. "openai:gpt-4o-mini", "anthropic:claude-sonnet-4-5" and the
-    like are LLM judges, wrapped once with retries, limits, the response cache and cost
-    accounting.
+    A NAME that is neither a judge nor a provider raises `ConfigError` suggesting the closest.
     """
     settings = settings or Settings()
-    name = spec.strip()
-    kind, _, rest = name.partition(":")
-    if name.lower() == "offline":
-        return OfflineJudge()
-    if name.lower().replace(" ", "") == "offline:learned":
-        return OfflineJudge(learned=True, min_support=settings.offline_min_support)
-    if name.lower() == "cascade":
-        return _cascade(settings)
-    if kind.strip().lower() == "nli":
-        if not rest.strip():
-            raise ConfigError("the NLI judge needs a model: nli:PATH_OR_HUB_ID")
-        return NLIJudge(rest.strip())
-    if ":" not in name:
-        known = ", ".join(f"{p}:MODEL" for p in sorted(PROVIDERS))
-        raise ConfigError(f"unknown judge {spec!r}; use offline, nli:MODEL, cascade, {known}")
-    return LLMJudge(
-        create_managed_model(name, settings),
-        mode=settings.judge_mode,
-        samples=settings.judge_samples,
-        temperature=settings.judge_temperature,
-        prompts_dir=settings.judge_prompts_dir,
-    )
+    name, sep, rest = spec.strip().partition(":")
+    arg = rest.strip() if sep else None
+    factory = JUDGE_REGISTRY.find(name)
+    if factory is not None:
+        return factory(arg, settings)
+    if name.strip() and name in PROVIDER_REGISTRY:
+        if not arg:
+            raise ConfigError(f"judge {spec.strip()!r} needs a model: {name.strip()}:MODEL")
+        return LLMJudge(
+            create_managed_model(spec.strip(), settings),
+            mode=settings.judge_mode,
+            samples=settings.judge_samples,
+            temperature=settings.judge_temperature,
+            prompts_dir=settings.judge_prompts_dir,
+        )
+    raise JUDGE_REGISTRY.unknown(name, within=spec, also=provider_names(), known=_accepted_forms())
 
 
 def _cascade(settings: Settings) -> CascadeJudge:

@@ -15,10 +15,17 @@ from vera.metrics.context import ContextPrecision, ContextRecall, ContextRelevan
 from vera.metrics.faithfulness import Faithfulness
 from vera.metrics.grounding import GroundingF1, GroundingPrecision, GroundingRecall
 from vera.metrics.hallucination import HallucinationRate
-from vera.metrics.registry import METRICS, create_metric, register_metric
+from vera.metrics.registry import (
+    METRIC_REGISTRY,
+    METRICS,
+    create_metric,
+    metric_classes,
+    register_metric,
+)
 
 __all__ = [
     "METRICS",
+    "METRIC_REGISTRY",
     "Abstention",
     "AnswerCorrectness",
     "AnswerRelevance",
@@ -37,6 +44,7 @@ __all__ = [
     "MetricStatus",
     "Need",
     "create_metric",
+    "metric_classes",
     "not_applicable",
     "register_metric",
     "scored",

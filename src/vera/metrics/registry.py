@@ -1,8 +1,16 @@
-"""Metrics by name, for the CLI and config files."""
+"""Metrics by name, for the CLI and config files, on the shared `vera.registry.Registry`.
+
+Names are looked up loosely ("Hallucination-Rate" finds `hallucination_rate`). Installed
+packages add metrics under the `vera.metrics` entry-point group: the entry point's name is the
+metric name and its object the metric class, built with the options `create_metric` is given.
+`metric_classes()` lists built-in and plugin metrics; `METRICS` holds only those built in or
+registered in this process.
+"""
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
+from collections.abc import Sequence
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from vera.errors import ConfigError
@@ -13,8 +21,20 @@ from vera.metrics.context import ContextPrecision, ContextRecall, ContextRelevan
 from vera.metrics.faithfulness import Faithfulness
 from vera.metrics.grounding import GroundingF1, GroundingPrecision, GroundingRecall
 from vera.metrics.hallucination import HallucinationRate
+from vera.registry import Registry
 
-__all__ = ["ENTRY_POINT_GROUP", "METRICS", "create_metric", "register_metric"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "METRICS",
+    "METRIC_REGISTRY",
+    "create_metric",
+    "metric_classes",
+    "metric_key",
+    "register_metric",
+]
+
+ENTRY_POINT_GROUP = "vera.metrics"
+"""Packages can offer metrics to the CLI under this entry-point group (name = metric class)."""
 
 METRICS: dict[str, type[Any]] = {
     cls.name: cls
@@ -33,6 +53,25 @@ METRICS: dict[str, type[Any]] = {
         Abstention,
     )
 }
+"""Built-in metrics and those registered in this process, by name (plugins: `metric_classes`).
+The registry keeps its entries in this very dict, so changes to it are seen by `create_metric`."""
+
+
+def metric_key(name: str) -> str:
+    """The lookup key of a metric name: trimmed, lower-case, "-" read as "_"."""
+    return name.strip().lower().replace("-", "_")
+
+
+def _discover(group: str) -> Sequence[EntryPoint]:
+    """The installed entry points of `group`; looked up through this module's `entry_points`
+    at call time, so a test can substitute the installed set."""
+    return list(entry_points(group=group))
+
+
+METRIC_REGISTRY: Registry[type[Any]] = Registry(
+    "metric", ENTRY_POINT_GROUP, normalise=metric_key, entries=METRICS, discover=_discover
+)
+"""Every metric by name: the built-ins, `register_metric`'s, and installed plugins."""
 
 
 def register_metric(cls: type[Any]) -> type[Any]:
@@ -41,36 +80,24 @@ def register_metric(cls: type[Any]) -> type[Any]:
     Usable as a class decorator. A name already taken by another class is refused.
     """
     name = getattr(cls, "name", None)
-    if not isinstance(name, str) or not name:
+    if not isinstance(name, str) or not name.strip():
         raise ConfigError(f"{cls.__name__} has no `name` to register it under")
-    existing = METRICS.get(name)
-    if existing is not None and existing is not cls:
-        raise ConfigError(f"a metric named {name!r} is already registered")
-    METRICS[name] = cls
+    METRIC_REGISTRY.register(name, cls)
     return cls
 
 
-ENTRY_POINT_GROUP = "vera.metrics"
-"""Packages can offer metrics to the CLI under this entry-point group (name = metric class)."""
-
-
-def _load_plugins() -> None:
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        cls = entry.load()
-        METRICS.setdefault(getattr(cls, "name", entry.name), cls)
+def metric_classes() -> dict[str, type[Any]]:
+    """Every metric class by name, plugins loaded: built-ins first in their order, then those
+    registered in this process, then plugins by name (for `vera metrics` and `-m all`)."""
+    return {name: METRIC_REGISTRY.get(name) for name in METRIC_REGISTRY.names()}
 
 
 def create_metric(name: str, **options: Any) -> Metric:
     """Build a metric from its registry name and options (`create_metric("faithfulness")`).
 
-    Names not built in are looked up among installed packages' `vera.metrics` entry points.
+    Names not built in are looked up among installed packages' `vera.metrics` entry points; an
+    unknown name raises `ConfigError` suggesting the closest known one.
     """
-    key = name.strip().lower().replace("-", "_")
-    if key not in METRICS:
-        _load_plugins()
-    cls = METRICS.get(key)
-    if cls is None:
-        known = ", ".join(sorted(METRICS))
-        raise ConfigError(f"unknown metric {name!r}; available: {known}")
+    cls = METRIC_REGISTRY.get(name)
     metric: Metric = cls(**options)
     return metric

@@ -19,7 +19,7 @@ from typing import Protocol
 from vera.errors import ConfigError
 from vera.judges.base import Judge
 from vera.pipelines.chunking import Chunk
-from vera.pipelines.core import Pipeline, RagState, Step
+from vera.pipelines.core import DryStep, Pipeline, RagState, Step
 from vera.pipelines.extractive import extractive_answer
 from vera.pipelines.generation import LLMGenerate, LLMRevise
 from vera.pipelines.retrieval import BM25Retriever, ScoredChunk
@@ -59,6 +59,13 @@ class Retrieve:
         self.name = f"retrieve:{kind}@{top_k}"
 
     async def __call__(self, state: RagState) -> RagState:
+        return self._retrieve(state)
+
+    def dry_run(self, state: RagState) -> DryStep:
+        """Retrieval is local and free: done for real."""
+        return DryStep(self._retrieve(state))
+
+    def _retrieve(self, state: RagState) -> RagState:
         found = self.retriever.search(state.query, self.top_k)
         chunks = tuple(hit.chunk for hit in found)
         # The chunks ride along in `data` so the extractive generator can see their titles.
@@ -78,6 +85,13 @@ class ExtractiveGenerate:
         self.name = "generate:extractive"
 
     async def __call__(self, state: RagState) -> RagState:
+        return self._generate(state)
+
+    def dry_run(self, state: RagState) -> DryStep:
+        """Extraction is local and free: done for real."""
+        return DryStep(self._generate(state))
+
+    def _generate(self, state: RagState) -> RagState:
         chunks = state.data.get("chunks")
         sources: Sequence[Chunk | Context] = (
             chunks

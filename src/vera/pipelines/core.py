@@ -12,14 +12,14 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
 from vera.providers.cost import metered
 from vera.types import Context
 
-__all__ = ["Pipeline", "RagState", "Step", "StepRecord", "identity"]
+__all__ = ["DryRunnable", "DryStep", "Pipeline", "RagState", "Step", "StepRecord", "identity"]
 
 
 class StepRecord(BaseModel):
@@ -65,6 +65,28 @@ Step = Callable[[RagState], Awaitable[RagState]]
 """One stage: takes the state, returns the next one. Steps must not mutate their input."""
 
 
+@dataclass(frozen=True)
+class DryStep:
+    """What a step would do without calling anything: the state after it (a stand-in answer
+    where a model would write one), the generator calls it makes, and the judge work it asks
+    for (priced by the judge's own plan of calls)."""
+
+    state: RagState
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    judge_work: tuple[Any, ...] = ()
+    """`vera.judges.base.JudgeWork` items (typed loosely: pipelines sit below judges)."""
+
+
+@runtime_checkable
+class DryRunnable(Protocol):
+    """A step that can say what it would cost: VERA's own steps are; a step of yours that is
+    not counts as free in a dry run, and the estimate says so."""
+
+    def dry_run(self, state: RagState) -> DryStep: ...
+
+
 def identity(state: RagState) -> RagState:
     """The identity function on states (for the functor laws)."""
     return state
@@ -96,6 +118,11 @@ class Pipeline:
     @property
     def step_names(self) -> tuple[str, ...]:
         return tuple(stage.name for stage in self._stages)
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """The steps, in order (what `vera eval --dry-run` prices)."""
+        return tuple(stage.run for stage in self._stages)
 
     def then(self, other: Pipeline | Step, *, name: str | None = None) -> Pipeline:
         """This pipeline followed by `other` (a pipeline or a step)."""

@@ -7,8 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
+from vera.judges.calls import tokens
 from vera.judges.prompts import load_prompt
-from vera.pipelines.core import RagState
+from vera.pipelines.core import DryStep, RagState
+from vera.pipelines.extractive import extractive_answer
 from vera.providers.base import ChatModel, ChatRequest, Message
 from vera.providers.managed import ManagedChatModel
 
@@ -60,6 +62,18 @@ class LLMGenerate(_PromptedStep):
         messages = self.prompt.render(contexts=_passages(state), query=state.query)
         return state.evolve(response=await self._ask(messages))
 
+    def dry_run(self, state: RagState) -> DryStep:
+        """One call; the offline extractive answer stands in for what the model would write,
+        for the size of the work that follows."""
+        messages = self.prompt.render(contexts=_passages(state), query=state.query)
+        stand_in = extractive_answer(state.query, state.contexts, cite=True).text
+        return DryStep(
+            state.evolve(response=stand_in),
+            calls=1,
+            prompt_tokens=sum(tokens(m.content) for m in messages),
+            completion_tokens=min(tokens(stand_in), self.max_tokens),
+        )
+
 
 class LLMRevise(_PromptedStep):
     """A step that asks the model to fix or drop the statements a preceding `Verify` step
@@ -67,6 +81,21 @@ class LLMRevise(_PromptedStep):
 
     prompt_name = "revise_answer"
     verb = "revise"
+
+    def dry_run(self, state: RagState) -> DryStep:
+        """Counted as one call whenever there is an answer: which statements the judge finds
+        unsupported is known only once it has run, so this is an upper bound."""
+        if state.abstained or not (state.response or "").strip():
+            return DryStep(state)
+        messages = self.prompt.render(
+            contexts=_passages(state),
+            query=state.query,
+            answer=state.response or "",
+            unsupported="",
+        )
+        prompt = sum(tokens(m.content) for m in messages) + tokens(state.response or "")
+        completion = min(tokens(state.response or ""), self.max_tokens)
+        return DryStep(state, calls=1, prompt_tokens=prompt, completion_tokens=completion)
 
     async def __call__(self, state: RagState) -> RagState:
         unsupported = state.data.get("unsupported_claims") or ()

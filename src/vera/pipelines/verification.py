@@ -14,8 +14,9 @@ import re
 from typing import Literal
 
 from vera.analysis import analyse_claims
-from vera.judges.base import Judge
-from vera.pipelines.core import RagState
+from vera.judges.base import Judge, JudgeWork
+from vera.judges.offline.claims import extract_claims as split_claims
+from vera.pipelines.core import DryStep, RagState
 from vera.types import Claim, ClaimVerdict, Sample, Verdict
 
 __all__ = ["ABSTENTION", "DEFAULT_THRESHOLD", "Verify", "support"]
@@ -55,6 +56,21 @@ class Verify:
         self.action = action
         self.abstain_when_empty = abstain_when_empty
         self.name = f"verify@{threshold:.2f}"
+
+    def dry_run(self, state: RagState) -> DryStep:
+        """The judge's analysis of the answer; the answer is kept whole, an upper bound for
+        the work after it (what would be dropped is known only once the judge has run)."""
+        response = state.response or ""
+        if state.abstained or not response.strip():
+            return DryStep(state)
+        work = JudgeWork(
+            kind="analyse",
+            text=response,
+            query=state.query,
+            contexts=tuple(c.text for c in state.contexts),
+            claims=tuple(c.text for c in split_claims(response)),
+        )
+        return DryStep(state, judge_work=(work,))
 
     async def __call__(self, state: RagState) -> RagState:
         response = state.response or ""

@@ -15,8 +15,10 @@ from vera.providers.base import (
     TruncatedOutputError,
     Usage,
 )
+from vera.providers.registry import PROVIDER_REGISTRY, create_chat_model, provider_names
 
 __all__ = [
+    "PROVIDER_REGISTRY",
     "AuthenticationError",
     "BadRequestError",
     "ChatModel",
@@ -30,4 +32,6 @@ __all__ = [
     "RetryableProviderError",
     "TruncatedOutputError",
     "Usage",
+    "create_chat_model",
+    "provider_names",
 ]

@@ -22,9 +22,9 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from vera._version import __version__
-from vera.judges.cascade import cascade_summary
 from vera.report import Report, SampleStatus
 from vera.reports import view
+from vera.reports.cascade import cascade_summary
 from vera.reports.samples import VERDICTS, sample_views
 from vera.reports.view import HistoryPoint
 from vera.types import Sample

@@ -17,7 +17,7 @@ __all__ = ["render_junit"]
 def render_junit(report: Report) -> str:
     """The report as a JUnit XML document (one test suite per metric)."""
     suites = ET.Element("testsuites", name=f"vera {report.dataset}")
-    for metric in report.metrics:
+    for metric in report.metric_summary:
         suite = ET.SubElement(suites, "testsuite", name=f"vera.{metric}")
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         for sample in report.samples:

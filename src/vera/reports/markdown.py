@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from vera.judges.cascade import cascade_summary
 from vera.report import Report, SampleStatus
+from vera.reports.cascade import cascade_summary
 
 __all__ = ["render_markdown"]
 

@@ -14,7 +14,7 @@ from typing import Any
 from markupsafe import Markup
 
 from vera.comparison import MetricComparison
-from vera.report import GroupStats, MetricSummary, Report, SampleStatus
+from vera.report import RUN_FIGURES, GroupStats, MetricSummary, Report, SampleStatus
 from vera.reports.charts import Bar, bar_panel, histogram, range_bar, trend_chart
 from vera.stats import Estimate, percentile
 
@@ -186,7 +186,7 @@ def baseline_view(report: Report) -> tuple[list[Panel], list[BaselineRow]]:
     panels: list[Panel] = []
     rows: list[BaselineRow] = []
     for metric, summary in report.metric_summary.items():
-        bars = [Bar(system, report.metrics.get(metric), kind="system", note="system under test")]
+        bars = [Bar(system, summary.mean, kind="system", note="system under test")]
         for name, means in baselines.items():
             bars.append(Bar(name, _number(means.get(metric)), kind="baseline", note="baseline"))
             stats = (significance.get(name) or {}).get(metric)
@@ -194,7 +194,7 @@ def baseline_view(report: Report) -> tuple[list[Panel], list[BaselineRow]]:
                 MetricComparison.model_validate(stats)
                 if isinstance(stats, dict)
                 else MetricComparison(
-                    system_mean=report.metrics.get(metric),
+                    system_mean=summary.mean,
                     baseline_mean=_number(means.get(metric)),
                     difference=None,
                     ci_low=None,
@@ -223,7 +223,10 @@ def trend_panels(report: Report, history: Sequence[HistoryPoint]) -> list[Panel]
     if len(history) < 2:
         return []
     names = list(report.metric_summary)
-    names += sorted({n for point in history for n in point.metrics} - set(names))
+    # Metrics earlier runs had and this one has not still get a line; the figures beside the
+    # metric means (f1_score, latency_p99_ms) do not: they are not metrics.
+    earlier = {n for point in history for n in point.metrics} - RUN_FIGURES
+    names += sorted(earlier - set(names))
     labels = [point.run_id or point.timestamp for point in history]
     panels = []
     for name in names:

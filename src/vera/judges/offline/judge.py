@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar
 
+from vera.judges.base import BaseJudge, JudgeDescription
 from vera.judges.offline.claims import extract_claims
 from vera.judges.offline.features import SampleFacts, claim_features
 from vera.judges.offline.model import SupportModel, load_model
@@ -16,7 +16,7 @@ from vera.types import Claim, ClaimVerdict, RelevanceVerdict, Verdict
 __all__ = ["OfflineJudge"]
 
 
-class OfflineJudge:
+class OfflineJudge(BaseJudge):
     """A judge that needs nothing: no key, no network, no model download.
 
     Claims are the response's sentences, list items and independent clauses, with exact spans.
@@ -61,8 +61,6 @@ class OfflineJudge:
         ValueError: if a threshold is outside (0, 1], `partial_support` exceeds
             `full_support`, or `window_sentences` is below 1.
     """
-
-    name: ClassVar[str] = "offline"
 
     def __init__(
         self,
@@ -131,6 +129,15 @@ class OfflineJudge:
             f"number_alignment={s.number_alignment}, window_sentences={s.window_sentences}"
             f"{learned})"
         )
+
+    @property
+    def spec(self) -> str:
+        """ "offline", or "offline:learned" with the learned support model."""
+        return "offline:learned" if self.model is not None else "offline"
+
+    def describe(self) -> JudgeDescription:
+        extra = {"min_support": self.min_support} if self.model is not None else {}
+        return JudgeDescription(spec=self.spec, kind="offline", extra=extra)
 
     async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
         """Split `response` into claims "c1", "c2", ... with exact spans; `query` is unused."""

@@ -1,0 +1,183 @@
+"""`vera.evaluate` and `vera.aevaluate`: a run from Python, through the same plan and run core
+as `vera eval`.
+
+    report = vera.evaluate(df, metrics=["faithfulness", "hallucination_rate"],
+                           judge="openai:gpt-4o-mini", baselines=["naive-rag"])
+
+Data may be a file path or bundled name, `Sample`s, dicts, a pandas DataFrame or a Hugging Face
+`Dataset`; metrics, judge and pipelines may be names or objects. Names are checked at once: an
+unknown one raises `ConfigError` with the known names. No config file or environment is read
+unless `settings` is given (`vera.load_settings()` reads them as the CLI does), and nothing is
+written to the run history unless `history` says where.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from vera.datasets import open_dataset
+from vera.errors import ConfigError
+from vera.judges.base import Judge
+from vera.metrics.base import Metric
+from vera.metrics.registry import create_metric
+from vera.pipelines.core import Pipeline
+from vera.plan import DatasetRef, GeneratorSpec, MetricSpec, RetrievalOptions, RunPlan, metric_specs
+from vera.report import Report, SampleResult
+from vera.run import Bindings, RunObserver, arun_plan, run_plan
+from vera.settings import Settings
+
+__all__ = ["aevaluate", "evaluate", "plan_evaluation"]
+
+ProgressCallback = Callable[[SampleResult], None]
+
+
+class _CallbackObserver(RunObserver):
+    def __init__(self, callback: ProgressCallback) -> None:
+        self.callback = callback
+
+    def sample_finished(self, result: SampleResult) -> None:
+        self.callback(result)
+
+
+def _metrics(
+    metrics: Sequence[Metric | str] | str | None, threshold: float | None
+) -> tuple[tuple[MetricSpec, ...], list[Metric] | None]:
+    """Specs for the plan, and the metric objects when any were given as objects."""
+    given: list[Metric | str] = [metrics] if isinstance(metrics, str) else list(metrics or [])
+    names = [m for m in given if isinstance(m, str)] or (["faithfulness"] if not given else [])
+    specs = metric_specs(names, threshold) if names else ()
+    if len(names) == len(given) or not given:
+        return specs, None
+    named = iter(specs)
+    objects: list[Metric] = []
+    for metric in given:
+        if isinstance(metric, str):
+            spec = next(named)
+            objects.append(create_metric(spec.name, **spec.options))
+        elif isinstance(metric, Metric):
+            objects.append(metric)
+        else:
+            raise ConfigError(
+                f"{type(metric).__name__} is not a metric: give a name such as "
+                "'faithfulness' or an object following vera.metrics.Metric"
+            )
+    return tuple(MetricSpec(name=m.name) for m in objects), objects
+
+
+def _settings(
+    settings: Settings | None,
+    judge: Judge | str | None,
+    concurrency: int | None,
+    history: bool | str | Path,
+) -> Settings:
+    overrides: dict[str, Any] = {
+        "concurrency": concurrency,
+        "history": bool(history),
+        "history_path": Path(history) if isinstance(history, str | Path) else None,
+    }
+    if isinstance(judge, str):
+        overrides["judge"] = judge
+    return (settings or Settings()).merge(overrides, origin="vera.evaluate")
+
+
+def plan_evaluation(
+    data: Any,
+    metrics: Sequence[Metric | str] | None = None,
+    judge: Judge | str | None = None,
+    *,
+    pipeline: Pipeline | str | None = None,
+    baselines: Sequence[str] | Mapping[str, Pipeline] = (),
+    generator: str | None = None,
+    threshold: float | None = None,
+    group_by: Sequence[str] = (),
+    concurrency: int | None = None,
+    dataset_name: str | None = None,
+    resume_from: Mapping[str, SampleResult] | None = None,
+    check_laws: bool = False,
+    settings: Settings | None = None,
+    history: bool | str | Path = False,
+    quick: bool = False,
+    skip_invalid: bool = False,
+    format: str | None = None,
+    retrieval: RetrievalOptions | None = None,
+) -> tuple[RunPlan, Bindings]:
+    """The plan `evaluate` runs, and the objects given in place of names (see `evaluate`)."""
+    specs, metric_objects = _metrics(metrics, threshold)
+    source = str(data) if isinstance(data, str | Path) else None
+    dataset = open_dataset(data, format=format, skip_invalid=skip_invalid, name=dataset_name)
+    named_baselines = tuple(baselines) if not isinstance(baselines, Mapping) else ()
+    plan = RunPlan(
+        dataset=DatasetRef(
+            source=source, name=dataset.name, format=format, skip_invalid=skip_invalid
+        ),
+        quick=quick,
+        metrics=specs,
+        threshold=threshold,
+        settings=_settings(settings, judge, concurrency, history),
+        pipeline=pipeline if isinstance(pipeline, str) else None,
+        baselines=named_baselines,
+        generator=GeneratorSpec(spec=generator) if generator else GeneratorSpec(),
+        retrieval=retrieval or RetrievalOptions(),
+        group_by=tuple(group_by),
+        check_laws=check_laws,
+    )
+    bindings = Bindings(
+        data=dataset,
+        metrics=metric_objects,
+        judge=judge if judge is not None and not isinstance(judge, str) else None,
+        pipeline=pipeline if isinstance(pipeline, Pipeline) else None,
+        baselines=dict(baselines) if isinstance(baselines, Mapping) else {},
+        resume_from=resume_from,
+    )
+    return plan, bindings
+
+
+async def aevaluate(
+    data: Any,
+    metrics: Sequence[Metric | str] | None = None,
+    judge: Judge | str | None = None,
+    *,
+    progress: ProgressCallback | None = None,
+    **options: Any,
+) -> Report:
+    """`evaluate` in a running event loop (Jupyter, an async app)."""
+    plan, bindings = plan_evaluation(data, metrics, judge, **options)
+    observer = _CallbackObserver(progress) if progress is not None else None
+    return (await arun_plan(plan, bindings, observer=observer)).report
+
+
+def evaluate(
+    data: Any,
+    metrics: Sequence[Metric | str] | None = None,
+    judge: Judge | str | None = None,
+    *,
+    progress: ProgressCallback | None = None,
+    **options: Any,
+) -> Report:
+    """Evaluate `data` and return the report; everything `vera eval` does, from Python.
+
+    Args:
+        data: a file path or bundled name, `Sample`s or dicts (any field names `vera eval`
+            reads), a pandas DataFrame or a Hugging Face `Dataset`.
+        metrics: names (`["faithfulness", "hallucination_rate"]`, `["all"]`) or metric
+            objects; default faithfulness.
+        judge: a name ("offline", "offline:learned", "openai:gpt-4o-mini", …) or a judge
+            object; default the offline judge.
+        progress: called with each sample's result as it finishes.
+        **options: `pipeline` (a name or a `Pipeline`), `baselines` (names, or a mapping of
+            name to `Pipeline`), `generator`, `threshold`, `group_by`, `concurrency`,
+            `dataset_name`, `resume_from`, `check_laws`, `settings`, `history`, `quick`,
+            `skip_invalid`, `format`, `retrieval` (see `plan_evaluation`).
+
+    Raises:
+        ConfigError: an unknown metric, judge or pipeline name (with the known ones), or
+            options that cannot work together.
+        DatasetRowError: an invalid row, naming the row and the field (unless
+            `skip_invalid`).
+        RuntimeError: inside a running event loop; use `await vera.aevaluate(...)` there.
+    """
+    plan, bindings = plan_evaluation(data, metrics, judge, **options)
+    observer = _CallbackObserver(progress) if progress is not None else None
+    return run_plan(plan, bindings, observer=observer).report

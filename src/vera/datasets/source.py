@@ -1,0 +1,87 @@
+"""What a run reads samples from, and `open_dataset`: one entry point for every kind of data.
+
+A file, a bundled name, a list of samples or dicts, a generator, a pandas DataFrame or a
+Hugging Face dataset all become a `SampleSource`, whose rows are validated the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, Protocol, TypeGuard, runtime_checkable
+
+from vera.datasets.inmemory import InMemoryDataset
+from vera.datasets.loader import Dataset, load_dataset
+from vera.datasets.validate import InvalidRow
+from vera.errors import ConfigError
+from vera.types import Context, Sample
+
+__all__ = ["SampleSource", "open_dataset"]
+
+ACCEPTED = (
+    "a dataset file path or bundled name, a Sample, a mapping of sample fields, an iterable of "
+    "those, a pandas DataFrame or a Hugging Face dataset"
+)
+
+
+@runtime_checkable
+class SampleSource(Protocol):
+    """What a run needs from its data, whether a file (`Dataset`) or not (`InMemoryDataset`).
+
+    Iterating gives validated samples and may be done more than once (once for the system and
+    once per baseline). `invalid_rows` holds the rows the last pass skipped under
+    `skip_invalid`; `documents` is the corpus the dataset ships with, if any.
+    """
+
+    name: str
+    documents: tuple[Context, ...]
+    invalid_rows: list[InvalidRow]
+    skip_invalid: bool
+
+    def __iter__(self) -> Iterator[Sample]: ...
+
+    def size_hint(self) -> int | None:
+        """How many rows there are, where that is cheap to know; else None."""
+        ...
+
+
+def open_dataset(
+    data: object,
+    *,
+    format: str | None = None,
+    skip_invalid: bool = False,
+    name: str | None = None,
+) -> Dataset | InMemoryDataset:
+    """Any supported data as a source of validated samples.
+
+    A `str` or `Path` is a dataset file or a bundled name ("example"); `format` applies to it
+    only. A `Dataset` or `InMemoryDataset` is returned as it is (`name`, and `skip_invalid`
+    when True, are set on it). A single `Sample` or mapping is one row; a DataFrame, a Hugging
+    Face dataset or any other iterable of rows becomes an `InMemoryDataset`. Anything else
+    raises `ConfigError`.
+    """
+    if isinstance(data, str | Path):
+        found = load_dataset(data, format=format, skip_invalid=skip_invalid)
+        if name:
+            found.name = name
+        return found
+    if format is not None:
+        raise ConfigError(
+            f"format={format!r} applies to dataset files only, not to {type(data).__name__}"
+        )
+    if isinstance(data, Dataset | InMemoryDataset):
+        if name:
+            data.name = name
+        # False is also the default, so only an explicit True can be told apart and applied.
+        if skip_invalid:
+            data.skip_invalid = True
+        return data
+    if _is_rows(data):
+        return InMemoryDataset(data, name=name, skip_invalid=skip_invalid)
+    raise ConfigError(f"cannot read samples from {type(data).__name__}; expected {ACCEPTED}")
+
+
+def _is_rows(data: object) -> TypeGuard[Iterable[Any]]:
+    # DataFrames, Hugging Face datasets, mappings and even a `Sample` (a pydantic model) are
+    # all iterable; bytes are too, but are never rows.
+    return isinstance(data, Iterable) and not isinstance(data, bytes | bytearray)

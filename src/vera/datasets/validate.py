@@ -1,0 +1,129 @@
+"""Turning raw rows into `Sample`s: the one validation path every sample source goes through.
+
+A dataset file and an in-memory collection (a list, a DataFrame, a Hugging Face dataset) differ
+only in where their rows come from. Field aliases, type checks, default ids, duplicate ids and
+`skip_invalid` are decided here, so a row error reads the same whichever source it came from:
+it names the source, the row and the field as the user spelled it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from vera.datasets.fields import NormalisedRow, RowProblem, normalise_row
+from vera.datasets.readers import RawRow, is_invalid_json
+from vera.errors import DatasetRowError
+from vera.types import Sample
+
+__all__ = ["InvalidRow", "RowRules", "validate_row", "validate_rows"]
+
+
+class InvalidRow(BaseModel):
+    """A row skipped under `skip_invalid`, kept so the report can show it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    location: str
+    field: str | None
+    problem: str
+    message: str
+
+
+@dataclass(frozen=True)
+class RowRules:
+    """How one source's rows are read.
+
+    `label` names the source in errors (a file's path, or "<DataFrame>"). CSV cells are all
+    strings, so `from_csv` parses numbers and lists out of them. `accepts_samples` lets a row
+    already be a `Sample` (in-memory sources), which is then taken as it is.
+    """
+
+    label: str
+    from_csv: bool = False
+    accepts_samples: bool = False
+
+
+def validate_row(raw: RawRow, index: int, rules: RowRules) -> Sample:
+    """One raw row as a `Sample`, or a `DatasetRowError` naming its place and field.
+
+    `index` counts rows from 1; a row without an id gets "row-<index>".
+    """
+    problem = is_invalid_json(raw.data)
+    if problem is not None:
+        raise DatasetRowError(rules.label, raw.location, None, problem)
+    if rules.accepts_samples and isinstance(raw.data, Sample):
+        return raw.data
+    if not isinstance(raw.data, Mapping):
+        expected = (
+            "a Sample or a mapping of sample fields"
+            if rules.accepts_samples
+            else "an object with sample fields"
+        )
+        raise DatasetRowError(
+            rules.label, raw.location, None, f"expected {expected}, got {type(raw.data).__name__}"
+        )
+    try:
+        row = normalise_row(raw.data, from_csv=rules.from_csv)
+    except RowProblem as exc:
+        raise DatasetRowError(rules.label, raw.location, exc.field, exc.problem) from None
+    row.values.setdefault("id", f"row-{index}")
+    try:
+        return Sample.model_validate(row.values)
+    except ValidationError as exc:
+        raise _row_error(exc, row, raw, rules) from None
+
+
+def _row_error(
+    exc: ValidationError, row: NormalisedRow, raw: RawRow, rules: RowRules
+) -> DatasetRowError:
+    # Only the first problem is reported: fixing rows one message at a time is the common case,
+    # and a list of every nested pydantic error buries the one that matters.
+    error = exc.errors()[0]
+    loc = [str(p) for p in error["loc"]]
+    canonical = loc[0] if loc else None
+    field = row.source_keys.get(canonical, canonical) if canonical else None
+    if field and len(loc) > 1:
+        field += "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in loc[1:])
+    got = repr(error.get("input"))
+    got = got if len(got) <= 60 else got[:57] + "..."
+    return DatasetRowError(rules.label, raw.location, field, f"{error['msg'].lower()}; got {got}")
+
+
+def validate_rows(
+    rows: Iterable[RawRow],
+    rules: RowRules,
+    *,
+    skip_invalid: bool,
+    invalid: list[InvalidRow],
+) -> Iterator[Sample]:
+    """Validated samples from `rows`, each id used once.
+
+    An invalid row raises `DatasetRowError`, or with `skip_invalid` is appended to `invalid`
+    (the source's `invalid_rows`, which the caller resets for each pass) and skipped.
+    """
+    seen: dict[str, str] = {}
+    for index, raw in enumerate(rows, start=1):
+        try:
+            sample = validate_row(raw, index, rules)
+            first = seen.get(sample.id)
+            if first is not None:
+                raise DatasetRowError(
+                    rules.label,
+                    raw.location,
+                    "id",
+                    f"duplicate id {sample.id!r} (first used at {first})",
+                )
+            seen[sample.id] = raw.location
+        except DatasetRowError as exc:
+            if not skip_invalid:
+                raise
+            invalid.append(
+                InvalidRow(
+                    location=exc.location, field=exc.field, problem=exc.problem, message=str(exc)
+                )
+            )
+            continue
+        yield sample

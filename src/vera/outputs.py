@@ -1,0 +1,108 @@
+"""Writing a run's reports: what each format needs (the dataset for the HTML report's
+responses in place, the run history for its trend), gathered once for the CLI and Python."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from vera.datasets import open_dataset
+from vera.errors import ConfigError, VeraError
+from vera.history import DEFAULT_HISTORY_PATH, RunStore
+from vera.plan import RunPlan
+from vera.report import Report
+from vera.reports.registry import RenderContext, format_for_path, render_report
+from vera.reports.view import HistoryPoint
+from vera.types import Sample
+
+__all__ = ["render_context", "report_format", "write_report"]
+
+_STAMP = "%Y-%m-%dT%H:%M:%SZ"
+TREND_RUNS = 20
+
+
+def _samples(report: Report, source: str | None) -> dict[str, Sample]:
+    """Each sample's response and contexts, to show claims in place: from the report where a
+    pipeline answered, else from the dataset, when it can still be read."""
+    samples: dict[str, Sample] = {}
+    if source is not None:
+        try:
+            samples = {s.id: s for s in open_dataset(source, skip_invalid=True)}
+        except VeraError:
+            samples = {}
+    for result in report.samples:
+        if result.response is None:
+            continue
+        known = samples.get(result.id)
+        contexts = result.contexts or (known.contexts if known else ())
+        samples[result.id] = Sample(
+            id=result.id, response=result.response, contexts=contexts, category=result.category
+        )
+    return samples
+
+
+def _history(report: Report, store: RunStore) -> list[HistoryPoint]:
+    runs = [r for r in reversed(store.list()) if r.dataset == report.dataset and r.metrics]
+    return [
+        HistoryPoint(r.id, datetime.fromtimestamp(r.created, UTC).strftime(_STAMP), r.metrics)
+        for r in runs[-TREND_RUNS:]
+    ]
+
+
+def render_context(
+    report: Report,
+    fmt: str,
+    *,
+    source: str | None = None,
+    store: RunStore | None = None,
+    gate_failures: Sequence[str] = (),
+) -> RenderContext:
+    """What the `fmt` renderer needs beyond the report; only the HTML report reads the dataset
+    and the history."""
+    if fmt != "html":
+        return RenderContext(gate_failures=tuple(gate_failures))
+    history = _history(report, store) if store is not None else []
+    return RenderContext(
+        samples=_samples(report, source), history=history, gate_failures=tuple(gate_failures)
+    )
+
+
+def report_format(path: Path, format: str | None = None) -> str:
+    """The format asked for, else the one `path`'s extension names."""
+    if format:
+        return format
+    found = format_for_path(path)
+    if found is None:
+        raise ConfigError(
+            f"cannot tell the report format of {path} from its extension; "
+            "use --format json, html, md or junit"
+        )
+    return found
+
+
+def write_report(
+    report: Report,
+    path: Path,
+    fmt: str,
+    *,
+    plan: RunPlan | None = None,
+    gate_failures: Sequence[str] = (),
+) -> None:
+    """Render `report` as `fmt` and write it to `path`; the plan says where its dataset and
+    history are, for the HTML report."""
+    store = None
+    settings = plan.settings if plan is not None else None
+    if fmt == "html" and settings is not None and settings.history:
+        store = RunStore(settings.history_path or DEFAULT_HISTORY_PATH)
+    try:
+        source = plan.dataset.source if plan is not None else None
+        context = render_context(
+            report, fmt, source=source, store=store, gate_failures=gate_failures
+        )
+        text = render_report(fmt, report, context)
+    finally:
+        if store is not None:
+            store.close()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")

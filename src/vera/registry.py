@@ -1,0 +1,255 @@
+"""One registry pattern for everything chosen by name: metrics, judges, providers, report formats.
+
+A `Registry` maps names to factories (a metric class, a judge factory, a provider adapter class,
+a reporter object). A factory may be registered as the object itself or as a lazy
+"module:attribute" string, imported the first time the name is looked up, so an optional
+backend is imported only by those who choose it.
+
+Installed packages add names through an entry-point group (`vera.metrics`, `vera.judges`,
+`vera.providers`, `vera.reporters`; see docs/plugins.md). Plugins are loaded when a name is not
+built in and before any listing, so `names()` always shows them. Loading follows what is
+installed now: each load enumerates the group again (about a millisecond) but imports each entry
+point only once; `reset_plugins()` forgets the imported ones, for tests that install and remove
+plugins.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from collections.abc import Callable, Iterable
+from importlib.metadata import EntryPoint, entry_points
+from typing import Generic, TypeVar, cast
+
+from vera.errors import ConfigError
+
+__all__ = [
+    "EntryPointSource",
+    "Registry",
+    "import_object",
+    "installed_entry_points",
+    "normalise_name",
+]
+
+T = TypeVar("T")
+
+EntryPointSource = Callable[[str], Iterable[EntryPoint]]
+"""Where a registry finds its plugins: entry-point group name → its entry points."""
+
+_PluginKey = tuple[str, str, str]
+
+
+def normalise_name(name: str) -> str:
+    """The default lookup key: surrounding space removed, lower-cased."""
+    return name.strip().lower()
+
+
+def installed_entry_points(group: str) -> list[EntryPoint]:
+    """The entry points installed distributions declare in `group`."""
+    return list(entry_points(group=group))
+
+
+def import_object(target: str) -> object:
+    """The object a "module:attribute" string names (the attribute may be dotted)."""
+    module_name, sep, attribute = target.partition(":")
+    if not sep or not module_name.strip() or not attribute.strip():
+        raise ConfigError(f"lazy factory {target!r} must look like 'module:attribute'")
+    found: object = importlib.import_module(module_name.strip())
+    for part in attribute.strip().split("."):
+        found = getattr(found, part)
+    return found
+
+
+def _distribution(entry: EntryPoint) -> str:
+    """The name of the package that declares `entry`, for error messages."""
+    dist = getattr(entry, "dist", None)
+    name = getattr(dist, "name", None) if dist is not None else None
+    return str(name) if name else "an unknown package"
+
+
+class Registry(Generic[T]):
+    """Names → factories of one kind, with lazy imports, plugins and did-you-mean errors.
+
+    `kind` labels the things in messages ("metric", "judge"); `group` is the entry-point group
+    plugins use. `normalise` turns a user's name into the lookup key. `entries` may be an
+    existing dict to keep the registered (non-lazy) factories in, so an older public dict stays
+    live; `discover` finds the entry points of a group (tests may substitute it).
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        group: str,
+        *,
+        normalise: Callable[[str], str] = normalise_name,
+        entries: dict[str, T] | None = None,
+        discover: EntryPointSource = installed_entry_points,
+    ) -> None:
+        self.kind = kind
+        self.group = group
+        self._normalise = normalise
+        self._entries: dict[str, T] = {} if entries is None else entries
+        self._lazy: dict[str, str] = {}
+        self._order: dict[str, None] = dict.fromkeys(self._entries)
+        self._aliases: dict[str, str] = {}
+        self._discover = discover
+        self._plugins: dict[str, T] = {}
+        self._imported: dict[_PluginKey, T] = {}
+
+    def __repr__(self) -> str:
+        return f"Registry({self.kind!r}, {self.group!r})"
+
+    def key(self, name: str) -> str:
+        """The lookup key of `name` (normalised; an alias resolved to its name)."""
+        key = self._normalise(name)
+        return self._aliases.get(key, key)
+
+    def register(self, name: str, factory: T | str, *, aliases: Iterable[str] = ()) -> None:
+        """Offer `factory` under `name` (and `aliases`); a "module:attribute" string is imported
+        on first use. Registering the same factory again is allowed; a different one under a
+        name (or alias) already taken raises `ConfigError`."""
+        key = self._normalise(name)
+        if not key:
+            raise ConfigError(f"a {self.kind} needs a non-empty name")
+        alias_keys = [self._normalise(alias) for alias in aliases]
+        for taken in (key, *alias_keys):
+            if not self._free(taken, key, factory):
+                raise ConfigError(f"a {self.kind} named {taken!r} is already registered")
+        if isinstance(factory, str):
+            if ":" not in factory:
+                raise ConfigError(f"lazy factory {factory!r} must look like 'module:attribute'")
+            if self._lazy.get(key) != factory:
+                self._lazy[key] = factory
+                self._entries.pop(key, None)
+        else:
+            self._entries[key] = factory
+        self._order[key] = None
+        self._aliases.update(dict.fromkeys(alias_keys, key))
+
+    def _free(self, name: str, key: str, factory: T | str) -> bool:
+        """Whether `name` (the key itself or one of its aliases) may stand for `factory`, as
+        registered under `key`: free, or already standing for the same factory."""
+        if name != key:
+            return (
+                name not in self._entries
+                and name not in self._lazy
+                and (self._aliases.get(name, key) == key)
+            )
+        if key in self._aliases:
+            return False
+        if key in self._lazy:
+            return isinstance(factory, str) and factory == self._lazy[key]
+        return key not in self._entries or self._entries[key] is factory
+
+    def builtin_names(self) -> list[str]:
+        """The names registered in this process, in registration order, without plugins."""
+        names = [name for name in self._order if name in self._entries or name in self._lazy]
+        return names + [name for name in self._entries if name not in self._order]
+
+    def names(self) -> list[str]:
+        """Every name: the registered ones in registration order, then plugins by name."""
+        self.load_plugins()
+        builtin = self.builtin_names()
+        return builtin + sorted(name for name in self._plugins if name not in builtin)
+
+    def aliases(self) -> dict[str, str]:
+        """Alias → the name it stands for."""
+        return dict(self._aliases)
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        key = self.key(name)
+        if key in self._entries or key in self._lazy:
+            return True
+        self.load_plugins()
+        return key in self._plugins
+
+    def find(self, name: str) -> T | None:
+        """The factory `name` stands for, or None; plugins are loaded when it is not built in."""
+        key = self.key(name)
+        builtin = self._builtin(key)
+        if builtin is not None:
+            return builtin
+        self.load_plugins()
+        return self._plugins.get(key)
+
+    def get(self, name: str) -> T:
+        """The factory `name` stands for; `ConfigError` with suggestions when there is none."""
+        found = self.find(name)
+        if found is None:
+            raise self.unknown(name)
+        return found
+
+    def _builtin(self, key: str) -> T | None:
+        """The registered factory under `key`, importing a lazy one now."""
+        if key in self._entries:
+            return self._entries[key]
+        if key in self._lazy:
+            loaded = cast("T", import_object(self._lazy[key]))
+            self._entries[key] = loaded
+            return loaded
+        return None
+
+    def unknown(
+        self,
+        name: str,
+        *,
+        within: str | None = None,
+        also: Iterable[str] = (),
+        known: str | None = None,
+    ) -> ConfigError:
+        """The error for a name that stands for nothing: "unknown KIND 'x' [in 'spec']; did you
+        mean 'y'? Known: ...". Suggestions come from every name, alias and `also`; `within` is
+        the spec the name came from, and `known` replaces the sorted list of known names."""
+        names = self.names()
+        candidates = [*names, *self._aliases, *also]
+        close = difflib.get_close_matches(self._normalise(name), candidates, n=1)
+        head = f"unknown {self.kind} {name.strip()!r}"
+        if within is not None and within.strip() != name.strip():
+            head += f" in {within.strip()!r}"
+        head += f"; did you mean {close[0]!r}?" if close else "."
+        return ConfigError(f"{head} Known: {known or ', '.join(sorted(names))}")
+
+    def load_plugins(self) -> None:
+        """Load the group's installed entry points (each imported once); `ConfigError` names the
+        entry point and its package when one fails to import or clashes with another name."""
+        found: dict[str, tuple[T, EntryPoint]] = {}
+        for entry in self._discover(self.group):
+            key = self._normalise(entry.name)
+            loaded = self._import(entry)
+            clash = self._builtin(key) if key in self._entries or key in self._lazy else None
+            earlier = found.get(key)
+            if (clash is not None and clash is not loaded) or key in self._aliases:
+                raise ConfigError(
+                    f"{self.kind} plugin {entry.name!r} ({entry.value}) from "
+                    f"{_distribution(entry)} takes the name of a built-in {self.kind}"
+                )
+            if earlier is not None and earlier[0] is not loaded:
+                raise ConfigError(
+                    f"two {self.kind} plugins are named {key!r}: {earlier[1].value} from "
+                    f"{_distribution(earlier[1])} and {entry.value} from {_distribution(entry)}"
+                )
+            found[key] = (loaded, entry)
+        self._plugins = {key: value for key, (value, _) in found.items()}
+
+    def _import(self, entry: EntryPoint) -> T:
+        """The object `entry` names, imported once per entry point."""
+        memo = (entry.name, entry.value, _distribution(entry))
+        if memo in self._imported:
+            return self._imported[memo]
+        try:
+            loaded = cast("T", entry.load())
+        except Exception as exc:  # a plugin may fail in any way; say which one failed
+            raise ConfigError(
+                f"cannot load {self.kind} plugin {entry.name!r} ({entry.value}) from "
+                f"{_distribution(entry)}: {type(exc).__name__}: {exc}"
+            ) from exc
+        self._imported[memo] = loaded
+        return loaded
+
+    def reset_plugins(self) -> None:
+        """Forget loaded plugins and the imported entry points, so the next lookup loads them
+        afresh (for tests that install or remove plugins)."""
+        self._plugins = {}
+        self._imported.clear()

@@ -1,0 +1,163 @@
+"""The run summary in a terminal: metric table, breakdowns, baselines, usage and failures.
+
+Text from datasets, judges and errors is printed as text, never read as console markup.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from vera.report import Report, SampleStatus
+from vera.reports.cascade import cascade_summary
+
+__all__ = ["format_interval", "format_score", "print_summary"]
+
+SHOWN_FAILURES = 5
+
+
+def format_score(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def format_interval(low: float | None, high: float | None) -> str:
+    return "—" if low is None or high is None else f"{low:.2f} to {high:.2f}"
+
+
+def print_summary(report: Report, out: Console, err: Console) -> None:
+    """The whole summary: tables and counts on `out`, errors and invalid rows on `err`."""
+    table = Table(title=escape(f"VERA · {report.dataset} · judge: {report.judge}"))
+    columns = ("Metric", "Mean", "95% CI", "Scored", "Not scored", "Passed", "Failed", "Threshold")
+    for column in columns:
+        table.add_column(column, justify="left" if column == "Metric" else "right")
+    for name, s in report.metric_summary.items():
+        direction = "≥" if s.higher_is_better else "≤"
+        table.add_row(
+            name,
+            format_score(s.mean),
+            format_interval(s.ci_low, s.ci_high),
+            str(s.scored),
+            str(s.not_scored),
+            str(s.passed),
+            str(s.failed),
+            f"{direction} {s.threshold:.2f}",
+        )
+        for sub, stats in s.sub_scores.items():
+            table.add_row(
+                f"  {sub}", format_score(stats.mean), format_interval(stats.ci_low, stats.ci_high)
+            )
+    out.print(table)
+
+    for key, groups in report.breakdowns.items():
+        if key == "category" and list(groups) == ["uncategorized"]:
+            continue
+        # Metrics as rows, group values as columns: there are more metrics than groups.
+        breakdown = Table(title=escape(f"By {key}: mean (scored samples)"))
+        breakdown.add_column("Metric")
+        for value in groups:
+            breakdown.add_column(value, justify="right")
+        for name in report.metric_summary:
+            cells = [groups[value][name] for value in groups]
+            breakdown.add_row(name, *(f"{format_score(c.mean)} ({c.scored})" for c in cells))
+        out.print(breakdown)
+    if report.baseline_comparison:
+        _print_baselines(report, out)
+    if report.categorical_tests:
+        laws_line = " · ".join(
+            f"{law} {verdict}" for law, verdict in report.categorical_tests.items()
+        )
+        out.print(f"Pipeline laws: {laws_line}", highlight=False)
+    if report.latency is not None:
+        lat = report.latency
+        out.print(
+            f"Latency over {lat.count} samples: p50 {lat.p50:.0f} ms · p95 {lat.p95:.0f} ms · "
+            f"p99 {lat.p99:.0f} ms",
+            highlight=False,
+        )
+
+    _print_cascade(report, out)
+    _print_usage(report, out)
+    counts = report.counts
+    out.print(
+        f"{counts['scored']} scored, {counts['errors']} errors, "
+        f"{counts['needs_pipeline']} need a pipeline, {counts['invalid_rows']} invalid rows "
+        f"(of {counts['total'] + counts['invalid_rows']})",
+        highlight=False,
+    )
+    _print_failures(report, out, err)
+
+
+def _print_baselines(report: Report, out: Console) -> None:
+    block = report.baseline_comparison or {}
+    significance: dict[str, dict[str, dict[str, object]]] = block.get("significance", {})
+    table = Table(title=escape(f"{report.pipeline or 'this run'} against the baselines"))
+    table.add_column("Metric")
+    table.add_column(report.pipeline or "system", justify="right")
+    for name in significance:
+        table.add_column(name, justify="right")
+        table.add_column("change (p)", justify="right")
+    for metric, summary in report.metric_summary.items():
+        mean = summary.mean
+        cells = [format_score(mean)]
+        for by_metric in significance.values():
+            found = by_metric.get(metric, {})
+            baseline_mean = found.get("baseline_mean")
+            change = str(found.get("improvement") or "—")
+            p_value = found.get("p_value")
+            cells.append(format_score(baseline_mean if isinstance(baseline_mean, float) else None))
+            cells.append(f"{change} (p={p_value:.3f})" if isinstance(p_value, float) else change)
+        table.add_row(metric, *(str(c) for c in cells))
+    out.print(table)
+
+
+def _print_cascade(report: Report, out: Console) -> None:
+    """How much a cascade judge sent on to its second judge, and the calls that saved."""
+    line = cascade_summary(report.judge_details)
+    if line:
+        out.print(line, highlight=False)
+
+
+def _print_usage(report: Report, out: Console) -> None:
+    usage = report.judge_details.get("usage")
+    if not isinstance(usage, dict):
+        return
+    line = (
+        f"Judge calls: {usage['calls']} ({usage['cached_calls']} from cache) · "
+        f"tokens: {usage['prompt_tokens']} prompt, {usage['completion_tokens']} completion · "
+        f"cost: ${usage['cost_usd']:.4f}"
+    )
+    if usage.get("unpriced_models"):
+        line += f" (no price known for {', '.join(usage['unpriced_models'])})"
+    out.print(line, highlight=False)
+
+
+def _print_failures(report: Report, out: Console, err: Console) -> None:
+    errors = [s for s in report.samples if s.status is SampleStatus.ERROR]
+    for result in errors[:SHOWN_FAILURES]:
+        err.print(
+            f"[red]error[/] {escape(result.id)}: {escape(result.error or '')}", highlight=False
+        )
+    for row in report.invalid_rows[:SHOWN_FAILURES]:
+        err.print(f"[yellow]invalid[/] {escape(row.message)}", highlight=False)
+    if report.counts["needs_pipeline"]:
+        out.print(
+            f"{report.counts['needs_pipeline']} samples have no response; they need a pipeline "
+            "to generate one and were not scored."
+        )
+    lowest = sorted(
+        (s for s in report.samples if s.status is SampleStatus.SCORED),
+        key=lambda s: min((v for v in s.scores.values() if v is not None), default=1.0),
+    )[:SHOWN_FAILURES]
+    shown = [s for s in lowest if any(r.passed is False for r in s.results.values())]
+    if shown:
+        out.print("[bold]Lowest-scoring samples[/]")
+        for result in shown:
+            for metric_result in result.results.values():
+                if metric_result.passed is False:
+                    out.print(
+                        f"  {result.id} · {metric_result.name} "
+                        f"{format_score(metric_result.score)}: {metric_result.reason}",
+                        highlight=False,
+                        markup=False,
+                    )

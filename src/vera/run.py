@@ -1,0 +1,367 @@
+"""Running a `RunPlan`: the one place a run is coordinated, for the CLI and Python alike.
+
+`arun_plan` does everything in one event loop: the system pass, each baseline's pass, the law
+checks, and the recording of each finished sample in the run history. It returns the report
+with the gates' verdict; the caller renders it and picks an exit code. `run_plan` is the one
+synchronous edge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vera.comparison import baseline_comparison
+from vera.datasets import SampleSource, open_dataset
+from vera.errors import ConfigError
+from vera.experiment import resolve_pipeline
+from vera.gates import gate_failures, regression_failures
+from vera.history import DEFAULT_HISTORY_PATH, RunStore
+from vera.judges.base import Judge, as_judge
+from vera.judges.registry import create_judge, create_managed_model
+from vera.metrics.base import Metric
+from vera.metrics.registry import create_metric
+from vera.pipelines import laws
+from vera.pipelines.core import Pipeline
+from vera.pipelines.documents import load_documents
+from vera.pipelines.verification import Verify
+from vera.plan import QUICK_SAMPLES, RunPlan
+from vera.report import Report, SampleResult
+from vera.runner import run_pass
+from vera.types import Context, Sample
+
+__all__ = [
+    "LAW_QUERIES",
+    "Bindings",
+    "RunObserver",
+    "RunResult",
+    "arun_plan",
+    "build_components",
+    "run_plan",
+    "stored_plan",
+]
+
+LAW_QUERIES = 5
+"""Queries the pipeline laws are checked on."""
+
+
+@dataclass(frozen=True)
+class Bindings:
+    """Live objects given from Python, used in place of what the plan names."""
+
+    data: SampleSource | None = None
+    metrics: Sequence[Metric] | None = None
+    judge: Judge | None = None
+    pipeline: Pipeline | None = None
+    baselines: Mapping[str, Pipeline] = field(default_factory=dict)
+    resume_from: Mapping[str, SampleResult] | None = None
+    """Results of an earlier run by sample id: kept, not evaluated again."""
+
+
+class RunObserver:
+    """Hears how a run goes; every method does nothing unless overridden (the CLI's progress
+    bar, a callback from Python)."""
+
+    def run_started(self, run_id: str) -> None:
+        """The run was recorded in the history under `run_id`."""
+
+    def pass_started(self, pipeline: str | None, total: int | None, done: int) -> None:
+        """A pass over the samples begins: the system's (`pipeline` None when the responses
+        came with the data) or a baseline's; `done` of `total` were finished earlier."""
+
+    def sample_finished(self, result: SampleResult) -> None:
+        """One sample of the current pass has its result."""
+
+    def pass_finished(self) -> None:
+        """The current pass is over."""
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A finished run: its report, where it is stored, and what the gates found."""
+
+    plan: RunPlan
+    report: Report
+    run_id: str | None = None
+    gate_failures: tuple[str, ...] = ()
+    compared_with: str | None = None
+    """The stored run a regression check compared against, if any."""
+
+    @property
+    def gated(self) -> bool:
+        return self.plan.gated
+
+    @property
+    def passed(self) -> bool:
+        """No gate failed (vacuously true for an ungated run)."""
+        return not self.gate_failures
+
+
+@dataclass(frozen=True)
+class Components:
+    """What a plan names, built: the data, metrics, judge and pipelines of one run."""
+
+    data: SampleSource
+    metrics: list[Metric]
+    judge: Judge
+    system: Pipeline | None
+    baselines: dict[str, Pipeline]
+
+    def samples(self, quick: bool) -> Iterable[Sample]:
+        """The samples a pass uses: all, or the first few with `quick`."""
+        return itertools.islice(self.data, QUICK_SAMPLES) if quick else self.data
+
+
+def _data(plan: RunPlan, bindings: Bindings) -> SampleSource:
+    if bindings.data is not None:
+        return bindings.data
+    ref = plan.dataset
+    source = ref.source or ("example" if plan.quick else None)
+    if source is None:
+        raise ConfigError("give --dataset PATH, or --quick to try the bundled example")
+    return open_dataset(source, format=ref.format, skip_invalid=ref.skip_invalid, name=ref.name)
+
+
+def _judge(plan: RunPlan, bindings: Bindings) -> Judge:
+    if bindings.judge is not None:
+        return as_judge(bindings.judge)
+    return create_judge(plan.settings.judge, plan.settings)
+
+
+def build_components(plan: RunPlan, bindings: Bindings | None = None) -> Components:
+    """Build what `plan` names; objects in `bindings` stand in for their names."""
+    bindings = bindings or Bindings()
+    data = _data(plan, bindings)
+    metrics = list(bindings.metrics or [create_metric(m.name, **m.options) for m in plan.metrics])
+    judge = _judge(plan, bindings)
+    system_spec, pipelines = _pipelines(plan, data, judge, bindings)
+    system = bindings.pipeline or (pipelines.pop(system_spec) if system_spec else None)
+    return Components(data, metrics, judge, system, {**pipelines, **bindings.baselines})
+
+
+def _pipelines(
+    plan: RunPlan, data: SampleSource, judge: Judge, bindings: Bindings
+) -> tuple[str | None, dict[str, Pipeline]]:
+    """The system's spec and every pipeline the plan names, built by name."""
+    retrieval = plan.retrieval
+    corpus: Sequence[Context] | None = (
+        load_documents(Path(retrieval.documents)) if retrieval.documents else None
+    )
+    generator = plan.generator
+    chat = (
+        create_managed_model(generator.spec, plan.settings, base_url=generator.base_url)
+        if generator.uses_model
+        else None
+    )
+    # With baselines and a corpus but no pipeline of yours, the system is VERA's own.
+    has_corpus = bool(data.documents or corpus)
+    system_spec = plan.pipeline or ("vera" if plan.baselines and has_corpus else None)
+    if bindings.pipeline is not None:
+        system_spec = None
+    names = list(dict.fromkeys([*([system_spec] if system_spec else []), *plan.baselines]))
+    pipelines = {
+        name: resolve_pipeline(
+            name,
+            data,
+            judge,
+            generator=chat,
+            top_k=retrieval.top_k,
+            chunk_size=retrieval.chunk_size,
+            chunk_overlap=retrieval.chunk_overlap,
+            documents=corpus,
+        )
+        for name in names
+        if name not in bindings.baselines
+    }
+    # The system's entry is taken out by the caller, so it is never its own baseline.
+    return system_spec, pipelines
+
+
+def stored_plan(run_id: str, history: Path | str | None = None) -> tuple[RunPlan, str]:
+    """The plan of a stored run and its full id, to resume it as it was asked for."""
+    store = RunStore(history or DEFAULT_HISTORY_PATH)
+    try:
+        record = store.get(run_id)
+        return store.plan(record.id), record.id
+    finally:
+        store.close()
+
+
+class _Recorder:
+    """Commits each finished sample of the system's pass to the store, at once, so a killed
+    run keeps it."""
+
+    def __init__(self, store: RunStore | None, run_id: str | None, done: int) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.position = itertools.count(done)
+
+    def __call__(self, result: SampleResult) -> None:
+        if self.store is not None and self.run_id is not None:
+            self.store.add_result(self.run_id, next(self.position), result)
+
+
+async def _pass(
+    plan: RunPlan,
+    parts: Components,
+    pipeline: Pipeline | None,
+    observer: RunObserver,
+    *,
+    record: _Recorder | None = None,
+    done: Mapping[str, SampleResult] | None = None,
+) -> Report:
+    """One pass over the samples, with `pipeline` answering them when given."""
+    total = parts.data.size_hint()
+    if plan.quick and total is not None:
+        total = min(total, QUICK_SAMPLES)
+    observer.pass_started(pipeline.name if pipeline else None, total, len(done or {}))
+
+    def finished(result: SampleResult) -> None:
+        if record is not None:
+            record(result)
+        observer.sample_finished(result)
+
+    try:
+        return await run_pass(
+            parts.samples(plan.quick),
+            parts.metrics,
+            parts.judge,
+            concurrency=plan.settings.concurrency,
+            dataset_name=parts.data.name,
+            progress=finished,
+            group_by=plan.group_by,
+            pipeline=pipeline,
+            resume_from=done,
+            source=parts.data,
+        )
+    finally:
+        observer.pass_finished()
+
+
+async def _extras(
+    plan: RunPlan, parts: Components, report: Report, observer: RunObserver
+) -> Report:
+    """The baselines' passes and the law checks, added to the system's report."""
+    updates: dict[str, object] = {}
+    if parts.baselines:
+        others = {
+            name: await _pass(plan, parts, pipeline, observer)
+            for name, pipeline in parts.baselines.items()
+            if pipeline is not parts.system
+        }
+        updates["baseline_comparison"] = baseline_comparison(report, others)
+    if plan.check_laws:
+        if parts.system is None:
+            raise ConfigError("--check-laws needs --pipeline (or --baseline)")
+        queries = [s.query for s in itertools.islice(parts.data, LAW_QUERIES) if s.query]
+        updates["categorical_tests"] = await laws.check_laws(
+            parts.system, Verify(parts.judge), queries
+        )
+    return report.model_copy(update=updates) if updates else report
+
+
+def _open_store(plan: RunPlan, resume: str | None) -> RunStore | None:
+    settings = plan.settings
+    if resume is None and not settings.history:
+        return None
+    return RunStore(settings.history_path or DEFAULT_HISTORY_PATH)
+
+
+async def arun_plan(
+    plan: RunPlan,
+    bindings: Bindings | None = None,
+    *,
+    resume: str | None = None,
+    observer: RunObserver | None = None,
+) -> RunResult:
+    """Run `plan` in the running event loop: system, baselines, laws, history, gates.
+
+    With `resume` (a stored run's id), the samples that run finished are kept and only the
+    others are evaluated; the plan should be the stored one (`stored_plan`).
+    """
+    observer = observer or RunObserver()
+    bindings = bindings or Bindings()
+    parts = build_components(plan, bindings)
+    store = _open_store(plan, resume)
+    try:
+        run_id, done = _start(store, plan, parts, resume, bindings)
+        if run_id is not None:
+            observer.run_started(run_id)
+        report = await _pass(
+            plan,
+            parts,
+            parts.system,
+            observer,
+            record=_Recorder(store, run_id, len(done)),
+            done=done,
+        )
+        report = await _extras(plan, parts, report, observer)
+        if store is not None and run_id is not None:
+            store.finish(run_id, report)
+        failures, compared = _gates(plan, report, store, run_id)
+    finally:
+        if store is not None:
+            store.close()
+    return RunResult(plan, report, run_id, tuple(failures), compared)
+
+
+def _start(
+    store: RunStore | None,
+    plan: RunPlan,
+    parts: Components,
+    resume: str | None,
+    bindings: Bindings,
+) -> tuple[str | None, Mapping[str, SampleResult]]:
+    """The run's id in the store (new, or the resumed one) and the results it already has."""
+    if store is None:
+        return None, bindings.resume_from or {}
+    if resume is not None:
+        run_id = store.get(resume).id
+        return run_id, store.results(run_id)
+    return store.start(parts.data.name, plan), bindings.resume_from or {}
+
+
+def _gates(
+    plan: RunPlan, report: Report, store: RunStore | None, run_id: str | None
+) -> tuple[list[str], str | None]:
+    """What fails the run's gates, and the stored run a regression check compared with."""
+    if not plan.gated:
+        return [], None
+    failures = gate_failures(report, plan.settings.gates)
+    compared = None
+    if (plan.regression or plan.baseline_run) and store is not None:
+        previous = plan.baseline_run or _previous_run(store, report.dataset, run_id)
+        if previous is not None:
+            compared = store.get(previous).id
+            failures += regression_failures(report, store.report(compared), compared)
+    return failures, compared
+
+
+def _previous_run(store: RunStore, dataset: str, current: str | None) -> str | None:
+    """The newest finished run of `dataset` before this one, to guard against regressions."""
+    for record in store.list():
+        if record.dataset == dataset and record.status == "finished" and record.id != current:
+            return record.id
+    return None
+
+
+def run_plan(
+    plan: RunPlan,
+    bindings: Bindings | None = None,
+    *,
+    resume: str | None = None,
+    observer: RunObserver | None = None,
+) -> RunResult:
+    """`arun_plan` from synchronous code: the one event loop of the run. Inside a running
+    loop (Jupyter, an async app) use `await arun_plan(...)`."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(arun_plan(plan, bindings, resume=resume, observer=observer))
+    raise RuntimeError(
+        "vera was called inside a running event loop (Jupyter, an async app); use the async "
+        "form there: `await vera.aevaluate(...)` or `await vera.arun_plan(...)`"
+    )
