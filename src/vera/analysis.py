@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from vera.errors import JudgeResponseError
 from vera.judges.base import Judge, JudgeWork, match_verdicts
 from vera.metrics.base import CitationCheck, ClaimAnalysis, Need
-from vera.metrics.citations import attach_citations, parse_citations, resolve_citation
+from vera.text.citations import attach_citations, parse_citations, resolve_citation
 from vera.types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Sample, Verdict
 
 __all__ = ["WorkPieces", "analyse_claims", "analyse_sample", "planned_work", "work_pieces"]

@@ -7,7 +7,7 @@ computed once per sample and shared by every metric that needs them.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -147,6 +147,82 @@ def _claim_records(analysis: ClaimAnalysis) -> tuple[ClaimRecord, ...]:
     )
 
 
+class _Scheduler:
+    """One pass's scheduling: at most `concurrency` samples in flight, results kept in dataset
+    order, and a run stop that every later sample hears of (as skipped)."""
+
+    def __init__(
+        self,
+        score: Callable[[Sample], Awaitable[SampleResult]],
+        concurrency: int,
+        progress: ProgressCallback | None,
+        group_by: Sequence[str],
+        resume_from: Mapping[str, SampleResult],
+    ) -> None:
+        self.score = score
+        self.slots = asyncio.Semaphore(concurrency)
+        self.progress = progress
+        self.group_by = group_by
+        self.resume_from = resume_from
+        self.results: list[SampleResult | None] = []
+        self.stop: RunStopError | None = None
+
+    def _record(self, index: int, result: SampleResult) -> None:
+        self.results[index] = result
+        if self.progress is not None:
+            self.progress(result)
+
+    async def _evaluate(self, index: int, sample: Sample) -> None:
+        try:
+            try:
+                result = await self.score(sample)
+            except RunStopError as exc:
+                self.stop = self.stop or exc
+                result = _skipped(sample, exc, self.group_by)
+            self._record(index, result)
+        finally:
+            self.slots.release()
+
+    def _settled(self, sample: Sample) -> bool:
+        """Whether `sample` needs no evaluation: an earlier run finished it (kept as it was),
+        or the run has stopped (still listed, as skipped)."""
+        done = self.resume_from.get(sample.id)
+        if done is not None:
+            self.results[-1] = done
+            return True
+        if self.stop is not None:
+            self._record(len(self.results) - 1, _skipped(sample, self.stop, self.group_by))
+            return True
+        return False
+
+    async def run(self, samples: Iterable[Sample]) -> list[SampleResult]:
+        # Reading the next sample can fail (a bad dataset row). Raised inside the task group
+        # it would come out wrapped in an ExceptionGroup; keep it, let in-flight samples
+        # finish, and raise it as itself.
+        read_error: Exception | None = None
+        rows = iter(samples)
+        async with asyncio.TaskGroup() as group:
+            while True:
+                await self.slots.acquire()
+                try:
+                    sample = next(rows)
+                except StopIteration:
+                    self.slots.release()
+                    break
+                except Exception as exc:
+                    self.slots.release()
+                    read_error = exc
+                    break
+                self.results.append(None)
+                if self._settled(sample):
+                    self.slots.release()
+                    continue
+                group.create_task(self._evaluate(len(self.results) - 1, sample))
+        if read_error is not None:
+            raise read_error
+        return [r for r in self.results if r is not None]
+
+
 async def run_pass(
     samples: Iterable[Sample],
     metrics: Sequence[Metric] | None = None,
@@ -182,62 +258,13 @@ async def run_pass(
         raise ValueError(f"each metric may appear once; got {names}")
     active_judge: Judge = judge if judge is not None else OfflineJudge()
     started = datetime.now(UTC)
-    results: list[SampleResult | None] = []
-    slots = asyncio.Semaphore(concurrency)
 
-    stop: RunStopError | None = None
+    async def score(sample: Sample) -> SampleResult:
+        return await evaluate_sample(sample, metrics, active_judge, group_by, pipeline)
 
-    def record(index: int, result: SampleResult) -> None:
-        results[index] = result
-        if progress is not None:
-            progress(result)
-
-    async def run(index: int, sample: Sample) -> None:
-        nonlocal stop
-        try:
-            try:
-                result = await evaluate_sample(sample, metrics, active_judge, group_by, pipeline)
-            except RunStopError as exc:
-                stop = stop or exc
-                result = _skipped(sample, exc, group_by)
-            record(index, result)
-        finally:
-            slots.release()
-
-    # Reading the next sample can fail (a bad dataset row). Raised inside the task group it
-    # would come out wrapped in an ExceptionGroup; keep it, let in-flight samples finish, and
-    # raise it as itself.
-    read_error: Exception | None = None
-    rows = iter(samples)
-    async with asyncio.TaskGroup() as group:
-        while True:
-            await slots.acquire()
-            try:
-                sample = next(rows)
-            except StopIteration:
-                slots.release()
-                break
-            except Exception as exc:
-                slots.release()
-                read_error = exc
-                break
-            results.append(None)
-            done = resume_from.get(sample.id) if resume_from else None
-            if done is not None:
-                # Finished by an earlier, interrupted run: kept as it was, not redone.
-                slots.release()
-                results[-1] = done
-                continue
-            if stop is not None:
-                # Still read to the end, so the report lists every sample the run did not do.
-                slots.release()
-                record(len(results) - 1, _skipped(sample, stop, group_by))
-                continue
-            group.create_task(run(len(results) - 1, sample))
-    if read_error is not None:
-        raise read_error
-
-    finished = [r for r in results if r is not None]
+    scheduler = _Scheduler(score, concurrency, progress, group_by, resume_from or {})
+    finished = await scheduler.run(samples)
+    stop = scheduler.stop
     description = active_judge.describe()
     return build_report(
         dataset=dataset_name or (source.name if source else "samples"),

@@ -12,7 +12,8 @@ from functools import lru_cache
 from operator import itemgetter
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+# The result type is plain data in the types layer, so reports can hold it; re-exported here.
+from vera.types.report import Estimate
 
 __all__ = ["Estimate", "bootstrap_ci", "estimate", "percentile"]
 
@@ -22,17 +23,6 @@ BOOTSTRAP_LIMIT = 1000
 """Above this many values the interval is the normal one, which the bootstrap of a mean
 converges to: resampling 1000 times in pure Python would take seconds per metric."""
 _Z = {0.90: 1.6448536269514722, 0.95: 1.959963984540054, 0.99: 2.5758293035489004}
-
-
-class Estimate(BaseModel):
-    """A mean with its 95 % bootstrap confidence interval; None fields when nothing was scored."""
-
-    model_config = ConfigDict(frozen=True)
-
-    mean: float | None
-    ci_low: float | None
-    ci_high: float | None
-    n: int
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:

@@ -1,7 +1,7 @@
 """`vera eval --judge PROVIDER:MODEL` end to end: the CLI in a subprocess, the real SDK, real
 HTTP to a scripted server on 127.0.0.1 that plays the model.
 
-The scripted model (`_ScriptedJudgeModel`) is a fake: it answers extraction by splitting the
+The scripted model (`tests.support.scripted`) is a fake: it answers extraction by splitting the
 answer at full stops and marks a claim CONTRADICTED when it holds "60", else supported.
 """
 
@@ -10,17 +10,10 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-from tests.support.loopback import (
-    LoopbackServer,
-    Recorded,
-    Reply,
-    error,
-    ok_anthropic_tool,
-    ok_openai,
-)
+from tests.support.loopback import LoopbackServer, error
+from tests.support.scripted import scripted_anthropic, scripted_openai
 
 SAMPLES = [
     {
@@ -36,39 +29,6 @@ SAMPLES = [
         "contexts": ["Paris is the capital of France."],
     },
 ]
-
-
-def _verdict(text: str) -> dict[str, Any]:
-    verdict = "CONTRADICTED" if "60" in text else "FULLY_SUPPORTED"
-    return {"verdict": verdict, "context": 1, "quote": "", "reason": "scripted"}
-
-
-def _scripted_reply(prompt: str) -> dict[str, Any]:
-    if "how relevant it is to the QUESTION" in prompt:
-        texts = re.findall(r"^\[(\d+)\] ", prompt.rsplit("TEXTS:\n", 1)[1], flags=re.M)
-        return {"ratings": [{"text": int(n), "relevance": "RELEVANT"} for n in texts]}
-    if "List the factual statements" in prompt:
-        contexts = re.findall(r"^\[(\d+)\] (.*)$", prompt, flags=re.M)
-        return {"truths": [{"context": int(n), "text": text} for n, text in contexts]}
-    if "Split the ANSWER" in prompt:
-        answer = prompt.rsplit("ANSWER:\n", 1)[1]
-        sentences = [s.strip() + "." for s in answer.split(".") if s.strip()]
-        claims = [{"number": i, "text": s} for i, s in enumerate(sentences, 1)]
-        if "then give each claim one verdict" in prompt:  # single-call mode
-            claims = [{**claim, **_verdict(claim["text"])} for claim in claims]
-        return {"claims": claims}
-    claims = re.findall(r"^(\d+)\. (.*)$", prompt.rsplit("CLAIMS:\n", 1)[1], flags=re.M)
-    return {"verdicts": [{"claim": int(n), **_verdict(text)} for n, text in claims]}
-
-
-def _openai(request: Recorded) -> Reply:
-    prompt = request.json["messages"][-1]["content"]
-    return ok_openai(json.dumps(_scripted_reply(prompt)), prompt_tokens=1000, completion_tokens=100)
-
-
-def _anthropic(request: Recorded) -> Reply:
-    prompt = request.json["messages"][-1]["content"]
-    return ok_anthropic_tool(_scripted_reply(prompt), name=request.json["tools"][0]["name"])
 
 
 def vera_eval(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -105,7 +65,7 @@ def vera_eval(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_openai_judge_scores_and_second_run_makes_zero_calls(
     loopback: LoopbackServer, tmp_path: Path
 ) -> None:
-    loopback.default = _openai
+    loopback.default = scripted_openai
     args = ("--judge", "openai:gpt-4o-mini", "--judge-base-url", loopback.openai_url)
     first = vera_eval(tmp_path, *args)
     assert first.returncode == 0, first.stderr
@@ -134,7 +94,7 @@ def test_openai_judge_scores_and_second_run_makes_zero_calls(
 
 
 def test_anthropic_judge_over_tool_use(loopback: LoopbackServer, tmp_path: Path) -> None:
-    loopback.default = _anthropic
+    loopback.default = scripted_anthropic
     result = vera_eval(
         tmp_path,
         "--judge",
@@ -190,7 +150,7 @@ def test_dry_run_estimates_and_calls_nothing(loopback: LoopbackServer, tmp_path:
 def test_judge_modes_over_http(
     loopback: LoopbackServer, tmp_path: Path, mode: str, calls: int
 ) -> None:
-    loopback.default = _openai
+    loopback.default = scripted_openai
     result = vera_eval(
         tmp_path,
         "--judge",
@@ -208,7 +168,7 @@ def test_judge_modes_over_http(
 
 
 def test_judge_samples_report_agreement(loopback: LoopbackServer, tmp_path: Path) -> None:
-    loopback.default = _openai
+    loopback.default = scripted_openai
     args = ["--judge", "openai:gpt-4o-mini", "--judge-base-url", loopback.openai_url]
     result = vera_eval(tmp_path, *args, "--judge-samples", "3", "--judge-temperature", "0.7")
     assert result.returncode == 0, result.stderr
@@ -241,7 +201,7 @@ def test_rejected_key_stops_the_run_at_once(loopback: LoopbackServer, tmp_path: 
 def test_all_metrics_over_http_share_the_judge_calls(
     loopback: LoopbackServer, tmp_path: Path
 ) -> None:
-    loopback.default = _openai
+    loopback.default = scripted_openai
     args = ["--judge", "openai:gpt-4o-mini", "--judge-base-url", loopback.openai_url]
     result = vera_eval(tmp_path, *args, "-m", "all")
     assert result.returncode == 0, result.stderr

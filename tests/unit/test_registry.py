@@ -10,6 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.plugin import (
+    PLUGIN_ENTRY_POINTS,
+    PLUGIN_MODULE,
+    PLUGIN_SOURCE,
+    write_plugin,
+)
 
 from vera.errors import ConfigError
 from vera.judges import JUDGE_REGISTRY, OfflineJudge, create_judge, judge_names
@@ -33,86 +39,12 @@ from vera.reports.markdown import render_markdown
 from vera.settings import Settings
 from vera.types import Sample
 
-PLUGIN_MODULE = "vera_test_plugin"
 ALL_REGISTRIES = (METRIC_REGISTRY, JUDGE_REGISTRY, PROVIDER_REGISTRY, REPORTER_REGISTRY)
-
-# The shape of docs/examples/custom_metric.py, plus a judge, a provider and a report format.
-PLUGIN_SOURCE = """
-from typing import ClassVar
-
-from vera.judges import OfflineJudge
-from vera.metrics import MetricStatus, Need, not_applicable, scored
-
-JUDGE_CALLS = []
-
-
-class PluginMetric:
-    name: ClassVar[str] = "plugin_metric"
-    description: ClassVar[str] = "share of the response's claims that state a number"
-    needs: ClassVar[frozenset[Need]] = frozenset({Need.CLAIMS})
-    higher_is_better: ClassVar[bool] = True
-
-    def __init__(self, threshold: float = 0.0) -> None:
-        self.threshold = threshold
-
-    def score(self, sample, analysis):
-        if not analysis.claims:
-            return not_applicable(self, "no claims")
-        numeric = {c.id: float(any(ch.isdigit() for ch in c.text)) for c in analysis.claims}
-        share = sum(numeric.values()) / len(numeric)
-        return scored(self, share, "numbers", claim_weights=numeric, status=MetricStatus.OK)
-
-
-def make_judge(arg, settings):
-    JUDGE_CALLS.append((arg, settings))
-    return OfflineJudge()
-
-
-class EchoModel:
-    provider = "echo"
-
-    def __init__(self, model, *, base_url=None, api_key=None):
-        self.model, self.base_url, self.api_key = model, base_url, api_key
-
-
-class CsvReporter:
-    name = "csv"
-    extension = ".csv"
-
-    def render(self, report, context):
-        rows = [f"{r.id},{r.scores.get('faithfulness')}" for r in report.samples]
-        return "\\n".join(["id,faithfulness", *rows, f"gate:{len(context.gate_failures)}"])
-
-
-CSV = CsvReporter()
-"""
-
-PLUGIN_ENTRY_POINTS = """
-[vera.metrics]
-plugin_metric = vera_test_plugin:PluginMetric
-
-[vera.judges]
-my_judge = vera_test_plugin:make_judge
-
-[vera.providers]
-echo = vera_test_plugin:EchoModel
-
-[vera.reporters]
-csv = vera_test_plugin:CSV
-"""
 
 
 def install(folder: Path, monkeypatch: pytest.MonkeyPatch, source: str, entries: str) -> None:
-    """Write `vera_test_plugin.py` and the `vera-test-plugin` distribution declaring `entries`
-    into `folder`, and put `folder` on sys.path, where importlib.metadata finds it."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{PLUGIN_MODULE}.py").write_text(source, encoding="utf-8")
-    info = folder / f"{PLUGIN_MODULE}-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: vera-test-plugin\nVersion: 0.1\n", encoding="utf-8"
-    )
-    (info / "entry_points.txt").write_text(entries.lstrip(), encoding="utf-8")
+    """Write the plugin into `folder` and put `folder` on sys.path."""
+    write_plugin(folder, source, entries)
     monkeypatch.syspath_prepend(str(folder))
     importlib.invalidate_caches()
 

@@ -11,25 +11,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from vera.datasets.fields import NormalisedRow, RowProblem, normalise_row
 from vera.datasets.readers import RawRow, is_invalid_json
 from vera.errors import DatasetRowError
 from vera.types import Sample
 
+# A report lists skipped rows, so the type is plain data in the types layer; re-exported here.
+from vera.types.report import InvalidRow
+
 __all__ = ["InvalidRow", "RowRules", "validate_row", "validate_rows"]
-
-
-class InvalidRow(BaseModel):
-    """A row skipped under `skip_invalid`, kept so the report can show it."""
-
-    model_config = ConfigDict(frozen=True)
-
-    location: str
-    field: str | None
-    problem: str
-    message: str
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,6 @@ from vera.errors import JudgeResponseError
 from vera.judges.base import BaseJudge, CallEstimate, JudgeDescription, JudgeWork
 from vera.judges.calls import CallPlanner
 from vera.judges.evidence import checked_verdict
-from vera.judges.offline.segment import split_units
 from vera.judges.prompts import Prompt, load_prompt
 from vera.judges.replies import (
     EXTRACTION_SCHEMA,
@@ -58,6 +57,7 @@ from vera.providers.base import (
 )
 from vera.providers.jsonparse import MalformedJSONError, parse_json_object
 from vera.providers.managed import ManagedChatModel
+from vera.text.segment import split_units
 from vera.types import Claim, ClaimVerdict, RelevanceVerdict, Verdict
 
 __all__ = ["MODES", "LLMJudge", "Mode"]

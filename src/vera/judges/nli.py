@@ -32,10 +32,9 @@ from typing import Any
 from vera.errors import ConfigError
 from vera.judges.base import BaseJudge, JudgeDescription
 from vera.judges.offline.claims import extract_claims
-from vera.judges.offline.segment import split_units
-from vera.metrics.grounding import DEFAULT_MIN_ENTAILMENT
 from vera.providers.base import MissingExtraError
-from vera.types import Claim, ClaimVerdict, Verdict
+from vera.text.segment import split_units
+from vera.types import DEFAULT_MIN_ENTAILMENT, Claim, ClaimVerdict, Verdict
 
 __all__ = ["MAX_LENGTH", "LabelMap", "NLIJudge", "Window", "label_map", "windows"]
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from vera.judges.offline.claims import abstains
 from vera.metrics.base import (
     ClaimAnalysis,
     MetricOptions,
@@ -21,6 +20,7 @@ from vera.metrics.base import (
     scored,
 )
 from vera.metrics.grounding import GroundedOptions, is_grounded
+from vera.text.abstention import abstains
 from vera.types import Sample
 
 __all__ = ["Abstention", "AnswerCorrectness", "AnswerRelevance"]

@@ -23,8 +23,8 @@ from vera.metrics.base import (
     not_applicable,
     scored,
 )
-from vera.metrics.citations import resolve_citation
 from vera.metrics.grounding import GroundedOptions, is_grounded
+from vera.text.citations import resolve_citation
 from vera.types import Sample
 
 __all__ = ["CitationAccuracy"]

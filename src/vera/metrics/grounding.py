@@ -26,9 +26,10 @@ from vera.metrics.base import (
     not_applicable,
     scored,
 )
-from vera.types import ClaimVerdict, Sample, Verdict
+from vera.types import DEFAULT_MIN_ENTAILMENT, ClaimVerdict, Sample, Verdict
 
 __all__ = [
+    "DEFAULT_MIN_ENTAILMENT",
     "GroundedOptions",
     "GroundingF1",
     "GroundingPrecision",
@@ -36,7 +37,6 @@ __all__ = [
     "is_grounded",
 ]
 
-DEFAULT_MIN_ENTAILMENT = 0.70
 _GROUNDED = frozenset({Verdict.FULLY_SUPPORTED, Verdict.PARTIALLY_SUPPORTED})
 
 

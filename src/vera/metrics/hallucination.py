@@ -14,7 +14,6 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from vera.judges.offline.claims import abstains
 from vera.metrics.base import (
     ClaimAnalysis,
     MetricOptions,
@@ -23,6 +22,7 @@ from vera.metrics.base import (
     Need,
     scored,
 )
+from vera.text.abstention import abstains
 from vera.types import Sample, Verdict
 
 __all__ = ["HallucinationRate"]

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
 
-from vera.judges.offline.segment import split_units
+from vera.text.segment import split_units
 from vera.types import Context
 
 __all__ = ["Chunk", "chunk_corpus", "chunk_document", "chunk_id", "sentence_spans"]

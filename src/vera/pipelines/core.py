@@ -14,23 +14,13 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
-
 from vera.providers.cost import metered
 from vera.types import Context
 
+# A report stores step records, so the type is plain data in the types layer; re-exported here.
+from vera.types.report import StepRecord
+
 __all__ = ["DryRunnable", "DryStep", "Pipeline", "RagState", "Step", "StepRecord", "identity"]
-
-
-class StepRecord(BaseModel):
-    """What one step took: wall time, and judge calls and dollars where it used a judge."""
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    latency_ms: float
-    judge_calls: int = 0
-    cost_usd: float = 0.0
 
 
 @dataclass(frozen=True)

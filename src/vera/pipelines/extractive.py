@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vera.judges.offline.segment import split_units
 from vera.judges.offline.tokens import analyse
 from vera.pipelines.chunking import Chunk
+from vera.text.segment import split_units
 from vera.types import Context
 
 __all__ = ["ABSTENTION", "ExtractiveAnswer", "SelectedSentence", "extractive_answer"]

@@ -10,7 +10,7 @@ attribute is written, so the report's content security policy can forbid inline 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from markupsafe import Markup
@@ -63,6 +63,70 @@ def _meets(value: float, threshold: float, higher_is_better: bool) -> bool:
     return value >= threshold if higher_is_better else value <= threshold
 
 
+@dataclass(frozen=True)
+class _Frame:
+    """A chart's size and the margins its plot area leaves for ticks and labels."""
+
+    width: int
+    height: int
+    top: int
+    bottom: int
+    left: int
+    right: int
+
+    @property
+    def plot_w(self) -> int:
+        return self.width - self.left - self.right
+
+    @property
+    def plot_h(self) -> int:
+        return self.height - self.top - self.bottom
+
+    @property
+    def base(self) -> int:
+        """The y of the plot area's bottom edge, where the axis line runs."""
+        return self.top + self.plot_h
+
+    def axis(self) -> Markup:
+        return Markup('<line class="axis" x1="{}" y1="{}" x2="{}" y2="{}"/>').format(
+            self.left, self.base, self.width - self.right, self.base
+        )
+
+    def x_scale(self, low: float, high: float) -> Callable[[float], float]:
+        """The x of a value on a horizontal axis running from `low` to `high`."""
+
+        def at(value: float) -> float:
+            return self.left + self.plot_w * (value - low) / (high - low)
+
+        return at
+
+    def y_scale(self, low: float, high: float) -> Callable[[float], float]:
+        """The y of a value on a vertical axis with `low` at the bottom and `high` at the top."""
+
+        def at(value: float) -> float:
+            return self.top + self.plot_h * (high - value) / (high - low)
+
+        return at
+
+
+_HISTOGRAM = _Frame(width=260, height=130, top=16, bottom=22, left=8, right=8)
+_TREND = _Frame(width=260, height=120, top=10, bottom=22, left=30, right=10)
+_BAR_ROW_H = 22
+
+
+def _tick(x: float, y: int, anchor: str, text: str) -> Markup:
+    return Markup('<text class="tick" x="{:.1f}" y="{}" text-anchor="{}">{}</text>').format(
+        x, y, anchor, text
+    )
+
+
+def _vertical_threshold(x: float, y1: int, y2: int, threshold: float) -> Markup:
+    return Markup(
+        '<line class="threshold" x1="{:.1f}" y1="{}" x2="{:.1f}" y2="{}">'
+        "<title>threshold {}</title></line>"
+    ).format(x, y1, x, y2, _fmt(threshold))
+
+
 def histogram(
     scores: Sequence[float],
     *,
@@ -76,20 +140,40 @@ def histogram(
     A bin is drawn in the pass colour when its midpoint meets `threshold` in the metric's
     direction; a dashed line marks the threshold itself.
     """
-    width, height, top, bottom, left, right = 260, 130, 16, 22, 8, 8
     low, high = domain(list(scores))
+    counts = _bin_counts(scores, low, high, bins)
+    parts = _histogram_bins(counts, low, high, threshold, higher_is_better)
+    parts += _histogram_axis(low, high, threshold)
+    label = f"{title or 'score distribution'}: {len(scores)} scored samples"
+    return _svg(_HISTOGRAM.width, _HISTOGRAM.height, label, Markup("").join(parts))
+
+
+def _bin_counts(scores: Sequence[float], low: float, high: float, bins: int) -> list[int]:
+    """How many of `scores` fall in each of `bins` equal bins from `low` to `high`."""
     counts = [0] * bins
     for score in scores:
         index = int((score - low) / (high - low) * bins)
+        # A score equal to `high` would index one past the last bin: it belongs in the last.
         counts[min(max(index, 0), bins - 1)] += 1
+    return counts
+
+
+def _histogram_bins(
+    counts: Sequence[int],
+    low: float,
+    high: float,
+    threshold: float | None,
+    higher_is_better: bool,
+) -> list[Markup]:
+    """A bar per bin, scaled to the tallest, with its count above it when there is one."""
+    frame, bins = _HISTOGRAM, len(counts)
     tallest = max(counts, default=0) or 1
-    plot_w, plot_h = width - left - right, height - top - bottom
-    step = plot_w / bins
+    step = frame.plot_w / bins
     parts: list[Markup] = []
     for i, count in enumerate(counts):
         start, end = low + (high - low) * i / bins, low + (high - low) * (i + 1) / bins
-        bar_h = plot_h * count / tallest
-        x, y = left + i * step, top + plot_h - bar_h
+        bar_h = frame.plot_h * count / tallest
+        x, y = frame.left + i * step, frame.top + frame.plot_h - bar_h
         state = ""
         if threshold is not None:
             state = "pass" if _meets((start + end) / 2, threshold, higher_is_better) else "fail"
@@ -106,116 +190,91 @@ def histogram(
                     x + step / 2, y - 3, count
                 )
             )
-    base = top + plot_h
-    parts.append(
-        Markup('<line class="axis" x1="{}" y1="{}" x2="{}" y2="{}"/>').format(
-            left, base, width - right, base
-        )
-    )
+    return parts
+
+
+def _histogram_axis(low: float, high: float, threshold: float | None) -> list[Markup]:
+    """The axis with ticks at both ends and the middle, and the threshold when it is in range."""
+    frame = _HISTOGRAM
+    at = frame.x_scale(low, high)
+    parts = [frame.axis()]
     for value, anchor in ((low, "start"), ((low + high) / 2, "middle"), (high, "end")):
-        x = left + plot_w * (value - low) / (high - low)
-        parts.append(
-            Markup('<text class="tick" x="{:.1f}" y="{}" text-anchor="{}">{}</text>').format(
-                x, height - 6, anchor, _fmt(value)
-            )
-        )
+        parts.append(_tick(at(value), frame.height - 6, anchor, _fmt(value)))
     if threshold is not None and low <= threshold <= high:
-        x = left + plot_w * (threshold - low) / (high - low)
-        parts.append(
-            Markup(
-                '<line class="threshold" x1="{:.1f}" y1="{}" x2="{:.1f}" y2="{}">'
-                "<title>threshold {}</title></line>"
-            ).format(x, top - 4, x, base, _fmt(threshold))
-        )
-    label = title or "score distribution"
-    return _svg(width, height, f"{label}: {len(scores)} scored samples", Markup("").join(parts))
+        parts.append(_vertical_threshold(at(threshold), frame.top - 4, frame.base, threshold))
+    return parts
 
 
 def bar_panel(
     bars: Sequence[Bar], *, threshold: float | None = None, title: str = "", label_width: int = 130
 ) -> Markup:
     """Horizontal bars, one per row, with value labels, interval whiskers and a threshold line."""
-    row_h, top, bottom, value_w = 22, 6, 18, 46
-    width = 420
-    height = top + bottom + row_h * max(len(bars), 1)
+    top, bottom = 6, 18
+    # An empty panel keeps one row's height so that its axis still has somewhere to go.
+    height = top + bottom + _BAR_ROW_H * max(len(bars), 1)
+    frame = _Frame(width=420, height=height, top=top, bottom=bottom, left=label_width, right=46)
     low, high = domain(
         [v for bar in bars for v in (bar.value, bar.ci_low, bar.ci_high)]
         + ([threshold] if threshold is not None else [])
     )
-    plot_x, plot_w = label_width, width - label_width - value_w
-
-    def at(value: float) -> float:
-        return plot_x + plot_w * (value - low) / (high - low)
-
+    at = frame.x_scale(low, high)
+    origin = at(max(low, 0.0))
     parts: list[Markup] = []
     for i, bar in enumerate(bars):
-        y = top + i * row_h
-        tip = bar.label + (f" ({bar.note})" if bar.note else "")
+        parts += _bar_row(bar, frame.top + i * _BAR_ROW_H, frame, at, origin)
+    parts.append(frame.axis())
+    for value, anchor in ((low, "start"), (high, "end")):
+        parts.append(_tick(at(value), frame.base + 13, anchor, _fmt(value)))
+    if threshold is not None:
+        parts.append(_vertical_threshold(at(threshold), frame.top, frame.base, threshold))
+    return _svg(frame.width, frame.height, title or "bar chart", Markup("").join(parts))
+
+
+def _bar_row(
+    bar: Bar, y: int, frame: _Frame, at: Callable[[float], float], origin: float
+) -> list[Markup]:
+    """One row of a bar panel: the label, then the bar from `origin`, its whisker and its
+    value, or "n/a" when the bar has no value."""
+    mid = y + _BAR_ROW_H / 2
+    tip = bar.label + (f" ({bar.note})" if bar.note else "")
+    parts = [
+        Markup(
+            '<text class="label" x="{}" y="{:.1f}" text-anchor="end">{}<title>{}</title></text>'
+        ).format(frame.left - 6, mid + 4, _short(bar.label), tip)
+    ]
+    if bar.value is None:
         parts.append(
-            Markup(
-                '<text class="label" x="{}" y="{:.1f}" text-anchor="end">{}<title>{}</title></text>'
-            ).format(plot_x - 6, y + row_h / 2 + 4, _short(bar.label), tip)
-        )
-        if bar.value is None:
-            parts.append(
-                Markup('<text class="value none" x="{:.1f}" y="{:.1f}">n/a</text>').format(
-                    plot_x + 4, y + row_h / 2 + 4
-                )
-            )
-            continue
-        start, end = sorted((at(max(low, 0.0)), at(bar.value)))
-        parts.append(
-            Markup(
-                '<rect class="bar {}" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{}">'
-                "<title>{}: {:.3f}</title></rect>"
-            ).format(bar.kind, start, y + 4, max(end - start, 1.0), row_h - 8, tip, bar.value)
-        )
-        if bar.ci_low is not None and bar.ci_high is not None:
-            mid = y + row_h / 2
-            parts.append(
-                Markup(
-                    '<path class="whisker" d="M{:.1f} {:.1f}H{:.1f}M{:.1f} {:.1f}V{:.1f}'
-                    'M{:.1f} {:.1f}V{:.1f}"><title>95% CI {:.3f}{}{:.3f}</title></path>'
-                ).format(
-                    at(bar.ci_low),
-                    mid,
-                    at(bar.ci_high),
-                    at(bar.ci_low),
-                    mid - 4,
-                    mid + 4,
-                    at(bar.ci_high),
-                    mid - 4,
-                    mid + 4,
-                    bar.ci_low,
-                    DASH,
-                    bar.ci_high,
-                )
-            )
-        parts.append(
-            Markup('<text class="value" x="{}" y="{:.1f}">{:.3f}</text>').format(
-                width - value_w + 6, y + row_h / 2 + 4, bar.value
+            Markup('<text class="value none" x="{:.1f}" y="{:.1f}">n/a</text>').format(
+                frame.left + 4, mid + 4
             )
         )
-    base = top + row_h * max(len(bars), 1)
+        return parts
+    start, end = sorted((origin, at(bar.value)))
     parts.append(
-        Markup('<line class="axis" x1="{}" y1="{}" x2="{}" y2="{}"/>').format(
-            plot_x, base, plot_x + plot_w, base
+        Markup(
+            '<rect class="bar {}" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{}">'
+            "<title>{}: {:.3f}</title></rect>"
+        ).format(bar.kind, start, y + 4, max(end - start, 1.0), _BAR_ROW_H - 8, tip, bar.value)
+    )
+    if bar.ci_low is not None and bar.ci_high is not None:
+        parts.append(_whisker(bar.ci_low, bar.ci_high, mid, at))
+    parts.append(
+        Markup('<text class="value" x="{}" y="{:.1f}">{:.3f}</text>').format(
+            frame.width - frame.right + 6, mid + 4, bar.value
         )
     )
-    for value, anchor in ((low, "start"), (high, "end")):
-        parts.append(
-            Markup('<text class="tick" x="{:.1f}" y="{}" text-anchor="{}">{}</text>').format(
-                at(value), base + 13, anchor, _fmt(value)
-            )
-        )
-    if threshold is not None:
-        parts.append(
-            Markup(
-                '<line class="threshold" x1="{:.1f}" y1="{}" x2="{:.1f}" y2="{}">'
-                "<title>threshold {}</title></line>"
-            ).format(at(threshold), top, at(threshold), base, _fmt(threshold))
-        )
-    return _svg(width, height, title or "bar chart", Markup("").join(parts))
+    return parts
+
+
+def _whisker(ci_low: float, ci_high: float, mid: float, at: Callable[[float], float]) -> Markup:
+    """The 95 % interval as a horizontal line at `mid`, capped at both ends."""
+    x_low, x_high = at(ci_low), at(ci_high)
+    return Markup(
+        '<path class="whisker" d="M{:.1f} {:.1f}H{:.1f}M{:.1f} {:.1f}V{:.1f}'
+        'M{:.1f} {:.1f}V{:.1f}"><title>95% CI {:.3f}{}{:.3f}</title></path>'
+    ).format(
+        x_low, mid, x_high, x_low, mid - 4, mid + 4, x_high, mid - 4, mid + 4, ci_low, DASH, ci_high
+    )
 
 
 def trend_chart(
@@ -226,36 +285,61 @@ def trend_chart(
     title: str = "",
 ) -> Markup:
     """A metric's mean over successive runs: points joined by a line, gaps where it is None."""
-    width, height, top, bottom, left, right = 260, 120, 10, 22, 30, 10
+    frame = _TREND
     low, high = domain([*values, *([threshold] if threshold is not None else [])])
-    plot_w, plot_h = width - left - right, height - top - bottom
     count = len(values)
 
     def x_at(i: int) -> float:
-        return left + (plot_w * i / (count - 1) if count > 1 else plot_w / 2)
+        # A single run has no spread to show: it sits in the middle.
+        return frame.left + (frame.plot_w * i / (count - 1) if count > 1 else frame.plot_w / 2)
 
-    def y_at(value: float) -> float:
-        return top + plot_h * (high - value) / (high - low)
+    y_at = frame.y_scale(low, high)
+    parts = _trend_axes(low, high, threshold, y_at)
+    path = _trend_path(values, x_at, y_at)
+    if path:
+        parts.append(Markup('<path class="line" d="{}"/>').format(path))
+    parts += _trend_points(labels, values, x_at, y_at)
+    if labels:
+        for i, anchor in ((0, "start"), (count - 1, "end")):
+            parts.append(_tick(x_at(i), frame.height - 6, anchor, _short(labels[i])))
+    return _svg(frame.width, frame.height, title or "trend", Markup("").join(parts))
 
-    parts: list[Markup] = []
-    for value in (low, high):
-        parts.append(
-            Markup('<text class="tick" x="{}" y="{:.1f}" text-anchor="end">{}</text>').format(
-                left - 4, y_at(value) + 4, _fmt(value)
-            )
+
+def _trend_axes(
+    low: float, high: float, threshold: float | None, y_at: Callable[[float], float]
+) -> list[Markup]:
+    """The value ticks at both ends, the time axis, and the threshold as a horizontal line."""
+    frame = _TREND
+    parts = [
+        Markup('<text class="tick" x="{}" y="{:.1f}" text-anchor="end">{}</text>').format(
+            frame.left - 4, y_at(value) + 4, _fmt(value)
         )
-    parts.append(
-        Markup('<line class="axis" x1="{}" y1="{}" x2="{}" y2="{}"/>').format(
-            left, top + plot_h, width - right, top + plot_h
-        )
-    )
+        for value in (low, high)
+    ]
+    parts.append(frame.axis())
     if threshold is not None:
         parts.append(
             Markup(
                 '<line class="threshold" x1="{}" y1="{:.1f}" x2="{}" y2="{:.1f}">'
                 "<title>threshold {}</title></line>"
-            ).format(left, y_at(threshold), width - right, y_at(threshold), _fmt(threshold))
+            ).format(
+                frame.left,
+                y_at(threshold),
+                frame.width - frame.right,
+                y_at(threshold),
+                _fmt(threshold),
+            )
         )
+    return parts
+
+
+def _trend_path(
+    values: Sequence[float | None],
+    x_at: Callable[[int], float],
+    y_at: Callable[[float], float],
+) -> str:
+    """SVG path data for the line: one subpath per run of values, so a None leaves a gap
+    rather than a line bridging the missing run."""
     segment: list[str] = []
     paths: list[str] = []
     for i, point in enumerate(values):
@@ -267,24 +351,23 @@ def trend_chart(
         segment.append(f"{x_at(i):.1f} {y_at(point):.1f}")
     if segment:
         paths.append("M" + "L".join(segment))
-    if paths:
-        parts.append(Markup('<path class="line" d="{}"/>').format(" ".join(paths)))
-    for i, (label, point) in enumerate(zip(labels, values, strict=True)):
-        if point is not None:
-            parts.append(
-                Markup(
-                    '<circle class="point" cx="{:.1f}" cy="{:.1f}" r="3">'
-                    "<title>{}: {:.3f}</title></circle>"
-                ).format(x_at(i), y_at(point), label, point)
-            )
-    if labels:
-        for i, anchor in ((0, "start"), (count - 1, "end")):
-            parts.append(
-                Markup('<text class="tick" x="{:.1f}" y="{}" text-anchor="{}">{}</text>').format(
-                    x_at(i), height - 6, anchor, _short(labels[i])
-                )
-            )
-    return _svg(width, height, title or "trend", Markup("").join(parts))
+    return " ".join(paths)
+
+
+def _trend_points(
+    labels: Sequence[str],
+    values: Sequence[float | None],
+    x_at: Callable[[int], float],
+    y_at: Callable[[float], float],
+) -> list[Markup]:
+    """A marker per run with a value, its tooltip naming the run."""
+    return [
+        Markup(
+            '<circle class="point" cx="{:.1f}" cy="{:.1f}" r="3"><title>{}: {:.3f}</title></circle>'
+        ).format(x_at(i), y_at(point), label, point)
+        for i, (label, point) in enumerate(zip(labels, values, strict=True))
+        if point is not None
+    ]
 
 
 def range_bar(

@@ -48,19 +48,7 @@ def print_summary(report: Report, out: Console, err: Console) -> None:
                 f"  {sub}", format_score(stats.mean), format_interval(stats.ci_low, stats.ci_high)
             )
     out.print(table)
-
-    for key, groups in report.breakdowns.items():
-        if key == "category" and list(groups) == ["uncategorized"]:
-            continue
-        # Metrics as rows, group values as columns: there are more metrics than groups.
-        breakdown = Table(title=escape(f"By {key}: mean (scored samples)"))
-        breakdown.add_column("Metric")
-        for value in groups:
-            breakdown.add_column(value, justify="right")
-        for name in report.metric_summary:
-            cells = [groups[value][name] for value in groups]
-            breakdown.add_row(name, *(f"{format_score(c.mean)} ({c.scored})" for c in cells))
-        out.print(breakdown)
+    _print_breakdowns(report, out)
     if report.baseline_comparison:
         _print_baselines(report, out)
     if report.categorical_tests:
@@ -86,6 +74,21 @@ def print_summary(report: Report, out: Console, err: Console) -> None:
         highlight=False,
     )
     _print_failures(report, out, err)
+
+
+def _print_breakdowns(report: Report, out: Console) -> None:
+    for key, groups in report.breakdowns.items():
+        if key == "category" and list(groups) == ["uncategorized"]:
+            continue
+        # Metrics as rows, group values as columns: there are more metrics than groups.
+        breakdown = Table(title=escape(f"By {key}: mean (scored samples)"))
+        breakdown.add_column("Metric")
+        for value in groups:
+            breakdown.add_column(escape(value), justify="right")
+        for name in report.metric_summary:
+            cells = [groups[value][name] for value in groups]
+            breakdown.add_row(name, *(f"{format_score(c.mean)} ({c.scored})" for c in cells))
+        out.print(breakdown)
 
 
 def _print_baselines(report: Report, out: Console) -> None:

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from vera.judges.offline.segment import split_units
 from vera.judges.offline.tokens import analyse
+from vera.text.segment import split_units
 
 __all__ = ["Passage", "evidence_for"]
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from vera.judges.offline.lexicon import ANTONYM_PAIRS
-from vera.judges.offline.segment import split_units
 from vera.judges.offline.tokens import Facts, analyse, merge, stem
+from vera.text.segment import split_units
 from vera.types import Claim, ClaimVerdict, Verdict
 
 __all__ = ["Settings", "verify"]

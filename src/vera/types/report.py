@@ -1,0 +1,335 @@
+"""A run's results as data: per-sample results, their aggregates, and the report holding both.
+
+These are plain types with no aggregation logic: `vera.report.build_report` computes a
+`Report` from `SampleResult`s, and the renderers, the run store and comparisons read one.
+`Report.to_dict()` is exactly the JSON that `vera eval --output` writes. Its top level follows
+seed 001 (dataset, timestamp, queries_evaluated, metrics, per_category_breakdown) and adds the
+samples with their claims, so every number can be traced back to claim verdicts.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Iterable, Sequence
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from vera.types.claims import Verdict
+from vera.types.errors import ConfigError
+from vera.types.results import MetricResult
+from vera.types.samples import Context
+
+__all__ = [
+    "CLAIM_COLUMNS",
+    "SAMPLE_COLUMNS",
+    "ClaimRecord",
+    "Estimate",
+    "GroupStats",
+    "InvalidRow",
+    "LatencySummary",
+    "MetricSummary",
+    "Report",
+    "RunStop",
+    "SampleResult",
+    "SampleStatus",
+    "StepRecord",
+]
+
+SAMPLE_COLUMNS = ("id", "status", "category", "error", "latency_ms")
+CLAIM_COLUMNS = (
+    "sample_id",
+    "claim_id",
+    "text",
+    "verdict",
+    "evidence",
+    "context_index",
+    "reason",
+    "quote_found",
+    "agreement",
+    "entailment",
+    "span_start",
+    "span_end",
+)
+
+
+class Estimate(BaseModel):
+    """A mean with its 95 % bootstrap confidence interval; None fields when nothing was scored."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mean: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+
+
+class StepRecord(BaseModel):
+    """What one step took: wall time, and judge calls and dollars where it used a judge."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    latency_ms: float
+    judge_calls: int = 0
+    cost_usd: float = 0.0
+
+
+class InvalidRow(BaseModel):
+    """A row skipped under `skip_invalid`, kept so the report can show it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    location: str
+    field: str | None
+    problem: str
+    message: str
+
+
+class SampleStatus(StrEnum):
+    """What happened to a sample. Only SCORED samples count in the aggregates."""
+
+    SCORED = "scored"
+    ERROR = "error"
+    NEEDS_PIPELINE = "needs_pipeline"
+    SKIPPED = "skipped"
+    """Not evaluated because the run stopped (see `Report.stopped`)."""
+
+
+class RunStop(BaseModel):
+    """Why a run stopped before its end. `planned` is True for a limit the user set (a budget),
+    False for a failure that every later sample would have hit (a rejected key)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    reason: str
+    planned: bool
+
+
+class ClaimRecord(BaseModel):
+    """A claim with the verdict it received: the unit every score is explained by."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    text: str
+    span: tuple[int, int] | None
+    verdict: Verdict
+    evidence: str
+    context_index: int | None
+    reason: str
+    quote_found: bool | None = None
+    agreement: float | None = None
+    entailment: float | None = None
+    """The judge's probability that the contexts support the claim, from judges that give one
+    (`offline:learned`, `nli:`, `cascade`); None from the others."""
+
+
+class SampleResult(BaseModel):
+    """One sample's outcome: scores, claims, or the error that stopped it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    status: SampleStatus
+    category: str | None = None
+    scores: dict[str, float | None] = Field(default_factory=dict)
+    results: dict[str, MetricResult] = Field(default_factory=dict)
+    claims: tuple[ClaimRecord, ...] = ()
+    error: str | None = None
+    latency_ms: float | None = None
+    group_values: dict[str, str | None] = Field(default_factory=dict)
+    """The sample's values of the run's `group_by` metadata keys."""
+    steps: tuple[StepRecord, ...] = ()
+    """With a pipeline: each step's latency, judge calls and cost for this sample."""
+    response: str | None = None
+    """The response that was judged, so its claims can be shown in place."""
+    contexts: tuple[Context, ...] = ()
+    """With a pipeline: the contexts it retrieved (stored datasets keep their own)."""
+
+
+class MetricSummary(BaseModel):
+    """A metric over the run. `mean` is None when no sample could be scored, never NaN.
+
+    `ci_low`/`ci_high` bound the mean with 95 % confidence (percentile bootstrap over the
+    scored samples); `sub_scores` aggregates the metric's further figures the same way.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    mean: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    scored: int
+    not_scored: int
+    not_applicable: int = 0
+    """Of `not_scored`, the samples the metric does not apply to (no reference, …)."""
+    passed: int
+    failed: int
+    threshold: float
+    higher_is_better: bool = True
+    sub_scores: dict[str, Estimate] = Field(default_factory=dict)
+
+
+class GroupStats(BaseModel):
+    """One metric within one group of samples (a category, a metadata value)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mean: float | None
+    ci_low: float | None
+    ci_high: float | None
+    scored: int
+    not_scored: int
+
+
+class LatencySummary(BaseModel):
+    """Percentiles of the samples' latency in milliseconds, over those that report one."""
+
+    model_config = ConfigDict(frozen=True)
+
+    count: int
+    p50: float | None
+    p95: float | None
+    p99: float | None
+    mean: float | None
+
+
+class Report(BaseModel):
+    """Everything a run produced. Serialise it with `to_dict()` or `to_json()`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    dataset: str
+    timestamp: str
+    judge: str
+    pipeline: str | None = None
+    """The pipeline that produced the responses; None when they came with the dataset."""
+    judge_details: dict[str, Any] = Field(default_factory=dict)
+    """Prompt versions, calls, tokens and cost, for judges that report them."""
+    vera_version: str
+    queries_evaluated: int
+    metrics: dict[str, float | None]
+    """Seed 001's `metrics` block: each metric's mean, plus `f1_score` (grounding F1) and
+    `latency_p99_ms` where known. Those two are not metrics (see `vera.report.RUN_FIGURES`); iterate
+    `metric_summary` for the metrics alone."""
+    metric_summary: dict[str, MetricSummary]
+    per_category_breakdown: dict[str, dict[str, float | int | None]]
+    """Seed 001's shape: per category, each metric's mean and the count of scored samples."""
+    breakdowns: dict[str, dict[str, dict[str, GroupStats]]] = Field(default_factory=dict)
+    """By grouping key ("category", and each `group_by` metadata key), then value, then
+    metric: mean, confidence interval and counts."""
+    latency: LatencySummary | None = None
+    latency_by_category: dict[str, LatencySummary] = Field(default_factory=dict)
+    counts: dict[str, int]
+    samples: tuple[SampleResult, ...]
+    invalid_rows: tuple[InvalidRow, ...] = ()
+    stopped: RunStop | None = None
+    """Set when the run stopped early; its unevaluated samples have status "skipped"."""
+    baseline_comparison: dict[str, Any] | None = None
+    """With baselines: each baseline's metric means, the improvement over each (seed 001's
+    "+41.5%"), and a paired 95 % interval and p-value per metric (`significance`)."""
+    categorical_tests: dict[str, str] | None = None
+    """With `--check-laws`: seed 001's laws on the evaluated pipeline, each PASS or FAIL."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as plain JSON-ready data; what `--output` writes."""
+        return self.model_dump(mode="json")
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        """The report as JSON text (strict JSON: no NaN can appear)."""
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
+
+    def sample(self, sample_id: str) -> SampleResult:
+        """The result for one sample id."""
+        for result in self.samples:
+            if result.id == sample_id:
+                return result
+        raise KeyError(sample_id)
+
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame with one row per sample, for analysis in a notebook.
+
+        Columns: `id`, `status`, `category`, `error`, `latency_ms`; per metric of
+        `metric_summary` its score (NaN where not scored) and `<metric>_passed` (True, False or
+        None); then each `group_by` key. Needs pandas (`pip install 'vera-eval[pandas]'`).
+        """
+        pandas = _pandas()
+        groups = self._group_keys()
+        columns = [*SAMPLE_COLUMNS]
+        for name in self.metric_summary:
+            columns += [name, f"{name}_passed"]
+        group_columns = {key: _free_name(key, columns) for key in groups}
+        columns += group_columns.values()
+        rows = [_sample_row(r, self.metric_summary, group_columns) for r in self.samples]
+        return pandas.DataFrame(rows, columns=columns)
+
+    def claims_to_pandas(self) -> Any:
+        """A pandas DataFrame with one row per claim over all samples, with its verdict and
+        evidence (`CLAIM_COLUMNS`). Needs pandas (`pip install 'vera-eval[pandas]'`)."""
+        pandas = _pandas()
+        rows = [_claim_row(r.id, c) for r in self.samples for c in r.claims]
+        return pandas.DataFrame(rows, columns=list(CLAIM_COLUMNS))
+
+    def _group_keys(self) -> list[str]:
+        # The run's group_by keys are the breakdowns beside "category"; a sample can only
+        # hold those, but a report edited by hand might hold more, and they are kept too.
+        keys = [k for k in self.breakdowns if k != "category"]
+        for result in self.samples:
+            keys += [k for k in result.group_values if k not in keys]
+        return keys
+
+
+def _pandas() -> Any:
+    # importlib, not `import pandas`: pandas ships no type information, and is optional.
+    try:
+        return importlib.import_module("pandas")
+    except ImportError:
+        raise ConfigError(
+            "tables of results need pandas: pip install 'vera-eval[pandas]'"
+        ) from None
+
+
+def _free_name(key: str, taken: Sequence[str]) -> str:
+    """A group_by key's column name, prefixed where it would clash with another column."""
+    return key if key not in taken else f"group_{key}"
+
+
+def _sample_row(
+    result: SampleResult, metrics: Iterable[str], group_columns: dict[str, str]
+) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "id": result.id,
+        "status": result.status.value,
+        "category": result.category,
+        "error": result.error,
+        "latency_ms": result.latency_ms,
+    }
+    scored = result.status is SampleStatus.SCORED
+    for name in metrics:
+        metric = result.results.get(name) if scored else None
+        row[name] = result.scores.get(name) if scored else None
+        row[f"{name}_passed"] = metric.passed if metric is not None else None
+    for key, column in group_columns.items():
+        row[column] = result.group_values.get(key)
+    return row
+
+
+def _claim_row(sample_id: str, claim: ClaimRecord) -> dict[str, Any]:
+    start, end = claim.span if claim.span is not None else (None, None)
+    return {
+        "sample_id": sample_id,
+        "claim_id": claim.id,
+        "text": claim.text,
+        "verdict": claim.verdict.value,
+        "evidence": claim.evidence,
+        "context_index": claim.context_index,
+        "reason": claim.reason,
+        "quote_found": claim.quote_found,
+        "agreement": claim.agreement,
+        "entailment": claim.entailment,
+        "span_start": start,
+        "span_end": end,
+    }

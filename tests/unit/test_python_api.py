@@ -1,0 +1,143 @@
+"""`vera.evaluate` with what Python users hold: dicts, DataFrames, Hugging Face datasets, and
+metrics, judges and baselines by name, through the same plan the CLI runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import vera
+from vera import ConfigError, DatasetRowError, RunPlan, Sample
+from vera.plan import DatasetRef, MetricSpec, build_plan
+from vera.run import Bindings, run_plan
+
+ROWS = [
+    {
+        "question_id": "p",
+        "question": "Where is Paris?",
+        "answer": "Paris is in France.",
+        "retrieved_contexts": ["Paris is the capital of France."],
+    },
+    {
+        "question_id": "w",
+        "question": "How long is the refund window?",
+        "answer": "The refund window is 60 days.",
+        "retrieved_contexts": ["The refund window is 30 days."],
+    },
+]
+
+
+def faithfulness_by_id(report: vera.Report) -> dict[str, float | None]:
+    return {s.id: s.scores.get("faithfulness") for s in report.samples}
+
+
+def test_dicts_with_other_tools_field_names_score_like_samples() -> None:
+    from_dicts = vera.evaluate(ROWS)
+    samples = [
+        Sample(
+            id=str(r["question_id"]),
+            query=str(r["question"]),
+            response=str(r["answer"]),
+            contexts=list(r["retrieved_contexts"]),
+        )
+        for r in ROWS
+    ]
+    assert faithfulness_by_id(from_dicts) == faithfulness_by_id(vera.evaluate(samples))
+    assert faithfulness_by_id(from_dicts) == {"p": 1.0, "w": 0.0}
+    assert from_dicts.dataset == "samples" and from_dicts.judge == "offline"
+
+
+def test_a_dataframe_and_a_hugging_face_dataset_are_read_as_rows() -> None:
+    pandas = pytest.importorskip("pandas")
+    datasets = pytest.importorskip("datasets")
+    frame = pandas.DataFrame(ROWS)
+    hf = datasets.Dataset.from_list(ROWS)
+    expected = {"p": 1.0, "w": 0.0}
+    assert faithfulness_by_id(vera.evaluate(frame)) == expected
+    assert faithfulness_by_id(vera.evaluate(hf)) == expected
+    assert vera.evaluate(frame, dataset_name="support-bot").dataset == "support-bot"
+
+
+def test_a_bad_in_memory_row_names_the_row_and_field() -> None:
+    pandas = pytest.importorskip("pandas")
+    frame = pandas.DataFrame([*ROWS, {**ROWS[0], "question_id": "x", "latency_ms": "slow"}])
+    with pytest.raises(DatasetRowError, match=r"row 3, field 'latency_ms'"):
+        vera.evaluate(frame)
+    report = vera.evaluate(frame, skip_invalid=True)
+    assert report.counts["scored"] == 2 and len(report.invalid_rows) == 1
+
+
+def test_metrics_and_judges_by_name() -> None:
+    report = vera.evaluate(ROWS, metrics=["faithfulness", "hallucination_rate"], judge="offline")
+    assert list(report.metric_summary) == ["faithfulness", "hallucination_rate"]
+    assert report.metrics["hallucination_rate"] == 0.5
+    learned = vera.evaluate(ROWS, judge="offline:learned")
+    assert learned.judge == "offline:learned"
+    assert all(c.entailment is not None for s in learned.samples for c in s.claims)
+
+
+def test_unknown_names_raise_at_once_with_a_suggestion() -> None:
+    with pytest.raises(ConfigError, match=r"did you mean 'faithfulness'"):
+        vera.evaluate(ROWS, metrics=["faithfulnes"])
+    with pytest.raises(ConfigError, match=r"did you mean 'offline'"):
+        vera.evaluate(ROWS, judge="ofline")
+    with pytest.raises(ConfigError, match=r"unknown baseline 'smart-rag'"):
+        vera.evaluate("technical", baselines=["smart-rag"], quick=True)
+
+
+def test_a_threshold_by_name_sets_the_pass_mark_of_higher_is_better_metrics() -> None:
+    report = vera.evaluate(ROWS, metrics=["faithfulness", "hallucination_rate"], threshold=0.9)
+    assert report.metric_summary["faithfulness"].threshold == 0.9
+    # A rate of bad things keeps its own mark: --threshold never loosens it.
+    assert report.metric_summary["hallucination_rate"].threshold == 0.0
+
+
+def test_baselines_from_python_compare_on_the_same_samples() -> None:
+    report = vera.evaluate("technical", metrics=["faithfulness"], baselines=["naive-rag"])
+    assert report.pipeline == "vera"
+    assert report.baseline_comparison is not None
+    paired = report.baseline_comparison["significance"]["naive_rag"]["faithfulness"]
+    assert paired["paired_samples"] == report.counts["scored"] == 20
+
+
+def test_to_pandas_from_a_named_run() -> None:
+    pytest.importorskip("pandas")
+    report = vera.evaluate(ROWS, metrics=["faithfulness", "hallucination_rate"])
+    frame = report.to_pandas()
+    assert list(frame["id"]) == ["p", "w"]
+    assert list(frame["faithfulness"]) == [1.0, 0.0]
+    claims = report.claims_to_pandas()
+    assert set(claims["verdict"]) == {"FULLY_SUPPORTED", "CONTRADICTED"}
+
+
+def test_a_plan_round_trips_through_json_and_runs_the_same() -> None:
+    plan = build_plan(
+        dataset=DatasetRef(source="example"),
+        metrics=["faithfulness", "grounding_precision"],
+        threshold=0.7,
+        settings=vera.Settings(history=False),
+        quick=True,
+        group_by=("topic",),
+    )
+    again = RunPlan.model_validate_json(plan.model_dump_json())
+    assert again == plan
+    assert again.metrics[0] == MetricSpec(name="faithfulness", options={"threshold": 0.7})
+    first, second = run_plan(plan).report, run_plan(again).report
+    assert first.metrics == second.metrics and first.counts["scored"] == 10
+    assert plan.gated and not build_plan(settings=vera.Settings()).gated
+
+
+def test_a_plan_with_bindings_uses_the_objects_given(tmp_path: Path) -> None:
+    data = tmp_path / "d.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in ROWS) + "\n")
+    plan = build_plan(dataset=DatasetRef(source=str(data)), settings=vera.Settings(history=False))
+    seen: list[str] = []
+
+    class Listener(vera.RunObserver):
+        def sample_finished(self, result: vera.SampleResult) -> None:
+            seen.append(result.id)
+
+    result = run_plan(plan, Bindings(judge=vera.judges.OfflineJudge()), observer=Listener())
+    assert sorted(seen) == ["p", "w"] and result.run_id is None and result.passed
