@@ -6,7 +6,7 @@ Exit codes: 0 success, 1 a threshold gate failed, 2 bad usage or input.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -80,263 +80,309 @@ def _root(
     """VERA: claim-level faithfulness evaluation for RAG systems."""
 
 
+# `vera eval` options, one alias each, so the command reads as the list of what it takes.
+_DatasetFlag = Annotated[
+    str | None,
+    typer.Option(
+        "--dataset",
+        "-d",
+        help="Dataset file (.json, .jsonl, .csv) or bundled name. Default: the bundled "
+        "example (with --quick).",
+    ),
+]
+_MetricFlag = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--metric",
+        "-m",
+        help="Metric to compute (repeatable; `vera metrics` lists them, `all` takes every "
+        "one). Default: faithfulness.",
+    ),
+]
+_OutputFlag = Annotated[
+    Path | None, typer.Option("--output", "-o", help="Write the JSON report here.")
+]
+_RegressionFlag = Annotated[
+    bool,
+    typer.Option(
+        "--regression",
+        help="CI mode: apply every gate, and fail on a significant drop against the last "
+        "finished run of this dataset (or --baseline-run).",
+    ),
+]
+_BaselineRunFlag = Annotated[
+    str | None,
+    typer.Option(
+        "--baseline-run",
+        help="A stored run to guard against: fail only on a significant drop (paired).",
+    ),
+]
+_HtmlFlag = Annotated[
+    Path | None,
+    typer.Option("--html", help="Write the HTML report here (one offline file)."),
+]
+_MarkdownFlag = Annotated[
+    Path | None,
+    typer.Option("--markdown", help="Write a Markdown summary (for a pull-request comment)."),
+]
+_JunitFlag = Annotated[
+    Path | None,
+    typer.Option("--junit", help="Write JUnit XML: each sample and metric a test case."),
+]
+_QuickFlag = Annotated[
+    bool, typer.Option("--quick", help=f"Evaluate only the first {QUICK_SAMPLES} samples.")
+]
+_ThresholdFlag = Annotated[
+    float | None,
+    typer.Option(
+        "--threshold",
+        min=0.0,
+        max=1.0,
+        help="Pass mark of each higher-is-better metric, and a gate: exit 1 when a metric's "
+        "mean misses its threshold (rates such as hallucination_rate keep their own).",
+    ),
+]
+_JudgeFlag = Annotated[
+    str | None,
+    typer.Option(
+        "--judge",
+        help="offline (default); nli:PATH_OR_HUB_ID, a local NLI model (the nli extra); "
+        "cascade, offline with --cascade-judge for unsure claims; or PROVIDER:MODEL such "
+        "as openai:gpt-4o-mini or anthropic:claude-sonnet-4-5. Also VERA_JUDGE or vera.toml.",
+    ),
+]
+_CascadeJudgeFlag = Annotated[
+    str | None,
+    typer.Option(
+        "--cascade-judge",
+        help="With --judge cascade: the PROVIDER:MODEL judge that verifies the claims the "
+        "offline judge is unsure of.",
+    ),
+]
+_CascadeLowFlag = Annotated[
+    float | None,
+    typer.Option(
+        "--cascade-low",
+        min=0.0,
+        max=1.0,
+        help="With --judge cascade: an offline entailment at most this is decided offline "
+        "(default 0.2).",
+    ),
+]
+_CascadeHighFlag = Annotated[
+    float | None,
+    typer.Option(
+        "--cascade-high",
+        min=0.0,
+        max=1.0,
+        help="With --judge cascade: an offline entailment at least this is decided offline "
+        "(default 0.9).",
+    ),
+]
+_OfflineMinSupportFlag = Annotated[
+    float | None,
+    typer.Option(
+        "--offline-min-support",
+        min=0.0,
+        max=1.0,
+        help="With --judge offline:learned: the least probability of support that counts "
+        "as fully supported (default 0.87, chosen on RAGTruth dev data); lower flags fewer "
+        "claims.",
+    ),
+]
+_JudgeBaseUrlFlag = Annotated[
+    str | None,
+    typer.Option(
+        "--judge-base-url",
+        help="Base URL of an OpenAI-compatible server (vLLM, Ollama, LM Studio, Azure).",
+    ),
+]
+_JudgeModeFlag = Annotated[
+    str | None,
+    typer.Option(
+        "--judge-mode",
+        help="LLM judge calls per sample: batched (2, default), single_call (1), "
+        "per_claim (1 + claims), truths (3, 2 when contexts repeat).",
+    ),
+]
+_JudgeSamplesFlag = Annotated[
+    int | None,
+    typer.Option(
+        "--judge-samples",
+        min=1,
+        help="Verify each claim K times and keep the majority verdict; reports agreement.",
+    ),
+]
+_JudgeTemperatureFlag = Annotated[
+    float | None,
+    typer.Option("--judge-temperature", min=0.0, max=2.0, help="Default 0."),
+]
+_PromptsDirFlag = Annotated[
+    Path | None,
+    typer.Option("--prompts-dir", help="Folder of prompt files replacing the bundled ones."),
+]
+_PipelineFlag = Annotated[
+    str | None,
+    typer.Option(
+        "--pipeline",
+        help="Answer each query with this pipeline first: a baseline name (naive-rag, "
+        "simple-verification, vera), module:function, or an http(s) URL.",
+    ),
+]
+_BaselineFlag = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--baseline",
+        help="Also run this baseline on the same samples and compare (repeatable).",
+    ),
+]
+_GeneratorFlag = Annotated[
+    str | None,
+    typer.Option(
+        "--generator",
+        help="The baselines' generator: extractive (offline, default) or PROVIDER:MODEL.",
+    ),
+]
+_GeneratorBaseUrlFlag = Annotated[
+    str | None,
+    typer.Option("--generator-base-url", help="Base URL for the generator (default: the judge's)."),
+]
+_TopKFlag = Annotated[
+    int, typer.Option("--top-k", min=1, help="Chunks the baselines retrieve per query.")
+]
+_DocumentsFlag = Annotated[
+    Path | None,
+    typer.Option("--documents", help="Folder of .txt/.md files the baselines retrieve from."),
+]
+_ChunkSizeFlag = Annotated[
+    int, typer.Option("--chunk-size", min=1, help="Characters per retrieved chunk.")
+]
+_ChunkOverlapFlag = Annotated[
+    int, typer.Option("--chunk-overlap", min=0, help="Characters chunks share.")
+]
+_CheckLawsFlag = Annotated[
+    bool,
+    typer.Option("--check-laws", help="Check seed 001's pipeline laws on the pipeline."),
+]
+_ResumeFlag = Annotated[
+    str | None,
+    typer.Option(
+        "--resume",
+        help="Finish an interrupted run (its id from `vera runs list`): only the samples "
+        "it had not finished are evaluated, with its original options.",
+    ),
+]
+_NoHistoryFlag = Annotated[
+    bool, typer.Option("--no-history", help="Do not store this run in the run history.")
+]
+_HistoryPathFlag = Annotated[
+    Path | None,
+    typer.Option("--history", help="The run store (default .vera/runs.sqlite)."),
+]
+_NoCacheFlag = Annotated[
+    bool, typer.Option("--no-cache", help="Call the provider even for cached requests.")
+]
+_CachePathFlag = Annotated[
+    Path | None, typer.Option("--cache-path", help="Response cache file (SQLite).")
+]
+_MaxCostFlag = Annotated[
+    float | None,
+    typer.Option("--max-cost", min=0.0, help="US dollars; stop starting judge calls after."),
+]
+_SkipInvalidFlag = Annotated[
+    bool,
+    typer.Option("--skip-invalid", help="Record invalid rows in the report and go on."),
+]
+_FormatFlag = Annotated[
+    str | None,
+    typer.Option(
+        "--format", help="Dataset format when the extension does not say: json, jsonl, csv."
+    ),
+]
+_DryRunFlag = Annotated[
+    bool,
+    typer.Option("--dry-run", help="Estimate judge calls, tokens and cost; call nothing."),
+]
+_GroupByFlag = Annotated[
+    list[str] | None,
+    typer.Option("--group-by", help="Metadata key to break the aggregates down by (repeatable)."),
+]
+_ConcurrencyFlag = Annotated[
+    int | None,
+    typer.Option("--concurrency", min=1, help=f"Samples at once (default {DEFAULT_CONCURRENCY})."),
+]
+
+
 @app.command("eval")
 def eval_command(
-    dataset: Annotated[
-        str | None,
-        typer.Option(
-            "--dataset",
-            "-d",
-            help="Dataset file (.json, .jsonl, .csv) or bundled name. Default: the bundled "
-            "example (with --quick).",
-        ),
-    ] = None,
-    metric: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--metric",
-            "-m",
-            help="Metric to compute (repeatable; `vera metrics` lists them, `all` takes every "
-            "one). Default: faithfulness.",
-        ),
-    ] = None,
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the JSON report here.")
-    ] = None,
-    regression: Annotated[
-        bool,
-        typer.Option(
-            "--regression",
-            help="CI mode: apply every gate, and fail on a significant drop against the last "
-            "finished run of this dataset (or --baseline-run).",
-        ),
-    ] = False,
-    baseline_run: Annotated[
-        str | None,
-        typer.Option(
-            "--baseline-run",
-            help="A stored run to guard against: fail only on a significant drop (paired).",
-        ),
-    ] = None,
-    html: Annotated[
-        Path | None,
-        typer.Option("--html", help="Write the HTML report here (one offline file)."),
-    ] = None,
-    markdown: Annotated[
-        Path | None,
-        typer.Option("--markdown", help="Write a Markdown summary (for a pull-request comment)."),
-    ] = None,
-    junit: Annotated[
-        Path | None,
-        typer.Option("--junit", help="Write JUnit XML: each sample and metric a test case."),
-    ] = None,
-    quick: Annotated[
-        bool, typer.Option("--quick", help=f"Evaluate only the first {QUICK_SAMPLES} samples.")
-    ] = False,
-    threshold: Annotated[
-        float | None,
-        typer.Option(
-            "--threshold",
-            min=0.0,
-            max=1.0,
-            help="Pass mark of each higher-is-better metric, and a gate: exit 1 when a metric's "
-            "mean misses its threshold (rates such as hallucination_rate keep their own).",
-        ),
-    ] = None,
-    judge: Annotated[
-        str | None,
-        typer.Option(
-            "--judge",
-            help="offline (default); nli:PATH_OR_HUB_ID, a local NLI model (the nli extra); "
-            "cascade, offline with --cascade-judge for unsure claims; or PROVIDER:MODEL such "
-            "as openai:gpt-4o-mini or anthropic:claude-sonnet-4-5. Also VERA_JUDGE or vera.toml.",
-        ),
-    ] = None,
-    cascade_judge: Annotated[
-        str | None,
-        typer.Option(
-            "--cascade-judge",
-            help="With --judge cascade: the PROVIDER:MODEL judge that verifies the claims the "
-            "offline judge is unsure of.",
-        ),
-    ] = None,
-    cascade_low: Annotated[
-        float | None,
-        typer.Option(
-            "--cascade-low",
-            min=0.0,
-            max=1.0,
-            help="With --judge cascade: an offline entailment at most this is decided offline "
-            "(default 0.2).",
-        ),
-    ] = None,
-    cascade_high: Annotated[
-        float | None,
-        typer.Option(
-            "--cascade-high",
-            min=0.0,
-            max=1.0,
-            help="With --judge cascade: an offline entailment at least this is decided offline "
-            "(default 0.9).",
-        ),
-    ] = None,
-    offline_min_support: Annotated[
-        float | None,
-        typer.Option(
-            "--offline-min-support",
-            min=0.0,
-            max=1.0,
-            help="With --judge offline:learned: the least probability of support that counts "
-            "as fully supported (default 0.87, chosen on RAGTruth dev data); lower flags fewer "
-            "claims.",
-        ),
-    ] = None,
-    judge_base_url: Annotated[
-        str | None,
-        typer.Option(
-            "--judge-base-url",
-            help="Base URL of an OpenAI-compatible server (vLLM, Ollama, LM Studio, Azure).",
-        ),
-    ] = None,
-    judge_mode: Annotated[
-        str | None,
-        typer.Option(
-            "--judge-mode",
-            help="LLM judge calls per sample: batched (2, default), single_call (1), "
-            "per_claim (1 + claims), truths (3, 2 when contexts repeat).",
-        ),
-    ] = None,
-    judge_samples: Annotated[
-        int | None,
-        typer.Option(
-            "--judge-samples",
-            min=1,
-            help="Verify each claim K times and keep the majority verdict; reports agreement.",
-        ),
-    ] = None,
-    judge_temperature: Annotated[
-        float | None,
-        typer.Option("--judge-temperature", min=0.0, max=2.0, help="Default 0."),
-    ] = None,
-    prompts_dir: Annotated[
-        Path | None,
-        typer.Option("--prompts-dir", help="Folder of prompt files replacing the bundled ones."),
-    ] = None,
-    pipeline: Annotated[
-        str | None,
-        typer.Option(
-            "--pipeline",
-            help="Answer each query with this pipeline first: a baseline name (naive-rag, "
-            "simple-verification, vera), module:function, or an http(s) URL.",
-        ),
-    ] = None,
-    baseline: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--baseline",
-            help="Also run this baseline on the same samples and compare (repeatable).",
-        ),
-    ] = None,
-    generator: Annotated[
-        str | None,
-        typer.Option(
-            "--generator",
-            help="The baselines' generator: extractive (offline, default) or PROVIDER:MODEL.",
-        ),
-    ] = None,
-    generator_base_url: Annotated[
-        str | None,
-        typer.Option(
-            "--generator-base-url", help="Base URL for the generator (default: the judge's)."
-        ),
-    ] = None,
-    top_k: Annotated[
-        int, typer.Option("--top-k", min=1, help="Chunks the baselines retrieve per query.")
-    ] = 3,
-    documents: Annotated[
-        Path | None,
-        typer.Option("--documents", help="Folder of .txt/.md files the baselines retrieve from."),
-    ] = None,
-    chunk_size: Annotated[
-        int, typer.Option("--chunk-size", min=1, help="Characters per retrieved chunk.")
-    ] = 800,
-    chunk_overlap: Annotated[
-        int, typer.Option("--chunk-overlap", min=0, help="Characters chunks share.")
-    ] = 100,
-    check_laws: Annotated[
-        bool,
-        typer.Option("--check-laws", help="Check seed 001's pipeline laws on the pipeline."),
-    ] = False,
-    resume: Annotated[
-        str | None,
-        typer.Option(
-            "--resume",
-            help="Finish an interrupted run (its id from `vera runs list`): only the samples "
-            "it had not finished are evaluated, with its original options.",
-        ),
-    ] = None,
-    no_history: Annotated[
-        bool, typer.Option("--no-history", help="Do not store this run in the run history.")
-    ] = False,
-    history_path: Annotated[
-        Path | None,
-        typer.Option("--history", help="The run store (default .vera/runs.sqlite)."),
-    ] = None,
-    no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Call the provider even for cached requests.")
-    ] = False,
-    cache_path: Annotated[
-        Path | None, typer.Option("--cache-path", help="Response cache file (SQLite).")
-    ] = None,
-    max_cost: Annotated[
-        float | None,
-        typer.Option("--max-cost", min=0.0, help="US dollars; stop starting judge calls after."),
-    ] = None,
-    skip_invalid: Annotated[
-        bool,
-        typer.Option("--skip-invalid", help="Record invalid rows in the report and go on."),
-    ] = False,
-    format: Annotated[
-        str | None,
-        typer.Option(
-            "--format", help="Dataset format when the extension does not say: json, jsonl, csv."
-        ),
-    ] = None,
-    dry_run: Annotated[
-        bool,
-        typer.Option("--dry-run", help="Estimate judge calls, tokens and cost; call nothing."),
-    ] = False,
-    group_by: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--group-by", help="Metadata key to break the aggregates down by (repeatable)."
-        ),
-    ] = None,
-    concurrency: Annotated[
-        int | None,
-        typer.Option(
-            "--concurrency", min=1, help=f"Samples at once (default {DEFAULT_CONCURRENCY})."
-        ),
-    ] = None,
+    dataset: _DatasetFlag = None,
+    metric: _MetricFlag = None,
+    output: _OutputFlag = None,
+    regression: _RegressionFlag = False,
+    baseline_run: _BaselineRunFlag = None,
+    html: _HtmlFlag = None,
+    markdown: _MarkdownFlag = None,
+    junit: _JunitFlag = None,
+    quick: _QuickFlag = False,
+    threshold: _ThresholdFlag = None,
+    judge: _JudgeFlag = None,
+    cascade_judge: _CascadeJudgeFlag = None,
+    cascade_low: _CascadeLowFlag = None,
+    cascade_high: _CascadeHighFlag = None,
+    offline_min_support: _OfflineMinSupportFlag = None,
+    judge_base_url: _JudgeBaseUrlFlag = None,
+    judge_mode: _JudgeModeFlag = None,
+    judge_samples: _JudgeSamplesFlag = None,
+    judge_temperature: _JudgeTemperatureFlag = None,
+    prompts_dir: _PromptsDirFlag = None,
+    pipeline: _PipelineFlag = None,
+    baseline: _BaselineFlag = None,
+    generator: _GeneratorFlag = None,
+    generator_base_url: _GeneratorBaseUrlFlag = None,
+    top_k: _TopKFlag = 3,
+    documents: _DocumentsFlag = None,
+    chunk_size: _ChunkSizeFlag = 800,
+    chunk_overlap: _ChunkOverlapFlag = 100,
+    check_laws: _CheckLawsFlag = False,
+    resume: _ResumeFlag = None,
+    no_history: _NoHistoryFlag = False,
+    history_path: _HistoryPathFlag = None,
+    no_cache: _NoCacheFlag = False,
+    cache_path: _CachePathFlag = None,
+    max_cost: _MaxCostFlag = None,
+    skip_invalid: _SkipInvalidFlag = False,
+    format: _FormatFlag = None,
+    dry_run: _DryRunFlag = False,
+    group_by: _GroupByFlag = None,
+    concurrency: _ConcurrencyFlag = None,
 ) -> None:
     """Evaluate a dataset and print a summary.
 
     Example: vera eval --dataset answers.jsonl --threshold 0.8 --output report.json
     """
     flags = dict(locals())
-    outputs = {"json": output, "html": html, "md": markdown, "junit": junit}
     try:
         plan, resume_id = _plan(flags)
         if dry_run:
-            _print_estimate(estimate_plan(plan))
-            return
+            return _print_estimate(estimate_plan(plan))
         with _ProgressBar() as progress:
             result = run_plan(plan, resume=resume_id, observer=progress)
     except (VeraError, ValueError) as exc:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
-        raise typer.Exit(EXIT_USAGE) from None
+        _fail(exc)
+    _finish(result, flags)
+
+
+def _fail(exc: Exception) -> NoReturn:
+    """Bad usage or input: the message, and exit 2 (nothing was evaluated)."""
+    err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+    raise typer.Exit(EXIT_USAGE) from None
+
+
+def _finish(result: RunResult, flags: dict[str, Any]) -> NoReturn:
+    """Render the run, write every report asked for, and exit with the run's code."""
     print_summary(result.report, out, err)
-    _write_outputs(result, {fmt: path for fmt, path in outputs.items() if path is not None})
+    outputs = {"json": "output", "html": "html", "md": "markdown", "junit": "junit"}
+    _write_outputs(result, {fmt: flags[key] for fmt, key in outputs.items() if flags[key]})
     raise typer.Exit(_exit_code(result))
 
 
