@@ -1,6 +1,9 @@
 """The `vera` command line. Errors become a message and an exit code here, and nowhere else.
 
-Exit codes: 0 success, 1 a threshold gate failed, 2 bad usage or input.
+Exit codes (docs/reliability.md): 0 every sample scored and every gate holds; 1 a gate failed;
+2 bad usage or input, nothing evaluated (or a failure every sample would hit, such as a rejected
+key); 3 the run is incomplete (samples errored or were skipped beyond --max-errors, or none
+could be scored).
 """
 
 from __future__ import annotations
@@ -43,16 +46,15 @@ from vera.reports.console import (
     SHOWN_FAILURES,
     format_interval,
     format_score,
+    plain_cells,
     print_summary,
 )
 from vera.reports.registry import render_report
-from vera.run import RunObserver, RunResult, run_plan, stored_plan
+from vera.run import EXIT_OK, EXIT_USAGE, RunObserver, RunResult, run_plan, stored_plan
 from vera.settings import DEFAULT_CONCURRENCY
 
 __all__ = ["app", "main"]
 
-EXIT_GATE_FAILED = 1
-EXIT_USAGE = 2
 
 app = typer.Typer(
     name="vera",
@@ -289,6 +291,14 @@ _MaxCostFlag = Annotated[
     float | None,
     typer.Option("--max-cost", min=0.0, help="US dollars; stop starting judge calls after."),
 ]
+_MaxErrorsFlag = Annotated[
+    str | None,
+    typer.Option(
+        "--max-errors",
+        help="Samples that may error or be skipped (a count, or a share such as 2%) before "
+        "the run counts as incomplete and exits 3. Default 0.",
+    ),
+]
 _SkipInvalidFlag = Annotated[
     bool,
     typer.Option("--skip-invalid", help="Record invalid rows in the report and go on."),
@@ -350,6 +360,7 @@ def eval_command(
     no_cache: _NoCacheFlag = False,
     cache_path: _CachePathFlag = None,
     max_cost: _MaxCostFlag = None,
+    max_errors: _MaxErrorsFlag = None,
     skip_invalid: _SkipInvalidFlag = False,
     format: _FormatFlag = None,
     dry_run: _DryRunFlag = False,
@@ -442,6 +453,7 @@ _SETTING_FLAGS = {
     "offline_min_support": "offline_min_support",
     "cache_path": "cache_path",
     "max_cost": "max_cost",
+    "max_errors": "max_errors",
     "concurrency": "concurrency",
     "history_path": "history_path",
 }
@@ -495,27 +507,28 @@ def _write_outputs(result: RunResult, outputs: dict[str, Path]) -> None:
 
 
 def _exit_code(result: RunResult) -> int:
-    """0 when the run holds, 1 when a gate failed, 2 when the run stopped on a failure."""
+    """The run's exit code (`RunResult.exit_code`), with what decided it said plainly."""
     report = result.report
     if report.stopped is not None:
-        skipped = report.counts["skipped"]
         err.print(
             f"[bold red]Run stopped:[/] {escape(report.stopped.reason)}; "
-            f"{skipped} sample(s) not evaluated, finished ones kept.",
+            f"{report.counts['skipped']} sample(s) not evaluated, finished ones kept.",
             highlight=False,
         )
-        if not report.stopped.planned:
-            return EXIT_USAGE
-    if not result.gated:
-        return 0
-    if result.gate_failures:
+    if result.incomplete is not None:
+        err.print(
+            f"[bold red]Run incomplete:[/] {escape(result.incomplete)}; the scores cover only "
+            "what was measured. Fix the errors above, or allow some with --max-errors.",
+            highlight=False,
+        )
+    if result.gated and result.gate_failures:
         err.print("[bold red]Gate failed:[/]")
         for line in result.gate_failures:
             err.print(f"  - {line}", highlight=False, markup=False)
-        return EXIT_GATE_FAILED
-    against = f" (no significant drop against run {result.compared_with})"
-    out.print("Gate passed: every gate holds" + (against if result.compared_with else ""))
-    return 0
+    elif result.gated and result.exit_code == EXIT_OK:
+        against = f" (no significant drop against run {result.compared_with})"
+        out.print("Gate passed: every gate holds" + (against if result.compared_with else ""))
+    return result.exit_code
 
 
 def _print_estimate(estimate: RunEstimate) -> None:
@@ -561,7 +574,9 @@ def runs_list(history: HistoryOption = None) -> None:
         table.add_column(column)
     for record in _store(history).list():
         means = ", ".join(f"{k} {format_score(v)}" for k, v in record.metrics.items())
-        table.add_row(record.id, record.status, record.dataset, str(record.finished_samples), means)
+        table.add_row(
+            *plain_cells(record.id, record.status, record.dataset, record.finished_samples, means)
+        )
     out.print(table)
 
 
@@ -571,12 +586,15 @@ def runs_show(run_id: str, history: HistoryOption = None) -> None:
     try:
         store = _store(history)
         record = store.get(run_id)
-        out.print(f"Run {record.id} · {record.status} · {record.finished_samples} samples done")
+        out.print(
+            f"Run {record.id} · {record.status} · {record.finished_samples} samples done",
+            markup=False,
+        )
         out.print_json(data=record.options)
         if record.status == "finished":
             print_summary(store.report(record.id), out, err)
     except VeraError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from None
 
 
@@ -590,25 +608,27 @@ def compare_command(
         store = _store(history)
         before, after = store.report(run_a), store.report(run_b)
     except VeraError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from None
-    table = Table(title=f"{store.get(run_b).id} against {store.get(run_a).id}")
+    table = Table(title=escape(f"{store.get(run_b).id} against {store.get(run_a).id}"))
     for column in ("Metric", "A", "B", "B - A", "95% CI", "p", "Change", "Paired"):
         table.add_column(column, justify="left" if column == "Metric" else "right")
     for metric, c in compare_reports(after, before).items():
         table.add_row(
-            metric,
-            format_score(c.baseline_mean),
-            format_score(c.system_mean),
-            format_score(c.difference),
-            format_interval(c.ci_low, c.ci_high),
-            "—" if c.p_value is None else f"{c.p_value:.3f}",
-            c.improvement or "—",
-            str(c.paired_samples),
+            *plain_cells(
+                metric,
+                format_score(c.baseline_mean),
+                format_score(c.system_mean),
+                format_score(c.difference),
+                format_interval(c.ci_low, c.ci_high),
+                "—" if c.p_value is None else f"{c.p_value:.3f}",
+                c.improvement or "—",
+                c.paired_samples,
+            )
         )
     out.print(table)
     for line in most_changed(before, after, top):
-        out.print(line, highlight=False)
+        out.print(line, highlight=False, markup=False)
 
 
 @app.command("report")
@@ -659,11 +679,7 @@ def datasets_list() -> None:
         samples = list(data)
         categories = sorted({s.category or "uncategorized" for s in samples})
         table.add_row(
-            name,
-            data.name,
-            str(len(samples)),
-            str(len(data.documents)),
-            ", ".join(categories),
+            *plain_cells(name, data.name, len(samples), len(data.documents), ", ".join(categories))
         )
     out.print(table)
 
@@ -677,7 +693,7 @@ def metrics_command() -> None:
     for name, cls in metric_classes().items():
         needs = ", ".join(sorted(need.value for need in cls.needs)) or "none"
         better = "higher" if cls.higher_is_better else "lower"
-        table.add_row(name, cls.description, better, needs)
+        table.add_row(*plain_cells(name, cls.description, better, needs))
     out.print(table)
     out.print("Metrics that share judge work share its calls: see docs/metrics.md.")
 

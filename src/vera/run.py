@@ -16,7 +16,7 @@ from pathlib import Path
 
 from vera.comparison import baseline_comparison
 from vera.datasets import SampleSource, open_dataset
-from vera.errors import ConfigError
+from vera.errors import ConfigError, DatasetError
 from vera.experiment import resolve_pipeline
 from vera.gates import gate_failures, regression_failures
 from vera.history import DEFAULT_HISTORY_PATH, RunStore
@@ -34,6 +34,10 @@ from vera.runner import run_pass
 from vera.types import Context, Sample
 
 __all__ = [
+    "EXIT_GATE_FAILED",
+    "EXIT_INCOMPLETE",
+    "EXIT_OK",
+    "EXIT_USAGE",
     "LAW_QUERIES",
     "Bindings",
     "RunObserver",
@@ -79,9 +83,21 @@ class RunObserver:
         """The current pass is over."""
 
 
+EXIT_OK = 0
+EXIT_GATE_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INCOMPLETE = 3
+
+
 @dataclass(frozen=True)
 class RunResult:
-    """A finished run: its report, where it is stored, and what the gates found."""
+    """A finished run: its report, where it is stored, and what the gates found.
+
+    `exit_code` reads the outcome the way `vera eval` exits (see docs/reliability.md):
+    0 every sample scored and every gate holds; 1 a gate failed; 2 the run stopped on a
+    failure every sample would hit (a rejected key); 3 the run is incomplete: samples errored
+    or were skipped beyond `max_errors`, or no sample could be scored at all.
+    """
 
     plan: RunPlan
     report: Report
@@ -89,6 +105,32 @@ class RunResult:
     gate_failures: tuple[str, ...] = ()
     compared_with: str | None = None
     """The stored run a regression check compared against, if any."""
+
+    @property
+    def incomplete(self) -> str | None:
+        """Why the run measured less than it was asked to, or None when it is complete."""
+        counts = self.report.counts
+        if counts["scored"] == 0:
+            return "no sample could be scored"
+        missed = counts["errors"] + counts["skipped"]
+        allowed = self.plan.settings.error_budget(counts["total"])
+        if missed > allowed:
+            return (
+                f"{missed} of {counts['total']} samples errored or were skipped "
+                f"(--max-errors allows {allowed})"
+            )
+        return None
+
+    @property
+    def exit_code(self) -> int:
+        stopped = self.report.stopped
+        if stopped is not None and not stopped.planned:
+            return EXIT_USAGE
+        if self.incomplete is not None:
+            return EXIT_INCOMPLETE
+        if self.gated and self.gate_failures:
+            return EXIT_GATE_FAILED
+        return EXIT_OK
 
     @property
     def gated(self) -> bool:
@@ -301,11 +343,26 @@ async def arun_plan(
         report = await _extras(plan, parts, report, observer)
         if store is not None and run_id is not None:
             store.finish(run_id, report)
+        _check_measured(plan, parts, report)
         failures, compared = _gates(plan, report, store, run_id)
     finally:
         if store is not None:
             store.close()
     return RunResult(plan, report, run_id, tuple(failures), compared)
+
+
+def _check_measured(plan: RunPlan, parts: Components, report: Report) -> None:
+    """Refuse a run that had nothing to measure: bad input, not a result (exit 2)."""
+    counts = report.counts
+    where = plan.dataset.source or parts.data.name
+    if counts["total"] == 0 and counts["invalid_rows"] == 0:
+        raise DatasetError(f"no samples in {where}")
+    if counts["total"] and counts["needs_pipeline"] == counts["total"]:
+        raise ConfigError(
+            f"no sample in {where} has a response, so there is nothing to score: name the "
+            "system that answers the queries with --pipeline (a baseline, module:function or "
+            "a URL), or compare baselines with --baseline naive-rag"
+        )
 
 
 def _start(

@@ -67,6 +67,9 @@ class Settings(BaseModel):
     """Reuse provider replies from the response cache."""
     cache_path: Path | None = None
     """The cache file; default `~/.cache/vera/responses.sqlite` (see `VERA_CACHE_DIR`)."""
+    max_errors: str = Field(default="0", pattern=r"^\s*\d+(\.\d+)?\s*%?\s*$")
+    """Samples that may error or be skipped before the run counts as incomplete (exit 3): a
+    count ("5") or a share of the samples ("2%"). Default 0, like inspect's fail_on_error."""
     max_cost: float | None = Field(default=None, ge=0)
     """US dollars; no new judge call starts once this is spent."""
     history: bool = True
@@ -76,9 +79,18 @@ class Settings(BaseModel):
     gates: GateConfig = Field(default_factory=GateConfig)
     """The `[gates]` table: per-metric, per-category and latency limits (see `vera.gates`)."""
 
+    def error_budget(self, samples: int) -> int:
+        """How many of `samples` may error or be skipped under `max_errors`."""
+        text = self.max_errors.strip()
+        if text.endswith("%"):
+            return int(float(text[:-1]) / 100 * samples)
+        return int(float(text))
+
     def merge(self, overrides: Mapping[str, Any], *, origin: str) -> Settings:
         """A copy with `overrides` applied; None values leave a setting as it is."""
         given = {k.replace("-", "_"): v for k, v in overrides.items() if v is not None}
+        if isinstance(given.get("max_errors"), int | float):
+            given["max_errors"] = str(given["max_errors"])
         try:
             return Settings.model_validate({**self.model_dump(), **given})
         except ValidationError as exc:

@@ -120,7 +120,9 @@ def test_unreachable_provider_fails_each_sample_not_the_run(tmp_path: Path) -> N
         "--no-cache",
     )
     report = json.loads((tmp_path / "r.json").read_text())
-    assert result.returncode == 0, result.stderr
+    # Every sample errored: the run measured nothing, which is never a pass (exit 3).
+    assert result.returncode == 3, result.stderr
+    assert "no sample could be scored" in result.stderr
     assert report["counts"]["errors"] == 2
     assert "could not reach" in report["samples"][0]["error"]
     assert report["metrics"]["faithfulness"] is None

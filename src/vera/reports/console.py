@@ -12,9 +12,15 @@ from rich.table import Table
 from vera.report import Report, SampleStatus
 from vera.reports.cascade import cascade_summary
 
-__all__ = ["format_interval", "format_score", "print_summary"]
+__all__ = ["format_interval", "format_score", "plain_cells", "print_summary"]
 
 SHOWN_FAILURES = 5
+
+
+def plain_cells(*values: object) -> list[str]:
+    """Table cells shown as the text they are: a `[bold]` or `[/INST]` in a dataset, a
+    judge's reason or a plugin's name is never read as console markup."""
+    return [escape(str(value)) for value in values]
 
 
 def format_score(value: float | None) -> str:
@@ -34,18 +40,24 @@ def print_summary(report: Report, out: Console, err: Console) -> None:
     for name, s in report.metric_summary.items():
         direction = "≥" if s.higher_is_better else "≤"
         table.add_row(
-            name,
-            format_score(s.mean),
-            format_interval(s.ci_low, s.ci_high),
-            str(s.scored),
-            str(s.not_scored),
-            str(s.passed),
-            str(s.failed),
-            f"{direction} {s.threshold:.2f}",
+            *plain_cells(
+                name,
+                format_score(s.mean),
+                format_interval(s.ci_low, s.ci_high),
+                str(s.scored),
+                str(s.not_scored),
+                str(s.passed),
+                str(s.failed),
+                f"{direction} {s.threshold:.2f}",
+            )
         )
         for sub, stats in s.sub_scores.items():
             table.add_row(
-                f"  {sub}", format_score(stats.mean), format_interval(stats.ci_low, stats.ci_high)
+                *plain_cells(
+                    f"  {sub}",
+                    format_score(stats.mean),
+                    format_interval(stats.ci_low, stats.ci_high),
+                )
             )
     out.print(table)
     _print_breakdowns(report, out)
@@ -55,7 +67,7 @@ def print_summary(report: Report, out: Console, err: Console) -> None:
         laws_line = " · ".join(
             f"{law} {verdict}" for law, verdict in report.categorical_tests.items()
         )
-        out.print(f"Pipeline laws: {laws_line}", highlight=False)
+        out.print(f"Pipeline laws: {laws_line}", highlight=False, markup=False)
     if report.latency is not None:
         lat = report.latency
         out.print(
@@ -87,7 +99,8 @@ def _print_breakdowns(report: Report, out: Console) -> None:
             breakdown.add_column(escape(value), justify="right")
         for name in report.metric_summary:
             cells = [groups[value][name] for value in groups]
-            breakdown.add_row(name, *(f"{format_score(c.mean)} ({c.scored})" for c in cells))
+            means = (f"{format_score(c.mean)} ({c.scored})" for c in cells)
+            breakdown.add_row(*plain_cells(name, *means))
         out.print(breakdown)
 
 
@@ -110,7 +123,7 @@ def _print_baselines(report: Report, out: Console) -> None:
             p_value = found.get("p_value")
             cells.append(format_score(baseline_mean if isinstance(baseline_mean, float) else None))
             cells.append(f"{change} (p={p_value:.3f})" if isinstance(p_value, float) else change)
-        table.add_row(metric, *(str(c) for c in cells))
+        table.add_row(*plain_cells(metric, *cells))
     out.print(table)
 
 
@@ -118,7 +131,7 @@ def _print_cascade(report: Report, out: Console) -> None:
     """How much a cascade judge sent on to its second judge, and the calls that saved."""
     line = cascade_summary(report.judge_details)
     if line:
-        out.print(line, highlight=False)
+        out.print(line, highlight=False, markup=False)
 
 
 def _print_usage(report: Report, out: Console) -> None:
@@ -132,7 +145,7 @@ def _print_usage(report: Report, out: Console) -> None:
     )
     if usage.get("unpriced_models"):
         line += f" (no price known for {', '.join(usage['unpriced_models'])})"
-    out.print(line, highlight=False)
+    out.print(line, highlight=False, markup=False)
 
 
 def _print_failures(report: Report, out: Console, err: Console) -> None:
