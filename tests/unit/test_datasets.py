@@ -284,3 +284,41 @@ def test_bundled_example_loads_by_name() -> None:
         "unanswerable",
         "contradiction",
     } <= {s.category for s in samples}
+
+
+@pytest.mark.parametrize(
+    ("field", "meant"),
+    [
+        ("respnse", "'response'"),
+        ("retrieved_context", "'retrieved_contexts', read as the contexts"),
+        ("Query", "'query'"),
+        ("contxts", "'contexts'"),
+    ],
+)
+def test_a_misspelt_field_is_an_error_naming_the_field_it_meant(
+    tmp_path: Path, field: str, meant: str
+) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps({"id": "a", "query": "q", field: "x"}) + "\n")
+    with pytest.raises(DatasetRowError, match=rf"line 1, field '{field}': unknown field") as info:
+        list(load_dataset(path))
+    assert f"did you mean {meant}?" in str(info.value)
+
+
+def test_unknown_fields_that_resemble_nothing_still_go_to_metadata(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps({"id": "a", "response": "r", "team": "x", "model_name": 3}) + "\n")
+    [sample] = list(load_dataset(path))
+    assert sample.metadata == {"team": "x", "model_name": 3}
+
+
+def test_a_non_utf8_line_is_one_invalid_row_under_skip_invalid(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(
+        b'{"id": "a", "response": "ok"}\n{"id": "b", "response": "caf\xe9"}\n'
+        b'{"id": "c", "response": "fine"}\n'
+    )
+    data = load_dataset(path, skip_invalid=True)
+    assert [s.id for s in data] == ["a", "c"]
+    [invalid] = data.invalid_rows
+    assert invalid.location == "line 2" and "not valid UTF-8" in invalid.problem

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["NormalisedRow", "RowProblem", "normalise_row"]
+__all__ = ["NormalisedRow", "RowProblem", "normalise_row", "probable_field"]
 
 # Canonical field -> accepted names, VERA's own first. Sources: RAGAS (user_input, response,
 # retrieved_contexts, reference), DeepEval (input, actual_output, retrieval_context,
@@ -93,6 +93,8 @@ def normalise_row(row: Mapping[str, Any], *, from_csv: bool = False) -> Normalis
         # question; a missing key only means no reference was written.
         values["answerable"] = False
     extra = {k: v for k, v in row.items() if k not in used}
+    for key in extra:
+        _refuse_misspelling(key)
     if extra:
         metadata = values.get("metadata") or {}
         if not isinstance(metadata, dict):
@@ -102,6 +104,57 @@ def normalise_row(row: Mapping[str, Any], *, from_csv: bool = False) -> Normalis
         values["id"] = str(values["id"])
     return NormalisedRow(
         values={k: v for k, v in values.items() if v is not None}, source_keys=source_keys
+    )
+
+
+_KNOWN_NAMES: dict[str, str] = {
+    name: canonical for canonical, names in ALIASES.items() for name in names
+} | {FALLBACK_CONTEXT_KEY: "contexts", LATENCY_SECONDS_KEY: "latency_ms"}
+
+
+def _edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance, row by row."""
+    previous = list(range(len(b) + 1))
+    for i, left in enumerate(a, start=1):
+        current = [i]
+        for j, right in enumerate(b, start=1):
+            current.append(
+                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (left != right))
+            )
+        previous = current
+    return previous[-1]
+
+
+def probable_field(key: str) -> str | None:
+    """The field name `key` is most likely a misspelling of, or None when it resembles none.
+
+    Close means: the same name in another case, or at most one edit away for names of up to
+    five letters and two for longer ones (`respnse`, `retrieved_context`, `Query`).
+    """
+    lowered = key.strip().lower()
+    if not lowered or key in _KNOWN_NAMES:
+        return None
+    allowed = 1 if len(lowered) <= 5 else 2
+    best: tuple[int, str] | None = None
+    for name in _KNOWN_NAMES:
+        distance = _edit_distance(lowered, name)
+        if distance <= allowed and (best is None or distance < best[0]):
+            best = (distance, name)
+    return best[1] if best is not None else None
+
+
+def _refuse_misspelling(key: str) -> None:
+    """A field that is nearly a known one is a mistake, not metadata: kept as metadata, its
+    column would silently go unread (every row "needs a pipeline", every claim NO_EVIDENCE)."""
+    meant = probable_field(key)
+    if meant is None:
+        return
+    canonical = _KNOWN_NAMES[meant]
+    alias = "" if meant == canonical else f", read as the {canonical}"
+    raise RowProblem(
+        key,
+        f"unknown field '{key}': did you mean '{meant}'{alias}? Rename it, or put it under "
+        "'metadata' to keep it as it is",
     )
 
 

@@ -85,7 +85,16 @@ def _decode(raw: bytes, path: Path, line_no: int) -> str:
 def _read_jsonl(path: Path) -> Iterator[RawRow]:
     with path.open("rb") as fh:
         for line_no, raw in enumerate(fh, start=1):
-            text = _decode(raw, path, line_no)
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                # One bad line is one invalid row: --skip-invalid records it and reads on.
+                problem = (
+                    f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
+                    "re-save the file as UTF-8"
+                )
+                yield RawRow(f"line {line_no}", _InvalidJson(problem))
+                continue
             if line_no == 1:
                 text = text.removeprefix("\ufeff")
             if not text.strip():
