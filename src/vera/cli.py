@@ -8,6 +8,7 @@ could be scored).
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -28,7 +29,7 @@ from vera._version import __version__
 from vera.comparison import compare_reports, most_changed
 from vera.datasets import load_dataset
 from vera.datasets.bundled import BUNDLED
-from vera.errors import VeraError
+from vera.errors import ConfigError, VeraError
 from vera.estimate import RunEstimate, estimate_plan
 from vera.history import DEFAULT_HISTORY_PATH, RunStore
 from vera.metrics.registry import metric_classes
@@ -600,20 +601,38 @@ def runs_show(run_id: str, history: HistoryOption = None) -> None:
 
 @app.command("compare")
 def compare_command(
-    run_a: str, run_b: str, history: HistoryOption = None, top: int = SHOWN_FAILURES
+    run_a: str,
+    run_b: str,
+    history: HistoryOption = None,
+    top: int = SHOWN_FAILURES,
+    any_dataset: Annotated[
+        bool,
+        typer.Option("--any-dataset", help="Compare runs of different datasets all the same."),
+    ] = False,
 ) -> None:
     """Compare run B against run A: per-metric change with a paired 95 % interval and p-value,
-    and the samples whose scores changed most."""
+    and the samples whose scores changed most.
+
+    Example: vera compare 20261122-101500 20261123-090000
+    """
     try:
         store = _store(history)
         before, after = store.report(run_a), store.report(run_b)
+        first, second = store.get(run_a).id, store.get(run_b).id
+        if before.dataset != after.dataset and not any_dataset:
+            raise ConfigError(
+                f"run {first} is of dataset {before.dataset!r} and run {second} of "
+                f"{after.dataset!r}: their samples do not pair; pass --any-dataset to compare "
+                "them all the same"
+            )
     except VeraError as exc:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
-        raise typer.Exit(EXIT_USAGE) from None
-    table = Table(title=escape(f"{store.get(run_b).id} against {store.get(run_a).id}"))
+        _fail(exc)
+    changes = compare_reports(after, before)
+    paired = max((c.paired_samples for c in changes.values()), default=0)
+    table = Table(title=escape(f"{second} against {first} · {paired} paired samples"))
     for column in ("Metric", "A", "B", "B - A", "95% CI", "p", "Change", "Paired"):
         table.add_column(column, justify="left" if column == "Metric" else "right")
-    for metric, c in compare_reports(after, before).items():
+    for metric, c in changes.items():
         table.add_row(
             *plain_cells(
                 metric,
@@ -622,11 +641,13 @@ def compare_command(
                 format_score(c.difference),
                 format_interval(c.ci_low, c.ci_high),
                 "—" if c.p_value is None else f"{c.p_value:.3f}",
-                c.improvement or "—",
+                c.improvement or "—" if c.paired_samples else "— (nothing paired)",
                 c.paired_samples,
             )
         )
     out.print(table)
+    if paired == 0:
+        err.print("[yellow]No sample id is in both runs: there is no change to measure.[/]")
     for line in most_changed(before, after, top):
         out.print(line, highlight=False, markup=False)
 
@@ -698,6 +719,19 @@ def metrics_command() -> None:
     out.print("Metrics that share judge work share its calls: see docs/metrics.md.")
 
 
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    err.print(f"[yellow]warning:[/] {escape(str(message))}", highlight=False)
+
+
 def main() -> None:
     """Entry point of the `vera` console script."""
+    # The library says what it skipped through `warnings`; a user reads it as one plain line.
+    warnings.showwarning = _show_warning
     app()

@@ -75,14 +75,16 @@ def test_compare_two_stored_runs(tmp_path: Path) -> None:
         "contexts": ["Paris is in France."],
     }
     bad = {**good, "response": "Paris is in Spain."}
-    for name, row in (("one.jsonl", good), ("two.jsonl", bad)):
-        (tmp_path / name).write_text(json.dumps(row) + "\n")
+    # The same dataset file, before and after the system's answers changed.
+    (tmp_path / "one.jsonl").write_text(json.dumps(good) + "\n")
     first = vera(tmp_path, "eval", "--dataset", "one.jsonl")
-    second = vera(tmp_path, "eval", "--dataset", "two.jsonl")
+    (tmp_path / "one.jsonl").write_text(json.dumps(bad) + "\n")
+    second = vera(tmp_path, "eval", "--dataset", "one.jsonl")
     ids = [r.stderr.split("Run ", 1)[1].split()[0] for r in (first, second)]
     compared = vera(tmp_path, "compare", *ids)
     assert compared.returncode == 0, compared.stderr
     assert "faithfulness" in compared.stdout and "-100.0%" in compared.stdout
+    assert "1 paired samples" in compared.stdout
     assert "a · faithfulness 1.000 -> 0.000" in compared.stdout
     missing = vera(tmp_path, "compare", ids[0], "nope")
     assert missing.returncode == 2 and "no run 'nope'" in missing.stderr

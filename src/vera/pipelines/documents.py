@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 from vera.errors import DatasetError
@@ -19,7 +20,14 @@ def load_documents(folder: Path | str) -> list[Context]:
     if not root.is_dir():
         raise DatasetError(f"{root}: not a folder of documents")
     documents = []
+    inside = root.resolve()
     for path in sorted(p for p in root.rglob("*") if p.suffix.lower() in DOCUMENT_SUFFIXES):
+        if not path.resolve().is_relative_to(inside):
+            # A link out of the folder would quote files the user never meant to share.
+            warnings.warn(
+                f"{path}: skipped, a link to {path.resolve()}, outside {root}", stacklevel=2
+            )
+            continue
         try:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:

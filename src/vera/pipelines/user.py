@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import sys
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -36,14 +38,33 @@ def load_user_pipeline(spec: str, *, timeout: float = 60.0) -> Pipeline:
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
         raise ConfigError(f"pipeline {spec!r}: use module:function or an http(s) URL")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError(f"pipeline {spec!r}: cannot import {module_name!r} ({exc})") from None
+    module = _import_pipeline_module(spec, module_name)
     function = getattr(module, attribute, None)
     if not callable(function):
         raise ConfigError(f"pipeline {spec!r}: {module_name} has no callable {attribute!r}")
     return Pipeline.of(_CallablePipeline(function), name=spec)
+
+
+def _import_pipeline_module(spec: str, module_name: str) -> Any:
+    """Import the module, looking in the current folder first, as `python -m` would: a user's
+    `my_rag.py` beside their data is what `--pipeline my_rag:answer` means."""
+    here = str(Path.cwd())
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and module_name.split(".")[0] != exc.name.split(".")[0]:
+            raise ConfigError(
+                f"pipeline {spec!r}: {module_name} imports {exc.name!r}, which is not installed"
+            ) from None
+        raise ConfigError(
+            f"pipeline {spec!r}: no module {module_name!r} in the current folder ({here}) or "
+            "on the Python path; run vera from the folder that holds it, add its folder to "
+            "PYTHONPATH, or install it (pip install -e .)"
+        ) from None
+    except ImportError as exc:
+        raise ConfigError(f"pipeline {spec!r}: cannot import {module_name!r} ({exc})") from None
 
 
 class _CallablePipeline:

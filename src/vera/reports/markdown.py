@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Sequence
 
 from vera.report import Report, SampleStatus
@@ -16,8 +18,27 @@ def _fmt(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
+# What can start Markdown mid-line: with the brackets escaped no link or image can form, and
+# HTML is already escaped; other punctuation stays as it is, readable in the raw comment.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """`text` as inert Markdown on one line: HTML tags, images, links and emphasis from a
+    dataset or a judge show as the characters they are in a pull-request comment."""
+    flat = " ".join(html.escape(text, quote=False).split())
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", flat)
+
+
+def _code(text: str) -> str:
+    """`text` as a code span no backtick inside it can close (CommonMark: the fence is one
+    backtick longer than the longest run inside, padded when the text starts or ends with
+    one)."""
+    flat = " ".join(text.split())
+    runs = [len(run) for run in re.findall(r"`+", flat)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
 
 
 def render_markdown(report: Report, *, gate_failures: Sequence[str] = ()) -> str:
@@ -25,8 +46,8 @@ def render_markdown(report: Report, *, gate_failures: Sequence[str] = ()) -> str
     lines = [
         f"### VERA · {_cell(report.dataset)}",
         "",
-        f"Judge `{report.judge}`"
-        + (f" · pipeline `{report.pipeline}`" if report.pipeline else "")
+        f"Judge {_code(report.judge)}"
+        + (f" · pipeline {_code(report.pipeline)}" if report.pipeline else "")
         + f" · {report.counts['scored']} of {report.counts['total']} samples scored"
         + (f" · {report.counts['errors']} errors" if report.counts["errors"] else ""),
         *(["", _cell(line)] if (line := cascade_summary(report.judge_details)) else []),
@@ -47,7 +68,7 @@ def render_markdown(report: Report, *, gate_failures: Sequence[str] = ()) -> str
     for baseline, changes in comparison.get("improvement_over_baseline", {}).items():
         parts = [f"{m} {c}" for m, c in changes.items() if c is not None]
         if parts:
-            lines += ["", f"Against `{baseline}`: " + ", ".join(parts)]
+            lines += ["", f"Against {_code(baseline)}: " + ", ".join(parts)]
     worst = sorted(
         (s for s in report.samples if s.status is SampleStatus.SCORED),
         key=lambda s: sum(r.passed is False for r in s.results.values()),
@@ -60,7 +81,7 @@ def render_markdown(report: Report, *, gate_failures: Sequence[str] = ()) -> str
             for result in sample.results.values():
                 if result.passed is False:
                     lines.append(
-                        f"- `{_cell(sample.id)}` {result.name} {_fmt(result.score)}: "
+                        f"- {_code(sample.id)} {result.name} {_fmt(result.score)}: "
                         f"{_cell(result.reason)}"
                     )
         lines += ["", "</details>"]
