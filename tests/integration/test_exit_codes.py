@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.support.cli import run_vera
 
 import vera
 from vera.settings import Settings
@@ -32,15 +32,7 @@ def answer(query):
 
 
 def vera_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "vera", "eval", "--no-history", *args],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "COLUMNS": "200",
-             "NO_COLOR": "1", "PYTHONPATH": str(tmp_path)},
-    )  # fmt: skip
+    return run_vera(tmp_path, "eval", "--no-history", *args, timeout=120)
 
 
 def queries(tmp_path: Path, *texts: str) -> Path:

@@ -24,6 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from tests.support.cli import run_vera
 from tests.support.loopback import LoopbackServer, Recorded, Reply
 from tests.support.plugin import write_plugin
 from tests.support.scripted import GeneratorScript, scripted_openai
@@ -35,26 +36,11 @@ from vera.settings import Settings
 JUDGE = "openai:gpt-4o-mini"
 
 
-def env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    return {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(tmp_path),
-        "COLUMNS": "200",
-        "NO_COLOR": "1",
-        "OPENAI_API_KEY": "sk-test-never-shown",
-        **extra,
-    }
+KEYS = {"OPENAI_API_KEY": "sk-test-never-shown"}
 
 
 def vera_cli(tmp_path: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "vera", *args],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env(tmp_path, **extra),
-    )
+    return run_vera(tmp_path, *args, **KEYS, **extra)
 
 
 def test_llm_judge_with_two_baselines_at_concurrency_16_scores_and_pairs_every_sample(
@@ -139,8 +125,9 @@ def test_a_killed_run_resumes_with_its_own_prompts_cache_and_budget(
         loopback.openai_url, "--prompts-dir", str(prompts), "--cache-path", "cache.sqlite",
         "--max-cost", "7.5", "--concurrency", "2", "--history", str(history),
     ]  # fmt: skip
+    environment = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **KEYS}
     process = subprocess.Popen(
-        [sys.executable, *args], cwd=tmp_path, env=env(tmp_path),
+        [sys.executable, *args], cwd=tmp_path, env=environment,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     deadline = time.monotonic() + 60

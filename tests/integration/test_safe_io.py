@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.support.cli import run_vera
 
 import vera
 from vera.pipelines.documents import load_documents
@@ -18,14 +18,7 @@ from vera.reports.markdown import render_markdown
 
 
 def vera_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "vera", *args],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "COLUMNS": "200", "NO_COLOR": "1"},
-    )
+    return run_vera(tmp_path, *args, timeout=120)
 
 
 def test_markdown_cannot_be_broken_out_of_by_ids_or_text() -> None:
