@@ -33,7 +33,7 @@ from vera.errors import ConfigError, VeraError
 from vera.estimate import RunEstimate, estimate_plan
 from vera.history import DEFAULT_HISTORY_PATH, RunStore
 from vera.metrics.registry import metric_classes
-from vera.outputs import render_context, report_format, write_report
+from vera.outputs import report_format, write_report, write_run_reports
 from vera.plan import (
     QUICK_SAMPLES,
     DatasetRef,
@@ -50,7 +50,6 @@ from vera.reports.console import (
     plain_cells,
     print_summary,
 )
-from vera.reports.registry import render_report
 from vera.run import EXIT_OK, EXIT_USAGE, RunObserver, RunResult, run_plan, stored_plan
 from vera.settings import DEFAULT_CONCURRENCY
 
@@ -502,8 +501,8 @@ class _ProgressBar(RunObserver):
 
 def _write_outputs(result: RunResult, outputs: dict[str, Path]) -> None:
     """Every report the user asked for, whatever the run's outcome."""
-    for fmt, path in outputs.items():
-        write_report(result.report, path, fmt, plan=result.plan, gate_failures=result.gate_failures)
+    write_run_reports(result.report, result.plan, outputs, gate_failures=result.gate_failures)
+    for path in outputs.values():
         out.print(f"Report written to {escape(str(path))}", highlight=False)
 
 
@@ -673,15 +672,12 @@ def report_command(
         fmt = report_format(output, format)
         source = record.options.get("dataset", {})
         source = source.get("source") if isinstance(source, dict) else source
-        context = render_context(
-            report, fmt, source=source if isinstance(source, str) else None, store=store
+        write_report(
+            report, output, fmt, source=source if isinstance(source, str) else None, store=store
         )
-        text = render_report(fmt, report, context)
     except VeraError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from None
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(text, encoding="utf-8")
     out.print(f"Report written to {escape(str(output))}", highlight=False)
 
 

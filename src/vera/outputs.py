@@ -3,7 +3,7 @@ responses in place, the run history for its trend), gathered once for the CLI an
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -16,7 +16,7 @@ from vera.reports.registry import RenderContext, format_for_path, render_report
 from vera.reports.view import HistoryPoint
 from vera.types import Sample
 
-__all__ = ["render_context", "report_format", "write_report"]
+__all__ = ["render_context", "report_format", "write_report", "write_run_reports"]
 
 _STAMP = "%Y-%m-%dT%H:%M:%SZ"
 TREND_RUNS = 20
@@ -86,23 +86,40 @@ def write_report(
     path: Path,
     fmt: str,
     *,
-    plan: RunPlan | None = None,
+    source: str | None = None,
+    store: RunStore | None = None,
     gate_failures: Sequence[str] = (),
 ) -> None:
-    """Render `report` as `fmt` and write it to `path`; the plan says where its dataset and
-    history are, for the HTML report."""
-    store = None
-    settings = plan.settings if plan is not None else None
-    if fmt == "html" and settings is not None and settings.history:
-        store = RunStore(settings.history_path or DEFAULT_HISTORY_PATH)
+    """Render `report` as `fmt` and write it to `path`; the HTML report reads the dataset at
+    `source` and the trend from `store`."""
+    context = render_context(report, fmt, source=source, store=store, gate_failures=gate_failures)
+    text = render_report(fmt, report, context)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def write_run_reports(
+    report: Report,
+    plan: RunPlan,
+    outputs: Mapping[str, Path],
+    *,
+    gate_failures: Sequence[str] = (),
+) -> None:
+    """Every report `outputs` asks for (format -> path) of a run of `plan`; the run history is
+    opened once, and only when the HTML report needs its trend."""
+    settings = plan.settings
+    wants_history = "html" in outputs and settings.history
+    store = RunStore(settings.history_path or DEFAULT_HISTORY_PATH) if wants_history else None
     try:
-        source = plan.dataset.source if plan is not None else None
-        context = render_context(
-            report, fmt, source=source, store=store, gate_failures=gate_failures
-        )
-        text = render_report(fmt, report, context)
+        for fmt, path in outputs.items():
+            write_report(
+                report,
+                path,
+                fmt,
+                source=plan.dataset.source,
+                store=store,
+                gate_failures=gate_failures,
+            )
     finally:
         if store is not None:
             store.close()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")

@@ -137,12 +137,11 @@ def metric_specs(names: Iterable[str], threshold: float | None = None) -> tuple[
     specs = []
     for name in dict.fromkeys(wanted):
         metric = create_metric(name)  # checks the name, and reads the metric's direction
-        options = {"threshold": threshold} if threshold is not None else {}
-        if options and metric.higher_is_better:
-            create_metric(name, **options)
-        specs.append(
-            MetricSpec(name=metric.name, options=options if metric.higher_is_better else {})
-        )
+        marks = threshold is not None and metric.higher_is_better
+        options: dict[str, Any] = {"threshold": threshold} if marks else {}
+        if options:
+            create_metric(name, **options)  # the metric validates its own threshold
+        specs.append(MetricSpec(name=metric.name, options=options))
     return tuple(specs)
 
 

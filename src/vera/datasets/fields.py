@@ -10,6 +10,7 @@ import ast
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 __all__ = ["NormalisedRow", "RowProblem", "normalise_row", "probable_field"]
@@ -125,8 +126,11 @@ def _edit_distance(a: str, b: str) -> int:
     return previous[-1]
 
 
+@lru_cache(maxsize=4096)
 def probable_field(key: str) -> str | None:
     """The field name `key` is most likely a misspelling of, or None when it resembles none.
+
+    Cached: every row of a file repeats the same keys, and this runs for each unknown one.
 
     Close means: the same name in another case, or at most one edit away for names of up to
     five letters and two for longer ones (`respnse`, `retrieved_context`, `Query`).

@@ -8,6 +8,7 @@ calls), and `as_judge` adapts an object that only has `extract_claims` and `veri
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -150,7 +151,7 @@ class Judge(Protocol):
         ...
 
 
-class BaseJudge:
+class BaseJudge(ABC):
     """Defaults for a judge of your own: subclass it and write the two work methods.
 
     `analyse` extracts, then verifies every claim in one `verify_claims` call; relevance is not
@@ -167,13 +168,15 @@ class BaseJudge:
     def describe(self) -> JudgeDescription:
         return JudgeDescription(spec=self.spec)
 
+    @abstractmethod
     async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
-        raise NotImplementedError
+        """Split `response` into atomic claims with unique ids."""
 
+    @abstractmethod
     async def verify_claims(
         self, claims: Sequence[Claim], contexts: Sequence[str]
     ) -> list[ClaimVerdict]:
-        raise NotImplementedError
+        """Return one verdict per claim, judged against `contexts` only."""
 
     async def analyse(
         self, response: str, contexts: Sequence[str], *, query: str | None = None
