@@ -33,7 +33,7 @@ from vera.errors import ConfigError, VeraError
 from vera.estimate import RunEstimate, estimate_plan
 from vera.history import DEFAULT_HISTORY_PATH, RunStore
 from vera.metrics.registry import metric_classes
-from vera.outputs import report_format, write_report, write_run_reports
+from vera.outputs import check_output_paths, report_format, write_report, write_run_reports
 from vera.plan import (
     QUICK_SAMPLES,
     DatasetRef,
@@ -52,6 +52,7 @@ from vera.reports.console import (
 )
 from vera.run import EXIT_OK, EXIT_USAGE, RunObserver, RunResult, run_plan, stored_plan
 from vera.settings import DEFAULT_CONCURRENCY
+from vera.types.secrets import redact
 
 __all__ = ["app", "main"]
 
@@ -63,8 +64,18 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
-err = Console(stderr=True)
+
+
+class _Console(Console):
+    """A console whose text passes through `redact`: a key in a URL that reached a message
+    (an option echoed back, a server's error) is never printed."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        super().print(*(redact(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
+
+out = _Console()
+err = _Console(stderr=True)
 
 
 def _version(value: bool) -> None:
@@ -219,6 +230,26 @@ _JudgeTemperatureFlag = Annotated[
     float | None,
     typer.Option("--judge-temperature", min=0.0, max=2.0, help="Default 0."),
 ]
+_MaxTokensFlag = Annotated[
+    int | None,
+    typer.Option("--max-tokens", min=16, help="Reply budget of one judge call (default 2048)."),
+]
+_TimeoutFlag = Annotated[
+    float | None,
+    typer.Option("--timeout", min=0.001, help="Seconds one provider call may take (default 60)."),
+]
+_RetriesFlag = Annotated[
+    int | None,
+    typer.Option("--retries", min=0, help="Retries of a provider call that may pass (default 5)."),
+]
+_FailFastFlag = Annotated[
+    int | None,
+    typer.Option(
+        "--fail-fast",
+        min=0,
+        help="Stop when this many first provider calls all fail alike (default 8; 0: never).",
+    ),
+]
 _PromptsDirFlag = Annotated[
     Path | None,
     typer.Option("--prompts-dir", help="Folder of prompt files replacing the bundled ones."),
@@ -344,6 +375,10 @@ def eval_command(
     judge_mode: _JudgeModeFlag = None,
     judge_samples: _JudgeSamplesFlag = None,
     judge_temperature: _JudgeTemperatureFlag = None,
+    max_tokens: _MaxTokensFlag = None,
+    timeout: _TimeoutFlag = None,
+    retries: _RetriesFlag = None,
+    fail_fast: _FailFastFlag = None,
     prompts_dir: _PromptsDirFlag = None,
     pipeline: _PipelineFlag = None,
     baseline: _BaselineFlag = None,
@@ -367,10 +402,7 @@ def eval_command(
     group_by: _GroupByFlag = None,
     concurrency: _ConcurrencyFlag = None,
 ) -> None:
-    """Evaluate a dataset and print a summary.
-
-    Example: vera eval --dataset answers.jsonl --threshold 0.8 --output report.json
-    """
+    """Evaluate a dataset and print a summary: vera eval -d answers.jsonl --threshold 0.8"""
     flags = dict(locals())
     try:
         plan, resume_id = _plan(flags)
@@ -392,14 +424,26 @@ def _fail(exc: Exception) -> NoReturn:
 def _finish(result: RunResult, flags: dict[str, Any]) -> NoReturn:
     """Render the run, write every report asked for, and exit with the run's code."""
     print_summary(result.report, out, err)
-    outputs = {"json": "output", "html": "html", "md": "markdown", "junit": "junit"}
-    _write_outputs(result, {fmt: flags[key] for fmt, key in outputs.items() if flags[key]})
+    try:
+        _write_outputs(result, _outputs(flags))
+    except VeraError as exc:
+        _fail(exc)
     raise typer.Exit(_exit_code(result))
+
+
+_OUTPUT_FLAGS = {"json": "output", "html": "html", "md": "markdown", "junit": "junit"}
+"""Each report format and the `eval` flag that asks for it."""
+
+
+def _outputs(flags: dict[str, Any]) -> dict[str, Path]:
+    """The reports the flags ask for: format -> path."""
+    return {fmt: flags[key] for fmt, key in _OUTPUT_FLAGS.items() if flags[key]}
 
 
 def _plan(flags: dict[str, Any]) -> tuple[RunPlan, str | None]:
     """The run the flags ask for; with --resume, the stored run's own plan (only where its
     reports go is new)."""
+    check_output_paths(_outputs(flags).values())
     if flags["resume"]:
         plan, run_id = stored_plan(flags["resume"], flags["history_path"])
         history = {"history": True, "history_path": flags["history_path"]}
@@ -446,6 +490,10 @@ _SETTING_FLAGS = {
     "judge_mode": "judge_mode",
     "judge_samples": "judge_samples",
     "judge_temperature": "judge_temperature",
+    "judge_max_tokens": "max_tokens",
+    "timeout": "timeout",
+    "retries": "retries",
+    "fail_fast": "fail_fast",
     "judge_prompts_dir": "prompts_dir",
     "cascade_judge": "cascade_judge",
     "cascade_low": "cascade_low",

@@ -8,8 +8,6 @@ whole report, so any report can be rendered again, and two runs compared, from t
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -20,8 +18,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from vera.errors import ConfigError
 from vera.plan import RunPlan
 from vera.report import Report, SampleResult
+from vera.settings import Settings
+from vera.sqlite_file import DEFAULT_LOCK_TIMEOUT, SqliteFile
+from vera.types.secrets import redact
 
-__all__ = ["DEFAULT_HISTORY_PATH", "RunRecord", "RunStore"]
+__all__ = ["DEFAULT_HISTORY_PATH", "RunRecord", "RunStore", "open_history"]
 
 DEFAULT_HISTORY_PATH = Path(".vera") / "runs.sqlite"
 """Relative to the working directory: a project's history lives with the project."""
@@ -62,26 +63,31 @@ class RunRecord(BaseModel):
 
 
 class RunStore:
-    """Runs and their results in a SQLite file, safe to share between threads."""
+    """Runs and their results in a SQLite file, safe to share between threads and processes.
 
-    def __init__(self, path: Path | str = DEFAULT_HISTORY_PATH) -> None:
+    Each result is its own transaction, committed before the next sample is reported. What is
+    stored has its secrets taken out (`redact`): a key in a base URL never reaches the file.
+    """
+
+    def __init__(
+        self, path: Path | str = DEFAULT_HISTORY_PATH, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+    ) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        # Each result is its own transaction, committed before the next sample is reported.
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+        self._file = SqliteFile(
+            self.path,
+            what="the run history",
+            flag="--history",
+            schema=_SCHEMA,
+            lock_timeout=lock_timeout,
+        )
 
     def start(self, dataset: str, plan: RunPlan) -> str:
         """Record a new run of `plan` and return its id (time-ordered, unique)."""
         run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6]
-        with self._lock:
-            self._db.execute(
-                "INSERT INTO runs (id, created, dataset, options, status) VALUES (?, ?, ?, ?, ?)",
-                (run_id, time.time(), dataset, plan.model_dump_json(), "running"),
-            )
+        self._file.execute(
+            "INSERT INTO runs (id, created, dataset, options, status) VALUES (?, ?, ?, ?, ?)",
+            (run_id, time.time(), redact(dataset), redact(plan.model_dump_json()), "running"),
+        )
         return run_id
 
     def plan(self, run_id: str) -> RunPlan:
@@ -99,28 +105,25 @@ class RunStore:
 
     def add_result(self, run_id: str, position: int, result: SampleResult) -> None:
         """Store one finished sample, at once."""
-        with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO results (run_id, sample_id, position, result) "
-                "VALUES (?, ?, ?, ?)",
-                (run_id, result.id, position, result.model_dump_json()),
-            )
+        self._file.execute(
+            "INSERT OR REPLACE INTO results (run_id, sample_id, position, result) "
+            "VALUES (?, ?, ?, ?)",
+            (run_id, result.id, position, result.model_dump_json()),
+        )
 
     def finish(self, run_id: str, report: Report) -> None:
         """Store the run's report and mark it finished."""
-        with self._lock:
-            self._db.execute(
-                "UPDATE runs SET status = 'finished', report = ? WHERE id = ?",
-                (report.to_json(indent=None), run_id),
-            )
+        self._file.execute(
+            "UPDATE runs SET status = 'finished', report = ? WHERE id = ?",
+            (report.to_json(indent=None), run_id),
+        )
 
     def results(self, run_id: str) -> dict[str, SampleResult]:
         """The finished samples of a run, by sample id."""
         self.get(run_id)  # a clear error for an unknown id
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT result FROM results WHERE run_id = ? ORDER BY position", (run_id,)
-            ).fetchall()
+        rows = self._file.execute(
+            "SELECT result FROM results WHERE run_id = ? ORDER BY position", (run_id,)
+        )
         results = (SampleResult.model_validate_json(row[0]) for row in rows)
         return {result.id: result for result in results}
 
@@ -138,8 +141,8 @@ class RunStore:
     def report(self, run_id: str) -> Report:
         """The stored report of a finished run."""
         record = self.get(run_id)
-        with self._lock:
-            row = self._db.execute("SELECT report FROM runs WHERE id = ?", (record.id,)).fetchone()
+        rows = self._file.execute("SELECT report FROM runs WHERE id = ?", (record.id,))
+        row = rows[0] if rows else None
         if row is None or row[0] is None:
             raise ConfigError(
                 f"run {record.id} did not finish; `vera eval --resume {record.id}` completes it"
@@ -148,14 +151,13 @@ class RunStore:
 
     def _records(self, where: str = "", params: tuple[str, ...] = ()) -> list[RunRecord]:
         # Only the metric means are read out of each stored report, by SQLite, not the report.
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT r.id, r.created, r.dataset, r.options, r.status, "
-                "json_extract(r.report, '$.metrics'), "
-                "(SELECT COUNT(*) FROM results s WHERE s.run_id = r.id) "
-                f"FROM runs r {where} ORDER BY r.created DESC, r.id DESC",
-                params,
-            ).fetchall()
+        rows = self._file.execute(
+            "SELECT r.id, r.created, r.dataset, r.options, r.status, "
+            "json_extract(r.report, '$.metrics'), "
+            "(SELECT COUNT(*) FROM results s WHERE s.run_id = r.id) "
+            f"FROM runs r {where} ORDER BY r.created DESC, r.id DESC",
+            params,
+        )
         return [
             RunRecord(
                 id=row[0],
@@ -174,5 +176,11 @@ class RunStore:
         return self._records()
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._file.close()
+
+
+def open_history(settings: Settings) -> RunStore:
+    """The run store `settings` name (`history_path`, `lock_timeout`)."""
+    return RunStore(
+        settings.history_path or DEFAULT_HISTORY_PATH, lock_timeout=settings.lock_timeout
+    )

@@ -3,20 +3,27 @@ responses in place, the run history for its trend), gathered once for the CLI an
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 from vera.datasets import open_dataset
 from vera.errors import ConfigError, VeraError
-from vera.history import DEFAULT_HISTORY_PATH, RunStore
+from vera.history import RunStore, open_history
 from vera.plan import RunPlan
 from vera.report import Report
 from vera.reports.registry import RenderContext, format_for_path, render_report
 from vera.reports.view import HistoryPoint
 from vera.types import Sample
 
-__all__ = ["render_context", "report_format", "write_report", "write_run_reports"]
+__all__ = [
+    "check_output_paths",
+    "render_context",
+    "report_format",
+    "write_report",
+    "write_run_reports",
+]
 
 _STAMP = "%Y-%m-%dT%H:%M:%SZ"
 TREND_RUNS = 20
@@ -94,8 +101,27 @@ def write_report(
     `source` and the trend from `store`."""
     context = render_context(report, fmt, source=source, store=store, gate_failures=gate_failures)
     text = render_report(fmt, report, context)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    check_output_paths([path])
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot write the report to {path}: {exc.strerror}") from None
+
+
+def check_output_paths(paths: Iterable[Path]) -> None:
+    """Refuse report paths that cannot be written (a folder, a file where a folder must be, a
+    folder that is read-only), so a run is never spent before its report fails to save."""
+    for path in paths:
+        if path.is_dir():
+            raise ConfigError(f"the report path {path} is a folder; give a file path")
+        folder = path.parent
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
+        if not folder.is_dir():
+            raise ConfigError(f"cannot write the report to {path}: {folder} is not a folder")
+        if not os.access(folder, os.W_OK):
+            raise ConfigError(f"cannot write the report to {path}: {folder} is read-only")
 
 
 def write_run_reports(
@@ -109,7 +135,7 @@ def write_run_reports(
     opened once, and only when the HTML report needs its trend."""
     settings = plan.settings
     wants_history = "html" in outputs and settings.history
-    store = RunStore(settings.history_path or DEFAULT_HISTORY_PATH) if wants_history else None
+    store = open_history(settings) if wants_history else None
     try:
         for fmt, path in outputs.items():
             write_report(

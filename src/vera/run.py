@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from vera.datasets import SampleSource, open_dataset
 from vera.errors import ConfigError, DatasetError
 from vera.experiment import resolve_pipeline
 from vera.gates import gate_failures, regression_failures
-from vera.history import DEFAULT_HISTORY_PATH, RunStore
+from vera.history import DEFAULT_HISTORY_PATH, RunStore, open_history
 from vera.judges.base import Judge, as_judge
 from vera.judges.registry import create_judge, create_managed_model
 from vera.metrics.base import Metric
@@ -32,6 +33,7 @@ from vera.plan import QUICK_SAMPLES, RunPlan
 from vera.report import Report, SampleResult
 from vera.runner import run_pass
 from vera.types import Context, Sample
+from vera.types.secrets import is_redacted, redact
 
 __all__ = [
     "EXIT_GATE_FAILED",
@@ -227,9 +229,35 @@ def stored_plan(run_id: str, history: Path | str | None = None) -> tuple[RunPlan
     store = RunStore(history or DEFAULT_HISTORY_PATH)
     try:
         record = store.get(run_id)
-        return store.plan(record.id), record.id
+        return _with_secrets(store.plan(record.id), record.id), record.id
     finally:
         store.close()
+
+
+def _with_secrets(plan: RunPlan, run_id: str) -> RunPlan:
+    """`plan` with the base URLs the store redacted given back from the environment.
+
+    The store never keeps a key, so a URL that carried one must come from where it came from
+    the first time; `VERA_JUDGE_BASE_URL` is read for the judge's.
+    """
+    settings = plan.settings
+    if is_redacted(settings.judge_base_url):
+        given = os.environ.get("VERA_JUDGE_BASE_URL")
+        if not given or redact(given) != settings.judge_base_url:
+            raise ConfigError(
+                f"run {run_id} sent its judge calls to {settings.judge_base_url}, whose "
+                "credentials VERA does not store; set VERA_JUDGE_BASE_URL to the full URL "
+                "to resume it"
+            )
+        plan = plan.model_copy(
+            update={"settings": settings.model_copy(update={"judge_base_url": given})}
+        )
+    if is_redacted(plan.generator.base_url):
+        raise ConfigError(
+            f"run {run_id}'s generator URL {plan.generator.base_url} carried credentials, "
+            "which VERA does not store; start the run again instead of resuming it"
+        )
+    return plan
 
 
 class _Recorder:
@@ -309,7 +337,7 @@ def _open_store(plan: RunPlan, resume: str | None) -> RunStore | None:
     settings = plan.settings
     if resume is None and not settings.history:
         return None
-    return RunStore(settings.history_path or DEFAULT_HISTORY_PATH)
+    return open_history(settings)
 
 
 async def arun_plan(

@@ -20,7 +20,10 @@ from vera.errors import ConfigError
 from vera.gates import GateConfig
 from vera.judges.cascade import DEFAULT_HIGH as DEFAULT_CASCADE_HIGH
 from vera.judges.cascade import DEFAULT_LOW as DEFAULT_CASCADE_LOW
+from vera.providers.health import DEFAULT_FAIL_FAST
 from vera.providers.limits import DEFAULT_CONCURRENCY as DEFAULT_PROVIDER_CONCURRENCY
+from vera.providers.managed import DEFAULT_TIMEOUT
+from vera.sqlite_file import DEFAULT_LOCK_TIMEOUT
 
 __all__ = ["DEFAULT_CONCURRENCY", "Settings", "load_settings"]
 
@@ -45,6 +48,8 @@ class Settings(BaseModel):
     judge_samples: int = Field(default=1, ge=1)
     """Verification draws per claim; above 1 the majority verdict is kept."""
     judge_temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    judge_max_tokens: int = Field(default=2048, ge=16)
+    """The reply budget of one judge call; a reply cut off at it is split into smaller calls."""
     judge_prompts_dir: Path | None = None
     """A folder of prompt files that replace the bundled ones of the same name."""
     cascade_judge: str | None = None
@@ -61,6 +66,14 @@ class Settings(BaseModel):
     """Samples evaluated at once."""
     provider_concurrency: int = Field(default=DEFAULT_PROVIDER_CONCURRENCY, ge=1)
     """Calls in flight at once per provider model."""
+    timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0)
+    """Seconds one provider call may take; a call that times out is tried once more."""
+    retries: int = Field(default=5, ge=0)
+    """Further attempts after a provider call fails in a way that may pass (429, 5xx, dropped
+    connection)."""
+    fail_fast: int = Field(default=DEFAULT_FAIL_FAST, ge=0)
+    """Stop the run when this many first provider calls all fail with the same cause
+    (connection refused, timeout, 5xx after retries); 0 turns the check off."""
     requests_per_minute: float | None = Field(default=None, gt=0)
     tokens_per_minute: float | None = Field(default=None, gt=0)
     cache: bool = True
@@ -76,6 +89,9 @@ class Settings(BaseModel):
     """Store every run and its results as they finish (see `vera.history`)."""
     history_path: Path | None = None
     """The run store; default `.vera/runs.sqlite` in the working directory."""
+    lock_timeout: float = Field(default=DEFAULT_LOCK_TIMEOUT, gt=0)
+    """Seconds a write to the history or the cache waits for another run's write, before the
+    run fails with exit 2."""
     gates: GateConfig = Field(default_factory=GateConfig)
     """The `[gates]` table: per-metric, per-category and latency limits (see `vera.gates`)."""
 

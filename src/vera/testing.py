@@ -6,8 +6,10 @@
         answer = my_rag("How long is the refund window?")
         assert_faithful(answer.text, answer.contexts, threshold=0.8, judge=vera_judge)
 
-A failure lists every claim the contexts do not support, with its verdict and reason. The
-`vera_judge` fixture (from VERA's pytest plugin) is the judge your settings name: `VERA_JUDGE`,
+A failure lists every claim the contexts do not support, with its verdict and reason. As with
+`vera eval`'s exit codes, nothing passes on nothing measured: an empty response, or one in
+which the judge finds no claim, fails the assertion (pass `allow_no_claims=True` where an answer
+without claims, such as a greeting, is what you expect). The `vera_judge` fixture (from VERA's pytest plugin) is the judge your settings name: `VERA_JUDGE`,
 `vera.toml` or `[tool.vera]`, else the offline judge.
 """
 
@@ -20,7 +22,7 @@ from typing import Any
 from vera.analysis import analyse_sample
 from vera.judges.base import Judge
 from vera.judges.offline import OfflineJudge
-from vera.metrics.base import MetricResult
+from vera.metrics.base import MetricResult, MetricStatus
 from vera.metrics.faithfulness import Faithfulness
 from vera.metrics.hallucination import HallucinationRate
 from vera.types import Context, Sample, Verdict
@@ -37,11 +39,19 @@ async def _check(
     judge: Judge | None,
     metric: Faithfulness | HallucinationRate,
     failure: str,
+    allow_no_claims: bool = False,
 ) -> MetricResult:
-    """Score `sample`; when the metric fails, raise with `failure` and every claim that is not
-    fully supported, with its verdict and reason."""
+    """Score `sample`; when the metric fails, or measured nothing, raise with `failure` and
+    every claim that is not fully supported, with its verdict and reason."""
+    if not (sample.response or "").strip():
+        raise AssertionError("the response is empty: there is nothing to measure")
     analysis = await analyse_sample(sample, judge or OfflineJudge(), metric.needs)
     result = metric.score(sample, analysis)
+    if result.status is MetricStatus.NO_CLAIMS and not allow_no_claims:
+        raise AssertionError(
+            f"{metric.name} measured nothing: the judge found no claim in the response "
+            f"{sample.response!r}; pass allow_no_claims=True if no claim is expected"
+        )
     if result.passed:
         return result
     unsupported = "\n".join(
@@ -63,6 +73,7 @@ async def assert_faithful_async(
     threshold: float = 0.8,
     judge: Judge | None = None,
     query: str = "",
+    allow_no_claims: bool = False,
 ) -> MetricResult:
     """`assert_faithful` for async tests."""
     return await _check(
@@ -70,6 +81,7 @@ async def assert_faithful_async(
         judge,
         Faithfulness(threshold=threshold),
         f"faithfulness {{score:.3f}} is below {threshold:.2f}",
+        allow_no_claims,
     )
 
 
@@ -80,10 +92,18 @@ def assert_faithful(
     threshold: float = 0.8,
     judge: Judge | None = None,
     query: str = "",
+    allow_no_claims: bool = False,
 ) -> MetricResult:
     """Fail unless `response` is at least `threshold` faithful to `contexts`."""
     return _run(
-        assert_faithful_async(response, contexts, threshold=threshold, judge=judge, query=query)
+        assert_faithful_async(
+            response,
+            contexts,
+            threshold=threshold,
+            judge=judge,
+            query=query,
+            allow_no_claims=allow_no_claims,
+        )
     )
 
 
@@ -94,6 +114,7 @@ def assert_no_hallucination(
     max_rate: float = 0.0,
     judge: Judge | None = None,
     query: str = "",
+    allow_no_claims: bool = False,
 ) -> MetricResult:
     """Fail when more than `max_rate` of the response's claims have no support or are
     contradicted."""
@@ -103,6 +124,7 @@ def assert_no_hallucination(
             judge,
             HallucinationRate(threshold=max_rate),
             f"hallucination rate {{score:.3f}} is above {max_rate:.2f}",
+            allow_no_claims,
         )
     )
 

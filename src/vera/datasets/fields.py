@@ -53,6 +53,8 @@ class NormalisedRow:
 
     values: dict[str, Any]
     source_keys: dict[str, str]
+    unrecognised: tuple[str, ...] = ()
+    """Row keys that are no field or alias and went into `metadata`."""
 
 
 def normalise_row(row: Mapping[str, Any], *, from_csv: bool = False) -> NormalisedRow:
@@ -104,7 +106,9 @@ def normalise_row(row: Mapping[str, Any], *, from_csv: bool = False) -> Normalis
     if values.get("id") is not None and isinstance(values["id"], int | float):
         values["id"] = str(values["id"])
     return NormalisedRow(
-        values={k: v for k, v in values.items() if v is not None}, source_keys=source_keys
+        values={k: v for k, v in values.items() if v is not None},
+        source_keys=source_keys,
+        unrecognised=tuple(extra),
     )
 
 

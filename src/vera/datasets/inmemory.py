@@ -66,6 +66,7 @@ class InMemoryDataset:
             )
         self.skip_invalid = skip_invalid
         self.invalid_rows: list[InvalidRow] = []
+        self.unrecognised_fields: set[str] = set()
         self.documents: tuple[Context, ...] = ()
         self._source: Iterable[Any] = rows
         # A generator or iterator can be read once only: its rows are kept as they come.
@@ -84,9 +85,14 @@ class InMemoryDataset:
 
     def __iter__(self) -> Iterator[Sample]:
         self.invalid_rows = []
+        self.unrecognised_fields = set()
         rules = RowRules(label=self._label, accepts_samples=True)
         yield from validate_rows(
-            self._raw_rows(), rules, skip_invalid=self.skip_invalid, invalid=self.invalid_rows
+            self._raw_rows(),
+            rules,
+            skip_invalid=self.skip_invalid,
+            invalid=self.invalid_rows,
+            unrecognised=self.unrecognised_fields,
         )
 
     def size_hint(self) -> int | None:

@@ -37,6 +37,7 @@ class Dataset:
         self.format = detect_format(path, format)
         self.skip_invalid = skip_invalid
         self.invalid_rows: list[InvalidRow] = []
+        self.unrecognised_fields: set[str] = set()
         check_readable(path)
         self._document: Any = None
         self.documents: tuple[Context, ...] = ()
@@ -52,9 +53,14 @@ class Dataset:
 
     def __iter__(self) -> Iterator[Sample]:
         self.invalid_rows = []
+        self.unrecognised_fields = set()
         rules = RowRules(label=str(self.path), from_csv=self.format == "csv")
         yield from validate_rows(
-            self._raw_rows(), rules, skip_invalid=self.skip_invalid, invalid=self.invalid_rows
+            self._raw_rows(),
+            rules,
+            skip_invalid=self.skip_invalid,
+            invalid=self.invalid_rows,
+            unrecognised=self.unrecognised_fields,
         )
 
     def size_hint(self) -> int | None:

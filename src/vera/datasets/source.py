@@ -30,12 +30,14 @@ class SampleSource(Protocol):
 
     Iterating gives validated samples and may be done more than once (once for the system and
     once per baseline). `invalid_rows` holds the rows the last pass skipped under
-    `skip_invalid`; `documents` is the corpus the dataset ships with, if any.
+    `skip_invalid`, and `unrecognised_fields` the row keys it put into metadata because they
+    are no known field; `documents` is the corpus the dataset ships with, if any.
     """
 
     name: str
     documents: tuple[Context, ...]
     invalid_rows: list[InvalidRow]
+    unrecognised_fields: set[str]
     skip_invalid: bool
 
     def __iter__(self) -> Iterator[Sample]: ...

@@ -43,11 +43,16 @@ def validate_row(raw: RawRow, index: int, rules: RowRules) -> Sample:
 
     `index` counts rows from 1; a row without an id gets "row-<index>".
     """
+    return _validated(raw, index, rules)[0]
+
+
+def _validated(raw: RawRow, index: int, rules: RowRules) -> tuple[Sample, tuple[str, ...]]:
+    """`validate_row`, plus the row's keys that went into metadata unrecognised."""
     problem = is_invalid_json(raw.data)
     if problem is not None:
         raise DatasetRowError(rules.label, raw.location, None, problem)
     if rules.accepts_samples and isinstance(raw.data, Sample):
-        return raw.data
+        return raw.data, ()
     if not isinstance(raw.data, Mapping):
         expected = (
             "a Sample or a mapping of sample fields"
@@ -63,7 +68,7 @@ def validate_row(raw: RawRow, index: int, rules: RowRules) -> Sample:
         raise DatasetRowError(rules.label, raw.location, exc.field, exc.problem) from None
     row.values.setdefault("id", f"row-{index}")
     try:
-        return Sample.model_validate(row.values)
+        return Sample.model_validate(row.values), row.unrecognised
     except ValidationError as exc:
         raise _row_error(exc, row, raw, rules) from None
 
@@ -90,16 +95,20 @@ def validate_rows(
     *,
     skip_invalid: bool,
     invalid: list[InvalidRow],
+    unrecognised: set[str] | None = None,
 ) -> Iterator[Sample]:
     """Validated samples from `rows`, each id used once.
 
     An invalid row raises `DatasetRowError`, or with `skip_invalid` is appended to `invalid`
-    (the source's `invalid_rows`, which the caller resets for each pass) and skipped.
+    (the source's `invalid_rows`, which the caller resets for each pass) and skipped. Row keys
+    that went into metadata unrecognised are added to `unrecognised`, so a run can say so.
     """
     seen: dict[str, str] = {}
     for index, raw in enumerate(rows, start=1):
         try:
-            sample = validate_row(raw, index, rules)
+            sample, extra = _validated(raw, index, rules)
+            if unrecognised is not None:
+                unrecognised.update(extra)
             first = seen.get(sample.id)
             if first is not None:
                 raise DatasetRowError(

@@ -25,9 +25,11 @@ from vera.judges.nli import NLIJudge
 from vera.judges.offline import OfflineJudge
 from vera.providers.cache import ResponseCache
 from vera.providers.cost import CostLedger
+from vera.providers.health import ProviderHealth
 from vera.providers.limits import Limiter
 from vera.providers.managed import ManagedChatModel
 from vera.providers.registry import PROVIDER_REGISTRY, create_chat_model, provider_names
+from vera.providers.retry import RetryPolicy
 from vera.registry import Registry
 from vera.settings import Settings
 
@@ -116,6 +118,7 @@ def create_judge(spec: str, settings: Settings | None = None) -> Judge:
             mode=settings.judge_mode,
             samples=settings.judge_samples,
             temperature=settings.judge_temperature,
+            max_tokens=settings.judge_max_tokens,
             prompts_dir=settings.judge_prompts_dir,
         )
     raise JUDGE_REGISTRY.unknown(name, within=spec, also=provider_names(), known=_accepted_forms())
@@ -166,11 +169,18 @@ def create_managed_model(
     model = create_chat_model(spec.strip(), base_url=base_url or settings.judge_base_url)
     return ManagedChatModel(
         model,
+        retry=RetryPolicy(max_attempts=settings.retries + 1),
+        timeout=settings.timeout,
+        health=ProviderHealth(spec.strip(), settings.fail_fast),
         limiter=Limiter(
             concurrency=settings.provider_concurrency,
             requests_per_minute=settings.requests_per_minute,
             tokens_per_minute=settings.tokens_per_minute,
         ),
-        cache=ResponseCache(settings.cache_path) if settings.cache else None,
+        cache=(
+            ResponseCache(settings.cache_path, lock_timeout=settings.lock_timeout)
+            if settings.cache
+            else None
+        ),
         ledger=ledger or CostLedger(max_cost=settings.max_cost),
     )

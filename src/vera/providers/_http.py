@@ -18,12 +18,15 @@ from vera.providers.base import (
     AuthenticationError,
     BadRequestError,
     ModelNotFoundError,
+    ProviderConnectionError,
     ProviderError,
+    ProviderTimeoutError,
     RateLimitError,
     RetryableProviderError,
 )
 
 __all__ = [
+    "BACKSTOP_TIMEOUT",
     "LOCAL_PLACEHOLDER_KEY",
     "SdkAdapter",
     "describe_cause",
@@ -37,6 +40,11 @@ __all__ = [
 
 LOCAL_PLACEHOLDER_KEY = "not-needed"
 """Sent as the key to local servers, which ignore it but whose clients insist on one."""
+
+BACKSTOP_TIMEOUT = 600.0
+"""The SDK clients' own timeout, in seconds. The per-call timeout a run is configured with is
+enforced by `ManagedChatModel` for every provider alike; this only ends a call that nothing
+else would."""
 
 
 def status_error(
@@ -169,7 +177,8 @@ class SdkAdapter:
     """What both SDK adapters share: the model name, a key-free repr, and what they say when a
     call fails (where it went, and the error to raise).
 
-    An adapter sets the class attributes and keeps `_model`, `_api_key` and `_base_url`.
+    An adapter sets the class attributes and keeps `_model`, `_api_key`, `_base_url` and
+    `_timeout`.
     """
 
     provider_label: str
@@ -179,6 +188,7 @@ class SdkAdapter:
     _model: str
     _api_key: str | None
     _base_url: str | None
+    _timeout: float
 
     @property
     def model(self) -> str:
@@ -202,6 +212,14 @@ class SdkAdapter:
             key_env=self.key_env,
             secret=self._api_key or os.environ.get(self.key_env),
         )
+
+    def _timeout_error(self) -> ProviderTimeoutError:
+        return ProviderTimeoutError(
+            f"{self.provider_label} request to {self._where()} timed out after {self._timeout:g}s"
+        )
+
+    def _connection_error(self, exc: BaseException) -> ProviderConnectionError:
+        return ProviderConnectionError(f"could not reach {self._where()}: {describe_cause(exc)}")
 
     def _unreadable(self) -> RetryableProviderError:
         return RetryableProviderError(

@@ -11,8 +11,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
 from vera.providers._http import (
+    BACKSTOP_TIMEOUT,
     SdkAdapter,
-    describe_cause,
     resolve_api_key,
 )
 from vera.providers.base import (
@@ -20,7 +20,6 @@ from vera.providers.base import (
     ChatRequest,
     ChatResponse,
     MissingExtraError,
-    RetryableProviderError,
     TruncatedOutputError,
     Usage,
 )
@@ -70,7 +69,7 @@ class AnthropicChatModel(SdkAdapter):
         *,
         api_key: str | None = None,
         base_url: str | None = None,
-        timeout: float = 60.0,
+        timeout: float = BACKSTOP_TIMEOUT,
     ) -> None:
         self._sdk = _import_sdk()
         self._model = model
@@ -100,13 +99,9 @@ class AnthropicChatModel(SdkAdapter):
         except self._sdk.APIStatusError as exc:
             raise self._status_error(exc) from None
         except self._sdk.APITimeoutError as exc:
-            raise RetryableProviderError(
-                f"Anthropic request to {self._where()} timed out after {self._timeout:g}s"
-            ) from exc
+            raise self._timeout_error() from exc
         except self._sdk.APIConnectionError as exc:
-            raise RetryableProviderError(
-                f"could not reach {self._where()}: {describe_cause(exc)}"
-            ) from exc
+            raise self._connection_error(exc) from exc
         except (self._sdk.APIResponseValidationError, json.JSONDecodeError) as exc:
             raise self._unreadable() from exc
         except TypeError as exc:

@@ -4,10 +4,13 @@ Errors a provider raises are translated into this tree, which says what may be r
 
     ProviderError                      (VeraError)
      ├── RetryableProviderError        429, 5xx, timeouts, dropped connections
-     │    └── RateLimitError           429; carries Retry-After when the server sent it
+     │    ├── RateLimitError           429; carries Retry-After when the server sent it
+     │    ├── ProviderTimeoutError     no reply within the per-call timeout
+     │    └── ProviderConnectionError  the server could not be reached (refused, DNS, reset)
      ├── AuthenticationError           401 / 403: fix the key; never retried; stops the run
      ├── BadRequestError               400 / 422: fix the request; never retried
      │    └── ModelNotFoundError       404: fix the model name or base URL; stops the run
+     ├── ProviderUnavailableError      the first calls all failed alike; stops the run
      ├── TruncatedOutputError          the reply hit max_tokens; the caller splits the work
      └── MissingExtraError             the provider's SDK is not installed
 """
@@ -19,6 +22,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from vera.errors import RunStopError, VeraError
+from vera.types.secrets import redact
 
 __all__ = [
     "AuthenticationError",
@@ -29,7 +33,10 @@ __all__ = [
     "Message",
     "MissingExtraError",
     "ModelNotFoundError",
+    "ProviderConnectionError",
     "ProviderError",
+    "ProviderTimeoutError",
+    "ProviderUnavailableError",
     "RateLimitError",
     "RetryableProviderError",
     "TruncatedOutputError",
@@ -119,7 +126,9 @@ class ProviderError(VeraError):
     """A provider call failed. `status` is the HTTP status where there was one."""
 
     def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
+        # Messages name the server, whose URL may carry a key; take it out before anyone
+        # logs, stores or prints this.
+        super().__init__(redact(message))
         self.status = status
 
 
@@ -135,6 +144,19 @@ class RetryableProviderError(ProviderError):
 
 class RateLimitError(RetryableProviderError):
     """429: too many requests or tokens; wait `retry_after` seconds where given."""
+
+
+class ProviderTimeoutError(RetryableProviderError):
+    """No reply within the per-call timeout."""
+
+
+class ProviderConnectionError(RetryableProviderError):
+    """The server could not be reached: connection refused or reset, or a DNS failure."""
+
+
+class ProviderUnavailableError(ProviderError, RunStopError):
+    """The first calls of a run all failed with the same cause (see `ProviderHealth`): the
+    provider is down or misconfigured, so every later call would fail too. Stops the run."""
 
 
 class AuthenticationError(ProviderError, RunStopError):

@@ -9,12 +9,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
-import threading
 import time
 from pathlib import Path
 
 from vera.providers.base import ChatRequest, ChatResponse
+from vera.sqlite_file import DEFAULT_LOCK_TIMEOUT, SqliteFile
 
 __all__ = ["ResponseCache", "cache_key", "default_cache_path"]
 
@@ -46,44 +45,45 @@ def cache_key(provider: str, model: str, request: ChatRequest) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    response TEXT NOT NULL,
+    created REAL NOT NULL
+);
+"""
+
+
 class ResponseCache:
     """Replies by cache key, in a SQLite file shared safely by threads and processes."""
 
-    def __init__(self, path: Path | str | None = None) -> None:
+    def __init__(
+        self, path: Path | str | None = None, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+    ) -> None:
         self.path = Path(path) if path is not None else default_cache_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        # With WAL, NORMAL survives a crash of VERA; only a power cut can lose the newest
-        # replies, and a lost cache entry costs one call, not a wrong result.
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS responses "
-            "(key TEXT PRIMARY KEY, response TEXT NOT NULL, created REAL NOT NULL)"
+        self._file = SqliteFile(
+            self.path,
+            what="the response cache",
+            flag="--cache-path",
+            schema=_SCHEMA,
+            lock_timeout=lock_timeout,
         )
 
     def get(self, key: str) -> ChatResponse | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT response FROM responses WHERE key = ?", (key,)
-            ).fetchone()
-        if row is None:
+        rows = self._file.execute("SELECT response FROM responses WHERE key = ?", (key,))
+        if not rows:
             return None
-        return ChatResponse.model_validate_json(row[0]).model_copy(update={"cached": True})
+        return ChatResponse.model_validate_json(rows[0][0]).model_copy(update={"cached": True})
 
     def put(self, key: str, response: ChatResponse) -> None:
         blob = response.model_copy(update={"cached": False}).model_dump_json()
-        with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO responses (key, response, created) VALUES (?, ?, ?)",
-                (key, blob, time.time()),
-            )
+        self._file.execute(
+            "INSERT OR REPLACE INTO responses (key, response, created) VALUES (?, ?, ?)",
+            (key, blob, time.time()),
+        )
 
     def __len__(self) -> int:
-        with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+        return int(self._file.execute("SELECT COUNT(*) FROM responses")[0][0])
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._file.close()

@@ -1,7 +1,8 @@
 """`ManagedChatModel`: the one wrapper that adds cache, budget, limits and retries to any model.
 
-Order of a call: cache lookup (a hit costs nothing and touches no limit), budget check, a slot
-under the concurrency and rate limits, the provider call with retries, accounting, cache store.
+Order of a call: cache lookup (a hit costs nothing and touches no limit), the provider health
+check, budget check, a slot under the concurrency and rate limits, the provider call within the
+per-call timeout with retries, accounting, cache store.
 """
 
 from __future__ import annotations
@@ -9,13 +10,24 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from vera.providers.base import ChatModel, ChatRequest, ChatResponse, RateLimitError
+from vera.providers.base import (
+    ChatModel,
+    ChatRequest,
+    ChatResponse,
+    ProviderTimeoutError,
+    RateLimitError,
+    RetryableProviderError,
+)
 from vera.providers.cache import ResponseCache, cache_key
 from vera.providers.cost import CostLedger
+from vera.providers.health import ProviderHealth
 from vera.providers.limits import Limiter
 from vera.providers.retry import RetryPolicy, call_with_retries
 
-__all__ = ["CHARS_PER_TOKEN", "ManagedChatModel", "estimate_tokens"]
+__all__ = ["CHARS_PER_TOKEN", "DEFAULT_TIMEOUT", "ManagedChatModel", "estimate_tokens"]
+
+DEFAULT_TIMEOUT = 60.0
+"""Seconds one provider call may take before it counts as timed out."""
 
 CHARS_PER_TOKEN = 4
 """The rough size of a token in English text, for estimates made before a call."""
@@ -39,13 +51,19 @@ class ManagedChatModel:
         limiter: Limiter | None = None,
         cache: ResponseCache | None = None,
         ledger: CostLedger | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        health: ProviderHealth | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
+        if timeout <= 0:
+            raise ValueError("timeout must be positive")
         self.inner = inner
         self.retry = retry or RetryPolicy()
         self.limiter = limiter or Limiter(sleep=sleep)
         self.cache = cache
         self.ledger = ledger or CostLedger()
+        self.timeout = timeout
+        self.health = health or ProviderHealth(f"{inner.provider}:{inner.model}")
         self._sleep = sleep
         self.provider_calls = 0
 
@@ -66,22 +84,36 @@ class ManagedChatModel:
             if hit is not None:
                 self.ledger.record(self.provider, self.model, hit.usage, cached=True, label=label)
                 return hit
+        self.health.check()
         self.ledger.check_budget()
-
-        async def attempt() -> ChatResponse:
-            async with self.limiter.slot(estimate_tokens(request)):
-                self.provider_calls += 1
-                started = self.limiter.now()
-                try:
-                    response = await self.inner.complete(request)
-                except RateLimitError:
-                    self.limiter.on_rate_limited(started)
-                    raise
-                self.limiter.on_success()
-                return response
-
-        response = await call_with_retries(attempt, self.retry, sleep=self._sleep)
+        try:
+            response = await call_with_retries(
+                lambda: self._attempt(request), self.retry, sleep=self._sleep
+            )
+        except RetryableProviderError as error:
+            self.health.failed(error)
+            raise
+        self.health.succeeded()
         self.ledger.record(self.provider, self.model, response.usage, cached=False, label=label)
         if cache is not None and key is not None:
             cache.put(key, response)
         return response
+
+    async def _attempt(self, request: ChatRequest) -> ChatResponse:
+        """One provider call under the limits and the per-call timeout."""
+        async with self.limiter.slot(estimate_tokens(request)):
+            self.provider_calls += 1
+            started = self.limiter.now()
+            try:
+                async with asyncio.timeout(self.timeout):
+                    response = await self.inner.complete(request)
+            except TimeoutError:
+                raise ProviderTimeoutError(
+                    f"{self.provider}:{self.model} gave no reply within {self.timeout:g}s "
+                    "(--timeout)"
+                ) from None
+            except RateLimitError:
+                self.limiter.on_rate_limited(started)
+                raise
+            self.limiter.on_success()
+            return response

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from vera.providers.base import RetryableProviderError
+from vera.providers.base import ProviderTimeoutError, RetryableProviderError
 
 __all__ = ["RetryPolicy", "call_with_retries"]
 
@@ -22,11 +22,20 @@ class RetryPolicy:
 
     Attempt n (from 0) waits a random time up to `base_delay * 2**n`, capped at `max_delay`;
     a server's Retry-After replaces that wait when it is longer, since the server knows best.
+    A call that timed out is tried at most `timeout_attempts` times: each attempt already waited
+    the whole timeout, and a server that hung twice rarely answers the third time.
     """
 
     max_attempts: int = 6
     base_delay: float = 0.5
     max_delay: float = 60.0
+    timeout_attempts: int = 2
+
+    def gives_up(self, attempt: int, error: RetryableProviderError) -> bool:
+        """Whether attempt `attempt` (from 0), which failed with `error`, is the last."""
+        if isinstance(error, ProviderTimeoutError) and attempt + 1 >= self.timeout_attempts:
+            return True
+        return attempt + 1 >= self.max_attempts
 
     def delay(self, attempt: int, error: RetryableProviderError, rng: random.Random) -> float:
         backoff = rng.uniform(0, min(self.max_delay, self.base_delay * 2**attempt))
@@ -49,7 +58,7 @@ async def call_with_retries(
         try:
             return await call()
         except RetryableProviderError as error:
-            if attempt == policy.max_attempts - 1:
+            if policy.gives_up(attempt, error):
                 raise
             if on_retry is not None:
                 on_retry(error)

@@ -13,14 +13,18 @@ import importlib
 import json
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from vera.types.claims import Verdict
 from vera.types.errors import ConfigError
 from vera.types.results import MetricResult
 from vera.types.samples import Context
+from vera.types.secrets import redact
+
+Message = Annotated[str, AfterValidator(redact)]
+"""Text from an exception or a provider: kept with its URLs' secrets taken out (`redact`)."""
 
 __all__ = [
     "CLAIM_COLUMNS",
@@ -84,8 +88,8 @@ class InvalidRow(BaseModel):
 
     location: str
     field: str | None
-    problem: str
-    message: str
+    problem: Message
+    message: Message
 
 
 class SampleStatus(StrEnum):
@@ -104,7 +108,7 @@ class RunStop(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    reason: str
+    reason: Message
     planned: bool
 
 
@@ -138,7 +142,7 @@ class SampleResult(BaseModel):
     scores: dict[str, float | None] = Field(default_factory=dict)
     results: dict[str, MetricResult] = Field(default_factory=dict)
     claims: tuple[ClaimRecord, ...] = ()
-    error: str | None = None
+    error: Message | None = None
     latency_ms: float | None = None
     group_values: dict[str, str | None] = Field(default_factory=dict)
     """The sample's values of the run's `group_by` metadata keys."""

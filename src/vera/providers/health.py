@@ -1,0 +1,94 @@
+"""Fail fast on a dead provider: the first calls of a run all failing alike stop the run.
+
+A rejected key (401) or an unknown model (404) already stops a run at once. A server that is not
+running, a wrong host, or one that answers every call with 500 or not at all fails more slowly:
+each call first spends its retries. Without this check every sample would go through the same
+wait and end as an error, and a run of thousands of samples would take hours to say what the
+first few calls already showed. Once any call succeeds the provider is known to work, and later
+failures are the ordinary, per-sample kind.
+"""
+
+from __future__ import annotations
+
+from vera.providers.base import (
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+    ProviderUnavailableError,
+    RateLimitError,
+    RetryableProviderError,
+)
+
+__all__ = ["DEFAULT_FAIL_FAST", "ProviderHealth", "failure_cause"]
+
+DEFAULT_FAIL_FAST = 8
+"""How many first calls must all fail alike before the run stops."""
+
+_ADVICE = {
+    "connection": "check that the server is running and that the base URL "
+    "(--judge-base-url) and network are right",
+    "timeout": "check that the server is up and not overloaded, or raise --timeout",
+    "server": "the server keeps failing; check its logs or status page, then resume the run",
+}
+
+
+def failure_cause(error: ProviderError) -> str | None:
+    """The kind of failure `error` is, when it suggests the provider is down; else None.
+
+    Rate limits are left out: a 429 says the provider is up and pacing is the fix.
+    """
+    if isinstance(error, ProviderConnectionError):
+        return "connection"
+    if isinstance(error, ProviderTimeoutError):
+        return "timeout"
+    if isinstance(error, RateLimitError):
+        return None
+    if isinstance(error, RetryableProviderError) and (error.status or 0) >= 500:
+        return f"server:{error.status}"
+    return None
+
+
+class ProviderHealth:
+    """Watches the first calls to one provider model; `threshold` 0 turns the check off."""
+
+    def __init__(self, name: str, threshold: int = DEFAULT_FAIL_FAST) -> None:
+        if threshold < 0:
+            raise ValueError("threshold must be 0 (off) or more")
+        self.name = name
+        self.threshold = threshold
+        self._proven = threshold == 0
+        self._failures: list[tuple[str, ProviderError]] = []
+        self.stopped: ProviderUnavailableError | None = None
+
+    def check(self) -> None:
+        """Raise the stop once it is decided, so no further call is sent."""
+        if self.stopped is not None:
+            raise self.stopped
+
+    def succeeded(self) -> None:
+        """A call got a reply: the provider works, and this check is over."""
+        self._proven = True
+        self._failures.clear()
+
+    def failed(self, error: ProviderError) -> None:
+        """A call failed for good (after its retries); raise the stop when this decides it."""
+        if self._proven or self.stopped is not None:
+            self.check()
+            return
+        cause = failure_cause(error)
+        if cause is None or (self._failures and self._failures[0][0] != cause):
+            # Mixed or ordinary failures do not show a dead provider.
+            self._proven = True
+            return
+        self._failures.append((cause, error))
+        if len(self._failures) >= self.threshold:
+            self.stopped = self._stop(cause, error)
+            raise self.stopped from error
+
+    def _stop(self, cause: str, error: ProviderError) -> ProviderUnavailableError:
+        advice = _ADVICE[cause.partition(":")[0]]
+        return ProviderUnavailableError(
+            f"the first {len(self._failures)} calls to {self.name} all failed ({error}); "
+            f"stopped the run: {advice}",
+            status=error.status,
+        )

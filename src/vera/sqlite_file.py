@@ -1,0 +1,95 @@
+"""`SqliteFile`: the one way VERA opens its SQLite files (the run history, the response cache).
+
+Both are shared by threads of one run and by runs in other processes. Writers take turns: a
+writer waits at most `lock_timeout` seconds for another to finish, then fails with a message
+that names the file and what to do, never a bare "database is locked". A path that is a folder
+or a file that is not SQLite fails the same way, before any sample is evaluated.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from vera.errors import ConfigError
+
+__all__ = ["DEFAULT_LOCK_TIMEOUT", "SqliteFile", "StoreError"]
+
+DEFAULT_LOCK_TIMEOUT = 30.0
+"""Seconds a write waits for another process's write to finish."""
+
+
+class StoreError(ConfigError):
+    """A SQLite file cannot be used: locked too long, not SQLite, or not a file path."""
+
+
+class SqliteFile:
+    """One SQLite file in WAL mode, safe to share between threads; `what` names it in errors
+    ("the run history") and `flag` is the option that chooses it ("--history")."""
+
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        what: str,
+        flag: str,
+        schema: str,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    ) -> None:
+        self.path = Path(path)
+        self.what = what
+        self.flag = flag
+        self.lock_timeout = lock_timeout
+        self._lock = threading.Lock()
+        if self.path.is_dir():
+            raise StoreError(f"{self.flag} {self.path} is a folder; give the path of a file")
+        with self._translated():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(
+                self.path, timeout=lock_timeout, check_same_thread=False, isolation_level=None
+            )
+            self._db.execute("PRAGMA journal_mode=WAL")
+            # With WAL, NORMAL survives a crash of VERA; only a power cut can lose the newest
+            # commits, and each is one sample's result or one cached reply.
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(schema)
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """Run one statement (its own transaction) and return its rows."""
+        with self._lock, self._translated():
+            return self._db.execute(sql, params).fetchall()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def _translated(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.OperationalError as exc:
+            raise self._error(exc) from None
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"{self.path} is not {self.what} ({exc}); point {self.flag} at a new file or "
+                "at one VERA wrote"
+            ) from None
+        except OSError as exc:
+            raise StoreError(f"cannot use {self.path} for {self.what}: {exc.strerror}") from None
+
+    def _error(self, exc: sqlite3.OperationalError) -> StoreError:
+        text = str(exc)
+        if "locked" in text or "busy" in text:
+            return StoreError(
+                f"{self.what} {self.path} stayed locked by another process for "
+                f"{self.lock_timeout:g}s; wait for that run to finish, raise lock_timeout in "
+                f"vera.toml, or use another {self.flag}"
+            )
+        return StoreError(
+            f"cannot use {self.path} for {self.what} ({text}); check that its folder is "
+            f"writable, or use another {self.flag}"
+        )
