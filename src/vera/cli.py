@@ -408,16 +408,38 @@ def eval_command(
         plan, resume_id = _plan(flags)
         if dry_run:
             return _print_estimate(estimate_plan(plan))
-        with _ProgressBar() as progress:
-            result = run_plan(plan, resume=resume_id, observer=progress)
+        result = _run(plan, resume_id)
     except (VeraError, ValueError) as exc:
         _fail(exc)
     _finish(result, flags)
 
 
+EXIT_INTERRUPTED = 130
+"""Ctrl-C, as shells report a process ended by SIGINT (128 + 2)."""
+
+
+def _run(plan: RunPlan, resume_id: str | None) -> RunResult:
+    """Run `plan` with a progress bar; Ctrl-C ends it saying how to finish it."""
+    with _ProgressBar() as progress:
+        try:
+            return run_plan(plan, resume=resume_id, observer=progress)
+        except KeyboardInterrupt:
+            progress.pass_finished()
+            if progress.run_id is None:
+                kept = "nothing was stored (the history is off)"
+            else:
+                kept = (
+                    f"{progress.finished} finished sample(s) are stored in run "
+                    f"{progress.run_id}; finish it with: vera eval --resume {progress.run_id}"
+                )
+            err.print(f"Interrupted: {kept}", highlight=False, markup=False)
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
 def _fail(exc: Exception) -> NoReturn:
     """Bad usage or input: the message, and exit 2 (nothing was evaluated)."""
-    err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+    # Not wrapped: a message is one line to read, grep and paste, whatever the width.
+    err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_USAGE) from None
 
 
@@ -514,6 +536,8 @@ class _ProgressBar(RunObserver):
     def __init__(self) -> None:
         self._bar: Progress | None = None
         self._task: TaskID | None = None
+        self.run_id: str | None = None
+        self.finished = 0
 
     def __enter__(self) -> _ProgressBar:
         return self
@@ -522,9 +546,11 @@ class _ProgressBar(RunObserver):
         self.pass_finished()
 
     def run_started(self, run_id: str) -> None:
+        self.run_id = run_id
         err.print(f"Run {run_id}", highlight=False)
 
     def pass_started(self, pipeline: str | None, total: int | None, done: int) -> None:
+        self.finished = done
         label = escape(f"Evaluating {pipeline}" if pipeline is not None else "Evaluating")
         self._bar = Progress(
             TextColumn(f"[bold]{label}"),
@@ -538,6 +564,7 @@ class _ProgressBar(RunObserver):
         self._bar.start()
 
     def sample_finished(self, result: SampleResult) -> None:
+        self.finished += 1
         if self._bar is not None and self._task is not None:
             self._bar.advance(self._task)
 
@@ -642,8 +669,7 @@ def runs_show(run_id: str, history: HistoryOption = None) -> None:
         if record.status == "finished":
             print_summary(store.report(record.id), out, err)
     except VeraError as exc:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
-        raise typer.Exit(EXIT_USAGE) from None
+        _fail(exc)
 
 
 @app.command("compare")
@@ -724,8 +750,7 @@ def report_command(
             report, output, fmt, source=source if isinstance(source, str) else None, store=store
         )
     except VeraError as exc:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
-        raise typer.Exit(EXIT_USAGE) from None
+        _fail(exc)
     out.print(f"Report written to {escape(str(output))}", highlight=False)
 
 

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from vera.stats import estimate, percentile
+from vera.types.claims import Verdict
 from vera.types.report import (
     CLAIM_COLUMNS,
     SAMPLE_COLUMNS,
@@ -166,6 +167,27 @@ def _agreement(results: Sequence[SampleResult]) -> dict[str, float | int] | None
     }
 
 
+_SUPPORTED = frozenset({Verdict.FULLY_SUPPORTED, Verdict.PARTIALLY_SUPPORTED})
+
+
+def _quotes_not_found(results: Sequence[SampleResult]) -> dict[str, int] | None:
+    """Supported verdicts whose quote was not found in the cited context (or was never given),
+    out of the supported verdicts whose quote was checked.
+
+    Counted from the claim records rather than kept by the judge, so a resumed run counts the
+    samples it did not judge again. None when no quote was checked at all (the offline judge,
+    say): a count of 0 would then claim a check that never ran.
+    """
+    checked = [c for r in results for c in r.claims if c.quote_found is not None]
+    if not checked:
+        return None
+    supported = [c for c in checked if c.verdict in _SUPPORTED]
+    return {
+        "supported": sum(1 for c in supported if c.quote_found is False),
+        "claims": len(supported),
+    }
+
+
 def _grounding_f1(
     summary: dict[str, MetricSummary], results: Sequence[SampleResult]
 ) -> tuple[bool, float | None]:
@@ -239,6 +261,7 @@ def build_report(
     lower_is_better: Iterable[str] = (),
     group_by: Sequence[str] = (),
     invalid_rows: Sequence[InvalidRow] = (),
+    unrecognised_fields: Iterable[str] = (),
     started: datetime | None = None,
     stopped: RunStop | None = None,
     pipeline: str | None = None,
@@ -255,6 +278,9 @@ def build_report(
     agreement = _agreement(results)
     if agreement is not None:
         details["agreement"] = agreement
+    quotes_not_found = _quotes_not_found(results)
+    if quotes_not_found is not None:
+        details["quotes_not_found"] = quotes_not_found
     timestamp = (started or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
     latency = _latency(results)
     return Report(
@@ -277,5 +303,6 @@ def build_report(
         counts=counts,
         samples=tuple(results),
         invalid_rows=tuple(invalid_rows),
+        unrecognised_fields=tuple(sorted(unrecognised_fields)),
         stopped=stopped,
     )

@@ -386,10 +386,14 @@ def _check_measured(plan: RunPlan, parts: Components, report: Report) -> None:
     if counts["total"] == 0 and counts["invalid_rows"] == 0:
         raise DatasetError(f"no samples in {where}")
     if counts["total"] and counts["needs_pipeline"] == counts["total"]:
+        unread = ", ".join(report.unrecognised_fields)
+        hint = (
+            f" (fields VERA did not read: {unread}; is one of them the response?)" if unread else ""
+        )
         raise ConfigError(
-            f"no sample in {where} has a response, so there is nothing to score: name the "
-            "system that answers the queries with --pipeline (a baseline, module:function or "
-            "a URL), or compare baselines with --baseline naive-rag"
+            f"no sample in {where} has a response{hint}, so there is nothing to score: name "
+            "the system that answers the queries with --pipeline (a baseline, module:function "
+            "or a URL), or compare baselines with --baseline naive-rag"
         )
 
 

@@ -276,6 +276,7 @@ async def run_pass(
         group_by=group_by,
         results=finished,
         invalid_rows=source.invalid_rows if source else (),
+        unrecognised_fields=source.unrecognised_fields if source else (),
         started=started,
         stopped=None if stop is None else RunStop(reason=str(stop), planned=stop.planned),
         pipeline=pipeline.name if pipeline is not None else None,

@@ -9,8 +9,9 @@
 A failure lists every claim the contexts do not support, with its verdict and reason. As with
 `vera eval`'s exit codes, nothing passes on nothing measured: an empty response, or one in
 which the judge finds no claim, fails the assertion (pass `allow_no_claims=True` where an answer
-without claims, such as a greeting, is what you expect). The `vera_judge` fixture (from VERA's pytest plugin) is the judge your settings name: `VERA_JUDGE`,
-`vera.toml` or `[tool.vera]`, else the offline judge.
+without claims, such as a greeting, is what you expect). The `vera_judge` fixture (from VERA's
+pytest plugin) is the judge your settings name: `VERA_JUDGE`, `vera.toml` or `[tool.vera]`,
+else the offline judge.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from tests.support.loopback import LoopbackServer, Recorded, Reply, ok_openai
+from tests.support.scripted import section
 from typer.testing import CliRunner
 
 from vera import load_dataset
@@ -24,7 +25,7 @@ from vera.judges.offline import OfflineJudge
 
 def _claims_asked(request: Recorded) -> list[str]:
     prompt = request.json["messages"][-1]["content"]
-    listed = prompt.rsplit("CLAIMS:\n", 1)[1]
+    listed = section(prompt, "claims")
     return [text for _, text in re.findall(r"^(\d+)\. (.*)$", listed, flags=re.M)]
 
 

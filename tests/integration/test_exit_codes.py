@@ -80,6 +80,22 @@ def test_nothing_to_measure_is_bad_input(tmp_path: Path) -> None:
     assert "--pipeline" in unanswered.stderr and "--baseline" in unanswered.stderr
 
 
+def test_fields_read_as_metadata_are_named(tmp_path: Path) -> None:
+    rows = [{"id": "a", "query": "Where is Paris?", "answer_text": "In France.", "team": "x"}]
+    (tmp_path / "q.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    unanswered = vera_cli(tmp_path, "-d", "q.jsonl")
+    assert unanswered.returncode == 2
+    assert "fields VERA did not read: answer_text, team" in unanswered.stderr
+    rows[0]["response"] = "Paris is in France."
+    rows[0]["contexts"] = ["Paris is the capital of France."]
+    (tmp_path / "q.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    scored = vera_cli(tmp_path, "-d", "q.jsonl", "-o", "r.json")
+    assert scored.returncode == 0, scored.stderr
+    assert "Not VERA fields, kept as metadata: answer_text, team" in scored.stdout
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["unrecognised_fields"] == ["answer_text", "team"]
+
+
 def test_every_row_invalid_under_skip_invalid_is_incomplete(tmp_path: Path) -> None:
     (tmp_path / "d.jsonl").write_text('{"id": "a", "response": 3}\n{"id": "b", "response": []}\n')
     result = vera_cli(tmp_path, "-d", "d.jsonl", "--skip-invalid", "--threshold", "0.5")

@@ -9,6 +9,7 @@ import itertools
 import re
 
 from tests.support.loopback import LoopbackServer, Recorded, Reply, ok_openai
+from tests.support.scripted import section
 
 import vera
 from vera.judges.offline import OfflineJudge
@@ -22,10 +23,10 @@ INVENTED = "The service also guarantees a refund of 500 euros for every outage."
 
 def _scripted_model(request: Recorded) -> Reply:
     prompt = request.json["messages"][-1]["content"]
-    passage = prompt.split("[1] ", 1)[1].split("\n\n[2] ", 1)[0]
+    passage = section(prompt, "passages").split("[1] ", 1)[1].split("\n\n[2] ", 1)[0]
     prose = [line for line in passage.splitlines() if line.strip() and line[0].isalpha()]
     first = re.split(r"(?<=[.!?])\s", prose[0])[0] if prose else "Nothing."
-    if "UNSUPPORTED:" in prompt:
+    if "<unsupported>" in prompt:
         return ok_openai(f"{first} [1]")
     return ok_openai(f"{first} [1] {INVENTED}")
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from tests.support.loopback import LoopbackServer, error, ok_openai, reset
+from tests.support.scripted import section
 
 from vera import Claim, JudgeResponseError, Verdict
 from vera.judges.llm import LLMJudge
@@ -69,7 +70,7 @@ async def test_missing_verdict_is_reasked_alone_and_extra_ones_dropped(
     assert [v.verdict for v in result] == [Verdict.CONTRADICTED, Verdict.FULLY_SUPPORTED]
     second_prompt = loopback.requests[1].json["messages"][-1]["content"]
     assert "1. Refunds go to the card." in second_prompt
-    assert "refund window is 60" not in second_prompt.split("CLAIMS:")[1]
+    assert "refund window is 60" not in section(second_prompt, "claims")
 
 
 async def test_fenced_json_in_a_plain_reply_is_read(loopback: LoopbackServer) -> None:
@@ -95,7 +96,8 @@ async def test_truncated_reply_splits_the_claims(loopback: LoopbackServer) -> No
     result = await judge_for(loopback).verify_claims(CLAIMS, CONTEXTS)
     assert [v.verdict for v in result] == [Verdict.CONTRADICTED, Verdict.FULLY_SUPPORTED]
     sizes = [
-        r.json["messages"][-1]["content"].split("CLAIMS:")[1].count("\n") for r in loopback.requests
+        section(r.json["messages"][-1]["content"], "claims").count("\n") + 1
+        for r in loopback.requests
     ]
     assert sizes == [2, 1, 1]
 

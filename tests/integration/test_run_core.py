@@ -12,6 +12,7 @@ answers at full stops and contradicts claims holding "60").
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -95,6 +96,10 @@ def custom_prompts(folder: Path) -> Path:
     return folder
 
 
+def file_hash(folder: Path, name: str) -> str:
+    return hashlib.sha256((folder / f"{name}.toml").read_bytes()).hexdigest()[:12]
+
+
 def stored_results(history: Path) -> int:
     if not history.exists():
         return 0
@@ -151,10 +156,11 @@ def test_a_killed_run_resumes_with_its_own_prompts_cache_and_budget(
     assert resumed.returncode == 0, resumed.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["counts"]["scored"] == len(rows)
+    # A replaced prompt is versioned by its content too, so no copy can pass for another.
     assert report["judge_details"]["prompt_versions"] == {
-        "extract_claims": "extract_claims/custom-7",
-        "verify_claims": "verify_claims/custom-7",
-        "rate_relevance": "rate_relevance/1",
+        "extract_claims": f"extract_claims/custom-7+sha256:{file_hash(prompts, 'extract_claims')}",
+        "verify_claims": f"verify_claims/custom-7+sha256:{file_hash(prompts, 'verify_claims')}",
+        "rate_relevance": "rate_relevance/2",
     }
     # Every request, before and after the kill, carried the custom prompt.
     systems = [r.json["messages"][0]["content"] for r in loopback.requests]

@@ -1,9 +1,13 @@
 """A scripted model for the loopback server, in the dialect of every VERA prompt.
 
 It is a fake, explicit in what it does: extraction splits the answer at full stops; a claim is
-CONTRADICTED when it holds "60", else FULLY_SUPPORTED; relevance is always RELEVANT; truths
-restate each context; a generator answers with the first sentence of passage [1] (plus
-`invented` when set), and a revision keeps only that first sentence.
+CONTRADICTED when it holds "60", else FULLY_SUPPORTED, each citing context 1 and quoting its
+first sentence (so the quote is found); relevance is always RELEVANT; truths restate each
+context; a generator answers with the first sentence of passage [1] (plus `invented` when set),
+and a revision keeps only that first sentence.
+
+It reads each prompt's data between the tags the prompts fence it with (`<answer>`,
+`<contexts>`, `<claims>`, ...), as a model would.
 
     loopback.default = scripted_openai
 """
@@ -16,31 +20,45 @@ from typing import Any
 
 from tests.support.loopback import Recorded, Reply, ok_anthropic_tool, ok_openai
 
-__all__ = ["GeneratorScript", "scripted_anthropic", "scripted_openai", "scripted_reply"]
+__all__ = ["GeneratorScript", "scripted_anthropic", "scripted_openai", "scripted_reply", "section"]
 
 
-def _verdict(text: str) -> dict[str, Any]:
+def section(prompt: str, tag: str) -> str:
+    """The data between `<tag>` and `</tag>` on their own lines (the data cannot hold either:
+    the prompts neutralise them)."""
+    return prompt.rsplit(f"<{tag}>\n", 1)[1].split(f"\n</{tag}>", 1)[0]
+
+
+def _first_sentence(numbered: str) -> str:
+    """The first sentence of text [1] in a numbered section."""
+    first = numbered.split("[1] ", 1)[1].split("\n\n[2] ", 1)[0] if "[1] " in numbered else ""
+    return re.split(r"(?<=[.!?])\s", first.strip())[0] if first.strip() else ""
+
+
+def _verdict(text: str, quote: str) -> dict[str, Any]:
     verdict = "CONTRADICTED" if "60" in text else "FULLY_SUPPORTED"
-    return {"verdict": verdict, "context": 1, "quote": "", "reason": "scripted"}
+    return {"verdict": verdict, "context": 1, "quote": quote, "reason": "scripted"}
 
 
 def scripted_reply(prompt: str) -> dict[str, Any]:
     """The JSON reply to one of the judge's prompts."""
-    if "how relevant it is to the QUESTION" in prompt:
-        texts = re.findall(r"^\[(\d+)\] ", prompt.rsplit("TEXTS:\n", 1)[1], flags=re.M)
+    if "<texts>" in prompt:
+        texts = re.findall(r"^\[(\d+)\] ", section(prompt, "texts"), flags=re.M)
         return {"ratings": [{"text": int(n), "relevance": "RELEVANT"} for n in texts]}
     if "List the factual statements" in prompt:
-        contexts = re.findall(r"^\[(\d+)\] (.*)$", prompt, flags=re.M)
+        contexts = re.findall(r"^\[(\d+)\] (.*)$", section(prompt, "contexts"), flags=re.M)
         return {"truths": [{"context": int(n), "text": text} for n, text in contexts]}
-    if "Split the ANSWER" in prompt:
-        answer = prompt.rsplit("ANSWER:\n", 1)[1]
+    if "<answer>" in prompt:
+        answer = section(prompt, "answer")
         sentences = [s.strip() + "." for s in answer.split(".") if s.strip()]
         claims = [{"number": i, "text": s} for i, s in enumerate(sentences, 1)]
-        if "then give each claim one verdict" in prompt:  # single-call mode
-            claims = [{**claim, **_verdict(claim["text"])} for claim in claims]
+        if "<contexts>" in prompt:  # single-call mode
+            quote = _first_sentence(section(prompt, "contexts"))
+            claims = [{**claim, **_verdict(claim["text"], quote)} for claim in claims]
         return {"claims": claims}
-    claims = re.findall(r"^(\d+)\. (.*)$", prompt.rsplit("CLAIMS:\n", 1)[1], flags=re.M)
-    return {"verdicts": [{"claim": int(n), **_verdict(text)} for n, text in claims]}
+    quote = _first_sentence(section(prompt, "contexts"))
+    claims = re.findall(r"^(\d+)\. (.*)$", section(prompt, "claims"), flags=re.M)
+    return {"verdicts": [{"claim": int(n), **_verdict(text, quote)} for n, text in claims]}
 
 
 class GeneratorScript:
@@ -51,12 +69,10 @@ class GeneratorScript:
 
     def __call__(self, request: Recorded) -> Reply:
         prompt = request.json["messages"][-1]["content"]
-        if "Answer the QUESTION using only the numbered PASSAGES" in prompt or (
-            "UNSUPPORTED:" in prompt
-        ):
-            passage = prompt.split("[1] ", 1)[1].split("\n\n", 1)[0] if "[1] " in prompt else ""
-            first = re.split(r"(?<=[.!?])\s", passage.strip())[0] if passage.strip() else "None."
-            extra = f" {self.invented}" if self.invented and "UNSUPPORTED:" not in prompt else ""
+        if "<passages>" in prompt:
+            first = _first_sentence(section(prompt, "passages")) or "None."
+            revising = "<unsupported>" in prompt
+            extra = f" {self.invented}" if self.invented and not revising else ""
             return ok_openai(f"{first} [1]{extra}")
         return scripted_openai(request)
 

@@ -7,7 +7,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vera.providers.jsonparse import MalformedJSONError, parse_json_object, try_parse_json_object
+from vera.providers.jsonparse import (
+    IncompleteJSONError,
+    MalformedJSONError,
+    parse_json_object,
+    try_parse_json_object,
+)
 
 json_values = st.recursive(
     st.none()
@@ -55,10 +60,26 @@ def test_finds_the_object(text: str, expected: dict[str, Any]) -> None:
     assert parse_json_object(text) == expected
 
 
-@pytest.mark.parametrize("text", ["", "   ", "no json here", '{"a": 1', "{oops}"])
+@pytest.mark.parametrize("text", ["", "   ", "no json here", "{oops}", "a stray { brace"])
 def test_no_object_is_an_error(text: str) -> None:
     with pytest.raises(MalformedJSONError, match="no JSON object"):
         parse_json_object(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1',
+        # A cut-off list whose first item is complete: that item must not be taken for the reply.
+        '{"claims": [{"number": 1, "text": "A."}, {"number": 2, "text": "Par',
+        '```json\n{"claims": [{"number": 1, "text": "A."}, {"num',
+        'Here: {"a": "a brace } inside a string',
+    ],
+)
+def test_a_reply_that_ends_inside_its_object_is_incomplete(text: str) -> None:
+    with pytest.raises(IncompleteJSONError, match=r"not complete JSON.*cut off"):
+        parse_json_object(text)
+    assert try_parse_json_object(text) is None
 
 
 def test_a_json_list_is_not_an_object() -> None:

@@ -4,6 +4,7 @@ The fake returns queued replies and records every request, so each test states e
 the "model" said and asserts what the judge did with it.
 """
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -53,14 +54,14 @@ async def test_batched_mode_is_two_calls_with_schema_and_prompt_version() -> Non
     assert [v.context_index for v in result] == [1, 0]
     assert all(v.quote_found for v in result)
     extract, verify = fake.requests
-    assert extract.prompt_version == "extract_claims/1" and extract.schema_name == "claims"
+    assert extract.prompt_version == "extract_claims/2" and extract.schema_name == "claims"
     assert verify.json_schema is not None and verify.temperature == 0.0
     prompt = verify.messages[-1].content
     assert "[1] Refunds are issued" in prompt and "[2] The refund window is 30 days." in prompt
     assert "1. The refund window is 60 days.\n2. Refunds go to the original card." in prompt
     # The static instructions come first, so provider prompt caching applies.
-    assert verify.messages[0].role == "system" and prompt.index("CLAIMS:") > prompt.index(
-        "CONTEXTS:"
+    assert verify.messages[0].role == "system" and prompt.index("<claims>\n") > prompt.index(
+        "<contexts>\n"
     )
 
 
@@ -152,9 +153,9 @@ async def test_truncated_reply_splits_the_claims_into_smaller_calls() -> None:
         "NO_EVIDENCE",
     ]
     assert [
-        r.messages[-1].content.count("\n", r.messages[-1].content.index("CLAIMS:"))
+        r.messages[-1].content.count("\n", r.messages[-1].content.index("<claims>\n"))
         for r in fake.requests
-    ] == [4, 2, 2]
+    ] == [5, 3, 3]  # one line per claim, and the closing tag's
 
 
 async def test_truncated_extraction_splits_the_response() -> None:
@@ -180,10 +181,11 @@ def test_prompts_can_be_overridden_and_bad_files_are_named(tmp_path: Path) -> No
         'version = "mine/7"\nsystem = "s"\nuser = "C: $contexts L: $claims"\n'
     )
     judge = LLMJudge(FakeChatModel(), prompts_dir=tmp_path)
+    digest = hashlib.sha256((tmp_path / "verify_claims.toml").read_bytes()).hexdigest()[:12]
     assert judge.prompt_versions == {
-        "extract_claims": "extract_claims/1",
-        "verify_claims": "mine/7",
-        "rate_relevance": "rate_relevance/1",
+        "extract_claims": "extract_claims/2",
+        "verify_claims": f"mine/7+sha256:{digest}",
+        "rate_relevance": "rate_relevance/2",
     }
     (tmp_path / "extract_claims.toml").write_text('version = "x"\nsystem = 3\n')
     with pytest.raises(ConfigError, match="missing string field"):

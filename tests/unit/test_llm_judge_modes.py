@@ -37,7 +37,7 @@ TRUTHS = {
 
 def claims_asked(request: ChatRequest) -> list[str]:
     """The numbered claims a verification prompt lists."""
-    listing = request.messages[-1].content.split("CLAIMS:", 1)[1]
+    listing = request.messages[-1].content.split("<claims>\n", 1)[1]
     return re.findall(r"^\d+\. (.*)$", listing, flags=re.MULTILINE)
 
 
@@ -141,7 +141,11 @@ async def test_single_call_mode_is_one_call_and_verdicts_are_checked() -> None:
     assert [v.verdict for v in verdicts] == EXPECTED
     assert all(v.quote_found for v in verdicts)
     prompt = fake.requests[0].messages[-1].content
-    assert prompt.index("CONTEXTS:") < prompt.index("QUESTION:\nRefunds?") < prompt.index(RESPONSE)
+    assert (
+        prompt.index("<contexts>\n")
+        < prompt.index("<question>\nRefunds?\n</question>")
+        < prompt.index(f"<answer>\n{RESPONSE}\n</answer>")
+    )
 
 
 async def test_single_call_cut_off_falls_back_to_the_two_step_prompts() -> None:

@@ -12,8 +12,16 @@ VERA's arithmetic. What the model returns is checked, not trusted:
 
 - a reply that fails validation is re-asked once with the validation error;
 - verdicts must come back for exactly the claim numbers asked; missing ones are re-asked alone;
-- each quote is looked up in the context it cites, and an invented quote is flagged;
-- a reply cut off at max_tokens makes the judge split the work into smaller calls.
+- each quote is looked up in the context it cites, and an invented quote, or a supported or
+  contradicted verdict with none, is flagged (see `vera.judges.evidence`);
+- an empty claim list for a response in which VERA's own splitter finds checkable sentences is
+  asked for again once, then an error: it would otherwise score a vacuous faithfulness of 1.0;
+- a reply cut off at max_tokens makes the judge split the work into smaller calls, and a reply
+  that ends mid-JSON whatever its finish reason is reported as cut off, not as a missing field.
+
+The sample's texts reach the model between tags that they cannot close (see
+`vera.judges.prompts`), and every prompt says that text inside the tags is data, never
+instructions.
 
 With `samples=k`, verification is drawn k times and each claim gets the majority verdict and
 the share of draws that agreed with it.
@@ -34,6 +42,7 @@ from vera.errors import JudgeResponseError
 from vera.judges.base import BaseJudge, CallEstimate, JudgeDescription, JudgeWork
 from vera.judges.calls import CallPlanner
 from vera.judges.evidence import checked_verdict
+from vera.judges.offline.claims import checkable_sentences
 from vera.judges.prompts import Prompt, load_prompt
 from vera.judges.replies import (
     EXTRACTION_SCHEMA,
@@ -55,7 +64,7 @@ from vera.providers.base import (
     Message,
     TruncatedOutputError,
 )
-from vera.providers.jsonparse import MalformedJSONError, parse_json_object
+from vera.providers.jsonparse import IncompleteJSONError, MalformedJSONError, parse_json_object
 from vera.providers.managed import ManagedChatModel
 from vera.text.segment import split_units
 from vera.types import Claim, ClaimVerdict, RelevanceVerdict, Verdict
@@ -63,6 +72,7 @@ from vera.types import Claim, ClaimVerdict, RelevanceVerdict, Verdict
 __all__ = ["MODES", "LLMJudge", "Mode"]
 
 T = TypeVar("T")
+ClaimReply = TypeVar("ClaimReply", Extraction, SingleCall)
 
 Mode = Literal["batched", "per_claim", "truths", "single_call"]
 MODES: tuple[str, ...] = get_args(Mode)
@@ -75,6 +85,7 @@ _PROMPTS: dict[str, tuple[str, ...]] = {
     "single_call": ("single_call", "extract_claims", "verify_claims", "rate_relevance"),
 }
 _NO_TRUTHS = "(this context states no facts)"
+_RAISE_MAX_TOKENS = "raise --max-tokens (judge_max_tokens in vera.toml)"
 
 
 class LLMJudge(BaseJudge):
@@ -228,8 +239,8 @@ class LLMJudge(BaseJudge):
             contexts=_numbered(contexts), query=query or "(none)", response=response
         )
         try:
-            reply = await self._ask(
-                messages, prompt, SINGLE_CALL_SCHEMA, "claims", SingleCall.model_validate
+            reply = await self._ask_for_claims(
+                messages, prompt, SINGLE_CALL_SCHEMA, SingleCall.model_validate, response
             )
         except TruncatedOutputError:
             return None
@@ -255,15 +266,15 @@ class LLMJudge(BaseJudge):
         prompt = self.prompts["extract_claims"]
         messages = prompt.render(query=query or "(none)", response=response)
         try:
-            extraction = await self._ask(
-                messages, prompt, EXTRACTION_SCHEMA, "claims", Extraction.model_validate
+            extraction = await self._ask_for_claims(
+                messages, prompt, EXTRACTION_SCHEMA, Extraction.model_validate, response
             )
         except TruncatedOutputError:
             halves = _split_in_two(response)
             if halves is None:
                 raise JudgeResponseError(
                     "the claim list was cut off at max_tokens even for one sentence; "
-                    "raise max_tokens"
+                    f"{_RAISE_MAX_TOKENS}"
                 ) from None
             first, second = halves
             return [
@@ -337,7 +348,7 @@ class LLMJudge(BaseJudge):
         except TruncatedOutputError:
             if len(batch) == 1:
                 raise JudgeResponseError(
-                    "the verdict was cut off at max_tokens even for one claim; raise max_tokens"
+                    f"the verdict was cut off at max_tokens even for one claim; {_RAISE_MAX_TOKENS}"
                 ) from None
             half = len(batch) // 2
             await self._verify_batch(batch[:half], shown, contexts, found, draw)
@@ -395,6 +406,41 @@ class LLMJudge(BaseJudge):
                 per_context[truth.context - 1].append(truth.text.strip())
         return [" ".join(found) if found else _NO_TRUTHS for found in per_context]
 
+    async def _ask_for_claims(
+        self,
+        messages: tuple[Message, ...],
+        prompt: Prompt,
+        schema: dict[str, Any],
+        validate: Callable[[Any], ClaimReply],
+        response: str,
+    ) -> ClaimReply:
+        """`_ask` for a claim list. An empty one, for a response in which VERA's splitter (the
+        offline judge's) finds checkable sentences, is asked for again once, then an error:
+        no claims would score a vacuous faithfulness of 1.0."""
+        reply = await self._ask(messages, prompt, schema, "claims", validate)
+        checkable = 0 if _has_claims(reply) else checkable_sentences(response)
+        if not checkable:
+            return reply
+        reask = (
+            *messages,
+            Message(role="assistant", content=reply.model_dump_json()),
+            Message(
+                role="user",
+                content="Your reply lists no claims, but the answer inside the <answer> tags "
+                f"does contain factual statements: {checkable} of its sentences state something "
+                "that can be checked. Split it into claims as asked, and reply again with only "
+                "the JSON object.",
+            ),
+        )
+        reply = await self._ask(reask, prompt, schema, "claims", validate)
+        if _has_claims(reply):
+            return reply
+        raise JudgeResponseError(
+            f"the judge extracted no claims from a response with {checkable} checkable "
+            "sentence(s), even when asked again; the sample is not scored, as no claims would "
+            "give it a vacuous faithfulness of 1.0"
+        )
+
     async def _ask(
         self,
         messages: tuple[Message, ...],
@@ -436,9 +482,7 @@ class LLMJudge(BaseJudge):
         try:
             return validate(_reply_data(response))
         except (ValidationError, MalformedJSONError) as second_error:
-            raise JudgeResponseError(
-                f"the judge's reply was invalid twice: {_describe(second_error)}"
-            ) from None
+            raise JudgeResponseError(_invalid_twice(second_error)) from None
 
     async def _complete(self, request: ChatRequest, label: str) -> ChatResponse:
         """Call the model; a managed model also books the call's cost under the prompt's name."""
@@ -456,7 +500,25 @@ def _reply_data(response: ChatResponse) -> Any:
     return response.data if response.data is not None else parse_json_object(response.text)
 
 
+def _has_claims(reply: Extraction | SingleCall) -> bool:
+    return any(claim.text.strip() for claim in reply.claims)
+
+
+def _invalid_twice(error: ValidationError | MalformedJSONError) -> str:
+    if isinstance(error, IncompleteJSONError):
+        # Only the user can give the judge a bigger budget, so only the user is told how.
+        return (
+            "the judge's reply is not complete JSON, even when asked again (it ends mid-object: "
+            f"cut off? {_RAISE_MAX_TOKENS})"
+        )
+    return f"the judge's reply was invalid twice: {_describe(error)}"
+
+
 def _describe(error: ValidationError | MalformedJSONError) -> str:
+    if isinstance(error, IncompleteJSONError):
+        # A cut-off reply can hold a complete inner object; it is named for what it is, never
+        # as the outer object's missing field.
+        return "it is not complete JSON (it ends mid-object)"
     if isinstance(error, ValidationError):
         first = error.errors()[0]
         where = ".".join(str(p) for p in first["loc"])

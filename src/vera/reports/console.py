@@ -78,6 +78,13 @@ def print_summary(report: Report, out: Console, err: Console) -> None:
 
     _print_cascade(report, out)
     _print_usage(report, out)
+    _print_evidence(report, out)
+    _print_counts(report, out)
+    _print_failures(report, out, err)
+
+
+def _print_counts(report: Report, out: Console) -> None:
+    """What happened to the rows, and which of their fields VERA did not read."""
     counts = report.counts
     out.print(
         f"{counts['scored']} scored, {counts['errors']} errors, "
@@ -85,7 +92,12 @@ def print_summary(report: Report, out: Console, err: Console) -> None:
         f"(of {counts['total'] + counts['invalid_rows']})",
         highlight=False,
     )
-    _print_failures(report, out, err)
+    if report.unrecognised_fields:
+        out.print(
+            "Not VERA fields, kept as metadata: " + ", ".join(report.unrecognised_fields),
+            highlight=False,
+            markup=False,
+        )
 
 
 def _print_breakdowns(report: Report, out: Console) -> None:
@@ -146,6 +158,19 @@ def _print_usage(report: Report, out: Console) -> None:
     if usage.get("unpriced_models"):
         line += f" (no price known for {', '.join(usage['unpriced_models'])})"
     out.print(line, highlight=False, markup=False)
+
+
+def _print_evidence(report: Report, out: Console) -> None:
+    """How many supported verdicts rest on a quote the cited context does not hold."""
+    counts = report.judge_details.get("quotes_not_found")
+    if not isinstance(counts, dict) or not counts.get("claims"):
+        return
+    out.print(
+        f"Judge evidence: {counts['supported']} of {counts['claims']} supported verdicts had "
+        "no quote found in the cited context",
+        highlight=False,
+        markup=False,
+    )
 
 
 def _print_failures(report: Report, out: Console, err: Console) -> None:

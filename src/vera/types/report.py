@@ -230,6 +230,9 @@ class Report(BaseModel):
     counts: dict[str, int]
     samples: tuple[SampleResult, ...]
     invalid_rows: tuple[InvalidRow, ...] = ()
+    unrecognised_fields: tuple[str, ...] = ()
+    """Row keys that are no VERA field or alias, kept in each sample's `metadata`: a column a
+    metric was meant to read would show up here."""
     stopped: RunStop | None = None
     """Set when the run stopped early; its unevaluated samples have status "skipped"."""
     baseline_comparison: dict[str, Any] | None = None

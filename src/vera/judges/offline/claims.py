@@ -12,7 +12,13 @@ from vera.text.abstention import abstains, is_about_sources
 from vera.text.segment import split_units
 from vera.types import Claim
 
-__all__ = ["abstains", "extract_claims", "has_content", "is_about_sources"]
+__all__ = [
+    "abstains",
+    "checkable_sentences",
+    "extract_claims",
+    "has_content",
+    "is_about_sources",
+]
 
 _CHATTER_STEMS = frozenset(stem(word) for word in CHATTER)
 
@@ -34,6 +40,18 @@ def extract_claims(response: str) -> list[Claim]:
             if has_content(text) and not is_about_sources(text):
                 claims.append(Claim(f"c{len(claims) + 1}", text, (start, end)))
     return claims
+
+
+def checkable_sentences(response: str) -> int:
+    """How many of `response`'s sentences hold at least one claim `extract_claims` finds.
+
+    An LLM judge's empty claim list is checked against this, so both judges agree on what a
+    response with nothing to check is ("Hello!", "I don't know.").
+    """
+    starts = [claim.span[0] for claim in extract_claims(response) if claim.span is not None]
+    return sum(
+        1 for unit in split_units(response) if any(unit.start <= s < unit.end for s in starts)
+    )
 
 
 def has_content(text: str) -> bool:
