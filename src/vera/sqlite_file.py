@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +22,9 @@ __all__ = ["DEFAULT_LOCK_TIMEOUT", "SqliteFile", "StoreError"]
 
 DEFAULT_LOCK_TIMEOUT = 30.0
 """Seconds a write waits for another process's write to finish."""
+
+
+_WAL_RETRY_SECONDS = 0.01
 
 
 class StoreError(ConfigError):
@@ -52,11 +56,25 @@ class SqliteFile:
             self._db = sqlite3.connect(
                 self.path, timeout=lock_timeout, check_same_thread=False, isolation_level=None
             )
-            self._db.execute("PRAGMA journal_mode=WAL")
+            self._enter_wal()
             # With WAL, NORMAL survives a crash of VERA; only a power cut can lose the newest
             # commits, and each is one sample's result or one cached reply.
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(schema)
+
+    def _enter_wal(self) -> None:
+        # Switching a new file to WAL needs a lock SQLite does not wait for (it answers BUSY at
+        # once, busy timeout or not), so two runs creating one file together would fail; the
+        # switch is retried within the same bounded wait.
+        deadline = time.monotonic() + self.lock_timeout
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(_WAL_RETRY_SECONDS)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         """Run one statement (its own transaction) and return its rows."""

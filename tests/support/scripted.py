@@ -51,10 +51,12 @@ def scripted_reply(prompt: str) -> dict[str, Any]:
     if "<answer>" in prompt:
         answer = section(prompt, "answer")
         sentences = [s.strip() + "." for s in answer.split(".") if s.strip()]
-        claims = [{"number": i, "text": s} for i, s in enumerate(sentences, 1)]
+        claims: list[dict[str, Any]] = [
+            {"number": i, "text": s} for i, s in enumerate(sentences, 1)
+        ]
         if "<contexts>" in prompt:  # single-call mode
             quote = _first_sentence(section(prompt, "contexts"))
-            claims = [{**claim, **_verdict(claim["text"], quote)} for claim in claims]
+            claims = [{**claim, **_verdict(str(claim["text"]), quote)} for claim in claims]
         return {"claims": claims}
     quote = _first_sentence(section(prompt, "contexts"))
     claims = re.findall(r"^(\d+)\. (.*)$", section(prompt, "claims"), flags=re.M)
