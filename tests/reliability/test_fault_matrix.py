@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from tests.reliability.runs import ENV, write_dataset
 from tests.support import faults
 from tests.support.faults import Handler, Provider, judge_args
