@@ -128,3 +128,23 @@ async def test_per_call_timeout_is_enforced_and_a_timeout_is_tried_twice() -> No
     assert len(hanging.requests) == 2  # one retry, not five: each attempt waited the timeout
     with pytest.raises(ProviderUnavailableError, match="raise --timeout"):
         await model.complete(REQUEST)
+
+
+async def test_calls_in_flight_end_as_soon_as_the_run_stops() -> None:
+    """A hung provider: once the first calls have failed, a call still waiting ends with the
+    stop at once instead of waiting out its timeout and its retry."""
+    hanging = _Hanging()
+    model = ManagedChatModel(
+        hanging,
+        retry=RetryPolicy(max_attempts=6),
+        timeout=0.5,
+        health=ProviderHealth("fake:m", 2),
+        sleep=_no_sleep,
+    )
+    first = [asyncio.create_task(model.complete(REQUEST)) for _ in range(2)]
+    await asyncio.sleep(0.7)  # the first calls are in their second (last) attempt
+    late = asyncio.create_task(model.complete(REQUEST))
+    results = await asyncio.gather(*first, late, return_exceptions=True)
+    assert all(isinstance(r, ProviderUnavailableError) for r in results[1:])
+    # Two attempts for each first call, and one for the late call, cut short by the stop.
+    assert len(hanging.requests) == 5

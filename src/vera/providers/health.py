@@ -10,6 +10,10 @@ failures are the ordinary, per-sample kind.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable
+from typing import TypeVar
+
 from vera.providers.base import (
     ProviderConnectionError,
     ProviderError,
@@ -20,6 +24,8 @@ from vera.providers.base import (
 )
 
 __all__ = ["DEFAULT_FAIL_FAST", "ProviderHealth", "failure_cause"]
+
+T = TypeVar("T")
 
 DEFAULT_FAIL_FAST = 8
 """How many first calls must all fail alike before the run stops."""
@@ -59,11 +65,30 @@ class ProviderHealth:
         self._proven = threshold == 0
         self._failures: list[tuple[str, ProviderError]] = []
         self.stopped: ProviderUnavailableError | None = None
+        self._stop_event = asyncio.Event()
 
     def check(self) -> None:
         """Raise the stop once it is decided, so no further call is sent."""
         if self.stopped is not None:
             raise self.stopped
+
+    async def unless_stopped(self, call: Awaitable[T]) -> T:
+        """Await `call`, but end it with the stop as soon as one is decided: calls in flight
+        to a dead provider (a hung one, say) do not each wait out their timeout first."""
+        self.check()
+        task = asyncio.ensure_future(call)
+        stop = asyncio.ensure_future(self._stop_event.wait())
+        try:
+            await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:  # the caller was cancelled (its timeout): the call goes too
+            task.cancel()
+            raise
+        finally:
+            stop.cancel()
+        if not task.done():
+            task.cancel()
+            self.check()
+        return task.result()
 
     def succeeded(self) -> None:
         """A call got a reply: the provider works, and this check is over."""
@@ -83,6 +108,7 @@ class ProviderHealth:
         self._failures.append((cause, error))
         if len(self._failures) >= self.threshold:
             self.stopped = self._stop(cause, error)
+            self._stop_event.set()
             raise self.stopped from error
 
     def _stop(self, cause: str, error: ProviderError) -> ProviderUnavailableError:

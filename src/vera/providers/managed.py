@@ -106,7 +106,7 @@ class ManagedChatModel:
             started = self.limiter.now()
             try:
                 async with asyncio.timeout(self.timeout):
-                    response = await self.inner.complete(request)
+                    response = await self.health.unless_stopped(self.inner.complete(request))
             except TimeoutError:
                 raise ProviderTimeoutError(
                     f"{self.provider}:{self.model} gave no reply within {self.timeout:g}s "
