@@ -148,3 +148,12 @@ async def test_calls_in_flight_end_as_soon_as_the_run_stops() -> None:
     assert all(isinstance(r, ProviderUnavailableError) for r in results[1:])
     # Two attempts for each first call, and one for the late call, cut short by the stop.
     assert len(hanging.requests) == 5
+
+
+def test_one_model_serves_runs_on_different_event_loops() -> None:
+    """`vera.evaluate` twice with one model: each run has its own event loop."""
+    fake = FakeChatModel()
+    fake.enqueue("first", "second")
+    model = _managed(fake)
+    assert asyncio.run(model.complete(REQUEST)).text == "first"
+    assert asyncio.run(model.complete(REQUEST)).text == "second"

@@ -65,7 +65,7 @@ class ProviderHealth:
         self._proven = threshold == 0
         self._failures: list[tuple[str, ProviderError]] = []
         self.stopped: ProviderUnavailableError | None = None
-        self._stop_event = asyncio.Event()
+        self._stop_events: dict[asyncio.AbstractEventLoop, asyncio.Event] = {}
 
     def check(self) -> None:
         """Raise the stop once it is decided, so no further call is sent."""
@@ -77,7 +77,7 @@ class ProviderHealth:
         to a dead provider (a hung one, say) do not each wait out their timeout first."""
         self.check()
         task = asyncio.ensure_future(call)
-        stop = asyncio.ensure_future(self._stop_event.wait())
+        stop = asyncio.ensure_future(self._stop_event().wait())
         try:
             await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
         except BaseException:  # the caller was cancelled (its timeout): the call goes too
@@ -89,6 +89,16 @@ class ProviderHealth:
             task.cancel()
             self.check()
         return task.result()
+
+    def _stop_event(self) -> asyncio.Event:
+        # An event belongs to one event loop, and a model may serve several runs, each with
+        # its own loop (`vera.evaluate` called twice); only the current loop's is kept.
+        loop = asyncio.get_running_loop()
+        event = self._stop_events.get(loop)
+        if event is None:
+            self._stop_events = {loop: asyncio.Event()}
+            event = self._stop_events[loop]
+        return event
 
     def succeeded(self) -> None:
         """A call got a reply: the provider works, and this check is over."""
@@ -108,7 +118,8 @@ class ProviderHealth:
         self._failures.append((cause, error))
         if len(self._failures) >= self.threshold:
             self.stopped = self._stop(cause, error)
-            self._stop_event.set()
+            for event in self._stop_events.values():
+                event.set()
             raise self.stopped from error
 
     def _stop(self, cause: str, error: ProviderError) -> ProviderUnavailableError:
