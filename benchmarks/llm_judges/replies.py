@@ -87,8 +87,13 @@ _VERA_VERDICTS = {
 }
 
 
+def _tagged(prompt: str, tag: str) -> str:
+    """The text VERA put between <tag> and </tag> (the last such block: the data)."""
+    return _between(prompt, f"<{tag}>\n", f"\n</{tag}>")
+
+
 def vera_extract(prompt: str) -> Reply:
-    answer = _between(prompt, "ANSWER:\n")
+    answer = _tagged(prompt, "answer")
     return {"claims": [{"number": i, "text": s} for i, s in enumerate(sentences(answer), 1)]}
 
 
@@ -115,13 +120,13 @@ def _vera_verdict(text: str, passages: list[str]) -> dict[str, Any]:
 
 
 def vera_verify(prompt: str) -> Reply:
-    passages = _numbered(_between(prompt, "CONTEXTS:\n", "\n\nCLAIMS:\n"))
-    claims = re.findall(r"(?m)^(\d+)\. (.+)$", _between(prompt, "\n\nCLAIMS:\n"))
+    passages = _numbered(_tagged(prompt, "contexts"))
+    claims = re.findall(r"(?m)^(\d+)\. (.+)$", _tagged(prompt, "claims"))
     return {"verdicts": [{"claim": int(n), **_vera_verdict(t, passages)} for n, t in claims]}
 
 
 def vera_truths(prompt: str) -> Reply:
-    passages = _numbered(_between(prompt, "CONTEXTS:\n"))
+    passages = _numbered(_tagged(prompt, "contexts"))
     return {
         "truths": [
             {"context": i, "text": s} for i, p in enumerate(passages, 1) for s in sentences(p)
@@ -130,8 +135,8 @@ def vera_truths(prompt: str) -> Reply:
 
 
 def vera_single_call(prompt: str) -> Reply:
-    passages = _numbered(_between(prompt, "CONTEXTS:\n", "\n\nQUESTION:\n"))
-    answer = _between(prompt, "ANSWER:\n")
+    passages = _numbered(_tagged(prompt, "contexts"))
+    answer = _tagged(prompt, "answer")
     return {
         "claims": [
             {"number": i, "text": s, **_vera_verdict(s, passages)}
@@ -141,9 +146,9 @@ def vera_single_call(prompt: str) -> Reply:
 
 
 def vera_relevance(prompt: str) -> Reply:
-    question = _content_words(_between(prompt, "QUESTION:\n", "\n\nTEXTS:\n"))
+    question = _content_words(_tagged(prompt, "question"))
     ratings = []
-    for i, text in enumerate(_numbered(_between(prompt, "\n\nTEXTS:\n")), 1):
+    for i, text in enumerate(_numbered(_tagged(prompt, "texts")), 1):
         share = len(question & _content_words(text)) / max(1, len(question))
         relevance = (
             "RELEVANT" if share >= 0.5 else "PARTIALLY_RELEVANT" if share > 0 else "IRRELEVANT"
@@ -239,21 +244,27 @@ KINDS: tuple[PromptKind, ...] = (
     # Before vera.extract: the single-call prompt contains the extraction marker too.
     PromptKind(
         "vera.single_call",
-        ("Split the ANSWER below into atomic factual claims, then give each claim one verdict",),
+        ("into atomic factual claims, then give each claim one verdict",),
         vera_single_call,
     ),
     PromptKind(
-        "vera.extract", ("Split the ANSWER below into atomic factual claims",), vera_extract
+        "vera.extract",
+        ("Split the answer inside the <answer> tags below into atomic factual claims",),
+        vera_extract,
     ),
-    PromptKind("vera.verify", ("give one verdict using only the numbered CONTEXTS",), vera_verify),
+    PromptKind(
+        "vera.verify",
+        ("For every numbered claim inside the <claims> tags below, give one verdict",),
+        vera_verify,
+    ),
     PromptKind(
         "vera.truths",
-        ("List the factual statements made by each numbered CONTEXT below",),
+        ("List the factual statements made by each numbered context inside the <contexts>",),
         vera_truths,
     ),
     PromptKind(
         "vera.relevance",
-        ("For every numbered TEXT below, decide how relevant it is to the QUESTION",),
+        ("decide how relevant it is to the question inside the <question> tags",),
         vera_relevance,
     ),
     PromptKind(

@@ -118,10 +118,12 @@ def detail_table(results: dict[str, Any]) -> str:
 
 def markdown(results: dict[str, Any]) -> str:
     meta = results["meta"]
-    versions = ", ".join(f"{k} {v}" for k, v in meta["versions"].items())
+    versions = ", ".join(f"{k} {v}" for k, v in meta["versions"].items() if v)
+    headers = "" if meta.get("limit_headers", True) else ", limit not stated in headers"
     return (
         f"{meta['samples']} samples (seed {meta['seed']}), Python {meta['python']}, "
-        f"{meta['cpus']} CPUs (pinned: {meta['pinned']}), tokens by {meta.get('token_rule')}\n"
+        f"{meta['cpus']} CPUs (pinned: {meta['pinned']}), tokens by {meta.get('token_rule')}"
+        f"{headers}\n"
         f"{versions}\n\n{summary_table(results)}\n\n{detail_table(results)}"
     )
 

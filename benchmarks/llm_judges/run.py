@@ -7,8 +7,10 @@ server, never from the frameworks' own accounting, so one rule counts for all.
 
 Scenarios: "0ms" (no limit: pure framework overhead), "200ms@50rps" (latency, and a
 token-bucket limit of 50 requests/s) and "cached" (VERA only: a second run on a filled
-response cache, which must make 0 calls). Under a limit VERA runs twice: adaptive
-only ("vera"), and with `requests_per_minute = limit * 60` ("vera+rpm").
+response cache, which must make 0 calls). Under a limit VERA runs twice: with no limit
+configured ("vera": it paces by the server's x-ratelimit-* headers, or, with
+--no-ratelimit-headers, by adapting to 429s alone), and with `requests_per_minute = limit * 60`
+("vera+rpm").
 
     benchmarks/llm_judges/.venv/bin/python benchmarks/llm_judges/run.py --samples 150
 """
@@ -27,7 +29,7 @@ import time
 import urllib.request
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +68,14 @@ def _pin(cpu: int | None) -> Any:
 class Server:
     """The simulated server as a subprocess, for one scenario."""
 
-    def __init__(self, scenario: Scenario, port: int, cpu: int | None, burst_s: float) -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        port: int,
+        cpu: int | None,
+        burst_s: float,
+        limit_headers: bool = True,
+    ) -> None:
         cmd = [
             PYTHON,
             str(HERE / "sim_server.py"),
@@ -79,6 +88,8 @@ class Server:
         ]
         if scenario.rps_limit:
             cmd += ["--rps-limit", str(scenario.rps_limit)]
+        if not limit_headers:
+            cmd.append("--no-ratelimit-headers")
         self.url = f"http://127.0.0.1:{port}"
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, preexec_fn=_pin(cpu))
         assert self.proc.stdout is not None
@@ -249,6 +260,11 @@ def main() -> None:
         help="runs per framework in unlimited scenarios; the median is kept",
     )
     parser.add_argument("--burst-s", type=float, default=0.2, help="server bucket, seconds")
+    parser.add_argument(
+        "--no-ratelimit-headers",
+        action="store_true",
+        help="the server states no limit in x-ratelimit-* headers (VERA must find it by 429s)",
+    )
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--no-pin", action="store_true", help="do not pin server and client")
     parser.add_argument("--cold", action="store_true", help="leave the SDK's lazy import timed")
@@ -275,8 +291,9 @@ def main() -> None:
             "cpus": len(cpus) or os.cpu_count(),
             "pinned": client_cpu is not None,
             "burst_s": args.burst_s,
+            "limit_headers": not args.no_ratelimit_headers,
             "versions": {
-                p: version(p)
+                p: _version(p)
                 for p in (
                     "vera-eval",
                     "ragas",
@@ -292,7 +309,9 @@ def main() -> None:
     }
     for scenario in scenarios:
         server_scenario = Scenario("0ms") if scenario.name == "cached" else scenario
-        server = Server(server_scenario, args.port, server_cpu, args.burst_s)
+        server = Server(
+            server_scenario, args.port, server_cpu, args.burst_s, not args.no_ratelimit_headers
+        )
         results["meta"]["token_rule"] = server.get("/stats")["token_rule"]
         try:
             results["runs"][scenario.name] = run_scenario(
@@ -306,6 +325,14 @@ def main() -> None:
     out.write_text(json.dumps(results, indent=2), encoding="utf-8")
     print(markdown(results))
     print(f"\nresults: {out}")
+
+
+def _version(package: str) -> str | None:
+    # None for a peer that is not installed, so `--frameworks vera` runs in VERA's own venv.
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return None
 
 
 def _progress(scenario: str, name: str, run: dict[str, Any]) -> None:

@@ -10,6 +10,10 @@ a second on one core, so at 0 ms latency the frameworks, not the server, are mea
 - Rate limit (--rps-limit): a token bucket refilled at that rate, holding --burst-s seconds
   of requests and starting full. A request finding it empty gets 429 at once, with a
   `Retry-After` header in whole seconds and an OpenAI-style error body; it costs no tokens.
+  Every chat reply, 429s included, states the limit as OpenAI does: `x-ratelimit-limit-requests`
+  (per minute), `x-ratelimit-remaining-requests` (what is left in the bucket) and
+  `x-ratelimit-reset-requests` (until the bucket is full again, as "20ms" or "1.5s").
+  `--no-ratelimit-headers` leaves them out, as servers that state no limit do.
 - GET /v1/models, GET /stats, POST or GET /reset.
 
     python benchmarks/llm_judges/sim_server.py --port 8765 --latency-ms 200 --rps-limit 50
@@ -59,17 +63,39 @@ class TokenBucket:
             return 0.0
         return (1.0 - self.tokens) / self.rate
 
+    def headers(self) -> dict[str, str]:
+        """The limit as OpenAI states it: per minute, what is left, and when it is whole."""
+        return {
+            "x-ratelimit-limit-requests": f"{self.rate * 60:g}",
+            "x-ratelimit-remaining-requests": str(int(self.tokens)),
+            "x-ratelimit-reset-requests": _duration((self.capacity - self.tokens) / self.rate),
+        }
+
+
+def _duration(seconds: float) -> str:
+    """`seconds` in the form OpenAI's reset headers use: "20ms", "1.5s"."""
+    if seconds < 1:
+        return f"{round(seconds * 1000)}ms"
+    return f"{seconds:.3f}".rstrip("0").rstrip(".") + "s"
+
 
 class Simulator:
     """Counters, the limit and the reply logic; independent of HTTP."""
 
     def __init__(
-        self, latency_s: float, rps_limit: float | None, burst_s: float, dump: str | None = None
+        self,
+        latency_s: float,
+        rps_limit: float | None,
+        burst_s: float,
+        dump: str | None = None,
+        *,
+        limit_headers: bool = True,
     ) -> None:
         self.dump = open(dump, "a", encoding="utf-8") if dump else None  # noqa: SIM115
         self.latency_s = latency_s
         self.rps_limit = rps_limit
         self.burst_s = burst_s
+        self.limit_headers = limit_headers
         self.reset()
 
     def reset(self) -> None:
@@ -105,6 +131,7 @@ class Simulator:
             "latency_ms": self.latency_s * 1000,
             "rps_limit": self.rps_limit,
             "burst": self.bucket.capacity if self.bucket else None,
+            "limit_headers": self.limit_headers and self.bucket is not None,
             "token_rule": TOKEN_RULE,
         }
 
@@ -112,14 +139,18 @@ class Simulator:
         self.requests += 1
         now = time.monotonic()
         self.first = self.first or now
+        headers: dict[str, str] = {}
         if self.bucket is not None:
             wait = self.bucket.take()
+            # Stated when the request is admitted, as a real server counts it.
+            headers = self.bucket.headers() if self.limit_headers else {}
             if wait > 0:
                 self.rate_limited += 1
                 self.last = now
                 message = f"Rate limit reached: {self.rps_limit:g} requests per second."
                 error = {"message": message, "type": "requests", "code": "rate_limit_exceeded"}
-                return 429, {"error": error}, {"Retry-After": str(max(1, math.ceil(wait)))}
+                headers["Retry-After"] = str(max(1, math.ceil(wait)))
+                return 429, {"error": error}, headers
         try:
             request = json.loads(body)
             reply = self._complete(request)
@@ -135,7 +166,7 @@ class Simulator:
         finally:
             self.in_flight -= 1
         self.last = time.monotonic()
-        return 200, reply, {}
+        return 200, reply, headers
 
     def _complete(self, request: dict[str, Any]) -> dict[str, Any]:
         texts = [_text(m.get("content")) for m in request["messages"]]
@@ -276,6 +307,8 @@ class HttpServer:
 async def serve(port: int, sim: Simulator) -> None:
     server = await asyncio.start_server(HttpServer(sim).handle, "127.0.0.1", port, backlog=1024)
     limit = f"{sim.rps_limit:g} req/s" if sim.rps_limit else "no limit"
+    if sim.rps_limit and not sim.limit_headers:
+        limit += " (not stated in headers)"
     print(
         f"sim server on http://127.0.0.1:{port}/v1: {sim.latency_s * 1000:g} ms, {limit}, "
         f"tokens by {TOKEN_RULE}",
@@ -297,8 +330,19 @@ def main() -> None:
         help="bucket size in seconds of the limit (default 0.2)",
     )
     parser.add_argument("--dump", help="append every request and reply to this JSONL file")
+    parser.add_argument(
+        "--no-ratelimit-headers",
+        action="store_true",
+        help="do not state the limit in x-ratelimit-* headers",
+    )
     args = parser.parse_args()
-    sim = Simulator(args.latency_ms / 1000, args.rps_limit, args.burst_s, args.dump)
+    sim = Simulator(
+        args.latency_ms / 1000,
+        args.rps_limit,
+        args.burst_s,
+        args.dump,
+        limit_headers=not args.no_ratelimit_headers,
+    )
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve(args.port, sim))
 

@@ -50,7 +50,20 @@ from vera.reports.console import (
     plain_cells,
     print_summary,
 )
-from vera.run import EXIT_OK, EXIT_USAGE, RunObserver, RunResult, run_plan, stored_plan
+from vera.run import (
+    EXIT_OK,
+    EXIT_USAGE,
+    Bindings,
+    RunObserver,
+    RunResult,
+    run_plan,
+    stored_plan,
+)
+from vera.sample_limits import (
+    DEFAULT_MAX_CONTEXT_CHARS,
+    DEFAULT_MAX_RESPONSE_CHARS,
+    DEFAULT_SAMPLE_TIMEOUT,
+)
 from vera.settings import DEFAULT_CONCURRENCY
 from vera.types.secrets import redact
 
@@ -352,6 +365,33 @@ _ConcurrencyFlag = Annotated[
     int | None,
     typer.Option("--concurrency", min=1, help=f"Samples at once (default {DEFAULT_CONCURRENCY})."),
 ]
+_MaxResponseCharsFlag = Annotated[
+    int | None,
+    typer.Option(
+        "--max-response-chars",
+        min=1,
+        help="A longer response makes its sample an error, unjudged "
+        f"(default {DEFAULT_MAX_RESPONSE_CHARS:,}).",
+    ),
+]
+_MaxContextCharsFlag = Annotated[
+    int | None,
+    typer.Option(
+        "--max-context-chars",
+        min=1,
+        help="A longer context makes its sample an error, unjudged "
+        f"(default {DEFAULT_MAX_CONTEXT_CHARS:,}).",
+    ),
+]
+_SampleTimeoutFlag = Annotated[
+    float | None,
+    typer.Option(
+        "--sample-timeout",
+        min=0.001,
+        help="Seconds the judge work of one sample may take, with any judge; past it the "
+        f"sample is an error (default {DEFAULT_SAMPLE_TIMEOUT:g}).",
+    ),
+]
 
 
 @app.command("eval")
@@ -401,6 +441,9 @@ def eval_command(
     dry_run: _DryRunFlag = False,
     group_by: _GroupByFlag = None,
     concurrency: _ConcurrencyFlag = None,
+    max_response_chars: _MaxResponseCharsFlag = None,
+    max_context_chars: _MaxContextCharsFlag = None,
+    sample_timeout: _SampleTimeoutFlag = None,
 ) -> None:
     """Evaluate a dataset and print a summary: vera eval -d answers.jsonl --threshold 0.8"""
     flags = dict(locals())
@@ -422,7 +465,8 @@ def _run(plan: RunPlan, resume_id: str | None) -> RunResult:
     """Run `plan` with a progress bar; Ctrl-C ends it saying how to finish it."""
     with _ProgressBar() as progress:
         try:
-            return run_plan(plan, resume=resume_id, observer=progress)
+            # Streamed: each result goes to the history and leaves memory (see Bindings).
+            return run_plan(plan, Bindings(keep_samples=False), resume=resume_id, observer=progress)
         except KeyboardInterrupt:
             progress.pass_finished()
             if progress.run_id is None:
@@ -445,7 +489,7 @@ def _fail(exc: Exception) -> NoReturn:
 
 def _finish(result: RunResult, flags: dict[str, Any]) -> NoReturn:
     """Render the run, write every report asked for, and exit with the run's code."""
-    print_summary(result.report, out, err)
+    print_summary(result.report, out, err, result.results())
     try:
         _write_outputs(result, _outputs(flags))
     except VeraError as exc:
@@ -526,6 +570,9 @@ _SETTING_FLAGS = {
     "max_errors": "max_errors",
     "concurrency": "concurrency",
     "history_path": "history_path",
+    "max_response_chars": "max_response_chars",
+    "max_context_chars": "max_context_chars",
+    "sample_timeout": "sample_timeout",
 }
 """Settings as `vera.toml` names them, and the `eval` flag that overrides each."""
 
@@ -576,7 +623,13 @@ class _ProgressBar(RunObserver):
 
 def _write_outputs(result: RunResult, outputs: dict[str, Path]) -> None:
     """Every report the user asked for, whatever the run's outcome."""
-    write_run_reports(result.report, result.plan, outputs, gate_failures=result.gate_failures)
+    write_run_reports(
+        result.report,
+        result.plan,
+        outputs,
+        gate_failures=result.gate_failures,
+        results=result.results if result.streamed else None,
+    )
     for path in outputs.values():
         out.print(f"Report written to {escape(str(path))}", highlight=False)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import time
 import uuid
+import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +42,25 @@ CREATE TABLE IF NOT EXISTS results (
     run_id TEXT NOT NULL REFERENCES runs(id),
     sample_id TEXT NOT NULL,
     position INTEGER NOT NULL,
-    result TEXT NOT NULL,
+    result BLOB NOT NULL,  -- zlib-compressed JSON (plain JSON text in older files)
     PRIMARY KEY (run_id, sample_id)
 );
 """
+
+
+_BATCH = 500
+"""Results read from the store per query when streaming them."""
+
+
+def _pack(result: SampleResult) -> bytes:
+    """A result as stored: its JSON, compressed (a sample's claims and reasons repeat words)."""
+    return zlib.compress(result.model_dump_json().encode("utf-8"), 6)
+
+
+def _unpack(payload: bytes | str) -> SampleResult:
+    # Results stored before compression are JSON text.
+    text = zlib.decompress(payload) if isinstance(payload, bytes) else payload
+    return SampleResult.model_validate_json(text)
 
 
 class RunRecord(BaseModel):
@@ -108,24 +125,39 @@ class RunStore:
         self._file.execute(
             "INSERT OR REPLACE INTO results (run_id, sample_id, position, result) "
             "VALUES (?, ?, ?, ?)",
-            (run_id, result.id, position, result.model_dump_json()),
+            (run_id, result.id, position, _pack(result)),
         )
 
     def finish(self, run_id: str, report: Report) -> None:
         """Store the run's report and mark it finished."""
+        # The samples are in `results` already; the report keeps only its aggregates, so
+        # each sample is stored once (see `report`, which puts them back).
+        aggregates = report.model_copy(update={"samples": ()})
         self._file.execute(
             "UPDATE runs SET status = 'finished', report = ? WHERE id = ?",
-            (report.to_json(indent=None), run_id),
+            (aggregates.to_json(indent=None), run_id),
         )
 
     def results(self, run_id: str) -> dict[str, SampleResult]:
         """The finished samples of a run, by sample id."""
         self.get(run_id)  # a clear error for an unknown id
-        rows = self._file.execute(
-            "SELECT result FROM results WHERE run_id = ? ORDER BY position", (run_id,)
-        )
-        results = (SampleResult.model_validate_json(row[0]) for row in rows)
-        return {result.id: result for result in results}
+        return {result.id: result for result in self.iter_results(run_id)}
+
+    def iter_results(self, run_id: str, *, batch: int = _BATCH) -> Iterator[SampleResult]:
+        """The finished samples of a run in dataset order, read `batch` at a time, so a run
+        of any size is never held in memory at once."""
+        position = -1
+        while True:
+            rows = self._file.execute(
+                "SELECT position, result FROM results WHERE run_id = ? AND position > ? "
+                "ORDER BY position LIMIT ?",
+                (run_id, position, batch),
+            )
+            for found, payload in rows:
+                position = found
+                yield _unpack(payload)
+            if len(rows) < batch:
+                return
 
     def get(self, run_id: str) -> RunRecord:
         """One run, by id or by a unique prefix of its id."""
@@ -147,7 +179,10 @@ class RunStore:
             raise ConfigError(
                 f"run {record.id} did not finish; `vera eval --resume {record.id}` completes it"
             )
-        return Report.model_validate_json(row[0])
+        report = Report.model_validate_json(row[0])
+        if report.samples or not report.counts.get("total"):
+            return report  # stored whole, by an earlier version
+        return report.model_copy(update={"samples": tuple(self.iter_results(record.id))})
 
     def _records(self, where: str = "", params: tuple[str, ...] = ()) -> list[RunRecord]:
         # Only the metric means are read out of each stored report, by SQLite, not the report.

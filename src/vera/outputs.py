@@ -3,8 +3,9 @@ responses in place, the run history for its trend), gathered once for the CLI an
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -12,13 +13,14 @@ from vera.datasets import open_dataset
 from vera.errors import ConfigError, VeraError
 from vera.history import RunStore, open_history
 from vera.plan import RunPlan
-from vera.report import Report
+from vera.report import Report, ResultSource, SampleResult
 from vera.reports.registry import RenderContext, format_for_path, render_report
 from vera.reports.view import HistoryPoint
 from vera.types import Sample
 
 __all__ = [
     "check_output_paths",
+    "json_chunks",
     "render_context",
     "report_format",
     "write_report",
@@ -29,8 +31,10 @@ _STAMP = "%Y-%m-%dT%H:%M:%SZ"
 TREND_RUNS = 20
 
 
-def _samples(report: Report, source: str | None) -> dict[str, Sample]:
-    """Each sample's response and contexts, to show claims in place: from the report where a
+def _samples(
+    report: Report, source: str | None, results: ResultSource | None = None
+) -> dict[str, Sample]:
+    """Each sample's response and contexts, to show claims in place: from the results where a
     pipeline answered, else from the dataset, when it can still be read."""
     samples: dict[str, Sample] = {}
     if source is not None:
@@ -38,7 +42,7 @@ def _samples(report: Report, source: str | None) -> dict[str, Sample]:
             samples = {s.id: s for s in open_dataset(source, skip_invalid=True)}
         except VeraError:
             samples = {}
-    for result in report.samples:
+    for result in report.samples if results is None else results():
         if result.response is None:
             continue
         known = samples.get(result.id)
@@ -64,14 +68,18 @@ def render_context(
     source: str | None = None,
     store: RunStore | None = None,
     gate_failures: Sequence[str] = (),
+    results: ResultSource | None = None,
 ) -> RenderContext:
     """What the `fmt` renderer needs beyond the report; only the HTML report reads the dataset
-    and the history."""
+    and the history. `results` reads a streamed run's results back (see `RunResult.results`)."""
     if fmt != "html":
-        return RenderContext(gate_failures=tuple(gate_failures))
+        return RenderContext(gate_failures=tuple(gate_failures), results=results)
     history = _history(report, store) if store is not None else []
     return RenderContext(
-        samples=_samples(report, source), history=history, gate_failures=tuple(gate_failures)
+        samples=_samples(report, source, results),
+        history=history,
+        gate_failures=tuple(gate_failures),
+        results=results,
     )
 
 
@@ -96,17 +104,44 @@ def write_report(
     source: str | None = None,
     store: RunStore | None = None,
     gate_failures: Sequence[str] = (),
+    results: ResultSource | None = None,
 ) -> None:
     """Render `report` as `fmt` and write it to `path`; the HTML report reads the dataset at
-    `source` and the trend from `store`."""
-    context = render_context(report, fmt, source=source, store=store, gate_failures=gate_failures)
-    text = render_report(fmt, report, context)
+    `source` and the trend from `store`. A streamed run's JSON report is written a sample at a
+    time from `results`, never built whole in memory."""
     check_output_paths([path])
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        if fmt == "json" and results is not None:
+            with path.open("w", encoding="utf-8") as out:
+                out.writelines(json_chunks(report, results()))
+            return
+        context = render_context(
+            report, fmt, source=source, store=store, gate_failures=gate_failures, results=results
+        )
+        path.write_text(render_report(fmt, report, context), encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot write the report to {path}: {exc.strerror}") from None
+
+
+_SAMPLES_SLOT = "\x00samples\x00"
+
+
+def json_chunks(report: Report, results: Iterable[SampleResult]) -> Iterator[str]:
+    """`report` as the text `Report.to_json()` gives, with its samples taken from `results`
+    one at a time: the same bytes, without the whole document in memory."""
+    data = report.model_copy(update={"samples": ()}).to_dict()
+    data["samples"] = _SAMPLES_SLOT
+    head, tail = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False).split(
+        json.dumps(_SAMPLES_SLOT)
+    )
+    yield head
+    first = True
+    for result in results:
+        text = json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False)
+        yield ("[\n    " if first else ",\n    ") + text.replace("\n", "\n    ")
+        first = False
+    yield ("[]" if first else "\n  ]") + tail + "\n"
 
 
 def check_output_paths(paths: Iterable[Path]) -> None:
@@ -130,9 +165,11 @@ def write_run_reports(
     outputs: Mapping[str, Path],
     *,
     gate_failures: Sequence[str] = (),
+    results: ResultSource | None = None,
 ) -> None:
     """Every report `outputs` asks for (format -> path) of a run of `plan`; the run history is
-    opened once, and only when the HTML report needs its trend."""
+    opened once, and only when the HTML report needs its trend. `results` reads a streamed
+    run's results back."""
     settings = plan.settings
     wants_history = "html" in outputs and settings.history
     store = open_history(settings) if wants_history else None
@@ -145,6 +182,7 @@ def write_run_reports(
                 source=plan.dataset.source,
                 store=store,
                 gate_failures=gate_failures,
+                results=results,
             )
     finally:
         if store is not None:

@@ -7,10 +7,13 @@ importing what produced it; they are re-exported here with `build_report`, which
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
+import math
+from array import array
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeAlias
 
 from vera.stats import estimate, percentile
 from vera.types.claims import Verdict
@@ -40,11 +43,17 @@ __all__ = [
     "LatencySummary",
     "MetricSummary",
     "Report",
+    "ReportBuilder",
+    "ResultSource",
     "RunStop",
     "SampleResult",
     "SampleStatus",
     "build_report",
 ]
+
+ResultSource = Callable[[], Iterable[SampleResult]]
+"""Where a streamed run's per-sample results are read from, in dataset order, each call a new
+pass (the run store's `iter_results`); a run that keeps them has them in `Report.samples`."""
 
 UNCATEGORISED = "uncategorized"
 F1_SCORE = "f1_score"
@@ -55,77 +64,102 @@ not metrics: they have no per-sample scores, threshold or direction, and are nev
 `Report.metric_summary`. Code that treats every key of `metrics` as a metric must skip them."""
 
 
+Scores: TypeAlias = "array[float]"
+"""A compact list of floats (`array("d")`): 8 bytes a value, so a run of a million samples
+keeps its scores in megabytes, not the gigabytes of a million `SampleResult`s."""
+
+
+def _scores() -> Scores:
+    return array("d")
+
+
 def _mean(values: Sequence[float]) -> float | None:
-    return sum(values) / len(values) if values else None
+    return math.fsum(values) / len(values) if values else None
 
 
-def summarise_metric(
-    name: str, results: Iterable[SampleResult], threshold: float, higher_is_better: bool = True
-) -> MetricSummary:
-    scored: list[float] = []
-    subs: dict[str, list[float]] = defaultdict(list)
-    not_scored = not_applicable = passed = failed = 0
-    for result in results:
+@dataclass
+class _MetricTally:
+    """One metric over the run, as samples arrive: its scores and pass/fail counts."""
+
+    scored: Scores = field(default_factory=_scores)
+    subs: dict[str, Scores] = field(default_factory=dict)
+    not_scored: int = 0
+    not_applicable: int = 0
+    passed: int = 0
+    failed: int = 0
+
+    def add(self, result: SampleResult, name: str) -> None:
         metric = result.results.get(name)
         if result.status is not SampleStatus.SCORED or metric is None or metric.score is None:
-            not_scored += 1
+            self.not_scored += 1
             if metric is not None and metric.status is MetricStatus.NOT_APPLICABLE:
-                not_applicable += 1
-            continue
-        scored.append(metric.score)
+                self.not_applicable += 1
+            return
+        self.scored.append(metric.score)
         for key, value in metric.sub_scores.items():
-            subs[key].append(value)
+            self.subs.setdefault(key, _scores()).append(value)
         if metric.passed:
-            passed += 1
+            self.passed += 1
         else:
-            failed += 1
-    overall = estimate(scored)
-    return MetricSummary(
-        mean=overall.mean,
-        ci_low=overall.ci_low,
-        ci_high=overall.ci_high,
-        scored=len(scored),
-        not_scored=not_scored,
-        not_applicable=not_applicable,
-        passed=passed,
-        failed=failed,
-        threshold=threshold,
-        higher_is_better=higher_is_better,
-        sub_scores={key: estimate(values) for key, values in sorted(subs.items())},
-    )
+            self.failed += 1
+
+    def summary(self, threshold: float, higher_is_better: bool) -> MetricSummary:
+        overall = estimate(self.scored)
+        return MetricSummary(
+            mean=overall.mean,
+            ci_low=overall.ci_low,
+            ci_high=overall.ci_high,
+            scored=len(self.scored),
+            not_scored=self.not_scored,
+            not_applicable=self.not_applicable,
+            passed=self.passed,
+            failed=self.failed,
+            threshold=threshold,
+            higher_is_better=higher_is_better,
+            sub_scores={key: estimate(values) for key, values in sorted(self.subs.items())},
+        )
 
 
-def _group_stats(members: Sequence[SampleResult], name: str) -> GroupStats:
-    values = [
-        s
-        for r in members
-        if r.status is SampleStatus.SCORED and (s := r.scores.get(name)) is not None
-    ]
-    stats = estimate(values)
-    return GroupStats(
-        mean=stats.mean,
-        ci_low=stats.ci_low,
-        ci_high=stats.ci_high,
-        scored=len(values),
-        not_scored=len(members) - len(values),
-    )
+@dataclass
+class _GroupTally:
+    """The samples of one group (a category, a metadata value): how many, and their scores."""
+
+    members: int = 0
+    scores: dict[str, Scores] = field(default_factory=dict)
+    scored_members: int = 0
+
+    def add(self, result: SampleResult, names: Sequence[str]) -> None:
+        self.members += 1
+        if result.status is not SampleStatus.SCORED:
+            return
+        self.scored_members += 1
+        for name in names:
+            value = result.scores.get(name)
+            if value is not None:
+                self.scores.setdefault(name, _scores()).append(value)
+
+    def stats(self, name: str) -> GroupStats:
+        values = self.scores.get(name, _scores())
+        found = estimate(values)
+        return GroupStats(
+            mean=found.mean,
+            ci_low=found.ci_low,
+            ci_high=found.ci_high,
+            scored=len(values),
+            not_scored=self.members - len(values),
+        )
+
+    def category_row(self, names: Sequence[str]) -> dict[str, float | int | None]:
+        """Seed 001's per-category row: each metric's mean over the scored samples, and how
+        many were scored."""
+        row: dict[str, float | int | None] = {
+            name: _mean(self.scores.get(name, _scores())) for name in names
+        }
+        row["count"] = self.scored_members
+        return row
 
 
-def _breakdown(
-    results: Sequence[SampleResult], metric_names: Sequence[str], key: str
-) -> dict[str, dict[str, GroupStats]]:
-    groups: dict[str, list[SampleResult]] = defaultdict(list)
-    for result in results:
-        value = result.category if key == "category" else result.group_values.get(key)
-        groups[UNCATEGORISED if value is None else str(value)].append(result)
-    return {
-        value: {name: _group_stats(groups[value], name) for name in metric_names}
-        for value in sorted(groups)
-    }
-
-
-def _latency(results: Iterable[SampleResult]) -> LatencySummary | None:
-    values = [r.latency_ms for r in results if r.latency_ms is not None]
+def _latency_summary(values: Sequence[float]) -> LatencySummary | None:
     if not values:
         return None
     return LatencySummary(
@@ -133,121 +167,208 @@ def _latency(results: Iterable[SampleResult]) -> LatencySummary | None:
         p50=percentile(values, 50),
         p95=percentile(values, 95),
         p99=percentile(values, 99),
-        mean=sum(values) / len(values),
+        mean=math.fsum(values) / len(values),
     )
-
-
-def _per_category(
-    results: Sequence[SampleResult], metric_names: Sequence[str]
-) -> dict[str, dict[str, float | int | None]]:
-    groups: dict[str, list[SampleResult]] = defaultdict(list)
-    for result in results:
-        if result.status is SampleStatus.SCORED:
-            groups[result.category or UNCATEGORISED].append(result)
-    breakdown: dict[str, dict[str, float | int | None]] = {}
-    for category in sorted(groups):
-        members = groups[category]
-        row: dict[str, float | int | None] = {}
-        for name in metric_names:
-            row[name] = _mean([s for r in members if (s := r.scores.get(name)) is not None])
-        row["count"] = len(members)
-        breakdown[category] = row
-    return breakdown
-
-
-def _agreement(results: Sequence[SampleResult]) -> dict[str, float | int] | None:
-    """How often the judge's draws agreed, over all claims judged with several draws."""
-    rates = [c.agreement for r in results for c in r.claims if c.agreement is not None]
-    if not rates:
-        return None
-    return {
-        "claims": len(rates),
-        "mean": sum(rates) / len(rates),
-        "unanimous": sum(1 for rate in rates if rate == 1.0) / len(rates),
-    }
 
 
 _SUPPORTED = frozenset({Verdict.FULLY_SUPPORTED, Verdict.PARTIALLY_SUPPORTED})
 
 
-def _quotes_not_found(results: Sequence[SampleResult]) -> dict[str, int] | None:
-    """Supported verdicts whose quote was not found in the cited context (or was never given),
-    out of the supported verdicts whose quote was checked.
+@dataclass
+class _ClaimTally:
+    """What the report says about claims over the run: draw agreement and quotes not found.
 
     Counted from the claim records rather than kept by the judge, so a resumed run counts the
-    samples it did not judge again. None when no quote was checked at all (the offline judge,
-    say): a count of 0 would then claim a check that never ran.
+    samples it did not judge again.
     """
-    checked = [c for r in results for c in r.claims if c.quote_found is not None]
-    if not checked:
-        return None
-    supported = [c for c in checked if c.verdict in _SUPPORTED]
-    return {
-        "supported": sum(1 for c in supported if c.quote_found is False),
-        "claims": len(supported),
-    }
+
+    agreements: int = 0
+    agreement_sum: float = 0.0
+    unanimous: int = 0
+    quotes_checked: bool = False
+    supported: int = 0
+    supported_unquoted: int = 0
+
+    def add(self, result: SampleResult) -> None:
+        for claim in result.claims:
+            if claim.agreement is not None:
+                self.agreements += 1
+                self.agreement_sum += claim.agreement
+                self.unanimous += claim.agreement == 1.0
+            if claim.quote_found is not None:
+                self.quotes_checked = True
+                if claim.verdict in _SUPPORTED:
+                    self.supported += 1
+                    self.supported_unquoted += claim.quote_found is False
+
+    def details(self) -> dict[str, Any]:
+        """`judge_details` entries: how often the judge's draws agreed (several draws), and
+        the supported verdicts whose quote was not found in the cited context out of those
+        checked. A judge that checks no quote (the offline one) gets no count: 0 would claim
+        a check that never ran."""
+        found: dict[str, Any] = {}
+        if self.agreements:
+            found["agreement"] = {
+                "claims": self.agreements,
+                "mean": self.agreement_sum / self.agreements,
+                "unanimous": self.unanimous / self.agreements,
+            }
+        if self.quotes_checked:
+            found["quotes_not_found"] = {
+                "supported": self.supported_unquoted,
+                "claims": self.supported,
+            }
+        return found
 
 
-def _grounding_f1(
-    summary: dict[str, MetricSummary], results: Sequence[SampleResult]
-) -> tuple[bool, float | None]:
-    """Grounding F1 over the run, and whether it is known.
+class ReportBuilder:
+    """Aggregates per-sample results into a `Report` as they arrive, one at a time.
 
-    `grounding_f1` scores each sample's F1 and averages those, so without it the same figure is
-    rebuilt from the samples scored on both precision and recall: their per-sample F1, averaged.
-    (The harmonic mean of the two means would differ: the means average over different samples,
-    precision over all, recall only over those with a reference.)
+    Nothing per sample is kept but a few floats (`Scores`), so a run's memory does not grow
+    with its results; the results themselves go to the run store as they finish. Failed
+    samples are counted, not averaged. The aggregates do not depend on the order the samples
+    arrive in (intervals are computed over sorted scores, sums are exact).
     """
-    if "grounding_f1" in summary:
-        return True, summary["grounding_f1"].mean
-    if "grounding_precision" not in summary or "grounding_recall" not in summary:
-        return False, None
-    f1s = []
-    for result in results:
-        p = result.scores.get("grounding_precision")
-        r = result.scores.get("grounding_recall")
-        if result.status is SampleStatus.SCORED and p is not None and r is not None:
-            f1s.append(0.0 if p + r == 0 else 2 * p * r / (p + r))
-    return True, _mean(f1s)
 
+    def __init__(
+        self,
+        thresholds: Mapping[str, float],
+        *,
+        lower_is_better: Iterable[str] = (),
+        group_by: Sequence[str] = (),
+    ) -> None:
+        self.thresholds = dict(thresholds)
+        self.lower = set(lower_is_better)
+        self.group_by = tuple(group_by)
+        self.names = list(self.thresholds)
+        self._metrics = {name: _MetricTally() for name in self.names}
+        self._groups: dict[str, dict[str, _GroupTally]] = {
+            key: defaultdict(_GroupTally) for key in ("category", *self.group_by)
+        }
+        self._latency = _scores()
+        self._latency_by_category: dict[str, Scores] = defaultdict(_scores)
+        self._claims = _ClaimTally()
+        self._f1 = _scores()
+        self._statuses: Counter[SampleStatus] = Counter()
 
-def _latency_by_category(results: Sequence[SampleResult]) -> dict[str, LatencySummary]:
-    by_category: dict[str, list[SampleResult]] = defaultdict(list)
-    for result in results:
-        by_category[result.category or UNCATEGORISED].append(result)
-    return {
-        category: found
-        for category in sorted(by_category)
-        if (found := _latency(by_category[category])) is not None
-    }
+    def add(self, result: SampleResult) -> None:
+        """Count one sample's result in every aggregate."""
+        self._statuses[result.status] += 1
+        for name, tally in self._metrics.items():
+            tally.add(result, name)
+        for key, groups in self._groups.items():
+            value = result.category if key == "category" else result.group_values.get(key)
+            groups[UNCATEGORISED if value is None else str(value)].add(result, self.names)
+        if result.latency_ms is not None:
+            self._latency.append(result.latency_ms)
+            self._latency_by_category[result.category or UNCATEGORISED].append(result.latency_ms)
+        self._claims.add(result)
+        precision = result.scores.get("grounding_precision")
+        recall = result.scores.get("grounding_recall")
+        if result.status is SampleStatus.SCORED and precision is not None and recall is not None:
+            total = precision + recall
+            self._f1.append(0.0 if total == 0 else 2 * precision * recall / total)
 
+    def counts(self, invalid_rows: int = 0) -> dict[str, int]:
+        """How many samples ended in each status, and the invalid rows beside them."""
+        statuses = self._statuses
+        return {
+            "total": sum(statuses.values()),
+            "scored": statuses[SampleStatus.SCORED],
+            "errors": statuses[SampleStatus.ERROR],
+            "needs_pipeline": statuses[SampleStatus.NEEDS_PIPELINE],
+            "skipped": statuses[SampleStatus.SKIPPED],
+            "invalid_rows": invalid_rows,
+        }
 
-def _counts(results: Sequence[SampleResult], invalid_rows: Sequence[InvalidRow]) -> dict[str, int]:
-    statuses = [r.status for r in results]
-    return {
-        "total": len(results),
-        "scored": statuses.count(SampleStatus.SCORED),
-        "errors": statuses.count(SampleStatus.ERROR),
-        "needs_pipeline": statuses.count(SampleStatus.NEEDS_PIPELINE),
-        "skipped": statuses.count(SampleStatus.SKIPPED),
-        "invalid_rows": len(invalid_rows),
-    }
+    def _summaries(self) -> dict[str, MetricSummary]:
+        return {
+            name: self._metrics[name].summary(threshold, name not in self.lower)
+            for name, threshold in self.thresholds.items()
+        }
 
+    def _run_figures(
+        self, summary: dict[str, MetricSummary], latency: LatencySummary | None
+    ) -> dict[str, float | None]:
+        """Seed 001's figures beside the metric means: `f1_score` and `latency_p99_ms`, each
+        where known; a metric of the same name keeps its place.
 
-def _run_figures(
-    summary: dict[str, MetricSummary],
-    results: Sequence[SampleResult],
-    latency: LatencySummary | None,
-) -> dict[str, float | None]:
-    """Seed 001's figures beside the metric means: `f1_score` and `latency_p99_ms`, each where
-    known. A metric of the same name keeps its place; these never replace one."""
-    figures: dict[str, float | None] = {}
-    known, f1 = _grounding_f1(summary, results)
-    if known:
-        figures[F1_SCORE] = f1
-    if latency is not None:
-        figures[LATENCY_P99] = latency.p99
-    return {key: value for key, value in figures.items() if key not in summary}
+        Without a `grounding_f1` metric, F1 is rebuilt from the samples scored on both
+        precision and recall: their per-sample F1, averaged (the harmonic mean of the two
+        means would differ, as they average over different samples).
+        """
+        figures: dict[str, float | None] = {}
+        if "grounding_f1" in summary:
+            figures[F1_SCORE] = summary["grounding_f1"].mean
+        elif "grounding_precision" in summary and "grounding_recall" in summary:
+            figures[F1_SCORE] = _mean(self._f1)
+        if latency is not None:
+            figures[LATENCY_P99] = latency.p99
+        return {key: value for key, value in figures.items() if key not in summary}
+
+    def _breakdowns(self) -> dict[str, dict[str, dict[str, GroupStats]]]:
+        return {
+            key: {
+                value: {name: groups[value].stats(name) for name in self.names}
+                for value in sorted(groups)
+            }
+            for key, groups in self._groups.items()
+        }
+
+    def _per_category(self) -> dict[str, dict[str, float | int | None]]:
+        categories = self._groups["category"]
+        return {
+            category: categories[category].category_row(self.names)
+            for category in sorted(categories)
+            if categories[category].scored_members
+        }
+
+    def build(
+        self,
+        *,
+        dataset: str,
+        judge: str,
+        version: str,
+        judge_details: dict[str, Any] | None = None,
+        samples: Sequence[SampleResult] = (),
+        invalid_rows: Sequence[InvalidRow] = (),
+        unrecognised_fields: Iterable[str] = (),
+        started: datetime | None = None,
+        stopped: RunStop | None = None,
+        pipeline: str | None = None,
+    ) -> Report:
+        """The report of every result added so far. `samples` are the results to keep in it
+        (in dataset order), or none when they were streamed to the run store."""
+        summary = self._summaries()
+        counts = self.counts(len(invalid_rows))
+        latency = _latency_summary(self._latency)
+        return Report(
+            dataset=dataset,
+            timestamp=(started or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            judge=judge,
+            pipeline=pipeline,
+            judge_details={**(judge_details or {}), **self._claims.details()},
+            vera_version=version,
+            queries_evaluated=counts["scored"],
+            metrics={
+                **{name: s.mean for name, s in summary.items()},
+                **self._run_figures(summary, latency),
+            },
+            metric_summary=summary,
+            per_category_breakdown=self._per_category(),
+            breakdowns=self._breakdowns(),
+            latency=latency,
+            latency_by_category={
+                category: found
+                for category in sorted(self._latency_by_category)
+                if (found := _latency_summary(self._latency_by_category[category])) is not None
+            },
+            counts=counts,
+            samples=tuple(samples),
+            invalid_rows=tuple(invalid_rows),
+            unrecognised_fields=tuple(sorted(unrecognised_fields)),
+            stopped=stopped,
+        )
 
 
 def build_report(
@@ -266,43 +387,19 @@ def build_report(
     stopped: RunStop | None = None,
     pipeline: str | None = None,
 ) -> Report:
-    """Aggregate per-sample results into a report; failed samples are counted, not averaged."""
-    lower = set(lower_is_better)
-    summary = {
-        name: summarise_metric(name, results, t, higher_is_better=name not in lower)
-        for name, t in thresholds.items()
-    }
-    names = list(thresholds)
-    counts = _counts(results, invalid_rows)
-    details = dict(judge_details or {})
-    agreement = _agreement(results)
-    if agreement is not None:
-        details["agreement"] = agreement
-    quotes_not_found = _quotes_not_found(results)
-    if quotes_not_found is not None:
-        details["quotes_not_found"] = quotes_not_found
-    timestamp = (started or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    latency = _latency(results)
-    return Report(
+    """Aggregate per-sample results into a report that keeps them (see `ReportBuilder`)."""
+    builder = ReportBuilder(thresholds, lower_is_better=lower_is_better, group_by=group_by)
+    for result in results:
+        builder.add(result)
+    return builder.build(
         dataset=dataset,
-        timestamp=timestamp,
         judge=judge,
-        pipeline=pipeline,
-        judge_details=details,
-        vera_version=version,
-        queries_evaluated=counts["scored"],
-        metrics={
-            **{name: s.mean for name, s in summary.items()},
-            **_run_figures(summary, results, latency),
-        },
-        metric_summary=summary,
-        per_category_breakdown=_per_category(results, names),
-        breakdowns={key: _breakdown(results, names, key) for key in ("category", *group_by)},
-        latency=latency,
-        latency_by_category=_latency_by_category(results),
-        counts=counts,
-        samples=tuple(results),
-        invalid_rows=tuple(invalid_rows),
-        unrecognised_fields=tuple(sorted(unrecognised_fields)),
+        version=version,
+        judge_details=judge_details,
+        samples=results,
+        invalid_rows=invalid_rows,
+        unrecognised_fields=unrecognised_fields,
+        started=started,
         stopped=stopped,
+        pipeline=pipeline,
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +32,7 @@ from vera.pipelines.verification import Verify
 from vera.plan import QUICK_SAMPLES, RunPlan
 from vera.report import Report, SampleResult
 from vera.runner import run_pass
+from vera.sample_limits import SampleLimits
 from vera.types import Context, Sample
 from vera.types.secrets import is_redacted, redact
 
@@ -65,6 +66,11 @@ class Bindings:
     baselines: Mapping[str, Pipeline] = field(default_factory=dict)
     resume_from: Mapping[str, SampleResult] | None = None
     """Results of an earlier run by sample id: kept, not evaluated again."""
+    keep_samples: bool = True
+    """Keep every sample's result in `Report.samples`. False streams them: each goes to the
+    run store as it finishes and leaves memory (`RunResult.results()` reads them back), so a
+    run's memory does not grow with its size. Runs without a history, and runs that compare
+    per sample (baselines, `--regression`), keep them regardless."""
 
 
 class RunObserver:
@@ -107,6 +113,18 @@ class RunResult:
     gate_failures: tuple[str, ...] = ()
     compared_with: str | None = None
     """The stored run a regression check compared against, if any."""
+
+    def results(self) -> Iterable[SampleResult]:
+        """Every sample's result in dataset order: `report.samples`, or, for a streamed run,
+        read from the run store a batch at a time."""
+        if self.report.samples or self.run_id is None or not self.report.counts["total"]:
+            return self.report.samples
+        return _stored_results(self.plan, self.run_id)
+
+    @property
+    def streamed(self) -> bool:
+        """Whether the results went to the store only (see `Bindings.keep_samples`)."""
+        return not self.report.samples and bool(self.report.counts["total"])
 
     @property
     def incomplete(self) -> str | None:
@@ -234,6 +252,14 @@ def stored_plan(run_id: str, history: Path | str | None = None) -> tuple[RunPlan
         store.close()
 
 
+def _stored_results(plan: RunPlan, run_id: str) -> Iterator[SampleResult]:
+    store = open_history(plan.settings)
+    try:
+        yield from store.iter_results(run_id)
+    finally:
+        store.close()
+
+
 def _with_secrets(plan: RunPlan, run_id: str) -> RunPlan:
     """`plan` with the base URLs the store redacted given back from the environment.
 
@@ -261,17 +287,16 @@ def _with_secrets(plan: RunPlan, run_id: str) -> RunPlan:
 
 
 class _Recorder:
-    """Commits each finished sample of the system's pass to the store, at once, so a killed
-    run keeps it."""
+    """Commits each finished sample of the system's pass to the store, at once and at its
+    dataset position, so a killed run keeps it and the store reads back in dataset order."""
 
-    def __init__(self, store: RunStore | None, run_id: str | None, done: int) -> None:
+    def __init__(self, store: RunStore | None, run_id: str | None) -> None:
         self.store = store
         self.run_id = run_id
-        self.position = itertools.count(done)
 
-    def __call__(self, result: SampleResult) -> None:
+    def __call__(self, position: int, result: SampleResult) -> None:
         if self.store is not None and self.run_id is not None:
-            self.store.add_result(self.run_id, next(self.position), result)
+            self.store.add_result(self.run_id, position, result)
 
 
 async def _pass(
@@ -282,17 +307,14 @@ async def _pass(
     *,
     record: _Recorder | None = None,
     done: Mapping[str, SampleResult] | None = None,
+    keep: bool = True,
 ) -> Report:
-    """One pass over the samples, with `pipeline` answering them when given."""
+    """One pass over the samples, with `pipeline` answering them when given; `keep` False
+    leaves the results to `record` (see `Bindings.keep_samples`)."""
     total = parts.data.size_hint()
     if plan.quick and total is not None:
         total = min(total, QUICK_SAMPLES)
     observer.pass_started(pipeline.name if pipeline else None, total, len(done or {}))
-
-    def finished(result: SampleResult) -> None:
-        if record is not None:
-            record(result)
-        observer.sample_finished(result)
 
     try:
         return await run_pass(
@@ -301,11 +323,14 @@ async def _pass(
             parts.judge,
             concurrency=plan.settings.concurrency,
             dataset_name=parts.data.name,
-            progress=finished,
+            progress=observer.sample_finished,
+            record=record,
             group_by=plan.group_by,
             pipeline=pipeline,
             resume_from=done,
             source=parts.data,
+            keep_samples=keep,
+            limits=SampleLimits.of(plan.settings),
         )
     finally:
         observer.pass_finished()
@@ -365,8 +390,9 @@ async def arun_plan(
             parts,
             parts.system,
             observer,
-            record=_Recorder(store, run_id, len(done)),
+            record=_Recorder(store, run_id),
             done=done,
+            keep=_keeps_samples(plan, parts, bindings, store),
         )
         report = await _extras(plan, parts, report, observer)
         if store is not None and run_id is not None:
@@ -377,6 +403,15 @@ async def arun_plan(
         if store is not None:
             store.close()
     return RunResult(plan, report, run_id, tuple(failures), compared)
+
+
+def _keeps_samples(
+    plan: RunPlan, parts: Components, bindings: Bindings, store: RunStore | None
+) -> bool:
+    """Whether the system pass keeps its results in memory: asked to, or needed there (no
+    store to stream to; baselines and regression checks pair samples across reports)."""
+    pairs = bool(parts.baselines) or plan.regression or plan.baseline_run is not None
+    return bindings.keep_samples or store is None or pairs
 
 
 def _check_measured(plan: RunPlan, parts: Components, report: Report) -> None:

@@ -20,13 +20,24 @@ from vera.judges.offline import OfflineJudge
 from vera.metrics.base import ClaimAnalysis, Metric
 from vera.metrics.faithfulness import Faithfulness
 from vera.pipelines.core import Pipeline, RagState, StepRecord
-from vera.report import ClaimRecord, Report, RunStop, SampleResult, SampleStatus, build_report
+from vera.report import (
+    ClaimRecord,
+    Report,
+    ReportBuilder,
+    RunStop,
+    SampleResult,
+    SampleStatus,
+)
+from vera.sample_limits import DEFAULT_LIMITS, SampleLimits, check_sizes, sample_deadline
 from vera.settings import DEFAULT_CONCURRENCY
 from vera.types import Sample
 
 __all__ = ["DEFAULT_CONCURRENCY", "evaluate_sample", "run_pass"]
 
 ProgressCallback = Callable[[SampleResult], None]
+RecordCallback = Callable[[int, SampleResult], None]
+"""Hears each newly finished sample with its position in the dataset (from 0): where a run
+store commits it, so the stored results read back in dataset order."""
 
 
 async def evaluate_sample(
@@ -35,11 +46,13 @@ async def evaluate_sample(
     judge: Judge,
     group_by: Sequence[str] = (),
     pipeline: Pipeline | None = None,
+    limits: SampleLimits = DEFAULT_LIMITS,
 ) -> SampleResult:
     """Score one sample; any exception becomes an ERROR result for this sample only.
 
     With a pipeline, the pipeline answers the sample's query first: its answer, retrieved
-    contexts and measured latency replace any stored ones.
+    contexts and measured latency replace any stored ones. A sample over `limits` is an
+    error, and so is judge work that outlasts them.
     """
     steps: tuple[StepRecord, ...] = ()
     if pipeline is not None:
@@ -66,8 +79,10 @@ async def evaluate_sample(
             error="no response: this sample needs a pipeline to generate one",
         )
     try:
+        check_sizes(sample, limits)
         needs = frozenset().union(*(m.needs for m in metrics))
-        analysis = await analyse_sample(sample, judge, needs)
+        async with sample_deadline(limits.sample_timeout):
+            analysis = await analyse_sample(sample, judge, needs)
         results = {m.name: m.score(sample, analysis) for m in metrics}
     except RunStopError:
         raise
@@ -91,6 +106,17 @@ def _check_metric(metric: object) -> None:
         )
     if not isinstance(metric, Metric):
         raise ValueError(f"{type(metric).__name__} is not a metric; see vera.metrics.Metric")
+
+
+def _checked_metrics(metrics: Sequence[Metric] | None) -> list[Metric]:
+    """The metrics to compute (faithfulness when none are named), each a metric, once."""
+    chosen: list[Metric] = list(metrics) if metrics else [Faithfulness()]
+    for metric in chosen:
+        _check_metric(metric)
+    names = [m.name for m in chosen]
+    if len(set(names)) != len(names):
+        raise ValueError(f"each metric may appear once; got {names}")
+    return chosen
 
 
 async def _answer(sample: Sample, pipeline: Pipeline) -> tuple[Sample, tuple[StepRecord, ...]]:
@@ -148,8 +174,9 @@ def _claim_records(analysis: ClaimAnalysis) -> tuple[ClaimRecord, ...]:
 
 
 class _Scheduler:
-    """One pass's scheduling: at most `concurrency` samples in flight, results kept in dataset
-    order, and a run stop that every later sample hears of (as skipped)."""
+    """One pass's scheduling: at most `concurrency` samples in flight, each result counted by
+    the report's `builder` as it finishes (and kept, in dataset order, only when `keep`), and a
+    run stop that every later sample hears of (as skipped)."""
 
     def __init__(
         self,
@@ -158,17 +185,29 @@ class _Scheduler:
         progress: ProgressCallback | None,
         group_by: Sequence[str],
         resume_from: Mapping[str, SampleResult],
+        builder: ReportBuilder,
+        keep: bool,
+        record: RecordCallback | None = None,
     ) -> None:
         self.score = score
         self.slots = asyncio.Semaphore(concurrency)
         self.progress = progress
         self.group_by = group_by
         self.resume_from = resume_from
-        self.results: list[SampleResult | None] = []
+        self.builder = builder
+        self.record = record
+        self.results: dict[int, SampleResult] | None = {} if keep else None
         self.stop: RunStopError | None = None
 
+    def _keep(self, index: int, result: SampleResult) -> None:
+        self.builder.add(result)
+        if self.results is not None:
+            self.results[index] = result
+
     def _record(self, index: int, result: SampleResult) -> None:
-        self.results[index] = result
+        self._keep(index, result)
+        if self.record is not None:
+            self.record(index, result)
         if self.progress is not None:
             self.progress(result)
 
@@ -183,29 +222,30 @@ class _Scheduler:
         finally:
             self.slots.release()
 
-    def _settled(self, sample: Sample) -> bool:
+    def _settled(self, index: int, sample: Sample) -> bool:
         """Whether `sample` needs no evaluation: an earlier run finished it (kept as it was),
         or the run has stopped (still listed, as skipped)."""
         done = self.resume_from.get(sample.id)
         if done is not None:
-            self.results[-1] = done
+            self._keep(index, done)
             return True
         if self.stop is not None:
-            self._record(len(self.results) - 1, _skipped(sample, self.stop, self.group_by))
+            self._record(index, _skipped(sample, self.stop, self.group_by))
             return True
         return False
 
     async def run(self, samples: Iterable[Sample]) -> list[SampleResult]:
+        """Evaluate every sample; the kept results in dataset order (none unless `keep`)."""
         # Reading the next sample can fail (a bad dataset row). Raised inside the task group
         # it would come out wrapped in an ExceptionGroup; keep it, let in-flight samples
         # finish, and raise it as itself.
         read_error: Exception | None = None
-        rows = iter(samples)
+        rows = enumerate(samples)
         async with asyncio.TaskGroup() as group:
             while True:
                 await self.slots.acquire()
                 try:
-                    sample = next(rows)
+                    index, sample = next(rows)
                 except StopIteration:
                     self.slots.release()
                     break
@@ -213,14 +253,14 @@ class _Scheduler:
                     self.slots.release()
                     read_error = exc
                     break
-                self.results.append(None)
-                if self._settled(sample):
+                if self._settled(index, sample):
                     self.slots.release()
                     continue
-                group.create_task(self._evaluate(len(self.results) - 1, sample))
+                group.create_task(self._evaluate(index, sample))
         if read_error is not None:
             raise read_error
-        return [r for r in self.results if r is not None]
+        kept = self.results or {}
+        return [kept[index] for index in sorted(kept)]
 
 
 async def run_pass(
@@ -235,46 +275,50 @@ async def run_pass(
     pipeline: Pipeline | None = None,
     resume_from: Mapping[str, SampleResult] | None = None,
     source: SampleSource | None = None,
+    keep_samples: bool = True,
+    record: RecordCallback | None = None,
+    limits: SampleLimits = DEFAULT_LIMITS,
 ) -> Report:
     """One pass over `samples`: every sample scored, and the report of the pass.
 
-    `samples` is consumed lazily, so a streamed dataset is never held in memory at once (the
-    per-sample results are). At most `concurrency` samples are in flight. With no metrics,
-    faithfulness is computed; with no judge, the embedded offline judge is used. `group_by`
-    names metadata keys to break the aggregates down by, beside the category. With a
-    `pipeline`, each sample's query is answered by it first (see `evaluate_sample`).
-    `resume_from` holds results of an interrupted run by sample id: those samples are not
-    evaluated again, and `progress` hears only of the others. `source` is the dataset the
-    samples come from, for its name and invalid rows. A whole run (baselines, history, gates)
-    is `vera.run.arun_plan`.
+    `samples` is consumed lazily, so a streamed dataset is never held in memory at once, and
+    each result is counted in the report's aggregates as it finishes. With `keep_samples`
+    False the results are not kept: `Report.samples` is empty, and `record` is where they go
+    (to the run store, with their dataset position), so memory does not grow with the samples.
+    At most `concurrency` samples are in flight. With no metrics, faithfulness is computed;
+    with no judge, the embedded offline judge. `group_by` names metadata keys to break the
+    aggregates down by, beside the category. With a `pipeline`, each sample's query is
+    answered by it first (see `evaluate_sample`). `resume_from` holds results of an
+    interrupted run by sample id: those samples are not evaluated again, and `progress` hears
+    only of the others. `source` is the dataset (its name, invalid rows). `limits` bound each
+    sample's work (`vera.sample_limits`). A run: `arun_plan`.
     """
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
-    metrics = list(metrics) if metrics else [Faithfulness()]
-    for metric in metrics:
-        _check_metric(metric)
-    names = [m.name for m in metrics]
-    if len(set(names)) != len(names):
-        raise ValueError(f"each metric may appear once; got {names}")
+    metrics = _checked_metrics(metrics)
     active_judge: Judge = judge if judge is not None else OfflineJudge()
     started = datetime.now(UTC)
 
     async def score(sample: Sample) -> SampleResult:
-        return await evaluate_sample(sample, metrics, active_judge, group_by, pipeline)
+        return await evaluate_sample(sample, metrics, active_judge, group_by, pipeline, limits)
 
-    scheduler = _Scheduler(score, concurrency, progress, group_by, resume_from or {})
+    builder = ReportBuilder(
+        {m.name: m.threshold for m in metrics},
+        lower_is_better=[m.name for m in metrics if not m.higher_is_better],
+        group_by=group_by,
+    )
+    scheduler = _Scheduler(
+        score, concurrency, progress, group_by, resume_from or {}, builder, keep_samples, record
+    )
     finished = await scheduler.run(samples)
     stop = scheduler.stop
     description = active_judge.describe()
-    return build_report(
+    return builder.build(
         dataset=dataset_name or (source.name if source else "samples"),
         judge=description.spec,
         judge_details=description.to_details(),
         version=__version__,
-        thresholds={m.name: m.threshold for m in metrics},
-        lower_is_better=[m.name for m in metrics if not m.higher_is_better],
-        group_by=group_by,
-        results=finished,
+        samples=finished,
         invalid_rows=source.invalid_rows if source else (),
         unrecognised_fields=source.unrecognised_fields if source else (),
         started=started,

@@ -23,6 +23,11 @@ from vera.judges.cascade import DEFAULT_LOW as DEFAULT_CASCADE_LOW
 from vera.providers.health import DEFAULT_FAIL_FAST
 from vera.providers.limits import DEFAULT_CONCURRENCY as DEFAULT_PROVIDER_CONCURRENCY
 from vera.providers.managed import DEFAULT_TIMEOUT
+from vera.sample_limits import (
+    DEFAULT_MAX_CONTEXT_CHARS,
+    DEFAULT_MAX_RESPONSE_CHARS,
+    DEFAULT_SAMPLE_TIMEOUT,
+)
 from vera.sqlite_file import DEFAULT_LOCK_TIMEOUT
 
 __all__ = ["DEFAULT_CONCURRENCY", "Settings", "load_settings"]
@@ -64,6 +69,13 @@ class Settings(BaseModel):
     for a claim words alone do not settle; None keeps the shipped model's threshold."""
     concurrency: int = Field(default=DEFAULT_CONCURRENCY, ge=1)
     """Samples evaluated at once."""
+    max_response_chars: int = Field(default=DEFAULT_MAX_RESPONSE_CHARS, ge=1)
+    """A longer response makes its sample an error, unjudged (see `vera.sample_limits`)."""
+    max_context_chars: int = Field(default=DEFAULT_MAX_CONTEXT_CHARS, ge=1)
+    """A longer context makes its sample an error, unjudged."""
+    sample_timeout: float = Field(default=DEFAULT_SAMPLE_TIMEOUT, gt=0)
+    """Seconds the judge work of one sample may take, with any judge; past it, the sample is
+    an error and the run goes on."""
     provider_concurrency: int = Field(default=DEFAULT_PROVIDER_CONCURRENCY, ge=1)
     """Calls in flight at once per provider model."""
     timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0)

@@ -1,6 +1,7 @@
 """Aggregate statistics for reports: means with bootstrap confidence intervals, percentiles.
 
-Pure Python, deterministic (a fixed seed), and NaN-free: an empty input gives None, never NaN.
+Pure Python, deterministic (a fixed seed, and the same figures whatever order the values come
+in), and NaN-free: an empty input gives None, never NaN.
 """
 
 from __future__ import annotations
@@ -52,13 +53,15 @@ def bootstrap_ci(
     """
     if not values:
         return None
-    if len(set(values)) == 1:
+    # Sorted, so the interval depends on the scores, not on the order samples finished in.
+    values = sorted(values)
+    if values[0] == values[-1]:
         return values[0], values[0]
     n = len(values)
     smallest, largest = min(values), max(values)
     if n > BOOTSTRAP_LIMIT and confidence in _Z:
-        mean = sum(values) / n
-        sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+        mean = math.fsum(values) / n
+        sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
         half = _Z[confidence] * sd / math.sqrt(n)
         return max(mean - half, smallest), min(mean + half, largest)
     means = sorted(sum(pick(values)) / n for pick in _resamplers(n, resamples, seed))
@@ -86,5 +89,5 @@ def estimate(values: Sequence[float]) -> Estimate:
     interval = bootstrap_ci(values)
     if interval is None:
         return Estimate(mean=None, ci_low=None, ci_high=None, n=0)
-    mean = min(max(sum(values) / len(values), min(values)), max(values))
+    mean = min(max(math.fsum(values) / len(values), min(values)), max(values))
     return Estimate(mean=mean, ci_low=interval[0], ci_high=interval[1], n=len(values))

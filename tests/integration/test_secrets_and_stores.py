@@ -3,6 +3,7 @@ with exit 2 and a message (locked too long, a folder, not SQLite), never a trace
 
 from __future__ import annotations
 
+import json
 import socket
 import sqlite3
 from pathlib import Path
@@ -13,6 +14,7 @@ from tests.support.cli import run_vera
 from vera.history import RunStore
 from vera.providers.base import ChatResponse
 from vera.providers.cache import ResponseCache
+from vera.reports.html import read_samples
 from vera.sqlite_file import StoreError
 from vera.types import SampleResult, SampleStatus
 
@@ -41,6 +43,8 @@ def test_a_key_in_the_base_url_is_never_stored_reported_or_printed(tmp_path: Pat
     assert details.returncode == 0, details.stderr
     everything = [result.stdout, result.stderr, shown.stdout, details.stdout]
     everything += [(tmp_path / name).read_bytes().decode() for name in ("r.json", "r.html")]
+    # The HTML report's samples are embedded compressed: read them as its script does.
+    everything += [json.dumps(read_samples((tmp_path / "r.html").read_text()))]
     everything += [(tmp_path / name).read_text() for name in ("r.md", "r.xml")]
     everything += [(tmp_path / "h.sqlite").read_bytes().decode(errors="replace")]
     for text in everything:

@@ -5,6 +5,7 @@ the far end is fake. Replies are consumed in the order scripted; once the script
 `server.default(request)` answers.
 
     server.script(ok_openai('{"a": 1}'), error(429, headers={"retry-after": "2"}))
+    server.script(with_headers(ok_openai("hi"), {"x-ratelimit-limit-requests": "60"}))
     model = OpenAIChatModel("m", api_key="k", base_url=server.openai_url)
 """
 
@@ -31,6 +32,7 @@ __all__ = [
     "ok_anthropic_tool",
     "ok_openai",
     "reset",
+    "with_headers",
 ]
 
 
@@ -173,6 +175,11 @@ def error(status: int, body_json: Any = None, headers: dict[str, str] | None = N
     if body_json is None:
         body_json = {"error": {"message": f"scripted error {status}", "type": "loopback_error"}}
     return _json_reply(body_json, status=status, headers=headers)
+
+
+def with_headers(reply: Reply, headers: dict[str, str]) -> Reply:
+    """`reply` with `headers` added, such as a provider's rate-limit headers."""
+    return replace(reply, headers={**reply.headers, **headers})
 
 
 def delay(seconds: float, then: Reply | None = None) -> Reply:

@@ -1,4 +1,9 @@
-"""The HTML report, rendered from real `vera.evaluate` reports with the offline judge."""
+"""The HTML report, rendered from real `vera.evaluate` reports with the offline judge.
+
+The page's HTML (summary, charts, tables) is checked here as a DOM; the samples are a compressed
+JSON document that the page's script shows, so here they are checked as that document (read
+back with `read_samples`), and as a person sees them in `tests/browser/`.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,10 @@ import asyncio
 import base64
 import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
 from html.parser import HTMLParser
+from typing import Any
 
 import pytest
 
@@ -16,12 +22,13 @@ import vera
 from vera.comparison import baseline_comparison
 from vera.errors import RunStopError
 from vera.judges import OfflineJudge
-from vera.report import ClaimRecord, Report, SampleStatus
+from vera.report import Report, SampleResult, SampleStatus
 from vera.reports import HistoryPoint, render_html
 from vera.reports.charts import Bar, bar_panel, histogram
+from vera.reports.html import read_samples
 from vera.reports.samples import VERDICTS
 from vera.runner import run_pass
-from vera.types import Claim, Sample
+from vera.types import Claim, Context, Sample, Verdict
 
 SCRIPT = '<script>document.title = window.__pwned = "pwned"</script>'
 IMG = '"><img src=x onerror="window.__pwned = 2">'
@@ -143,13 +150,42 @@ def render(
     report: Report,
     samples: Mapping[str, Sample] | None = None,
     history: Sequence[HistoryPoint] = (),
+    **options: Any,
 ) -> tuple[str, Node]:
-    html = render_html(report, samples=samples, history=history)
+    html = render_html(report, samples=samples, history=history, **options)
     return html, parse(html)
 
 
-def samples_in(doc: Node) -> list[Node]:
-    return doc.find_all("article", "sample")
+class Packed:
+    """The page's sample data, read as the page's script reads it."""
+
+    def __init__(self, html: str) -> None:
+        self.data = read_samples(html)
+        self.rows = self.data["rows"]
+        self.details = {d["row"]: d for d in self.data["details"]}
+
+    def ids_worst_first(self) -> list[str]:
+        return [self.rows[row][0] for row in self.data["order"]]
+
+    def detail(self, sample_id: str) -> dict[str, Any]:
+        (row,) = [i for i, r in enumerate(self.rows) if r[0] == sample_id]
+        return self.details[row]
+
+    def context(self, detail: dict[str, Any], position: int) -> str:
+        ref = detail["x"][position]
+        return str(self.data["contexts"][ref if isinstance(ref, int) else ref[0]])
+
+    def claim_text(self, detail: dict[str, Any], claim: dict[str, Any]) -> str:
+        if "t" in claim:
+            return str(claim["t"])
+        start, end = claim["s"]
+        return str(detail["t"][start:end])
+
+    def evidence(self, detail: dict[str, Any], claim: dict[str, Any]) -> str:
+        quote = claim.get("e", "")
+        if isinstance(quote, str):
+            return quote
+        return self.context(detail, claim["cx"])[quote[0] : quote[1]]
 
 
 # The tests.
@@ -177,91 +213,76 @@ def test_a_card_per_metric_with_mean_interval_and_gate() -> None:
     assert "fail" in doc.find("article", "card", data_metric="hallucination_rate").classes
 
 
-def test_every_claim_is_highlighted_in_its_response_with_its_verdict() -> None:
+def test_every_claim_is_kept_as_a_span_of_its_response_with_its_verdict() -> None:
     report, samples = example()
-    _, doc = render(report, samples=samples)
-    articles = {a.attrs["data-sample-id"]: a for a in samples_in(doc)}
-    assert set(articles) == {r.id for r in report.samples}
-    seen_verdicts = set()
+    packed = Packed(render(report, samples=samples)[0])
+    assert sorted(packed.ids_worst_first()) == sorted(r.id for r in report.samples)
+    verdicts = [Verdict(v[0]) for v in packed.data["verdicts"]]
+    assert verdicts == list(VERDICTS)
+    assert [v[1:] for v in packed.data["verdicts"]] == [
+        [s.css, s.label, s.symbol] for s in VERDICTS.values()
+    ]
+    seen = set()
     for result in report.samples:
-        article = articles[result.id]
-        response = samples[result.id].response or ""
-        marks = article.find_all("mark", "claim")
-        assert len(marks) == len(result.claims)
-        for claim, mark in zip(result.claims, marks, strict=True):
-            assert claim.span is not None
-            assert mark.attrs["data-claim"] == claim.id
-            assert mark.attrs["data-verdict"] == claim.verdict.value
-            assert VERDICTS[claim.verdict].css in mark.classes
-            assert mark.find("a").text() == response[claim.span[0] : claim.span[1]]
-            assert VERDICTS[claim.verdict].label in mark.text()  # not colour alone
-            card = article.find("details", "claim-card", data_claim=claim.id)
-            assert VERDICTS[claim.verdict].css in card.classes
-            assert VERDICTS[claim.verdict].label in card.find("summary").text()
-            assert mark.find("a").attrs["href"] == "#" + card.attrs["id"]
-            seen_verdicts.add(claim.verdict)
-        # The response reads as it was written: highlights only wrap it.
-        assert article.find("p", "response").text() == _with_tags(response, result.claims)
-    assert seen_verdicts == set(VERDICTS)  # the example exercises all four colours
+        detail = packed.detail(result.id)
+        assert detail["t"] == samples[result.id].response  # the response, once
+        assert len(detail["c"]) == len(result.claims)
+        for record, claim in zip(result.claims, detail["c"], strict=True):
+            assert claim["id"] == record.id
+            assert verdicts[claim["v"]] is record.verdict
+            assert claim["s"] == list(record.span or ())
+            assert "t" not in claim  # the span gives the claim's text: it is not stored again
+            assert packed.claim_text(detail, claim) == record.text
+            seen.add(record.verdict)
+    assert seen == set(VERDICTS)  # the example exercises all four colours
 
 
-def _with_tags(response: str, claims: Sequence[ClaimRecord]) -> str:
-    """The response text with each claim's superscript tag and screen-reader label inserted."""
-    out, position = [], 0
-    for number, claim in sorted(enumerate(claims, 1), key=lambda c: c[1].span or (0, 0)):
-        end = (claim.span or (0, 0))[1]
-        style = VERDICTS[claim.verdict]
-        out += [response[position:end], f"{style.symbol}{number}"]
-        out.append(f" (claim {number}: {style.label})")
-        position = end
-    return "".join(out) + response[position:]
-
-
-def test_a_claim_card_shows_reason_evidence_and_the_cited_context() -> None:
+def test_a_claim_keeps_its_reason_evidence_and_cited_context() -> None:
     report, samples = example()
-    _, doc = render(report, samples=samples)
-    result = next(
-        r for r in report.samples if any(c.verdict.value == "CONTRADICTED" for c in r.claims)
-    )
-    claim = next(c for c in result.claims if c.verdict.value == "CONTRADICTED")
-    article = doc.find("article", "sample", data_sample_id=result.id)
-    card = article.find("details", "claim-card", data_claim=claim.id)
-    text = card.text()
-    assert claim.reason in text and claim.evidence in text
-    assert "Quote found" in text and "not checked" in text  # the offline judge does not check
-    assert claim.context_index is not None
-    context = samples[result.id].contexts[claim.context_index]
-    quoted = card.find("blockquote", "context")
-    assert quoted.text() == context.text
-    assert quoted.find("mark", "evidence").text() == claim.evidence
+    packed = Packed(render(report, samples=samples)[0])
+    for result in report.samples:
+        detail = packed.detail(result.id)
+        contexts = samples[result.id].contexts
+        assert [packed.context(detail, i) for i in range(len(contexts))] == [
+            c.text for c in contexts
+        ]
+        for record, claim in zip(result.claims, detail["c"], strict=True):
+            assert claim.get("r", "") == record.reason
+            assert claim.get("cx") == record.context_index
+            assert packed.evidence(detail, claim) == record.evidence
+            if record.context_index is not None and record.evidence in (
+                contexts[record.context_index].text
+            ):
+                assert isinstance(claim["e"], list)  # a slice of its context, not a copy
+            assert "qf" not in claim  # the offline judge does not check quotes
 
 
-def test_a_claim_card_shows_the_probability_of_support_when_the_judge_gives_one() -> None:
+def test_a_claim_keeps_the_probability_of_support_when_the_judge_gives_one() -> None:
     data = list(vera.load_dataset("example"))[:3]
     learned = vera.evaluate(data, metrics(), OfflineJudge(learned=True))
-    _, doc = render(learned, samples={s.id: s for s in data})
+    packed = Packed(render(learned, samples={s.id: s for s in data})[0])
     shown = 0
     for result in learned.samples:
-        article = doc.find("article", "sample", data_sample_id=result.id)
-        for claim in result.claims:
-            assert claim.entailment is not None  # the report keeps each claim's probability
-            card = article.find("details", "claim-card", data_claim=claim.id)
-            assert f"P(supported){claim.entailment:.2f} " in card.text()
+        for record, claim in zip(result.claims, packed.detail(result.id)["c"], strict=True):
+            assert record.entailment is not None  # the report keeps each claim's probability
+            assert claim["en"] == record.entailment
             shown += 1
     assert shown
-    lexical, samples = example()  # the lexical judge gives no probability, and none is shown
+    lexical, samples = example()  # the lexical judge gives no probability, and none is kept
     assert all(c.entailment is None for r in lexical.samples for c in r.claims)
-    assert "P(supported)" not in render(lexical, samples=samples)[0]
+    lexical_packed = Packed(render(lexical, samples=samples)[0])
+    assert not any("en" in c for d in lexical_packed.details.values() for c in d["c"])
 
 
 def test_samples_come_worst_first_and_the_worst_are_open() -> None:
     report, samples = example()
-    _, doc = render(report, samples=samples)
-    ids = [a.attrs["data-sample-id"] for a in samples_in(doc)]
+    html, doc = render(report, samples=samples)
+    ids = Packed(html).ids_worst_first()
     faithfulness = [report.sample(i).scores["faithfulness"] for i in ids]
     assert faithfulness == sorted(faithfulness)  # type: ignore[type-var]
-    opened = ["open" in a.find("details").attrs for a in samples_in(doc)]
-    assert opened[:3] == [True] * 3 and not any(opened[3:])
+    listing = doc.find("div", id="sample-list")
+    assert listing.attrs["data-opened"] == "3"  # the script opens the three worst
+    assert listing.attrs["data-page-size"] == "50"
 
 
 def test_hostile_text_from_the_dataset_is_escaped_everywhere() -> None:
@@ -274,32 +295,30 @@ def test_hostile_text_from_the_dataset_is_escaped_everywhere() -> None:
     assert any(SCRIPT in c.evidence for c in result.claims)  # and in the evidence
     html, doc = render(report, samples={hostile.id: hostile})
 
-    # Nothing the dataset said became markup: one script (the page's own), no image, no
-    # handler attribute anywhere.
-    assert html.count("<script") == 1 and "window.__pwned" not in _script_text(doc)
+    # Nothing the dataset said became markup: one script that runs (the page's own), one
+    # data block of base64 only, no image, no handler attribute anywhere.
+    scripts = doc.find_all("script")
+    assert [s.attrs.get("type") for s in scripts] == ["application/octet-stream", None]
+    assert re.fullmatch(r"[A-Za-z0-9+/=]+", scripts[0].text())
+    assert html.count("<script") == 2 and "window.__pwned" not in _script_text(doc)
     assert "<img" not in html and not doc.find_all("img")
     assert not [n for n in doc.iter() if any(a.startswith("on") for a in n.attrs)]
-    assert "&lt;script&gt;document.title = window.__pwned" in html
-
-    # Each hostile value survives as text (and attribute values as themselves).
-    article = doc.find("article", "sample")
-    assert article.attrs["data-sample-id"] == hostile.id
-    assert article.attrs["data-category"] == hostile.category
-    assert hostile.id in article.find("span", "sid").text()
-    assert SCRIPT in article.find("p", "query").text()
-    assert (
-        article.find("p", "response").text().startswith(f"The refund window is 30 days {SCRIPT}.")
-    )
-    claim_texts = [n.text() for n in article.find_all("span", "claim-text")]
-    assert any(IMG in text for text in claim_texts)
-    assert any(SCRIPT in n.text() for n in article.find_all("blockquote", "context"))
     options = [o.attrs["value"] for o in doc.find("select", name="category").find_all("option")]
     assert hostile.category in options
+    assert "&lt;script&gt;document.title = window.__pwned" in html  # the category, escaped
     assert doc.find("title").text() == "VERA report · samples"
+
+    # Each hostile value survives as itself in the data, for the script to set as text.
+    packed = Packed(html)
+    assert packed.rows[0][0] == hostile.id and packed.rows[0][2] == hostile.category
+    detail = packed.detail(hostile.id)
+    assert detail["q"] == hostile.query and detail["t"] == hostile.response
+    assert any(IMG in packed.claim_text(detail, c) for c in detail["c"])
+    assert packed.data["contexts"] == [hostile.contexts[0].text]
 
 
 def _script_text(doc: Node) -> str:
-    return "".join(s.text() for s in doc.find_all("script"))
+    return "".join(s.text() for s in doc.find_all("script") if "type" not in s.attrs)
 
 
 def test_the_page_references_no_external_resource() -> None:
@@ -314,21 +333,28 @@ def test_the_page_references_no_external_resource() -> None:
             assert value is None or value.startswith("#"), (node.tag, name, value)
     policy = doc.find("meta", http_equiv="Content-Security-Policy").attrs["content"]
     assert "default-src 'none'" in policy
-    for tag, directive in (("style", "style-src"), ("script", "script-src")):
-        body = doc.find(tag).text()
-        digest = base64.b64encode(hashlib.sha256(body.encode()).digest()).decode()
-        assert f"{directive} 'sha256-{digest}'" in policy
+    assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
+    page_script = [s for s in doc.find_all("script") if "type" not in s.attrs]
+    for node, directive in ((doc.find("style"), "style-src"), (page_script[0], "script-src")):
+        digest = base64.b64encode(hashlib.sha256(node.text().encode()).digest()).decode()
+        assert f"{directive} 'sha256-{digest}';" in policy
+    assert policy.count("sha256-") == 2  # the page's own style and script, nothing else
 
 
 def test_without_sample_texts_the_claims_are_listed_with_their_verdicts() -> None:
     report, _ = example()
-    _, doc = render(report)
-    assert not doc.find_all("mark", "claim")
-    cards = doc.find_all("details", "claim-card")
-    assert len(cards) == sum(len(r.claims) for r in report.samples)
-    for card in cards:
-        assert "claim" in card.classes and card.classes & {s.css for s in VERDICTS.values()}
-    assert "claims are listed rather than highlighted" in doc.text()
+    # Results keep the response they judged; a report from before they did has no text.
+    textless = tuple(r.model_copy(update={"response": None}) for r in report.samples)
+    report = report.model_copy(update={"samples": textless})
+    html, doc = render(report)
+    packed = Packed(html)
+    claims = [c for d in packed.details.values() for c in d["c"]]
+    assert len(claims) == sum(len(r.claims) for r in report.samples)
+    assert all("s" not in c and "t" in c for c in claims)  # listed, with their own text
+    assert all("t" not in d for d in packed.details.values())
+    assert "claims are listed rather than highlighted" in doc.find(id="no-texts").text()
+    _, with_texts = render(report, samples=example()[1])
+    assert not with_texts.find_all(id="no-texts")
 
 
 def test_claims_without_a_usable_span_are_listed_not_highlighted() -> None:
@@ -342,11 +368,88 @@ def test_claims_without_a_usable_span_are_listed_not_highlighted() -> None:
     )
     changed = result.model_copy(update={"claims": broken})
     report = report.model_copy(update={"samples": (changed,)})
-    _, doc = render(report, samples=samples)
-    marks = doc.find_all("mark", "claim")
-    assert [m.attrs["data-claim"] for m in marks] == [c.id for c in rest]
-    assert len(doc.find_all("details", "claim-card")) == len(broken)
-    assert "2 claim(s) could not be placed" in doc.text()
+    claims = Packed(render(report, samples=samples)[0]).detail(result.id)["c"]
+    assert [c["id"] for c in claims] == [c.id for c in broken]
+    assert [c["id"] for c in claims if "s" in c] == [c.id for c in rest]
+    assert [c["t"] for c in claims if "s" not in c] == [first.text, second.text]
+
+
+def test_a_pipeline_result_shows_its_own_response_and_contexts() -> None:
+    result = SampleResult(
+        id="p1",
+        status=SampleStatus.SCORED,
+        response="Refunds take 30 days.",
+        contexts=(Context(text="Refunds are paid within 30 days.", id="kb-7"),),
+    )
+    report = asyncio.run(run_pass([], metrics())).model_copy(update={"samples": (result,)})
+    packed = Packed(render(report, samples={"p1": Sample(id="p1", query="How long?")})[0])
+    detail = packed.detail("p1")
+    assert (detail["q"], detail["t"]) == ("How long?", "Refunds take 30 days.")
+    assert detail["x"] == [[0, "kb-7", None]]
+    assert packed.data["contexts"] == ["Refunds are paid within 30 days."]
+
+
+def test_a_context_shared_by_claims_and_samples_is_stored_once() -> None:
+    passage = "The refund window is 30 days. Refunds are paid by bank transfer."
+    data = [
+        Sample(id=f"s{i}", response=text, contexts=[passage, f"Unrelated note {i}."])
+        for i, text in enumerate(
+            ["The refund window is 30 days. Refunds are paid by bank transfer.",
+             "Refunds are paid by bank transfer.",
+             "The refund window is 30 days."]
+        )
+    ]  # fmt: skip
+    report = vera.evaluate(data, metrics())
+    html, _ = render(report, samples={s.id: s for s in data})
+    packed = Packed(html)
+    assert packed.data["contexts"].count(passage) == 1
+    assert len(packed.data["contexts"]) == 4  # the passage and three notes
+    assert html.count("bank transfer") == 0  # all of it is in the compressed data
+    cited = [c for d in packed.details.values() for c in d["c"] if c.get("cx") == 0]
+    assert len(cited) >= 3
+    assert all(isinstance(c["e"], list) for c in cited)  # evidence: a slice, not a copy
+
+
+class ReadOnce:
+    """Results that can be iterated once, as a streamed run's are."""
+
+    def __init__(self, results: Sequence[SampleResult]) -> None:
+        self.results, self.reads = results, 0
+
+    def __iter__(self) -> Iterator[SampleResult]:
+        self.reads += 1
+        assert self.reads == 1, "the renderer read the results twice"
+        return iter(self.results)
+
+
+def test_results_are_read_once_from_an_iterable_not_from_the_report() -> None:
+    report, samples = example()
+    results = ReadOnce(report.samples)
+    streamed = report.model_copy(update={"samples": ()})
+    html, doc = render(streamed, samples=samples, results=results)
+    assert results.reads == 1
+    assert html == render_html(report, samples=samples)  # the same page as from report.samples
+    assert Packed(html).data["total"] == len(report.samples)
+    panel = doc.find("section", id="distributions").find("figure", data_metric="faithfulness")
+    counts = [int(t.text()) for t in panel.find_all("text", "count")]
+    assert sum(counts) == report.metric_summary["faithfulness"].scored
+
+
+def test_past_the_detail_limit_the_worst_samples_keep_their_detail_and_the_page_says_so() -> None:
+    report, samples = example()
+    html, doc = render(report, samples=samples, detail_limit=5)
+    packed = Packed(html)
+    total = len(report.samples)
+    assert (packed.data["total"], packed.data["detailed"]) == (total, 5)
+    assert len(packed.rows) == total  # every sample is still listed, filterable and counted
+    worst = packed.data["order"][:5]
+    assert sorted(packed.details) == sorted(worst)
+    notice = " ".join(doc.find(id="sample-cap").text().split())
+    assert f"of the 5 lowest-scoring samples of {total}" in notice
+    assert f"The other {total - 5} are listed with their id, status, category" in notice
+    assert "JSON report" in notice and "vera report RUN_ID -o report.json" in notice
+    _, everything = render(report, samples=samples)
+    assert not everything.find_all(id="sample-cap")
 
 
 def test_a_run_with_no_samples_renders() -> None:
@@ -354,7 +457,7 @@ def test_a_run_with_no_samples_renders() -> None:
     report = asyncio.run(run_pass([], metrics()))
     _, doc = render(report, samples={})
     assert doc.find(id="no-samples")
-    assert not samples_in(doc)
+    assert not doc.find_all("script", id="sample-data")
     assert not doc.find_all(id="filters")
     card = doc.find("article", "card", data_metric="faithfulness")
     assert card.find(data_role="mean").text() == "—"
@@ -371,10 +474,11 @@ def test_a_stopped_run_shows_why_and_its_errors_and_skipped_samples() -> None:
     assert notice.attrs["role"] == "alert"
     assert "the API key was rejected (401)" in notice.text()
     assert "3 sample(s) were not evaluated" in notice.text()
-    statuses = [a.attrs["data-status"] for a in samples_in(doc)]
+    packed = Packed(render(report, samples={s.id: s for s in data})[0])
+    names = packed.data["statuses"]
+    statuses = [names[packed.rows[row][1]] for row in packed.data["order"]]
     assert statuses == ["error", "scored", "scored", "skipped", "skipped", "skipped"]
-    error = doc.find("article", "sample", data_sample_id=data[1].id)
-    assert "the judge's reply could not be read" in error.find("p", "error-box").text()
+    assert "the judge's reply could not be read" in packed.detail(data[1].id)["err"]
     options = [o.attrs["value"] for o in doc.find("select", name="status").find_all("option")]
     assert options == ["", "scored", "error", "skipped"]
 

@@ -1,4 +1,5 @@
-"""HTTP-level helpers shared by the provider adapters: status to error, Retry-After, local URLs.
+"""HTTP-level helpers shared by the provider adapters: status to error, Retry-After, rate-limit
+headers, local URLs.
 
 Both official SDKs come from the same generator and fail alike, so one mapping serves both.
 """
@@ -8,8 +9,10 @@ from __future__ import annotations
 import ipaddress
 import math
 import os
+import re
 import time
 from collections.abc import Mapping
+from datetime import datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, cast
 from urllib.parse import urlsplit
@@ -22,6 +25,7 @@ from vera.providers.base import (
     ProviderError,
     ProviderTimeoutError,
     RateLimitError,
+    RateLimitInfo,
     RetryableProviderError,
 )
 
@@ -31,6 +35,7 @@ __all__ = [
     "SdkAdapter",
     "describe_cause",
     "is_local_url",
+    "rate_limit_info",
     "resolve_api_key",
     "retry_after_seconds",
     "sdk_status_error",
@@ -71,7 +76,12 @@ def status_error(
             f"{detail}. Check the key: set {key_env} or pass api_key", status=status
         )
     if status == 429:
-        return RateLimitError(detail, status=status, retry_after=retry_after_seconds(headers))
+        return RateLimitError(
+            detail,
+            status=status,
+            retry_after=retry_after_seconds(headers),
+            rate_limit=rate_limit_info(headers),
+        )
     if status >= 500 or status in (408, 409):
         return RetryableProviderError(
             detail, status=status, retry_after=retry_after_seconds(headers)
@@ -124,6 +134,100 @@ def retry_after_seconds(headers: Mapping[str, str], *, now: float | None = None)
 
 def _non_negative(seconds: float) -> float | None:
     return max(seconds, 0.0) if math.isfinite(seconds) else None
+
+
+# (limit, remaining, reset) header names for one limit, in each dialect, first match wins.
+# Anthropic's `tokens-*` are the most restrictive token limit in force; a server that sends
+# only the input-token ones is paced by those.
+_REQUEST_HEADERS = (
+    ("x-ratelimit-limit-requests", "x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"),
+    (
+        "anthropic-ratelimit-requests-limit",
+        "anthropic-ratelimit-requests-remaining",
+        "anthropic-ratelimit-requests-reset",
+    ),
+)
+_TOKEN_HEADERS = (
+    ("x-ratelimit-limit-tokens", "x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"),
+    (
+        "anthropic-ratelimit-tokens-limit",
+        "anthropic-ratelimit-tokens-remaining",
+        "anthropic-ratelimit-tokens-reset",
+    ),
+    (
+        "anthropic-ratelimit-input-tokens-limit",
+        "anthropic-ratelimit-input-tokens-remaining",
+        "anthropic-ratelimit-input-tokens-reset",
+    ),
+)
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|ns)")
+_DURATION = re.compile(rf"(?:{_DURATION_PART.pattern})+")
+_UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+
+
+def rate_limit_info(
+    headers: Mapping[str, str], *, now: float | None = None
+) -> RateLimitInfo | None:
+    """The rate limits a reply's headers state (OpenAI's or Anthropic's), or None without any.
+
+    A header that cannot be read counts as absent: pacing is an optimisation, never a reason
+    to fail a call that succeeded.
+    """
+    requests = _limit_headers(headers, _REQUEST_HEADERS, now)
+    tokens = _limit_headers(headers, _TOKEN_HEADERS, now)
+    if requests is None and tokens is None:
+        return None
+    r_limit, r_left, r_reset = requests or (None, None, None)
+    t_limit, t_left, t_reset = tokens or (None, None, None)
+    return RateLimitInfo(
+        requests_limit=r_limit,
+        requests_remaining=r_left,
+        requests_reset=r_reset,
+        tokens_limit=t_limit,
+        tokens_remaining=t_left,
+        tokens_reset=t_reset,
+    )
+
+
+def _limit_headers(
+    headers: Mapping[str, str], dialects: tuple[tuple[str, str, str], ...], now: float | None
+) -> tuple[float | None, float | None, float | None] | None:
+    for limit, remaining, reset in dialects:
+        values = (headers.get(limit), headers.get(remaining), headers.get(reset))
+        if any(v is not None for v in values):
+            return _count(values[0]), _count(values[1]), _reset_seconds(values[2], now=now)
+    return None
+
+
+def _count(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) and number >= 0 else None
+
+
+def _reset_seconds(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds until a limit resets, from a duration ("1s", "6m0s", "20ms", "1m30s": OpenAI),
+    bare seconds, or an RFC 3339 time ("2025-01-01T00:00:30Z": Anthropic)."""
+    if value is None:
+        return None
+    value = value.strip()
+    if _DURATION.fullmatch(value):
+        parts = _DURATION_PART.findall(value)
+        return sum(float(number) * _UNIT_SECONDS[unit] for number, unit in parts)
+    seconds = _count(value)
+    if seconds is not None:
+        return seconds
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        return None  # a time without a zone could be anyone's
+    return _non_negative(when.timestamp() - (time.time() if now is None else now))
 
 
 def is_local_url(url: str | None) -> bool:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 from vera.providers._http import (
     BACKSTOP_TIMEOUT,
     SdkAdapter,
+    rate_limit_info,
     resolve_api_key,
 )
 from vera.providers.base import (
@@ -20,6 +21,7 @@ from vera.providers.base import (
     ChatRequest,
     ChatResponse,
     MissingExtraError,
+    RateLimitInfo,
     TruncatedOutputError,
     Usage,
 )
@@ -88,7 +90,8 @@ class AnthropicChatModel(SdkAdapter):
         client = self._get_client()
         tools, tool_choice = self._tooling(request)
         try:
-            message = await client.messages.create(
+            # The raw response, because the parsed one drops the rate-limit headers.
+            raw = await client.messages.with_raw_response.create(
                 model=self._model,
                 max_tokens=request.max_tokens,
                 system=self._system(request),
@@ -96,6 +99,7 @@ class AnthropicChatModel(SdkAdapter):
                 tools=tools,
                 tool_choice=tool_choice,
             )
+            message = await raw.parse()
         except self._sdk.APIStatusError as exc:
             raise self._status_error(exc) from None
         except self._sdk.APITimeoutError as exc:
@@ -113,7 +117,7 @@ class AnthropicChatModel(SdkAdapter):
             ) from None
         if not isinstance(message, self._sdk.types.Message):
             raise self._unreadable()
-        return self._response(request, message)
+        return self._response(request, message, rate_limit_info(raw.headers))
 
     def _get_client(self) -> AsyncAnthropic:
         if self._client is None:
@@ -145,7 +149,9 @@ class AnthropicChatModel(SdkAdapter):
         }
         return [tool], {"type": "tool", "name": request.schema_name}
 
-    def _response(self, request: ChatRequest, message: Message) -> ChatResponse:
+    def _response(
+        self, request: ChatRequest, message: Message, rate_limit: RateLimitInfo | None
+    ) -> ChatResponse:
         if message.stop_reason == "max_tokens":
             raise TruncatedOutputError(
                 f"{self._model} stopped at max_tokens={request.max_tokens} before finishing"
@@ -169,6 +175,7 @@ class AnthropicChatModel(SdkAdapter):
             usage=_usage(message),
             model=message.model or self._model,
             finish_reason=message.stop_reason or "stop",
+            rate_limit=rate_limit,
         )
 
 

@@ -38,6 +38,7 @@ __all__ = [
     "ProviderTimeoutError",
     "ProviderUnavailableError",
     "RateLimitError",
+    "RateLimitInfo",
     "RetryableProviderError",
     "TruncatedOutputError",
     "Usage",
@@ -89,6 +90,24 @@ class Usage(BaseModel):
         )
 
 
+class RateLimitInfo(BaseModel):
+    """What a provider's rate-limit headers said on one reply; None where a header was absent.
+
+    Limits are per minute (OpenAI's `x-ratelimit-*` and Anthropic's `anthropic-ratelimit-*`
+    both count per minute); a reset is the seconds from the reply until that limit is whole
+    again.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    requests_limit: float | None = None
+    requests_remaining: float | None = None
+    requests_reset: float | None = None
+    tokens_limit: float | None = None
+    tokens_remaining: float | None = None
+    tokens_reset: float | None = None
+
+
 class ChatResponse(BaseModel):
     """A model's reply: its text, the parsed JSON where a schema was asked for, and usage."""
 
@@ -101,6 +120,9 @@ class ChatResponse(BaseModel):
     finish_reason: str = "stop"
     cached: bool = False
     """True when the reply came from VERA's response cache, not the provider."""
+    rate_limit: RateLimitInfo | None = Field(default=None, exclude=True)
+    """The provider's rate-limit headers on this reply, for pacing. Left out of every dump,
+    so the response cache never stores it: a cached reply says nothing about the server now."""
 
 
 @runtime_checkable
@@ -143,7 +165,22 @@ class RetryableProviderError(ProviderError):
 
 
 class RateLimitError(RetryableProviderError):
-    """429: too many requests or tokens; wait `retry_after` seconds where given."""
+    """429: too many requests or tokens; wait `retry_after` seconds where given.
+
+    `rate_limit` holds the limits the refusal's headers stated, for pacing: a limiter that
+    learns them from the first 429 stops the 429s of every request started meanwhile.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+        rate_limit: RateLimitInfo | None = None,
+    ) -> None:
+        super().__init__(message, status=status, retry_after=retry_after)
+        self.rate_limit = rate_limit
 
 
 class ProviderTimeoutError(RetryableProviderError):

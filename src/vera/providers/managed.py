@@ -112,8 +112,11 @@ class ManagedChatModel:
                     f"{self.provider}:{self.model} gave no reply within {self.timeout:g}s "
                     "(--timeout)"
                 ) from None
-            except RateLimitError:
+            except RateLimitError as error:
+                # Headers first: a 429 that first states the limits is not news of congestion.
+                self.limiter.on_headers(error.rate_limit)
                 self.limiter.on_rate_limited(started)
                 raise
             self.limiter.on_success()
+            self.limiter.on_headers(response.rate_limit)
             return response

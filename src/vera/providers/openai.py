@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from vera.providers._http import (
     BACKSTOP_TIMEOUT,
     SdkAdapter,
+    rate_limit_info,
     resolve_api_key,
 )
 from vera.providers.base import (
@@ -21,6 +22,7 @@ from vera.providers.base import (
     ChatRequest,
     ChatResponse,
     MissingExtraError,
+    RateLimitInfo,
     RetryableProviderError,
     TruncatedOutputError,
     Usage,
@@ -94,7 +96,8 @@ class OpenAIChatModel(SdkAdapter):
         """Send `request` once; translate the reply or the failure into VERA's types."""
         client = self._get_client()
         try:
-            completion = await client.chat.completions.create(
+            # The raw response, because the parsed one drops the rate-limit headers.
+            raw = await client.chat.completions.with_raw_response.create(
                 model=self._model,
                 messages=_messages(request),
                 **_sampling(self._model, request),
@@ -102,6 +105,7 @@ class OpenAIChatModel(SdkAdapter):
                 # schema on each call, which costs more than the rest of the request.
                 extra_body=self._response_format(request),
             )
+            completion = raw.parse()
         except self._sdk.APIStatusError as exc:
             raise self._status_error(exc) from None
         except self._sdk.APITimeoutError as exc:
@@ -112,7 +116,7 @@ class OpenAIChatModel(SdkAdapter):
             raise self._unreadable() from exc
         if not isinstance(completion, self._sdk.types.chat.ChatCompletion):
             raise self._unreadable()
-        return self._response(request, completion)
+        return self._response(request, completion, rate_limit_info(raw.headers))
 
     def _get_client(self) -> AsyncOpenAI:
         if self._client is None:
@@ -153,7 +157,9 @@ class OpenAIChatModel(SdkAdapter):
             }
         }
 
-    def _response(self, request: ChatRequest, completion: ChatCompletion) -> ChatResponse:
+    def _response(
+        self, request: ChatRequest, completion: ChatCompletion, rate_limit: RateLimitInfo | None
+    ) -> ChatResponse:
         if not completion.choices:
             raise RetryableProviderError(f"reply from {self._where()} had no choices")
         choice = completion.choices[0]
@@ -169,6 +175,7 @@ class OpenAIChatModel(SdkAdapter):
             usage=_usage(completion),
             model=completion.model or self._model,
             finish_reason=choice.finish_reason or "stop",
+            rate_limit=rate_limit,
         )
 
 

@@ -5,11 +5,14 @@ Text from datasets, judges and errors is printed as text, never read as console 
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Iterable
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from vera.report import Report, SampleStatus
+from vera.report import Report, SampleResult, SampleStatus
 from vera.reports.cascade import cascade_summary
 
 __all__ = ["format_interval", "format_score", "plain_cells", "print_summary"]
@@ -31,8 +34,11 @@ def format_interval(low: float | None, high: float | None) -> str:
     return "—" if low is None or high is None else f"{low:.2f} to {high:.2f}"
 
 
-def print_summary(report: Report, out: Console, err: Console) -> None:
-    """The whole summary: tables and counts on `out`, errors and invalid rows on `err`."""
+def print_summary(
+    report: Report, out: Console, err: Console, results: Iterable[SampleResult] | None = None
+) -> None:
+    """The whole summary: tables and counts on `out`, errors and invalid rows on `err`;
+    `results` are the samples' results when they are not in `report.samples` (read once)."""
     table = Table(title=escape(f"VERA · {report.dataset} · judge: {report.judge}"))
     columns = ("Metric", "Mean", "95% CI", "Scored", "Not scored", "Passed", "Failed", "Threshold")
     for column in columns:
@@ -80,7 +86,7 @@ def print_summary(report: Report, out: Console, err: Console) -> None:
     _print_usage(report, out)
     _print_evidence(report, out)
     _print_counts(report, out)
-    _print_failures(report, out, err)
+    _print_failures(report, out, err, report.samples if results is None else results)
 
 
 def _print_counts(report: Report, out: Console) -> None:
@@ -173,9 +179,11 @@ def _print_evidence(report: Report, out: Console) -> None:
     )
 
 
-def _print_failures(report: Report, out: Console, err: Console) -> None:
-    errors = [s for s in report.samples if s.status is SampleStatus.ERROR]
-    for result in errors[:SHOWN_FAILURES]:
+def _print_failures(
+    report: Report, out: Console, err: Console, results: Iterable[SampleResult]
+) -> None:
+    errors, lowest = _failures(results)
+    for result in errors:
         err.print(
             f"[red]error[/] {escape(result.id)}: {escape(result.error or '')}", highlight=False
         )
@@ -186,10 +194,6 @@ def _print_failures(report: Report, out: Console, err: Console) -> None:
             f"{report.counts['needs_pipeline']} samples have no response; they need a pipeline "
             "to generate one and were not scored."
         )
-    lowest = sorted(
-        (s for s in report.samples if s.status is SampleStatus.SCORED),
-        key=lambda s: min((v for v in s.scores.values() if v is not None), default=1.0),
-    )[:SHOWN_FAILURES]
     shown = [s for s in lowest if any(r.passed is False for r in s.results.values())]
     if shown:
         out.print("[bold]Lowest-scoring samples[/]")
@@ -202,3 +206,19 @@ def _print_failures(report: Report, out: Console, err: Console) -> None:
                         highlight=False,
                         markup=False,
                     )
+
+
+def _failures(results: Iterable[SampleResult]) -> tuple[list[SampleResult], list[SampleResult]]:
+    """The first `SHOWN_FAILURES` errors and the `SHOWN_FAILURES` lowest-scoring samples, in
+    one pass that keeps no more than those, however many samples there are."""
+    errors: list[SampleResult] = []
+    scored: list[tuple[float, int, SampleResult]] = []
+    for index, result in enumerate(results):
+        if result.status is SampleStatus.ERROR and len(errors) < SHOWN_FAILURES:
+            errors.append(result)
+        elif result.status is SampleStatus.SCORED:
+            low = min((v for v in result.scores.values() if v is not None), default=1.0)
+            scored.append((low, index, result))
+            if len(scored) > 4 * SHOWN_FAILURES:
+                scored = heapq.nsmallest(SHOWN_FAILURES, scored)
+    return errors, [result for _, _, result in heapq.nsmallest(SHOWN_FAILURES, scored)]

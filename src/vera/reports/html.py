@@ -4,36 +4,50 @@
     html = render_html(report, samples={s.id: s for s in dataset})
     Path("report.html").write_text(html, encoding="utf-8")
 
-The page holds everything inline: styles, SVG charts drawn here in Python, and a few lines of
-script that only add a filter and open a claim's details on click (the page reads the same
-without them). It fetches nothing: a content security policy forbids every external load, and
-allows only the page's own style and script by their hashes. All text from the dataset and the
-judge is escaped by the template engine (`autoescape` is always on), so a response holding
-`<script>` shows as text.
+The page holds everything inline: styles, SVG charts drawn here in Python, and a script. The
+summary, charts and tables are HTML. The samples are one compressed JSON document (see
+`vera.reports.samples`) that the script decompresses in the browser and shows a page at a time,
+with search and filters over all of them; that keeps a report of thousands of samples a few
+megabytes that opens in about a second. Without JavaScript the summary still reads, and a note
+says the samples need it.
+
+It fetches nothing: a content security policy forbids every external load, and allows only the
+page's own style and script by their hashes. All text from the dataset and the judge is
+escaped by the template engine (`autoescape` is always on) or, in the samples, set as DOM text
+by the script (never parsed as HTML), so a response holding `<script>` shows as text.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from importlib import resources
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
 
 from vera._version import __version__
-from vera.report import Report, SampleStatus
+from vera.report import Report, SampleResult, SampleStatus
 from vera.reports import view
 from vera.reports.cascade import cascade_summary
-from vera.reports.samples import VERDICTS, sample_views
-from vera.reports.view import HistoryPoint
+from vera.reports.samples import VERDICTS, SamplePacker, unpack
+from vera.reports.view import HistoryPoint, SampleTally
 from vera.types import Sample
 
-__all__ = ["HistoryPoint", "render_html"]
+__all__ = ["DETAIL_LIMIT", "PAGE_SIZE", "HistoryPoint", "read_samples", "render_html"]
 
 TEMPLATE = "report.html.j2"
 OPENED_SAMPLES = 3
 """How many of the worst samples the page shows expanded."""
+PAGE_SIZE = 50
+"""Samples per page of the sample list."""
+DETAIL_LIMIT = 5_000
+"""The most samples whose full detail the page holds: the worst ones. Each further sample is
+listed with its id, status, category and first score only, so a run of 100,000 samples still
+gives a page of a few megabytes; the JSON report has every sample's detail."""
 
 
 def _score(value: float | None) -> str:
@@ -62,6 +76,10 @@ def _signed(value: float | None) -> str:
     return "—" if value is None else f"{value:+.3f}"
 
 
+def _thousands(value: int) -> str:
+    return f"{value:,}"
+
+
 def _csp_hash(text: str) -> str:
     """The CSP source expression that allows exactly this inline style or script."""
     digest = hashlib.sha256(str(text).encode("utf-8")).digest()
@@ -83,12 +101,26 @@ def _environment() -> Environment:
         p_value=_p_value,
         usd=_usd,
         signed=_signed,
+        thousands=_thousands,
         csp_hash=_csp_hash,
     )
     return env
 
 
 _ENV = _environment()
+
+
+def _script() -> Markup:
+    """The page's script, from `templates/report.js`. It goes into the page verbatim (it is
+    VERA's own code, allowed by its hash), so it must not be able to close its element."""
+    text = resources.files("vera.reports").joinpath("templates/report.js").read_text("utf-8")
+    if "</script" in text.lower() or "<!--" in text:
+        raise RuntimeError("templates/report.js must not contain '</script' or '<!--'")
+    return Markup(text)
+
+
+_SCRIPT = _script()
+_DATA = re.compile(r'<script type="application/octet-stream" id="sample-data"[^>]*>([^<]*)<')
 
 
 def _details(details: Mapping[str, Any]) -> dict[str, Any]:
@@ -109,37 +141,57 @@ def render_html(
     *,
     samples: Mapping[str, Sample] | None = None,
     history: Sequence[HistoryPoint] = (),
+    results: Iterable[SampleResult] | None = None,
+    detail_limit: int | None = DETAIL_LIMIT,
 ) -> str:
     """The report as one HTML document.
 
-    `samples` maps sample ids to the evaluated samples; with them, each response is shown with
-    its claims highlighted by verdict, and each claim with the context it cites. Without them
-    (or for a claim without a span) the claims are listed. `history` gives earlier runs' means,
-    oldest first, for the trend chart, drawn from two runs on; include this run in it to see it
-    on the chart.
+    `results` are the per-sample results, read once in one pass (a streamed run's); by default
+    `report.samples`. `samples` maps sample ids to the evaluated samples; with them (or where a
+    result carries its own response), each response is shown with its claims highlighted by
+    verdict, and each claim with the context it cites. Without them (or for a claim without a
+    span) the claims are listed. `history` gives earlier runs' means, oldest first, for the
+    trend chart, drawn from two runs on; include this run in it to see it on the chart.
+    `detail_limit` caps how many samples, the worst, keep their full detail (None: all).
     """
-    breakdowns = view.breakdown_panels(report)
+    texts: Mapping[str, Sample] = samples if samples is not None else {}
+    packer = SamplePacker(report.metric_summary, limit=detail_limit)
+    tally = SampleTally()
+    for result in report.samples if results is None else results:
+        tally.add(result)
+        packer.add(result, texts.get(result.id))
+    packed = packer.finish()
     baseline_panels, baseline_rows = view.baseline_view(report)
-    views = sample_views(report.samples, samples, report.metric_summary, opened=OPENED_SAMPLES)
-    categories = sorted({r.category for r in report.samples if r.category is not None})
-    template = _ENV.get_template(TEMPLATE)
-    return template.render(
+    return _ENV.get_template(TEMPLATE).render(
         report=report,
         renderer_version=__version__,
         cards=view.cards(report),
-        distributions=view.distributions(report),
-        breakdowns=breakdowns,
+        distributions=view.distributions(report, tally),
+        breakdowns=view.breakdown_panels(report),
         baseline_panels=baseline_panels,
         baseline_rows=baseline_rows,
         trend=view.trend_panels(report, history),
         history=history,
-        steps=view.step_rows(report),
+        steps=view.step_rows(tally),
         usage=view.usage_view(report),
         cascade=cascade_summary(report.judge_details),
         details=_details(report.judge_details),
-        samples=views,
-        statuses=[s.value for s in SampleStatus if any(r.status is s for r in report.samples)],
-        categories=categories,
+        packed=packed,
+        payload=Markup(packed.data),  # base64: nothing in it to escape
+        primary=next(iter(report.metric_summary), None),
+        statuses=[s.value for s in SampleStatus if s in tally.statuses],
+        categories=sorted(tally.categories),
         verdicts=VERDICTS,
-        has_texts=bool(samples),
+        js=_SCRIPT,
+        page_size=PAGE_SIZE,
+        opened=OPENED_SAMPLES,
     )
+
+
+def read_samples(page: str) -> dict[str, Any]:
+    """The sample data embedded in an HTML report `render_html` wrote, as the page's script
+    reads it (the layout is in `vera.reports.samples`); ValueError for a page without it."""
+    found = _DATA.search(page)
+    if found is None:
+        raise ValueError("no VERA sample data in this page")
+    return unpack(found.group(1))

@@ -8,43 +8,50 @@ apply, or a sample that was not evaluated, is `<skipped>`.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections import Counter
+from collections.abc import Iterable
 
-from vera.report import Report, SampleStatus
+from vera.report import Report, SampleResult, SampleStatus
 
 __all__ = ["render_junit"]
 
 
-def render_junit(report: Report) -> str:
-    """The report as a JUnit XML document (one test suite per metric)."""
+def render_junit(report: Report, results: Iterable[SampleResult] | None = None) -> str:
+    """The report as a JUnit XML document (one test suite per metric); `results` are the
+    samples' results when they are not in `report.samples` (a streamed run), read once."""
     suites = ET.Element("testsuites", name=f"vera {report.dataset}")
-    for metric in report.metric_summary:
-        suite = ET.SubElement(suites, "testsuite", name=f"vera.{metric}")
-        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-        for sample in report.samples:
-            case = ET.SubElement(suite, "testcase", classname=f"vera.{metric}", name=sample.id)
-            counts["tests"] += 1
-            if sample.latency_ms is not None:
-                case.set("time", f"{sample.latency_ms / 1000:.3f}")
-            result = sample.results.get(metric)
-            if sample.status is SampleStatus.ERROR:
-                counts["errors"] += 1
-                ET.SubElement(case, "error", message=sample.error or "error").text = sample.error
-            elif sample.status is not SampleStatus.SCORED or result is None:
-                counts["skipped"] += 1
-                ET.SubElement(case, "skipped", message=sample.error or sample.status.value)
-            elif result.score is None:
-                counts["skipped"] += 1
-                ET.SubElement(case, "skipped", message=result.reason)
-            elif result.passed is False:
-                counts["failures"] += 1
-                message = (
-                    f"{metric} {result.score:.3f} misses {result.threshold:.2f}: {result.reason}"
-                )
-                failure = ET.SubElement(case, "failure", message=message)
-                failure.text = "\n".join(
-                    f"{claim.verdict.value}: {claim.text}" for claim in sample.claims
-                )
-        for key, value in counts.items():
-            suite.set(key, str(value))
+    metrics = {
+        metric: (ET.SubElement(suites, "testsuite", name=f"vera.{metric}"), Counter[str]())
+        for metric in report.metric_summary
+    }
+    for sample in report.samples if results is None else results:
+        for metric, (suite, counts) in metrics.items():
+            _add_case(suite, counts, metric, sample)
+    for suite, counts in metrics.values():
+        for key in ("tests", "failures", "errors", "skipped"):
+            suite.set(key, str(counts[key]))
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _add_case(suite: ET.Element, counts: Counter[str], metric: str, sample: SampleResult) -> None:
+    """One sample's test case for `metric`, counted by its outcome."""
+    case = ET.SubElement(suite, "testcase", classname=f"vera.{metric}", name=sample.id)
+    counts["tests"] += 1
+    if sample.latency_ms is not None:
+        case.set("time", f"{sample.latency_ms / 1000:.3f}")
+    result = sample.results.get(metric)
+    if sample.status is SampleStatus.ERROR:
+        counts["errors"] += 1
+        ET.SubElement(case, "error", message=sample.error or "error").text = sample.error
+    elif sample.status is not SampleStatus.SCORED or result is None:
+        counts["skipped"] += 1
+        ET.SubElement(case, "skipped", message=sample.error or sample.status.value)
+    elif result.score is None:
+        counts["skipped"] += 1
+        ET.SubElement(case, "skipped", message=result.reason)
+    elif result.passed is False:
+        counts["failures"] += 1
+        message = f"{metric} {result.score:.3f} misses {result.threshold:.2f}: {result.reason}"
+        failure = ET.SubElement(case, "failure", message=message)
+        failure.text = "\n".join(f"{claim.verdict.value}: {claim.text}" for claim in sample.claims)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import heapq
 import html
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
-from vera.report import Report, SampleStatus
+from vera.report import Report, SampleResult, SampleStatus
 from vera.reports.cascade import cascade_summary
 
 __all__ = ["render_markdown"]
@@ -41,8 +42,14 @@ def _code(text: str) -> str:
     return f"{fence}{pad}{flat}{pad}{fence}"
 
 
-def render_markdown(report: Report, *, gate_failures: Sequence[str] = ()) -> str:
-    """The report's essentials as Markdown; `gate_failures` adds the gate's verdict."""
+def render_markdown(
+    report: Report,
+    *,
+    gate_failures: Sequence[str] = (),
+    results: Iterable[SampleResult] | None = None,
+) -> str:
+    """The report's essentials as Markdown; `gate_failures` adds the gate's verdict, and
+    `results` are the samples' results when they are not in `report.samples` (read once)."""
     lines = [
         f"### VERA · {_cell(report.dataset)}",
         "",
@@ -69,15 +76,10 @@ def render_markdown(report: Report, *, gate_failures: Sequence[str] = ()) -> str
         parts = [f"{m} {c}" for m, c in changes.items() if c is not None]
         if parts:
             lines += ["", f"Against {_code(baseline)}: " + ", ".join(parts)]
-    worst = sorted(
-        (s for s in report.samples if s.status is SampleStatus.SCORED),
-        key=lambda s: sum(r.passed is False for r in s.results.values()),
-        reverse=True,
-    )
-    failing = [s for s in worst if any(r.passed is False for r in s.results.values())]
+    failing = _most_failing(report.samples if results is None else results)
     if failing:
         lines += ["", "<details><summary>Failing samples</summary>", ""]
-        for sample in failing[:SHOWN_SAMPLES]:
+        for sample in failing:
             for result in sample.results.values():
                 if result.passed is False:
                     lines.append(
@@ -86,3 +88,15 @@ def render_markdown(report: Report, *, gate_failures: Sequence[str] = ()) -> str
                     )
         lines += ["", "</details>"]
     return "\n".join(lines) + "\n"
+
+
+def _most_failing(results: Iterable[SampleResult]) -> list[SampleResult]:
+    """The `SHOWN_SAMPLES` scored samples that fail the most metrics (the earliest first among
+    equals), keeping no more than that many in memory however many samples there are."""
+    ranked = (
+        (-failures, index, sample)
+        for index, sample in enumerate(results)
+        if sample.status is SampleStatus.SCORED
+        and (failures := sum(r.passed is False for r in sample.results.values()))
+    )
+    return [sample for _, _, sample in heapq.nsmallest(SHOWN_SAMPLES, ranked)]

@@ -12,14 +12,14 @@ This module must not import `vera.providers` (reports never depend on how a run 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from vera.errors import ConfigError
 from vera.registry import Registry
-from vera.report import Report
+from vera.report import Report, ResultSource, SampleResult
 from vera.reports.html import render_html
 from vera.reports.junit import render_junit
 from vera.reports.markdown import render_markdown
@@ -46,11 +46,18 @@ ENTRY_POINT_GROUP = "vera.reporters"
 class RenderContext:
     """What a format may need besides the report: the evaluated `samples` by id (the HTML report
     shows responses with their claims in place), earlier runs' `history` for trend charts
-    (oldest first), and the quality gate's `gate_failures`."""
+    (oldest first), the quality gate's `gate_failures`, and `results`, where a run streamed its
+    per-sample results to the run store instead of keeping them in `report.samples`."""
 
     samples: Mapping[str, Sample] = field(default_factory=dict)
     history: Sequence[HistoryPoint] = ()
     gate_failures: Sequence[str] = ()
+    results: ResultSource | None = None
+
+    def sample_results(self, report: Report) -> Iterable[SampleResult]:
+        """Every sample's result, in dataset order, read once: from `results` when the run
+        streamed them, else `report.samples`. Renderers iterate this, never `report.samples`."""
+        return self.results() if self.results is not None else report.samples
 
 
 @runtime_checkable
@@ -90,15 +97,22 @@ def _json(report: Report, context: RenderContext) -> str:
 
 
 def _html(report: Report, context: RenderContext) -> str:
-    return render_html(report, samples=context.samples, history=context.history)
+    return render_html(
+        report,
+        samples=context.samples,
+        history=context.history,
+        results=context.sample_results(report),
+    )
 
 
 def _markdown(report: Report, context: RenderContext) -> str:
-    return render_markdown(report, gate_failures=context.gate_failures)
+    return render_markdown(
+        report, gate_failures=context.gate_failures, results=context.sample_results(report)
+    )
 
 
 def _junit(report: Report, context: RenderContext) -> str:
-    return render_junit(report)
+    return render_junit(report, context.sample_results(report))
 
 
 REPORTER_REGISTRY: Registry[Reporter] = Registry("report format", ENTRY_POINT_GROUP)

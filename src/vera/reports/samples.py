@@ -1,29 +1,62 @@
-"""The per-sample part of the HTML report: responses cut into claim highlights, and order.
+"""The per-sample part of the HTML report: every sample's outcome packed small, for the page's
+script to show a page at a time.
 
-A claim is highlighted where its `span` falls inside the sample's response. A claim without a
-span, with one outside the response or overlapping an earlier claim, or of a sample whose text
-the renderer was not given, is listed instead of highlighted; no claim is ever dropped.
+The page embeds one JSON document, gzip-compressed and base64-encoded, that its script
+decompresses in the browser (`DecompressionStream`):
+
+    {"version": 1,
+     "verdicts": [[value, css class, label, symbol], ...],   claims name a verdict by index
+     "statuses": ["scored", "error", ...],                   rows name a status by index
+     "metrics": [name, ...],                                 rows and details name one by index
+     "primary": name or null,                                the metric samples sort by
+     "rows": [[id, status, category, score, [failed metric, ...], verdict bits, claims], ...],
+     "order": [row, ...],                                    every row, worst first
+     "details": [{"row": row, ...}, ...],                    the detailed samples, worst first
+     "contexts": [text, ...],                                each distinct context text once
+     "total": rows, "detailed": details}
+
+A row is one sample in the order the renderer read them: enough to list, filter and sort it
+("score" is the primary metric's, "verdict bits" has bit i set when a claim has verdict i).
+A detail holds what a person opens a sample for: the query ("q"), the response ("t"; null for
+a sample without one, absent where the renderer was not given the text), the contexts ("x": an
+index into "contexts", or [index, id, source]), the claims ("c"), the metrics ("m": [metric,
+score, passed, status, reason]), the error ("err"), the latency ("lat") and the pipeline steps
+("st": [name, ms]). A claim is {"id", "v": verdict, "s": [start, end] where it is highlighted in
+the response, "t": its text where the span does not give it, "r": reason, "e": the evidence as
+[start, end] in its cited context where it is found there, else the quote, "cx": cited context,
+"qf", "ag", "en": quote found, agreement, P(supported)}.
+
+So no text is stored twice: a response once, a claim's text only where its span does not give
+it, evidence only where it is not a slice of its context, and a context once however many
+claims and samples cite it.
+
+Samples are read once, in any number: rows are compressed as they arrive, and only their sort
+keys and the detail of the `limit` worst samples (each compressed) are held. A report of more
+samples than `limit` lists all of them but details only the worst, and says so.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import math
+import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from vera.report import ClaimRecord, MetricSummary, SampleResult, SampleStatus
 from vera.types import Context, Sample, Verdict
 
 __all__ = [
     "VERDICTS",
-    "ClaimView",
-    "ContextView",
-    "MetricLine",
-    "SampleView",
-    "Segment",
+    "PackedSamples",
+    "SamplePacker",
     "VerdictStyle",
-    "sample_views",
+    "unpack",
 ]
+
+FORMAT_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -43,91 +76,42 @@ VERDICTS: dict[Verdict, VerdictStyle] = {
     Verdict.NO_EVIDENCE: VerdictStyle("v-none", "No evidence", "?"),
     Verdict.CONTRADICTED: VerdictStyle("v-contradicted", "Contradicted", "\N{BALLOT X}"),
 }
+_VERDICT_INDEX = {verdict: i for i, verdict in enumerate(VERDICTS)}
+_STATUSES = list(SampleStatus)
+_STATUS_INDEX = {status: i for i, status in enumerate(_STATUSES)}
+_STATUS_ORDER = {
+    SampleStatus.ERROR: 0,
+    SampleStatus.SCORED: 1,
+    SampleStatus.NEEDS_PIPELINE: 2,
+    SampleStatus.SKIPPED: 3,
+}
+
+SortKey = tuple[int, float, int, str, int]
 
 
-@dataclass(frozen=True)
-class ContextView:
-    """The context a claim cites, cut around its evidence quote when the quote is found in it."""
-
-    label: str
-    before: str
-    quote: str
-    after: str
+def _number(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
 
 
-@dataclass(frozen=True)
-class ClaimView:
-    """One claim with its verdict's style, an anchor in the page, and its cited context."""
-
-    number: int
-    anchor: str
-    record: ClaimRecord
-    style: VerdictStyle
-    context: ContextView | None
-    located: bool
+def _adjusted(score: float | None, summary: MetricSummary | None) -> float:
+    """A score where lower is worse whatever the metric's direction; missing scores sort last."""
+    if score is None or not math.isfinite(score):
+        return math.inf
+    return score if summary is None or summary.higher_is_better else -score
 
 
-@dataclass(frozen=True)
-class Segment:
-    """A run of response text, highlighted when it belongs to a claim."""
-
-    text: str
-    claim: ClaimView | None = None
-
-
-@dataclass(frozen=True)
-class MetricLine:
-    """One metric's outcome on one sample."""
-
-    name: str
-    score: float | None
-    passed: bool | None
-    status: str
-    reason: str
+def order_key(
+    result: SampleResult, index: int, primary: str | None, summary: MetricSummary | None
+) -> SortKey:
+    """Worst first: errors, then scored samples by the first metric's score in its direction
+    (ties: more failed metrics first), then samples that were not evaluated. The read order
+    breaks the last ties, so two samples with one id still have one place each."""
+    failed = sum(1 for r in result.results.values() if r.passed is False)
+    adjusted = _adjusted(result.scores.get(primary) if primary else None, summary)
+    return (_STATUS_ORDER.get(result.status, 4), adjusted, -failed, result.id, index)
 
 
-@dataclass(frozen=True)
-class SampleView:
-    """Everything the template shows for one sample."""
-
-    anchor: str
-    result: SampleResult
-    sample: Sample | None
-    metrics: tuple[MetricLine, ...]
-    segments: tuple[Segment, ...]
-    claims: tuple[ClaimView, ...]
-    failed: tuple[str, ...]
-    verdicts: str
-    """The distinct verdicts among the claims, space-separated, for the client-side filter."""
-    open: bool
-
-    @property
-    def unlocated(self) -> tuple[ClaimView, ...]:
-        """The claims that could not be highlighted in the response text."""
-        return tuple(c for c in self.claims if not c.located)
-
-
-def _context_label(index: int, context: Context) -> str:
-    named = context.id or context.source
-    return f"Context {index + 1}" + (f" ({named})" if named else "")
-
-
-def _cited(record: ClaimRecord, sample: Sample | None) -> ContextView | None:
-    if sample is None or record.context_index is None:
-        return None
-    if not 0 <= record.context_index < len(sample.contexts):
-        return None
-    context = sample.contexts[record.context_index]
-    label = _context_label(record.context_index, context)
-    quote = record.evidence.strip()
-    where = context.text.find(quote) if quote else -1
-    if where < 0:
-        return ContextView(label, context.text, "", "")
-    end = where + len(quote)
-    return ContextView(label, context.text[:where], quote, context.text[end:])
-
-
-def _valid_spans(claims: Sequence[ClaimRecord], length: int) -> set[int]:
+def valid_spans(claims: Sequence[ClaimRecord], length: int) -> set[int]:
     """Indexes of the claims whose spans can be highlighted without overlapping."""
     order = sorted(
         (i for i, c in enumerate(claims) if c.span is not None),
@@ -143,93 +127,217 @@ def _valid_spans(claims: Sequence[ClaimRecord], length: int) -> set[int]:
     return chosen
 
 
-def _segments(response: str, views: Sequence[ClaimView]) -> tuple[Segment, ...]:
-    located = sorted((v for v in views if v.located), key=lambda v: v.record.span or (0, 0))
-    segments: list[Segment] = []
-    position = 0
-    for view in located:
-        start, end = view.record.span or (0, 0)
-        if start > position:
-            segments.append(Segment(response[position:start]))
-        segments.append(Segment(response[start:end], view))
-        position = end
-    if position < len(response):
-        segments.append(Segment(response[position:]))
-    return tuple(segments)
+def _evidence(record: ClaimRecord, contexts: Sequence[Context]) -> list[int] | str:
+    """The evidence as a slice of its cited context where it is one, else the quote itself."""
+    quote = record.evidence
+    index = record.context_index
+    if quote == quote.strip() and index is not None and 0 <= index < len(contexts):
+        where = contexts[index].text.find(quote)
+        if where >= 0:
+            return [where, where + len(quote)]
+    return quote
 
 
-def _adjusted(score: float | None, summary: MetricSummary | None) -> float:
-    """A score where lower is worse whatever the metric's direction; missing scores sort last."""
-    if score is None or not math.isfinite(score):
-        return math.inf
-    return score if summary is None or summary.higher_is_better else -score
+def _claim(
+    record: ClaimRecord, response: str | None, located: bool, contexts: Sequence[Context]
+) -> dict[str, Any]:
+    claim: dict[str, Any] = {"id": record.id, "v": _VERDICT_INDEX[record.verdict]}
+    if located and response is not None and record.span is not None:
+        start, end = record.span
+        claim["s"] = [start, end]
+        if response[start:end] != record.text:
+            claim["t"] = record.text
+    else:
+        claim["t"] = record.text
+    if record.reason:
+        claim["r"] = record.reason
+    if record.evidence:
+        claim["e"] = _evidence(record, contexts)
+    optional = {
+        "cx": record.context_index,
+        "qf": record.quote_found,
+        "ag": _number(record.agreement),
+        "en": _number(record.entailment),
+    }
+    claim.update((key, value) for key, value in optional.items() if value is not None)
+    return claim
 
 
-_STATUS_ORDER = {
-    SampleStatus.ERROR: 0,
-    SampleStatus.SCORED: 1,
-    SampleStatus.NEEDS_PIPELINE: 2,
-    SampleStatus.SKIPPED: 3,
-}
+def _texts(
+    result: SampleResult, sample: Sample | None
+) -> tuple[str | None, str | None, tuple[Context, ...]]:
+    """The query, response and contexts to show: the result's own where a pipeline answered,
+    else the dataset's."""
+    query = sample.query if sample is not None else None
+    response = result.response
+    if response is None and sample is not None:
+        response = sample.response
+    contexts = result.contexts or (sample.contexts if sample is not None else ())
+    return query, response, contexts
 
 
-def _order_key(
-    result: SampleResult, primary: str | None, summaries: Mapping[str, MetricSummary]
-) -> tuple[int, float, int, str]:
-    failed = sum(1 for r in result.results.values() if r.passed is False)
-    score = result.scores.get(primary) if primary else None
-    adjusted = _adjusted(score, summaries.get(primary) if primary else None)
-    return (_STATUS_ORDER.get(result.status, 4), adjusted, -failed, result.id)
+def _detail(
+    result: SampleResult, sample: Sample | None, metric_index: Mapping[str, int]
+) -> dict[str, Any]:
+    """What a person opens the sample for; contexts still as texts (the packer numbers them)."""
+    query, response, contexts = _texts(result, sample)
+    located = valid_spans(result.claims, len(response)) if response is not None else set()
+    detail: dict[str, Any] = {
+        "c": [_claim(c, response, i in located, contexts) for i, c in enumerate(result.claims)],
+        "m": [
+            [metric_index[name], _number(r.score), r.passed, r.status.value, r.reason]
+            for name, r in result.results.items()
+        ],
+        "x": [[c.text, c.id, c.source] for c in contexts],
+    }
+    if sample is not None or response is not None:
+        detail["t"] = response
+    if query:
+        detail["q"] = query
+    if result.error:
+        detail["err"] = str(result.error)
+    if (latency := _number(result.latency_ms)) is not None:
+        detail["lat"] = round(latency, 1)
+    if result.steps:
+        detail["st"] = [[s.name, round(s.latency_ms, 1)] for s in result.steps]
+    return detail
 
 
-def _view(index: int, result: SampleResult, sample: Sample | None, *, open: bool) -> SampleView:
-    anchor = f"s{index}"
-    response = sample.response if sample is not None else None
-    located = _valid_spans(result.claims, len(response)) if response is not None else set()
-    claims = tuple(
-        ClaimView(
-            number=i + 1,
-            anchor=f"{anchor}-c{i + 1}",
-            record=record,
-            style=VERDICTS[record.verdict],
-            context=_cited(record, sample),
-            located=i in located,
-        )
-        for i, record in enumerate(result.claims)
-    )
-    metrics = tuple(
-        MetricLine(name, r.score, r.passed, r.status.value, r.reason)
-        for name, r in result.results.items()
-    )
-    present = {c.record.verdict for c in claims}
-    return SampleView(
-        anchor=anchor,
-        result=result,
-        sample=sample,
-        metrics=metrics,
-        segments=_segments(response, claims) if response is not None else (),
-        claims=claims,
-        failed=tuple(m.name for m in metrics if m.passed is False),
-        verdicts=" ".join(v.value for v in VERDICTS if v in present),
-        open=open,
-    )
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def sample_views(
-    results: Sequence[SampleResult],
-    samples: Mapping[str, Sample] | None,
-    summaries: Mapping[str, MetricSummary],
-    *,
-    opened: int = 3,
-) -> list[SampleView]:
-    """The samples, worst first: errors, then scored samples by their first metric's score in
-    its direction (ties: more failed metrics first), then samples that were not evaluated.
+@dataclass
+class _Stream:
+    """A gzip stream fed text as it is made; only the compressed bytes are kept."""
 
-    The first `opened` samples are shown expanded.
-    """
-    primary = next(iter(summaries), None)
-    ordered = sorted(results, key=lambda r: _order_key(r, primary, summaries))
-    found = samples or {}
-    return [
-        _view(i, result, found.get(result.id), open=i < opened) for i, result in enumerate(ordered)
-    ]
+    compressor: Any = field(default_factory=lambda: zlib.compressobj(6, zlib.DEFLATED, 31))
+    chunks: list[bytes] = field(default_factory=list)
+
+    def write(self, text: str) -> None:
+        self.chunks.append(self.compressor.compress(text.encode("utf-8")))
+
+    def close(self) -> bytes:
+        self.chunks.append(self.compressor.flush())
+        return b"".join(self.chunks)
+
+
+@dataclass
+class _Worst:
+    """The `limit` items with the smallest keys seen so far, kept in at most twice that room."""
+
+    limit: int | None
+    items: list[tuple[SortKey, bytes]] = field(default_factory=list)
+    bar: SortKey | None = None
+    """The largest key still kept after the last pruning; anything above it cannot make it."""
+
+    def wants(self, key: SortKey) -> bool:
+        if self.limit == 0:
+            return False
+        return self.bar is None or key <= self.bar
+
+    def add(self, key: SortKey, item: bytes) -> None:
+        self.items.append((key, item))
+        if self.limit is not None and len(self.items) > 2 * max(self.limit, 1):
+            self.prune()
+
+    def prune(self) -> None:
+        self.items.sort(key=lambda pair: pair[0])
+        if self.limit is None:
+            return
+        del self.items[self.limit :]
+        self.bar = self.items[-1][0] if self.items else None
+
+
+@dataclass(frozen=True)
+class PackedSamples:
+    """The packed samples and what the page says about them."""
+
+    data: str
+    """The JSON document, gzip-compressed, base64-encoded."""
+    total: int
+    detailed: int
+    claims: int
+    with_text: int
+    """Detailed samples whose response text the renderer had."""
+
+
+class SamplePacker:
+    """Packs samples fed one at a time (`add`), then `finish` gives the page's data."""
+
+    def __init__(self, summaries: Mapping[str, MetricSummary], *, limit: int | None) -> None:
+        self.primary = next(iter(summaries), None)
+        self.summary = summaries.get(self.primary) if self.primary else None
+        self.metrics: dict[str, int] = {name: i for i, name in enumerate(summaries)}
+        self.stream = _Stream()
+        self.keys: list[SortKey] = []
+        self.worst = _Worst(limit)
+        self.claims = 0
+        self.stream.write('{"rows":[')
+
+    def add(self, result: SampleResult, sample: Sample | None) -> None:
+        """One sample's result, with its dataset row where the renderer has it."""
+        index = len(self.keys)
+        for name in result.results:
+            self.metrics.setdefault(name, len(self.metrics))
+        key = order_key(result, index, self.primary, self.summary)
+        self.keys.append(key)
+        self.claims += len(result.claims)
+        self.stream.write(("," if index else "") + _json(self._row(result)))
+        if self.worst.wants(key):
+            detail = _detail(result, sample, self.metrics)
+            detail["row"] = index
+            self.worst.add(key, zlib.compress(_json(detail).encode("utf-8"), 1))
+
+    def _row(self, result: SampleResult) -> list[Any]:
+        verdicts = 0
+        for claim in result.claims:
+            verdicts |= 1 << _VERDICT_INDEX[claim.verdict]
+        failed = [self.metrics[n] for n, r in result.results.items() if r.passed is False]
+        score = _number(result.scores.get(self.primary)) if self.primary else None
+        category = result.category
+        status = _STATUS_INDEX[result.status]
+        return [result.id, status, category, score, failed, verdicts, len(result.claims)]
+
+    def finish(self) -> PackedSamples:
+        """The page's data: the rows already written, then the order, details and contexts."""
+        self.worst.prune()
+        order = sorted(range(len(self.keys)), key=self.keys.__getitem__)
+        self.stream.write('],"order":' + _json(order) + ',"details":[')
+        texts: dict[str, int] = {}
+        with_text = 0
+        for n, (_key, item) in enumerate(self.worst.items):
+            detail = json.loads(zlib.decompress(item))
+            detail["x"] = [_context_ref(texts, *context) for context in detail["x"]]
+            with_text += detail.get("t") is not None
+            self.stream.write(("," if n else "") + _json(detail))
+        head = {
+            "contexts": list(texts),
+            "version": FORMAT_VERSION,
+            "verdicts": [[v.value, s.css, s.label, s.symbol] for v, s in VERDICTS.items()],
+            "statuses": [s.value for s in _STATUSES],
+            "metrics": list(self.metrics),
+            "primary": self.primary,
+            "total": len(self.keys),
+            "detailed": len(self.worst.items),
+        }
+        self.stream.write("]," + _json(head)[1:])
+        data = base64.b64encode(self.stream.close()).decode("ascii")
+        return PackedSamples(data, len(self.keys), len(self.worst.items), self.claims, with_text)
+
+
+def _context_ref(
+    texts: dict[str, int], text: str, id: str | None, source: str | None
+) -> int | list[Any]:
+    """A context as its number in the shared table, with its id and source where it has them."""
+    number = texts.setdefault(text, len(texts))
+    return number if id is None and source is None else [number, id, source]
+
+
+def unpack(data: str) -> dict[str, Any]:
+    """The JSON document `SamplePacker` made, from its base64 text: what the page's script
+    reads, for tests and for tools that read an HTML report back."""
+    document = json.loads(zlib.decompress(base64.b64decode(data), 31))
+    if not isinstance(document, dict) or document.get("version") != FORMAT_VERSION:
+        raise ValueError("not a VERA HTML report's sample data (version 1)")
+    return document

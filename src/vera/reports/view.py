@@ -2,11 +2,14 @@
 
 Each function turns one part of the report into plain values and chart `Markup` for the
 template, so the template holds layout only. A part the report lacks (no baselines, no
-history, no judge usage) comes back empty, and the template leaves its section out.
+history, no judge usage) comes back empty, and the template leaves its section out. What needs
+the per-sample results (score histograms, pipeline steps) reads a `SampleTally` gathered in the
+one pass the renderer makes over them, since a streamed run's results can be read only once.
 """
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,7 +17,7 @@ from typing import Any
 from markupsafe import Markup
 
 from vera.comparison import MetricComparison
-from vera.report import RUN_FIGURES, GroupStats, MetricSummary, Report, SampleStatus
+from vera.report import RUN_FIGURES, GroupStats, MetricSummary, Report, SampleResult, SampleStatus
 from vera.reports.charts import Bar, bar_panel, histogram, range_bar, trend_chart
 from vera.stats import Estimate, percentile
 
@@ -23,6 +26,7 @@ __all__ = [
     "Card",
     "HistoryPoint",
     "Panel",
+    "SampleTally",
     "StepRow",
     "baseline_view",
     "breakdown_panels",
@@ -92,16 +96,41 @@ def cards(report: Report) -> list[Card]:
     ]
 
 
-def distributions(report: Report) -> list[Panel]:
+@dataclass
+class SampleTally:
+    """What the page needs from every sample besides its own entry, gathered one sample at a
+    time: each metric's scores over the scored samples, each pipeline step's figures, and the
+    statuses and categories present (for the filters)."""
+
+    count: int = 0
+    scores: dict[str, array[float]] = field(default_factory=dict)
+    step_latencies: dict[str, array[float]] = field(default_factory=dict)
+    step_calls: dict[str, int] = field(default_factory=dict)
+    step_cost: dict[str, float] = field(default_factory=dict)
+    statuses: set[SampleStatus] = field(default_factory=set)
+    categories: set[str] = field(default_factory=set)
+
+    def add(self, result: SampleResult) -> None:
+        """Count one sample's result in."""
+        self.count += 1
+        self.statuses.add(result.status)
+        if result.category is not None:
+            self.categories.add(result.category)
+        if result.status is SampleStatus.SCORED:
+            for name, score in result.scores.items():
+                if score is not None:
+                    self.scores.setdefault(name, array("d")).append(score)
+        for step in result.steps:
+            self.step_latencies.setdefault(step.name, array("d")).append(step.latency_ms)
+            self.step_calls[step.name] = self.step_calls.get(step.name, 0) + step.judge_calls
+            self.step_cost[step.name] = self.step_cost.get(step.name, 0.0) + step.cost_usd
+
+
+def distributions(report: Report, tally: SampleTally) -> list[Panel]:
     """A histogram of each metric's per-sample scores, over the scored samples."""
     panels = []
     for name, summary in report.metric_summary.items():
-        scores = [
-            score
-            for result in report.samples
-            if result.status is SampleStatus.SCORED
-            and (score := result.scores.get(name)) is not None
-        ]
+        scores = tally.scores.get(name, array("d"))
         chart = histogram(
             scores,
             threshold=summary.threshold,
@@ -256,26 +285,18 @@ class StepRow:
     cost_usd: float
 
 
-def step_rows(report: Report) -> list[StepRow]:
+def step_rows(tally: SampleTally) -> list[StepRow]:
     """Each pipeline step's latency percentiles, judge calls and cost over the run."""
-    latencies: dict[str, list[float]] = {}
-    calls: dict[str, int] = {}
-    cost: dict[str, float] = {}
-    for result in report.samples:
-        for step in result.steps:
-            latencies.setdefault(step.name, []).append(step.latency_ms)
-            calls[step.name] = calls.get(step.name, 0) + step.judge_calls
-            cost[step.name] = cost.get(step.name, 0.0) + step.cost_usd
     return [
         StepRow(
             name=name,
             samples=len(values),
             p50=percentile(values, 50),
             p95=percentile(values, 95),
-            judge_calls=calls[name],
-            cost_usd=cost[name],
+            judge_calls=tally.step_calls[name],
+            cost_usd=tally.step_cost[name],
         )
-        for name, values in latencies.items()
+        for name, values in tally.step_latencies.items()
     ]
 
 

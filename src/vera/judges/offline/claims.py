@@ -5,6 +5,7 @@ from __future__ import annotations
 from vera.judges.offline.clauses import split_clauses
 from vera.judges.offline.lexicon import CHATTER
 from vera.judges.offline.tokens import analyse, stem
+from vera.sample_limits import check_deadline
 
 # The abstention rule is shared with the answer metrics, so it lives in the text layer;
 # re-exported here.
@@ -33,6 +34,7 @@ def extract_claims(response: str) -> list[Claim]:
     """
     claims: list[Claim] = []
     for unit in split_units(response):
+        check_deadline()
         if not unit.claimable:
             continue
         for start, end in split_clauses(response, unit.start, unit.end):

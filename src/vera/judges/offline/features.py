@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vera.judges.offline.passages import Passage, passages
-from vera.judges.offline.tokens import analyse
+from vera.judges.offline.index import Postings
+from vera.judges.offline.passages import passage_postings
+from vera.judges.offline.tokens import analyse, analyse_text
 from vera.types import Claim, ClaimVerdict, Verdict
 
 __all__ = ["FEATURES", "SampleFacts", "claim_features"]
@@ -39,20 +40,21 @@ class SampleFacts:
 
     content: frozenset[str]
     number_keys: frozenset[str]
-    sentences: tuple[Passage, ...]
+    passages: tuple[Postings, ...]
+    """Each context's sentences (`passages.passages`), indexed."""
     response_missing_share: float
     structured: bool
 
     @classmethod
     def of(cls, claims: Sequence[Claim], contexts: Sequence[str]) -> SampleFacts:
-        joined = analyse("\n".join(contexts))
+        joined = analyse_text("\n".join(contexts))
         content = joined.content
         response_content = analyse("\n".join(c.text for c in claims)).content
         missing = sum(1 for w in response_content if w not in content)
         return cls(
             content=content,
             number_keys=frozenset(n.key for n in joined.numbers),
-            sentences=tuple(passages(contexts)),
+            passages=tuple(passage_postings(text) for text in contexts),
             response_missing_share=missing / max(1, len(response_content)),
             structured=any(c.lstrip().startswith(("{", "[")) for c in contexts),
         )
@@ -65,7 +67,7 @@ def claim_features(
     facts = analyse(claim.text)
     content = facts.content
     missing = sum(1 for w in content if w not in sample.content)
-    best = max((len(content & p.content) for p in sample.sentences), default=0)
+    best = max((index.best(content)[0] for index in sample.passages), default=0)
     contradicted = lexical.verdict is Verdict.CONTRADICTED
     # Number keys are part of `content`; one the quoted window lacks is what the conflict is.
     quoted = analyse(lexical.evidence).content if contradicted and facts.numbers else frozenset()

@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 from vera.judges.base import BaseJudge, JudgeDescription
 from vera.judges.offline.claims import extract_claims
 from vera.judges.offline.features import SampleFacts, claim_features
+from vera.judges.offline.index import LONG_TEXT
 from vera.judges.offline.model import SupportModel, load_model
 from vera.judges.offline.relevance import rate_relevance
 from vera.judges.offline.verify import Settings, verify
+from vera.sample_limits import check_deadline
 from vera.types import Claim, ClaimVerdict, RelevanceVerdict, Verdict
 
 __all__ = ["OfflineJudge"]
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
 
 
 class OfflineJudge(BaseJudge):
@@ -141,12 +148,16 @@ class OfflineJudge(BaseJudge):
 
     async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
         """Split `response` into claims "c1", "c2", ... with exact spans; `query` is unused."""
-        return extract_claims(response)
+        return await _off_loop_if_long(len(response), extract_claims, response)
 
     async def verify_claims(
         self, claims: Sequence[Claim], contexts: Sequence[str]
     ) -> list[ClaimVerdict]:
         """One verdict per claim, in order, each citing the context window it rests on."""
+        chars = sum(map(len, contexts)) + sum(len(c.text) for c in claims)
+        return await _off_loop_if_long(chars, self._verify, claims, contexts)
+
+    def _verify(self, claims: Sequence[Claim], contexts: Sequence[str]) -> list[ClaimVerdict]:
         lexical = verify(claims, contexts, self.settings)
         if self.model is None or not claims:
             return lexical
@@ -155,6 +166,7 @@ class OfflineJudge(BaseJudge):
         sample = SampleFacts.of(claims, contexts)
         out = []
         for i, (claim, verdict) in enumerate(zip(claims, lexical, strict=True)):
+            check_deadline()
             features = claim_features(claim, i, len(claims), verdict, sample)
             out.append(self._combine(verdict, self.model.support(features)))
         return out
@@ -181,4 +193,20 @@ class OfflineJudge(BaseJudge):
 
     async def rate_relevance(self, query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:
         """How relevant each text is to `query`, by the query words it mentions."""
-        return rate_relevance(query, texts)
+        chars = len(query) + sum(map(len, texts))
+        return await _off_loop_if_long(chars, rate_relevance, query, texts)
+
+
+async def _off_loop_if_long(
+    chars: int, work: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs
+) -> _T:
+    """`work(*args, **kwargs)`, in a worker thread when its input is over `LONG_TEXT` chars.
+
+    Seconds of CPU on the event loop would hold up everything else on it: other samples' judge
+    calls and their timeouts, the progress display. Below `LONG_TEXT` the thread hop costs more
+    than it frees. The thread inherits the sample's deadline (`to_thread` copies the context),
+    so work whose sample has timed out stops at its next check instead of running on unseen.
+    """
+    if chars <= LONG_TEXT:
+        return work(*args, **kwargs)
+    return await asyncio.to_thread(work, *args, **kwargs)

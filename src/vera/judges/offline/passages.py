@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
+from vera.judges.offline.index import Postings, by_length, context_index
 from vera.judges.offline.tokens import analyse
-from vera.text.segment import split_units
+from vera.sample_limits import check_deadline
 
-__all__ = ["Passage", "evidence_for"]
+__all__ = ["Passage", "evidence_for", "passage_postings", "passages"]
 
 # Separates non-adjacent sentences in the evidence text, so the model can tell a gap.
 GAP = " … "
@@ -37,21 +37,42 @@ LONG = 300
 _COMMA = re.compile(r",\s+")
 
 
-@lru_cache(maxsize=4096)
-def _sentences(text: str) -> tuple[tuple[int, int, frozenset[str]], ...]:
-    # Cached by text: samples share passages, and a context is split once per run, not per claim.
-    spans: list[tuple[int, int]] = []
-    for unit in split_units(text):
-        if unit.end - unit.start <= LONG:
-            spans.append((unit.start, unit.end))
+@dataclass(frozen=True, slots=True)
+class _TextPassages:
+    found: tuple[tuple[int, int, frozenset[str]], ...]
+    postings: Postings
+
+
+def _split(text: str) -> _TextPassages:
+    # A sentence no longer than LONG is a passage as it is: its words are the index's.
+    index = context_index(text)
+    found: list[tuple[int, int, frozenset[str]]] = []
+    for i, (start, end) in enumerate(index.spans):
+        check_deadline()
+        if end - start <= LONG:
+            found.append((start, end, index.postings.contents[i]))
             continue
-        start = unit.start
-        for comma in _COMMA.finditer(text, unit.start, unit.end):
-            if comma.start() - start >= LONG // 2:
-                spans.append((start, comma.start() + 1))
-                start = comma.end()
-        spans.append((start, unit.end))
-    return tuple((start, end, analyse(text[start:end]).content) for start, end in spans)
+        for piece_start, piece_end in _cut_at_commas(text, start, end):
+            found.append((piece_start, piece_end, analyse(text[piece_start:piece_end]).content))
+    return _TextPassages(tuple(found), Postings([content for _, _, content in found]))
+
+
+def _cut_at_commas(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    for comma in _COMMA.finditer(text, start, end):
+        if comma.start() - start >= LONG // 2:
+            spans.append((start, comma.start() + 1))
+            start = comma.end()
+    spans.append((start, end))
+    return spans
+
+
+_passages_of = by_length(_split)
+
+
+def passage_postings(text: str) -> Postings:
+    """The index of `text`'s passages (see `passages`), built once per text."""
+    return _passages_of(text).postings
 
 
 def passages(contexts: Sequence[str]) -> list[Passage]:
@@ -59,7 +80,7 @@ def passages(contexts: Sequence[str]) -> list[Passage]:
     return [
         Passage(index, start, end, content)
         for index, text in enumerate(contexts)
-        for start, end, content in _sentences(text)
+        for start, end, content in _passages_of(text).found
     ]
 
 

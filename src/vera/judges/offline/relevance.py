@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from vera.judges.offline.lexicon import CHATTER
-from vera.judges.offline.tokens import analyse, stem
+from vera.judges.offline.tokens import analyse, analyse_text, stem
 from vera.types import Relevance, RelevanceVerdict
 
 __all__ = ["RELEVANT_COVERAGE", "rate_relevance"]
@@ -31,7 +31,7 @@ def rate_relevance(query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:
         ]
     verdicts = []
     for text in texts:
-        shared = wanted & analyse(text).content
+        shared = wanted & analyse_text(text).content
         coverage = len(shared) / len(wanted)
         if coverage >= RELEVANT_COVERAGE:
             relevance = Relevance.RELEVANT

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
+from vera.judges.offline.index import context_index
 from vera.judges.offline.lexicon import ANTONYM_PAIRS
 from vera.judges.offline.tokens import Facts, analyse, merge, stem
-from vera.text.segment import split_units
+from vera.sample_limits import check_deadline
 from vera.types import Claim, ClaimVerdict, Verdict
 
 __all__ = ["Settings", "verify"]
@@ -57,47 +57,34 @@ def _antonym_table() -> dict[str, frozenset[str]]:
 _ANTONYMS = _antonym_table()
 
 
-@lru_cache(maxsize=2048)
-def _windows(text: str, size: int) -> tuple[_Window, ...]:
-    # Cached by text: datasets often share passages across samples, and `Facts` is immutable.
-    units = split_units(text)
-    facts = [analyse(text[u.start : u.end]) for u in units]
-    windows: list[_Window] = []
-    for width in range(1, max(size, 1) + 1):
-        for i in range(len(units) - width + 1):
-            parts = tuple(facts[i : i + width])
-            windows.append(_Window(units[i].start, units[i + width - 1].end, merge(parts), parts))
-    return tuple(windows)
-
-
 class _Contexts:
-    """One call's contexts, analysed once and shared by every claim."""
+    """One call's contexts, each analysed once per text and shared by every claim."""
 
     def __init__(self, contexts: Sequence[str], window_sentences: int) -> None:
         self.texts = list(contexts)
-        self.windows = [
-            (index, window)
-            for index, text in enumerate(self.texts)
-            for window in _windows(text, window_sentences)
-        ]
-        per_context: list[list[Facts]] = [[] for _ in self.texts]
-        for index, window in self.windows:
-            if len(window.sentences) == 1:
-                per_context[index].append(window.facts)
-        self.words = [frozenset().union(*(f.words for f in facts)) for facts in per_context]
-        self.number_keys = frozenset(
-            n.key for facts in per_context for f in facts for n in f.numbers
-        )
+        self.width = max(window_sentences, 1)
+        self.indexes = [context_index(text) for text in self.texts]
+        self.words = [index.words for index in self.indexes]
+        self.number_keys = frozenset().union(*(index.number_keys for index in self.indexes))
 
     def best(self, content: frozenset[str]) -> _Match | None:
-        """The window sharing most content with the claim; ties go to the shorter, then first."""
-        best: _Match | None = None
-        best_rank = (0, 0)
-        for index, window in self.windows:
-            rank = (len(content & window.facts.content), -len(window.sentences))
-            if rank > best_rank:
-                best, best_rank = _Match(index, window, rank[0]), rank
-        return best if best is not None and best.hits > 0 else None
+        """The window sharing most content with the claim; ties go to the shorter, then the
+        first (the first context, then the first sentence)."""
+        best: tuple[int, int, int] = (0, 0, 0)
+        where = 0
+        for number, index in enumerate(self.indexes):
+            found = index.postings.best(content, self.width)
+            if found[:2] > best[:2]:
+                best, where = found, number
+        hits, size, start = best[0], -best[1], -best[2]
+        if hits == 0:
+            return None
+        index = self.indexes[where]
+        parts = tuple(index.facts(i) for i in range(start, start + size))
+        window = _Window(
+            index.spans[start][0], index.spans[start + size - 1][1], merge(parts), parts
+        )
+        return _Match(where, window, hits)
 
     def names(self, words: frozenset[str]) -> bool:
         """Whether some single context holds every word of a name."""
@@ -113,7 +100,11 @@ def verify(
             ClaimVerdict(c.id, Verdict.NO_EVIDENCE, reason="no context was given") for c in claims
         ]
     index = _Contexts(contexts, settings.window_sentences)
-    return [_judge(claim, index, settings) for claim in claims]
+    verdicts = []
+    for claim in claims:
+        check_deadline()
+        verdicts.append(_judge(claim, index, settings))
+    return verdicts
 
 
 def _judge(claim: Claim, index: _Contexts, settings: Settings) -> ClaimVerdict:
