@@ -8,9 +8,11 @@ could be scored).
 
 from __future__ import annotations
 
+import inspect
 import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -394,62 +396,85 @@ _SampleTimeoutFlag = Annotated[
 ]
 
 
+_EVAL_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
+    ("dataset", _DatasetFlag, None),
+    ("metric", _MetricFlag, None),
+    ("output", _OutputFlag, None),
+    ("regression", _RegressionFlag, False),
+    ("baseline_run", _BaselineRunFlag, None),
+    ("html", _HtmlFlag, None),
+    ("markdown", _MarkdownFlag, None),
+    ("junit", _JunitFlag, None),
+    ("quick", _QuickFlag, False),
+    ("threshold", _ThresholdFlag, None),
+    ("judge", _JudgeFlag, None),
+    ("cascade_judge", _CascadeJudgeFlag, None),
+    ("cascade_low", _CascadeLowFlag, None),
+    ("cascade_high", _CascadeHighFlag, None),
+    ("offline_min_support", _OfflineMinSupportFlag, None),
+    ("judge_base_url", _JudgeBaseUrlFlag, None),
+    ("judge_mode", _JudgeModeFlag, None),
+    ("judge_samples", _JudgeSamplesFlag, None),
+    ("judge_temperature", _JudgeTemperatureFlag, None),
+    ("max_tokens", _MaxTokensFlag, None),
+    ("timeout", _TimeoutFlag, None),
+    ("retries", _RetriesFlag, None),
+    ("fail_fast", _FailFastFlag, None),
+    ("prompts_dir", _PromptsDirFlag, None),
+    ("pipeline", _PipelineFlag, None),
+    ("baseline", _BaselineFlag, None),
+    ("generator", _GeneratorFlag, None),
+    ("generator_base_url", _GeneratorBaseUrlFlag, None),
+    ("top_k", _TopKFlag, 3),
+    ("documents", _DocumentsFlag, None),
+    ("chunk_size", _ChunkSizeFlag, 800),
+    ("chunk_overlap", _ChunkOverlapFlag, 100),
+    ("check_laws", _CheckLawsFlag, False),
+    ("resume", _ResumeFlag, None),
+    ("no_history", _NoHistoryFlag, False),
+    ("history_path", _HistoryPathFlag, None),
+    ("no_cache", _NoCacheFlag, False),
+    ("cache_path", _CachePathFlag, None),
+    ("max_cost", _MaxCostFlag, None),
+    ("max_errors", _MaxErrorsFlag, None),
+    ("skip_invalid", _SkipInvalidFlag, False),
+    ("format", _FormatFlag, None),
+    ("dry_run", _DryRunFlag, False),
+    ("group_by", _GroupByFlag, None),
+    ("concurrency", _ConcurrencyFlag, None),
+    ("max_response_chars", _MaxResponseCharsFlag, None),
+    ("max_context_chars", _MaxContextCharsFlag, None),
+    ("sample_timeout", _SampleTimeoutFlag, None),
+)
+"""`vera eval`'s options, in the order `--help` lists them: name, type with its typer.Option,
+default. A table rather than a signature of some fifty parameters; `_takes` turns it into one."""
+
+CommandT = TypeVar("CommandT", bound=Callable[..., Any])
+
+
+def _takes(options: Sequence[tuple[str, Any, Any]]) -> Callable[[CommandT], CommandT]:
+    """Give a `**flags` command the signature `options` describe, which typer reads."""
+
+    def attach(command: CommandT) -> CommandT:
+        parameters = [
+            inspect.Parameter(
+                name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind
+            )
+            for name, kind, default in options
+        ]
+        command.__signature__ = inspect.Signature(parameters, return_annotation=None)  # type: ignore[attr-defined]
+        return command
+
+    return attach
+
+
 @app.command("eval")
-def eval_command(
-    dataset: _DatasetFlag = None,
-    metric: _MetricFlag = None,
-    output: _OutputFlag = None,
-    regression: _RegressionFlag = False,
-    baseline_run: _BaselineRunFlag = None,
-    html: _HtmlFlag = None,
-    markdown: _MarkdownFlag = None,
-    junit: _JunitFlag = None,
-    quick: _QuickFlag = False,
-    threshold: _ThresholdFlag = None,
-    judge: _JudgeFlag = None,
-    cascade_judge: _CascadeJudgeFlag = None,
-    cascade_low: _CascadeLowFlag = None,
-    cascade_high: _CascadeHighFlag = None,
-    offline_min_support: _OfflineMinSupportFlag = None,
-    judge_base_url: _JudgeBaseUrlFlag = None,
-    judge_mode: _JudgeModeFlag = None,
-    judge_samples: _JudgeSamplesFlag = None,
-    judge_temperature: _JudgeTemperatureFlag = None,
-    max_tokens: _MaxTokensFlag = None,
-    timeout: _TimeoutFlag = None,
-    retries: _RetriesFlag = None,
-    fail_fast: _FailFastFlag = None,
-    prompts_dir: _PromptsDirFlag = None,
-    pipeline: _PipelineFlag = None,
-    baseline: _BaselineFlag = None,
-    generator: _GeneratorFlag = None,
-    generator_base_url: _GeneratorBaseUrlFlag = None,
-    top_k: _TopKFlag = 3,
-    documents: _DocumentsFlag = None,
-    chunk_size: _ChunkSizeFlag = 800,
-    chunk_overlap: _ChunkOverlapFlag = 100,
-    check_laws: _CheckLawsFlag = False,
-    resume: _ResumeFlag = None,
-    no_history: _NoHistoryFlag = False,
-    history_path: _HistoryPathFlag = None,
-    no_cache: _NoCacheFlag = False,
-    cache_path: _CachePathFlag = None,
-    max_cost: _MaxCostFlag = None,
-    max_errors: _MaxErrorsFlag = None,
-    skip_invalid: _SkipInvalidFlag = False,
-    format: _FormatFlag = None,
-    dry_run: _DryRunFlag = False,
-    group_by: _GroupByFlag = None,
-    concurrency: _ConcurrencyFlag = None,
-    max_response_chars: _MaxResponseCharsFlag = None,
-    max_context_chars: _MaxContextCharsFlag = None,
-    sample_timeout: _SampleTimeoutFlag = None,
-) -> None:
+@_takes(_EVAL_OPTIONS)
+def eval_command(**flags: Any) -> None:
     """Evaluate a dataset and print a summary: vera eval -d answers.jsonl --threshold 0.8"""
-    flags = dict(locals())
     try:
         plan, resume_id = _plan(flags)
-        if dry_run:
+        if flags["dry_run"]:
             return _print_estimate(estimate_plan(plan))
         result = _run(plan, resume_id)
     except (VeraError, ValueError) as exc:
