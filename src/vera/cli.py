@@ -396,6 +396,25 @@ _SampleTimeoutFlag = Annotated[
 ]
 
 
+_ExecutorFlag = Annotated[
+    str | None,
+    typer.Option(
+        "--executor",
+        help="local (default), or ray: the samples run on the workers of a Ray cluster "
+        "(pip install 'vera-eval[ray]').",
+    ),
+]
+_RayAddressFlag = Annotated[
+    str | None,
+    typer.Option("--ray-address", help="With --executor ray: the cluster to join (else local)."),
+]
+_RayWorkersFlag = Annotated[
+    int | None,
+    typer.Option(
+        "--ray-workers", min=1, help="With --executor ray: workers (default one per CPU)."
+    ),
+]
+
 _EVAL_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
     ("dataset", _DatasetFlag, None),
     ("metric", _MetricFlag, None),
@@ -442,6 +461,9 @@ _EVAL_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
     ("dry_run", _DryRunFlag, False),
     ("group_by", _GroupByFlag, None),
     ("concurrency", _ConcurrencyFlag, None),
+    ("executor", _ExecutorFlag, None),
+    ("ray_address", _RayAddressFlag, None),
+    ("ray_workers", _RayWorkersFlag, None),
     ("max_response_chars", _MaxResponseCharsFlag, None),
     ("max_context_chars", _MaxContextCharsFlag, None),
     ("sample_timeout", _SampleTimeoutFlag, None),
@@ -585,6 +607,9 @@ _SETTING_FLAGS = {
     "timeout": "timeout",
     "retries": "retries",
     "fail_fast": "fail_fast",
+    "executor": "executor",
+    "ray_address": "ray_address",
+    "ray_workers": "ray_workers",
     "judge_prompts_dir": "prompts_dir",
     "cascade_judge": "cascade_judge",
     "cascade_low": "cascade_low",

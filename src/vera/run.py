@@ -9,9 +9,10 @@ synchronous edge.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -316,8 +317,13 @@ async def _pass(
         total = min(total, QUICK_SAMPLES)
     observer.pass_started(pipeline.name if pipeline else None, total, len(done or {}))
 
+    execute: Callable[..., Awaitable[Report]] = run_pass
+    if plan.settings.executor == "ray":
+        from vera.executors.ray import ray_pass  # imported only when chosen
+
+        execute = functools.partial(ray_pass, plan)
     try:
-        return await run_pass(
+        return await execute(
             parts.samples(plan.quick),
             parts.metrics,
             parts.judge,

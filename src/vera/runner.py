@@ -302,17 +302,45 @@ async def run_pass(
     async def score(sample: Sample) -> SampleResult:
         return await evaluate_sample(sample, metrics, active_judge, group_by, pipeline, limits)
 
-    builder = ReportBuilder(
-        {m.name: m.threshold for m in metrics},
-        lower_is_better=[m.name for m in metrics if not m.higher_is_better],
-        group_by=group_by,
-    )
+    builder = _report_builder(metrics, group_by)
     scheduler = _Scheduler(
         score, concurrency, progress, group_by, resume_from or {}, builder, keep_samples, record
     )
     finished = await scheduler.run(samples)
-    stop = scheduler.stop
-    description = active_judge.describe()
+    return _build_report(
+        builder,
+        active_judge,
+        finished,
+        started=started,
+        stop=scheduler.stop,
+        dataset_name=dataset_name,
+        source=source,
+        pipeline=pipeline,
+    )
+
+
+def _report_builder(metrics: Sequence[Metric], group_by: Sequence[str]) -> ReportBuilder:
+    """The builder that counts one pass's results as they finish."""
+    return ReportBuilder(
+        {m.name: m.threshold for m in metrics},
+        lower_is_better=[m.name for m in metrics if not m.higher_is_better],
+        group_by=group_by,
+    )
+
+
+def _build_report(
+    builder: ReportBuilder,
+    judge: Judge,
+    finished: list[SampleResult],
+    *,
+    started: datetime,
+    stop: RunStopError | None,
+    dataset_name: str | None,
+    source: SampleSource | None,
+    pipeline: Pipeline | None,
+) -> Report:
+    """The report of one pass, from its builder (shared by every executor)."""
+    description = judge.describe()
     return builder.build(
         dataset=dataset_name or (source.name if source else "samples"),
         judge=description.spec,

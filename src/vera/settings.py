@@ -104,6 +104,14 @@ class Settings(BaseModel):
     lock_timeout: float = Field(default=DEFAULT_LOCK_TIMEOUT, gt=0)
     """Seconds a write to the history or the cache waits for another run's write, before the
     run fails with exit 2."""
+    executor: Literal["local", "ray"] = "local"
+    """Where samples are evaluated: "local" (this process) or "ray" (worker processes of a
+    Ray cluster, the `ray` extra; see `vera.executors.ray`)."""
+    ray_address: str | None = None
+    """With `executor = "ray"`: the cluster to join ("auto", "ray://HOST:10001"); None
+    starts a local Ray on this machine."""
+    ray_workers: int | None = Field(default=None, ge=1)
+    """With `executor = "ray"`: worker processes; None takes one per CPU of the cluster."""
     gates: GateConfig = Field(default_factory=GateConfig)
     """The `[gates]` table: per-metric, per-category and latency limits (see `vera.gates`)."""
 

@@ -15,7 +15,9 @@ is the judge NAME and its object a factory with the built-ins' signature,
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from vera.errors import ConfigError
 from vera.judges.base import Judge
@@ -41,6 +43,7 @@ __all__ = [
     "create_judge",
     "create_managed_model",
     "judge_names",
+    "shared_limits",
 ]
 
 ENTRY_POINT_GROUP = "vera.judges"
@@ -155,6 +158,38 @@ def cascade_spec(settings: Settings) -> str:
     return second
 
 
+SharedLimits = Callable[[str, Settings], tuple[Limiter, CostLedger]]
+"""`parts(spec, settings) -> (limiter, ledger)`: what every managed model built inside a
+`shared_limits` block is limited and charged by, in place of its own."""
+
+_SHARED_LIMITS: ContextVar[SharedLimits | None] = ContextVar("vera_shared_limits", default=None)
+
+
+@contextmanager
+def shared_limits(parts: SharedLimits) -> Iterator[None]:
+    """Inside this block, `create_managed_model` (and so `create_judge`) takes each model's
+    limiter and ledger from `parts`: how an executor's worker processes share one rate limit
+    and one budget (see `vera.executors.ray`)."""
+    token = _SHARED_LIMITS.set(parts)
+    try:
+        yield
+    finally:
+        _SHARED_LIMITS.reset(token)
+
+
+def _limits(spec: str, settings: Settings, ledger: CostLedger | None) -> tuple[Limiter, CostLedger]:
+    shared = _SHARED_LIMITS.get()
+    if shared is not None:
+        limiter, shared_ledger = shared(spec, settings)
+        return limiter, ledger or shared_ledger
+    limiter = Limiter(
+        concurrency=settings.provider_concurrency,
+        requests_per_minute=settings.requests_per_minute,
+        tokens_per_minute=settings.tokens_per_minute,
+    )
+    return limiter, ledger or CostLedger(max_cost=settings.max_cost)
+
+
 def create_managed_model(
     spec: str,
     settings: Settings | None = None,
@@ -167,20 +202,17 @@ def create_managed_model(
     `base_url` defaults to the judge's."""
     settings = settings or Settings()
     model = create_chat_model(spec.strip(), base_url=base_url or settings.judge_base_url)
+    limiter, ledger = _limits(spec.strip(), settings, ledger)
     return ManagedChatModel(
         model,
         retry=RetryPolicy(max_attempts=settings.retries + 1),
         timeout=settings.timeout,
         health=ProviderHealth(spec.strip(), settings.fail_fast),
-        limiter=Limiter(
-            concurrency=settings.provider_concurrency,
-            requests_per_minute=settings.requests_per_minute,
-            tokens_per_minute=settings.tokens_per_minute,
-        ),
+        limiter=limiter,
         cache=(
             ResponseCache(settings.cache_path, lock_timeout=settings.lock_timeout)
             if settings.cache
             else None
         ),
-        ledger=ledger or CostLedger(max_cost=settings.max_cost),
+        ledger=ledger,
     )

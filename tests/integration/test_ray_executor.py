@@ -1,0 +1,170 @@
+"""`executor = "ray"` on a real local Ray (2 CPUs, one instance for the module): the same
+scores as a local run, every sample once; results in the run store and a resume that skips
+what was done; and one rate limit shared by two workers against the loopback server."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import ray
+from tests.support.loopback import LoopbackServer, Recorded, Reply
+from tests.support.scripted import scripted_openai
+
+import vera
+from vera.datasets import open_dataset
+from vera.errors import ConfigError
+from vera.judges.offline import OfflineJudge
+from vera.plan import DatasetRef, build_plan
+from vera.report import SampleResult
+from vera.run import RunObserver, run_plan, stored_plan
+from vera.settings import Settings
+
+RAY = Settings(executor="ray", ray_workers=2)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ray_instance() -> Iterator[None]:
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+    yield
+    ray.shutdown()
+
+
+def _scores(results: list[SampleResult]) -> dict[str, dict[str, float | None]]:
+    return {r.id: dict(r.scores) for r in results}
+
+
+def test_ray_scores_every_sample_once_as_a_local_run_does() -> None:
+    local = vera.evaluate("example", metrics=["faithfulness", "hallucination_rate"])
+    remote = vera.evaluate("example", metrics=["faithfulness", "hallucination_rate"], settings=RAY)
+    ids = [r.id for r in remote.samples]
+    assert ids == [r.id for r in local.samples]
+    assert len(set(ids)) == len(ids) == remote.counts["total"] == 28
+    assert _scores(list(remote.samples)) == _scores(list(local.samples))
+    assert remote.counts == local.counts
+    assert remote.metrics == local.metrics
+
+
+class _Interrupt(Exception):
+    pass
+
+
+class _StopAfter(RunObserver):
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = limit
+        self.finished = 0
+
+    def sample_finished(self, result: SampleResult) -> None:
+        self.finished += 1
+        if self.limit is not None and self.finished >= self.limit:
+            raise _Interrupt
+
+
+def test_ray_results_land_in_the_store_and_a_resume_skips_them(tmp_path: Path) -> None:
+    history = tmp_path / "runs.sqlite"
+    settings = RAY.model_copy(update={"history": True, "history_path": history})
+    plan = build_plan(dataset=DatasetRef(source="example"), settings=settings)
+    with pytest.raises(_Interrupt):
+        run_plan(plan, observer=_StopAfter(limit=5))
+    store = vera.history.RunStore(history)
+    try:
+        (record,) = store.list()
+        done = store.results(record.id)
+    finally:
+        store.close()
+    assert 5 <= len(done) < 28
+    stored, run_id = stored_plan(record.id, history)
+    observer = _StopAfter()
+    result = run_plan(stored, resume=run_id, observer=observer)
+    assert observer.finished == 28 - len(done)  # only the samples not done were evaluated
+    every = list(result.results())
+    assert [r.id for r in every] == [r.id for r in vera.evaluate("example").samples]
+    assert _scores(every) == _scores(list(vera.evaluate("example").samples))
+
+
+def test_two_workers_share_one_request_rate(
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    started: list[float] = []
+    lock = threading.Lock()
+
+    def stamped(request: Recorded) -> Reply:
+        with lock:
+            started.append(time.monotonic())
+        return scripted_openai(request)
+
+    loopback.default = stamped
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
+    per_second = 20.0
+    settings = RAY.model_copy(
+        update={
+            "judge": "openai:loopback-model",
+            "judge_base_url": loopback.openai_url,
+            "requests_per_minute": per_second * 60,
+            "cache": False,
+        }
+    )
+    report = vera.evaluate("example", settings=settings)
+    assert report.counts["scored"] == report.counts["total"] == 28  # none lost
+    assert len(started) >= 40
+    span = started[-1] - started[0]
+    assert (len(started) - 1) / span <= per_second * 1.25
+    for first in started:  # no second holds more than the limit, give or take a start
+        assert sum(first <= t < first + 1.0 for t in started) <= per_second * 1.25 + 1
+
+
+def test_ray_refuses_pipelines_and_judge_objects() -> None:
+    with pytest.raises(ConfigError, match="does not yet run pipelines"):
+        vera.evaluate("example", pipeline="naive-rag", settings=RAY)
+    with pytest.raises(ConfigError, match="by name"):
+        vera.evaluate("example", judge=OfflineJudge(learned=True), settings=RAY)
+
+
+def test_a_missing_ray_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vera.executors import ray as executor
+
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(ConfigError, match=r"pip install 'vera-eval\[ray\]'"):
+        executor._import_ray()
+
+
+def test_vera_toml_chooses_the_executor(tmp_path: Path) -> None:
+    (tmp_path / "vera.toml").write_text('executor = "ray"\nray-address = "auto"\nray-workers = 3\n')
+    settings = vera.load_settings(directory=tmp_path, environ={})
+    assert (settings.executor, settings.ray_address, settings.ray_workers) == ("ray", "auto", 3)
+
+
+class _DeadWorker:
+    """A worker handle whose every batch fails, as a killed actor's do."""
+
+    class _Run:
+        def remote(self, batch: object) -> _DeadWorker._Ref:
+            return _DeadWorker._Ref()
+
+    class _Ref:
+        def future(self) -> concurrent.futures.Future[object]:
+            failed: concurrent.futures.Future[object] = concurrent.futures.Future()
+            failed.set_exception(RuntimeError("The actor died unexpectedly\nSIGKILL"))
+            return failed
+
+    run = _Run()
+
+
+async def test_a_failed_worker_turns_its_batch_into_errors_and_loses_nothing() -> None:
+    from vera.executors import ray as executor
+    from vera.runner import _report_builder, _Scheduler
+
+    samples = list(open_dataset("example"))
+    recorded: dict[int, SampleResult] = {}
+    builder = _report_builder([], ())
+    sink = _Scheduler(executor._no_score, 1, None, (), {}, builder, True, recorded.__setitem__)
+    cluster = executor._Cluster(ray=None, quota=None, workers=[_DeadWorker(), _DeadWorker()])
+    await executor._dispatch(cluster, sink, samples, 4, ())
+    assert sorted(recorded) == list(range(len(samples)))
+    assert {r.status.value for r in recorded.values()} == {"error"}
+    assert "ray worker failed: RuntimeError: SIGKILL" in (recorded[0].error or "")
