@@ -173,56 +173,44 @@ def _claim_records(analysis: ClaimAnalysis) -> tuple[ClaimRecord, ...]:
     )
 
 
-class _Scheduler:
-    """One pass's scheduling: at most `concurrency` samples in flight, each result counted by
-    the report's `builder` as it finishes (and kept, in dataset order, only when `keep`), and a
-    run stop that every later sample hears of (as skipped)."""
+class PassResults:
+    """Where one pass's results go as they finish, whoever evaluates them (the local
+    `_Scheduler` or a Ray driver): counted by the report's `builder`, kept in dataset order
+    only when `keep`, handed to `record` and `progress`; and the run stop that every later
+    sample hears of (as skipped)."""
 
     def __init__(
         self,
-        score: Callable[[Sample], Awaitable[SampleResult]],
-        concurrency: int,
-        progress: ProgressCallback | None,
-        group_by: Sequence[str],
-        resume_from: Mapping[str, SampleResult],
         builder: ReportBuilder,
+        *,
         keep: bool,
-        record: RecordCallback | None = None,
+        progress: ProgressCallback | None,
+        record: RecordCallback | None,
+        resume_from: Mapping[str, SampleResult],
+        group_by: Sequence[str],
     ) -> None:
-        self.score = score
-        self.slots = asyncio.Semaphore(concurrency)
-        self.progress = progress
-        self.group_by = group_by
-        self.resume_from = resume_from
         self.builder = builder
-        self.record = record
-        self.results: dict[int, SampleResult] | None = {} if keep else None
+        self.progress = progress
+        self.record_to = record
+        self.resume_from = resume_from
+        self.group_by = group_by
+        self._kept: dict[int, SampleResult] | None = {} if keep else None
         self.stop: RunStopError | None = None
 
     def _keep(self, index: int, result: SampleResult) -> None:
         self.builder.add(result)
-        if self.results is not None:
-            self.results[index] = result
+        if self._kept is not None:
+            self._kept[index] = result
 
-    def _record(self, index: int, result: SampleResult) -> None:
+    def record(self, index: int, result: SampleResult) -> None:
+        """A newly finished sample at dataset position `index`."""
         self._keep(index, result)
-        if self.record is not None:
-            self.record(index, result)
+        if self.record_to is not None:
+            self.record_to(index, result)
         if self.progress is not None:
             self.progress(result)
 
-    async def _evaluate(self, index: int, sample: Sample) -> None:
-        try:
-            try:
-                result = await self.score(sample)
-            except RunStopError as exc:
-                self.stop = self.stop or exc
-                result = _skipped(sample, exc, self.group_by)
-            self._record(index, result)
-        finally:
-            self.slots.release()
-
-    def _settled(self, index: int, sample: Sample) -> bool:
+    def settled(self, index: int, sample: Sample) -> bool:
         """Whether `sample` needs no evaluation: an earlier run finished it (kept as it was),
         or the run has stopped (still listed, as skipped)."""
         done = self.resume_from.get(sample.id)
@@ -230,12 +218,44 @@ class _Scheduler:
             self._keep(index, done)
             return True
         if self.stop is not None:
-            self._record(index, _skipped(sample, self.stop, self.group_by))
+            self.record(index, _skipped(sample, self.stop, self.group_by))
             return True
         return False
 
+    def kept(self) -> list[SampleResult]:
+        """The kept results in dataset order (none unless `keep`)."""
+        kept = self._kept or {}
+        return [kept[index] for index in sorted(kept)]
+
+
+class _Scheduler:
+    """One pass evaluated here: at most `concurrency` samples in flight, each result handed
+    to `results` as it finishes."""
+
+    def __init__(
+        self,
+        score: Callable[[Sample], Awaitable[SampleResult]],
+        concurrency: int,
+        results: PassResults,
+    ) -> None:
+        self.score = score
+        self.slots = asyncio.Semaphore(concurrency)
+        self.results = results
+
+    async def _evaluate(self, index: int, sample: Sample) -> None:
+        results = self.results
+        try:
+            try:
+                result = await self.score(sample)
+            except RunStopError as exc:
+                results.stop = results.stop or exc
+                result = _skipped(sample, exc, results.group_by)
+            results.record(index, result)
+        finally:
+            self.slots.release()
+
     async def run(self, samples: Iterable[Sample]) -> list[SampleResult]:
-        """Evaluate every sample; the kept results in dataset order (none unless `keep`)."""
+        """Evaluate every sample; the kept results in dataset order (see `PassResults`)."""
         # Reading the next sample can fail (a bad dataset row). Raised inside the task group
         # it would come out wrapped in an ExceptionGroup; keep it, let in-flight samples
         # finish, and raise it as itself.
@@ -253,14 +273,13 @@ class _Scheduler:
                     self.slots.release()
                     read_error = exc
                     break
-                if self._settled(index, sample):
+                if self.results.settled(index, sample):
                     self.slots.release()
                     continue
                 group.create_task(self._evaluate(index, sample))
         if read_error is not None:
             raise read_error
-        kept = self.results or {}
-        return [kept[index] for index in sorted(kept)]
+        return self.results.kept()
 
 
 async def run_pass(
@@ -303,16 +322,21 @@ async def run_pass(
         return await evaluate_sample(sample, metrics, active_judge, group_by, pipeline, limits)
 
     builder = _report_builder(metrics, group_by)
-    scheduler = _Scheduler(
-        score, concurrency, progress, group_by, resume_from or {}, builder, keep_samples, record
+    results = PassResults(
+        builder,
+        keep=keep_samples,
+        progress=progress,
+        record=record,
+        resume_from=resume_from or {},
+        group_by=group_by,
     )
-    finished = await scheduler.run(samples)
+    finished = await _Scheduler(score, concurrency, results).run(samples)
     return _build_report(
         builder,
         active_judge,
         finished,
         started=started,
-        stop=scheduler.stop,
+        stop=results.stop,
         dataset_name=dataset_name,
         source=source,
         pipeline=pipeline,

@@ -157,12 +157,19 @@ class _DeadWorker:
 
 async def test_a_failed_worker_turns_its_batch_into_errors_and_loses_nothing() -> None:
     from vera.executors import ray as executor
-    from vera.runner import _report_builder, _Scheduler
+    from vera.runner import PassResults, _report_builder
 
     samples = list(open_dataset("example"))
     recorded: dict[int, SampleResult] = {}
     builder = _report_builder([], ())
-    sink = _Scheduler(executor._no_score, 1, None, (), {}, builder, True, recorded.__setitem__)
+    sink = PassResults(
+        builder,
+        keep=True,
+        progress=None,
+        record=recorded.__setitem__,
+        resume_from={},
+        group_by=(),
+    )
     cluster = executor._Cluster(ray=None, quota=None, workers=[_DeadWorker(), _DeadWorker()])
     await executor._dispatch(cluster, sink, samples, 4, ())
     assert sorted(recorded) == list(range(len(samples)))

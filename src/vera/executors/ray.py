@@ -37,13 +37,13 @@ from vera.pipelines.core import Pipeline
 from vera.plan import RunPlan
 from vera.report import Report, RunStop, SampleResult, SampleStatus
 from vera.runner import (
+    PassResults,
     ProgressCallback,
     RecordCallback,
     _build_report,
     _checked_metrics,
     _identity,
     _report_builder,
-    _Scheduler,
     _skipped,
     evaluate_sample,
 )
@@ -211,7 +211,7 @@ class _Dispatch:
     with their results."""
 
     cluster: _Cluster
-    sink: _Scheduler
+    sink: PassResults
     group_by: Sequence[str]
     pending: dict[asyncio.Future[BatchResult], tuple[int, Batch]] = field(default_factory=dict)
     load: dict[int, int] = field(default_factory=dict)
@@ -243,7 +243,7 @@ class _Dispatch:
             if stop is not None and self.sink.stop is None:
                 self.sink.stop = _stop_error(stop)
             for index, result in results:
-                self.sink._record(index, result)
+                self.sink.record(index, result)
 
     def _failed(self, batch: Batch, exc: BaseException) -> list[tuple[int, SampleResult]]:
         error = f"ray worker failed: {_first_line(exc)}"
@@ -257,12 +257,12 @@ class _Dispatch:
             await self.settle()
 
 
-def _batches(rows: Iterator[tuple[int, Sample]], sink: _Scheduler, size: int) -> Iterator[Batch]:
+def _batches(rows: Iterator[tuple[int, Sample]], sink: PassResults, size: int) -> Iterator[Batch]:
     """Batches of the samples still to evaluate; settled ones (resumed, or after a stop) are
     handed to `sink` as they are read."""
     batch: Batch = []
     for index, sample in rows:
-        if sink._settled(index, sample):
+        if sink.settled(index, sample):
             continue
         batch.append((index, sample))
         if len(batch) >= size:
@@ -296,7 +296,7 @@ def _check_bindings(plan: RunPlan, metrics: Sequence[Metric], judge: Judge) -> N
 
 async def _dispatch(
     cluster: _Cluster,
-    sink: _Scheduler,
+    sink: PassResults,
     samples: Iterable[Sample],
     size: int,
     group_by: Sequence[str],
@@ -350,15 +350,13 @@ async def ray_pass(
     _connect(ray, plan.settings)
     started = datetime.now(UTC)
     builder = _report_builder(checked, group_by)
-    sink = _Scheduler(
-        _no_score,
-        1,
-        progress,
-        group_by,
-        resume_from or {},
+    sink = PassResults(
         builder,
-        keep_samples,
-        record,
+        keep=keep_samples,
+        progress=progress,
+        record=record,
+        resume_from=resume_from or {},
+        group_by=group_by,
     )
     cluster = await asyncio.to_thread(_Cluster.start, ray, plan)
     try:
@@ -366,19 +364,13 @@ async def ray_pass(
         await _dispatch(cluster, sink, samples, size, group_by)
     finally:
         cluster.stop()
-    finished = [sink.results[i] for i in sorted(sink.results)] if sink.results else []
     return _build_report(
         builder,
         active_judge,
-        finished,
+        sink.kept(),
         started=started,
         stop=sink.stop,
         dataset_name=dataset_name,
         source=source,
         pipeline=None,
     )
-
-
-async def _no_score(sample: Sample) -> SampleResult:
-    """The driver's `_Scheduler` only settles and records samples; the workers evaluate."""
-    raise AssertionError("the Ray driver evaluates no sample itself")
