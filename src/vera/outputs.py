@@ -31,26 +31,16 @@ _STAMP = "%Y-%m-%dT%H:%M:%SZ"
 TREND_RUNS = 20
 
 
-def _samples(
-    report: Report, source: str | None, results: ResultSource | None = None
-) -> dict[str, Sample]:
-    """Each sample's response and contexts, to show claims in place: from the results where a
-    pipeline answered, else from the dataset, when it can still be read."""
-    samples: dict[str, Sample] = {}
-    if source is not None:
-        try:
-            samples = {s.id: s for s in open_dataset(source, skip_invalid=True)}
-        except VeraError:
-            samples = {}
-    for result in report.samples if results is None else results():
-        if result.response is None:
-            continue
-        known = samples.get(result.id)
-        contexts = result.contexts or (known.contexts if known else ())
-        samples[result.id] = Sample(
-            id=result.id, response=result.response, contexts=contexts, category=result.category
-        )
-    return samples
+def _samples(source: str | None) -> dict[str, Sample]:
+    """The dataset's samples by id, for the query and contexts the results do not carry,
+    when the dataset can still be read. (A result's own response and contexts, where a
+    pipeline answered, take precedence in the renderer: `vera.reports.samples`.)"""
+    if source is None:
+        return {}
+    try:
+        return {s.id: s for s in open_dataset(source, skip_invalid=True)}
+    except VeraError:
+        return {}
 
 
 def _history(report: Report, store: RunStore) -> list[HistoryPoint]:
@@ -76,7 +66,7 @@ def render_context(
         return RenderContext(gate_failures=tuple(gate_failures), results=results)
     history = _history(report, store) if store is not None else []
     return RenderContext(
-        samples=_samples(report, source, results),
+        samples=_samples(source),
         history=history,
         gate_failures=tuple(gate_failures),
         results=results,
@@ -138,7 +128,9 @@ def json_chunks(report: Report, results: Iterable[SampleResult]) -> Iterator[str
     yield head
     first = True
     for result in results:
-        text = json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False)
+        text = json.dumps(
+            result.model_dump(mode="json"), indent=2, ensure_ascii=False, allow_nan=False
+        )
         yield ("[\n    " if first else ",\n    ") + text.replace("\n", "\n    ")
         first = False
     yield ("[]" if first else "\n  ]") + tail + "\n"
