@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from vera.datasets.readers import RawRow
-from vera.datasets.validate import InvalidRow, RowRules, validate_rows
+from vera.datasets.validate import InvalidRow, RowRules, validate_pass
 from vera.errors import ConfigError, DatasetError
 from vera.types import Context, Sample
 
@@ -84,15 +84,8 @@ class InMemoryDataset:
         self.name = name or default
 
     def __iter__(self) -> Iterator[Sample]:
-        self.invalid_rows = []
-        self.unrecognised_fields = set()
-        rules = RowRules(label=self._label, accepts_samples=True)
-        yield from validate_rows(
-            self._raw_rows(),
-            rules,
-            skip_invalid=self.skip_invalid,
-            invalid=self.invalid_rows,
-            unrecognised=self.unrecognised_fields,
+        yield from validate_pass(
+            self, self._raw_rows(), RowRules(label=self._label, accepts_samples=True)
         )
 
     def size_hint(self) -> int | None:

@@ -17,7 +17,7 @@ from vera.datasets.readers import (
     unwrap_json,
 )
 from vera.datasets.seed_layout import is_seed_layout, seed_documents, seed_query_rows
-from vera.datasets.validate import InvalidRow, RowRules, validate_rows
+from vera.datasets.validate import InvalidRow, RowRules, validate_pass
 from vera.errors import DatasetError
 from vera.types import Context, Sample
 
@@ -52,15 +52,8 @@ class Dataset:
                 self.documents = seed_documents(path, plain)
 
     def __iter__(self) -> Iterator[Sample]:
-        self.invalid_rows = []
-        self.unrecognised_fields = set()
-        rules = RowRules(label=str(self.path), from_csv=self.format == "csv")
-        yield from validate_rows(
-            self._raw_rows(),
-            rules,
-            skip_invalid=self.skip_invalid,
-            invalid=self.invalid_rows,
-            unrecognised=self.unrecognised_fields,
+        yield from validate_pass(
+            self, self._raw_rows(), RowRules(label=str(self.path), from_csv=self.format == "csv")
         )
 
     def size_hint(self) -> int | None:

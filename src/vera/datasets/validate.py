@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 from pydantic import ValidationError
 
@@ -21,7 +22,7 @@ from vera.types import Sample
 # A report lists skipped rows, so the type is plain data in the types layer; re-exported here.
 from vera.types.report import InvalidRow
 
-__all__ = ["InvalidRow", "RowRules", "validate_row", "validate_rows"]
+__all__ = ["InvalidRow", "RowRules", "validate_pass", "validate_row", "validate_rows"]
 
 
 @dataclass(frozen=True)
@@ -128,3 +129,25 @@ def validate_rows(
             )
             continue
         yield sample
+
+
+class _PassLog(Protocol):
+    """What a sample source records of each pass over its rows (see `SampleSource`)."""
+
+    skip_invalid: bool
+    invalid_rows: list[InvalidRow]
+    unrecognised_fields: set[str]
+
+
+def validate_pass(source: _PassLog, rows: Iterable[RawRow], rules: RowRules) -> Iterator[Sample]:
+    """One pass of `source` over `rows`: its invalid rows and unrecognised fields start
+    afresh and fill as the rows are validated."""
+    source.invalid_rows = []
+    source.unrecognised_fields = set()
+    yield from validate_rows(
+        rows,
+        rules,
+        skip_invalid=source.skip_invalid,
+        invalid=source.invalid_rows,
+        unrecognised=source.unrecognised_fields,
+    )
