@@ -7,15 +7,13 @@ importing what produced it; they are re-exported here with `build_report`, which
 
 from __future__ import annotations
 
-import math
-from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, TypeAlias
+from typing import Any
 
-from vera.stats import estimate, percentile
+from vera.stats import ValueCounts
 from vera.types.claims import Verdict
 from vera.types.report import (
     CLAIM_COLUMNS,
@@ -64,25 +62,12 @@ not metrics: they have no per-sample scores, threshold or direction, and are nev
 `Report.metric_summary`. Code that treats every key of `metrics` as a metric must skip them."""
 
 
-Scores: TypeAlias = "array[float]"
-"""A compact list of floats (`array("d")`): 8 bytes a value, so a run of a million samples
-keeps its scores in megabytes, not the gigabytes of a million `SampleResult`s."""
-
-
-def _scores() -> Scores:
-    return array("d")
-
-
-def _mean(values: Sequence[float]) -> float | None:
-    return math.fsum(values) / len(values) if values else None
-
-
 @dataclass
 class _MetricTally:
     """One metric over the run, as samples arrive: its scores and pass/fail counts."""
 
-    scored: Scores = field(default_factory=_scores)
-    subs: dict[str, Scores] = field(default_factory=dict)
+    scored: ValueCounts = field(default_factory=ValueCounts)
+    subs: dict[str, ValueCounts] = field(default_factory=dict)
     not_scored: int = 0
     not_applicable: int = 0
     passed: int = 0
@@ -95,16 +80,16 @@ class _MetricTally:
             if metric is not None and metric.status is MetricStatus.NOT_APPLICABLE:
                 self.not_applicable += 1
             return
-        self.scored.append(metric.score)
+        self.scored.add(metric.score)
         for key, value in metric.sub_scores.items():
-            self.subs.setdefault(key, _scores()).append(value)
+            self.subs.setdefault(key, ValueCounts()).add(value)
         if metric.passed:
             self.passed += 1
         else:
             self.failed += 1
 
     def summary(self, threshold: float, higher_is_better: bool) -> MetricSummary:
-        overall = estimate(self.scored)
+        overall = self.scored.estimate()
         return MetricSummary(
             mean=overall.mean,
             ci_low=overall.ci_low,
@@ -116,7 +101,7 @@ class _MetricTally:
             failed=self.failed,
             threshold=threshold,
             higher_is_better=higher_is_better,
-            sub_scores={key: estimate(values) for key, values in sorted(self.subs.items())},
+            sub_scores={key: values.estimate() for key, values in sorted(self.subs.items())},
         )
 
 
@@ -125,7 +110,7 @@ class _GroupTally:
     """The samples of one group (a category, a metadata value): how many, and their scores."""
 
     members: int = 0
-    scores: dict[str, Scores] = field(default_factory=dict)
+    scores: dict[str, ValueCounts] = field(default_factory=dict)
     scored_members: int = 0
 
     def add(self, result: SampleResult, names: Sequence[str]) -> None:
@@ -136,11 +121,11 @@ class _GroupTally:
         for name in names:
             value = result.scores.get(name)
             if value is not None:
-                self.scores.setdefault(name, _scores()).append(value)
+                self.scores.setdefault(name, ValueCounts()).add(value)
 
     def stats(self, name: str) -> GroupStats:
-        values = self.scores.get(name, _scores())
-        found = estimate(values)
+        values = self.scores.get(name, ValueCounts())
+        found = values.estimate()
         return GroupStats(
             mean=found.mean,
             ci_low=found.ci_low,
@@ -153,21 +138,21 @@ class _GroupTally:
         """Seed 001's per-category row: each metric's mean over the scored samples, and how
         many were scored."""
         row: dict[str, float | int | None] = {
-            name: _mean(self.scores.get(name, _scores())) for name in names
+            name: self.scores.get(name, ValueCounts()).mean() for name in names
         }
         row["count"] = self.scored_members
         return row
 
 
-def _latency_summary(values: Sequence[float]) -> LatencySummary | None:
+def _latency_summary(values: ValueCounts) -> LatencySummary | None:
     if not values:
         return None
     return LatencySummary(
         count=len(values),
-        p50=percentile(values, 50),
-        p95=percentile(values, 95),
-        p99=percentile(values, 99),
-        mean=math.fsum(values) / len(values),
+        p50=values.percentile(50),
+        p95=values.percentile(95),
+        p99=values.percentile(99),
+        mean=values.mean(),
     )
 
 
@@ -224,10 +209,11 @@ class _ClaimTally:
 class ReportBuilder:
     """Aggregates per-sample results into a `Report` as they arrive, one at a time.
 
-    Nothing per sample is kept but a few floats (`Scores`), so a run's memory does not grow
-    with its results; the results themselves go to the run store as they finish. Failed
-    samples are counted, not averaged. The aggregates do not depend on the order the samples
-    arrive in (intervals are computed over sorted scores, sums are exact).
+    Nothing per sample is kept: each figure's values are counted by distinct value
+    (`ValueCounts`), so a run's memory does not grow with its results; the results themselves
+    go to the run store as they finish. Failed samples are counted, not averaged. The
+    aggregates do not depend on the order the samples arrive in (counts are sorted, sums are
+    exact).
     """
 
     def __init__(
@@ -245,10 +231,10 @@ class ReportBuilder:
         self._groups: dict[str, dict[str, _GroupTally]] = {
             key: defaultdict(_GroupTally) for key in ("category", *self.group_by)
         }
-        self._latency = _scores()
-        self._latency_by_category: dict[str, Scores] = defaultdict(_scores)
+        self._latency = ValueCounts()
+        self._latency_by_category: dict[str, ValueCounts] = defaultdict(ValueCounts)
         self._claims = _ClaimTally()
-        self._f1 = _scores()
+        self._f1 = ValueCounts()
         self._statuses: Counter[SampleStatus] = Counter()
 
     def add(self, result: SampleResult) -> None:
@@ -260,14 +246,14 @@ class ReportBuilder:
             value = result.category if key == "category" else result.group_values.get(key)
             groups[UNCATEGORISED if value is None else str(value)].add(result, self.names)
         if result.latency_ms is not None:
-            self._latency.append(result.latency_ms)
-            self._latency_by_category[result.category or UNCATEGORISED].append(result.latency_ms)
+            self._latency.add(result.latency_ms)
+            self._latency_by_category[result.category or UNCATEGORISED].add(result.latency_ms)
         self._claims.add(result)
         precision = result.scores.get("grounding_precision")
         recall = result.scores.get("grounding_recall")
         if result.status is SampleStatus.SCORED and precision is not None and recall is not None:
             total = precision + recall
-            self._f1.append(0.0 if total == 0 else 2 * precision * recall / total)
+            self._f1.add(0.0 if total == 0 else 2 * precision * recall / total)
 
     def counts(self, invalid_rows: int = 0) -> dict[str, int]:
         """How many samples ended in each status, and the invalid rows beside them."""
@@ -301,7 +287,7 @@ class ReportBuilder:
         if "grounding_f1" in summary:
             figures[F1_SCORE] = summary["grounding_f1"].mean
         elif "grounding_precision" in summary and "grounding_recall" in summary:
-            figures[F1_SCORE] = _mean(self._f1)
+            figures[F1_SCORE] = self._f1.mean()
         if latency is not None:
             figures[LATENCY_P99] = latency.p99
         return {key: value for key, value in figures.items() if key not in summary}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from operator import itemgetter
 from typing import Any
@@ -16,7 +16,7 @@ from typing import Any
 # The result type is plain data in the types layer, so reports can hold it; re-exported here.
 from vera.types.report import Estimate
 
-__all__ = ["Estimate", "bootstrap_ci", "estimate", "percentile"]
+__all__ = ["Estimate", "ValueCounts", "bootstrap_ci", "estimate", "percentile"]
 
 RESAMPLES = 1000
 CONFIDENCE = 0.95
@@ -24,6 +24,13 @@ BOOTSTRAP_LIMIT = 1000
 """Above this many values the interval is the normal one, which the bootstrap of a mean
 converges to: resampling 1000 times in pure Python would take seconds per metric."""
 _Z = {0.90: 1.6448536269514722, 0.95: 1.959963984540054, 0.99: 2.5758293035489004}
+EXACT_DISTINCT = 20_000
+"""How many distinct values a `ValueCounts` keeps exactly before it rounds them to its grid."""
+_GRID = math.log1p(1e-3)
+"""Step of the geometric grid past `EXACT_DISTINCT`: neighbours 0.1 % apart, so a value moves
+at most 0.05 % of its size when rounded to the nearest."""
+_UNIT_BITS = 1074
+"""Every finite float is a whole number of units of 2**-1074, so sums in those units are exact."""
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -91,3 +98,126 @@ def estimate(values: Sequence[float]) -> Estimate:
         return Estimate(mean=None, ci_low=None, ci_high=None, n=0)
     mean = min(max(math.fsum(values) / len(values), min(values)), max(values))
     return Estimate(mean=mean, ci_low=interval[0], ci_high=interval[1], n=len(values))
+
+
+class ValueCounts:
+    """Floats kept as how often each distinct value occurs, so memory follows the number of
+    distinct values, not of values.
+
+    Scores from verdict weights take few distinct values: a million of them cost kilobytes,
+    and every statistic is exactly what the same values in a list give. Continuous values
+    (latencies, similarities) past `EXACT_DISTINCT` distinct ones are rounded to a geometric
+    grid 0.1 % apart, a streaming histogram as Prometheus and DDSketch keep: percentiles and the
+    interval's width then move by at most 0.05 % of a value, while the count, the sum (so the
+    mean), the minimum and the maximum stay exact.
+    """
+
+    __slots__ = ("_counts", "_rounded_sum", "largest", "n", "smallest")
+
+    def __init__(self, values: Iterable[float] = ()) -> None:
+        self._counts: dict[float, int] = {}
+        self._rounded_sum: int | None = None  # exact sum in units, once values are rounded
+        self.n = 0
+        self.smallest = math.inf
+        self.largest = -math.inf
+        for value in values:
+            self.add(value)
+
+    def add(self, value: float) -> None:
+        if not math.isfinite(value):
+            raise ValueError(f"a value to aggregate must be a finite number; got {value!r}")
+        self.n += 1
+        self.smallest = min(self.smallest, value)
+        self.largest = max(self.largest, value)
+        if self._rounded_sum is not None:
+            self._rounded_sum += _units(value)
+            value = _on_grid(value)
+        counts = self._counts
+        counts[value] = counts.get(value, 0) + 1
+        if self._rounded_sum is None and len(counts) > EXACT_DISTINCT:
+            self._round()
+
+    def _round(self) -> None:
+        self._rounded_sum = self._units_sum()
+        rounded: dict[float, int] = {}
+        for value, count in self._counts.items():
+            key = _on_grid(value)
+            rounded[key] = rounded.get(key, 0) + count
+        self._counts = rounded
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __bool__(self) -> bool:
+        return self.n > 0
+
+    def items(self) -> list[tuple[float, int]]:
+        """Each distinct value (rounded, past `EXACT_DISTINCT`) and its count, ascending."""
+        return sorted(self._counts.items())
+
+    def expanded(self) -> list[float]:
+        """Every value, ascending: only for a few (`estimate` uses it up to `BOOTSTRAP_LIMIT`)."""
+        return [value for value, count in self.items() for _ in range(count)]
+
+    def _units_sum(self) -> int:
+        if self._rounded_sum is not None:
+            return self._rounded_sum
+        return sum(_units(value) * count for value, count in self._counts.items())
+
+    def mean(self) -> float | None:
+        """The exact mean, rounded once (as `math.fsum(values) / n`)."""
+        if not self.n:
+            return None
+        return self._units_sum() / (1 << _UNIT_BITS) / self.n
+
+    def percentile(self, q: float) -> float | None:
+        """As `percentile` over the values."""
+        if not self.n:
+            return None
+        if not 0 <= q <= 100:
+            raise ValueError("q must be between 0 and 100")
+        rank = (self.n - 1) * q / 100
+        low = math.floor(rank)
+        below, above = _at_ranks(self.items(), low, min(low + 1, self.n - 1))
+        found = below + (above - below) * (rank - low)
+        return min(max(found, self.smallest), self.largest)
+
+    def estimate(self) -> Estimate:
+        """As `estimate` over the values, without a list of them."""
+        if self.n <= BOOTSTRAP_LIMIT:
+            return estimate(self.expanded())
+        mean = self.mean()
+        assert mean is not None  # n > 0
+        low, high = self.smallest, self.largest
+        if low != high:
+            squares = sum(_units((value - mean) ** 2) * count for value, count in self.items())
+            sd = math.sqrt(squares / (1 << _UNIT_BITS) / (self.n - 1))
+            half = _Z[CONFIDENCE] * sd / math.sqrt(self.n)
+            low, high = max(mean - half, low), min(mean + half, high)
+        bounded = min(max(mean, self.smallest), self.largest)
+        return Estimate(mean=bounded, ci_low=low, ci_high=high, n=self.n)
+
+
+def _units(value: float) -> int:
+    numerator, denominator = value.as_integer_ratio()
+    return numerator << (_UNIT_BITS - denominator.bit_length() + 1)
+
+
+def _on_grid(value: float) -> float:
+    if value == 0:
+        return 0.0
+    step = round(math.log(abs(value)) / _GRID)
+    return math.copysign(math.exp(step * _GRID), value)
+
+
+def _at_ranks(items: Sequence[tuple[float, int]], first: int, second: int) -> tuple[float, float]:
+    """The values at two ranks (0-based, first <= second) of the expanded, ascending values."""
+    found: list[float] = []
+    seen = 0
+    for value, count in items:
+        seen += count
+        while len(found) < 2 and (first, second)[len(found)] < seen:
+            found.append(value)
+        if len(found) == 2:
+            break
+    return found[0], found[1]

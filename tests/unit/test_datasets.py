@@ -193,6 +193,20 @@ def test_duplicate_ids_raise(tmp_path: Path) -> None:
         list(load_dataset(path))
 
 
+def test_a_duplicate_far_from_its_first_use_names_it(tmp_path: Path) -> None:
+    # Seen ids live in a temporary SQLite file, not a dict: past its page cache it spills to
+    # disk, and the first use of an id is still found, as is the same id in a second pass.
+    rows = [{"id": f"s{i}", "response": "r"} for i in range(30_000)]
+    rows.append({"id": "s7", "response": "again"})
+    path = write_jsonl(tmp_path / "d.jsonl", rows)
+    dataset = load_dataset(path, skip_invalid=True)
+    for _ in range(2):
+        assert sum(1 for _ in dataset) == 30_000
+        assert [row.message for row in dataset.invalid_rows] == [
+            f"{path}: line 30001, field 'id': duplicate id 's7' (first used at line 8)"
+        ]
+
+
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match=r"dataset file not found: .*nope\.jsonl"):
         load_dataset(tmp_path / "nope.jsonl")

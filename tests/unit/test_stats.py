@@ -1,10 +1,12 @@
 import math
+import random
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vera.stats import bootstrap_ci, estimate, percentile
+from vera import stats
+from vera.stats import ValueCounts, bootstrap_ci, estimate, percentile
 
 scores = st.lists(st.floats(min_value=0, max_value=1, allow_nan=False), min_size=1, max_size=60)
 
@@ -49,3 +51,70 @@ def test_large_samples_use_the_normal_interval_the_bootstrap_converges_to() -> N
     assert (low, high) == pytest.approx((0.5 - half, 0.5 + half))
     small = bootstrap_ci(values[:1000]) or (0, 0)  # bootstrap: close to the normal one
     assert small[0] == pytest.approx(0.5 - half * math.sqrt(5), abs=0.01)
+
+
+# ValueCounts: the report's streaming aggregates, which must match the list-based figures.
+
+_SCORE_GRID = [0.0, 0.25, 1 / 3, 0.5, 2 / 3, 0.75, 1.0]
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 999, 1000, 1001, 4000])
+def test_value_counts_give_the_same_figures_as_the_list(n: int) -> None:
+    rng = random.Random(n)
+    values = [rng.choice(_SCORE_GRID) for _ in range(n)]
+    counted = ValueCounts(values)
+    assert counted.estimate() == estimate(values)
+    assert counted.mean() == math.fsum(values) / n
+    for q in (0, 1, 50, 95, 99, 100):
+        assert counted.percentile(q) == percentile(values, q)
+    assert counted.expanded() == sorted(values)
+
+
+def test_value_counts_do_not_depend_on_arrival_order() -> None:
+    values = [random.Random(3).random() for _ in range(3000)]
+    backwards = ValueCounts(reversed(values))
+    assert ValueCounts(values).estimate() == backwards.estimate()
+    assert ValueCounts(values).percentile(95) == backwards.percentile(95)
+
+
+def test_value_counts_keep_memory_bounded_by_distinct_values() -> None:
+    rng = random.Random(0)
+    values = [rng.lognormvariate(3, 1) for _ in range(3 * stats.EXACT_DISTINCT)]
+    counted = ValueCounts(values)
+    distinct = len(counted.items())
+    assert distinct < stats.EXACT_DISTINCT
+    # Count, mean, minimum and maximum stay exact once values are rounded to the grid...
+    assert len(counted) == len(values)
+    assert counted.mean() == math.fsum(values) / len(values)
+    assert (counted.smallest, counted.largest) == (min(values), max(values))
+    # ...and percentiles move by at most 0.05 % of the value.
+    for q in (50, 95, 99):
+        exact = percentile(values, q)
+        assert exact is not None
+        assert counted.percentile(q) == pytest.approx(exact, rel=5e-4)
+    found, exact_estimate = counted.estimate(), estimate(values)
+    assert found.mean == exact_estimate.mean
+    assert found.ci_low == pytest.approx(exact_estimate.ci_low, rel=5e-4)
+    # Adding more values of the same spread adds no new distinct values beyond the grid's.
+    counted.add(float(rng.lognormvariate(3, 1)))
+    assert len(counted.items()) <= distinct + 1
+
+
+def test_value_counts_refuse_a_value_that_is_not_a_number() -> None:
+    with pytest.raises(ValueError, match="finite number; got nan"):
+        ValueCounts([0.5, math.nan])
+
+
+def test_empty_value_counts_give_no_figures() -> None:
+    empty = ValueCounts()
+    assert not empty
+    assert empty.mean() is None
+    assert empty.percentile(50) is None
+    assert empty.estimate().mean is None
+
+
+@given(scores)
+def test_value_counts_match_the_list_for_any_scores(values: list[float]) -> None:
+    counted = ValueCounts(values)
+    assert counted.estimate() == estimate(values)
+    assert counted.percentile(99) == percentile(values, 99)

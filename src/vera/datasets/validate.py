@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from vera.datasets.fields import NormalisedRow, RowProblem, normalise_row
 from vera.datasets.readers import RawRow, is_invalid_json
+from vera.datasets.seen_ids import SeenIds
 from vera.errors import DatasetRowError
 from vera.types import Sample
 
@@ -104,31 +105,37 @@ def validate_rows(
     (the source's `invalid_rows`, which the caller resets for each pass) and skipped. Row keys
     that went into metadata unrecognised are added to `unrecognised`, so a run can say so.
     """
-    seen: dict[str, str] = {}
-    for index, raw in enumerate(rows, start=1):
-        try:
-            sample, extra = _validated(raw, index, rules)
-            if unrecognised is not None:
-                unrecognised.update(extra)
-            first = seen.get(sample.id)
-            if first is not None:
-                raise DatasetRowError(
-                    rules.label,
-                    raw.location,
-                    "id",
-                    f"duplicate id {sample.id!r} (first used at {first})",
+    with SeenIds() as seen:
+        for index, raw in enumerate(rows, start=1):
+            try:
+                sample = _checked(raw, index, rules, seen, unrecognised)
+            except DatasetRowError as exc:
+                if not skip_invalid:
+                    raise
+                invalid.append(
+                    InvalidRow(
+                        location=exc.location,
+                        field=exc.field,
+                        problem=exc.problem,
+                        message=str(exc),
+                    )
                 )
-            seen[sample.id] = raw.location
-        except DatasetRowError as exc:
-            if not skip_invalid:
-                raise
-            invalid.append(
-                InvalidRow(
-                    location=exc.location, field=exc.field, problem=exc.problem, message=str(exc)
-                )
-            )
-            continue
-        yield sample
+                continue
+            yield sample
+
+
+def _checked(
+    raw: RawRow, index: int, rules: RowRules, seen: SeenIds, unrecognised: set[str] | None
+) -> Sample:
+    sample, extra = _validated(raw, index, rules)
+    if unrecognised is not None:
+        unrecognised.update(extra)
+    first = seen.first_use(sample.id, raw.location)
+    if first is not None:
+        raise DatasetRowError(
+            rules.label, raw.location, "id", f"duplicate id {sample.id!r} (first used at {first})"
+        )
+    return sample
 
 
 class _PassLog(Protocol):

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
+from vera.stats import ValueCounts
+
 __all__ = ["Bar", "bar_panel", "domain", "histogram", "range_bar", "trend_chart"]
 
 DASH = "\N{EN DASH}"
@@ -128,7 +130,7 @@ def _vertical_threshold(x: float, y1: int, y2: int, threshold: float) -> Markup:
 
 
 def histogram(
-    scores: Sequence[float],
+    scores: ValueCounts | Sequence[float],
     *,
     threshold: float | None = None,
     higher_is_better: bool = True,
@@ -140,21 +142,22 @@ def histogram(
     A bin is drawn in the pass colour when its midpoint meets `threshold` in the metric's
     direction; a dashed line marks the threshold itself.
     """
-    low, high = domain(list(scores))
-    counts = _bin_counts(scores, low, high, bins)
+    counted = scores if isinstance(scores, ValueCounts) else ValueCounts(scores)
+    low, high = domain([counted.smallest, counted.largest] if counted else [])
+    counts = _bin_counts(counted, low, high, bins)
     parts = _histogram_bins(counts, low, high, threshold, higher_is_better)
     parts += _histogram_axis(low, high, threshold)
     label = f"{title or 'score distribution'}: {len(scores)} scored samples"
     return _svg(_HISTOGRAM.width, _HISTOGRAM.height, label, Markup("").join(parts))
 
 
-def _bin_counts(scores: Sequence[float], low: float, high: float, bins: int) -> list[int]:
+def _bin_counts(scores: ValueCounts, low: float, high: float, bins: int) -> list[int]:
     """How many of `scores` fall in each of `bins` equal bins from `low` to `high`."""
     counts = [0] * bins
-    for score in scores:
+    for score, count in scores.items():
         index = int((score - low) / (high - low) * bins)
         # A score equal to `high` would index one past the last bin: it belongs in the last.
-        counts[min(max(index, 0), bins - 1)] += 1
+        counts[min(max(index, 0), bins - 1)] += count
     return counts
 
 

@@ -9,7 +9,6 @@ one pass the renderer makes over them, since a streamed run's results can be rea
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +18,7 @@ from markupsafe import Markup
 from vera.comparison import MetricComparison
 from vera.report import RUN_FIGURES, GroupStats, MetricSummary, Report, SampleResult, SampleStatus
 from vera.reports.charts import Bar, bar_panel, histogram, range_bar, trend_chart
-from vera.stats import Estimate, percentile
+from vera.stats import Estimate, ValueCounts
 
 __all__ = [
     "BaselineRow",
@@ -103,8 +102,8 @@ class SampleTally:
     statuses and categories present (for the filters)."""
 
     count: int = 0
-    scores: dict[str, array[float]] = field(default_factory=dict)
-    step_latencies: dict[str, array[float]] = field(default_factory=dict)
+    scores: dict[str, ValueCounts] = field(default_factory=dict)
+    step_latencies: dict[str, ValueCounts] = field(default_factory=dict)
     step_calls: dict[str, int] = field(default_factory=dict)
     step_cost: dict[str, float] = field(default_factory=dict)
     statuses: set[SampleStatus] = field(default_factory=set)
@@ -119,9 +118,9 @@ class SampleTally:
         if result.status is SampleStatus.SCORED:
             for name, score in result.scores.items():
                 if score is not None:
-                    self.scores.setdefault(name, array("d")).append(score)
+                    self.scores.setdefault(name, ValueCounts()).add(score)
         for step in result.steps:
-            self.step_latencies.setdefault(step.name, array("d")).append(step.latency_ms)
+            self.step_latencies.setdefault(step.name, ValueCounts()).add(step.latency_ms)
             self.step_calls[step.name] = self.step_calls.get(step.name, 0) + step.judge_calls
             self.step_cost[step.name] = self.step_cost.get(step.name, 0.0) + step.cost_usd
 
@@ -130,7 +129,7 @@ def distributions(report: Report, tally: SampleTally) -> list[Panel]:
     """A histogram of each metric's per-sample scores, over the scored samples."""
     panels = []
     for name, summary in report.metric_summary.items():
-        scores = tally.scores.get(name, array("d"))
+        scores = tally.scores.get(name, ValueCounts())
         chart = histogram(
             scores,
             threshold=summary.threshold,
@@ -291,8 +290,8 @@ def step_rows(tally: SampleTally) -> list[StepRow]:
         StepRow(
             name=name,
             samples=len(values),
-            p50=percentile(values, 50),
-            p95=percentile(values, 95),
+            p50=values.percentile(50),
+            p95=values.percentile(95),
             judge_calls=tally.step_calls[name],
             cost_usd=tally.step_cost[name],
         )
