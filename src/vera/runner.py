@@ -15,7 +15,7 @@ from vera._version import __version__
 from vera.analysis import analyse_sample
 from vera.datasets.source import SampleSource
 from vera.errors import RunStopError
-from vera.judges.base import Judge
+from vera.judges.base import Judge, JudgeDescription
 from vera.judges.offline import OfflineJudge
 from vera.metrics.base import ClaimAnalysis, Metric
 from vera.metrics.faithfulness import Faithfulness
@@ -354,7 +354,7 @@ def _report_builder(metrics: Sequence[Metric], group_by: Sequence[str]) -> Repor
 
 def _build_report(
     builder: ReportBuilder,
-    judge: Judge,
+    judge: Judge | JudgeDescription,
     finished: list[SampleResult],
     *,
     started: datetime,
@@ -363,8 +363,9 @@ def _build_report(
     source: SampleSource | None,
     pipeline: Pipeline | None,
 ) -> Report:
-    """The report of one pass, from its builder (shared by every executor)."""
-    description = judge.describe()
+    """The report of one pass, from its builder (shared by every executor); the judge, or
+    what it says of itself where the pass ran elsewhere."""
+    description = judge if isinstance(judge, JudgeDescription) else judge.describe()
     return builder.build(
         dataset=dataset_name or (source.name if source else "samples"),
         judge=description.spec,

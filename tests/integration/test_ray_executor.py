@@ -112,10 +112,40 @@ def test_two_workers_share_one_request_rate(
     report = vera.evaluate("example", settings=settings)
     assert report.counts["scored"] == report.counts["total"] == 28  # none lost
     assert len(started) >= 40
+    # The workers made every call; the report counts them all, not the driver's none.
+    assert report.judge_details["usage"]["calls"] == len(started)
     span = started[-1] - started[0]
     assert (len(started) - 1) / span <= per_second * 1.25
     for first in started:  # no second holds more than the limit, give or take a start
         assert sum(first <= t < first + 1.0 for t in started) <= per_second * 1.25 + 1
+
+
+def test_a_rerun_on_ray_answers_from_the_shared_cache(
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    calls: list[Recorded] = []
+
+    def counted(request: Recorded) -> Reply:
+        calls.append(request)
+        return scripted_openai(request)
+
+    loopback.default = counted
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
+    settings = RAY.model_copy(
+        update={
+            "judge": "openai:loopback-model",
+            "judge_base_url": loopback.openai_url,
+            "cache_path": tmp_path / "responses.sqlite",
+        }
+    )
+    first = vera.evaluate("example", settings=settings)
+    made = len(calls)
+    assert made > 0 and first.judge_details["usage"]["calls"] == made
+    again = vera.evaluate("example", settings=settings)
+    assert len(calls) == made  # no worker called the server: the cache file is shared
+    usage = again.judge_details["usage"]
+    assert usage["cached_calls"] == usage["calls"] == made
+    assert _scores(list(again.samples)) == _scores(list(first.samples))
 
 
 def test_ray_refuses_pipelines_and_judge_objects() -> None:

@@ -19,7 +19,13 @@ from vera.providers import (
     Usage,
 )
 from vera.providers.cache import ResponseCache, cache_key
-from vera.providers.cost import BudgetExceededError, CostLedger, Price, PriceTable
+from vera.providers.cost import (
+    BudgetExceededError,
+    CostLedger,
+    Price,
+    PriceTable,
+    merge_summaries,
+)
 from vera.providers.fake import FakeChatModel
 from vera.providers.limits import Limiter
 from vera.providers.managed import ManagedChatModel
@@ -157,6 +163,20 @@ def test_prices_match_dated_model_names_and_report_unpriced() -> None:
     ledger = CostLedger(table)
     ledger.record("vllm", "llama-3-8b", Usage(prompt_tokens=5), cached=False)
     assert ledger.summary()["unpriced_models"] == ["vllm:llama-3-8b"]
+
+
+def test_ledgers_of_several_workers_merge_into_one_summary() -> None:
+    one, two = CostLedger(), CostLedger()
+    one.record("openai", "gpt-4o-mini", Usage(prompt_tokens=1000), cached=False, label="v")
+    two.record("openai", "gpt-4o-mini", Usage(prompt_tokens=3000), cached=False, label="v")
+    two.record("openai", "gpt-4o-mini", Usage(prompt_tokens=3000), cached=True, label="e")
+    two.record("vllm", "llama", Usage(completion_tokens=7), cached=False, label="e")
+    together = CostLedger()
+    for args in [(1000, False, "v"), (3000, False, "v"), (3000, True, "e")]:
+        usage = Usage(prompt_tokens=args[0])
+        together.record("openai", "gpt-4o-mini", usage, cached=args[1], label=args[2])
+    together.record("vllm", "llama", Usage(completion_tokens=7), cached=False, label="e")
+    assert merge_summaries([one.summary(), two.summary()]) == together.summary()
 
 
 async def test_concurrency_limit_holds_and_is_cut_on_429() -> None:

@@ -35,6 +35,7 @@ from vera.metrics.base import Metric
 from vera.metrics.registry import create_metric
 from vera.pipelines.core import Pipeline
 from vera.plan import RunPlan
+from vera.providers.cost import merge_summaries
 from vera.report import Report, RunStop, SampleResult, SampleStatus
 from vera.runner import (
     PassResults,
@@ -89,6 +90,10 @@ class _Worker:
 
     def ready(self) -> bool:
         return True
+
+    def usage(self) -> dict[str, Any] | None:
+        """This worker's calls, tokens and cost, where its judge keeps a ledger."""
+        return self.judge.describe().usage
 
     async def _one(self, index: int, sample: Sample) -> tuple[int, SampleResult]:
         async with self.slots:
@@ -194,6 +199,26 @@ class _Cluster:
             cluster.stop()
             raise ConfigError(f"the Ray workers could not start: {_first_line(exc)}") from None
         return cluster
+
+    def usage(self) -> dict[str, Any] | None:
+        """Every worker's calls, tokens and cost added up; `workers_unreported` counts the
+        workers that died first, whose calls are then missing from the figures."""
+        found: list[dict[str, Any]] = []
+        unreported = 0
+        for worker in self.workers:
+            try:
+                usage = self.ray.get(worker.usage.remote())
+            except Exception:  # a dead worker: say so rather than drop it silently
+                unreported += 1
+                continue
+            if usage is not None:
+                found.append(usage)
+        if not found:
+            return None
+        merged = merge_summaries(found)
+        if unreported:
+            merged["workers_unreported"] = unreported
+        return merged
 
     def stop(self) -> None:
         for actor in [*self.workers, self.quota]:
@@ -362,11 +387,15 @@ async def ray_pass(
     try:
         size = _batch_size(source, len(cluster.workers))
         await _dispatch(cluster, sink, samples, size, group_by)
+        usage = await asyncio.to_thread(cluster.usage)
     finally:
         cluster.stop()
+    description = active_judge.describe()
+    if usage is not None:  # the driver's judge made no call: the workers made them all
+        description = description.model_copy(update={"usage": usage})
     return _build_report(
         builder,
-        active_judge,
+        description,
         sink.kept(),
         started=started,
         stop=sink.stop,

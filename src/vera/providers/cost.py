@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -20,6 +21,7 @@ __all__ = [
     "Meter",
     "Price",
     "PriceTable",
+    "merge_summaries",
     "metered",
 ]
 
@@ -164,3 +166,33 @@ class CostLedger:
             "by_label": {k: dump(v) for k, v in sorted(self.by_label.items())},
             "unpriced_models": sorted(self.unpriced),
         }
+
+
+_SUMMED = ("calls", "cached_calls", "prompt_tokens", "completion_tokens", "cost_usd")
+
+
+def merge_summaries(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """One `CostLedger.summary` for several ledgers' (the workers of a Ray run): every count
+    and cost added up, overall, by model and by label; unpriced models together."""
+
+    def add(into: dict[str, Any], totals: Mapping[str, Any]) -> None:
+        for key in _SUMMED:
+            into[key] = into.get(key, 0) + totals.get(key, 0)
+
+    merged: dict[str, Any] = {key: 0 for key in _SUMMED}
+    groups: dict[str, dict[str, dict[str, Any]]] = {"by_model": {}, "by_label": {}}
+    unpriced: set[str] = set()
+    for summary in summaries:
+        add(merged, summary)
+        for group, found in groups.items():
+            for name, totals in summary.get(group, {}).items():
+                add(found.setdefault(name, {}), totals)
+        unpriced.update(summary.get("unpriced_models", ()))
+    merged["cost_usd"] = round(merged["cost_usd"], 6)
+    for found in groups.values():
+        for totals in found.values():
+            totals["cost_usd"] = round(totals["cost_usd"], 6)
+    for group, found in groups.items():
+        merged[group] = dict(sorted(found.items()))
+    merged["unpriced_models"] = sorted(unpriced)
+    return merged
