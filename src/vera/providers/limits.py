@@ -11,7 +11,8 @@ started before the last cut report the same congestion, not new congestion.
 Where the provider states its limits in its replies' headers (`RateLimitInfo`), starts are
 paced at the stated limit when it is lower than the configured one or none was configured,
 so an unconfigured run uses the limit fully without having to find it by 429s. And when the
-last reply said less was left than the next request needs, that request waits for the reset
+last reply said less was left than the next request needs, that request waits until enough is
+back: the missing part at the stated limit's refill rate, or, with no limit stated, the reset
 the server named. Without such headers nothing changes.
 """
 
@@ -43,17 +44,30 @@ class _Allowance:
 
     left: float | None = None
     reset_at: float = float("-inf")
+    heard_at: float = float("-inf")
+    refill_per_s: float | None = None
+    """How fast the limit refills, where the server stated it (its limit per minute / 60)."""
 
-    def update(self, remaining: float | None, reset: float | None, now: float) -> None:
+    def update(
+        self, remaining: float | None, reset: float | None, limit: float | None, now: float
+    ) -> None:
         # A remaining count without a reset time cannot say how long to wait: ignored.
         if remaining is not None and reset is not None:
             self.left = remaining
             self.reset_at = now + min(reset, _MAX_HOLD)
+            self.heard_at = now
+        if limit:
+            self.refill_per_s = limit / 60.0
 
     def ready_at(self, need: float, now: float) -> float:
-        """When a request needing `need` of this limit may start: now, or the reset."""
+        """When a request needing `need` of this limit may start: now, or once enough of the
+        limit is back. The reset is when all of it is back (OpenAI's and Anthropic's
+        meaning); where the limit is known, only the missing part is waited for, at its
+        refill rate, so a run paced at the limit does not also wait for full resets."""
         if self.left is None or now >= self.reset_at or need <= 0 or self.left >= need:
             return now
+        if self.refill_per_s:
+            return min(self.reset_at, self.heard_at + (need - self.left) / self.refill_per_s)
         return self.reset_at
 
     def spend(self, amount: float, now: float) -> None:
@@ -186,8 +200,10 @@ class Limiter:
         if stated != (self._server_requests_per_minute, self._server_tokens_per_minute):
             self._server_requests_per_minute, self._server_tokens_per_minute = stated
             self._limits_stated = now
-        self._requests_left.update(info.requests_remaining, info.requests_reset, now)
-        self._tokens_left.update(info.tokens_remaining, info.tokens_reset, now)
+        self._requests_left.update(
+            info.requests_remaining, info.requests_reset, info.requests_limit, now
+        )
+        self._tokens_left.update(info.tokens_remaining, info.tokens_reset, info.tokens_limit, now)
 
 
 def _lower(configured: float | None, stated: float | None) -> float | None:
