@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from vera.calibration import CALIBRATED_METRIC, CalibrationTally
 from vera.stats import ValueCounts
 from vera.types.claims import Verdict
 from vera.types.report import (
@@ -236,6 +237,7 @@ class ReportBuilder:
         self._claims = _ClaimTally()
         self._f1 = ValueCounts()
         self._statuses: Counter[SampleStatus] = Counter()
+        self._calibration = CalibrationTally()
 
     def add(self, result: SampleResult) -> None:
         """Count one sample's result in every aggregate."""
@@ -249,11 +251,19 @@ class ReportBuilder:
             self._latency.add(result.latency_ms)
             self._latency_by_category[result.category or UNCATEGORISED].add(result.latency_ms)
         self._claims.add(result)
+        self._add_calibration(result)
         precision = result.scores.get("grounding_precision")
         recall = result.scores.get("grounding_recall")
         if result.status is SampleStatus.SCORED and precision is not None and recall is not None:
             total = precision + recall
             self._f1.add(0.0 if total == 0 else 2 * precision * recall / total)
+
+    def _add_calibration(self, result: SampleResult) -> None:
+        faithfulness = result.results.get(CALIBRATED_METRIC)
+        if result.status is SampleStatus.SCORED and faithfulness is not None:
+            self._calibration.add(result.human_faithful, faithfulness.score, faithfulness.passed)
+        else:
+            self._calibration.add(result.human_faithful, None, None)
 
     def counts(self, invalid_rows: int = 0) -> dict[str, int]:
         """How many samples ended in each status, and the invalid rows beside them."""
@@ -354,6 +364,7 @@ class ReportBuilder:
             invalid_rows=tuple(invalid_rows),
             unrecognised_fields=tuple(sorted(unrecognised_fields)),
             stopped=stopped,
+            calibration=self._calibration.calibration(),
         )
 
 

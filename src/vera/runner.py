@@ -139,6 +139,7 @@ def _identity(sample: Sample, group_by: Sequence[str]) -> dict[str, Any]:
         "id": sample.id,
         "category": sample.category,
         "latency_ms": sample.latency_ms,
+        "human_faithful": sample.human_faithful,
         "group_values": {key: _group_value(sample.metadata.get(key)) for key in group_by},
     }
 

@@ -170,6 +170,14 @@ class ValueCounts:
             return None
         return self._units_sum() / (1 << _UNIT_BITS) / self.n
 
+    def variance(self) -> float | None:
+        """The sample variance (n - 1 in the denominator); None for fewer than two values."""
+        mean = self.mean()
+        if mean is None or self.n < 2:
+            return None
+        squares = sum(_units((value - mean) ** 2) * count for value, count in self.items())
+        return squares / (1 << _UNIT_BITS) / (self.n - 1)
+
     def percentile(self, q: float) -> float | None:
         """As `percentile` over the values."""
         if not self.n:
@@ -190,8 +198,7 @@ class ValueCounts:
         assert mean is not None  # n > 0
         low, high = self.smallest, self.largest
         if low != high:
-            squares = sum(_units((value - mean) ** 2) * count for value, count in self.items())
-            sd = math.sqrt(squares / (1 << _UNIT_BITS) / (self.n - 1))
+            sd = math.sqrt(self.variance() or 0.0)
             half = _Z[CONFIDENCE] * sd / math.sqrt(self.n)
             low, high = max(mean - half, low), min(mean + half, high)
         bounded = min(max(mean, self.smallest), self.largest)

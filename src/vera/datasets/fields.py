@@ -30,6 +30,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "latency_ms": ("latency_ms",),
     "metadata": ("metadata",),
     "answerable": ("answerable",),
+    "human_faithful": ("human_faithful",),
 }
 # DeepEval's `context` is the ideal context, not what was retrieved; it only stands in for
 # the contexts when no retrieval field is present.

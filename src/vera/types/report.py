@@ -29,12 +29,15 @@ Message = Annotated[str, AfterValidator(redact)]
 __all__ = [
     "CLAIM_COLUMNS",
     "SAMPLE_COLUMNS",
+    "Calibration",
     "ClaimRecord",
+    "CorrectedEstimate",
     "Estimate",
     "GroupStats",
     "InvalidRow",
     "LatencySummary",
     "MetricSummary",
+    "RecommendedThreshold",
     "Report",
     "RunStop",
     "SampleResult",
@@ -152,6 +155,8 @@ class SampleResult(BaseModel):
     """The response that was judged, so its claims can be shown in place."""
     contexts: tuple[Context, ...] = ()
     """With a pipeline: the contexts it retrieved (stored datasets keep their own)."""
+    human_faithful: bool | None = None
+    """The sample's human label, where it has one (see `Report.calibration`)."""
 
 
 class MetricSummary(BaseModel):
@@ -201,6 +206,59 @@ class LatencySummary(BaseModel):
     mean: float | None
 
 
+class CorrectedEstimate(BaseModel):
+    """A mean over the run as the judge alone gives it, as corrected by the human labels
+    (prediction-powered, PPI++), and from the labels alone; each with its 95 % interval."""
+
+    model_config = ConfigDict(frozen=True)
+
+    judge_only_estimate: float
+    estimate: float
+    ci_low: float
+    ci_high: float
+    labels_only_estimate: float
+    labels_only_ci_low: float
+    labels_only_ci_high: float
+    power_tuning: float
+    """PPI++'s λ: how much of the judge's prediction the estimate leans on (0: none)."""
+
+
+class RecommendedThreshold(BaseModel):
+    """The pass threshold of the faithfulness score that best separates the labels
+    (balanced accuracy), with its figures on the labelled samples."""
+
+    model_config = ConfigDict(frozen=True)
+
+    threshold: float
+    balanced_accuracy: float
+    precision: float
+    recall: float
+    f1: float
+    accuracy: float
+
+
+class Calibration(BaseModel):
+    """How the judge agrees with the samples a human labelled (`human_faithful`), and the
+    run's figures corrected by them. "Positive" is unfaithful throughout."""
+
+    model_config = ConfigDict(frozen=True)
+
+    metric: str
+    labelled: int
+    """Labelled samples that were scored: the ones every figure here is computed from."""
+    labelled_unscored: int = 0
+    """Labelled samples that errored or were skipped, so could not be compared."""
+    unlabelled: int
+    agreement: dict[str, float | int]
+    """The confusion counts (tp, fp, fn, tn) and accuracy, balanced accuracy, Cohen's kappa,
+    precision, recall and F1 of the judge's decision against the labels."""
+    auroc: float | None = None
+    """How well the judge's score ranks the unfaithful below the faithful (None without both)."""
+    unfaithful_share: CorrectedEstimate | None = None
+    mean_faithfulness: CorrectedEstimate | None = None
+    recommended_threshold: RecommendedThreshold | None = None
+
+
 class Report(BaseModel):
     """Everything a run produced. Serialise it with `to_dict()` or `to_json()`."""
 
@@ -240,6 +298,9 @@ class Report(BaseModel):
     "+41.5%"), and a paired 95 % interval and p-value per metric (`significance`)."""
     categorical_tests: dict[str, str] | None = None
     """With `--check-laws`: seed 001's laws on the evaluated pipeline, each PASS or FAIL."""
+    calibration: Calibration | None = None
+    """When samples carry `human_faithful`: the judge against those labels (see
+    `vera.calibration`)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON-ready data; what `--output` writes."""

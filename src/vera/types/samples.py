@@ -55,6 +55,9 @@ class Sample(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     answerable: bool | None = None
     """None when the dataset does not say."""
+    human_faithful: bool | None = None
+    """A human's label of the whole response (None: unlabelled); labelled samples calibrate
+    the judge (see `vera.calibration`)."""
 
     @field_validator("contexts", mode="before")
     @classmethod

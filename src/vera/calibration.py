@@ -1,0 +1,179 @@
+"""How far to trust the judge, from the samples a human labelled: agreement and corrected
+estimates with valid intervals.
+
+A sample may carry `human_faithful`. The labelled ones measure the judge against the labels
+(accuracy, balanced accuracy, Cohen's κ, AUROC, a confusion matrix) and correct what the
+judge says about the whole run by prediction-powered inference (PPI++: Angelopoulos, Duchi
+and Zrnic, 2023, as ARES uses it). For a mean θ of a human quantity Y that the judge predicts
+by f on every sample:
+
+    θ̂ = λ · mean(f over the unlabelled) + mean(Y - λ·f over the labelled)
+    Var(θ̂) = λ² · Var(f) / N + Var(Y - λ·f) / n
+    λ = Cov(Y, f) / ((1 + n/N) · Var(f)), clipped to [0, 1]
+
+with n labelled and N unlabelled samples. λ = 0 is the labels-only estimate, so the tuned λ
+gives an interval no wider than that one in expectation; a judge that predicts the labels
+well narrows it. The interval is θ̂ ± 1.96·√Var(θ̂).
+
+Two means are corrected: the share of unfaithful responses (Y: the human calls it
+unfaithful; f: the judge's decision, the faithfulness metric failing its threshold) and the
+mean faithfulness (Y: 1 when the human calls the response faithful, else 0; f: the judge's
+faithfulness score), which is the share of responses a human would call faithful, estimated
+on the scale the judge's score is read on.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from vera.agreement import Confusion, auroc
+from vera.stats import ValueCounts
+from vera.types.report import Calibration, CorrectedEstimate, RecommendedThreshold
+
+__all__ = ["CalibrationTally", "LabelledSample", "corrected_mean", "recommended_threshold"]
+
+Z95 = 1.959963984540054
+CALIBRATED_METRIC = "faithfulness"
+
+
+@dataclass(frozen=True)
+class LabelledSample:
+    """What calibration needs of one scored, labelled sample."""
+
+    score: float
+    flagged: bool
+    """The judge's decision: the faithfulness metric failed its threshold."""
+    unfaithful: bool
+    """The human's label."""
+
+
+@dataclass
+class CalibrationTally:
+    """Gathered as samples finish (see `ReportBuilder`): every labelled sample, and of the
+    unlabelled ones only the counts of their scores and decisions, so memory follows the
+    number of labels, not of samples."""
+
+    labelled: list[LabelledSample] = field(default_factory=list)
+    labelled_unscored: int = 0
+    unlabelled_scores: ValueCounts = field(default_factory=ValueCounts)
+    unlabelled_flagged: ValueCounts = field(default_factory=ValueCounts)
+
+    def add(self, label: bool | None, score: float | None, passed: bool | None) -> None:
+        """One sample: its human label (None: unlabelled), its faithfulness score and whether
+        it passed (None: not scored)."""
+        if score is None or passed is None:
+            self.labelled_unscored += label is not None
+            return
+        if label is None:
+            self.unlabelled_scores.add(score)
+            self.unlabelled_flagged.add(float(not passed))
+        else:
+            self.labelled.append(LabelledSample(score, not passed, not label))
+
+    def calibration(self) -> Calibration | None:
+        """The report's block, or None when no sample carries a label."""
+        if not self.labelled and not self.labelled_unscored:
+            return None
+        labelled = self.labelled
+        truth = [float(s.unfaithful) for s in labelled]
+        confusion = Confusion.of([s.flagged for s in labelled], [s.unfaithful for s in labelled])
+        return Calibration(
+            metric=CALIBRATED_METRIC,
+            labelled=len(labelled),
+            labelled_unscored=self.labelled_unscored,
+            unlabelled=len(self.unlabelled_scores),
+            agreement=confusion.figures(),
+            auroc=auroc([1 - s.score for s in labelled], [s.unfaithful for s in labelled]),
+            unfaithful_share=corrected_mean(
+                truth, [float(s.flagged) for s in labelled], self.unlabelled_flagged
+            ),
+            mean_faithfulness=corrected_mean(
+                [1 - y for y in truth], [s.score for s in labelled], self.unlabelled_scores
+            ),
+            recommended_threshold=recommended_threshold(labelled),
+        )
+
+
+def _mean(values: Sequence[float]) -> float:
+    return math.fsum(values) / len(values)
+
+
+def _covariance(xs: Sequence[float], ys: Sequence[float]) -> float:
+    if len(xs) < 2:
+        return 0.0
+    mx, my = _mean(xs), _mean(ys)
+    return math.fsum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / (len(xs) - 1)
+
+
+def _interval(estimate: float, variance: float) -> tuple[float, float]:
+    half = Z95 * math.sqrt(max(variance, 0.0))
+    return estimate - half, estimate + half
+
+
+def corrected_mean(
+    truth: Sequence[float], predicted: Sequence[float], unlabelled: ValueCounts
+) -> CorrectedEstimate | None:
+    """The PPI++ estimate of the mean of `truth`, from the labelled samples' `truth` and
+    `predicted` and the unlabelled samples' predictions; None without a labelled sample."""
+    n, big_n = len(truth), len(unlabelled)
+    if not n:
+        return None
+    labels_only = _mean(truth)
+    unlabelled_mean = unlabelled.mean() or 0.0
+    judge_only = (math.fsum(predicted) + unlabelled_mean * big_n) / (n + big_n)
+    # Var(f) from the unlabelled samples, which are most of them when PPI is worth its while.
+    f_variance = unlabelled.variance() or 0.0
+    weight = 0.0
+    if big_n and f_variance > 0:
+        weight = _covariance(truth, predicted) / ((1 + n / big_n) * f_variance)
+        weight = min(max(weight, 0.0), 1.0)
+    rectified = [y - weight * f for y, f in zip(truth, predicted, strict=True)]
+    estimate = weight * unlabelled_mean + _mean(rectified)
+    variance = _covariance(rectified, rectified) / n
+    if big_n:
+        variance += weight * weight * f_variance / big_n
+    low, high = _interval(estimate, variance)
+    labels_low, labels_high = _interval(labels_only, _covariance(truth, truth) / n)
+    return CorrectedEstimate(
+        judge_only_estimate=judge_only,
+        estimate=estimate,
+        ci_low=low,
+        ci_high=high,
+        labels_only_estimate=labels_only,
+        labels_only_ci_low=labels_low,
+        labels_only_ci_high=labels_high,
+        power_tuning=weight,
+    )
+
+
+def recommended_threshold(labelled: Sequence[LabelledSample]) -> RecommendedThreshold | None:
+    """The pass threshold on the faithfulness score (pass: score ≥ threshold) with the best
+    balanced accuracy against the labels; the midpoint between neighbouring scores, so it
+    does not sit on a labelled sample's own score. None without both kinds of label."""
+    labels = [s.unfaithful for s in labelled]
+    if all(labels) or not any(labels):
+        return None
+    scores = sorted({s.score for s in labelled})
+    candidates = [(low + high) / 2 for low, high in itertools.pairwise(scores)]
+    candidates.append(scores[-1] + 1e-9)  # every labelled sample flagged
+    best: tuple[float, float, Confusion] | None = None
+    for threshold in candidates:
+        confusion = Confusion.of([s.score < threshold for s in labelled], labels)
+        if best is None or confusion.balanced_accuracy > best[1]:
+            best = (threshold, confusion.balanced_accuracy, confusion)
+    assert best is not None  # candidates is never empty
+    threshold, _, confusion = best
+    return RecommendedThreshold(threshold=threshold, **_decision_figures(confusion))
+
+
+def _decision_figures(confusion: Confusion) -> dict[str, float]:
+    return {
+        "balanced_accuracy": confusion.balanced_accuracy,
+        "precision": confusion.precision,
+        "recall": confusion.recall,
+        "f1": confusion.f1,
+        "accuracy": confusion.accuracy,
+    }

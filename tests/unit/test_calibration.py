@@ -1,0 +1,124 @@
+"""Calibration against human labels: PPI++ intervals that cover the truth, agreement figures,
+the recommended threshold, and the report block from labelled samples."""
+
+from __future__ import annotations
+
+import random
+import statistics
+
+import pytest
+
+import vera
+from vera.calibration import CalibrationTally, corrected_mean
+from vera.stats import ValueCounts
+from vera.types import Sample
+
+TRUE_SHARE = 0.3
+
+
+def _biased_judge(rng: random.Random, unfaithful: bool) -> float:
+    """A judge that misses a fifth of the unfaithful and wrongly flags a tenth of the
+    faithful: its own share is biased (0.3·0.8 + 0.7·0.1 = 0.31, and it varies by draw)."""
+    if unfaithful:
+        return float(rng.random() < 0.8)
+    return float(rng.random() < 0.1)
+
+
+def _trial(rng: random.Random, labelled: int, unlabelled: int) -> tuple[float, float, float]:
+    truth = [rng.random() < TRUE_SHARE for _ in range(labelled)]
+    predicted = [_biased_judge(rng, y) for y in truth]
+    others = ValueCounts(_biased_judge(rng, rng.random() < TRUE_SHARE) for _ in range(unlabelled))
+    found = corrected_mean([float(y) for y in truth], predicted, others)
+    assert found is not None
+    covered = float(found.ci_low <= TRUE_SHARE <= found.ci_high)
+    return (
+        covered,
+        found.ci_high - found.ci_low,
+        found.labels_only_ci_high - found.labels_only_ci_low,
+    )
+
+
+def test_the_95_interval_covers_the_truth_in_at_least_93_percent_of_1000_trials() -> None:
+    rng = random.Random(2026)
+    trials = [_trial(rng, labelled=150, unlabelled=2000) for _ in range(1000)]
+    coverage = statistics.fmean(t[0] for t in trials)
+    assert coverage >= 0.93, coverage
+    # A judge that predicts the labels well narrows the interval below the labels-only one.
+    assert statistics.fmean(t[1] for t in trials) < 0.85 * statistics.fmean(t[2] for t in trials)
+
+
+def test_a_useless_judge_falls_back_to_the_labels_alone() -> None:
+    rng = random.Random(5)
+    truth = [float(rng.random() < 0.4) for _ in range(300)]
+    noise = [float(rng.random() < 0.5) for _ in range(300)]
+    others = ValueCounts(float(rng.random() < 0.5) for _ in range(3000))
+    found = corrected_mean(truth, noise, others)
+    assert found is not None
+    assert found.power_tuning < 0.2  # λ near 0: the judge's prediction carries no weight
+    width = found.ci_high - found.ci_low
+    assert width <= (found.labels_only_ci_high - found.labels_only_ci_low) * 1.05
+
+
+def test_without_unlabelled_samples_the_estimate_is_the_labels() -> None:
+    found = corrected_mean([1.0, 0.0, 0.0, 1.0], [1.0, 1.0, 0.0, 1.0], ValueCounts())
+    assert found is not None
+    assert found.power_tuning == 0.0
+    assert found.estimate == found.labels_only_estimate == 0.5
+    assert found.judge_only_estimate == 0.75
+    assert corrected_mean([], [], ValueCounts()) is None
+
+
+def test_the_tally_gives_agreement_and_a_threshold_that_separates_the_labels() -> None:
+    tally = CalibrationTally()
+    # Faithful responses score 0.9+, unfaithful ones 0.6 or less; the judge's own threshold
+    # (0.5) lets the 0.6 one through.
+    for score, passed, faithful in [
+        (1.0, True, True), (0.95, True, True), (0.9, True, True),
+        (0.6, True, False), (0.4, False, False), (0.2, False, False),
+    ]:  # fmt: skip
+        tally.add(faithful, score, passed)
+    tally.add(None, 0.3, False)
+    tally.add(True, None, None)  # labelled but errored
+    found = tally.calibration()
+    assert found is not None
+    assert (found.labelled, found.labelled_unscored, found.unlabelled) == (6, 1, 1)
+    agreement = found.agreement
+    assert (agreement["tp"], agreement["fp"], agreement["fn"], agreement["tn"]) == (2, 0, 1, 3)
+    assert agreement["balanced_accuracy"] == pytest.approx((2 / 3 + 1) / 2)
+    assert found.auroc == 1.0  # the score ranks every unfaithful below every faithful
+    threshold = found.recommended_threshold
+    assert threshold is not None
+    assert threshold.threshold == pytest.approx(0.75)  # between 0.6 and 0.9
+    assert threshold.balanced_accuracy == 1.0
+    assert CalibrationTally().calibration() is None
+
+
+def test_a_labelled_run_reports_calibration() -> None:
+    samples = [
+        Sample(
+            id="copied",
+            response="The Eiffel Tower is in Paris.",
+            contexts=("The Eiffel Tower is in Paris, France.",),
+            human_faithful=True,
+        ),
+        Sample(
+            id="invented",
+            response="The Eiffel Tower is in Rome and was built in 1999.",
+            contexts=("The Eiffel Tower is in Paris, France. It was built in 1889.",),
+            human_faithful=False,
+        ),
+        Sample(
+            id="unlabelled",
+            response="The Eiffel Tower is in Paris.",
+            contexts=("The Eiffel Tower is in Paris, France.",),
+        ),
+    ]
+    report = vera.evaluate(samples, metrics=["faithfulness"])
+    calibration = report.calibration
+    assert calibration is not None
+    assert (calibration.labelled, calibration.unlabelled) == (2, 1)
+    assert calibration.agreement["accuracy"] == 1.0
+    assert report.sample("copied").human_faithful is True
+    assert calibration.unfaithful_share is not None
+    assert calibration.unfaithful_share.labels_only_estimate == 0.5
+    assert vera.evaluate(samples[2:], metrics=["faithfulness"]).calibration is None
