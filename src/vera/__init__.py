@@ -9,7 +9,7 @@ Importing VERA has no side effects: no network, no telemetry, no environment fil
 
 from vera import judges, metrics
 from vera._version import __version__
-from vera.api import aevaluate, evaluate, plan_evaluation
+from vera.api import aevaluate, calibrate, evaluate, plan_evaluation
 from vera.datasets import Dataset, InvalidRow, load_dataset
 from vera.errors import (
     ConfigError,
@@ -54,6 +54,7 @@ __all__ = [
     "aevaluate",
     "arun_plan",
     "build_plan",
+    "calibrate",
     "evaluate",
     "judges",
     "load_dataset",

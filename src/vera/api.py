@@ -17,18 +17,20 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from vera.calibration import CalibrationTally
 from vera.datasets import open_dataset
 from vera.errors import ConfigError
+from vera.history import open_history
 from vera.judges.base import Judge
 from vera.metrics.base import Metric
 from vera.metrics.registry import create_metric
 from vera.pipelines.core import Pipeline
 from vera.plan import DatasetRef, GeneratorSpec, MetricSpec, RetrievalOptions, RunPlan, metric_specs
-from vera.report import Report, SampleResult
+from vera.report import Calibration, Report, SampleResult
 from vera.run import Bindings, RunObserver, arun_plan, run_plan
 from vera.settings import Settings
 
-__all__ = ["aevaluate", "evaluate", "plan_evaluation"]
+__all__ = ["aevaluate", "calibrate", "evaluate", "plan_evaluation"]
 
 ProgressCallback = Callable[[SampleResult], None]
 
@@ -181,3 +183,47 @@ def evaluate(
     plan, bindings = plan_evaluation(data, metrics, judge, **options)
     observer = _CallbackObserver(progress) if progress is not None else None
     return run_plan(plan, bindings, observer=observer).report
+
+
+def calibrate(
+    source: str | Path,
+    judge: Judge | str | None = None,
+    *,
+    settings: Settings | None = None,
+) -> Calibration:
+    """How the judge agrees with human labels (`human_faithful`), and the run's figures
+    corrected by them: `vera calibrate` from Python.
+
+    `source` is a JSON report file, a labelled dataset file (evaluated with faithfulness and
+    `judge`), or the id (or a unique prefix) of a run in the history `settings` name.
+
+    Raises:
+        ConfigError: no sample carries a label, or no such run.
+    """
+    path = Path(source)
+    if path.is_file() and _is_report(path):
+        tally = CalibrationTally.of(Report.model_validate_json(path.read_text()).samples)
+        found = tally.calibration()
+    elif path.exists() or not isinstance(source, str):
+        found = evaluate(source, ["faithfulness"], judge, settings=settings).calibration
+    else:
+        store = open_history(settings or Settings())
+        try:
+            found = CalibrationTally.of(store.iter_results(store.get(source).id)).calibration()
+        finally:
+            store.close()
+    if found is None:
+        raise ConfigError(
+            f"no sample of {source} carries a human label: give some samples "
+            "`human_faithful: true` or `false` to calibrate the judge against"
+        )
+    return found
+
+
+def _is_report(path: Path) -> bool:
+    """Whether `path` holds a VERA JSON report rather than a dataset (which may be JSON too)."""
+    if path.suffix.lower() != ".json":
+        return False
+    with path.open("rb") as head:
+        start = head.read(4096)
+    return b'"metric_summary"' in start or b'"vera_version"' in start

@@ -26,12 +26,18 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from vera.agreement import Confusion, auroc
 from vera.stats import ValueCounts
-from vera.types.report import Calibration, CorrectedEstimate, RecommendedThreshold
+from vera.types.report import (
+    Calibration,
+    CorrectedEstimate,
+    RecommendedThreshold,
+    SampleResult,
+    SampleStatus,
+)
 
 __all__ = ["CalibrationTally", "LabelledSample", "corrected_mean", "recommended_threshold"]
 
@@ -72,6 +78,21 @@ class CalibrationTally:
             self.unlabelled_flagged.add(float(not passed))
         else:
             self.labelled.append(LabelledSample(score, not passed, not label))
+
+    def add_result(self, result: SampleResult) -> None:
+        """One sample's result: scored when its faithfulness metric gave a score."""
+        faithfulness = result.results.get(CALIBRATED_METRIC)
+        if result.status is SampleStatus.SCORED and faithfulness is not None:
+            self.add(result.human_faithful, faithfulness.score, faithfulness.passed)
+        else:
+            self.add(result.human_faithful, None, None)
+
+    @classmethod
+    def of(cls, results: Iterable[SampleResult]) -> CalibrationTally:
+        tally = cls()
+        for result in results:
+            tally.add_result(result)
+        return tally
 
     def calibration(self) -> Calibration | None:
         """The report's block, or None when no sample carries a label."""

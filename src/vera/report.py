@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from vera.calibration import CALIBRATED_METRIC, CalibrationTally
+from vera.calibration import CalibrationTally
 from vera.stats import ValueCounts
 from vera.types.claims import Verdict
 from vera.types.report import (
     CLAIM_COLUMNS,
     SAMPLE_COLUMNS,
+    Calibration,
     ClaimRecord,
     GroupStats,
     InvalidRow,
@@ -37,6 +38,7 @@ __all__ = [
     "LATENCY_P99",
     "RUN_FIGURES",
     "SAMPLE_COLUMNS",
+    "Calibration",
     "ClaimRecord",
     "GroupStats",
     "LatencySummary",
@@ -251,19 +253,12 @@ class ReportBuilder:
             self._latency.add(result.latency_ms)
             self._latency_by_category[result.category or UNCATEGORISED].add(result.latency_ms)
         self._claims.add(result)
-        self._add_calibration(result)
+        self._calibration.add_result(result)
         precision = result.scores.get("grounding_precision")
         recall = result.scores.get("grounding_recall")
         if result.status is SampleStatus.SCORED and precision is not None and recall is not None:
             total = precision + recall
             self._f1.add(0.0 if total == 0 else 2 * precision * recall / total)
-
-    def _add_calibration(self, result: SampleResult) -> None:
-        faithfulness = result.results.get(CALIBRATED_METRIC)
-        if result.status is SampleStatus.SCORED and faithfulness is not None:
-            self._calibration.add(result.human_faithful, faithfulness.score, faithfulness.passed)
-        else:
-            self._calibration.add(result.human_faithful, None, None)
 
     def counts(self, invalid_rows: int = 0) -> dict[str, int]:
         """How many samples ended in each status, and the invalid rows beside them."""

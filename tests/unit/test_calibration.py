@@ -3,13 +3,18 @@ the recommended threshold, and the report block from labelled samples."""
 
 from __future__ import annotations
 
+import io
 import random
 import statistics
 
 import pytest
+from rich.console import Console
 
 import vera
 from vera.calibration import CalibrationTally, corrected_mean
+from vera.reports.console import print_summary
+from vera.reports.html import render_html
+from vera.reports.markdown import render_markdown
 from vera.stats import ValueCounts
 from vera.types import Sample
 
@@ -122,3 +127,30 @@ def test_a_labelled_run_reports_calibration() -> None:
     assert calibration.unfaithful_share is not None
     assert calibration.unfaithful_share.labels_only_estimate == 0.5
     assert vera.evaluate(samples[2:], metrics=["faithfulness"]).calibration is None
+
+
+def test_the_terminal_markdown_and_html_show_calibration() -> None:
+    samples = [
+        Sample(id=f"s{i}", response="Paris is in France.", contexts=(context,), human_faithful=ok)
+        for i, (context, ok) in enumerate(
+            [("Paris is in France.", True), ("Rome is in Italy.", False)] * 3
+        )
+    ]
+    report = vera.evaluate(samples, metrics=["faithfulness"])
+    out = Console(file=io.StringIO(), width=200)
+    print_summary(report, out, Console(file=io.StringIO()))
+    terminal = out.file.getvalue()  # type: ignore[attr-defined]
+    assert "Calibration against 6 human labels" in terminal
+    assert "Unfaithful share: judge alone 0.500 → corrected 0.500" in terminal
+    markdown = render_markdown(report)
+    assert "**Calibration against 6 human labels (faithfulness; 0 unlabelled samples)**" in markdown
+    assert "- Recommended threshold:" in markdown
+    page = render_html(report)
+    assert '<section id="calibration"' in page and "Cohen&#39;s kappa" in page
+
+
+def test_labels_without_the_faithfulness_metric_say_what_to_run() -> None:
+    samples = [Sample(id="a", response="x", contexts=("x",), human_faithful=True)]
+    report = vera.evaluate(samples, metrics=["answer_relevance"])
+    assert report.calibration is not None and report.calibration.labelled_unscored == 1
+    assert "--metrics faithfulness" in render_markdown(report)

@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from vera.report import Report, SampleResult, SampleStatus
+from vera.reports.calibration import calibration_lines
 from vera.reports.cascade import cascade_summary
 
 __all__ = ["format_interval", "format_score", "plain_cells", "print_summary"]
@@ -83,6 +84,9 @@ def print_summary(
         )
 
     _print_cascade(report, out)
+    if report.calibration is not None:
+        for line in calibration_lines(report.calibration):
+            out.print(line, highlight=False, markup=False)
     _print_usage(report, out)
     _print_evidence(report, out)
     _print_counts(report, out)

@@ -32,6 +32,7 @@ from markupsafe import Markup
 from vera._version import __version__
 from vera.report import Report, SampleResult, SampleStatus
 from vera.reports import view
+from vera.reports.calibration import calibration_lines
 from vera.reports.cascade import cascade_summary
 from vera.reports.samples import VERDICTS, SamplePacker, unpack
 from vera.reports.view import HistoryPoint, SampleTally
@@ -175,6 +176,7 @@ def render_html(
         steps=view.step_rows(tally),
         usage=view.usage_view(report),
         cascade=cascade_summary(report.judge_details),
+        calibration=calibration_lines(report.calibration) if report.calibration else None,
         details=_details(report.judge_details),
         packed=packed,
         payload=Markup(packed.data),  # base64: nothing in it to escape

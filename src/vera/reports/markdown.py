@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from vera.report import Report, SampleResult, SampleStatus
+from vera.reports.calibration import calibration_lines
 from vera.reports.cascade import cascade_summary
 
 __all__ = ["render_markdown"]
@@ -69,6 +70,9 @@ def render_markdown(
             f"| {name} | {_fmt(s.mean)} | {interval} | {s.passed}/{s.scored} "
             f"| {direction} {s.threshold:.2f} |"
         )
+    if report.calibration is not None:
+        title, *rest = calibration_lines(report.calibration)
+        lines += ["", f"**{_cell(title)}**", "", *(f"- {_cell(line)}" for line in rest)]
     if gate_failures:
         lines += ["", "**Gate failed:**", *(f"- {_cell(line)}" for line in gate_failures)]
     comparison = report.baseline_comparison or {}
