@@ -28,12 +28,14 @@ from rich.progress import (
 from rich.table import Table
 
 from vera._version import __version__
+from vera.api import calibrate
 from vera.comparison import compare_reports, most_changed
 from vera.datasets import load_dataset
 from vera.datasets.bundled import BUNDLED
-from vera.errors import ConfigError, VeraError
+from vera.errors import ConfigError, JudgeError, VeraError
 from vera.estimate import RunEstimate, estimate_plan
 from vera.history import DEFAULT_HISTORY_PATH, RunStore
+from vera.judge_benchmark import JudgeBenchmark, benchmark_judge
 from vera.metrics.registry import metric_classes
 from vera.outputs import check_output_paths, report_format, write_report, write_run_reports
 from vera.plan import (
@@ -45,6 +47,7 @@ from vera.plan import (
     build_plan,
 )
 from vera.report import SampleResult
+from vera.reports.calibration import calibration_lines
 from vera.reports.console import (
     SHOWN_FAILURES,
     format_interval,
@@ -53,6 +56,7 @@ from vera.reports.console import (
     print_summary,
 )
 from vera.run import (
+    EXIT_INCOMPLETE,
     EXIT_OK,
     EXIT_USAGE,
     Bindings,
@@ -66,7 +70,7 @@ from vera.sample_limits import (
     DEFAULT_MAX_RESPONSE_CHARS,
     DEFAULT_SAMPLE_TIMEOUT,
 )
-from vera.settings import DEFAULT_CONCURRENCY
+from vera.settings import DEFAULT_CONCURRENCY, load_settings
 from vera.types.secrets import redact
 
 __all__ = ["app", "main"]
@@ -855,6 +859,114 @@ def report_command(
     except VeraError as exc:
         _fail(exc)
     out.print(f"Report written to {escape(str(output))}", highlight=False)
+
+
+@app.command("benchmark")
+def benchmark_command(
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="JSONL of labelled answers: response, contexts, label (1 = unfaithful, "
+            "0 = faithful); optional id, query, task_type, hallucinated_spans.",
+            show_default=False,
+        ),
+    ],
+    judge: _JudgeFlag = None,
+    offline_min_support: _OfflineMinSupportFlag = None,
+    concurrency: _ConcurrencyFlag = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="Judge only the first N rows.")
+    ] = None,
+    json_path: Annotated[
+        Path | None, typer.Option("--json", help="Write the figures as JSON here.")
+    ] = None,
+) -> None:
+    """Measure a judge on your own labels: how well it finds the unfaithful answers
+    (precision, recall, F1, balanced accuracy, AUROC; per task type; span overlap).
+
+    Example: vera benchmark labelled.jsonl --judge offline:learned --json figures.json
+    """
+    try:
+        check_output_paths([json_path] if json_path is not None else [])
+        settings = load_settings(
+            {"judge": judge, "offline_min_support": offline_min_support, "concurrency": concurrency}
+        )
+        result = benchmark_judge(
+            file, settings.judge, settings=settings, concurrency=settings.concurrency, limit=limit
+        )
+    except JudgeError as exc:
+        # The file was fine but the judge failed on a row: figures from part of the file would
+        # pass for the whole, so there are none, and the exit is that of an incomplete run.
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_INCOMPLETE) from None
+    except (VeraError, ValueError) as exc:
+        _fail(exc)
+    _print_benchmark(result)
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        out.print(f"Figures written to {escape(str(json_path))}", highlight=False)
+
+
+def _print_benchmark(result: JudgeBenchmark) -> None:
+    """One row per group, the unfaithful class counted as positive; then the span figures."""
+    table = Table(title=escape(f"Judge {result.judge} · {result.path} · {result.rows} rows"))
+    # Short headings, so that the table fits 80 columns.
+    columns = ("Group", "n", "Unfaithful", "Prec.", "Recall", "F1", "BAcc", "κ", "AUROC")
+    for column in columns:
+        table.add_column(column, justify="left" if column == "Group" else "right")
+    for name, g in result.groups.items():
+        scores = (g.precision, g.recall, g.f1, g.balanced_accuracy, g.kappa, g.auroc)
+        table.add_row(*plain_cells(name, g.n, g.positives, *map(format_score, scores)))
+    out.print(table)
+    span = result.span
+    if span is not None:
+        out.print(
+            f"Spans, by character ({span.rows} rows): precision "
+            f"{format_score(span.precision)}, recall {format_score(span.recall)}, "
+            f"F1 {format_score(span.f1)}",
+            highlight=False,
+            markup=False,
+        )
+    out.print(
+        f"{result.samples_per_s:.1f} samples/s ({result.wall_seconds:.2f} s judging)",
+        highlight=False,
+    )
+
+
+@app.command("calibrate")
+def calibrate_command(
+    source: Annotated[
+        str,
+        typer.Argument(
+            help="A JSON report, a dataset file whose samples carry human_faithful, or a "
+            "stored run's id (or a unique prefix).",
+            show_default=False,
+        ),
+    ],
+    judge: _JudgeFlag = None,
+    history: HistoryOption = None,
+    json_path: Annotated[
+        Path | None, typer.Option("--json", help="Write the calibration block as JSON here.")
+    ] = None,
+) -> None:
+    """How far to trust the judge: its agreement with human labels (human_faithful) and the
+    run's figures corrected by them, with 95 % intervals.
+
+    Example: vera calibrate labelled.jsonl --judge offline:learned
+    """
+    try:
+        check_output_paths([json_path] if json_path is not None else [])
+        settings = load_settings({"judge": judge, "history_path": history})
+        found = calibrate(source, settings.judge, settings=settings)
+    except VeraError as exc:
+        _fail(exc)
+    for line in calibration_lines(found):
+        out.print(line, highlight=False, markup=False)
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(found.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        out.print(f"Calibration written to {escape(str(json_path))}", highlight=False)
 
 
 datasets_app = typer.Typer(help="The datasets bundled with VERA.", no_args_is_help=True)

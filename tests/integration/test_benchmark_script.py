@@ -1,5 +1,8 @@
 """`benchmarks/judge_accuracy.py` as a user runs it, on a small file in the benchmarks' format
-written here (the real benchmark data is never part of the test suite)."""
+written here (the real benchmark data is never part of the test suite). The script wraps
+`vera.judge_benchmark` (tested in tests/unit/test_judge_benchmark.py); what is its own is the
+output it has always written, `--fold`, `--model`/`--min-support`, and `summarise`, which
+training/verifier/ calls with outcomes it computed itself."""
 
 from __future__ import annotations
 
@@ -8,11 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from judge_accuracy import auroc, classification, span_overlap  # noqa: E402
+from judge_accuracy import auroc, fold_of, summarise  # noqa: E402
 
 CONTEXT = "The museum opens at 9 am. Entry costs 12 euros. The museum is closed on Mondays."
 INVENTED = "Visitors get a free audio guide in six languages."
@@ -77,7 +78,9 @@ def test_the_offline_judge_on_a_file_it_is_given(tmp_path: Path) -> None:
     assert (overall["precision"], overall["recall"], overall["f1"]) == (1.0, 1.0, 1.0)
     assert overall["auroc"] == 1.0 and (qa["n"], summary["n"]) == (2, 2)
     # The claims marked unsupported are exactly the sentences a person marked.
-    assert figures["span"] == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
+    span = figures["span"]
+    assert isinstance(span, dict)
+    assert (span["precision"], span["recall"], span["f1"]) == (1.0, 1.0, 1.0)
     assert isinstance(figures["samples_per_s"], float) and figures["samples_per_s"] > 0
 
 
@@ -106,20 +109,29 @@ def test_auroc_counts_ties_half_and_needs_both_classes() -> None:
     assert auroc([0.2, 0.3], [1, 1]) is None
 
 
-@pytest.mark.parametrize(
-    ("predicted", "labels", "precision", "recall", "bacc"),
-    [([1, 1, 1, 1], [1, 1, 0, 0], 0.5, 1.0, 0.5), ([1, 0, 0, 1], [1, 1, 0, 0], 0.5, 0.5, 0.5)],
-)
-def test_classification_figures(
-    predicted: list[int], labels: list[int], precision: float, recall: float, bacc: float
-) -> None:
-    figures = classification(predicted, labels)
-    assert (figures["precision"], figures["recall"], figures["balanced_accuracy"]) == (
-        precision,
-        recall,
-        bacc,
-    )
+def test_fold_keeps_only_the_rows_of_that_fold(tmp_path: Path) -> None:
+    other = row("ragtruth-7-a", "QA", f"The museum opens at 9 am. {INVENTED}", INVENTED)
+    assert [fold_of(str(r["id"])) for r in [*ROWS, other]] == [0, 0, 0, 0, 1]
+    held_out = run(tmp_path, "--fold", "1", rows=[*ROWS, other])
+    overall = held_out["all"]
+    assert held_out["rows"] == 1 and isinstance(overall, dict) and overall["tp"] == 1
+    seen = run(tmp_path, "--fold", "0", rows=[*ROWS, other])
+    assert seen["rows"] == 4 and seen["all"] == run(tmp_path)["all"]
 
 
-def test_span_overlap_counts_characters_once() -> None:
-    assert span_overlap([(0, 10), (5, 15)], [(10, 20)]) == (15, 10, 5)
+def test_summarise_takes_outcomes_computed_without_a_judge() -> None:
+    # As training/verifier/ calls it: rows as read from the file, outcomes as plain dicts.
+    outcomes = [
+        {"flagged": 0, "score": 0.1, "spans": []},
+        {"flagged": 1, "score": 0.9, "spans": [[26, 40], [30, 75]]},
+        {"flagged": 1, "score": 0.8, "spans": []},
+        {"flagged": 1, "score": 0.4, "spans": []},
+    ]
+    figures = summarise(ROWS, outcomes)
+    assert list(figures) == ["all", "QA", "Summary", "span"]
+    assert (figures["all"]["precision"], figures["all"]["recall"]) == (2 / 3, 1.0)
+    assert figures["QA"]["auroc"] == 1.0 and figures["Summary"]["auroc"] == 0.0
+    assert figures["all"]["auroc"] == 3 / 4
+    # The two marked spans overlap and cover the invented sentence and nothing else.
+    assert figures["span"]["precision"] == 1.0
+    assert figures["span"]["recall"] == len(INVENTED) / (len(INVENTED) + len(WRONG))

@@ -1,0 +1,257 @@
+"""`vera.judge_benchmark` and `vera benchmark`: a judge measured on a small labelled file, with
+the offline judge, whose verdicts on these rows are known (a copied answer is supported, an
+invented fact or a changed number is not, a paraphrase looks unsupported to it, and an added
+condition whose words are all in the context slips past it)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from vera.cli import app
+from vera.errors import DatasetError, DatasetRowError, JudgeError
+from vera.judge_benchmark import (
+    JudgeBenchmark,
+    LabelledRow,
+    RowOutcome,
+    abenchmark_judge,
+    benchmark_figures,
+    benchmark_judge,
+)
+from vera.judges.offline import OfflineJudge
+from vera.types import Sample
+
+CONTEXT = "The museum opens at 9 am. Entry costs 12 euros. The museum is closed on Mondays."
+INVENTED = "Visitors get a free audio guide in six languages."
+WRONG = "Entry costs 40 euros."
+MISSED = "on Mondays"
+
+
+def row(
+    row_id: str, task: str, response: str, label: int, bad: str | None = None, spans: bool = True
+) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "id": row_id,
+        "task_type": task,
+        "query": "What should a visitor know?",
+        "contexts": [CONTEXT],
+        "response": response,
+        "label": label,
+    }
+    if spans:
+        start = response.index(bad) if bad else 0
+        data["hallucinated_spans"] = (
+            [{"start": start, "end": start + len(bad), "text": bad, "label_type": "x"}]
+            if bad
+            else []
+        )
+    return data
+
+
+ROWS = [
+    row("copy", "QA", "The museum opens at 9 am. Entry costs 12 euros.", 0),
+    row("invented", "QA", f"The museum opens at 9 am. {INVENTED}", 1, INVENTED),
+    row("wrong", "Summary", f"The museum opens at 9 am. {WRONG}", 1, WRONG),
+    row("paraphrase", "Summary", "Admission is 12 euros.", 0, spans=False),
+    row("missed", "QA", f"Entry costs 12 euros {MISSED}.", 1, MISSED),
+    row("closed", "Summary", "The museum is closed on Mondays.", 0),
+]
+
+
+def write(path: Path, rows: list[dict[str, Any]], *extra_lines: str) -> Path:
+    lines = [json.dumps(r) for r in rows] + list(extra_lines)
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def labelled(tmp_path: Path) -> Path:
+    return write(tmp_path / "labelled.jsonl", ROWS)
+
+
+def test_the_offline_judge_on_a_labelled_file(labelled: Path) -> None:
+    result = benchmark_judge(labelled, "offline")
+
+    assert (result.path, result.judge, result.rows) == (str(labelled), "offline", 6)
+    assert list(result.groups) == ["all", "QA", "Summary"]
+    overall = result.overall
+    # Caught: the invented fact and the wrong number; missed: the added condition; flagged
+    # though faithful: the paraphrase.
+    assert (overall.tp, overall.fp, overall.fn, overall.tn) == (2, 1, 1, 2)
+    assert (overall.n, overall.positives) == (6, 3)
+    assert overall.precision == overall.recall == overall.f1 == pytest.approx(2 / 3)
+    assert overall.balanced_accuracy == pytest.approx(2 / 3)
+    # The missed row scores 0 like two faithful ones (ties count half), the paraphrase 0.5.
+    assert overall.auroc == pytest.approx(7 / 9)
+    qa, summary = result.groups["QA"], result.groups["Summary"]
+    assert (qa.tp, qa.fp, qa.fn, qa.tn) == (1, 0, 1, 1)
+    assert (summary.tp, summary.fp, summary.fn, summary.tn) == (1, 1, 0, 1)
+    assert qa.n + summary.n == overall.n and qa.positives + summary.positives == overall.positives
+    assert result.samples_per_s > 0 and result.wall_seconds > 0
+
+
+def test_a_copied_answer_is_not_flagged_and_an_invented_fact_is(labelled: Path) -> None:
+    copied = benchmark_judge(labelled, where=lambda r: r.sample.id == "copy").overall
+    invented = benchmark_judge(labelled, where=lambda r: r.sample.id == "invented").overall
+    assert (copied.n, copied.tn, copied.fp) == (1, 1, 0)
+    assert (invented.n, invented.tp, invented.fn) == (1, 1, 0)
+    assert copied.auroc is None  # one class only
+
+
+def test_span_figures_count_characters_over_rows_with_span_labels(labelled: Path) -> None:
+    span = benchmark_judge(labelled).span
+    assert span is not None
+    # The paraphrase has no span labels, so what was marked in it is not counted.
+    assert span.rows == 5
+    assert span.gold_chars == len(INVENTED) + len(WRONG) + len(MISSED)
+    assert span.marked_chars == span.overlap_chars == len(INVENTED) + len(WRONG)
+    assert span.precision == 1.0
+    assert span.recall == pytest.approx(70 / 80)
+
+
+def test_no_span_figures_without_span_labels(tmp_path: Path) -> None:
+    path = write(tmp_path / "plain.jsonl", [{**r, "hallucinated_spans": None} for r in ROWS])
+    result = benchmark_judge(path)
+    assert result.span is None and result.overall.tp == 2
+
+
+def test_figures_of_outcomes_given_without_a_judge() -> None:
+    sample = Sample(id="a", response="x" * 30, contexts=["c"])
+    rows = [
+        LabelledRow(sample, 1, "QA", spans=((10, 20),)),
+        LabelledRow(sample, 0, None, spans=()),
+    ]
+    outcomes = [RowOutcome(True, 0.9, ((0, 10), (5, 15))), RowOutcome(False, 0.2)]
+    groups, span = benchmark_figures(rows, outcomes)
+    # A row without a task type counts only in "all".
+    assert list(groups) == ["all", "QA"] and groups["QA"].n == 1
+    assert groups["all"].auroc == 1.0 and groups["QA"].auroc is None
+    assert span is not None
+    # Characters 5-9 are inside both marked spans and count once.
+    assert (span.marked_chars, span.gold_chars, span.overlap_chars) == (15, 10, 5)
+    with pytest.raises(ValueError, match="2 rows but 1 outcomes"):
+        benchmark_figures(rows, outcomes[:1])
+
+
+@pytest.mark.parametrize(
+    ("line", "field", "problem"),
+    [
+        ('{"id": "x", "contexts": ["c"], "response": "r"}', "label", "missing"),
+        ('{"id": "x", "contexts": ["c"], "response": "r", "label": 2}', "label", "got 2"),
+        ('{"id": "x", "contexts": ["c"], "response": "r", "label": "1"}', "label", "got '1'"),
+        ('{"id": "x", "contexts": ["c"], "label": 1}', "response", "missing"),
+        ('{"id": "x", "contexts": [], "response": "r", "label": 1}', "contexts", "empty"),
+        ('{"id": "x", "contexts": ["c"], "response": "r", "label": 1', None, "invalid JSON"),
+        (
+            '{"contexts": ["c"], "response": "r", "label": 1, '
+            '"hallucinated_spans": [{"start": 0, "end": 5}]}',
+            "hallucinated_spans[0]",
+            "not within the response's 1 characters",
+        ),
+        (
+            '{"contexts": ["c"], "response": "r", "label": 1, '
+            '"hallucinated_spans": [{"start": "a", "end": 1}]}',
+            "hallucinated_spans[0].start",
+            "expected a character offset",
+        ),
+        (
+            '{"contexts": ["c"], "response": "r", "label": 1, "task_type": "all"}',
+            "task_type",
+            "overall",
+        ),
+    ],
+)
+def test_a_bad_row_names_the_file_the_line_and_the_field(
+    tmp_path: Path, line: str, field: str | None, problem: str
+) -> None:
+    path = write(tmp_path / "bad.jsonl", ROWS[:2], "", line)
+    with pytest.raises(DatasetRowError) as caught:
+        benchmark_judge(path)
+    error = caught.value
+    # Line 3 is blank and skipped; the bad row is on line 4.
+    assert (error.path, error.location, error.field) == (str(path), "line 4", field)
+    assert problem in error.problem
+    assert str(error).startswith(f"{path}: line 4")
+
+
+def test_limit_stops_reading_before_a_later_bad_row(tmp_path: Path) -> None:
+    path = write(tmp_path / "bad.jsonl", ROWS[:2], '{"label": "?"}')
+    assert benchmark_judge(path, limit=2).rows == 2
+    with pytest.raises(ValueError, match="limit must be at least 1"):
+        benchmark_judge(path, limit=0)
+
+
+def test_an_empty_file_or_filter_is_an_error(tmp_path: Path, labelled: Path) -> None:
+    with pytest.raises(DatasetError, match="no labelled rows"):
+        benchmark_judge(write(tmp_path / "empty.jsonl", []))
+    with pytest.raises(DatasetError, match="no labelled rows that the row filter keeps"):
+        benchmark_judge(labelled, where=lambda r: False)
+
+
+def test_a_judge_object_and_the_async_form(labelled: Path) -> None:
+    async def inside_a_loop() -> JudgeBenchmark:
+        with pytest.raises(RuntimeError, match="abenchmark_judge"):
+            benchmark_judge(labelled)
+        return await abenchmark_judge(labelled, OfflineJudge(learned=True), concurrency=2)
+
+    result = asyncio.run(inside_a_loop())
+    assert result.judge == "offline:learned" and result.rows == 6
+
+
+def test_vera_benchmark_prints_the_table_and_writes_the_json(
+    labelled: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no vera.toml of the checkout's
+    monkeypatch.delenv("VERA_JUDGE", raising=False)
+    figures = tmp_path / "out" / "figures.json"
+
+    result = CliRunner().invoke(app, ["benchmark", str(labelled), "--json", str(figures)])
+
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    table = [[c.strip() for c in line.strip("│ ").split("│")] for line in lines if "│" in line]
+    cells = {row[0]: row[1:] for row in table}
+    # n, unfaithful, precision, recall, F1, balanced accuracy, kappa, AUROC.
+    assert cells["all"] == ["6", "3", "0.667", "0.667", "0.667", "0.667", "0.333", "0.778"]
+    assert cells["QA"] == ["3", "2", "1.000", "0.500", "0.667", "0.750", "0.400", "0.750"]
+    assert cells["Summary"][:2] == ["3", "1"]
+    assert "Spans, by character (5 rows): precision 1.000, recall 0.875, F1 0.933" in lines
+    written = JudgeBenchmark.model_validate_json(figures.read_text(encoding="utf-8"))
+    assert written.rows == 6 and written.overall.fp == 1 and written.span is not None
+    assert written.groups.keys() == {"all", "QA", "Summary"}
+
+
+def test_vera_benchmark_on_a_bad_file_is_exit_2_with_the_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    path = write(tmp_path / "bad.jsonl", ROWS[:1], '{"contexts": ["c"], "response": "r"}')
+
+    result = CliRunner().invoke(app, ["benchmark", str(path)])
+
+    assert result.exit_code == 2
+    assert f"{path}: line 2, field 'label': missing" in " ".join(result.stderr.split())
+    assert result.stdout == ""
+
+
+def test_vera_benchmark_when_the_judge_fails_is_exit_3_without_figures(
+    labelled: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+
+    def failing(*args: object, **kwargs: object) -> JudgeBenchmark:
+        raise JudgeError("the judge answered nothing for row 'copy'")
+
+    monkeypatch.setattr("vera.cli.benchmark_judge", failing)
+    figures = tmp_path / "figures.json"
+
+    result = CliRunner().invoke(app, ["benchmark", str(labelled), "--json", str(figures)])
+
+    assert result.exit_code == 3
+    assert "the judge answered nothing for row 'copy'" in result.stderr
+    assert not figures.exists() and result.stdout == ""
