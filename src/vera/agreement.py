@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["Confusion", "auroc"]
+__all__ = ["Confusion", "auroc", "label_agreement"]
 
 
 @dataclass(frozen=True)
@@ -121,3 +122,32 @@ def auroc(scores: Sequence[float], labels: Sequence[int | bool]) -> float | None
         rank_sum += mid_rank * sum(y for _, y in ranked[start:end])
         start = end
     return (rank_sum - positives * (positives + 1) / 2) / (positives * negatives)
+
+
+def label_agreement(judged: Sequence[str], truth: Sequence[str]) -> dict[str, Any]:
+    """Agreement of two labellings over several classes (verdicts, say): accuracy, Cohen's κ,
+    and per class how often each side gave it, how often both did, precision and recall."""
+    pairs = list(zip(judged, truth, strict=True))
+    n = len(pairs)
+    classes = sorted({*judged, *truth})
+    agree = sum(a == b for a, b in pairs)
+    by_judge = {c: sum(a == c for a, _ in pairs) for c in classes}
+    by_truth = {c: sum(b == c for _, b in pairs) for c in classes}
+    chance = sum(by_judge[c] * by_truth[c] for c in classes) / (n * n) if n else 0.0
+    accuracy = agree / n if n else 0.0
+    per_class = {}
+    for c in classes:
+        both = sum(a == b == c for a, b in pairs)
+        per_class[c] = {
+            "human": by_truth[c],
+            "judge": by_judge[c],
+            "both": both,
+            "precision": _ratio(both, by_judge[c]),
+            "recall": _ratio(both, by_truth[c]),
+        }
+    return {
+        "claims": n,
+        "accuracy": accuracy,
+        "kappa": 0.0 if chance == 1 else (accuracy - chance) / (1 - chance),
+        "per_verdict": per_class,
+    }

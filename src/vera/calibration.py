@@ -28,8 +28,9 @@ import itertools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from vera.agreement import Confusion, auroc
+from vera.agreement import Confusion, auroc, label_agreement
 from vera.stats import ValueCounts
 from vera.types.report import (
     Calibration,
@@ -66,6 +67,9 @@ class CalibrationTally:
     labelled_unscored: int = 0
     unlabelled_scores: ValueCounts = field(default_factory=ValueCounts)
     unlabelled_flagged: ValueCounts = field(default_factory=ValueCounts)
+    claim_verdicts: list[tuple[str, str]] = field(default_factory=list)
+    """(the judge's verdict, the person's) for each labelled claim the judge also found."""
+    claims_unmatched: int = 0
 
     def add(self, label: bool | None, score: float | None, passed: bool | None) -> None:
         """One sample: its human label (None: unlabelled), its faithfulness score and whether
@@ -86,6 +90,20 @@ class CalibrationTally:
             self.add(result.human_faithful, faithfulness.score, faithfulness.passed)
         else:
             self.add(result.human_faithful, None, None)
+        if result.human_claims:
+            self._add_claims(result)
+
+    def _add_claims(self, result: SampleResult) -> None:
+        """Pair each labelled claim with the judge's verdict on the claim of the same text
+        (case, spacing and end punctuation aside); a claim the judge did not state as such
+        counts as unmatched, not as a disagreement."""
+        judged = {_claim_key(c.text): c.verdict.value for c in result.claims}
+        for claim in result.human_claims:
+            verdict = judged.get(_claim_key(claim.text))
+            if verdict is None:
+                self.claims_unmatched += 1
+            else:
+                self.claim_verdicts.append((verdict, claim.verdict.value))
 
     @classmethod
     def of(cls, results: Iterable[SampleResult]) -> CalibrationTally:
@@ -96,7 +114,8 @@ class CalibrationTally:
 
     def calibration(self) -> Calibration | None:
         """The report's block, or None when no sample carries a label."""
-        if not self.labelled and not self.labelled_unscored:
+        claims = self.claim_verdicts or self.claims_unmatched
+        if not (self.labelled or self.labelled_unscored or claims):
             return None
         labelled = self.labelled
         truth = [float(s.unfaithful) for s in labelled]
@@ -115,7 +134,19 @@ class CalibrationTally:
                 [1 - y for y in truth], [s.score for s in labelled], self.unlabelled_scores
             ),
             recommended_threshold=recommended_threshold(labelled),
+            claims=self._claim_agreement(),
         )
+
+    def _claim_agreement(self) -> dict[str, Any] | None:
+        if not self.claim_verdicts and not self.claims_unmatched:
+            return None
+        judged = [judge for judge, _ in self.claim_verdicts]
+        found = label_agreement(judged, [human for _, human in self.claim_verdicts])
+        return {**found, "unmatched": self.claims_unmatched}
+
+
+def _claim_key(text: str) -> str:
+    return " ".join(text.casefold().split()).rstrip(".!?;: ")
 
 
 def _mean(values: Sequence[float]) -> float:

@@ -140,6 +140,7 @@ def _identity(sample: Sample, group_by: Sequence[str]) -> dict[str, Any]:
         "category": sample.category,
         "latency_ms": sample.latency_ms,
         "human_faithful": sample.human_faithful,
+        "human_claims": sample.human_claims,
         "group_values": {key: _group_value(sample.metadata.get(key)) for key in group_by},
     }
 

@@ -4,13 +4,16 @@ the recommended threshold, and the report block from labelled samples."""
 from __future__ import annotations
 
 import io
+import json
 import random
 import statistics
+from pathlib import Path
 
 import pytest
 from rich.console import Console
 
 import vera
+from vera import DatasetRowError
 from vera.calibration import CalibrationTally, corrected_mean
 from vera.reports.console import print_summary
 from vera.reports.html import render_html
@@ -154,3 +157,47 @@ def test_labels_without_the_faithfulness_metric_say_what_to_run() -> None:
     report = vera.evaluate(samples, metrics=["answer_relevance"])
     assert report.calibration is not None and report.calibration.labelled_unscored == 1
     assert "--metrics faithfulness" in render_markdown(report)
+
+
+def test_claim_verdicts_a_person_gave_are_compared_with_the_judges(tmp_path: Path) -> None:
+    rows = [
+        {
+            "id": "a",
+            "response": "The Eiffel Tower is in Paris. It was built in 1999.",
+            "contexts": ["The Eiffel Tower is in Paris. It was built in 1889."],
+            "human_faithful": False,
+            "human_claims": [
+                {"text": "the Eiffel Tower is in  Paris", "verdict": "fully supported"},
+                {"text": "It was built in 1999.", "verdict": "NO_EVIDENCE"},
+                {"text": "A claim the judge never made.", "verdict": "NO_EVIDENCE"},
+            ],
+        }
+    ]
+    path = tmp_path / "claims.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    claims = vera.evaluate(str(path)).calibration.claims  # type: ignore[union-attr]
+    assert claims is not None
+    assert (claims["claims"], claims["unmatched"], claims["accuracy"]) == (2, 1, 0.5)
+    assert claims["per_verdict"]["FULLY_SUPPORTED"]["both"] == 1
+    assert claims["per_verdict"]["NO_EVIDENCE"] == {
+        "human": 1, "judge": 0, "both": 0, "precision": 0.0, "recall": 0.0,
+    }  # fmt: skip
+    assert "Claims a person labelled: 2 compared (1 not stated by the judge)" in render_markdown(
+        vera.evaluate(str(path))
+    )
+
+
+def test_a_claim_verdict_that_is_no_verdict_names_the_row_and_field(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    row = {
+        "id": "a",
+        "response": "x",
+        "contexts": ["x"],
+        "human_claims": [{"text": "x", "verdict": "maybe"}],
+    }
+    path.write_text(json.dumps(row) + "\n")
+    with pytest.raises(
+        DatasetRowError,
+        match=r"line 1, field 'human_claims\[0\]\.verdict'.*fully_supported.*got 'maybe'",
+    ):
+        list(vera.load_dataset(path))

@@ -31,6 +31,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "metadata": ("metadata",),
     "answerable": ("answerable",),
     "human_faithful": ("human_faithful",),
+    "human_claims": ("human_claims",),
 }
 # DeepEval's `context` is the ideal context, not what was retrieved; it only stands in for
 # the contexts when no retrieval field is present.

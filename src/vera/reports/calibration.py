@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from vera.types.report import Calibration, CorrectedEstimate
 
 __all__ = ["calibration_lines"]
@@ -30,11 +33,15 @@ def calibration_lines(calibration: Calibration) -> list[str]:
         f"({calibration.metric}; {calibration.unlabelled} unlabelled samples)"
         + (f"; {unscored} labelled samples not scored" if unscored else "")
     )
+    claims = _claims(calibration.claims)
     if not calibration.labelled:
+        if claims and not unscored:
+            return [f"Calibration against claim verdicts ({calibration.metric})", *claims]
         return [
             title,
             f"No labelled sample was scored on {calibration.metric}: run it with "
             f"--metrics {calibration.metric} (and fix the errors) to calibrate the judge.",
+            *claims,
         ]
     a = calibration.agreement
     lines = [
@@ -52,4 +59,17 @@ def calibration_lines(calibration: Calibration) -> list[str]:
             f"{_f(threshold.balanced_accuracy)}, precision {_f(threshold.precision)}, recall "
             f"{_f(threshold.recall)} on the labelled samples)"
         )
-    return lines
+    return lines + claims
+
+
+def _claims(found: Mapping[str, Any] | None) -> list[str]:
+    if found is None:
+        return []
+    per = ", ".join(
+        f"{verdict} {f['both']}/{f['human']}" for verdict, f in found["per_verdict"].items()
+    )
+    return [
+        f"Claims a person labelled: {found['claims']} compared ({found['unmatched']} not "
+        f"stated by the judge) · accuracy {_f(found['accuracy'])} · Cohen's kappa "
+        f"{_f(found['kappa'])} · the judge agreed on {per or 'none'}"
+    ]

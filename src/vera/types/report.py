@@ -20,7 +20,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from vera.types.claims import Verdict
 from vera.types.errors import ConfigError
 from vera.types.results import MetricResult
-from vera.types.samples import Context
+from vera.types.samples import Context, LabelledClaim
 from vera.types.secrets import redact
 
 Message = Annotated[str, AfterValidator(redact)]
@@ -157,6 +157,8 @@ class SampleResult(BaseModel):
     """With a pipeline: the contexts it retrieved (stored datasets keep their own)."""
     human_faithful: bool | None = None
     """The sample's human label, where it has one (see `Report.calibration`)."""
+    human_claims: tuple[LabelledClaim, ...] = ()
+    """Claims a person gave a verdict, where the sample has them (see `Report.calibration`)."""
 
 
 class MetricSummary(BaseModel):
@@ -257,6 +259,11 @@ class Calibration(BaseModel):
     unfaithful_share: CorrectedEstimate | None = None
     mean_faithfulness: CorrectedEstimate | None = None
     recommended_threshold: RecommendedThreshold | None = None
+    claims: dict[str, Any] | None = None
+    """Where samples carry `human_claims`: the judge's verdicts on the same claims against the
+    person's: `claims` compared, `unmatched` (labelled claims the judge did not state),
+    `accuracy`, `kappa`, and per verdict how often each side gave it, both did, precision and
+    recall."""
 
 
 class Report(BaseModel):

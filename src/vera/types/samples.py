@@ -10,7 +10,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["Citation", "Context", "Sample"]
+from vera.types.claims import Verdict
+from vera.types.errors import JudgeResponseError
+
+__all__ = ["Citation", "Context", "LabelledClaim", "Sample"]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -32,6 +35,24 @@ class Citation(BaseModel):
 
     document_id: str
     quote: str | None = None
+
+
+class LabelledClaim(BaseModel):
+    """A claim of the response and the verdict a person gave it against the contexts."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    text: str = Field(min_length=1)
+    verdict: Verdict
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _any_spelling(cls, value: Any) -> Any:
+        try:
+            return Verdict.parse(value)
+        except JudgeResponseError:  # a dataset's field error, not a judge's
+            names = ", ".join(v.value for v in Verdict)
+            raise ValueError(f"expected one of {names}") from None
 
 
 class Sample(BaseModel):
@@ -58,6 +79,9 @@ class Sample(BaseModel):
     human_faithful: bool | None = None
     """A human's label of the whole response (None: unlabelled); labelled samples calibrate
     the judge (see `vera.calibration`)."""
+    human_claims: tuple[LabelledClaim, ...] = ()
+    """Claims of the response with a person's verdict each: the judge's verdicts on the same
+    claims are compared with them."""
 
     @field_validator("contexts", mode="before")
     @classmethod
