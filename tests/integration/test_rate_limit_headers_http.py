@@ -90,7 +90,7 @@ async def test_openai_structured_reply_keeps_its_data_with_headers(
     assert response.rate_limit is not None and response.rate_limit.requests_limit == 120
 
 
-async def test_anthropic_headers_hold_starts_until_the_reset(loopback: LoopbackServer) -> None:
+async def test_anthropic_headers_hold_starts_until_a_request_is_back(loopback: LoopbackServer) -> None:
     loopback.script(
         with_headers(ok_anthropic_tool({"verdict": "yes"}, name="response"), anthropic_headers(30))
     )
@@ -104,8 +104,10 @@ async def test_anthropic_headers_hold_starts_until_the_reset(loopback: LoopbackS
     assert info.requests_reset == pytest.approx(30.0, abs=2.0)
     assert model.limiter.paced_requests_per_minute == 120
     loopback.script(ok_anthropic_text("ok"))
-    # Nothing left: the next start waits for the reset the server named, about 30 s away.
-    assert await starts(model, clock, 1) == [pytest.approx(30.0, abs=2.0)]
+    # Nothing left: the next start waits for one request's share of the limit to come back
+    # (0.5 s at 120/min; Anthropic refills its bucket continuously), not for the reset the
+    # server named (about 30 s away), which is when the whole limit is back.
+    assert await starts(model, clock, 1) == [pytest.approx(0.5)]
 
 
 async def test_a_server_without_headers_changes_nothing(loopback: LoopbackServer) -> None:

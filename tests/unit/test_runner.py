@@ -248,6 +248,8 @@ def test_public_api_is_pinned() -> None:
             "load_settings",
             "plan_evaluation",
             "run_plan",
+            # Calibration against human labels (issue 16).
+            "calibrate",
         ]
     )
     for name in vera.__all__:
