@@ -90,7 +90,7 @@ async def test_openai_structured_reply_keeps_its_data_with_headers(
     assert response.rate_limit is not None and response.rate_limit.requests_limit == 120
 
 
-async def test_anthropic_headers_hold_starts_until_a_request_is_back(loopback: LoopbackServer) -> None:
+async def test_anthropic_headers_hold_starts_until_one_is_back(loopback: LoopbackServer) -> None:
     loopback.script(
         with_headers(ok_anthropic_tool({"verdict": "yes"}, name="response"), anthropic_headers(30))
     )
@@ -101,7 +101,7 @@ async def test_anthropic_headers_hold_starts_until_a_request_is_back(loopback: L
     assert response.data == {"verdict": "yes"}
     info = response.rate_limit
     assert info is not None and info.requests_remaining == 0
-    assert info.requests_reset == pytest.approx(30.0, abs=2.0)
+    assert info.requests_reset == pytest.approx(30.0, abs=5.0)  # whole seconds, a loaded host
     assert model.limiter.paced_requests_per_minute == 120
     loopback.script(ok_anthropic_text("ok"))
     # Nothing left: the next start waits for one request's share of the limit to come back
