@@ -13,10 +13,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from vera.errors import JudgeResponseError
-from vera.judges.base import Judge, JudgeWork, match_verdicts
+from vera.judges.base import Judge, JudgeWork, judge_matrix, match_verdicts
 from vera.metrics.base import CitationCheck, ClaimAnalysis, Need
 from vera.text.citations import attach_citations, parse_citations, resolve_citation
 from vera.types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Sample, Verdict
+from vera.types.entailment import EntailmentMatrix
 
 __all__ = ["WorkPieces", "analyse_claims", "analyse_sample", "planned_work", "work_pieces"]
 
@@ -35,24 +36,28 @@ class WorkPieces(BaseModel):
     reference_in_contexts: bool = False
     relevance: bool = False
     citations: bool = False
+    chunk_entailment: bool = False
+    """Every claim of the response and of the reference against each context alone."""
 
 
 def work_pieces(sample: Sample, needs: frozenset[Need]) -> WorkPieces:
     """The judge work the metrics' `needs` ask of `sample`."""
     has_reference = bool((sample.reference or "").strip())
     wants_reference = has_reference and bool(
-        needs & {Need.REFERENCE_IN_RESPONSE, Need.REFERENCE_IN_CONTEXTS}
+        needs & {Need.REFERENCE_IN_RESPONSE, Need.REFERENCE_IN_CONTEXTS, Need.CHUNK_ENTAILMENT}
     )
+    # The matrix's metrics also read the two answers checked against each other: the same
+    # verdicts answer_correctness reads, done once when both are asked for.
+    cross = bool(needs & {Need.REFERENCE_IN_RESPONSE, Need.CHUNK_ENTAILMENT})
     return WorkPieces(
         analyse_response=Need.CLAIMS in needs,
-        extract_response=Need.CLAIMS not in needs
-        and has_reference
-        and Need.REFERENCE_IN_RESPONSE in needs,
+        extract_response=Need.CLAIMS not in needs and has_reference and cross,
         extract_reference=wants_reference,
-        reference_in_response=wants_reference and Need.REFERENCE_IN_RESPONSE in needs,
+        reference_in_response=wants_reference and cross,
         reference_in_contexts=wants_reference and Need.REFERENCE_IN_CONTEXTS in needs,
         relevance=Need.RELEVANCE in needs and bool(sample.query.strip()),
         citations=Need.CITATIONS in needs,
+        chunk_entailment=wants_reference and Need.CHUNK_ENTAILMENT in needs,
     )
 
 
@@ -92,19 +97,32 @@ async def analyse_sample(sample: Sample, judge: Judge, needs: frozenset[Need]) -
     (claims, verdicts), ref_claims, relevance = await asyncio.gather(
         response_claims(), reference_claims(), _relevance(sample, judge, pieces.relevance)
     )
-    ref_in_response = resp_in_reference = ref_in_contexts = None
+    ref_in_response = resp_in_reference = ref_in_contexts = matrix = None
     if ref_claims is not None:
-        ref_in_response, resp_in_reference, ref_in_contexts = await asyncio.gather(
+        ref_in_response, resp_in_reference, ref_in_contexts, rows = await asyncio.gather(
             _verify_if(pieces.reference_in_response, judge, ref_claims, [response]),
             _verify_if(pieces.reference_in_response, judge, claims, [reference]),
             _verify_if(pieces.reference_in_contexts, judge, ref_claims, sample.context_texts),
+            _matrix_rows(pieces.chunk_entailment, judge, claims, ref_claims, sample.context_texts),
         )
+        if rows is not None and ref_in_response is not None and resp_in_reference is not None:
+            matrix = EntailmentMatrix(
+                chunks=len(sample.contexts),
+                response_claims=claims,
+                reference_claims=ref_claims,
+                response_in_chunks=rows[0],
+                reference_in_chunks=rows[1],
+                response_in_reference=resp_in_reference,
+                reference_in_response=ref_in_response,
+            )
     context_relevance, answer_relevance = relevance
     citations = (
         await _citation_checks(sample, judge, claims, verdicts) if pieces.citations else None
     )
     return ClaimAnalysis(
-        claims=claims,
+        # Claims only extracted (to compare with the reference) have no verdict against the
+        # contexts; `claims[i]` must pair with `verdicts[i]`, so they stay out of this field.
+        claims=claims if pieces.analyse_response else (),
         verdicts=verdicts,
         reference_claims=ref_claims,
         reference_in_response=ref_in_response,
@@ -113,6 +131,7 @@ async def analyse_sample(sample: Sample, judge: Judge, needs: frozenset[Need]) -
         context_relevance=context_relevance,
         answer_relevance=answer_relevance,
         citations=citations,
+        chunk_entailment=matrix,
     )
 
 
@@ -145,6 +164,8 @@ def planned_work(
         work.append(JudgeWork(kind="verify", claims=texts, contexts=(reference,)))
     if pieces.reference_in_contexts:
         work.append(JudgeWork(kind="verify", claims=ref_texts, contexts=contexts))
+    if pieces.chunk_entailment and contexts and (texts or ref_texts):
+        work.append(JudgeWork(kind="verify_matrix", claims=texts + ref_texts, contexts=contexts))
     if pieces.relevance:
         shown = (*contexts, *((response,) if response.strip() else ()))
         work.append(JudgeWork(kind="rate_relevance", query=sample.query, texts=shown))
@@ -180,6 +201,32 @@ async def _verify_if(
         return ()
     verdicts = await judge.verify_claims(claims, contexts)
     return tuple(match_verdicts(claims, verdicts))
+
+
+Rows = tuple[tuple[ClaimVerdict, ...], ...]
+
+
+async def _matrix_rows(
+    wanted: bool,
+    judge: Judge,
+    claims: Sequence[Claim],
+    ref_claims: Sequence[Claim],
+    contexts: Sequence[str],
+) -> tuple[Rows, Rows] | None:
+    """The response's and the reference's rows of the claim-by-chunk matrix, from one
+    `verify_matrix` request for both, so an LLM judge answers the whole matrix in one call."""
+    if not wanted:
+        return None
+    if not contexts:
+        return tuple(() for _ in claims), tuple(() for _ in ref_claims)
+    # The two answers number their claims alike ("c1", ...); the request needs them distinct.
+    asked = [*claims, *(c.model_copy(update={"id": f"reference:{c.id}"}) for c in ref_claims)]
+    rows = await judge_matrix(judge, asked, contexts)
+    back = [
+        tuple(v.model_copy(update={"claim_id": own.id}) for v in row)
+        for own, row in zip([*claims, *ref_claims], rows, strict=True)
+    ]
+    return tuple(back[: len(claims)]), tuple(back[len(claims) :])
 
 
 async def _relevance(

@@ -8,6 +8,7 @@ calls), and `as_judge` adapts an object that only has `extract_claims` and `veri
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -25,7 +26,10 @@ __all__ = [
     "JudgeDescription",
     "JudgeWork",
     "as_judge",
+    "judge_matrix",
+    "match_matrix",
     "match_verdicts",
+    "per_context_matrix",
 ]
 
 
@@ -70,12 +74,13 @@ class JudgeWork(BaseModel):
     - "analyse": claims of `text` and their verdicts against `contexts`;
     - "extract": claims of `text` only;
     - "verify": `claims` (their texts) against `contexts`;
+    - "verify_matrix": `claims` against each of `contexts` alone (`Judge.verify_matrix`);
     - "rate_relevance": how relevant each of `texts` is to `query`.
     """
 
     model_config = ConfigDict(frozen=True)
 
-    kind: Literal["analyse", "extract", "verify", "rate_relevance"]
+    kind: Literal["analyse", "extract", "verify", "verify_matrix", "rate_relevance"]
     text: str = ""
     query: str = ""
     contexts: tuple[str, ...] = ()
@@ -154,9 +159,10 @@ class Judge(Protocol):
 class BaseJudge(ABC):
     """Defaults for a judge of your own: subclass it and write the two work methods.
 
-    `analyse` extracts, then verifies every claim in one `verify_claims` call; relevance is not
-    rated (a metric that needs it fails with a clear error); no model is called, so `plan_calls`
-    counts nothing. `spec` is the class attribute `name`, else the class name.
+    `analyse` extracts, then verifies every claim in one `verify_claims` call; `verify_matrix`
+    makes one `verify_claims` call per context; relevance is not rated (a metric that needs it
+    fails with a clear error); no model is called, so `plan_calls` counts nothing. `spec` is the
+    class attribute `name`, else the class name.
     """
 
     name: str = ""
@@ -184,6 +190,12 @@ class BaseJudge(ABC):
         claims = await self.extract_claims(response, query=query)
         verdicts = await self.verify_claims(claims, contexts) if claims else []
         return claims, verdicts
+
+    async def verify_matrix(
+        self, claims: Sequence[Claim], contexts: Sequence[str]
+    ) -> list[list[ClaimVerdict]]:
+        """One `verify_claims` call per context (see `per_context_matrix`)."""
+        return await per_context_matrix(self, claims, contexts)
 
     async def rate_relevance(self, query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:
         raise ConfigError(f"judge {self.spec} cannot rate relevance; choose another judge")
@@ -256,3 +268,56 @@ def match_verdicts(claims: Sequence[Claim], verdicts: Sequence[ClaimVerdict]) ->
             parts.append(f"verdicts for unknown claim ids {extra}")
         raise JudgeResponseError("; ".join(parts))
     return [by_id[cid] for cid in claim_ids]
+
+
+def match_matrix(
+    claims: Sequence[Claim], rows: Sequence[Sequence[ClaimVerdict]], contexts: int
+) -> list[list[ClaimVerdict]]:
+    """Check a `verify_matrix` answer: one row per claim, in claim order, each of `contexts`
+    verdicts on that claim. Any other shape is a `JudgeResponseError`, as in `match_verdicts`."""
+    if len(rows) != len(claims):
+        raise JudgeResponseError(
+            f"verify_matrix returned {len(rows)} rows for {len(claims)} claims"
+        )
+    checked: list[list[ClaimVerdict]] = []
+    for claim, row in zip(claims, rows, strict=True):
+        cells = list(row)
+        if len(cells) != contexts or not all(isinstance(v, ClaimVerdict) for v in cells):
+            raise JudgeResponseError(
+                f"verify_matrix must return {contexts} ClaimVerdicts for claim {claim.id!r}"
+            )
+        if any(v.claim_id != claim.id for v in cells):
+            raise JudgeResponseError(f"the matrix row of claim {claim.id!r} names another claim")
+        checked.append(cells)
+    return checked
+
+
+async def judge_matrix(
+    judge: Judge, claims: Sequence[Claim], contexts: Sequence[str]
+) -> list[list[ClaimVerdict]]:
+    """`judge`'s claim-by-chunk matrix (RAGChecker's), checked by `match_matrix`: one row per
+    claim, in claim order, of one verdict per context, the claim judged against that context
+    alone. From the judge's own `verify_matrix` where it has one (an LLM judge answers the whole
+    matrix in one call), else one `verify_claims` call per context, so a judge written to the
+    protocol without the method still gives one."""
+    own = getattr(judge, "verify_matrix", None)
+    if callable(own):
+        rows = await own(claims, contexts)
+    else:
+        rows = await per_context_matrix(judge, claims, contexts)
+    return match_matrix(claims, rows, len(contexts))
+
+
+async def per_context_matrix(
+    judge: Judge, claims: Sequence[Claim], contexts: Sequence[str]
+) -> list[list[ClaimVerdict]]:
+    """The matrix as one `verify_claims` call per context, each with that context alone, run
+    together; each verdict's `context_index` names the context of its column."""
+    if not claims:
+        return []
+    columns = await asyncio.gather(*(judge.verify_claims(claims, [text]) for text in contexts))
+    matched = [match_verdicts(claims, column) for column in columns]
+    return [
+        [column[i].model_copy(update={"context_index": k}) for k, column in enumerate(matched)]
+        for i in range(len(claims))
+    ]

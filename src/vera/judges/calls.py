@@ -23,6 +23,9 @@ __all__ = ["CallPlanner", "tokens"]
 EXTRACTION_TOKENS_PER_CLAIM = 12
 VERDICT_TOKENS_PER_CLAIM = 45
 RATING_TOKENS = 25
+# A matrix row lists only the contexts that address its claim, rarely more than one or two of
+# them: a row's number and brackets, and about one verdict with its quote.
+MATRIX_ROW_TOKENS = 8 + VERDICT_TOKENS_PER_CLAIM
 
 
 def tokens(text: str) -> int:
@@ -60,6 +63,8 @@ class CallPlanner:
             return self._extraction(work) if work.text.strip() else NO_CALLS
         if work.kind == "verify":
             return self._verification(work, self.judge.samples)
+        if work.kind == "verify_matrix":
+            return self._matrix(work)
         return self._analysis(work)
 
     def _analysis(self, work: JudgeWork) -> CallEstimate:
@@ -90,6 +95,17 @@ class CallPlanner:
         prompt = batches * (self._fixed("verify_claims") + contexts) + claims
         completion = len(work.claims) * VERDICT_TOKENS_PER_CLAIM
         return total + self._call(draws * batches, draws * prompt, draws * completion)
+
+    def _matrix(self, work: JudgeWork) -> CallEstimate:
+        """One call per draw for the whole claims-by-contexts matrix, in every mode; none
+        without claims or contexts (`LLMJudge.verify_matrix` asks nothing then)."""
+        draws = self.judge.samples
+        if not work.claims or not work.contexts:
+            return NO_CALLS
+        claims = sum(tokens(text) + 2 for text in work.claims)
+        prompt = self._fixed("verify_matrix") + _numbered(work.contexts) + claims
+        completion = len(work.claims) * MATRIX_ROW_TOKENS
+        return self._call(draws, draws * prompt, draws * completion)
 
     def _truths(self, contexts: tuple[str, ...]) -> CallEstimate:
         if contexts in self._truth_sets:

@@ -33,6 +33,7 @@ from vera.judges.base import (
     Judge,
     JudgeDescription,
     JudgeWork,
+    judge_matrix,
     match_verdicts,
 )
 from vera.types import Claim, ClaimVerdict, RelevanceVerdict
@@ -106,7 +107,7 @@ class CascadeJudge(BaseJudge):
         for item in work:
             if item.kind in ("analyse", "verify"):
                 sent.append(item.model_copy(update={"kind": "verify"}))
-            elif item.kind == "rate_relevance":
+            elif item.kind in ("rate_relevance", "verify_matrix"):
                 sent.append(item)
         return self.first.plan_calls([w for w in work if w.kind == "extract"]) + (
             self.second.plan_calls(sent)
@@ -138,6 +139,28 @@ class CascadeJudge(BaseJudge):
             answers = match_verdicts(unsure, await self.second.verify_claims(unsure, contexts))
             final.update((v.claim_id, _credited(v, second_name)) for v in answers)
         return [final[c.id] for c in claims]
+
+    async def verify_matrix(
+        self, claims: Sequence[Claim], contexts: Sequence[str]
+    ) -> list[list[ClaimVerdict]]:
+        """The first judge's matrix; the claims with a cell it is unsure of go to the second
+        judge together (one matrix call), whose verdicts replace only those cells."""
+        if not claims or not contexts:
+            return [[] for _ in claims]
+        first, second = self.first.spec, self.second.spec
+        rows = await judge_matrix(self.first, claims, contexts)
+        final = [[_credited(v, first) for v in row] for row in rows]
+        unsure = [i for i, row in enumerate(rows) if not all(self._sure(v) for v in row)]
+        if not unsure:
+            return final
+        asked = [claims[i] for i in unsure]
+        answers = await judge_matrix(self.second, asked, contexts)
+        for i, answer in zip(unsure, answers, strict=True):
+            final[i] = [
+                mine if self._sure(own) else _credited(theirs, second)
+                for own, mine, theirs in zip(rows[i], final[i], answer, strict=True)
+            ]
+        return final
 
     async def rate_relevance(self, query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:
         """Relevance from the second judge, else (one that cannot rate) the first; the cascade

@@ -2,7 +2,8 @@
 
 It returns the claims and verdicts it was given for each response, and the relevance it was
 given for each text, and counts its calls, so tests of metrics and the runner can state
-exactly what the judge said.
+exactly what the judge said. Its claim-by-chunk matrix gives each claim its scripted verdict
+against every context: it knows nothing of what a context says.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class FakeJudge(BaseJudge):
         self.extract_calls = 0
         self.verify_calls = 0
         self.relevance_calls = 0
+        self.matrix_calls = 0
 
     async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
         self.extract_calls += 1
@@ -54,6 +56,21 @@ class FakeJudge(BaseJudge):
         }
         return [
             ClaimVerdict(claim.id, verdicts_by_text[claim.text], reason="scripted by FakeJudge")
+            for claim in claims
+        ]
+
+    async def verify_matrix(
+        self, claims: Sequence[Claim], contexts: Sequence[str]
+    ) -> list[list[ClaimVerdict]]:
+        self.matrix_calls += 1
+        verdicts_by_text = {
+            text: verdict for pairs in self.script.values() for text, verdict in pairs
+        }
+        return [
+            [
+                ClaimVerdict(claim.id, verdicts_by_text[claim.text], "", k, "scripted by FakeJudge")
+                for k in range(len(contexts))
+            ]
             for claim in claims
         ]
 

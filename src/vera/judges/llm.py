@@ -25,6 +25,9 @@ instructions.
 
 With `samples=k`, verification is drawn k times and each claim gets the majority verdict and
 the share of draws that agreed with it.
+
+RAGChecker's claim-by-chunk matrix (`verify_matrix`, asked only by the diagnostic metrics) is one
+call per draw in every mode: each claim against each context alone, all claims together.
 """
 
 from __future__ import annotations
@@ -46,11 +49,14 @@ from vera.judges.offline.claims import checkable_sentences
 from vera.judges.prompts import Prompt, load_prompt
 from vera.judges.replies import (
     EXTRACTION_SCHEMA,
+    MATRIX_SCHEMA,
     RELEVANCE_SCHEMA,
     SINGLE_CALL_SCHEMA,
     TRUTHS_SCHEMA,
     VERIFICATION_SCHEMA,
     Extraction,
+    Matrix,
+    MatrixCell,
     Ratings,
     SingleCall,
     Truths,
@@ -84,6 +90,8 @@ _PROMPTS: dict[str, tuple[str, ...]] = {
     # Extra draws (samples > 1) and a cut-off reply fall back on the two-step prompts.
     "single_call": ("single_call", "extract_claims", "verify_claims", "rate_relevance"),
 }
+# Loaded in every mode, but only the diagnostic metrics ask for it (see `prompt_versions`).
+_MATRIX = "verify_matrix"
 _NO_TRUTHS = "(this context states no facts)"
 _RAISE_MAX_TOKENS = "raise --max-tokens (judge_max_tokens in vera.toml)"
 
@@ -124,7 +132,8 @@ class LLMJudge(BaseJudge):
         self.model = model
         self.mode = mode
         self.samples = samples
-        self.prompts = {name: load_prompt(name, prompts_dir) for name in _PROMPTS[mode]}
+        self.prompts = {name: load_prompt(name, prompts_dir) for name in (*_PROMPTS[mode], _MATRIX)}
+        self._matrix_asked = False
         self.max_claims_per_call = 1 if mode == "per_claim" else max_claims_per_call
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -138,8 +147,13 @@ class LLMJudge(BaseJudge):
 
     @property
     def prompt_versions(self) -> dict[str, str]:
-        """The version of each prompt, recorded with every result."""
-        return {name: prompt.version for name, prompt in self.prompts.items()}
+        """The version of each prompt, recorded with every result; the matrix prompt's only
+        once a matrix was asked for, as a run without the diagnostic metrics never uses it."""
+        return {
+            name: prompt.version
+            for name, prompt in self.prompts.items()
+            if name != _MATRIX or self._matrix_asked
+        }
 
     def describe(self) -> JudgeDescription:
         """Mode, prompt versions, and calls, tokens and cost where the model keeps a ledger."""
@@ -202,6 +216,23 @@ class LLMJudge(BaseJudge):
             *(self._verify_draw(claims, contexts, draw) for draw in range(self.samples))
         )
         return majority_verdicts(draws)
+
+    async def verify_matrix(
+        self, claims: Sequence[Claim], contexts: Sequence[str]
+    ) -> list[list[ClaimVerdict]]:
+        """Each claim against each context alone, the whole matrix in one call per draw; a
+        context the reply does not list for a claim is NO_EVIDENCE, and with several draws each
+        cell gets its majority verdict."""
+        if not claims or not contexts:
+            return [[] for _ in claims]
+        self._matrix_asked = True
+        draws = await asyncio.gather(
+            *(self._matrix_draw(claims, contexts, draw) for draw in range(self.samples))
+        )
+        # Voting is per cell: flattened, every draw lists the same cells in the same order.
+        voted = majority_verdicts([[cell for row in draw for cell in row] for draw in draws])
+        width = len(contexts)
+        return [voted[i * width : (i + 1) * width] for i in range(len(claims))]
 
     async def rate_relevance(self, query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:
         """How relevant each text is to `query`, all texts in one call; missing ratings are
@@ -370,6 +401,54 @@ class LLMJudge(BaseJudge):
                     ),
                 )
 
+    async def _matrix_draw(
+        self, claims: Sequence[Claim], contexts: Sequence[str], draw: int
+    ) -> list[list[ClaimVerdict]]:
+        """One full matrix: every claim gets its row, or this raises. Claims whose row the
+        reply left out are asked for again once, alone."""
+        found: dict[str, list[ClaimVerdict]] = {}
+        await self._matrix_batch(list(claims), contexts, found, draw)
+        missing = [c for c in claims if c.id not in found]
+        if missing:
+            await self._matrix_batch(missing, contexts, found, draw)
+        still_missing = [c.id for c in claims if c.id not in found]
+        if still_missing:
+            raise JudgeResponseError(f"the judge gave no matrix row for claims {still_missing}")
+        return [found[c.id] for c in claims]
+
+    async def _matrix_batch(
+        self,
+        batch: list[Claim],
+        contexts: Sequence[str],
+        found: dict[str, list[ClaimVerdict]],
+        draw: int,
+    ) -> None:
+        prompt = self.prompts[_MATRIX]
+        messages = prompt.render(
+            contexts=_numbered(contexts),
+            claims="\n".join(f"{i}. {c.text}" for i, c in enumerate(batch, start=1)),
+        )
+        try:
+            reply = await self._ask(
+                messages, prompt, MATRIX_SCHEMA, "matrix", Matrix.model_validate, draw=draw
+            )
+        except TruncatedOutputError:
+            # The reply grows with claims-by-contexts; halving the claims is the only cut left.
+            if len(batch) == 1:
+                raise JudgeResponseError(
+                    f"the matrix row was cut off at max_tokens even for one claim; "
+                    f"{_RAISE_MAX_TOKENS}"
+                ) from None
+            half = len(batch) // 2
+            await self._matrix_batch(batch[:half], contexts, found, draw)
+            await self._matrix_batch(batch[half:], contexts, found, draw)
+            return
+        for row in reply.claims:
+            # Numbers outside the batch answer no question we asked; they are dropped.
+            if 1 <= row.claim <= len(batch):
+                claim = batch[row.claim - 1]
+                found.setdefault(claim.id, _matrix_row(claim.id, row.contexts, contexts))
+
     async def _truths_of(self, contexts: Sequence[str]) -> list[str]:
         """The facts each context states, one text per context; asked once per context set.
 
@@ -489,6 +568,30 @@ class LLMJudge(BaseJudge):
         if isinstance(self.model, ManagedChatModel):
             return await self.model.complete(request, label=label)
         return await self.model.complete(request)
+
+
+def _matrix_row(
+    claim_id: str, cells: Sequence[MatrixCell], contexts: Sequence[str]
+) -> list[ClaimVerdict]:
+    """One claim's verdict on each context, its quotes checked; the first cell the reply
+    gives for a context counts, and a context it does not list is NO_EVIDENCE."""
+    given: dict[int, ClaimVerdict] = {}
+    for cell in cells:
+        if 1 <= cell.context <= len(contexts) and cell.context not in given:
+            checked = checked_verdict(
+                claim_id,
+                cell.verdict,
+                context=cell.context,
+                quote=cell.quote,
+                reason=cell.reason,
+                contexts=contexts,
+            )
+            given[cell.context] = checked.model_copy(update={"context_index": cell.context - 1})
+    unlisted = "the judge found nothing on the claim in this context"
+    return [
+        given.get(k, ClaimVerdict(claim_id, Verdict.NO_EVIDENCE, "", k - 1, unlisted))
+        for k in range(1, len(contexts) + 1)
+    ]
 
 
 def _numbered(texts: Sequence[str]) -> str:

@@ -13,11 +13,14 @@ from vera.types import Relevance, RelevanceVerdict, Verdict
 
 __all__ = [
     "EXTRACTION_SCHEMA",
+    "MATRIX_SCHEMA",
     "RELEVANCE_SCHEMA",
     "SINGLE_CALL_SCHEMA",
     "TRUTHS_SCHEMA",
     "VERIFICATION_SCHEMA",
     "Extraction",
+    "Matrix",
+    "MatrixCell",
     "Ratings",
     "RawVerdict",
     "SingleCall",
@@ -69,6 +72,21 @@ SINGLE_CALL_SCHEMA = _list_of(
     "claims",
     {"number": {"type": "integer"}, "text": {"type": "string"}, **_VERDICT_FIELDS},
     ["number", "text", "verdict"],
+)
+MATRIX_SCHEMA = _list_of(
+    "claims",
+    {
+        "claim": {"type": "integer"},
+        "contexts": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {**_VERDICT_FIELDS, "context": {"type": "integer"}},
+                "required": ["context", "verdict"],
+            },
+        },
+    },
+    ["claim", "contexts"],
 )
 
 
@@ -130,3 +148,16 @@ class _Rating(RelevanceVerdict):
 
 class Ratings(BaseModel):
     ratings: list[_Rating]
+
+
+class MatrixCell(_VerdictFields):
+    context: int
+
+
+class _MatrixRow(BaseModel):
+    claim: int
+    contexts: list[MatrixCell]
+
+
+class Matrix(BaseModel):
+    claims: list[_MatrixRow]

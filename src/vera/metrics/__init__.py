@@ -12,6 +12,15 @@ from vera.metrics.base import (
 )
 from vera.metrics.citation_accuracy import CitationAccuracy
 from vera.metrics.context import ContextPrecision, ContextRecall, ContextRelevance
+from vera.metrics.diagnostics import (
+    ChunkContextPrecision,
+    ClaimRecall,
+    ContextUtilization,
+    NoiseSensitivityIrrelevant,
+    NoiseSensitivityRelevant,
+    ReferenceHallucination,
+    SelfKnowledge,
+)
 from vera.metrics.faithfulness import Faithfulness
 from vera.metrics.grounding import GroundingF1, GroundingPrecision, GroundingRecall
 from vera.metrics.hallucination import HallucinationRate
@@ -29,11 +38,14 @@ __all__ = [
     "Abstention",
     "AnswerCorrectness",
     "AnswerRelevance",
+    "ChunkContextPrecision",
     "CitationAccuracy",
     "ClaimAnalysis",
+    "ClaimRecall",
     "ContextPrecision",
     "ContextRecall",
     "ContextRelevance",
+    "ContextUtilization",
     "Faithfulness",
     "GroundingF1",
     "GroundingPrecision",
@@ -43,6 +55,10 @@ __all__ = [
     "MetricResult",
     "MetricStatus",
     "Need",
+    "NoiseSensitivityIrrelevant",
+    "NoiseSensitivityRelevant",
+    "ReferenceHallucination",
+    "SelfKnowledge",
     "create_metric",
     "metric_classes",
     "not_applicable",

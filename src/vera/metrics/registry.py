@@ -18,6 +18,15 @@ from vera.metrics.answer import Abstention, AnswerCorrectness, AnswerRelevance
 from vera.metrics.base import Metric
 from vera.metrics.citation_accuracy import CitationAccuracy
 from vera.metrics.context import ContextPrecision, ContextRecall, ContextRelevance
+from vera.metrics.diagnostics import (
+    ChunkContextPrecision,
+    ClaimRecall,
+    ContextUtilization,
+    NoiseSensitivityIrrelevant,
+    NoiseSensitivityRelevant,
+    ReferenceHallucination,
+    SelfKnowledge,
+)
 from vera.metrics.faithfulness import Faithfulness
 from vera.metrics.grounding import GroundingF1, GroundingPrecision, GroundingRecall
 from vera.metrics.hallucination import HallucinationRate
@@ -51,6 +60,13 @@ METRICS: dict[str, type[Any]] = {
         AnswerRelevance,
         AnswerCorrectness,
         Abstention,
+        ClaimRecall,
+        ChunkContextPrecision,
+        ContextUtilization,
+        NoiseSensitivityRelevant,
+        NoiseSensitivityIrrelevant,
+        ReferenceHallucination,
+        SelfKnowledge,
     )
 }
 """Built-in metrics and those registered in this process, by name (plugins: `metric_classes`).

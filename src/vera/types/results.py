@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from vera.types.claims import Claim, ClaimVerdict, RelevanceVerdict
+from vera.types.entailment import EntailmentMatrix
 
 __all__ = [
     "CitationCheck",
@@ -41,6 +42,9 @@ class Need(StrEnum):
     """How relevant each context, and the response, is to the query."""
     CITATIONS = "citations"
     """Each claim checked against the contexts its citations name (with CLAIMS)."""
+    CHUNK_ENTAILMENT = "chunk_entailment"
+    """The response's and the reference's claims each verified against every chunk alone, plus
+    the REFERENCE_IN_RESPONSE work: RAGChecker's claim-by-chunk matrix (needs a reference)."""
 
 
 class CitationCheck(BaseModel):
@@ -81,6 +85,8 @@ class ClaimAnalysis(BaseModel):
     answer_relevance: RelevanceVerdict | None = None
     citations: tuple[CitationCheck, ...] | None = None
     """One per (claim, cited label) pair, in claim order."""
+    chunk_entailment: EntailmentMatrix | None = None
+    """The claim-by-chunk entailment matrix (`Need.CHUNK_ENTAILMENT`)."""
 
 
 class MetricStatus(StrEnum):
