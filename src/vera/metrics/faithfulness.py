@@ -10,14 +10,32 @@
 | CONTRADICTED        | 0.0             | -1.0     | -1.0                   |
 
 `verdict_scores` overrides any weight. A response with no claims is vacuously faithful: 1.0
-with status NO_CLAIMS. Whatever the configuration, each result also carries, as sub-scores,
-the lenient score (ratio), the strict score (weighted + strict_mode) and the contradiction
-rate (share of claims CONTRADICTED), so the report shows them side by side. The score is
-always VERA's arithmetic over verdicts, never a number a model produced.
+with status NO_CLAIMS.
+
+Where the judge gives claims a probability of support (`ClaimVerdict.entailment`: the
+`offline:learned` and NLI judges, a cascade's offline verdicts), the score is instead the
+probability that every claim is supported:
+
+    score = product(p(claim) for each claim)
+
+with a claim's p its probability, or for a claim without one its verdict's weight above,
+clamped to [0, 1]. A mean forgets how many claims could be wrong and which one is weakest; the
+product keeps both, so one doubtful claim or many slightly doubtful ones pull the response
+down, and the default threshold, 0.5, fails a response that more likely than not holds an
+unsupported claim. On RAGTruth dev this ranks unfaithful answers better than the mean of
+verdict weights or of probabilities (docs/metrics.md). `by_probability=False` keeps the mean
+for every judge.
+
+Whatever the configuration, each result also carries, as sub-scores, the lenient score
+(ratio), the strict score (weighted + strict_mode) and the contradiction rate (share of claims
+CONTRADICTED), so the report shows them side by side, and `claim_weights` holds what each
+claim contributed (its weight, or its probability). The score is always VERA's arithmetic over
+the verdicts, never a number a model produced for the whole response.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any, ClassVar, Literal
 
@@ -31,7 +49,7 @@ from vera.metrics.base import (
     Need,
     scored,
 )
-from vera.types import Sample, Verdict
+from vera.types import ClaimVerdict, Sample, Verdict
 
 __all__ = ["Faithfulness"]
 
@@ -48,7 +66,8 @@ _QUOTE_LIMIT = 60
 
 
 class Faithfulness(MetricOptions):
-    """Share of a response's claims that the retrieved context supports."""
+    """Share of a response's claims that the retrieved context supports; with a judge that
+    gives each claim a probability of support, the probability that all of them are."""
 
     name: ClassVar[str] = "faithfulness"
     description: ClassVar[str] = "share of the response's claims the retrieved context supports"
@@ -61,6 +80,9 @@ class Faithfulness(MetricOptions):
     """With scoring="weighted", NO_EVIDENCE counts -1 like a contradiction."""
     verdict_scores: dict[Verdict, float] = Field(default_factory=dict)
     """Weight overrides by verdict; any spelling `Verdict.parse` reads is accepted as a key."""
+    by_probability: bool = True
+    """Where the judge gives claims a probability of support, score the probability that
+    every claim is supported; False: the mean of verdict weights whatever the judge."""
 
     @field_validator("verdict_scores", mode="before")
     @classmethod
@@ -96,19 +118,46 @@ class Faithfulness(MetricOptions):
                 sub_scores={"lenient": 1.0, "strict": 1.0, "contradiction_rate": 0.0},
             )
         weights = self.weights()
-        claim_weights = {v.claim_id: weights[v.verdict] for v in analysis.verdicts}
         verdicts = [v.verdict for v in analysis.verdicts]
+        sub_scores = {
+            "lenient": _clamped_mean(_RATIO[v] for v in verdicts),
+            "strict": _clamped_mean(_STRICT[v] for v in verdicts),
+            "contradiction_rate": verdicts.count(Verdict.CONTRADICTED) / len(verdicts),
+        }
+        # One probability is enough: a cascade leaves the claims it sent to its LLM without one,
+        # and their verdict weights (1, 0.5, 0) read as probabilities in the same product.
+        if self.by_probability and any(v.entailment is not None for v in analysis.verdicts):
+            claim_weights = {v.claim_id: _probability(v, weights) for v in analysis.verdicts}
+            probability = math.prod(claim_weights.values())
+            reason = _reason(analysis) + "; " + _probability_reason(analysis, claim_weights)
+            return scored(
+                self, probability, reason, claim_weights=claim_weights, sub_scores=sub_scores
+            )
+        claim_weights = {v.claim_id: weights[v.verdict] for v in analysis.verdicts}
         return scored(
             self,
             _clamped_mean(claim_weights.values()),
             _reason(analysis),
             claim_weights=claim_weights,
-            sub_scores={
-                "lenient": _clamped_mean(_RATIO[v] for v in verdicts),
-                "strict": _clamped_mean(_STRICT[v] for v in verdicts),
-                "contradiction_rate": verdicts.count(Verdict.CONTRADICTED) / len(verdicts),
-            },
+            sub_scores=sub_scores,
         )
+
+
+def _probability(verdict: ClaimVerdict, weights: dict[Verdict, float]) -> float:
+    """A claim's probability of support: the judge's, else its verdict's weight read as one."""
+    if verdict.entailment is not None:
+        return verdict.entailment
+    return min(1.0, max(0.0, weights[verdict.verdict]))
+
+
+def _probability_reason(analysis: ClaimAnalysis, probabilities: dict[str, float]) -> str:
+    """The product in words, naming the claim that pulls it down most."""
+    reason = f"P(every claim supported) = {math.prod(probabilities.values()):.2f}"
+    if len(probabilities) > 1:
+        # Claim and verdict ids pair up one to one (the runner enforces it).
+        weakest = min(analysis.claims, key=lambda c: probabilities[c.id])
+        reason += f", least supported {_quote(weakest.text)} ({probabilities[weakest.id]:.2f})"
+    return reason
 
 
 def _clamped_mean(values: Iterable[float]) -> float:
