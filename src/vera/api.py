@@ -25,6 +25,7 @@ from vera.judges.base import Judge
 from vera.metrics.base import Metric
 from vera.metrics.registry import create_metric
 from vera.pipelines.core import Pipeline
+from vera.pipelines.user import as_pipeline
 from vera.plan import DatasetRef, GeneratorSpec, MetricSpec, RetrievalOptions, RunPlan, metric_specs
 from vera.report import Calibration, Report, SampleResult
 from vera.run import Bindings, RunObserver, arun_plan, run_plan
@@ -89,7 +90,7 @@ def plan_evaluation(
     metrics: Sequence[Metric | str] | None = None,
     judge: Judge | str | None = None,
     *,
-    pipeline: Pipeline | str | None = None,
+    pipeline: Pipeline | str | object | None = None,
     baselines: Sequence[str] | Mapping[str, Pipeline] = (),
     generator: str | None = None,
     threshold: float | None = None,
@@ -129,7 +130,7 @@ def plan_evaluation(
         data=dataset,
         metrics=metric_objects,
         judge=judge if judge is not None and not isinstance(judge, str) else None,
-        pipeline=pipeline if isinstance(pipeline, Pipeline) else None,
+        pipeline=None if pipeline is None or isinstance(pipeline, str) else as_pipeline(pipeline),
         baselines=dict(baselines) if isinstance(baselines, Mapping) else {},
         resume_from=resume_from,
     )
@@ -168,8 +169,9 @@ def evaluate(
         judge: a name ("offline", "offline:learned", "openai:gpt-4o-mini", …) or a judge
             object; default the offline judge.
         progress: called with each sample's result as it finishes.
-        **options: `pipeline` (a name or a `Pipeline`), `baselines` (names, or a mapping of
-            name to `Pipeline`), `generator`, `threshold`, `group_by`, `concurrency`,
+        **options: `pipeline` (a name, a `Pipeline`, a function, a LangChain Runnable or a
+            LlamaIndex query engine), `baselines` (names, or a mapping of name to `Pipeline`),
+            `generator`, `threshold`, `group_by`, `concurrency`,
             `dataset_name`, `resume_from`, `check_laws`, `settings`, `history`, `quick`,
             `skip_invalid`, `format`, `retrieval` (see `plan_evaluation`).
 

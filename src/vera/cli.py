@@ -180,7 +180,8 @@ _JudgeFlag = Annotated[
         "--judge",
         help="offline (default); nli:PATH_OR_HUB_ID, a local NLI model (the nli extra); "
         "cascade, offline with --cascade-judge for unsure claims; or PROVIDER:MODEL such "
-        "as openai:gpt-4o-mini or anthropic:claude-sonnet-4-5. Also VERA_JUDGE or vera.toml.",
+        "as openai:gpt-4o-mini or anthropic:claude-sonnet-4-5, or litellm:MODEL for any "
+        "model LiteLLM reaches (the litellm extra). Also VERA_JUDGE or vera.toml.",
     ),
 ]
 _CascadeJudgeFlag = Annotated[
@@ -278,7 +279,8 @@ _PipelineFlag = Annotated[
     typer.Option(
         "--pipeline",
         help="Answer each query with this pipeline first: a baseline name (naive-rag, "
-        "simple-verification, vera), module:function, or an http(s) URL.",
+        "simple-verification, vera), module:object (a function, a LangChain Runnable or a "
+        "LlamaIndex query engine), or an http(s) URL.",
     ),
 ]
 _BaselineFlag = Annotated[
@@ -356,7 +358,11 @@ _SkipInvalidFlag = Annotated[
 _FormatFlag = Annotated[
     str | None,
     typer.Option(
-        "--format", help="Dataset format when the extension does not say: json, jsonl, csv."
+        "--format",
+        help=(
+            "Dataset format when the extension does not say: json, jsonl, csv, parquet, or "
+            "otlp (OpenTelemetry traces; found by content in .json/.jsonl files)."
+        ),
     ),
 ]
 _DryRunFlag = Annotated[
@@ -387,6 +393,14 @@ _MaxContextCharsFlag = Annotated[
         min=1,
         help="A longer context makes its sample an error, unjudged "
         f"(default {DEFAULT_MAX_CONTEXT_CHARS:,}).",
+    ),
+]
+_OtelEndpointFlag = Annotated[
+    str | None,
+    typer.Option(
+        "--otel-endpoint",
+        help="Also send the run as OpenTelemetry spans (one per sample, scores as attributes) "
+        "to this OTLP/HTTP collector URL; needs vera-eval[otel].",
     ),
 ]
 _SampleTimeoutFlag = Annotated[
@@ -471,6 +485,7 @@ _EVAL_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
     ("max_response_chars", _MaxResponseCharsFlag, None),
     ("max_context_chars", _MaxContextCharsFlag, None),
     ("sample_timeout", _SampleTimeoutFlag, None),
+    ("otel_endpoint", _OtelEndpointFlag, None),
 )
 """`vera eval`'s options, in the order `--help` lists them: name, type with its typer.Option,
 default. A table rather than a signature of some fifty parameters; `_takes` turns it into one."""
@@ -543,6 +558,11 @@ def _finish(result: RunResult, flags: dict[str, Any]) -> NoReturn:
     print_summary(result.report, out, err, result.results())
     try:
         _write_outputs(result, _outputs(flags))
+        if flags["otel_endpoint"]:
+            from vera.otel_export import export_report  # the SDK only when asked for
+
+            sent = export_report(result.report, flags["otel_endpoint"])
+            out.print(f"{sent} spans sent to {escape(flags['otel_endpoint'])}", highlight=False)
     except VeraError as exc:
         _fail(exc)
     raise typer.Exit(_exit_code(result))

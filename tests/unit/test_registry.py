@@ -233,7 +233,7 @@ def test_plugin_judges_get_the_arg_and_settings() -> None:
 
 @pytest.mark.usefixtures("plugin")
 def test_plugin_providers_build_chat_models() -> None:
-    assert provider_names() == ["openai", "anthropic", "echo"]
+    assert provider_names() == ["openai", "anthropic", "litellm", "echo"]
     model: Any = create_chat_model("echo:tiny:1b", base_url="http://127.0.0.1:9", api_key="k")
     assert type(model).__name__ == "EchoModel"
     assert (model.model, model.base_url, model.api_key) == ("tiny:1b", "http://127.0.0.1:9", "k")
@@ -258,7 +258,10 @@ def test_unknown_metric_suggests_the_closest() -> None:
 
 
 def test_unknown_judge_suggests_judges_and_providers_and_lists_the_forms() -> None:
-    forms = "Known: offline, offline:learned, nli:MODEL, cascade, openai:MODEL, anthropic:MODEL"
+    forms = (
+        "Known: offline, offline:learned, nli:MODEL, cascade, openai:MODEL, anthropic:MODEL, "
+        "litellm:MODEL"
+    )
     with pytest.raises(ConfigError) as caught:
         create_judge("ofline")
     assert str(caught.value) == f"unknown judge 'ofline'; did you mean 'offline'? {forms}"
@@ -298,7 +301,7 @@ def test_unknown_provider_suggests_the_closest() -> None:
         create_chat_model("opneai:gpt-4o-mini")
     assert str(caught.value) == (
         "unknown provider 'opneai' in 'opneai:gpt-4o-mini'; did you mean 'openai'? "
-        "Known: anthropic, openai"
+        "Known: anthropic, litellm, openai"
     )
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from vera.datasets.bundled import bundled_path
+from vera.datasets.parquet import parquet_row_count
 from vera.datasets.readers import (
     RawRow,
     check_readable,
@@ -50,6 +51,10 @@ class Dataset:
                 self.name = str(plain.get("name") or self.name)
                 self._document = plain
                 self.documents = seed_documents(path, plain)
+        self._rows: int | None = None
+        if self.format == "parquet":
+            # Reads only the footer, so a missing pyarrow or a broken file fails at load time.
+            self._rows = parquet_row_count(path)
 
     def __iter__(self) -> Iterator[Sample]:
         yield from validate_pass(
@@ -58,6 +63,8 @@ class Dataset:
 
     def size_hint(self) -> int | None:
         """How many rows the file holds, where that is cheap to know (for a progress bar)."""
+        if self._rows is not None:
+            return self._rows
         if self.format == "jsonl":
             with self.path.open("rb") as fh:
                 return sum(1 for line in fh if line.strip())

@@ -1,4 +1,5 @@
-"""Raw rows out of JSON, JSONL and CSV files, each with the place it came from.
+"""Raw rows out of JSON, JSONL and CSV files (and, through `parquet` and `otlp`, Parquet
+files and OpenTelemetry traces), each with the place it came from.
 
 JSONL and CSV are streamed line by line, so a file of a million rows is never held in memory.
 Bytes are decoded one line at a time so that a bad byte is reported with its line number.
@@ -20,6 +21,7 @@ __all__ = [
     "RawRow",
     "check_readable",
     "detect_format",
+    "invalid_data",
     "is_invalid_json",
     "json_rows",
     "read_json_document",
@@ -27,7 +29,15 @@ __all__ = [
     "unwrap_json",
 ]
 
-FORMATS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}
+FORMATS = {
+    ".json": "json",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".csv": "csv",
+    ".parquet": "parquet",
+}
+# Formats named only by `format=` / `--format`, or (OTLP traces) found in a file's content.
+NAMED_FORMATS = {*FORMATS.values(), "otlp"}
 ROW_LIST_KEYS = ("samples", "data", "rows", "examples", "test_cases")
 
 
@@ -42,15 +52,22 @@ class RawRow:
 def detect_format(path: Path, format: str | None) -> str:
     if format is not None:
         fmt = format.lower().lstrip(".")
-        if fmt in {"json", "jsonl", "csv"}:
+        if fmt in NAMED_FORMATS:
             return fmt
-        raise DatasetError(f"unknown dataset format {format!r}; expected json, jsonl or csv")
+        raise DatasetError(
+            f"unknown dataset format {format!r}; expected json, jsonl, csv, parquet or otlp"
+        )
     detected = FORMATS.get(path.suffix.lower())
     if detected is None:
         raise DatasetError(
             f"{path}: unknown dataset format {path.suffix or '(no extension)'!r}; expected a "
-            ".json, .jsonl or .csv file (or pass format='jsonl' / --format)"
+            ".json, .jsonl, .csv or .parquet file (or pass format='jsonl' / --format)"
         )
+    if detected in {"json", "jsonl"} and path.is_file():
+        from vera.datasets.otlp import looks_like_otlp  # otlp builds on this module
+
+        if looks_like_otlp(path):
+            return "otlp"
     return detected
 
 
@@ -62,11 +79,20 @@ def check_readable(path: Path) -> None:
 
 
 def read_rows(path: Path, fmt: str) -> Iterator[RawRow]:
-    """Yield the rows of a JSONL or CSV file, or of a JSON array of rows."""
+    """Yield the rows of a JSONL, CSV, Parquet or OTLP trace file, or of a JSON array."""
     if fmt == "jsonl":
         yield from _read_jsonl(path)
     elif fmt == "csv":
         yield from _read_csv(path)
+    elif fmt == "parquet":
+        # Imported here: both build on this module, and Parquet's pyarrow is optional.
+        from vera.datasets.parquet import read_parquet_rows
+
+        yield from read_parquet_rows(path)
+    elif fmt == "otlp":
+        from vera.datasets.otlp import read_otlp_rows
+
+        yield from read_otlp_rows(path)
     else:
         document = read_json_document(path)
         yield from json_rows(path, document)
@@ -119,6 +145,11 @@ class _InvalidJson:
 
 def is_invalid_json(data: Any) -> str | None:
     return data.problem if isinstance(data, _InvalidJson) else None
+
+
+def invalid_data(problem: str) -> Any:
+    """A row's data that validation reports as `problem` (for readers in other modules)."""
+    return _InvalidJson(problem)
 
 
 class _LineTrackingReader:

@@ -3,7 +3,8 @@
 `--pipeline module:function` imports `function`, which takes the query and returns (or
 awaits) the answer: a string, or a mapping with `response` (or `answer`) and `contexts` (or
 `retrieved_contexts`: strings or {text, id, source} objects). `--pipeline URL` POSTs
-`{"query": ...}` as JSON and reads the same mapping from the reply.
+`{"query": ...}` as JSON and reads the same mapping from the reply. `module:object` may also
+name a LangChain Runnable or a LlamaIndex query engine (`vera.pipelines.frameworks`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from vera.errors import ConfigError
 from vera.pipelines.core import Pipeline, RagState
 from vera.types import Context
 
-__all__ = ["UserPipelineError", "load_user_pipeline"]
+__all__ = ["UserPipelineError", "as_pipeline", "load_user_pipeline"]
 
 _RESPONSE_KEYS = ("response", "answer", "output")
 _CONTEXT_KEYS = ("contexts", "retrieved_contexts", "retrieval_context", "sources")
@@ -39,10 +40,42 @@ def load_user_pipeline(spec: str, *, timeout: float = 60.0) -> Pipeline:
     if not module_name or not attribute:
         raise ConfigError(f"pipeline {spec!r}: use module:function or an http(s) URL")
     module = _import_pipeline_module(spec, module_name)
-    function = getattr(module, attribute, None)
-    if not callable(function):
-        raise ConfigError(f"pipeline {spec!r}: {module_name} has no callable {attribute!r}")
-    return Pipeline.of(_CallablePipeline(function), name=spec)
+    found = _pipeline_of(getattr(module, attribute, None), spec)
+    if found is None:
+        raise ConfigError(
+            f"pipeline {spec!r}: {module_name} has no callable {attribute!r} (a function, a "
+            "LangChain Runnable or a LlamaIndex query engine)"
+        )
+    return found
+
+
+def as_pipeline(target: object, *, name: str | None = None) -> Pipeline:
+    """`target` as a pipeline: a `Pipeline` as it is, a LangChain Runnable or LlamaIndex query
+    engine through its adapter, or a callable that takes the query (see the module's doc).
+
+    Raises:
+        ConfigError: `target` is none of these, or its framework is not installed.
+    """
+    found = _pipeline_of(target, name)
+    if found is None:
+        raise ConfigError(
+            f"pipeline {name or type(target).__name__}: not a Pipeline, a function, a "
+            "LangChain Runnable or a LlamaIndex query engine"
+        )
+    return found
+
+
+def _pipeline_of(target: object, name: str | None) -> Pipeline | None:
+    # Imported here: the adapters build on this module's UserPipelineError.
+    from vera.pipelines.frameworks import framework_pipeline
+
+    if isinstance(target, Pipeline):
+        return target if name is None else target.renamed(name)
+    adapted = framework_pipeline(target, name=name)
+    if adapted is not None or not callable(target):
+        return adapted
+    label = name or str(getattr(target, "__name__", type(target).__name__))
+    return Pipeline.of(_CallablePipeline(target), name=label)
 
 
 def _import_pipeline_module(spec: str, module_name: str) -> Any:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -20,9 +20,11 @@ __all__ = [
     "CostLedger",
     "Meter",
     "Price",
+    "PriceSource",
     "PriceTable",
     "merge_summaries",
     "metered",
+    "register_price_source",
 ]
 
 
@@ -55,6 +57,23 @@ DEFAULT_PRICES: dict[str, Price] = {
 }
 
 
+PriceSource = Callable[[str], Price | None]
+"""`source(model) -> Price | None`: a provider's own price list, asked for the models VERA's
+table does not price."""
+
+_PRICE_SOURCES: dict[str, PriceSource] = {}
+
+
+def register_price_source(provider: str, source: PriceSource) -> None:
+    """Let `provider`'s models that VERA's table does not price be priced by `source`.
+
+    A provider that routes to others (LiteLLM) names its models "ROUTE/MODEL"; VERA's own price
+    for "ROUTE:MODEL" still comes first, so `litellm:openai/gpt-4o-mini` costs what
+    `openai:gpt-4o-mini` does, overrides included.
+    """
+    _PRICE_SOURCES[provider] = source
+
+
 class PriceTable:
     """Prices by "provider:model"; a dated model name matches its family's entry by prefix."""
 
@@ -62,7 +81,14 @@ class PriceTable:
         self.prices = {**DEFAULT_PRICES, **(overrides or {})}
 
     def lookup(self, provider: str, model: str) -> Price | None:
-        name = f"{provider}:{model}"
+        own = self._own(f"{provider}:{model}")
+        source = _PRICE_SOURCES.get(provider)
+        if own is not None or source is None:
+            return own
+        route, _, routed = model.partition("/")
+        return (self._own(f"{route}:{routed}") if routed else None) or source(model)
+
+    def _own(self, name: str) -> Price | None:
         matches = [key for key in self.prices if name.startswith(key)]
         return self.prices[max(matches, key=len)] if matches else None
 

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
     from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 
-__all__ = ["OpenAIChatModel", "StructuredMode"]
+__all__ = ["OpenAIChatModel", "StructuredMode", "response_format"]
 
 StructuredMode = Literal["json_schema", "json_object", "none"]
 
@@ -140,22 +140,8 @@ class OpenAIChatModel(SdkAdapter):
 
     def _response_format(self, request: ChatRequest) -> dict[str, Any]:
         """The `response_format` body field for `request`, or nothing to add."""
-        if request.json_schema is None or self._structured == "none":
-            return {}
-        if self._structured == "json_object":
-            return {"response_format": {"type": "json_object"}}
-        return {
-            "response_format": {
-                "type": "json_schema",
-                # Not strict: strict mode rejects common schema features (optional fields,
-                # open objects), and VERA validates the reply anyway.
-                "json_schema": {
-                    "name": request.schema_name,
-                    "schema": request.json_schema,
-                    "strict": False,
-                },
-            }
-        }
+        found = response_format(request, self._structured)
+        return {} if found is None else {"response_format": found}
 
     def _response(
         self, request: ChatRequest, completion: ChatCompletion, rate_limit: RateLimitInfo | None
@@ -177,6 +163,26 @@ class OpenAIChatModel(SdkAdapter):
             finish_reason=choice.finish_reason or "stop",
             rate_limit=rate_limit,
         )
+
+
+def response_format(request: ChatRequest, structured: StructuredMode) -> dict[str, Any] | None:
+    """The OpenAI-style `response_format` asking for `request`'s JSON schema in the way
+    `structured` says, or None when nothing is to be asked (also used by the LiteLLM adapter,
+    whose OpenAI-compatible routes take the same field)."""
+    if request.json_schema is None or structured == "none":
+        return None
+    if structured == "json_object":
+        return {"type": "json_object"}
+    return {
+        "type": "json_schema",
+        # Not strict: strict mode rejects common schema features (optional fields,
+        # open objects), and VERA validates the reply anyway.
+        "json_schema": {
+            "name": request.schema_name,
+            "schema": request.json_schema,
+            "strict": False,
+        },
+    }
 
 
 _REASONING_MODEL = re.compile(r"^(o\d|gpt-5)")

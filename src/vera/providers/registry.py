@@ -33,6 +33,7 @@ ChatModelFactory = Callable[..., ChatModel]
 PROVIDERS: dict[str, tuple[str, str]] = {
     "openai": ("vera.providers.openai", "OpenAIChatModel"),
     "anthropic": ("vera.providers.anthropic", "AnthropicChatModel"),
+    "litellm": ("vera.providers.litellm", "LiteLLMChatModel"),
 }
 """Built-in provider name → (module, class) of its adapter."""
 
