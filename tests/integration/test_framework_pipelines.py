@@ -102,12 +102,14 @@ def test_a_langchain_chain_answers_with_its_documents_as_contexts() -> None:
     assert report.pipeline == "langchain:RunnableSequence"
 
 
-async def test_the_metadata_travels_in_the_state() -> None:
+async def test_the_metadata_travels_with_each_context_into_the_report() -> None:
     state = await as_pipeline(retrieval_chain()).run(QUERY)
-    assert state.data["context_metadata"] == (
+    assert [c.metadata for c in state.contexts] == [
         {"source": "policy.md"},
         {"source": "shipping.md", "page": 2},
-    )
+    ]
+    report = await vera.aevaluate([{"id": "q", "query": QUERY}], pipeline=retrieval_chain())
+    assert report.to_dict()["samples"][0]["contexts"][1]["metadata"]["page"] == 2
 
 
 async def _async_answer(query: str) -> dict[str, Any]:
@@ -186,7 +188,7 @@ def test_a_llamaindex_query_engine_answers_with_its_nodes() -> None:
 async def test_a_query_engine_keeps_node_scores_and_streams() -> None:
     state = await as_pipeline(query_engine()).run(QUERY)
     assert all(
-        "score" in meta and meta["source"] == "policy.md" for meta in state.data["context_metadata"]
+        "score" in c.metadata and c.metadata["source"] == "policy.md" for c in state.contexts
     )
     streamed = await as_pipeline(query_engine(streaming=True)).run(QUERY)
     # Equal mock embeddings tie every node, so the two runs may order them differently.

@@ -142,11 +142,11 @@ def test_one_sample_per_trace(tmp_path: Path) -> None:
     assert rag.metadata["trace_id"] == TRACE_A
     assert rag.metadata["root_span_id"] == "a000000000000001"
     assert rag.metadata["service_name"] == "rag-app"
-    assert [(d["id"], d["score"]) for d in rag.metadata["retrieved"]] == [
+    assert [(c.metadata["id"], c.metadata["score"]) for c in rag.contexts] == [
         ("sky", 0.92),
         ("sea", 0.41),
     ]
-    assert rag.metadata["retrieved"][0]["retriever_span_id"] == "a000000000000002"
+    assert rag.contexts[0].metadata["retriever_span_id"] == "a000000000000002"
 
 
 def test_a_trace_spread_over_two_lines_is_one_sample(tmp_path: Path) -> None:
@@ -272,7 +272,7 @@ def test_a_trace_written_by_the_opentelemetry_sdk(tmp_path: Path) -> None:
     assert sample.id == trace_id == sample.metadata["trace_id"]
     assert (sample.query, sample.response) == ("Where is Paris?", "Paris is in France.")
     assert sample.context_texts == ["Paris is in France.", "Lyon is in France."]
-    assert [d["score"] for d in sample.metadata["retrieved"]] == [0.5, 1.5]
+    assert [c.metadata["score"] for c in sample.contexts] == [0.5, 1.5]
     assert sample.metadata["service_name"] == "sdk-app"
     assert sample.latency_ms is not None and sample.latency_ms >= 0
     report = vera.evaluate(path)

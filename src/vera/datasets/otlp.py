@@ -291,7 +291,6 @@ def _sample_row(trace_id: str, trace: _Trace) -> Any:
         "trace_id": trace_id,
         "root_span_id": root.span_id,
         "root_span_name": root.name,
-        "retrieved": [_retrieved(span_id, document) for span_id, document in retrieved],
     }
     if root.service is not None:
         metadata["service_name"] = root.service
@@ -299,7 +298,7 @@ def _sample_row(trace_id: str, trace: _Trace) -> Any:
         "id": trace_id,
         "query": _text(root.attributes.get(INPUT_VALUE), QUERY_KEYS),
         "response": response,
-        "contexts": [_context(document) for _, document in retrieved],
+        "contexts": [_context(span_id, document) for span_id, document in retrieved],
         "metadata": metadata,
     }
     if root.start and root.end >= root.start:
@@ -307,9 +306,9 @@ def _sample_row(trace_id: str, trace: _Trace) -> Any:
     return row
 
 
-def _context(document: dict[str, Any]) -> dict[str, Any]:
+def _context(span_id: str, document: dict[str, Any]) -> dict[str, Any]:
     # No `text` key when the content is missing, so validation names `contexts[N].text`.
-    context: dict[str, Any] = {}
+    context: dict[str, Any] = {"metadata": _retrieved(span_id, document)}
     if document.get("content") is not None:
         context["text"] = document["content"]
     if document.get("id") is not None:
@@ -321,8 +320,8 @@ def _context(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def _retrieved(span_id: str, document: dict[str, Any]) -> dict[str, Any]:
-    """A document's id, score and metadata, kept with the sample: a Context holds only text,
-    id and source."""
+    """A context's metadata: the retriever span that found it, its score and its document's
+    metadata."""
     entry: dict[str, Any] = {"retriever_span_id": span_id}
     if document.get("id") is not None:
         entry["id"] = str(document["id"])

@@ -12,7 +12,7 @@
 Each document or node becomes a `Context` with an id (metadata `id`/`doc_id`, else the
 document's or node's own id, else its `source`) and a source (metadata `source`, `file_path`,
 `file_name` or `url`), so citations resolve against them. Their metadata (and a node's score)
-is kept in the state's `data["context_metadata"]`, one mapping per context.
+is the context's `metadata`, so it reaches the report.
 
 Objects are recognised by their classes' modules and by duck typing, so neither framework is
 imported unless such an object is given.
@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -172,11 +173,16 @@ class _QueryEngineStep(_Adapter):
 def _answered(state: RagState, answer: str, sources: Any) -> RagState:
     items = [sources] if isinstance(sources, str) or not _is_sequence(sources) else sources
     read = [_context_of(item) for item in items]
-    return state.evolve(
-        response=answer,
-        contexts=tuple(context for context, _ in read),
-        data={**state.data, "context_metadata": tuple(meta for _, meta in read)},
+    contexts = tuple(
+        context.model_copy(update={"metadata": _plain(meta)}) for context, meta in read
     )
+    return state.evolve(response=answer, contexts=contexts)
+
+
+def _plain(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """`meta` as JSON data (a date as its text), since it goes into the report."""
+    plain: dict[str, Any] = json.loads(json.dumps(dict(meta), default=str))
+    return plain
 
 
 def _is_sequence(value: Any) -> bool:

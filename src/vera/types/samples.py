@@ -26,6 +26,9 @@ class Context(BaseModel):
     text: str
     id: str | None = None
     source: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """What the retriever said of the passage beside its text (its score, its document's
+    metadata): kept with it into the report, so a verdict can be traced to its document."""
 
 
 class Citation(BaseModel):
