@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.docs import run_example
 from typer.testing import CliRunner
 
 import vera
@@ -281,18 +280,7 @@ def test_a_trace_written_by_the_opentelemetry_sdk(tmp_path: Path) -> None:
 
 def test_the_docs_example_runs(tmp_path: Path) -> None:
     pytest.importorskip("opentelemetry.sdk")
-    text = (Path(__file__).parents[2] / "docs" / "otel.md").read_text(encoding="utf-8")
-    [example] = [block.split("```", 1)[0] for block in text.split("```python\n")[1:]]
-    script = tmp_path / "example.py"
-    script.write_text(example, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, str(script)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_example("otel.md", tmp_path)
     assert done.returncode == 0, done.stderr
     assert "'faithfulness':" in done.stdout
     ids = [line.split()[0] for line in done.stdout.splitlines()[1:]]

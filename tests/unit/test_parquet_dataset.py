@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import datetime
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.docs import run_example
 
 import vera
 from vera import DatasetError, DatasetRowError, load_dataset
@@ -177,23 +177,7 @@ def test_cli_format_help_names_parquet_and_otlp() -> None:
     assert "parquet" in result.output and "otlp" in result.output
 
 
-def python_blocks(doc: Path) -> list[str]:
-    text = doc.read_text(encoding="utf-8")
-    return [block.split("```", 1)[0] for block in text.split("```python\n")[1:]]
-
-
 def test_the_docs_example_runs(tmp_path: Path) -> None:
-    doc = Path(__file__).parents[2] / "docs" / "parquet.md"
-    [example] = python_blocks(doc)
-    script = tmp_path / "example.py"
-    script.write_text(example, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, str(script)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_example("parquet.md", tmp_path)
     assert done.returncode == 0, done.stderr
     assert "'faithfulness':" in done.stdout and "['q1', 'q2', 'q3']" in done.stdout
