@@ -989,6 +989,67 @@ def calibrate_command(
         out.print(f"Calibration written to {escape(str(json_path))}", highlight=False)
 
 
+@app.command("generate")
+def generate_command(
+    documents: Annotated[
+        Path, typer.Option("--documents", help="Folder of .txt/.md files to write items from.")
+    ],
+    generator: Annotated[
+        str, typer.Option("--generator", help="PROVIDER:MODEL that writes the items.")
+    ],
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the dataset (JSON) here.")
+    ] = None,
+    n: Annotated[int, typer.Option("--n", min=1, help="Items to generate.")] = 100,
+    mix: Annotated[
+        str | None,
+        typer.Option("--mix", help="Category shares, e.g. fact_single=0.5,unanswerable=0.1."),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the chunks drawn.")] = 0,
+    judge: _JudgeFlag = None,
+    judge_base_url: _JudgeBaseUrlFlag = None,
+    generator_base_url: _GeneratorBaseUrlFlag = None,
+    prompts_dir: _PromptsDirFlag = None,
+    no_cache: _NoCacheFlag = False,
+    cache_path: _CachePathFlag = None,
+    max_cost: _MaxCostFlag = None,
+    concurrency: _ConcurrencyFlag = None,
+    dry_run: _DryRunFlag = False,
+) -> None:
+    """Write a test set from your documents; every item is checked before it is kept.
+
+    Example: vera generate --documents docs/ --generator openai:gpt-4o-mini -o generated.json
+    """
+    # Imported here: the chunker and BM25 index load only for the command that needs them.
+    from vera.generate import estimate_line, estimate_testset, generate_testset, summary_lines
+    from vera.generate.summary import write_dataset
+
+    cli: dict[str, Any] = {"judge": judge, "judge_base_url": judge_base_url}
+    cli |= {"judge_prompts_dir": prompts_dir, "cache_path": cache_path, "max_cost": max_cost}
+    cli |= {"cache": False if no_cache else None, "concurrency": concurrency}
+    try:
+        if output is None and not dry_run:
+            raise ConfigError("give -o PATH for the generated dataset")
+        check_output_paths([output] if output is not None else [])
+        options: dict[str, Any] = {"n": n, "mix": mix, "seed": seed}
+        options["settings"] = load_settings(cli)
+        if dry_run:
+            estimate = estimate_testset(documents, generator, **options)
+            out.print(estimate_line(estimate), highlight=False, markup=False)
+            raise typer.Exit(EXIT_OK)
+        result = generate_testset(
+            documents, generator, generator_base_url=generator_base_url, **options
+        )
+    except (VeraError, ValueError) as exc:
+        _fail(exc)
+    for line in summary_lines(result):
+        out.print(line, highlight=False, markup=False)
+    if result.kept_total and output is not None:
+        write_dataset(result, output)
+        out.print(f"Dataset written to {escape(str(output))}", highlight=False)
+    raise typer.Exit(EXIT_OK if result.kept_total and not result.stopped else EXIT_INCOMPLETE)
+
+
 datasets_app = typer.Typer(help="The datasets bundled with VERA.", no_args_is_help=True)
 app.add_typer(datasets_app, name="datasets")
 

@@ -1,0 +1,113 @@
+"""`vera generate --dry-run`: what a generation would cost, before any call.
+
+The tasks are drawn exactly as `generate_testset` draws its first round (same seed, same
+chunks), each costing one generator call with its real prompt; the judge's work is what its
+own `plan_calls` says verifying an answer against the task's passages takes. Rounds that ask
+again for rejected items are not counted, and neither are cache hits: the figure is for `n`
+items accepted first time.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from vera.generate.core import GENERATOR_MAX_TOKENS, task_messages
+from vera.generate.selection import Task, allocate, parse_mix, plan_tasks
+from vera.judges.base import CallEstimate, Judge, JudgeWork
+from vera.judges.calls import tokens
+from vera.judges.prompts import load_prompt
+from vera.judges.registry import create_judge
+from vera.pipelines.chunking import chunk_corpus
+from vera.pipelines.documents import load_documents
+from vera.providers.base import Usage
+from vera.providers.cost import PriceTable
+from vera.settings import Settings
+
+__all__ = ["GenerationEstimate", "estimate_testset"]
+
+# A reply holds a question, a short answer and one or two quoted sentences.
+_REPLY_TOKENS = 150
+
+
+class GenerationEstimate(BaseModel):
+    """Calls, tokens and dollars a generation of `n` items would take."""
+
+    model_config = ConfigDict(frozen=True)
+
+    items: int
+    generator_calls: int
+    judge_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+    """None when the price of a model that would be called is unknown."""
+
+    @property
+    def calls(self) -> int:
+        return self.generator_calls + self.judge_calls
+
+
+def estimate_testset(
+    documents_dir: Path | str,
+    generator: str,
+    *,
+    n: int = 100,
+    mix: str | Mapping[str, float] | None = None,
+    judge: str | Judge | None = None,
+    seed: int = 0,
+    settings: Settings | None = None,
+    prices: PriceTable | None = None,
+) -> GenerationEstimate:
+    """What `generate_testset` with these arguments would spend on its first round."""
+    settings = (settings or Settings()).model_copy(update={"cache": False})
+    weights = parse_mix(mix) if mix is None or isinstance(mix, str) else dict(mix)
+    chunks = chunk_corpus(load_documents(documents_dir))
+    tasks = plan_tasks(chunks, allocate(n, weights), random.Random(seed))
+    prompt = load_prompt("generate_testset", settings.judge_prompts_dir)
+    generated = CallEstimate(model=generator)
+    for task in tasks:
+        sent = sum(tokens(m.content) for m in task_messages(prompt, task))
+        generated += CallEstimate(
+            calls=1,
+            prompt_tokens=sent,
+            completion_tokens=min(_REPLY_TOKENS, GENERATOR_MAX_TOKENS),
+        )
+    the_judge = (
+        judge if isinstance(judge, Judge) else create_judge(judge or settings.judge, settings)
+    )
+    judged = the_judge.plan_calls([_judge_work(task) for task in tasks])
+    table = prices or PriceTable()
+    costs = [_cost(generated, generator, table), _cost(judged, judged.model, table)]
+    return GenerationEstimate(
+        items=len(tasks),
+        generator_calls=generated.calls,
+        judge_calls=judged.calls,
+        prompt_tokens=generated.prompt_tokens + judged.prompt_tokens,
+        completion_tokens=generated.completion_tokens + judged.completion_tokens,
+        cost_usd=None if None in costs else sum(c for c in costs if c is not None),
+    )
+
+
+def _judge_work(task: Task) -> JudgeWork:
+    """The answer is unknown before the call: the first passage's opening stands in for it,
+    about the length of a generated answer."""
+    return JudgeWork(
+        kind="analyse",
+        text=task.chunks[0].text[:300],
+        contexts=tuple(c.text for c in task.chunks),
+    )
+
+
+def _cost(estimate: CallEstimate, spec: str | None, prices: PriceTable) -> float | None:
+    if estimate.calls == 0:
+        return 0.0
+    provider, _, model = (spec or "").partition(":")
+    price = prices.lookup(provider, model)
+    usage = Usage(
+        prompt_tokens=estimate.prompt_tokens, completion_tokens=estimate.completion_tokens
+    )
+    return price.cost(usage) if price is not None else None
