@@ -4,16 +4,18 @@ turned away and why, the cache, the dry run, the CLI and its exit codes."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from tests.support.cli import run_vera
-from tests.support.loopback import LoopbackServer
+from tests.support.loopback import LoopbackServer, Recorded, Reply, ok_anthropic_tool
 from tests.support.testset_script import TestsetScript, by_hash
 
 import vera
 from vera.datasets.bundled import bundled_path
 from vera.generate import estimate_testset, generate_testset
+from vera.judges.prompts import load_prompt
 from vera.settings import Settings
 
 GENERATOR = "openai:loopback-model"
@@ -172,3 +174,82 @@ def test_the_cli_exits_3_when_nothing_is_kept(loopback: LoopbackServer, corpus: 
     assert made.returncode == 3, made.stderr
     assert "Kept 0 of 4" in made.stdout and "malformed_reply" in made.stdout
     assert not (corpus.parent / "generated.json").exists()
+
+
+def test_a_prompt_override_is_sent_and_not_answered_from_the_default_cache(
+    loopback: LoopbackServer, corpus: Path, tmp_path: Path
+) -> None:
+    loopback.default = TestsetScript("good")
+    first = generate_testset(corpus, GENERATOR, n=6, seed=2, settings=_settings(loopback, tmp_path))
+    made = loopback.request_count
+    assert made > 0 and first.kept_total > 0
+
+    bundled = load_prompt("generate_testset")
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    text = bundled.user.replace("Task: $task", "Task: $task\nHOUSE-STYLE-MARKER: be terse.")
+    assert text != bundled.user
+    override = f"version = {json.dumps(bundled.version)}\n"
+    override += f"system = {json.dumps(bundled.system)}\nuser = {json.dumps(text)}\n"
+    (prompts / "generate_testset.toml").write_text(override, encoding="utf-8")
+    settings = _settings(loopback, tmp_path, judge_prompts_dir=prompts)
+    assert load_prompt("generate_testset", prompts).version != bundled.version
+
+    again = generate_testset(corpus, GENERATOR, n=6, seed=2, settings=settings)
+
+    sent = [r.json["messages"][-1]["content"] for r in loopback.requests[made:]]
+    assert len(sent) == made, "the same tasks, asked again: no reply came from the cache"
+    assert all("HOUSE-STYLE-MARKER: be terse." in prompt for prompt in sent)
+    assert not any(
+        "HOUSE-STYLE-MARKER" in r.json["messages"][-1]["content"] for r in loopback.requests[:made]
+    )
+    assert again.usage["cached_calls"] == 0 and again.kept_total == first.kept_total
+
+
+def test_the_budget_stops_generation_and_what_was_kept_is_written(
+    loopback: LoopbackServer, corpus: Path, tmp_path: Path
+) -> None:
+    loopback.default = TestsetScript("good")
+    priced = "openai:gpt-4o-mini"
+    settings = _settings(loopback, tmp_path, max_cost=0.000001, concurrency=1)
+    result = generate_testset(corpus, priced, n=10, seed=4, settings=settings)
+
+    assert result.stopped is not None and "budget" in result.stopped
+    assert loopback.request_count == 1, "no call is started once the budget is spent"
+    assert result.kept_total == 1 and result.usage["cost_usd"] > 0.000001
+
+    args = ["generate", "--documents", str(corpus), "--generator", priced, "--n", "10"]
+    args += ["--judge-base-url", loopback.openai_url, "-o", "generated.json"]
+    args += ["--max-cost", "0.000001", "--concurrency", "1", "--seed", "4", "--no-cache"]
+    made = run_vera(corpus.parent, *args, OPENAI_API_KEY=KEY)
+    assert made.returncode == 3, made.stderr
+    assert "Stopped early: the budget of $0.0000 is spent" in made.stdout
+    written = json.loads((corpus.parent / "generated.json").read_text(encoding="utf-8"))
+    assert len(written["queries"]) == 1
+
+
+def _anthropic_testset(script: TestsetScript) -> Callable[[Recorded], Reply]:
+    """The scripted generator in Anthropic's dialect: its item as the forced tool's input."""
+
+    def reply(request: Recorded) -> Reply:
+        openai = json.loads(script(request).body)
+        item = json.loads(openai["choices"][0]["message"]["content"])
+        return ok_anthropic_tool(item, name=request.json["tools"][0]["name"])
+
+    return reply
+
+
+def test_an_anthropic_generator_answers_over_tool_use(
+    loopback: LoopbackServer, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    script = TestsetScript("good")
+    loopback.default = _anthropic_testset(script)
+    settings = Settings(judge_base_url=loopback.anthropic_url, cache_path=tmp_path / "c.sqlite")
+    result = generate_testset(corpus, "anthropic:claude-test", n=6, seed=5, settings=settings)
+
+    assert result.kept_total == 6 and result.stopped is None, result.rejected
+    assert script.calls == loopback.request_count > 0
+    assert all(r.path == "/v1/messages" for r in loopback.requests)
+    assert all(r.json["tools"][0]["input_schema"]["required"] for r in loopback.requests)
+    assert result.usage["calls"] == loopback.request_count
