@@ -28,7 +28,7 @@ from vera.providers.cost import PriceTable
 from vera.run import Bindings, Components, build_components
 from vera.types import Sample
 
-__all__ = ["PassEstimate", "RunEstimate", "estimate_plan"]
+__all__ = ["PassEstimate", "RunEstimate", "estimate_plan", "estimated_cost"]
 
 
 class PassEstimate(BaseModel):
@@ -117,7 +117,9 @@ def _estimate_pass(
     return figures, generator, judge
 
 
-def _cost(estimate: CallEstimate, spec: str | None, prices: PriceTable) -> float | None:
+def estimated_cost(estimate: CallEstimate, spec: str | None, prices: PriceTable) -> float | None:
+    """What `estimate`'s calls to the model `spec` ("PROVIDER:MODEL") would cost; None when
+    no price is known, 0 for no call."""
     if estimate.calls == 0:
         return 0.0
     provider, _, model = (spec or "").partition(":")
@@ -144,7 +146,10 @@ def estimate_plan(
         generator += generated
         judge += judged
     table = prices or PriceTable()
-    costs = [_cost(generator, plan.generator.spec, table), _cost(judge, judge.model, table)]
+    costs = [
+        estimated_cost(generator, plan.generator.spec, table),
+        estimated_cost(judge, judge.model, table),
+    ]
     total = generator + judge
     return RunEstimate(
         judge=parts.judge.spec,

@@ -22,18 +22,11 @@ from collections.abc import Callable
 from typing import Any
 
 from tests.support.loopback import Recorded, Reply, ok_openai
+from vera.generate import CATEGORIES
 
 __all__ = ["TestsetScript", "by_hash", "passages"]
 
 Behaviour = Callable[[str, str], str]
-_CATEGORIES = (
-    "fact_single",
-    "fact_multiple",
-    "reasoning",
-    "summary",
-    "unanswerable",
-    "contradiction",
-)
 _NEGATION = re.compile(r"\b(?:not|no|never|without|nor)\b", re.I)
 _PASSAGE = re.compile(
     r"^\[(\d+)\] \(document: (.*?)\)\n(.*?)(?=\n\n\[\d+\] \(document: |\Z)", re.M | re.S
@@ -56,9 +49,7 @@ def _sentence(text: str, category: str) -> str:
     # Each category writes from a different sentence, as a model asked different things
     # would, so one chunk drawn for two categories gives two questions, not a duplicate.
     ranked = sorted(plain, key=len, reverse=True)
-    return (
-        ranked[_CATEGORIES.index(category) % len(ranked)] if category in _CATEGORIES else ranked[0]
-    )
+    return ranked[CATEGORIES.index(category) % len(ranked)] if category in CATEGORIES else ranked[0]
 
 
 def by_hash(category: str, prompt: str) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from vera.estimate import estimated_cost
 from vera.generate.core import GENERATOR_MAX_TOKENS, task_messages
 from vera.generate.selection import Task, allocate, parse_mix, plan_tasks
 from vera.judges.base import CallEstimate, Judge, JudgeWork
@@ -23,7 +24,6 @@ from vera.judges.prompts import load_prompt
 from vera.judges.registry import create_judge
 from vera.pipelines.chunking import chunk_corpus
 from vera.pipelines.documents import load_documents
-from vera.providers.base import Usage
 from vera.providers.cost import PriceTable
 from vera.settings import Settings
 
@@ -81,7 +81,10 @@ def estimate_testset(
     )
     judged = the_judge.plan_calls([_judge_work(task) for task in tasks])
     table = prices or PriceTable()
-    costs = [_cost(generated, generator, table), _cost(judged, judged.model, table)]
+    costs = [
+        estimated_cost(generated, generator, table),
+        estimated_cost(judged, judged.model, table),
+    ]
     return GenerationEstimate(
         items=len(tasks),
         generator_calls=generated.calls,
@@ -100,14 +103,3 @@ def _judge_work(task: Task) -> JudgeWork:
         text=task.chunks[0].text[:300],
         contexts=tuple(c.text for c in task.chunks),
     )
-
-
-def _cost(estimate: CallEstimate, spec: str | None, prices: PriceTable) -> float | None:
-    if estimate.calls == 0:
-        return 0.0
-    provider, _, model = (spec or "").partition(":")
-    price = prices.lookup(provider, model)
-    usage = Usage(
-        prompt_tokens=estimate.prompt_tokens, completion_tokens=estimate.completion_tokens
-    )
-    return price.cost(usage) if price is not None else None

@@ -27,6 +27,7 @@ reference_hallucination and self_knowledge apply; an empty denominator is not ap
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -119,9 +120,9 @@ class _Diagnostic(GroundedOptions):
             return not_applicable(self, "no retrieved chunk to diagnose")
         return self.measure(matrix, diagnose(matrix, self.min_entailment))
 
+    @abstractmethod
     def measure(self, matrix: EntailmentMatrix, diagnosis: Diagnosis) -> MetricResult:
         """The score of a sample the metric applies to."""
-        raise NotImplementedError
 
 
 class ClaimRecall(_Diagnostic):

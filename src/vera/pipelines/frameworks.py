@@ -24,6 +24,7 @@ import asyncio
 import importlib
 import inspect
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any
 
@@ -98,7 +99,7 @@ def _require(module: str, framework: str, install: str) -> None:
         ) from None
 
 
-class _Adapter:
+class _Adapter(ABC):
     """Calls the framework's async method when it has one, else its sync one in a thread, so
     a slow blocking chain does not stall the other samples' judge calls."""
 
@@ -119,8 +120,9 @@ class _Adapter:
         result = await asyncio.to_thread(self._sync, query)
         return await result if inspect.isawaitable(result) else result
 
+    @abstractmethod
     async def __call__(self, state: RagState) -> RagState:
-        raise NotImplementedError
+        """The state with the framework's answer and retrieved contexts."""
 
 
 class _RunnableStep(_Adapter):
