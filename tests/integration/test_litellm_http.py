@@ -18,6 +18,7 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import pytest
+from tests.integration.test_llm_judge_http import SAMPLES  # the same scripted samples
 from tests.support.loopback import LoopbackServer, error, ok_openai, with_headers
 from tests.support.scripted import scripted_openai
 
@@ -40,20 +41,6 @@ pytest.importorskip("litellm", reason="the LiteLLM provider needs litellm: pip i
 
 SECRET = "sk-dummy-litellm-0123456789abcdef"
 DOC = Path(__file__).parents[2] / "docs" / "litellm.md"
-SAMPLES = [
-    {
-        "id": "a",
-        "query": "Refund window?",
-        "response": "The window is 60 days. Refunds go to the card.",
-        "contexts": ["The refund window is 30 days.", "Refunds go to the original card."],
-    },
-    {
-        "id": "b",
-        "query": "Where is Paris?",
-        "response": "Paris is in France.",
-        "contexts": ["Paris is the capital of France."],
-    },
-]
 STRUCTURED = ChatRequest(
     messages=(Message(role="user", content="Judge this."),),
     json_schema={"type": "object", "properties": {"verdict": {"type": "string"}}},
