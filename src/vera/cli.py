@@ -71,6 +71,7 @@ from vera.sample_limits import (
     DEFAULT_SAMPLE_TIMEOUT,
 )
 from vera.settings import DEFAULT_CONCURRENCY, load_settings
+from vera.sqlite_file import MissingStoreError
 from vera.types.secrets import redact
 
 __all__ = ["app", "main"]
@@ -765,16 +766,24 @@ HistoryOption = Annotated[
 
 
 def _store(path: Path | None) -> RunStore:
-    return RunStore(path or DEFAULT_HISTORY_PATH)
+    """The run history for commands that only read it: never created or changed by them."""
+    return RunStore(path or DEFAULT_HISTORY_PATH, read_only=True)
 
 
 @runs_app.command("list")
 def runs_list(history: HistoryOption = None) -> None:
     """List stored runs, newest first."""
+    try:
+        records = _store(history).list()
+    except MissingStoreError as exc:
+        err.print(f"No runs recorded: {escape(str(exc))}", highlight=False, soft_wrap=True)
+        return
+    except VeraError as exc:
+        _fail(exc)
     table = Table(title="Runs")
     for column in ("Run", "Status", "Dataset", "Samples", "Metrics"):
         table.add_column(column)
-    for record in _store(history).list():
+    for record in records:
         means = ", ".join(f"{k} {format_score(v)}" for k, v in record.metrics.items())
         table.add_row(
             *plain_cells(record.id, record.status, record.dataset, record.finished_samples, means)

@@ -23,6 +23,8 @@ __all__ = [
     "compare_reports",
     "improvement",
     "most_changed",
+    "relative_change",
+    "significant",
 ]
 
 PERMUTATIONS = 2000
@@ -49,6 +51,26 @@ def improvement(system: float | None, baseline: float | None) -> str | None:
     if system is None or baseline is None or baseline == 0:
         return None
     return f"{(system - baseline) / abs(baseline) * 100:+.1f}%"
+
+
+RELATIVE_FLOOR = 0.05
+"""The smallest baseline mean, in size, a relative change is shown against: below it a ratio
+overstates a small move (0.010 to 0.000 is not a "-100 %" change worth a headline)."""
+
+
+def relative_change(system: float | None, baseline: float | None) -> str | None:
+    """The relative change to show a person ("+41.5 %"); None where it would mislead: no
+    means, or a baseline mean within `RELATIVE_FLOOR` of 0 (show the difference instead)."""
+    if system is None or baseline is None or abs(baseline) < RELATIVE_FLOOR:
+        return None
+    return f"{(system - baseline) / abs(baseline) * 100:+.1f} %"
+
+
+def significant(comparison: MetricComparison) -> bool:
+    """Whether the paired 95 % interval of the difference excludes 0: only then is a change
+    shown as better or worse (coloured); otherwise it is within the judge's noise."""
+    low, high = comparison.ci_low, comparison.ci_high
+    return low is not None and high is not None and (low > 0 or high < 0)
 
 
 def _scores(report: Report, metric: str) -> dict[str, float]:

@@ -87,8 +87,14 @@ class RunStore:
     """
 
     def __init__(
-        self, path: Path | str = DEFAULT_HISTORY_PATH, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+        self,
+        path: Path | str = DEFAULT_HISTORY_PATH,
+        *,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        read_only: bool = False,
     ) -> None:
+        """`read_only` opens an existing history for reading and never creates or changes the
+        file: a missing file is a `StoreError` that says so (what reading commands use)."""
         self.path = Path(path)
         self._file = SqliteFile(
             self.path,
@@ -96,6 +102,7 @@ class RunStore:
             flag="--history",
             schema=_SCHEMA,
             lock_timeout=lock_timeout,
+            read_only=read_only,
         )
 
     def start(self, dataset: str, plan: RunPlan) -> str:

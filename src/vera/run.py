@@ -245,7 +245,7 @@ def _pipelines(
 
 def stored_plan(run_id: str, history: Path | str | None = None) -> tuple[RunPlan, str]:
     """The plan of a stored run and its full id, to resume it as it was asked for."""
-    store = RunStore(history or DEFAULT_HISTORY_PATH)
+    store = RunStore(history or DEFAULT_HISTORY_PATH, read_only=True)
     try:
         record = store.get(run_id)
         return _with_secrets(store.plan(record.id), record.id), record.id

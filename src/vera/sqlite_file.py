@@ -18,7 +18,7 @@ from typing import Any
 
 from vera.errors import ConfigError
 
-__all__ = ["DEFAULT_LOCK_TIMEOUT", "SqliteFile", "StoreError"]
+__all__ = ["DEFAULT_LOCK_TIMEOUT", "MissingStoreError", "SqliteFile", "StoreError"]
 
 DEFAULT_LOCK_TIMEOUT = 30.0
 """Seconds a write waits for another process's write to finish."""
@@ -29,6 +29,10 @@ _WAL_RETRY_SECONDS = 0.01
 
 class StoreError(ConfigError):
     """A SQLite file cannot be used: locked too long, not SQLite, or not a file path."""
+
+
+class MissingStoreError(StoreError):
+    """A file opened only to read does not exist (and was not created)."""
 
 
 class SqliteFile:
@@ -43,6 +47,7 @@ class SqliteFile:
         flag: str,
         schema: str,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        read_only: bool = False,
     ) -> None:
         self.path = Path(path)
         self.what = what
@@ -51,6 +56,9 @@ class SqliteFile:
         self._lock = threading.Lock()
         if self.path.is_dir():
             raise StoreError(f"{self.flag} {self.path} is a folder; give the path of a file")
+        if read_only:
+            self._db = self._open_read_only()
+            return
         with self._translated():
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(
@@ -61,6 +69,24 @@ class SqliteFile:
             # commits, and each is one sample's result or one cached reply.
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(schema)
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        """The file as it is, for reading: a missing file is an error, never created."""
+        if not self.path.is_file():
+            raise MissingStoreError(
+                f"{self.what} {self.path} does not exist: nothing has been recorded there yet; "
+                f"point {self.flag} at an existing file"
+            )
+        with self._translated():
+            db = sqlite3.connect(
+                self.path.resolve().as_uri() + "?mode=ro",
+                uri=True,
+                timeout=self.lock_timeout,
+                check_same_thread=False,
+                isolation_level=None,
+            )
+            db.execute("SELECT count(*) FROM sqlite_master").fetchall()
+            return db
 
     def _enter_wal(self) -> None:
         # Switching a new file to WAL needs a lock SQLite does not wait for (it answers BUSY at

@@ -38,7 +38,7 @@ from vera.reports.samples import VERDICTS, SamplePacker, unpack
 from vera.reports.view import HistoryPoint, SampleTally
 from vera.types import Sample
 
-__all__ = ["DETAIL_LIMIT", "PAGE_SIZE", "HistoryPoint", "read_samples", "render_html"]
+__all__ = ["DETAIL_LIMIT", "PAGE_SIZE", "STYLE", "HistoryPoint", "read_samples", "render_html"]
 
 TEMPLATE = "report.html.j2"
 OPENED_SAMPLES = 3
@@ -111,16 +111,18 @@ def _environment() -> Environment:
 _ENV = _environment()
 
 
-def _script() -> Markup:
-    """The page's script, from `templates/report.js`. It goes into the page verbatim (it is
-    VERA's own code, allowed by its hash), so it must not be able to close its element."""
-    text = resources.files("vera.reports").joinpath("templates/report.js").read_text("utf-8")
-    if "</script" in text.lower() or "<!--" in text:
-        raise RuntimeError("templates/report.js must not contain '</script' or '<!--'")
+def _inline(name: str, element: str) -> Markup:
+    """A file of `templates/` to put in the page verbatim (VERA's own code, allowed by its
+    hash), so it must not be able to close its element."""
+    text = resources.files("vera.reports").joinpath(f"templates/{name}").read_text("utf-8")
+    if f"</{element}" in text.lower() or "<!--" in text:
+        raise RuntimeError(f"templates/{name} must not contain '</{element}' or '<!--'")
     return Markup(text)
 
 
-_SCRIPT = _script()
+STYLE = _inline("report.css", "style")
+"""The report's style sheet, which `vera view`'s own pages share."""
+_SCRIPT = _inline("report.js", "script")
 _DATA = re.compile(r'<script type="application/octet-stream" id="sample-data"[^>]*>([^<]*)<')
 
 
@@ -144,6 +146,7 @@ def render_html(
     history: Sequence[HistoryPoint] = (),
     results: Iterable[SampleResult] | None = None,
     detail_limit: int | None = DETAIL_LIMIT,
+    links: Sequence[tuple[str, str]] = (),
 ) -> str:
     """The report as one HTML document.
 
@@ -154,6 +157,7 @@ def render_html(
     span) the claims are listed. `history` gives earlier runs' means, oldest first, for the
     trend chart, drawn from two runs on; include this run in it to see it on the chart.
     `detail_limit` caps how many samples, the worst, keep their full detail (None: all).
+    `links` are (label, URL) pairs shown above the title (`vera view` links its other pages).
     """
     texts: Mapping[str, Sample] = samples if samples is not None else {}
     packer = SamplePacker(report.metric_summary, limit=detail_limit)
@@ -185,6 +189,8 @@ def render_html(
         categories=sorted(tally.categories),
         verdicts=VERDICTS,
         js=_SCRIPT,
+        css=STYLE,
+        links=links,
         page_size=PAGE_SIZE,
         opened=OPENED_SAMPLES,
     )
