@@ -142,6 +142,20 @@ def test_the_dry_run_calls_nothing(loopback: LoopbackServer, corpus: Path, tmp_p
     assert estimate.items == 20 and estimate.generator_calls == 20
     assert estimate.judge_calls == 0, "the offline judge calls no model"
     assert estimate.prompt_tokens > 20 * 100
+    assert estimate.at_most_calls == 3 * 20
+
+
+def test_the_dry_runs_bound_holds_when_every_draft_is_rejected(
+    loopback: LoopbackServer, corpus: Path, tmp_path: Path
+) -> None:
+    loopback.default = TestsetScript("junk")
+    settings = _settings(loopback, tmp_path)
+    estimate = estimate_testset(corpus, GENERATOR, n=12, seed=3, settings=settings)
+
+    result = generate_testset(corpus, GENERATOR, n=12, seed=3, settings=settings)
+
+    assert result.kept_total == 0
+    assert loopback.request_count == estimate.at_most_calls, "every round asked for all 12"
 
 
 def test_the_cli_writes_a_dataset_eval_runs_on(loopback: LoopbackServer, corpus: Path) -> None:
@@ -153,6 +167,7 @@ def test_the_cli_writes_a_dataset_eval_runs_on(loopback: LoopbackServer, corpus:
     dry = run_vera(folder, "generate", *common, "--dry-run", OPENAI_API_KEY=KEY)
     assert dry.returncode == 0, dry.stderr
     assert "Dry run · 10 items · 10 generator and 0 judge calls" in dry.stdout
+    assert "at most 30 calls" in " ".join(dry.stdout.split())  # however the line wraps
     assert loopback.request_count == 0
 
     made = run_vera(folder, "generate", *common, "-o", "generated.json", OPENAI_API_KEY=KEY)

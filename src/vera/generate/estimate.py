@@ -2,9 +2,12 @@
 
 The tasks are drawn exactly as `generate_testset` draws its first round (same seed, same
 chunks), each costing one generator call with its real prompt; the judge's work is what its
-own `plan_calls` says verifying an answer against the task's passages takes. Rounds that ask
-again for rejected items are not counted, and neither are cache hits: the figure is for `n`
-items accepted first time.
+own `plan_calls` says verifying an answer against the task's passages takes. That is the
+figure for `n` items accepted first time. Items the checks turn away are asked for again in
+later rounds, each asking at most for what is still missing, so `ROUNDS` times the first round
+bounds the whole generation from above (`at_most_calls`, `at_most_cost_usd`); how close a
+run comes to it depends on how many drafts pass, which only a run can tell. Cache hits cost
+nothing and are not subtracted.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from vera.estimate import estimated_cost
-from vera.generate.core import GENERATOR_MAX_TOKENS, task_messages
+from vera.generate.core import GENERATOR_MAX_TOKENS, ROUNDS, task_messages
 from vera.generate.selection import Task, allocate, parse_mix, plan_tasks
 from vera.judges.base import CallEstimate, Judge, JudgeWork
 from vera.judges.calls import tokens
@@ -44,11 +47,24 @@ class GenerationEstimate(BaseModel):
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float | None
-    """None when the price of a model that would be called is unknown."""
+    """The first round's; None when the price of a model that would be called is unknown."""
+    rounds: int = ROUNDS
+    """The most rounds a generation asks in."""
 
     @property
     def calls(self) -> int:
+        """The first round's calls."""
         return self.generator_calls + self.judge_calls
+
+    @property
+    def at_most_calls(self) -> int:
+        """An upper bound on the whole generation's calls: every round asks at most for the
+        first round's items again."""
+        return self.rounds * self.calls
+
+    @property
+    def at_most_cost_usd(self) -> float | None:
+        return None if self.cost_usd is None else self.rounds * self.cost_usd
 
 
 def estimate_testset(
@@ -62,7 +78,8 @@ def estimate_testset(
     settings: Settings | None = None,
     prices: PriceTable | None = None,
 ) -> GenerationEstimate:
-    """What `generate_testset` with these arguments would spend on its first round."""
+    """What `generate_testset` with these arguments would spend on its first round, and at
+    most over all its rounds."""
     settings = (settings or Settings()).model_copy(update={"cache": False})
     weights = parse_mix(mix) if mix is None or isinstance(mix, str) else dict(mix)
     chunks = chunk_corpus(load_documents(documents_dir))

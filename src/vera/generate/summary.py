@@ -41,16 +41,18 @@ def summary_lines(result: GenerationResult) -> list[str]:
     return lines
 
 
+def _usd(value: float | None) -> str:
+    return "an unknown cost (no price for this model)" if value is None else f"about ${value:.4f}"
+
+
 def estimate_line(estimate: GenerationEstimate) -> str:
-    cost = "unknown (no price for this model)"
-    if estimate.cost_usd is not None:
-        cost = f"${estimate.cost_usd:.4f}"
     return (
         f"Dry run · {estimate.items} items · {estimate.generator_calls} generator and "
         f"{estimate.judge_calls} judge calls · about {estimate.prompt_tokens} prompt and "
-        f"{estimate.completion_tokens} completion tokens · about {cost} (items the checks "
-        "reject are asked for again, up to twice; cached replies cost nothing). "
-        "No call was made."
+        f"{estimate.completion_tokens} completion tokens · {_usd(estimate.cost_usd)} "
+        f"if every item passes the checks first time; at most {estimate.at_most_calls} calls "
+        f"and {_usd(estimate.at_most_cost_usd)} over all {estimate.rounds} rounds, since "
+        "rejected items are asked for again (cached replies cost nothing). No call was made."
     )
 
 
