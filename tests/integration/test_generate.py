@@ -268,3 +268,22 @@ def test_an_anthropic_generator_answers_over_tool_use(
     assert all(r.path == "/v1/messages" for r in loopback.requests)
     assert all(r.json["tools"][0]["input_schema"]["required"] for r in loopback.requests)
     assert result.usage["calls"] == loopback.request_count
+
+
+def test_a_litellm_generator_without_schema_support_falls_back_to_json_mode(
+    loopback: LoopbackServer, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real LiteLLM over HTTP to the loopback server, for a model it does not know to take
+    a JSON schema: the generator is asked for a JSON object, and its replies still pass."""
+    pytest.importorskip("litellm", reason="pip install 'vera-eval[litellm]'")
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    script = TestsetScript("good")
+    loopback.default = script
+    result = generate_testset(
+        corpus, "litellm:openai/loopback-model", n=6, seed=2, settings=_settings(loopback, tmp_path)
+    )
+
+    assert result.kept_total == 6 and result.stopped is None, result.rejected
+    assert script.calls == loopback.request_count > 0
+    assert {r.json["response_format"]["type"] for r in loopback.requests} == {"json_object"}
+    assert all(r.path == "/v1/chat/completions" for r in loopback.requests)
