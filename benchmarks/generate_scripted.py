@@ -5,7 +5,10 @@ each prompt's hash, `tests.support.testset_script.by_hash`): about 70 % good ite
 sentences, the rest junk replies, invented quotes, answers padded with an invented sentence,
 and "unanswerable" questions the corpus answers. The offline judge checks every item. Printed:
 the acceptance rate by category (kept / generated, all rounds) and the calls and tokens spent
-per kept item, then the same run again, served by the response cache.
+per kept item, then the same run again, served by the response cache. Prompt tokens are
+and completion tokens are counted in the requests the server received and the replies it gave,
+by VERA's own estimator (`vera.judges.calls.tokens`, four characters a token), since the
+scripted replies report a fixed usage; a real model's replies differ in length.
 
     .venv/bin/python benchmarks/generate_scripted.py --n 60 --seed 0
 """
@@ -27,6 +30,7 @@ from tests.support.testset_script import TestsetScript, by_hash  # noqa: E402
 
 from vera.datasets.bundled import bundled_path  # noqa: E402
 from vera.generate import CATEGORIES, GenerationResult, generate_testset  # noqa: E402
+from vera.judges.calls import tokens  # noqa: E402
 from vera.settings import Settings  # noqa: E402
 
 
@@ -39,7 +43,18 @@ def _corpus(folder: Path) -> Path:
     return folder
 
 
-def _print(result: GenerationResult, provider_calls: int) -> None:
+def _tokens(server: LoopbackServer, since: int) -> tuple[int, int]:
+    """Prompt tokens sent and completion tokens replied since request `since`; the script is
+    a function of the request, so asking it again gives the reply it gave."""
+    sent = replied = 0
+    for request in server.requests[since:]:
+        sent += sum(tokens(message["content"]) for message in request.json["messages"])
+        reply = json.loads(server.default(request).body)
+        replied += tokens(reply["choices"][0]["message"]["content"])
+    return sent, replied
+
+
+def _print(result: GenerationResult, provider_calls: int, spent: tuple[int, int]) -> None:
     print(f"kept {result.kept_total} of {result.requested} requested")
     print(f"{'category':<15}{'generated':>10}{'kept':>6}{'accepted':>10}")
     for category in CATEGORIES:
@@ -52,15 +67,14 @@ def _print(result: GenerationResult, provider_calls: int) -> None:
     print("rejected:", json.dumps(result.rejections, sort_keys=True))
     usage = result.usage
     per = max(kept, 1)
+    sent, replied = spent
     print(
         f"provider calls {provider_calls} · ledger calls {usage['calls']} "
-        f"({usage['cached_calls']} cached) · prompt tokens {usage['prompt_tokens']} · "
-        f"completion tokens {usage['completion_tokens']}"
+        f"({usage['cached_calls']} cached) · tokens sent {sent} · replied {replied}"
     )
     print(
-        f"per kept item: {provider_calls / per:.2f} calls, "
-        f"{usage['prompt_tokens'] / per:.0f} prompt and "
-        f"{usage['completion_tokens'] / per:.0f} completion tokens"
+        f"per kept item: {provider_calls / per:.2f} calls, {sent / per:.0f} prompt and "
+        f"{replied / per:.0f} completion tokens"
     )
 
 
@@ -80,7 +94,8 @@ def main() -> None:
                 docs, "openai:loopback-model", n=args.n, seed=args.seed, settings=settings
             )
             print(f"== {label}")
-            _print(result, server.request_count - before)
+            made = server.request_count - before
+            _print(result, made, _tokens(server, len(server.requests) - made))
 
 
 if __name__ == "__main__":
