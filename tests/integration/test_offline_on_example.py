@@ -58,4 +58,7 @@ def test_every_metric_on_the_example_and_unanswerable_handling() -> None:
     hallucinated = [
         r for r in planted if r.results["hallucination_rate"].sub_scores["hallucinated"]
     ]
-    assert len(hallucinated) >= 0.75 * len(planted)
+    # 10 of the 14. A swapped role between two parties the clause both names (ex-06) is beyond
+    # a lexical judge; it used to be flagged only through a miscounted negation ("not less
+    # than" once in the claim, twice in the clause), which also flagged verbatim quotes.
+    assert len(hallucinated) >= 0.7 * len(planted)

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import vera
 from vera.judges.base import Judge, match_verdicts
 from vera.judges.offline import OfflineJudge
 from vera.judges.offline.tokens import analyse, stem
@@ -366,3 +367,22 @@ async def test_ordinals_are_read_as_their_numbers() -> None:
     [other] = await judge.verify_claims(claims, ["The store opened on 18 May."])
     assert same.verdict.value == "FULLY_SUPPORTED"
     assert other.verdict.value == "CONTRADICTED"
+
+
+def test_a_verbatim_clause_beside_a_negated_one_is_not_contradicted() -> None:
+    """A clause quoted from a sentence whose other clause negates one of its words ("accept
+    or reject each order; an order not rejected is accepted") is supported, and so is the
+    negated clause; a real negation flip is still caught."""
+    sentence = (
+        "Supplier shall accept or reject each purchase order within five (5) business days; "
+        "an order not rejected within that period is deemed accepted."
+    )
+    flipped = "Supplier shall not accept or reject purchase orders within five (5) business days."
+    samples = [
+        vera.Sample(id="verbatim", query="q", response=sentence, contexts=[sentence]),
+        vera.Sample(id="flipped", query="q", response=flipped, contexts=[sentence]),
+    ]
+    report = vera.evaluate(samples, [vera.metrics.create_metric("faithfulness")])
+    verbatim, wrong = report.samples
+    assert [c.verdict for c in verbatim.claims] == [Verdict.FULLY_SUPPORTED] * 2
+    assert [c.verdict for c in wrong.claims] == [Verdict.CONTRADICTED]

@@ -79,6 +79,9 @@ class Facts:
     names: tuple[Name, ...] = ()
     negations: tuple[Negation, ...] = ()
     surfaces: dict[str, str] = field(default_factory=dict, compare=False)
+    affirmed: frozenset[str] = frozenset()
+    """Content keys stated at least once outside a negation's scope: a text that says both
+    "accept or reject each order" and "an order not rejected" does affirm rejecting."""
 
 
 _TOKEN = re.compile(
@@ -174,6 +177,7 @@ def analyse(text: str) -> Facts:
     numbers: list[Number] = []
     words: set[str] = set()
     negations: list[Negation] = []
+    affirmed: set[str] = set()
     pending: list[str] = []  # negation cues still looking for the word they negate
     surfaces: dict[str, str] = {}
     first_word = next((i for i, t in enumerate(tokens) if t[0] == "word"), -1)
@@ -190,6 +194,8 @@ def analyse(text: str) -> Facts:
             numbers.append(number)
             content.add(number.key)
             negations.extend(Negation(cue, number.key) for cue in pending)
+            if not pending:
+                affirmed.add(number.key)
             pending.clear()
             continue
         i += 1
@@ -203,6 +209,8 @@ def analyse(text: str) -> Facts:
         content.add(key)
         surfaces.setdefault(key, raw)
         negations.extend(Negation(cue, key) for cue in pending)
+        if not pending:
+            affirmed.add(key)
         pending.clear()
     negations.extend(Negation(cue, "") for cue in pending)
     return Facts(
@@ -212,6 +220,7 @@ def analyse(text: str) -> Facts:
         names=_names(text, tokens, first_word),
         negations=tuple(negations),
         surfaces=surfaces,
+        affirmed=frozenset(affirmed),
     )
 
 
@@ -271,6 +280,7 @@ def merge(parts: tuple[Facts, ...]) -> Facts:
         names=tuple(n for p in parts for n in p.names),
         negations=tuple(n for p in parts for n in p.negations),
         surfaces=surfaces,
+        affirmed=frozenset().union(*(p.affirmed for p in parts)),
     )
 
 

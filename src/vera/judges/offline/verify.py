@@ -217,8 +217,23 @@ def _flip(facts: Facts, window: _Window, settings: Settings) -> str | None:
     aligned = len(facts.content & anchor.content) / total
     # Only a negation whose negated word the other side also states can flip the meaning.
     # ("did not increase" against "decreased" negates the antonym, and the two cancel out).
-    claim_negated = [n for n in facts.negations if _states(n.scope, anchor.content)]
-    context_negated = [n for n in anchor.negations if _states(n.scope, facts.content)]
+    # A negation the other side makes too agrees with it, and a context that also states
+    # the word outside the negation ("accept or reject each order; an order not rejected is
+    # accepted") does not deny it.
+    claim_scopes = {n.scope for n in facts.negations}
+    context_scopes = {n.scope for n in anchor.negations}
+    claim_negated = [
+        n
+        for n in facts.negations
+        if _states(n.scope, anchor.content) and n.scope not in context_scopes
+    ]
+    context_negated = [
+        n
+        for n in anchor.negations
+        if _states(n.scope, facts.content)
+        and n.scope not in claim_scopes
+        and n.scope not in anchor.affirmed
+    ]
     if aligned >= settings.contradiction_alignment and (
         len(claim_negated) % 2 != len(context_negated) % 2
     ):
