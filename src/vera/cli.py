@@ -17,14 +17,6 @@ from typing import Annotated, Any, NoReturn, TypeVar
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.table import Table
 
 from vera._version import __version__
@@ -46,15 +38,19 @@ from vera.plan import (
     RunPlan,
     build_plan,
 )
-from vera.report import SampleResult
 from vera.reports.calibration import calibration_lines
 from vera.reports.console import (
     SHOWN_FAILURES,
+    Cell,
+    Column,
+    change_cell,
     format_interval,
     format_score,
     plain_cells,
     print_summary,
+    print_table,
 )
+from vera.reports.progress import RunProgress
 from vera.run import (
     EXIT_INCOMPLETE,
     EXIT_OK,
@@ -528,9 +524,13 @@ EXIT_INTERRUPTED = 130
 """Ctrl-C, as shells report a process ended by SIGINT (128 + 2)."""
 
 
+class _Progress(RunProgress, RunObserver):
+    """`RunProgress` as the observer `run_plan` takes."""
+
+
 def _run(plan: RunPlan, resume_id: str | None) -> RunResult:
-    """Run `plan` with a progress bar; Ctrl-C ends it saying how to finish it."""
-    with _ProgressBar() as progress:
+    """Run `plan` showing its progress on stderr; Ctrl-C ends it saying how to finish it."""
+    with _Progress(err) as progress:
         try:
             # Streamed: each result goes to the history and leaves memory (see Bindings).
             return run_plan(plan, Bindings(keep_samples=False), resume=resume_id, observer=progress)
@@ -652,50 +652,6 @@ _SETTING_FLAGS = {
 """Settings as `vera.toml` names them, and the `eval` flag that overrides each."""
 
 
-class _ProgressBar(RunObserver):
-    """A progress bar on stderr for each pass over the samples."""
-
-    def __init__(self) -> None:
-        self._bar: Progress | None = None
-        self._task: TaskID | None = None
-        self.run_id: str | None = None
-        self.finished = 0
-
-    def __enter__(self) -> _ProgressBar:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.pass_finished()
-
-    def run_started(self, run_id: str) -> None:
-        self.run_id = run_id
-        err.print(f"Run {run_id}", highlight=False)
-
-    def pass_started(self, pipeline: str | None, total: int | None, done: int) -> None:
-        self.finished = done
-        label = escape(f"Evaluating {pipeline}" if pipeline is not None else "Evaluating")
-        self._bar = Progress(
-            TextColumn(f"[bold]{label}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=err,
-            transient=True,
-        )
-        self._task = self._bar.add_task("eval", total=total, completed=done)
-        self._bar.start()
-
-    def sample_finished(self, result: SampleResult) -> None:
-        self.finished += 1
-        if self._bar is not None and self._task is not None:
-            self._bar.advance(self._task)
-
-    def pass_finished(self) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-        self._bar = self._task = None
-
-
 def _write_outputs(result: RunResult, outputs: dict[str, Path]) -> None:
     """Every report the user asked for, whatever the run's outcome."""
     write_run_reports(
@@ -770,6 +726,15 @@ def _store(path: Path | None) -> RunStore:
     return RunStore(path or DEFAULT_HISTORY_PATH, read_only=True)
 
 
+_RUNS_COLUMNS = (
+    Column("Run"),
+    Column("Status", "status", "left"),
+    Column("Dataset", "dataset", "left"),
+    Column("Samples", "samples", "left"),
+    Column("Metrics", "metrics", "left"),
+)
+
+
 @runs_app.command("list")
 def runs_list(history: HistoryOption = None) -> None:
     """List stored runs, newest first."""
@@ -780,15 +745,11 @@ def runs_list(history: HistoryOption = None) -> None:
         return
     except VeraError as exc:
         _fail(exc)
-    table = Table(title="Runs")
-    for column in ("Run", "Status", "Dataset", "Samples", "Metrics"):
-        table.add_column(column)
+    rows: list[list[Cell]] = []
     for record in records:
         means = ", ".join(f"{k} {format_score(v)}" for k, v in record.metrics.items())
-        table.add_row(
-            *plain_cells(record.id, record.status, record.dataset, record.finished_samples, means)
-        )
-    out.print(table)
+        rows.append([record.id, record.status, record.dataset, str(record.finished_samples), means])
+    print_table(out, "Runs", _RUNS_COLUMNS, rows)
 
 
 @runs_app.command("show")
@@ -806,6 +767,19 @@ def runs_show(run_id: str, history: HistoryOption = None) -> None:
             print_summary(store.report(record.id), out, err)
     except VeraError as exc:
         _fail(exc)
+
+
+_COMPARE_COLUMNS = (
+    Column("Metric"),
+    Column("A"),
+    Column("B"),
+    Column("B - A"),
+    Column("95% CI"),
+    Column("p"),
+    Column("Change", "change"),
+    Column("Paired", "paired"),
+)
+"""`vera compare`'s table: A is the first run given, B the second."""
 
 
 @app.command("compare")
@@ -838,23 +812,23 @@ def compare_command(
         _fail(exc)
     changes = compare_reports(after, before)
     paired = max((c.paired_samples for c in changes.values()), default=0)
-    table = Table(title=escape(f"{second} against {first} · {paired} paired samples"))
-    for column in ("Metric", "A", "B", "B - A", "95% CI", "p", "Change", "Paired"):
-        table.add_column(column, justify="left" if column == "Metric" else "right")
+    rows: list[list[Cell]] = []
     for metric, c in changes.items():
-        table.add_row(
-            *plain_cells(
+        change = change_cell(c, after.metric_summary[metric].higher_is_better)
+        rows.append(
+            [
                 metric,
                 format_score(c.baseline_mean),
                 format_score(c.system_mean),
-                format_score(c.difference),
+                "—" if c.difference is None else f"{c.difference:+.3f}",
                 format_interval(c.ci_low, c.ci_high),
                 "—" if c.p_value is None else f"{c.p_value:.3f}",
-                c.improvement or "—" if c.paired_samples else "— (nothing paired)",
-                c.paired_samples,
-            )
+                change if c.paired_samples else "— (nothing paired)",
+                str(c.paired_samples),
+            ]
         )
-    out.print(table)
+    title = f"{second} against {first} · {paired} paired samples"
+    print_table(out, title, _COMPARE_COLUMNS, rows)
     if paired == 0:
         err.print("[yellow]No sample id is in both runs: there is no change to measure.[/]")
     for line in most_changed(before, after, top):
@@ -888,6 +862,45 @@ def report_command(
     except VeraError as exc:
         _fail(exc)
     out.print(f"Report written to {escape(str(output))}", highlight=False)
+
+
+@app.command("view")
+def view_command(
+    history: HistoryOption = None,
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="The port to serve on (0: any free).")
+    ] = 8765,
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host", help="The address to listen on; 127.0.0.1 keeps it to this machine."
+        ),
+    ] = "127.0.0.1",
+    no_browser: Annotated[
+        bool, typer.Option("--no-browser", help="Print the address; do not open a browser.")
+    ] = False,
+) -> None:
+    """Browse the run history in a web browser: every run with a trend per dataset, one run's
+    report (claims, verdicts, evidence), and two runs compared. Read-only; Ctrl-C stops it.
+    Needs the view extra: pip install 'vera-eval[view]'.
+
+    Example: vera view --port 8765
+    """
+    from vera.viewer import serve
+
+    def ready(url: str) -> None:
+        out.print(f"Serving the run history at {url} (Ctrl-C stops)", highlight=False)
+
+    try:
+        serve(
+            history or DEFAULT_HISTORY_PATH,
+            host=host,
+            port=port,
+            open_browser=not no_browser,
+            on_ready=ready,
+        )
+    except VeraError as exc:
+        _fail(exc)
 
 
 @app.command("benchmark")
@@ -937,17 +950,31 @@ def benchmark_command(
         out.print(f"Figures written to {escape(str(json_path))}", highlight=False)
 
 
+_BENCHMARK_COLUMNS = (
+    Column("Group"),
+    Column("n"),
+    Column("Unfaithful", "unfaithful"),
+    Column("Precision", "precision"),
+    Column("Recall", "recall"),
+    Column("F1"),
+    Column("BAcc", "balanced accuracy"),
+    Column("κ"),
+    Column("AUROC"),
+)
+
+
 def _print_benchmark(result: JudgeBenchmark) -> None:
     """One row per group, the unfaithful class counted as positive; then the span figures."""
-    table = Table(title=escape(f"Judge {result.judge} · {result.path} · {result.rows} rows"))
-    # Short headings, so that the table fits 80 columns.
-    columns = ("Group", "n", "Unfaithful", "Prec.", "Recall", "F1", "BAcc", "κ", "AUROC")
-    for column in columns:
-        table.add_column(column, justify="left" if column == "Group" else "right")
-    for name, g in result.groups.items():
-        scores = (g.precision, g.recall, g.f1, g.balanced_accuracy, g.kappa, g.auroc)
-        table.add_row(*plain_cells(name, g.n, g.positives, *map(format_score, scores)))
-    out.print(table)
+    rows = [
+        [name, str(g.n), str(g.positives)]
+        + [
+            format_score(v)
+            for v in (g.precision, g.recall, g.f1, g.balanced_accuracy, g.kappa, g.auroc)
+        ]
+        for name, g in result.groups.items()
+    ]
+    title = f"Judge {result.judge} · {result.path} · {result.rows} rows"
+    print_table(out, title, _BENCHMARK_COLUMNS, rows)
     span = result.span
     if span is not None:
         out.print(

@@ -14,13 +14,10 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from vera.comparison import compare_reports
+from vera.comparison import compare_reports, significant
 from vera.report import Report
 
 __all__ = ["GateConfig", "gate_failures", "regression_failures"]
-
-SIGNIFICANCE = 0.05
-
 
 class GateConfig(BaseModel):
     """The `[gates]` table of `vera.toml`.
@@ -104,9 +101,7 @@ def regression_failures(report: Report, previous: Report, run_id: str) -> list[s
         if summary is None or c.difference is None or c.p_value is None:
             continue
         worse = -c.difference if summary.higher_is_better else c.difference
-        bound = c.ci_high if summary.higher_is_better else c.ci_low
-        outside = bound is not None and (bound < 0 if summary.higher_is_better else bound > 0)
-        if worse > 0 and outside and c.p_value < SIGNIFICANCE:
+        if worse > 0 and significant(c):
             failures.append(
                 f"{name}: {c.baseline_mean:.3f} -> {c.system_mean:.3f} against run {run_id} "
                 f"(change {c.difference:+.3f}, 95% CI {c.ci_low:+.3f} to {c.ci_high:+.3f}, "

@@ -85,7 +85,7 @@ def test_compare_two_stored_runs(tmp_path: Path) -> None:
     ids = [r.stderr.split("Run ", 1)[1].split()[0] for r in (first, second)]
     compared = vera(tmp_path, "compare", *ids)
     assert compared.returncode == 0, compared.stderr
-    assert "faithfulness" in compared.stdout and "-100.0%" in compared.stdout
+    assert "faithfulness" in compared.stdout and "-100.0 %" in compared.stdout
     assert "1 paired samples" in compared.stdout
     assert "a · faithfulness 1.000 -> 0.000" in compared.stdout
     missing = vera(tmp_path, "compare", ids[0], "nope")

@@ -1,24 +1,40 @@
 """The run summary in a terminal: metric table, breakdowns, baselines, usage and failures.
 
 Text from datasets, judges and errors is printed as text, never read as console markup.
+Every table fits the console's width without cutting a name or a heading: drawn as a grid
+where it fits whole, else stacked, one row after another (`print_table`).
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
+from vera.comparison import MetricComparison, relative_change, significant
 from vera.report import Report, SampleResult, SampleStatus
 from vera.reports.calibration import calibration_lines
 from vera.reports.cascade import cascade_summary
 
-__all__ = ["format_interval", "format_score", "plain_cells", "print_summary"]
+__all__ = [
+    "Cell",
+    "Column",
+    "change_cell",
+    "format_interval",
+    "format_score",
+    "plain_cells",
+    "print_summary",
+    "print_table",
+]
 
 SHOWN_FAILURES = 5
+UNBOUNDED = 10_000
+"""A width no table reaches: measured at it, a table shows the width it needs uncut."""
 
 
 def plain_cells(*values: object) -> list[str]:
@@ -35,38 +51,120 @@ def format_interval(low: float | None, high: float | None) -> str:
     return "—" if low is None or high is None else f"{low:.2f} to {high:.2f}"
 
 
+@dataclass(frozen=True)
+class Column:
+    """A table's column: its heading, and how a stacked row names its value (the heading
+    unless said otherwise)."""
+
+    header: str
+    label: str | None = None
+    justify: JustifyMethod = "right"
+
+
+Cell = str | Text | None
+"""A cell: a str is shown as the text it is (never markup), a Text keeps its style, None
+is empty (and left out of a stacked row)."""
+
+
+def _text(cell: Cell) -> Text:
+    return cell.copy() if isinstance(cell, Text) else Text("" if cell is None else cell)
+
+
+def print_table(
+    out: Console,
+    title: str,
+    columns: Sequence[Column],
+    rows: Iterable[Sequence[Cell]],
+    *,
+    stacked: Iterable[Sequence[Cell]] | None = None,
+) -> None:
+    """A grid when it fits `out` whole; otherwise each row stacked: its first cell on a line,
+    then "label value · label value", wrapped between values. Nothing is cut short.
+
+    `stacked`, where given, says the rows for the stacked layout instead: a name, then
+    values that carry their own labels.
+    """
+    cells = [[_text(cell) for cell in row] for row in rows]
+    table = Table(title=Text(title))
+    for index, column in enumerate(columns):
+        table.add_column(Text(column.header), justify="left" if index == 0 else column.justify)
+    for row in cells:
+        table.add_row(*row)
+    needed = out.measure(table, options=out.options.update_width(UNBOUNDED)).maximum
+    if needed <= out.width:
+        out.print(table)
+        return
+    if stacked is None:
+        stacked = [
+            [
+                row[0],
+                *(
+                    Text.assemble(column.label or column.header, " ", cell)
+                    for column, cell in zip(columns[1:], row[1:], strict=False)
+                    if cell.plain
+                ),
+            ]
+            for row in cells
+        ]
+    out.print(Text(title, style="bold"))
+    for name, *values in stacked:
+        _print_stacked_row(out, _text(name), [_text(value) for value in values])
+
+
+def _print_stacked_row(out: Console, name: Text, cells: Sequence[Text]) -> None:
+    """`name` on its own line and its values below, indented; a sub-row (an indented name)
+    on one line where it fits."""
+    parts = [cell for cell in cells if cell.plain]
+    depth = len(name.plain) - len(name.plain.lstrip(" "))
+    inline = Text(" · ").join(parts)
+    if depth and parts and name.cell_len + 2 + inline.cell_len <= out.width:
+        out.print(Text.assemble(name, ": ", inline), overflow="fold")
+        return
+    out.print(name, overflow="fold")
+    indent = depth + 2
+    for line in _joined(parts, out.width - indent):
+        # Wrapped here, so that a part too wide for one line goes on under its own indent.
+        for piece in line.wrap(out, max(1, out.width - indent), overflow="fold"):
+            piece.rstrip()
+            out.print(Text(" " * indent).append_text(piece), overflow="fold")
+
+
+def _joined(parts: Sequence[Text], width: int) -> list[Text]:
+    """`parts` joined by " · " into lines of at most `width` cells, each part kept whole on
+    one line unless it alone is wider."""
+    lines: list[Text] = []
+    for part in parts:
+        if lines and lines[-1].cell_len + 3 + part.cell_len <= width:
+            lines[-1].append(" · ").append_text(part)
+        else:
+            lines.append(part.copy())
+    return lines
+
+
+def change_cell(comparison: MetricComparison, higher_is_better: bool, *, p: bool = False) -> Text:
+    """The relative change of the mean ("+41.5 %"; none where a ratio would mislead), said
+    better or worse, and coloured, only when the paired 95 % interval excludes 0; "—" when
+    there is neither."""
+    words = [relative_change(comparison.system_mean, comparison.baseline_mean)]
+    style = ""
+    if significant(comparison) and comparison.difference is not None:
+        better = (comparison.difference > 0) == higher_is_better
+        words.append("better" if better else "worse")
+        style = "green" if better else "red"
+    cell = Text(" ".join(word for word in words if word) or "—")
+    if style:
+        cell.stylize(style)
+    if p and comparison.p_value is not None:
+        cell.append(f" (p={comparison.p_value:.3f})")
+    return cell
+
+
 def print_summary(
     report: Report, out: Console, err: Console, results: Iterable[SampleResult] | None = None
 ) -> None:
     """The whole summary: tables and counts on `out`, errors and invalid rows on `err`;
     `results` are the samples' results when they are not in `report.samples` (read once)."""
-    table = Table(title=escape(f"VERA · {report.dataset} · judge: {report.judge}"))
-    columns = ("Metric", "Mean", "95% CI", "Scored", "Not scored", "Passed", "Failed", "Threshold")
-    for column in columns:
-        table.add_column(column, justify="left" if column == "Metric" else "right")
-    for name, s in report.metric_summary.items():
-        direction = "≥" if s.higher_is_better else "≤"
-        table.add_row(
-            *plain_cells(
-                name,
-                format_score(s.mean),
-                format_interval(s.ci_low, s.ci_high),
-                str(s.scored),
-                str(s.not_scored),
-                str(s.passed),
-                str(s.failed),
-                f"{direction} {s.threshold:.2f}",
-            )
-        )
-        for sub, stats in s.sub_scores.items():
-            table.add_row(
-                *plain_cells(
-                    f"  {sub}",
-                    format_score(stats.mean),
-                    format_interval(stats.ci_low, stats.ci_high),
-                )
-            )
-    out.print(table)
+    _print_metrics(report, out)
     _print_breakdowns(report, out)
     if report.baseline_comparison:
         _print_baselines(report, out)
@@ -110,43 +208,92 @@ def _print_counts(report: Report, out: Console) -> None:
         )
 
 
+METRIC_COLUMNS = (
+    Column("Metric"),
+    Column("Mean", "mean"),
+    Column("95% CI"),
+    Column("Scored", "scored"),
+    Column("Not scored", "not scored"),
+    Column("Passed", "passed"),
+    Column("Failed", "failed"),
+    Column("Threshold", "threshold"),
+)
+
+
+def _print_metrics(report: Report, out: Console) -> None:
+    """One row per metric, and one per sub-score below it (indented). Stacked, the counts
+    read "passed 8/10" (of the scored samples; the rest failed), and "not scored" is said only
+    when some were not."""
+    rows: list[list[Cell]] = []
+    stacked: list[list[Cell]] = []
+    for name, s in report.metric_summary.items():
+        mean, interval = format_score(s.mean), format_interval(s.ci_low, s.ci_high)
+        threshold = f"{'≥' if s.higher_is_better else '≤'} {s.threshold:.2f}"
+        counts = (str(s.scored), str(s.not_scored), str(s.passed), str(s.failed))
+        rows.append([name, mean, interval, *counts, threshold])
+        stacked.append(
+            [
+                name,
+                f"mean {mean}",
+                f"95% CI {interval}",
+                f"passed {s.passed}/{s.scored}",
+                f"threshold {threshold}",
+                f"not scored {s.not_scored}" if s.not_scored else None,
+            ]
+        )
+        for sub, stats in s.sub_scores.items():
+            sub_mean, sub_interval = (
+                format_score(stats.mean),
+                format_interval(stats.ci_low, stats.ci_high),
+            )
+            rows.append([f"  {sub}", sub_mean, sub_interval])
+            stacked.append([f"  {sub}", f"mean {sub_mean}", f"95% CI {sub_interval}"])
+    title = f"VERA · {report.dataset} · judge: {report.judge}"
+    print_table(out, title, METRIC_COLUMNS, rows, stacked=stacked)
+
+
 def _print_breakdowns(report: Report, out: Console) -> None:
     for key, groups in report.breakdowns.items():
         if key == "category" and list(groups) == ["uncategorized"]:
             continue
         # Metrics as rows, group values as columns: there are more metrics than groups.
-        breakdown = Table(title=escape(f"By {key}: mean (scored samples)"))
-        breakdown.add_column("Metric")
-        for value in groups:
-            breakdown.add_column(escape(value), justify="right")
+        columns = [Column("Metric"), *(Column(value) for value in groups)]
+        rows: list[list[Cell]] = []
         for name in report.metric_summary:
             cells = [groups[value][name] for value in groups]
-            means = (f"{format_score(c.mean)} ({c.scored})" for c in cells)
-            breakdown.add_row(*plain_cells(name, *means))
-        out.print(breakdown)
+            rows.append([name, *(f"{format_score(c.mean)} ({c.scored})" for c in cells)])
+        print_table(out, f"By {key}: mean (scored samples)", columns, rows)
 
 
 def _print_baselines(report: Report, out: Console) -> None:
+    """Each metric's mean here and in each baseline, with the paired change; stacked, a
+    baseline's mean and change stay together."""
     block = report.baseline_comparison or {}
     significance: dict[str, dict[str, dict[str, object]]] = block.get("significance", {})
-    table = Table(title=escape(f"{report.pipeline or 'this run'} against the baselines"))
-    table.add_column("Metric")
-    table.add_column(report.pipeline or "system", justify="right")
+    system = report.pipeline or "system"
+    columns = [Column("Metric"), Column(system)]
     for name in significance:
-        table.add_column(name, justify="right")
-        table.add_column("change (p)", justify="right")
+        columns += [Column(name), Column("change")]
+    rows: list[list[Cell]] = []
+    stacked: list[list[Cell]] = []
     for metric, summary in report.metric_summary.items():
-        mean = summary.mean
-        cells = [format_score(mean)]
-        for by_metric in significance.values():
-            found = by_metric.get(metric, {})
-            baseline_mean = found.get("baseline_mean")
-            change = str(found.get("improvement") or "—")
-            p_value = found.get("p_value")
-            cells.append(format_score(baseline_mean if isinstance(baseline_mean, float) else None))
-            cells.append(f"{change} (p={p_value:.3f})" if isinstance(p_value, float) else change)
-        table.add_row(*plain_cells(metric, *cells))
-    out.print(table)
+        row: list[Cell] = [metric, format_score(summary.mean)]
+        parts: list[Cell] = [metric, f"{system} {format_score(summary.mean)}"]
+        for name, by_metric in significance.items():
+            found = by_metric.get(metric)
+            compared = None if found is None else MetricComparison.model_validate(found)
+            mean = format_score(None if compared is None else compared.baseline_mean)
+            change = (
+                Text("—")
+                if compared is None
+                else change_cell(compared, summary.higher_is_better, p=True)
+            )
+            row += [mean, change]
+            parts.append(Text.assemble(f"{name} {mean}, change ", change))
+        rows.append(row)
+        stacked.append(parts)
+    title = f"{report.pipeline or 'this run'} against the baselines"
+    print_table(out, title, columns, rows, stacked=stacked)
 
 
 def _print_cascade(report: Report, out: Console) -> None:
