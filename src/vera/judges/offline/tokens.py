@@ -193,10 +193,7 @@ def analyse(text: str) -> Facts:
             number, i = _read_number(text, tokens, i)
             numbers.append(number)
             content.add(number.key)
-            negations.extend(Negation(cue, number.key) for cue in pending)
-            if not pending:
-                affirmed.add(number.key)
-            pending.clear()
+            _settle(pending, number.key, negations, affirmed)
             continue
         i += 1
         if low in NEGATIONS or low.endswith("n't"):
@@ -208,10 +205,7 @@ def analyse(text: str) -> Facts:
         key = stem(base)
         content.add(key)
         surfaces.setdefault(key, raw)
-        negations.extend(Negation(cue, key) for cue in pending)
-        if not pending:
-            affirmed.add(key)
-        pending.clear()
+        _settle(pending, key, negations, affirmed)
     negations.extend(Negation(cue, "") for cue in pending)
     return Facts(
         content=frozenset(content),
@@ -257,6 +251,15 @@ def _cut(text: str, start: int) -> int:
         if cut > start:
             return cut + len(separator)
     return limit
+
+
+def _settle(pending: list[str], key: str, negations: list[Negation], affirmed: set[str]) -> None:
+    """`key` is the word the waiting negation cues negate; with none waiting, it is affirmed."""
+    if pending:
+        negations.extend(Negation(cue, key) for cue in pending)
+        pending.clear()
+    else:
+        affirmed.add(key)
 
 
 def mask_citations(text: str) -> str:
