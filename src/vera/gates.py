@@ -19,6 +19,7 @@ from vera.report import Report
 
 __all__ = ["GateConfig", "gate_failures", "regression_failures"]
 
+
 class GateConfig(BaseModel):
     """The `[gates]` table of `vera.toml`.
 

@@ -15,18 +15,18 @@ reach a sample on a late page.
 
 from __future__ import annotations
 
-import colorsys
 import importlib.util
-import os
 import re
-import shutil
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from tests.support.chromium import ARTIFACTS, ROOT, Log, colour_name, skip_or_fail
+from tests.support.chromium import launch as _launch
+from tests.support.chromium import open_page as _open
 
 import vera
 from vera.judges import OfflineJudge
@@ -39,58 +39,20 @@ from vera.types import Sample, Verdict
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page, Playwright
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "test-artifacts"
-READY = "#sample-list[data-state=ready]"
 SCRIPT = '<script>document.title = window.__pwned = "pwned"</script>'
 IMG = '"><img src=x onerror="window.__pwned = 2">'
 TITLE = "VERA report · example"
-
-
-def _missing() -> str | None:
-    if not Path(CHROMIUM).exists():
-        return f"Chromium not found at {CHROMIUM} (apt-get install chromium)"
-    if importlib.util.find_spec("playwright") is None:
-        return "the playwright package is not installed (pip install -e '.[test]')"
-    return None
 
 
 @pytest.fixture(scope="module")
 def playwright(rendered: Rendered) -> Iterator[Playwright]:
     """Playwright's driver. It runs an event loop in this thread while it lives, and
     `vera.evaluate` refuses to run inside one, so the report is rendered first."""
-    missing = _missing()
-    if missing is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"{missing}; CI is set, so the browser tests must run")
-        pytest.skip(missing)
+    skip_or_fail()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as driver:
         yield driver
-
-
-def _launch(playwright: Playwright, profile: Path, *, javascript: bool = True) -> BrowserContext:
-    """Chromium with a fresh profile folder (`--user-data-dir`) and the offline flags."""
-    return playwright.chromium.launch_persistent_context(
-        str(profile),
-        executable_path=CHROMIUM,
-        headless=True,
-        args=FLAGS,
-        java_script_enabled=javascript,
-        viewport={"width": 1280, "height": 900},
-    )
 
 
 @pytest.fixture(scope="module")
@@ -149,64 +111,11 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> Rendered:
     return Rendered(path, report, samples, hostile, folder / "learned.html", folder / "capped.html")
 
 
-@dataclass
-class Log:
-    """What the page said and asked for while a test used it."""
-
-    console: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    requests: list[str] = field(default_factory=list)
-
-    def problems(self, own_url: str) -> list[str]:
-        foreign = [url for url in self.requests if url != own_url]
-        return self.console + self.errors + [f"request to {url}" for url in foreign]
-
-
-def _open(browser: BrowserContext, url: str) -> tuple[Page, Log]:
-    """A new tab on `url`, logging what the page says and asks for, once its samples show."""
-    page = browser.new_page()
-    page.set_default_timeout(10_000)
-    log = Log()
-    page.on(
-        "console",
-        lambda m: (
-            log.console.append(f"{m.type}: {m.text}") if m.type in {"error", "warning"} else None
-        ),
-    )
-    page.on("pageerror", lambda e: log.errors.append(str(e)))
-    page.on("request", lambda r: log.requests.append(r.url))
-    page.goto(url)
-    page.wait_for_load_state("load")
-    page.wait_for_selector(READY, state="attached")
-    return page, log
-
-
 @pytest.fixture
 def page(browser: BrowserContext, rendered: Rendered) -> Iterator[tuple[Page, Log]]:
     tab, log = _open(browser, rendered.url)
     yield tab, log
     tab.close()
-
-
-def _rgb(css: str) -> tuple[float, float, float]:
-    found = re.match(r"rgba?\((\d+), (\d+), (\d+)", css)
-    assert found, css
-    return tuple(int(v) / 255 for v in found.groups())  # type: ignore[return-value]
-
-
-def _colour_name(css: str) -> str:
-    """The colour a person would name: green, amber, red or grey."""
-    hue, _lightness, saturation = colorsys.rgb_to_hls(*_rgb(css))
-    degrees = hue * 360
-    if saturation < 0.15:
-        return "grey"
-    if degrees < 20 or degrees > 340:
-        return "red"
-    if degrees < 60:
-        return "amber"
-    if 80 < degrees < 160:
-        return "green"
-    return f"other ({degrees:.0f} degrees)"
 
 
 EXPECTED_COLOURS = {
@@ -265,7 +174,7 @@ def test_summary_cards_show_each_metric_with_its_numbers(
         gate = card.locator("[data-role=gate]").inner_text()
         assert gate.startswith("✓ meets" if meets else "✗ misses")
         edge = card.evaluate("e => getComputedStyle(e).borderTopColor")
-        assert _colour_name(edge) == ("green" if meets else "red"), name
+        assert colour_name(edge) == ("green" if meets else "red"), name
     assert log.problems(rendered.url) == []
 
 
@@ -287,7 +196,7 @@ def test_claims_are_highlighted_in_their_verdict_colours_with_labels(
         _open_sample(tab, index)
         assert mark.is_visible()
         background = mark.evaluate("e => getComputedStyle(e).backgroundColor")
-        assert _colour_name(background) == EXPECTED_COLOURS[verdict], (verdict, background)
+        assert colour_name(background) == EXPECTED_COLOURS[verdict], (verdict, background)
         assert style.label in mark.get_attribute("title")  # type: ignore[operator]
         assert mark.locator("sup").inner_text().startswith(style.symbol)
         assert style.label in mark.locator(".sr").text_content()  # type: ignore[operator]
@@ -316,12 +225,14 @@ def test_clicking_a_claim_shows_its_reason_evidence_and_cited_context(
     assert details.is_visible()
     text = details.inner_text()
     assert "Contradicted" in text and claim.reason in text
-    assert claim.evidence in text
-    assert "Quote found" in text
     assert claim.context_index is not None
     context = rendered.samples[result.id].contexts[claim.context_index]
+    assert claim.evidence in context.text  # so it is shown once: highlighted in its context
     assert card.locator("blockquote.context").inner_text() == context.text
-    assert card.locator("mark.evidence").is_visible()
+    assert card.locator("mark.evidence").inner_text() == claim.evidence
+    terms = card.locator("dt").all_inner_texts()
+    assert "Evidence" not in terms  # not again on its own
+    assert "Quote found" not in terms  # the offline judge does not check quotes
     ARTIFACTS.mkdir(exist_ok=True)
     shot = ARTIFACTS / "html-report-claim.png"
     article.locator("> details > summary").evaluate("e => e.scrollIntoView()")

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import gzip
 import hashlib
+import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
@@ -19,14 +21,15 @@ from typing import Any
 import pytest
 
 import vera
-from vera.comparison import baseline_comparison
+from vera.comparison import MetricComparison, baseline_comparison, relative_change, significant
 from vera.errors import RunStopError
 from vera.judges import OfflineJudge
 from vera.report import Report, SampleResult, SampleStatus
 from vera.reports import HistoryPoint, render_html
 from vera.reports.charts import Bar, bar_panel, histogram
 from vera.reports.html import read_samples
-from vera.reports.samples import VERDICTS
+from vera.reports.outcome import Outcome, sample_outcome
+from vera.reports.samples import OUTCOMES, VERDICTS, unpack
 from vera.runner import run_pass
 from vera.types import Claim, Context, Sample, Verdict
 
@@ -502,15 +505,26 @@ def test_the_baseline_section_appears_only_with_baselines() -> None:
     assert [p.attrs["data-metric"] for p in panels] == list(report.metric_summary)
     bars = panels[0].find_all("rect", "bar")
     assert {b.attrs["class"] for b in bars} == {"bar system", "bar baseline"}
-    rows = section.find("table", "baseline-table").find("tbody").find_all("tr")
+    table = section.find("table", "baseline-table")
+    heads = [th.text() for th in table.find("thead").find_all("th")]
+    assert heads == [
+        "Metric", "Compared with", "System mean", "Baseline mean", "Difference",
+        "95% CI of the difference", "p", "Relative change",
+    ]  # fmt: skip
+    rows = table.find("tbody").find_all("tr")
     assert len(rows) == len(report.metric_summary)
     significance = compared.baseline_comparison["significance"]["strict_judge"]  # type: ignore[index]
-    faithfulness = rows[0].text()
-    assert "strict_judge" in faithfulness
-    improvement = compared.baseline_comparison["improvement_over_baseline"]["strict_judge"]  # type: ignore[index]
-    assert improvement["faithfulness"] in faithfulness
-    p_value = significance["faithfulness"]["p_value"]
-    assert (f"{p_value:.3f}" if p_value >= 0.001 else "< 0.001") in faithfulness
+    for row, metric in zip(rows, report.metric_summary, strict=True):
+        comparison = MetricComparison.model_validate(significance[metric])
+        cells = row.find_all("td")
+        assert [cells[0].text(), cells[1].text()] == [metric, "strict_judge"]
+        relative = relative_change(comparison.system_mean, comparison.baseline_mean)
+        assert cells[7].text() == (relative or "—")
+        assert row.attrs["data-significant"] == ("yes" if significant(comparison) else "no")
+        assert bool(row.find_all("span", "significant")) is significant(comparison)
+        p_value = comparison.p_value
+        assert p_value is not None
+        assert (f"{p_value:.3f}" if p_value >= 0.001 else "< 0.001") in cells[6].text()
     assert "my-rag" in section.find("p").text()
 
 
@@ -605,3 +619,64 @@ def test_chart_labels_are_escaped() -> None:
     assert "<script" not in chart and "<img" not in chart
     assert "&lt;script&gt;" in chart
     assert str(histogram([0.0, 0.5, 1.0, 1.0], title=IMG)).count("<img") == 0
+
+
+def test_each_row_carries_its_outcome_and_each_failed_metric_its_score() -> None:
+    report, samples = example()
+    packed = Packed(render(report, samples=samples)[0])
+    assert packed.data["version"] == 2
+    assert packed.data["outcomes"] == [
+        [o.value, style.css, style.label, style.symbol] for o, style in OUTCOMES.items()
+    ]
+    metrics = packed.data["metrics"]
+    assert packed.data["lower"] == [
+        n for n, s in report.metric_summary.items() if not s.higher_is_better
+    ]
+    assert "hallucination_rate" in packed.data["lower"]
+    assert packed.data["latency"] == "dataset"  # the example's own latency_ms
+    for row in packed.rows:
+        result = report.sample(row[0])
+        outcome = sample_outcome(result)
+        assert packed.data["outcomes"][row[7]][0] == outcome.outcome.value
+        failed = [(metrics[m], score) for m, score in row[4]]
+        assert failed == [(name, result.results[name].score) for name in outcome.failed]
+        detail = packed.detail(result.id)
+        assert detail["o"] == outcome.why
+        assert detail.get("k", 0) == outcome.contradicted
+        assert [m[5] for m in detail["m"]] == [r.threshold for r in result.results.values()]
+    contradicted = [r for r in report.samples if sample_outcome(r).contradicted]
+    assert contradicted and all("k" in packed.detail(r.id) for r in contradicted)
+
+
+def test_a_pipeline_run_says_its_latency_was_measured_and_the_dataset_s_says_it_was_given() -> None:
+    report, samples = example()
+    _, doc = render(report, samples=samples)
+    heading = doc.find("h2", id="latency-h").text()
+    assert "from the dataset" in heading
+    assert "latency_ms" in doc.find(id="latency-source").text()
+    piped = report.model_copy(update={"pipeline": "my-rag"})
+    html, doc = render(piped, samples=samples)
+    assert doc.find("h2", id="latency-h").text() == "Pipeline latency, measured by VERA"
+    assert "my-rag" in doc.find(id="latency-source").text()
+    assert Packed(html).data["latency"] == "pipeline"
+
+
+def test_the_outcome_filter_offers_the_outcomes_present() -> None:
+    report, samples = example()
+    _, doc = render(report, samples=samples)
+    options = [o.attrs["value"] for o in doc.find("select", name="outcome").find_all("option")]
+    present = {sample_outcome(r).outcome for r in report.samples}
+    assert options == ["", *(o.value for o in OUTCOMES if o in present)]
+    assert Outcome.FAIL in present and Outcome.PASS in present
+    legend = [b.text() for b in doc.find(id="outcome-legend").find_all("span", "outcome")]
+    assert len(legend) == len(present)
+
+
+def test_sample_data_of_another_version_is_refused() -> None:
+    report, samples = example()
+    html, _ = render(report, samples=samples)
+    data = read_samples(html)
+    data["version"] = 1
+    text = base64.b64encode(gzip.compress(json.dumps(data).encode())).decode()
+    with pytest.raises(ValueError, match="version 2"):
+        unpack(text)

@@ -51,8 +51,8 @@ def _fmt(value: float) -> str:
     return f"{value:.2f}".rstrip("0").rstrip(".") if value != int(value) else str(int(value))
 
 
-def _short(label: str) -> str:
-    return label if len(label) <= LABEL_CHARS else label[: LABEL_CHARS - 1] + "…"
+def _short(label: str, limit: int = LABEL_CHARS) -> str:
+    return label if len(label) <= limit else label[: limit - 1] + "…"
 
 
 def _svg(width: int, height: int, label: str, body: Markup, css: str = "chart") -> Markup:
@@ -113,6 +113,9 @@ class _Frame:
 
 _HISTOGRAM = _Frame(width=260, height=130, top=16, bottom=22, left=8, right=8)
 _TREND = _Frame(width=260, height=120, top=10, bottom=22, left=30, right=10)
+TREND_CHARS = 16
+"""The most characters of the first and last runs' labels under a trend chart: two fit its
+width side by side (a run id is 22); each point's tooltip has the whole label."""
 _BAR_ROW_H = 22
 
 
@@ -304,7 +307,7 @@ def trend_chart(
     parts += _trend_points(labels, values, x_at, y_at)
     if labels:
         for i, anchor in ((0, "start"), (count - 1, "end")):
-            parts.append(_tick(x_at(i), frame.height - 6, anchor, _short(labels[i])))
+            parts.append(_tick(x_at(i), frame.height - 6, anchor, _short(labels[i], TREND_CHARS)))
     return _svg(frame.width, frame.height, title or "trend", Markup("").join(parts))
 
 

@@ -34,7 +34,8 @@ from vera.report import Report, SampleResult, SampleStatus
 from vera.reports import view
 from vera.reports.calibration import calibration_lines
 from vera.reports.cascade import cascade_summary
-from vera.reports.samples import VERDICTS, SamplePacker, unpack
+from vera.reports.outcome import sample_outcome
+from vera.reports.samples import OUTCOMES, VERDICTS, PackedSamples, SamplePacker, unpack
 from vera.reports.view import HistoryPoint, SampleTally
 from vera.types import Sample
 
@@ -139,6 +140,24 @@ def _details(details: Mapping[str, Any]) -> dict[str, Any]:
     return shown
 
 
+def _read(
+    report: Report,
+    results: Iterable[SampleResult],
+    texts: Mapping[str, Sample],
+    detail_limit: int | None,
+) -> tuple[PackedSamples, SampleTally]:
+    """The one pass over the samples: each packed for the page and counted for the charts."""
+    packer = SamplePacker(
+        report.metric_summary, limit=detail_limit, measured=report.pipeline is not None
+    )
+    tally = SampleTally()
+    for result in results:
+        outcome = sample_outcome(result)
+        tally.add(result, outcome.outcome)
+        packer.add(result, texts.get(result.id), outcome)
+    return packer.finish(), tally
+
+
 def render_html(
     report: Report,
     *,
@@ -159,13 +178,12 @@ def render_html(
     `detail_limit` caps how many samples, the worst, keep their full detail (None: all).
     `links` are (label, URL) pairs shown above the title (`vera view` links its other pages).
     """
-    texts: Mapping[str, Sample] = samples if samples is not None else {}
-    packer = SamplePacker(report.metric_summary, limit=detail_limit)
-    tally = SampleTally()
-    for result in report.samples if results is None else results:
-        tally.add(result)
-        packer.add(result, texts.get(result.id))
-    packed = packer.finish()
+    packed, tally = _read(
+        report,
+        report.samples if results is None else results,
+        samples if samples is not None else {},
+        detail_limit,
+    )
     baseline_panels, baseline_rows = view.baseline_view(report)
     return _ENV.get_template(TEMPLATE).render(
         report=report,
@@ -186,6 +204,8 @@ def render_html(
         payload=Markup(packed.data),  # base64: nothing in it to escape
         primary=next(iter(report.metric_summary), None),
         statuses=[s.value for s in SampleStatus if s in tally.statuses],
+        outcomes={o: style for o, style in OUTCOMES.items() if o in tally.outcomes},
+        latency_source=view.latency_source(report),
         categories=sorted(tally.categories),
         verdicts=VERDICTS,
         js=_SCRIPT,

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from vera.report import Report, SampleResult, SampleStatus
 from vera.reports.calibration import calibration_lines
 from vera.reports.cascade import cascade_summary
+from vera.reports.view import baseline_rows
 
 __all__ = ["render_markdown"]
 
@@ -75,11 +76,7 @@ def render_markdown(
         lines += ["", f"**{_cell(title)}**", "", *(f"- {_cell(line)}" for line in rest)]
     if gate_failures:
         lines += ["", "**Gate failed:**", *(f"- {_cell(line)}" for line in gate_failures)]
-    comparison = report.baseline_comparison or {}
-    for baseline, changes in comparison.get("improvement_over_baseline", {}).items():
-        parts = [f"{m} {c}" for m, c in changes.items() if c is not None]
-        if parts:
-            lines += ["", f"Against {_code(baseline)}: " + ", ".join(parts)]
+    lines += _baselines(report)
     failing = _most_failing(report.samples if results is None else results)
     if failing:
         lines += ["", "<details><summary>Failing samples</summary>", ""]
@@ -92,6 +89,33 @@ def render_markdown(
                     )
         lines += ["", "</details>"]
     return "\n".join(lines) + "\n"
+
+
+def _signed(value: float | None) -> str:
+    return "—" if value is None else f"{value:+.3f}"
+
+
+def _baselines(report: Report) -> list[str]:
+    """The system against each baseline, metric by metric: a change is called better or worse
+    only when its paired 95 % interval excludes 0, and a relative change is left out where the
+    baseline mean is too near 0 for a ratio to mean anything."""
+    rows = baseline_rows(report)
+    if not rows:
+        return []
+    lines = [
+        "",
+        "| metric | compared with | difference | 95% CI | change | relative change |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        c = row.comparison
+        interval = "—" if c.ci_low is None else f"{_signed(c.ci_low)} to {_signed(c.ci_high)}"
+        change = f"**{row.change}**" if row.better is not None else row.change
+        lines.append(
+            f"| {row.metric} | {_cell(row.baseline)} | {_signed(c.difference)} "
+            f"| {interval} | {change} | {row.relative or '—'} |"
+        )
+    return lines
 
 
 def _most_failing(results: Iterable[SampleResult]) -> list[SampleResult]:

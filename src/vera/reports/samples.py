@@ -4,31 +4,42 @@ script to show a page at a time.
 The page embeds one JSON document, gzip-compressed and base64-encoded, that its script
 decompresses in the browser (`DecompressionStream`):
 
-    {"version": 1,
+    {"version": 2,
      "verdicts": [[value, css class, label, symbol], ...],   claims name a verdict by index
+     "outcomes": [[value, css class, label, symbol], ...],   rows name an outcome by index
      "statuses": ["scored", "error", ...],                   rows name a status by index
      "metrics": [name, ...],                                 rows and details name one by index
+     "lower": [name, ...],                                   metrics where lower is better
      "primary": name or null,                                the metric samples sort by
-     "rows": [[id, status, category, score, [failed metric, ...], verdict bits, claims], ...],
+     "latency": "pipeline" or "dataset",                     who measured "lat" (see below)
+     "rows": [[id, status, category, score, [[failed metric, score], ...], verdict bits,
+               claims, outcome], ...],
      "order": [row, ...],                                    every row, worst first
      "details": [{"row": row, ...}, ...],                    the detailed samples, worst first
      "contexts": [text, ...],                                each distinct context text once
      "total": rows, "detailed": details}
 
 A row is one sample in the order the renderer read them: enough to list, filter and sort it
-("score" is the primary metric's, "verdict bits" has bit i set when a claim has verdict i).
-A detail holds what a person opens a sample for: the query ("q"), the response ("t"; null for
-a sample without one, absent where the renderer was not given the text), the contexts ("x": an
-index into "contexts", or [index, id, source]), the claims ("c"), the metrics ("m": [metric,
-score, passed, status, reason]), the error ("err"), the latency ("lat") and the pipeline steps
-("st": [name, ms]). A claim is {"id", "v": verdict, "s": [start, end] where it is highlighted in
-the response, "t": its text where the span does not give it, "r": reason, "e": the evidence as
+and to give it its badge ("score" is the primary metric's, each failed metric comes with its
+score, "verdict bits" has bit i set when a claim has verdict i, "outcome" is
+`vera.reports.outcome.sample_outcome`'s). A detail holds what a person opens a sample for: the
+query ("q"), the response ("t"; null for a sample without one, absent where the renderer was
+not given the text), the contexts ("x": an index into "contexts", or [index, id, source]), the
+claims ("c"), the metrics ("m": [metric, score, passed, status, reason, threshold]), the
+sentence that decided its outcome ("o"), how many of its claims are contradicted ("k", absent
+when none), the error ("err"), the latency ("lat": the pipeline call's time as VERA measured it
+when the run had a pipeline, else the dataset's own `latency_ms`) and the pipeline steps ("st":
+[name, ms]). A claim is {"id", "v": verdict, "s": [start, end] where it is highlighted in the
+response, "t": its text where the span does not give it, "r": reason, "e": the evidence as
 [start, end] in its cited context where it is found there, else the quote, "cx": cited context,
-"qf", "ag", "en": quote found, agreement, P(supported)}.
+"qf", "ag", "en": quote found (absent when the judge did not check), agreement, P(supported)}.
 
 So no text is stored twice: a response once, a claim's text only where its span does not give
 it, evidence only where it is not a slice of its context, and a context once however many
 claims and samples cite it.
+
+"version" changes whenever a reader of an older layout would misread this one (version 2 gave
+rows their outcome and failed metrics their scores); `unpack` refuses any other version.
 
 Samples are read once, in any number: rows are compressed as they arrive, and only their sort
 keys and the detail of the `limit` worst samples (each compressed) are held. A report of more
@@ -46,9 +57,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vera.report import ClaimRecord, MetricSummary, SampleResult, SampleStatus
+from vera.reports.outcome import LABELS, Outcome, SampleOutcome, sample_outcome
 from vera.types import Context, Sample, Verdict
 
 __all__ = [
+    "OUTCOMES",
     "VERDICTS",
     "PackedSamples",
     "SamplePacker",
@@ -56,7 +69,7 @@ __all__ = [
     "unpack",
 ]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -77,6 +90,19 @@ VERDICTS: dict[Verdict, VerdictStyle] = {
     Verdict.CONTRADICTED: VerdictStyle("v-contradicted", "Contradicted", "\N{BALLOT X}"),
 }
 _VERDICT_INDEX = {verdict: i for i, verdict in enumerate(VERDICTS)}
+
+OUTCOMES: dict[Outcome, VerdictStyle] = {
+    Outcome.FAIL: VerdictStyle("outcome-fail", LABELS[Outcome.FAIL], "\N{BALLOT X}"),
+    Outcome.PASS_WITH_CONTRADICTION: VerdictStyle(
+        "outcome-warn", LABELS[Outcome.PASS_WITH_CONTRADICTION], "\N{WARNING SIGN}"
+    ),
+    Outcome.PASS: VerdictStyle("outcome-pass", LABELS[Outcome.PASS], "\N{CHECK MARK}"),
+    Outcome.NOT_GATED: VerdictStyle("outcome-none", LABELS[Outcome.NOT_GATED], "\N{EM DASH}"),
+    Outcome.NOT_SCORED: VerdictStyle("outcome-none", LABELS[Outcome.NOT_SCORED], "\N{EM DASH}"),
+}
+"""How a sample's outcome badge is shown: amber, never green, for a pass with a contradicted
+claim, and a symbol beside the colour."""
+_OUTCOME_INDEX = {outcome: i for i, outcome in enumerate(OUTCOMES)}
 _STATUSES = list(SampleStatus)
 _STATUS_INDEX = {status: i for i, status in enumerate(_STATUSES)}
 _STATUS_ORDER = {
@@ -177,7 +203,10 @@ def _texts(
 
 
 def _detail(
-    result: SampleResult, sample: Sample | None, metric_index: Mapping[str, int]
+    result: SampleResult,
+    sample: Sample | None,
+    metric_index: Mapping[str, int],
+    outcome: SampleOutcome,
 ) -> dict[str, Any]:
     """What a person opens the sample for; contexts still as texts (the packer numbers them)."""
     query, response, contexts = _texts(result, sample)
@@ -185,11 +214,14 @@ def _detail(
     detail: dict[str, Any] = {
         "c": [_claim(c, response, i in located, contexts) for i, c in enumerate(result.claims)],
         "m": [
-            [metric_index[name], _number(r.score), r.passed, r.status.value, r.reason]
+            [metric_index[name], _number(r.score), r.passed, r.status.value, r.reason, r.threshold]
             for name, r in result.results.items()
         ],
         "x": [[c.text, c.id, c.source] for c in contexts],
+        "o": outcome.why,
     }
+    if outcome.contradicted:
+        detail["k"] = outcome.contradicted
     if sample is not None or response is not None:
         detail["t"] = response
     if query:
@@ -265,39 +297,63 @@ class PackedSamples:
 class SamplePacker:
     """Packs samples fed one at a time (`add`), then `finish` gives the page's data."""
 
-    def __init__(self, summaries: Mapping[str, MetricSummary], *, limit: int | None) -> None:
+    def __init__(
+        self, summaries: Mapping[str, MetricSummary], *, limit: int | None, measured: bool = False
+    ) -> None:
+        """`measured`: the run had a pipeline, so each sample's latency is the pipeline call's
+        time as VERA measured it, not the dataset's own figure."""
         self.primary = next(iter(summaries), None)
         self.summary = summaries.get(self.primary) if self.primary else None
         self.metrics: dict[str, int] = {name: i for i, name in enumerate(summaries)}
+        self.lower = [name for name, s in summaries.items() if not s.higher_is_better]
+        self.measured = measured
         self.stream = _Stream()
         self.keys: list[SortKey] = []
         self.worst = _Worst(limit)
         self.claims = 0
         self.stream.write('{"rows":[')
 
-    def add(self, result: SampleResult, sample: Sample | None) -> None:
-        """One sample's result, with its dataset row where the renderer has it."""
+    def add(
+        self, result: SampleResult, sample: Sample | None, outcome: SampleOutcome | None = None
+    ) -> None:
+        """One sample's result, with its dataset row where the renderer has it, and its outcome
+        where the renderer already worked it out."""
         index = len(self.keys)
         for name in result.results:
             self.metrics.setdefault(name, len(self.metrics))
+        outcome = outcome or sample_outcome(result)
         key = order_key(result, index, self.primary, self.summary)
         self.keys.append(key)
         self.claims += len(result.claims)
-        self.stream.write(("," if index else "") + _json(self._row(result)))
+        self.stream.write(("," if index else "") + _json(self._row(result, outcome)))
         if self.worst.wants(key):
-            detail = _detail(result, sample, self.metrics)
+            detail = _detail(result, sample, self.metrics, outcome)
             detail["row"] = index
             self.worst.add(key, zlib.compress(_json(detail).encode("utf-8"), 1))
 
-    def _row(self, result: SampleResult) -> list[Any]:
+    def _row(self, result: SampleResult, outcome: SampleOutcome) -> list[Any]:
         verdicts = 0
         for claim in result.claims:
             verdicts |= 1 << _VERDICT_INDEX[claim.verdict]
-        failed = [self.metrics[n] for n, r in result.results.items() if r.passed is False]
+        failed = [
+            [self.metrics[n], _number(r.score)]
+            for n, r in result.results.items()
+            if r.passed is False
+        ]
         score = _number(result.scores.get(self.primary)) if self.primary else None
         category = result.category
         status = _STATUS_INDEX[result.status]
-        return [result.id, status, category, score, failed, verdicts, len(result.claims)]
+        claims = len(result.claims)
+        return [
+            result.id,
+            status,
+            category,
+            score,
+            failed,
+            verdicts,
+            claims,
+            _OUTCOME_INDEX[outcome.outcome],
+        ]
 
     def finish(self) -> PackedSamples:
         """The page's data: the rows already written, then the order, details and contexts."""
@@ -315,9 +371,12 @@ class SamplePacker:
             "contexts": list(texts),
             "version": FORMAT_VERSION,
             "verdicts": [[v.value, s.css, s.label, s.symbol] for v, s in VERDICTS.items()],
+            "outcomes": [[o.value, s.css, s.label, s.symbol] for o, s in OUTCOMES.items()],
             "statuses": [s.value for s in _STATUSES],
             "metrics": list(self.metrics),
+            "lower": self.lower,
             "primary": self.primary,
+            "latency": "pipeline" if self.measured else "dataset",
             "total": len(self.keys),
             "detailed": len(self.worst.items),
         }
@@ -339,5 +398,5 @@ def unpack(data: str) -> dict[str, Any]:
     reads, for tests and for tools that read an HTML report back."""
     document = json.loads(zlib.decompress(base64.b64decode(data), 31))
     if not isinstance(document, dict) or document.get("version") != FORMAT_VERSION:
-        raise ValueError("not a VERA HTML report's sample data (version 1)")
+        raise ValueError(f"not a VERA HTML report's sample data (version {FORMAT_VERSION})")
     return document

@@ -15,9 +15,10 @@ from typing import Any
 
 from markupsafe import Markup
 
-from vera.comparison import MetricComparison
+from vera.comparison import RELATIVE_FLOOR, MetricComparison, relative_change, significant
 from vera.report import RUN_FIGURES, GroupStats, MetricSummary, Report, SampleResult, SampleStatus
 from vera.reports.charts import Bar, bar_panel, histogram, range_bar, trend_chart
+from vera.reports.outcome import Outcome, sample_outcome
 from vera.stats import Estimate, ValueCounts
 
 __all__ = [
@@ -27,10 +28,12 @@ __all__ = [
     "Panel",
     "SampleTally",
     "StepRow",
+    "baseline_rows",
     "baseline_view",
     "breakdown_panels",
     "cards",
     "distributions",
+    "latency_source",
     "meets",
     "step_rows",
     "trend_panels",
@@ -99,7 +102,7 @@ def cards(report: Report) -> list[Card]:
 class SampleTally:
     """What the page needs from every sample besides its own entry, gathered one sample at a
     time: each metric's scores over the scored samples, each pipeline step's figures, and the
-    statuses and categories present (for the filters)."""
+    statuses, outcomes and categories present (for the filters)."""
 
     count: int = 0
     scores: dict[str, ValueCounts] = field(default_factory=dict)
@@ -107,12 +110,14 @@ class SampleTally:
     step_calls: dict[str, int] = field(default_factory=dict)
     step_cost: dict[str, float] = field(default_factory=dict)
     statuses: set[SampleStatus] = field(default_factory=set)
+    outcomes: set[Outcome] = field(default_factory=set)
     categories: set[str] = field(default_factory=set)
 
-    def add(self, result: SampleResult) -> None:
-        """Count one sample's result in."""
+    def add(self, result: SampleResult, outcome: Outcome | None = None) -> None:
+        """Count one sample's result in, with its outcome where the caller already has it."""
         self.count += 1
         self.statuses.add(result.status)
+        self.outcomes.add(outcome or sample_outcome(result).outcome)
         if result.category is not None:
             self.categories.add(result.category)
         if result.status is SampleStatus.SCORED:
@@ -188,61 +193,125 @@ def breakdown_panels(report: Report) -> dict[str, list[Panel]]:
 
 @dataclass(frozen=True)
 class BaselineRow:
-    """One metric compared with one baseline: the report's own paired comparison."""
+    """One metric compared with one baseline: the report's own paired comparison, and how to
+    say it honestly."""
 
     metric: str
     baseline: str
     comparison: MetricComparison
-    better: bool | None
-    """Whether the system beats the baseline in the metric's direction; None when unknown."""
+    higher_is_better: bool = True
+
+    @property
+    def significant(self) -> bool:
+        """Whether the paired 95 % interval of the difference excludes 0."""
+        return significant(self.comparison)
+
+    @property
+    def better(self) -> bool | None:
+        """Whether the system beats the baseline in the metric's direction; None unless the
+        interval excludes 0, since a change within the noise is neither."""
+        difference = self.comparison.difference
+        if difference is None or not self.significant:
+            return None
+        return (difference > 0) == self.higher_is_better
+
+    @property
+    def change(self) -> str:
+        """ "better", "worse", "no significant change", or "not compared" (no paired samples)."""
+        if self.comparison.difference is None:
+            return "not compared"
+        if self.better is None:
+            return "no significant change"
+        return "better" if self.better else "worse"
+
+    @property
+    def relative(self) -> str | None:
+        """The relative change of the mean ("+25.0 %"); None where a ratio would mislead."""
+        return relative_change(self.comparison.system_mean, self.comparison.baseline_mean)
+
+    @property
+    def relative_note(self) -> str:
+        """Why `relative` is None, for the "—" a person sees in its place; "" when it is not."""
+        system_mean, baseline_mean = self.comparison.system_mean, self.comparison.baseline_mean
+        if system_mean is None or baseline_mean is None:
+            return "no relative change: one of the two means is missing"
+        if self.relative is None:
+            return (
+                f"no relative change: the baseline mean {baseline_mean:.3f} is within "
+                f"{RELATIVE_FLOOR:g} of 0, where a ratio overstates a small move; read the "
+                "difference instead"
+            )
+        return ""
+
+    @property
+    def note(self) -> str:
+        """The comparison in one phrase, for a chart's caption or a summary line."""
+        difference = self.comparison.difference
+        text = f"vs {self.baseline}: "
+        text += "no paired samples" if difference is None else f"{difference:+.3f}, {self.change}"
+        if self.relative is not None and difference is not None:
+            text += f" ({self.relative})"
+        p_value = self.comparison.p_value
+        if p_value is not None:
+            text += ", p < 0.001" if p_value < 0.001 else f", p = {p_value:.3f}"
+        return text
 
 
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
+def _baselines(report: Report) -> dict[str, dict[str, Any]]:
+    """Each baseline's metric means by its name, from the report's `baseline_comparison`."""
+    special = {"improvement_over_baseline", "significance"}
+    block = report.baseline_comparison or {}
+    return {k: v for k, v in block.items() if k not in special and isinstance(v, dict)}
+
+
+def _comparison(report: Report, baseline: str, metric: str) -> MetricComparison:
+    """The stored paired comparison, or the two means alone for a report that has none."""
+    block = report.baseline_comparison or {}
+    stats = ((block.get("significance") or {}).get(baseline) or {}).get(metric)
+    if isinstance(stats, dict):
+        return MetricComparison.model_validate(stats)
+    improvements = block.get("improvement_over_baseline") or {}
+    return MetricComparison(
+        system_mean=report.metric_summary[metric].mean,
+        baseline_mean=_number(_baselines(report)[baseline].get(metric)),
+        difference=None,
+        ci_low=None,
+        ci_high=None,
+        p_value=None,
+        paired_samples=0,
+        improvement=(improvements.get(baseline) or {}).get(metric),
+    )
+
+
+def baseline_rows(report: Report) -> list[BaselineRow]:
+    """Every metric against every baseline, metric by metric; none without baselines."""
+    return [
+        BaselineRow(metric, name, _comparison(report, name, metric), summary.higher_is_better)
+        for metric, summary in report.metric_summary.items()
+        for name in _baselines(report)
+    ]
+
+
 def baseline_view(report: Report) -> tuple[list[Panel], list[BaselineRow]]:
     """Charts of the system against each baseline per metric, and the table beside them."""
-    block = report.baseline_comparison
-    if not block:
+    rows = baseline_rows(report)
+    if not rows:
         return [], []
-    special = {"improvement_over_baseline", "significance"}
-    baselines = {k: v for k, v in block.items() if k not in special and isinstance(v, dict)}
-    improvements = block.get("improvement_over_baseline") or {}
-    significance = block.get("significance") or {}
     system = report.pipeline or "system"
     panels: list[Panel] = []
-    rows: list[BaselineRow] = []
     for metric, summary in report.metric_summary.items():
+        mine = [row for row in rows if row.metric == metric]
         bars = [Bar(system, summary.mean, kind="system", note="system under test")]
-        for name, means in baselines.items():
-            bars.append(Bar(name, _number(means.get(metric)), kind="baseline", note="baseline"))
-            stats = (significance.get(name) or {}).get(metric)
-            comparison = (
-                MetricComparison.model_validate(stats)
-                if isinstance(stats, dict)
-                else MetricComparison(
-                    system_mean=summary.mean,
-                    baseline_mean=_number(means.get(metric)),
-                    difference=None,
-                    ci_low=None,
-                    ci_high=None,
-                    p_value=None,
-                    paired_samples=0,
-                    improvement=(improvements.get(name) or {}).get(metric),
-                )
-            )
-            difference = comparison.difference
-            better = None if not difference else (difference > 0) == summary.higher_is_better
-            rows.append(BaselineRow(metric, name, comparison, better))
+        bars += [
+            Bar(row.baseline, row.comparison.baseline_mean, kind="baseline", note="baseline")
+            for row in mine
+        ]
         chart = bar_panel(bars, threshold=summary.threshold, title=f"{metric}: system vs baselines")
-        note = "; ".join(
-            f"vs {row.baseline}: {row.comparison.improvement or 'n/a'}"
-            + (f", p = {row.comparison.p_value:.3f}" if row.comparison.p_value is not None else "")
-            for row in rows
-            if row.metric == metric
-        )
-        panels.append(Panel(metric, chart, note))
+        panels.append(Panel(metric, chart, "; ".join(row.note for row in mine)))
     return panels, rows
 
 
@@ -297,6 +366,23 @@ def step_rows(tally: SampleTally) -> list[StepRow]:
         )
         for name, values in tally.step_latencies.items()
     ]
+
+
+def latency_source(report: Report) -> tuple[str, str]:
+    """What the samples' latency is, as a title and a sentence: the pipeline call's time as
+    VERA measured it (the runner times `pipeline.run` for each sample), or the dataset's own
+    `latency_ms` field. Neither is how long evaluation took."""
+    if report.pipeline:
+        return (
+            "Pipeline latency, measured by VERA",
+            f"The time VERA measured around each call of the pipeline {report.pipeline}, from "
+            "query to response; evaluating the response afterwards is not part of it.",
+        )
+    return (
+        "Latency of the system under test, from the dataset",
+        "Each sample's latency_ms field, as the dataset gave it: VERA did not measure it, and "
+        "it is not how long evaluation took.",
+    )
 
 
 def usage_view(report: Report) -> dict[str, Any]:

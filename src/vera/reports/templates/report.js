@@ -10,7 +10,8 @@
   const source = document.getElementById("sample-data");
   const list = document.getElementById("sample-list");
   const form = document.getElementById("filters");
-  if (!source || !list || !form) { return; }
+  const unknown = document.getElementById("unknown-sample");
+  if (!source || !list || !form || !unknown) { return; }
   const PAGE = Number(list.dataset.pageSize) || 50;
   const OPENED = Number(list.dataset.opened) || 0;
   const shown = document.getElementById("shown");
@@ -63,6 +64,7 @@
   }
   function count(n) { return n.toLocaleString("en-US"); }
   function words(text) { return String(text).split("_").join(" "); }
+  function plural(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
 
   // Reading a detail: a claim's text, its cited context, its evidence.
   function claimText(detail, claim) {
@@ -79,6 +81,15 @@
     if (typeof claim.e === "string") { return claim.e; }
     const cited = context(detail, claim.cx);
     return cited ? cited.text.slice(claim.e[0], claim.e[1]) : "";
+  }
+  // Where the evidence lies in the cited context, [start, end], or null where it is not a
+  // part of it: then, and only then, the quote is shown on its own.
+  function located(ctx, claim, quote) {
+    if (!ctx) { return null; }
+    if (Array.isArray(claim.e)) { return claim.e; }
+    const trimmed = quote.trim();
+    const start = trimmed ? ctx.text.indexOf(trimmed) : -1;
+    return start < 0 ? null : [start, start + trimmed.length];
   }
   function verdictBadge(verdict) {
     const symbol = el("span", null, verdict[3]);
@@ -108,6 +119,7 @@
     const verdict = fields.namedItem("verdict").value;
     return {
       status: fields.namedItem("status").value,
+      outcome: fields.namedItem("outcome").value,
       category: fields.namedItem("category").value,
       verdict: verdict ? data.verdicts.findIndex(function (v) { return v[0] === verdict; }) : -1,
       text: fields.namedItem("q").value.trim().toLowerCase(),
@@ -116,6 +128,7 @@
   function passes(row, want) {
     const values = data.rows[row];
     if (want.status && data.statuses[values[1]] !== want.status) { return false; }
+    if (want.outcome && data.outcomes[values[7]][0] !== want.outcome) { return false; }
     if (want.category && values[2] !== want.category) { return false; }
     if (want.verdict >= 0 && !(values[5] & (1 << want.verdict))) { return false; }
     return !want.text || haystack(row).indexOf(want.text) >= 0;
@@ -152,29 +165,45 @@
     const values = data.rows[row];
     const rank = rankOf[row];
     const status = data.statuses[values[1]];
-    const node = el("article", "sample status-" + status + (values[4].length ? " has-failure" : ""));
+    const outcome = data.outcomes[values[7]];
+    const node = el("article", "sample status-" + status + " " + outcome[1] +
+      (values[4].length ? " has-failure" : ""));
     node.id = "s" + rank;
     node.dataset.sampleId = values[0];
     node.dataset.status = status;
+    node.dataset.outcome = outcome[0];
     node.dataset.category = values[2] || "";
     node.dataset.verdicts = data.verdicts.filter(function (v, i) { return values[5] & (1 << i); })
       .map(function (v) { return v[0]; }).join(" ");
     const details = el("details");
     details.open = rank < OPENED;
     const detail = detailOf[row];
-    put(details, summary(values, status), detail ? body(detail, rank, status) : missing());
+    put(details, summary(values, status, detail),
+      detail ? body(detail, rank, status, values) : missing());
     return put(node, details);
   }
-  function summary(values, status) {
+  // The sample's one badge, from every gated metric (vera.reports.outcome): a failure names
+  // each failed metric with its score; its title is the sentence that decided it.
+  function outcomeBadge(values, detail) {
+    const outcome = data.outcomes[values[7]];
+    let label = outcome[2];
+    if (outcome[0] === "fail") {
+      label = "fail: " + values[4].map(function (f) { return data.metrics[f[0]] + " " + score(f[1]); })
+        .join(", ");
+    }
+    const symbol = el("span", null, outcome[3]);
+    symbol.setAttribute("aria-hidden", "true");
+    const badge = put(el("span", "badge outcome " + outcome[1]), symbol, " " + label);
+    badge.title = detail && detail.o ? detail.o : label;
+    return badge;
+  }
+  function summary(values, status, detail) {
     const line = el("summary");
     put(line, el("span", "sid", values[0]), values[2] !== null && el("span", "badge", values[2]),
-      el("span", status === "error" ? "badge error" : "badge", words(status)));
+      outcomeBadge(values, detail),
+      status !== "scored" && el("span", status === "error" ? "badge error" : "badge", words(status)));
     if (status === "scored" && data.primary !== null) {
-      put(line, put(el("span"), data.primary + " ", el("strong", null, score(values[3]))));
-    }
-    if (values[4].length) {
-      const names = values[4].map(function (m) { return data.metrics[m]; });
-      put(line, el("span", "bad small", "fails " + names.join(", ")));
+      put(line, el("span", "muted small", data.primary + " " + score(values[3])));
     }
     if (values[6]) {
       put(line, el("span", "muted small", values[6] + " claim" + (values[6] === 1 ? "" : "s")));
@@ -187,11 +216,16 @@
       " lowest-scoring samples; the run's JSON report has it."));
   }
 
-  function body(detail, rank, status) {
+  function body(detail, rank, status, values) {
     const node = el("div", "body");
     if (detail.err) {
       put(node, put(el("p", "error-box"), el("strong", null, "Error:"), " " + detail.err));
       node.lastChild.setAttribute("role", "alert");
+    }
+    if (detail.o) {
+      const outcome = data.outcomes[values[7]];
+      put(node, put(el("p", "outcome-why " + outcome[1]), el("strong", null, outcome[2] + ":"),
+        " " + detail.o));
     }
     if (detail.q) { put(node, put(el("p", "query"), el("span", "muted", "Query:"), " " + detail.q)); }
     const claims = detail.c.map(function (claim, i) {
@@ -206,11 +240,22 @@
     if (claims.length) { put(node, el("h3", null, "Claims"), unplaced(detail, claims), cards(detail, claims)); }
     if (detail.m.length) { put(node, el("h3", null, "Metrics"), metrics(detail)); }
     if (detail.x.length) { put(node, contexts(detail)); }
-    if (detail.lat !== undefined || detail.st) {
-      const parts = ["Latency " + ms(detail.lat)];
-      (detail.st || []).forEach(function (step) { parts.push(step[0] + " " + ms(step[1])); });
-      put(node, el("p", "small muted", parts.join(" · ")));
+    if (detail.lat !== undefined || detail.st) { put(node, latency(detail)); }
+    return node;
+  }
+  // Whose latency it is: the pipeline call VERA timed, or the dataset's own figure; never
+  // how long the judging took.
+  function latency(detail) {
+    const measured = data.latency === "pipeline";
+    const parts = [];
+    if (detail.lat !== undefined) {
+      parts.push((measured ? "Pipeline latency, measured by VERA: " :
+        "Latency from the dataset's latency_ms field: ") + ms(detail.lat));
     }
+    (detail.st || []).forEach(function (step) { parts.push(step[0] + " " + ms(step[1])); });
+    const node = el("p", "small muted latency", parts.join(" · "));
+    node.title = measured ? "The time VERA measured around this sample's pipeline call"
+      : "As the dataset gave it; VERA did not measure it, and it is not how long evaluation took";
     return node;
   }
 
@@ -223,20 +268,18 @@
       const start = c.claim.s[0];
       const end = c.claim.s[1];
       if (start > position) { put(node, detail.t.slice(position, start)); }
-      put(node, mark(detail, c, detail.t.slice(start, end)));
+      put(node, mark(c, detail.t.slice(start, end)));
       position = end;
     });
     if (position < detail.t.length) { put(node, detail.t.slice(position)); }
     return node;
   }
-  function mark(detail, c, text) {
+  function mark(c, text) {
     const node = el("mark", "claim " + c.verdict[1]);
     node.dataset.claim = c.claim.id;
     node.dataset.verdict = c.verdict[0];
-    let title = "Claim " + c.number + ": " + c.verdict[2] + (c.claim.r ? " — " + c.claim.r : "");
-    const quote = evidence(detail, c.claim);
-    if (quote) { title += " · evidence: “" + (quote.length > 240 ? quote.slice(0, 237) + "..." : quote) + "”"; }
-    node.title = title;
+    // Verdict and reason only: the evidence is shown once, in the claim's card.
+    node.title = "Claim " + c.number + ": " + c.verdict[2] + (c.claim.r ? " — " + c.claim.r : "");
     const link = el("a", "to-claim", text);
     link.href = "#" + c.anchor;
     const tag = el("sup", null, c.verdict[3] + c.number);
@@ -276,39 +319,36 @@
         el("span", "muted", "(the judge's probability that the contexts support this claim)")));
     }
     if (claim.r) { row("Reason", claim.r); }
+    // The evidence is shown once: highlighted in its cited context where it is a part of it,
+    // else on its own.
+    const ctx = context(detail, claim.cx);
     const quote = evidence(detail, claim);
-    row("Evidence", quote ? el("blockquote", null, quote) : el("span", "muted", "none quoted"));
-    row("Quote found", found(claim, quote));
-    row("Cited context", cited(detail, claim, quote));
+    const at = located(ctx, claim, quote);
+    if (!ctx || (quote && !at)) {
+      row("Evidence", quote ? el("blockquote", "evidence", quote) : el("span", "muted", "none quoted"));
+    }
+    if (claim.qf !== undefined) { row("Quote found", found(claim, quote)); }
+    row("Cited context", cited(claim, ctx, at, quote));
     return terms;
   }
   function found(claim, quote) {
-    if (claim.qf === undefined) { return el("span", "muted", "not checked"); }
     if (claim.qf) { return el("span", "ok", "yes, verbatim in the cited context"); }
     return el("span", "bad", quote ? "no — the judge's quote is not in the context" : "no — the judge gave no quote");
   }
-  function cited(detail, claim, quote) {
-    const ctx = context(detail, claim.cx);
+  function cited(claim, ctx, at, quote) {
     if (!ctx) {
       if (claim.cx === undefined) { return el("span", "muted", "none"); }
       return put(el("span"), "context " + (claim.cx + 1) + " ", el("span", "muted", "(text not available)"));
     }
     const named = ctx.id || ctx.source;
-    const label = el("div", "small muted", "Context " + ctx.number + (named ? " (" + named + ")" : ""));
+    let note = "";
+    if (at) { note = " · the judge's evidence highlighted"; } else if (!quote) { note = " · the judge quoted nothing"; }
+    const label = el("div", "small muted", "Context " + ctx.number + (named ? " (" + named + ")" : "") + note);
     const block = el("blockquote", "context");
-    let start = -1;
-    let end = -1;
-    if (Array.isArray(claim.e)) {
-      start = claim.e[0];
-      end = claim.e[1];
-    } else if (quote.trim()) {
-      start = ctx.text.indexOf(quote.trim());
-      end = start + quote.trim().length;
-    }
-    if (start < 0) {
-      put(block, ctx.text);
+    if (at) {
+      put(block, ctx.text.slice(0, at[0]), el("mark", "evidence", ctx.text.slice(at[0], at[1])), ctx.text.slice(at[1]));
     } else {
-      put(block, ctx.text.slice(0, start), el("mark", "evidence", ctx.text.slice(start, end)), ctx.text.slice(end));
+      put(block, ctx.text);
     }
     return put(el("span"), label, block);
   }
@@ -318,12 +358,28 @@
     const head = put(el("tr"), el("th", null, "Metric"), el("th", "num", "Score"), el("th", null, "Result"), el("th", null, "Why"));
     const rows = el("tbody");
     detail.m.forEach(function (m) {
-      const passed = m[2] === null ? el("span", "badge", "n/a")
-        : el("span", m[2] ? "badge pass" : "badge fail", m[2] ? "pass" : "fail");
-      put(rows, put(el("tr"), el("td", null, data.metrics[m[0]]), el("td", "num", score(m[1])),
-        put(el("td"), passed), el("td", "small", m[4])));
+      const row = put(el("tr"), el("td", null, data.metrics[m[0]]), el("td", "num", score(m[1])),
+        put(el("td"), result(m, detail.k || 0)), el("td", "small", m[4]));
+      row.dataset.metric = data.metrics[m[0]];
+      put(rows, row);
     });
-    return put(table, put(el("thead"), head), rows);
+    return put(el("div", "table-wrap"), put(table, put(el("thead"), head), rows));
+  }
+  // A metric's pass or fail with the threshold it was held to; a pass on a sample with a
+  // contradicted claim says so, in amber, rather than read as a plain green pass.
+  function result(m, contradicted) {
+    if (m[2] === null) {
+      const none = el("span", "badge", "n/a");
+      none.title = words(m[3]);
+      return none;
+    }
+    let bound = "";
+    if (m[5] !== undefined && m[5] !== null) {
+      bound = " (threshold " + (data.lower.indexOf(data.metrics[m[0]]) >= 0 ? "≤ " : "≥ ") + String(m[5]) + ")";
+    }
+    if (!m[2]) { return el("span", "badge fail", "fail" + bound); }
+    if (!contradicted) { return el("span", "badge pass", "pass" + bound); }
+    return el("span", "badge warn", "pass" + bound + " · " + plural(contradicted, "contradicted claim"));
   }
   function contexts(detail) {
     const node = put(el("details", "contexts"), el("summary", null, "Retrieved contexts (" + detail.x.length + ")"));
@@ -337,11 +393,30 @@
     return put(node, items);
   }
 
-  // A link to a sample or claim (#s12, #s12-c3) opens it, turning to its page first.
+  // A link to a sample or claim (#s12, #s12-c3: its place worst first) or to a sample by its
+  // id (#id=<the id, URL-encoded>, as `vera view` links runs) opens it, turning to its page
+  // first and clearing filters that hide it.
+  function linked(hash) {
+    const place = /^#s(\d+)(?:-c(\d+))?$/.exec(hash);
+    if (place) {
+      return Number(place[1]) < data.order.length ? {rank: Number(place[1]), claim: place[2]} : null;
+    }
+    const named = /^#id=(.*)$/.exec(hash);
+    if (!named) { return null; }
+    let id = named[1];
+    try { id = decodeURIComponent(id); } catch (error) { /* not encoded: the id as written */ }
+    const rank = data.order.findIndex(function (row) { return data.rows[row][0] === id; });
+    return {rank: rank, id: id};
+  }
   function reveal(hash) {
-    const found = /^#s(\d+)(?:-c(\d+))?$/.exec(hash);
-    if (!found || Number(found[1]) >= data.order.length) { return; }
-    const row = data.order[Number(found[1])];
+    const found = linked(hash);
+    if (!found) { return; }
+    unknown.hidden = found.rank >= 0;
+    if (found.rank < 0) {
+      unknown.textContent = "This report has no sample with the id “" + found.id + "”.";
+      return;
+    }
+    const row = data.order[found.rank];
     let at = matches.indexOf(row);
     if (at < 0) {
       form.reset();
@@ -352,9 +427,9 @@
       page = Math.floor(at / PAGE);
       render();
     }
-    const sample = document.getElementById("s" + found[1]);
+    const sample = document.getElementById("s" + found.rank);
     sample.querySelector("details").open = true;
-    const target = found[2] ? document.getElementById(hash.slice(1)) : sample;
+    const target = found.claim ? document.getElementById("s" + found.rank + "-c" + found.claim) : sample;
     if (target && target.tagName === "DETAILS") { flash(target); }
     if (target) { target.scrollIntoView(); }
   }
