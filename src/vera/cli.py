@@ -29,7 +29,7 @@ from vera.estimate import RunEstimate, estimate_plan
 from vera.history import DEFAULT_HISTORY_PATH, RunStore
 from vera.judge_benchmark import JudgeBenchmark, benchmark_judge
 from vera.metrics.registry import metric_classes
-from vera.outputs import check_output_paths, report_format, write_report, write_run_reports
+from vera.outputs import check_output_paths, write_run_reports, write_stored_report
 from vera.plan import (
     QUICK_SAMPLES,
     DatasetRef,
@@ -850,15 +850,7 @@ def report_command(
     Example: vera report 20260101-120000-ab12cd -o report.html
     """
     try:
-        store = _store(history)
-        record = store.get(run_id)
-        report = store.report(run_id)
-        fmt = report_format(output, format)
-        source = record.options.get("dataset", {})
-        source = source.get("source") if isinstance(source, dict) else source
-        write_report(
-            report, output, fmt, source=source if isinstance(source, str) else None, store=store
-        )
+        write_stored_report(_store(history), run_id, output, format)
     except VeraError as exc:
         _fail(exc)
     out.print(f"Report written to {escape(str(output))}", highlight=False)
@@ -954,7 +946,7 @@ _BENCHMARK_COLUMNS = (
     Column("Group"),
     Column("n"),
     Column("Unfaithful", "unfaithful"),
-    Column("Precision", "precision"),
+    Column("Prec.", "precision"),
     Column("Recall", "recall"),
     Column("F1"),
     Column("BAcc", "balanced accuracy"),

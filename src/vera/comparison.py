@@ -9,22 +9,30 @@ have either sign). Both are seeded, so the same reports give the same figures.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from vera.report import Report, SampleStatus
+from vera.report import ClaimRecord, Report, SampleResult, SampleStatus
 from vera.stats import bootstrap_ci
+from vera.types import Verdict
+
+if TYPE_CHECKING:
+    from vera.reports.outcome import SampleOutcome
 
 __all__ = [
+    "ClaimChange",
     "MetricComparison",
+    "SampleChange",
     "baseline_comparison",
     "compare_reports",
     "improvement",
     "most_changed",
     "relative_change",
     "significant",
+    "verdict_changes",
 ]
 
 PERMUTATIONS = 2000
@@ -66,11 +74,18 @@ def relative_change(system: float | None, baseline: float | None) -> str | None:
     return f"{(system - baseline) / abs(baseline) * 100:+.1f} %"
 
 
+SIGNIFICANCE = 0.05
+
+
 def significant(comparison: MetricComparison) -> bool:
-    """Whether the paired 95 % interval of the difference excludes 0: only then is a change
-    shown as better or worse (coloured); otherwise it is within the judge's noise."""
-    low, high = comparison.ci_low, comparison.ci_high
-    return low is not None and high is not None and (low > 0 or high < 0)
+    """Whether the change is more than noise: the paired 95 % interval of the difference
+    excludes 0 and the permutation p-value is under `SIGNIFICANCE` (one pair's "interval" is
+    a single point, which excludes 0 at p = 1). Only then is a change shown as better or
+    worse, and coloured; the same test as the regression gate's."""
+    low, high, p_value = comparison.ci_low, comparison.ci_high, comparison.p_value
+    if low is None or high is None or p_value is None or p_value >= SIGNIFICANCE:
+        return False
+    return low > 0 or high < 0
 
 
 def _scores(report: Report, metric: str) -> dict[str, float]:
@@ -167,3 +182,130 @@ def most_changed(before: Report, after: Report, top: int = 5) -> list[str]:
             f"    {claim.verdict.value}: {claim.text}" for claim in by_id[sample_id].claims
         )
     return lines
+
+
+_CLAIM_GOODNESS = {
+    Verdict.FULLY_SUPPORTED: 3,
+    Verdict.PARTIALLY_SUPPORTED: 2,
+    Verdict.NO_EVIDENCE: 1,
+    Verdict.CONTRADICTED: 0,
+}
+# Keyed by `vera.reports.outcome.Outcome`'s values (a StrEnum, so they hash alike): that module
+# is imported only when a change is computed (see `verdict_changes`). An error ranks above a
+# fail so that pass -> fail is the worst move of all.
+_OUTCOME_GOODNESS = {
+    "pass": 4,
+    "pass_with_contradiction": 3,
+    "not_gated": 2,
+    "not_scored": 1,
+    "fail": 0,
+}
+
+
+@dataclass(frozen=True)
+class ClaimChange:
+    """One claim of a sample in both runs whose verdict moved, or a claim only one run made."""
+
+    text: str
+    """The claim as the later run stated it (the earlier run's words for a removed claim)."""
+    before: Verdict | None
+    """None: the earlier run did not make this claim (it was added)."""
+    after: Verdict | None
+    """None: the later run did not make this claim (it was removed)."""
+
+    @property
+    def kind(self) -> str:
+        """One of "added", "removed" and "changed"."""
+        if self.before is None:
+            return "added"
+        return "removed" if self.after is None else "changed"
+
+
+@dataclass(frozen=True)
+class SampleChange:
+    """A sample in both runs whose outcome badge or claims' verdicts differ."""
+
+    id: str
+    before: SampleOutcome
+    after: SampleOutcome
+    claims: tuple[ClaimChange, ...]
+    """The changed claims: the later run's in its order, then the removed ones."""
+    unchanged_claims: int
+    """Claims both runs made with the same verdict."""
+
+    @property
+    def shift(self) -> int:
+        """How far the badge moved: below 0 worse (pass -> fail is the lowest), above 0 better."""
+        return _OUTCOME_GOODNESS[self.after.outcome] - _OUTCOME_GOODNESS[self.before.outcome]
+
+    @property
+    def claim_shift(self) -> int:
+        """The verdicts' moves summed over the claims both runs made (below 0: worse); added
+        and removed claims have no earlier or later verdict to move from, so count 0."""
+        return sum(
+            _CLAIM_GOODNESS[c.after] - _CLAIM_GOODNESS[c.before]
+            for c in self.claims
+            if c.before is not None and c.after is not None
+        )
+
+    @property
+    def direction(self) -> str:
+        """Whether the sample got "worse" or "better": by its badge, else by its claims'
+        verdicts; "changed" when neither moved (a claim only added or removed)."""
+        for shift in (self.shift, self.claim_shift):
+            if shift:
+                return "worse" if shift < 0 else "better"
+        return "changed"
+
+
+def _claim_key(text: str) -> str:
+    """A claim's text as claims are paired across runs: case, spacing and the punctuation
+    around it do not matter ("Paris is in France." pairs with "paris is in  France")."""
+    return " ".join(text.casefold().split()).strip(" .,;:!?\"'")
+
+
+def _claim_changes(
+    before: Sequence[ClaimRecord], after: Sequence[ClaimRecord]
+) -> tuple[list[ClaimChange], int]:
+    """The claims that changed between two results of one sample, and how many did not. Claims
+    with the same text pair in order, so a claim stated twice pairs twice."""
+    earlier: dict[str, list[ClaimRecord]] = {}
+    for claim in before:
+        earlier.setdefault(_claim_key(claim.text), []).append(claim)
+    changes: list[ClaimChange] = []
+    unchanged = 0
+    for claim in after:
+        waiting = earlier.get(_claim_key(claim.text))
+        was = waiting.pop(0) if waiting else None
+        if was is not None and was.verdict is claim.verdict:
+            unchanged += 1
+            continue
+        changes.append(ClaimChange(claim.text, was.verdict if was else None, claim.verdict))
+    removed = (claim for left in earlier.values() for claim in left)
+    changes += [ClaimChange(claim.text, claim.verdict, None) for claim in removed]
+    return changes, unchanged
+
+
+def verdict_changes(
+    before: Iterable[SampleResult], after: Iterable[SampleResult]
+) -> list[SampleChange]:
+    """The samples of two runs, paired by id, whose outcome badge (`sample_outcome`) or claims'
+    verdicts changed; claims pair by their normalised text. Worst change first: by how far the
+    badge fell (pass -> fail first), then by how far the claims' verdicts fell, then by id; the
+    improvements come last. Samples only one run has do not pair and are left out."""
+    # vera.reports imports this module (its view shows MetricComparison), so the outcome
+    # module is imported on use: at the top it would make an import cycle.
+    from vera.reports.outcome import sample_outcome
+
+    earlier = {result.id: result for result in before}
+    found = []
+    for result in after:
+        was = earlier.get(result.id)
+        if was is None:
+            continue
+        claims, unchanged = _claim_changes(was.claims, result.claims)
+        old, new = sample_outcome(was), sample_outcome(result)
+        if claims or old.label != new.label:
+            found.append(SampleChange(result.id, old, new, tuple(claims), unchanged))
+    found.sort(key=lambda c: (c.shift, c.claim_shift, c.id))
+    return found

@@ -177,6 +177,15 @@ class RunStore:
             raise ConfigError(f"run id {run_id!r} is ambiguous: {', '.join(r.id for r in records)}")
         return records[0]
 
+    def aggregates(self, run_id: str) -> Report | None:
+        """A finished run's report without its samples (its counts, summaries and figures,
+        none of its results read back); None for a run that did not finish."""
+        record = self.get(run_id)
+        rows = self._file.execute("SELECT report FROM runs WHERE id = ?", (record.id,))
+        if not rows or rows[0][0] is None:
+            return None
+        return Report.model_validate_json(rows[0][0]).model_copy(update={"samples": ()})
+
     def report(self, run_id: str) -> Report:
         """The stored report of a finished run."""
         record = self.get(run_id)

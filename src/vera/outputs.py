@@ -14,6 +14,7 @@ from vera.errors import ConfigError, VeraError
 from vera.history import RunStore, open_history
 from vera.plan import RunPlan
 from vera.report import Report, ResultSource, SampleResult
+from vera.reports.html import render_html
 from vera.reports.registry import RenderContext, format_for_path, render_report
 from vera.reports.view import HistoryPoint
 from vera.types import Sample
@@ -23,8 +24,10 @@ __all__ = [
     "json_chunks",
     "render_context",
     "report_format",
+    "stored_report_html",
     "write_report",
     "write_run_reports",
+    "write_stored_report",
 ]
 
 _STAMP = "%Y-%m-%dT%H:%M:%SZ"
@@ -179,3 +182,39 @@ def write_run_reports(
     finally:
         if store is not None:
             store.close()
+
+
+def _stored_run(store: RunStore, run_id: str) -> tuple[Report, str | None]:
+    """A finished stored run's report, and the dataset source its plan read (for the HTML
+    report's texts), when that is a path or bundled name."""
+    record = store.get(run_id)
+    report = store.report(record.id)
+    source = record.options.get("dataset", {})
+    source = source.get("source") if isinstance(source, dict) else source
+    return report, source if isinstance(source, str) else None
+
+
+def stored_report_html(
+    store: RunStore, run_id: str, *, links: Sequence[tuple[str, str]] = ()
+) -> str:
+    """A stored run's HTML report, as `vera report RUN_ID -o report.html` writes it (the texts
+    from the dataset source where it can still be read, the trend from `store`), with `links`
+    above the title (`vera view`'s pages). `ConfigError` for an unknown or unfinished run."""
+    report, source = _stored_run(store, run_id)
+    context = render_context(report, "html", source=source, store=store)
+    return render_html(
+        report,
+        samples=context.samples,
+        history=context.history,
+        results=context.sample_results(report),
+        links=links,
+    )
+
+
+def write_stored_report(
+    store: RunStore, run_id: str, path: Path, format: str | None = None
+) -> None:
+    """Write a stored run's report to `path` in `format` (default: from the extension), as
+    `vera report` does; the HTML is what `stored_report_html` gives without links."""
+    report, source = _stored_run(store, run_id)
+    write_report(report, path, report_format(path, format), source=source, store=store)

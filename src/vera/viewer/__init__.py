@@ -1,0 +1,73 @@
+"""`vera view`: the run history in a browser, served on this machine, read-only.
+
+    from vera.viewer import create_app, serve
+    serve(".vera/runs.sqlite")                   # http://127.0.0.1:8765/, opened in a browser
+    app = create_app(".vera/runs.sqlite")        # the Starlette app, to test or mount
+
+Three pages: `/`, every stored run with its metric means and a trend per dataset; `/runs/ID`,
+one run's HTML report (the one `vera report` writes); `/compare?a=A&b=B`, run B against run A
+with the samples whose verdicts changed. Only GET and HEAD are answered, the history is opened
+read-only, and no page loads anything but itself: each carries a content security policy that
+allows only its own inline style (and the report's script) by hash.
+
+Starlette and uvicorn come with the `view` extra; they are imported here only when an app is
+made, so `import vera` never needs them (and never imports this package).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from vera.errors import ConfigError
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "INSTALL", "create_app", "serve"]
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+INSTALL = "pip install 'vera-eval[view]'"
+"""What installs what `vera view` needs."""
+
+
+def _require(*modules: str) -> None:
+    """Fail with the command that installs the view extra when one of `modules` is missing."""
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            raise ConfigError(
+                f"vera view needs {module}, which is not installed: {INSTALL}"
+            ) from None
+
+
+def create_app(history: Path | str, *, allowed_hosts: Sequence[str] | None = None) -> Starlette:
+    """The web app over the run history at `history`, opened read-only now, so a missing
+    file fails here (`MissingStoreError`, naming the path). `allowed_hosts` are the only Host
+    headers answered (None: any), which keeps a web page that rebinds its domain to this
+    machine's address from reading the history."""
+    _require("starlette")
+    from vera.viewer.app import build_app
+
+    return build_app(history, allowed_hosts=allowed_hosts)
+
+
+def serve(
+    history: Path | str,
+    *,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    open_browser: bool = True,
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve the run history at `history` on `host`:`port` (0: any free port) until
+    interrupted. Once listening, `on_ready` is called with the page's URL (by default it is
+    printed) and, unless `open_browser` is False, the URL is opened in the browser."""
+    _require("starlette", "uvicorn")
+    from vera.viewer.server import run_server
+
+    run_server(history, host=host, port=port, open_browser=open_browser, on_ready=on_ready)

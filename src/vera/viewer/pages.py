@@ -1,0 +1,464 @@
+"""The pages of `vera view`, rendered from the run history as HTML strings.
+
+Nothing here knows about HTTP: each page is a method of `Pages` that returns the document or
+raises `PageError` with the status and the message to show. The list and compare pages are
+this package's templates, styled by the HTML report's own style sheet (plus `view.css`); a
+run's page is the HTML report itself, rendered as `vera report` renders it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from importlib import resources
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+from vera._version import __version__
+from vera.comparison import (
+    MetricComparison,
+    compare_reports,
+    relative_change,
+    significant,
+    verdict_changes,
+)
+from vera.errors import ConfigError
+from vera.history import RunRecord, RunStore
+from vera.outputs import TREND_RUNS, stored_report_html
+from vera.report import Report
+from vera.reports.html import STYLE
+from vera.reports.outcome import Outcome, SampleOutcome
+from vera.reports.samples import OUTCOMES, VERDICTS
+from vera.reports.view import HistoryPoint, Panel, meets, trend_panels
+from vera.types import Verdict
+
+__all__ = [
+    "CHANGES_SHOWN",
+    "PAGE_POLICY",
+    "PageError",
+    "Pages",
+    "claim_verdict",
+    "compare_url",
+    "content_security_policy",
+    "outcome_badge",
+    "run_url",
+]
+
+CHANGES_SHOWN = 200
+"""The most changed samples the compare page lists, worst first; it says how many more."""
+_TIME = "%Y-%m-%d %H:%M:%S"
+_SHORT_TIME = "%Y-%m-%d %H:%M"
+
+
+def _inline(name: str) -> Markup:
+    """A style sheet of `templates/`, put in the page verbatim and allowed by its hash."""
+    text = resources.files("vera.viewer").joinpath(f"templates/{name}").read_text("utf-8")
+    if "</style" in text.lower() or "<!--" in text:
+        raise RuntimeError(f"templates/{name} must not contain '</style' or '<!--'")
+    return Markup(text)
+
+
+EXTRA_STYLE = _inline("view.css")
+"""What the view's own pages add to the report's style sheet."""
+
+
+def _csp_hash(text: str) -> str:
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
+
+
+def _policy(styles: str, scripts: str) -> str:
+    return (
+        f"default-src 'none'; style-src {styles}; script-src {scripts}; img-src 'none'; "
+        "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    )
+
+
+PAGE_POLICY = _policy(f"{_csp_hash(STYLE)} {_csp_hash(EXTRA_STYLE)}", "'none'")
+"""The content security policy of the view's own pages: their two style sheets, no script."""
+_REPORT_META = re.compile(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">')
+
+
+def content_security_policy(page: str) -> str:
+    """The policy to send with `page`: the view's own, or for a run's HTML report, the one the
+    report declares for itself (its style and script by hash) in the same form. Only hashes
+    the renderer wrote are taken, never ones computed from the page, so text that somehow
+    reached the page as a script would still not run."""
+    found = _REPORT_META.search(page[:4096])
+    if found is None:
+        return PAGE_POLICY
+    directives = dict(
+        part.strip().split(" ", 1)
+        for part in html.unescape(found.group(1)).split(";")
+        if " " in part.strip()
+    )
+    if "style-src" not in directives or "script-src" not in directives:
+        raise RuntimeError("the HTML report's policy no longer names its style and script")
+    return _policy(directives["style-src"], directives["script-src"])
+
+
+class PageError(Exception):
+    """A page that cannot be shown: the HTTP status, and what to tell the person."""
+
+    def __init__(self, status: int, title: str, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.title = title
+        self.message = message
+        self.hint = hint
+
+
+def run_url(run_id: str, sample_id: str | None = None) -> str:
+    """A run's page; with `sample_id`, opened at that sample (`#id=`, which the report reads)."""
+    url = "/runs/" + quote(run_id, safe="")
+    return url if sample_id is None else url + "#id=" + quote(sample_id, safe="")
+
+
+def compare_url(a: str, b: str) -> str:
+    return "/compare?" + urlencode({"a": a, "b": b})
+
+
+def _score(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def _signed(value: float | None) -> str:
+    return "—" if value is None else f"{value:+.3f}"
+
+
+def _p_value(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+_OUTCOME_CLASS = {
+    Outcome.PASS: "pass",
+    Outcome.FAIL: "fail",
+    Outcome.PASS_WITH_CONTRADICTION: "warn",
+}
+
+
+def outcome_badge(outcome: SampleOutcome) -> Markup:
+    """A sample's badge as the report shows it: a symbol and a colour, and the label."""
+    style = OUTCOMES[outcome.outcome]
+    return Markup(
+        '<span class="badge outcome {}" title="{}"><span aria-hidden="true">{}</span> {}</span>'
+    ).format(_OUTCOME_CLASS.get(outcome.outcome, "none"), outcome.why, style.symbol, outcome.label)
+
+
+def claim_verdict(verdict: Verdict | None) -> Markup:
+    """A claim's verdict badge, or a dash where one run did not make the claim."""
+    if verdict is None:
+        return Markup('<span class="muted" title="not in this run">—</span>')
+    style = VERDICTS[verdict]
+    return Markup('<span class="verdict {}"><span aria-hidden="true">{}</span> {}</span>').format(
+        style.css, style.symbol, style.label
+    )
+
+
+def _environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("vera.viewer", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(score=_score, signed=_signed, p_value=_p_value, run_url=run_url)
+    env.globals.update(
+        css=STYLE,
+        extra_css=EXTRA_STYLE,
+        version=__version__,
+        verdicts=VERDICTS,
+        outcome_badge=outcome_badge,
+        claim_verdict=claim_verdict,
+        compare_url=compare_url,
+    )
+    return env
+
+
+@dataclass(frozen=True)
+class MetricMean:
+    """A metric's mean in one run, and whether it meets its threshold."""
+
+    name: str
+    mean: float | None
+    meets: bool | None
+    rule: str
+    """The threshold in its direction: "≥ 0.5", "≤ 0"."""
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One run as the list shows it."""
+
+    record: RunRecord
+    report: Report | None
+    """The stored aggregates (no samples) of a finished run; None for one still running."""
+
+    @property
+    def id(self) -> str:
+        return self.record.id
+
+    @property
+    def finished(self) -> bool:
+        return self.report is not None
+
+    @property
+    def local_time(self) -> datetime:
+        return datetime.fromtimestamp(self.record.created).astimezone()
+
+    @property
+    def when(self) -> str:
+        return self.local_time.strftime(_TIME)
+
+    @property
+    def judge(self) -> str:
+        if self.report is not None:
+            return self.report.judge
+        settings = self.record.options.get("settings")
+        judge = settings.get("judge") if isinstance(settings, dict) else None
+        return str(judge or self.record.options.get("judge") or "—")
+
+    @property
+    def pipeline(self) -> str | None:
+        if self.report is not None:
+            return self.report.pipeline
+        pipeline = self.record.options.get("pipeline")
+        return str(pipeline) if pipeline else None
+
+    @property
+    def counts(self) -> Mapping[str, int]:
+        return self.report.counts if self.report is not None else {}
+
+    @property
+    def means(self) -> list[MetricMean]:
+        if self.report is None:
+            return []
+        return [
+            MetricMean(
+                name,
+                summary.mean,
+                meets(summary.mean, summary),
+                f"{'≥' if summary.higher_is_better else '≤'} {summary.threshold:g}",
+            )
+            for name, summary in self.report.metric_summary.items()
+        ]
+
+
+@dataclass(frozen=True)
+class DatasetTrend:
+    """A dataset's finished runs, oldest first, and a chart per metric from the second run."""
+
+    dataset: str
+    runs: int
+    panels: list[Panel]
+
+
+@dataclass(frozen=True)
+class MetricRow:
+    """One metric of a comparison, coloured only where the change is significant."""
+
+    name: str
+    comparison: MetricComparison
+    relative: str | None
+    better: bool | None
+    """True or False when the paired interval excludes 0; None when the change is noise."""
+
+
+class Pages:
+    """Every page of the view over one run history, opened read-only."""
+
+    def __init__(self, store: RunStore) -> None:
+        self.store = store
+        self._env = _environment()
+        # A finished run's stored aggregates never change, so each is parsed once.
+        self._aggregates: dict[str, Report] = {}
+
+    def _render(self, template: str, **values: Any) -> str:
+        return self._env.get_template(template).render(history=self.store.path, **values)
+
+    def message(self, error: PageError) -> str:
+        """The page for a run that cannot be shown, an unknown address or a bad request."""
+        return self._render("message.html.j2", title=error.title, error=error)
+
+    # The list of runs
+
+    def _aggregate(self, record: RunRecord) -> Report | None:
+        """A finished run's report without its samples: the list needs its counts and each
+        metric's threshold, not thousands of results read back."""
+        if record.status != "finished":
+            return None
+        if record.id not in self._aggregates:
+            report = self.store.aggregates(record.id)
+            if report is None:
+                return None
+            self._aggregates[record.id] = report
+        return self._aggregates[record.id]
+
+    def rows(self) -> list[RunRow]:
+        """Every stored run, newest first."""
+        return [RunRow(record, self._aggregate(record)) for record in self.store.list()]
+
+    def runs(self) -> str:
+        """`/`: every run, a form to compare two, and each dataset's trend."""
+        rows = self.rows()
+        finished = [row for row in rows if row.finished]
+        newest = finished[0] if finished else None
+        earlier = next(
+            (r for r in finished[1:] if newest and r.record.dataset == newest.record.dataset), None
+        )
+        pick_a = earlier or (finished[1] if len(finished) > 1 else newest)
+        return self._render(
+            "runs.html.j2",
+            title="Runs",
+            rows=rows,
+            finished=finished,
+            pick_a=pick_a.id if pick_a else None,
+            pick_b=newest.id if newest else None,
+            trends=_trends(finished),
+        )
+
+    # One run
+
+    def _record(self, run_id: str) -> RunRecord:
+        try:
+            return self.store.get(run_id)
+        except ConfigError as exc:
+            raise PageError(404, "No such run", str(exc)) from None
+
+    def _finished(self, run_id: str) -> RunRecord:
+        record = self._record(run_id)
+        if record.status != "finished":
+            raise PageError(
+                409,
+                f"Run {record.id} has not finished",
+                f"Run {record.id} of {record.dataset} is {record.status}: "
+                f"{record.finished_samples} samples are done, and its report is written when "
+                "the run ends. A run whose process was stopped stays unfinished until resumed.",
+                hint=f"vera eval --resume {record.id}",
+            )
+        return record
+
+    def _previous(self, record: RunRecord) -> RunRecord | None:
+        """The newest finished run of the same dataset before `record`."""
+        for other in self.store.list():
+            if (
+                other.created < record.created
+                and other.dataset == record.dataset
+                and other.status == "finished"
+            ):
+                return other
+        return None
+
+    def run(self, run_id: str) -> str:
+        """`/runs/ID`: the run's HTML report, as `vera report` writes it, with links to the
+        list and to the comparison with the dataset's previous run."""
+        record = self._finished(run_id)
+        links = [("All runs", "/")]
+        previous = self._previous(record)
+        if previous is not None:
+            links.append(
+                (
+                    f"Compare with the previous run ({previous.id})",
+                    compare_url(previous.id, record.id),
+                )
+            )
+        try:
+            return stored_report_html(self.store, record.id, links=links)
+        except ConfigError as exc:
+            raise PageError(409, f"Run {record.id} cannot be shown", str(exc)) from None
+
+    # Two runs compared
+
+    def compare(self, a: str | None, b: str | None) -> str:
+        """`/compare?a=A&b=B`: run B against run A, metric by metric, and the samples whose
+        verdicts changed, worst first."""
+        if not a or not b:
+            raise PageError(
+                400,
+                "Choose two runs",
+                "Comparing needs two runs: /compare?a=RUN_A&b=RUN_B (B is compared against A). "
+                "The list of runs has a form that picks them.",
+            )
+        first, second = self._finished(a), self._finished(b)
+        before, after = self.store.report(first.id), self.store.report(second.id)
+        pairs = before.dataset == after.dataset
+        rows = _metric_rows(after, before) if pairs else _means_only(after, before)
+        changes = verdict_changes(before.samples, after.samples) if pairs else []
+        return self._render(
+            "compare.html.j2",
+            title=f"{second.id} against {first.id}",
+            a=RunRow(first, before),
+            b=RunRow(second, after),
+            pairs=pairs,
+            metrics=rows,
+            paired=max((row.comparison.paired_samples for row in rows), default=0),
+            changes=changes[:CHANGES_SHOWN],
+            more=max(len(changes) - CHANGES_SHOWN, 0),
+            worse=sum(1 for c in changes if c.direction == "worse"),
+            better=sum(1 for c in changes if c.direction == "better"),
+            total=len(changes),
+        )
+
+
+def _trends(finished: Sequence[RunRow]) -> list[DatasetTrend]:
+    """Per dataset, newest dataset first: its finished runs' means over time, oldest first
+    (the last `TREND_RUNS`, as the report's trend), drawn as the report draws them."""
+    by_dataset: dict[str, list[RunRow]] = {}
+    for row in finished:
+        by_dataset.setdefault(row.record.dataset, []).append(row)
+    trends = []
+    for dataset, rows in by_dataset.items():
+        oldest_first = list(reversed(rows))[-TREND_RUNS:]
+        # Labelled by time, not by run id: two ids side by side overrun a chart this narrow.
+        points = [
+            HistoryPoint(r.local_time.strftime(_SHORT_TIME), r.when, r.record.metrics)
+            for r in oldest_first
+        ]
+        newest = rows[0].report
+        assert newest is not None  # only finished rows are given
+        trends.append(DatasetTrend(dataset, len(rows), trend_panels(newest, points)))
+    return trends
+
+
+def _metric_rows(after: Report, before: Report) -> list[MetricRow]:
+    rows = []
+    for name, comparison in compare_reports(after, before).items():
+        better = None
+        if significant(comparison) and comparison.difference is not None:
+            higher = after.metric_summary[name].higher_is_better
+            better = (comparison.difference > 0) == higher
+        relative = relative_change(comparison.system_mean, comparison.baseline_mean)
+        rows.append(MetricRow(name, comparison, relative, better))
+    return rows
+
+
+def _means_only(after: Report, before: Report) -> list[MetricRow]:
+    """Runs of different datasets: each metric's two means, and nothing paired."""
+    rows = []
+    for name, summary in after.metric_summary.items():
+        other = before.metric_summary.get(name)
+        if other is None:
+            continue
+        comparison = MetricComparison(
+            system_mean=summary.mean,
+            baseline_mean=other.mean,
+            difference=None,
+            ci_low=None,
+            ci_high=None,
+            p_value=None,
+            paired_samples=0,
+            improvement=None,
+        )
+        rows.append(MetricRow(name, comparison, None, None))
+    return rows
