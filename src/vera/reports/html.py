@@ -22,7 +22,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
@@ -39,7 +39,15 @@ from vera.reports.samples import OUTCOMES, VERDICTS, PackedSamples, SamplePacker
 from vera.reports.view import HistoryPoint, SampleTally
 from vera.types import Sample
 
-__all__ = ["DETAIL_LIMIT", "PAGE_SIZE", "STYLE", "HistoryPoint", "read_samples", "render_html"]
+__all__ = [
+    "DETAIL_LIMIT",
+    "FILTERS",
+    "PAGE_SIZE",
+    "STYLE",
+    "HistoryPoint",
+    "read_samples",
+    "render_html",
+]
 
 TEMPLATE = "report.html.j2"
 OPENED_SAMPLES = 3
@@ -88,6 +96,19 @@ def _csp_hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
 
 
+FILTERS: dict[str, Callable[..., str]] = {
+    "score": _score,
+    "num": _num,
+    "ms": _ms,
+    "p_value": _p_value,
+    "usd": _usd,
+    "signed": _signed,
+    "thousands": _thousands,
+    "csp_hash": _csp_hash,
+}
+"""How the report's templates format numbers; `vera view`'s pages use the same."""
+
+
 def _environment() -> Environment:
     env = Environment(
         loader=PackageLoader("vera.reports", "templates"),
@@ -96,16 +117,7 @@ def _environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(
-        score=_score,
-        num=_num,
-        ms=_ms,
-        p_value=_p_value,
-        usd=_usd,
-        signed=_signed,
-        thousands=_thousands,
-        csp_hash=_csp_hash,
-    )
+    env.filters.update(FILTERS)
     return env
 
 

@@ -34,7 +34,7 @@ from vera.errors import ConfigError
 from vera.history import RunRecord, RunStore
 from vera.outputs import TREND_RUNS, stored_report_html
 from vera.report import Report
-from vera.reports.html import STYLE
+from vera.reports.html import FILTERS, STYLE
 from vera.reports.outcome import Outcome, SampleOutcome
 from vera.reports.samples import OUTCOMES, VERDICTS
 from vera.reports.view import HistoryPoint, Panel, meets, trend_panels
@@ -126,20 +126,6 @@ def compare_url(a: str, b: str) -> str:
     return "/compare?" + urlencode({"a": a, "b": b})
 
 
-def _score(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3f}"
-
-
-def _signed(value: float | None) -> str:
-    return "—" if value is None else f"{value:+.3f}"
-
-
-def _p_value(value: float | None) -> str:
-    if value is None:
-        return "—"
-    return "< 0.001" if value < 0.001 else f"{value:.3f}"
-
-
 _OUTCOME_CLASS = {
     Outcome.PASS: "pass",
     Outcome.FAIL: "fail",
@@ -173,7 +159,7 @@ def _environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(score=_score, signed=_signed, p_value=_p_value, run_url=run_url)
+    env.filters.update(FILTERS, run_url=run_url)
     env.globals.update(
         css=STYLE,
         extra_css=EXTRA_STYLE,
