@@ -45,8 +45,11 @@ __all__ = [
     "PAGE_SIZE",
     "STYLE",
     "HistoryPoint",
+    "csp_hash",
+    "inline_template",
     "read_samples",
     "render_html",
+    "template_environment",
 ]
 
 TEMPLATE = "report.html.j2"
@@ -90,7 +93,7 @@ def _thousands(value: int) -> str:
     return f"{value:,}"
 
 
-def _csp_hash(text: str) -> str:
+def csp_hash(text: str) -> str:
     """The CSP source expression that allows exactly this inline style or script."""
     digest = hashlib.sha256(str(text).encode("utf-8")).digest()
     return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
@@ -104,14 +107,16 @@ FILTERS: dict[str, Callable[..., str]] = {
     "usd": _usd,
     "signed": _signed,
     "thousands": _thousands,
-    "csp_hash": _csp_hash,
+    "csp_hash": csp_hash,
 }
 """How the report's templates format numbers; `vera view`'s pages use the same."""
 
 
-def _environment() -> Environment:
+def template_environment(package: str) -> Environment:
+    """The Jinja environment for the `templates/` of `package`: autoescape always on, the
+    report's number filters (`vera view`'s pages are rendered the same way)."""
     env = Environment(
-        loader=PackageLoader("vera.reports", "templates"),
+        loader=PackageLoader(package, "templates"),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,
@@ -121,21 +126,21 @@ def _environment() -> Environment:
     return env
 
 
-_ENV = _environment()
+_ENV = template_environment("vera.reports")
 
 
-def _inline(name: str, element: str) -> Markup:
-    """A file of `templates/` to put in the page verbatim (VERA's own code, allowed by its
-    hash), so it must not be able to close its element."""
-    text = resources.files("vera.reports").joinpath(f"templates/{name}").read_text("utf-8")
+def inline_template(package: str, name: str, element: str) -> Markup:
+    """A file of `package`'s `templates/` to put in a page verbatim (VERA's own code, allowed
+    by its hash), so it must not be able to close its `element`."""
+    text = resources.files(package).joinpath(f"templates/{name}").read_text("utf-8")
     if f"</{element}" in text.lower() or "<!--" in text:
         raise RuntimeError(f"templates/{name} must not contain '</{element}' or '<!--'")
     return Markup(text)
 
 
-STYLE = _inline("report.css", "style")
+STYLE = inline_template("vera.reports", "report.css", "style")
 """The report's style sheet, which `vera view`'s own pages share."""
-_SCRIPT = _inline("report.js", "script")
+_SCRIPT = inline_template("vera.reports", "report.js", "script")
 _DATA = re.compile(r'<script type="application/octet-stream" id="sample-data"[^>]*>([^<]*)<')
 
 

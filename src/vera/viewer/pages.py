@@ -8,18 +8,15 @@ run's page is the HTML report itself, rendered as `vera report` renders it.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import html
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from importlib import resources
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import Environment
 from markupsafe import Markup
 
 from vera._version import __version__
@@ -34,8 +31,8 @@ from vera.errors import ConfigError
 from vera.history import RunRecord, RunStore
 from vera.outputs import TREND_RUNS, stored_report_html
 from vera.report import Report
-from vera.reports.html import FILTERS, STYLE
-from vera.reports.outcome import Outcome, SampleOutcome
+from vera.reports.html import STYLE, csp_hash, inline_template, template_environment
+from vera.reports.outcome import SampleOutcome
 from vera.reports.samples import OUTCOMES, VERDICTS
 from vera.reports.view import HistoryPoint, Panel, meets, trend_panels
 from vera.types import Verdict
@@ -58,21 +55,8 @@ _TIME = "%Y-%m-%d %H:%M:%S"
 _SHORT_TIME = "%Y-%m-%d %H:%M"
 
 
-def _inline(name: str) -> Markup:
-    """A style sheet of `templates/`, put in the page verbatim and allowed by its hash."""
-    text = resources.files("vera.viewer").joinpath(f"templates/{name}").read_text("utf-8")
-    if "</style" in text.lower() or "<!--" in text:
-        raise RuntimeError(f"templates/{name} must not contain '</style' or '<!--'")
-    return Markup(text)
-
-
-EXTRA_STYLE = _inline("view.css")
+EXTRA_STYLE = inline_template("vera.viewer", "view.css", "style")
 """What the view's own pages add to the report's style sheet."""
-
-
-def _csp_hash(text: str) -> str:
-    digest = hashlib.sha256(text.encode("utf-8")).digest()
-    return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
 
 
 def _policy(styles: str, scripts: str) -> str:
@@ -82,7 +66,7 @@ def _policy(styles: str, scripts: str) -> str:
     )
 
 
-PAGE_POLICY = _policy(f"{_csp_hash(STYLE)} {_csp_hash(EXTRA_STYLE)}", "'none'")
+PAGE_POLICY = _policy(f"{csp_hash(STYLE)} {csp_hash(EXTRA_STYLE)}", "'none'")
 """The content security policy of the view's own pages: their two style sheets, no script."""
 _REPORT_META = re.compile(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">')
 
@@ -126,19 +110,12 @@ def compare_url(a: str, b: str) -> str:
     return "/compare?" + urlencode({"a": a, "b": b})
 
 
-_OUTCOME_CLASS = {
-    Outcome.PASS: "pass",
-    Outcome.FAIL: "fail",
-    Outcome.PASS_WITH_CONTRADICTION: "warn",
-}
-
-
 def outcome_badge(outcome: SampleOutcome) -> Markup:
     """A sample's badge as the report shows it: a symbol and a colour, and the label."""
     style = OUTCOMES[outcome.outcome]
     return Markup(
         '<span class="badge outcome {}" title="{}"><span aria-hidden="true">{}</span> {}</span>'
-    ).format(_OUTCOME_CLASS.get(outcome.outcome, "none"), outcome.why, style.symbol, outcome.label)
+    ).format(style.css, outcome.why, style.symbol, outcome.label)
 
 
 def claim_verdict(verdict: Verdict | None) -> Markup:
@@ -152,14 +129,8 @@ def claim_verdict(verdict: Verdict | None) -> Markup:
 
 
 def _environment() -> Environment:
-    env = Environment(
-        loader=PackageLoader("vera.viewer", "templates"),
-        autoescape=True,
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters.update(FILTERS, run_url=run_url)
+    env = template_environment("vera.viewer")
+    env.filters.update(run_url=run_url)
     env.globals.update(
         css=STYLE,
         extra_css=EXTRA_STYLE,
