@@ -18,25 +18,19 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import pytest
 from tests.support import chromium
 from tests.support.chromium import ARTIFACTS, READY, Log
+from tests.support.view_history import METRICS, History, make_history
 
 from vera.comparison import verdict_changes
 from vera.history import RunStore
-from vera.plan import DatasetRef, build_plan
-from vera.run import run_plan
-from vera.settings import Settings
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page, Playwright
-
-METRICS = ["faithfulness", "hallucination_rate"]
 
 
 def _missing() -> str | None:
@@ -46,41 +40,11 @@ def _missing() -> str | None:
     return chromium.missing()
 
 
-@dataclass
-class History:
-    path: Path
-    technical: str
-    a: str
-    b: str
-
-
-def _run(path: Path, source: str, judge: str, pipeline: str | None = None) -> str:
-    settings = Settings(judge=judge, history_path=path, cache=False, concurrency=1)
-    plan = build_plan(
-        dataset=DatasetRef(source=source), metrics=METRICS, settings=settings, pipeline=pipeline
-    )
-    run_id = run_plan(plan).run_id
-    assert run_id is not None
-    return run_id
-
-
 @pytest.fixture(scope="module")
 def history(tmp_path_factory: pytest.TempPathFactory) -> History:
     """Made before Playwright starts: its driver runs an event loop in this thread, and a run
     refuses to start inside one."""
-    path = tmp_path_factory.mktemp("history") / "runs.sqlite"
-    technical = _run(path, "technical", "offline", pipeline="naive-rag")
-    a = _run(path, "example", "offline:learned")
-    b = _run(path, "example", "offline")
-    # A run as a killed process leaves it: started, three samples stored, never finished.
-    store = RunStore(path)
-    try:
-        unfinished = store.start("example", store.plan(b))
-        for position, result in enumerate(list(store.iter_results(b))[:3]):
-            store.add_result(unfinished, position, result)
-    finally:
-        store.close()
-    return History(path, technical, a, b)
+    return make_history(tmp_path_factory.mktemp("history"))
 
 
 @pytest.fixture(scope="module")

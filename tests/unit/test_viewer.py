@@ -21,7 +21,6 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
@@ -29,66 +28,15 @@ import httpx
 import pytest
 from markupsafe import escape
 from starlette.testclient import TestClient
+from tests.support.view_history import METRICS, History, make_history, stored_run
 
 from vera.comparison import compare_reports, verdict_changes
 from vera.errors import ConfigError
 from vera.history import RunStore
 from vera.outputs import stored_report_html, write_stored_report
-from vera.plan import DatasetRef, build_plan
-from vera.run import run_plan
-from vera.settings import Settings
 from vera.sqlite_file import MissingStoreError, StoreError
 from vera.viewer import INSTALL, create_app, pages, serve
 from vera.viewer.pages import run_url
-
-METRICS = ["faithfulness", "hallucination_rate"]
-
-
-@dataclass
-class History:
-    path: Path
-    technical: str
-    a: str
-    """`example` judged by offline:learned."""
-    b: str
-    """`example` judged by offline, after A."""
-    running: str
-
-    @property
-    def ids(self) -> list[str]:
-        return [self.technical, self.a, self.b, self.running]
-
-
-def _run(path: Path, source: str, judge: str, pipeline: str | None = None) -> str:
-    settings = Settings(judge=judge, history_path=path, cache=False)
-    plan = build_plan(
-        dataset=DatasetRef(source=source), metrics=METRICS, settings=settings, pipeline=pipeline
-    )
-    run_id = run_plan(plan).run_id
-    assert run_id is not None
-    return run_id
-
-
-def make_history(folder: Path) -> History:
-    path = folder / "runs.sqlite"
-    technical = _run(path, "technical", "offline", pipeline="naive-rag")
-    a = _run(path, "example", "offline:learned")
-    b = _run(path, "example", "offline")
-    return History(path, technical, a, b, _unfinished(path, b))
-
-
-def _unfinished(path: Path, like: str) -> str:
-    """A run of `example` as a killed process leaves it: started, three samples stored, and
-    never finished (what the runner writes as it goes, without the rest of the run)."""
-    store = RunStore(path)
-    try:
-        plan = store.plan(like)
-        run_id = store.start("example", plan)
-        for position, result in enumerate(list(store.iter_results(like))[:3]):
-            store.add_result(run_id, position, result)
-    finally:
-        store.close()
-    return run_id
 
 
 @pytest.fixture(scope="module")
@@ -354,7 +302,7 @@ def test_text_from_the_dataset_is_shown_as_text(tmp_path: Path) -> None:
     runs = []
     for response in (fact, f"The refund window is 90 days {HOSTILE}."):
         data.write_text(json.dumps({**row, "response": response}) + "\n", encoding="utf-8")
-        runs.append(_run(path, str(data), "offline"))
+        runs.append(stored_run(path, str(data), "offline"))
     client = TestClient(create_app(path))
     for url in ("/", f"/compare?a={runs[0]}&b={runs[1]}", run_url(runs[1])):
         page = client.get(url).text

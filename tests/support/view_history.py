@@ -1,0 +1,66 @@
+"""A run history of real runs for `vera view`'s tests, made through the library.
+
+The bundled `technical` dataset through the naive-rag pipeline; `example` judged by
+`offline:learned` (A) and then by `offline` (B), whose verdicts differ; and an `example` run
+left unfinished after three samples, as a killed process leaves it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from vera.history import RunStore
+from vera.plan import DatasetRef, build_plan
+from vera.run import run_plan
+from vera.settings import Settings
+
+METRICS = ["faithfulness", "hallucination_rate"]
+
+
+@dataclass
+class History:
+    path: Path
+    technical: str
+    a: str
+    """`example` judged by offline:learned."""
+    b: str
+    """`example` judged by offline, after A."""
+    running: str
+
+    @property
+    def ids(self) -> list[str]:
+        return [self.technical, self.a, self.b, self.running]
+
+
+def stored_run(path: Path, source: str, judge: str, pipeline: str | None = None) -> str:
+    """A finished run of `source` on `METRICS`, stored in the history at `path`; its id."""
+    settings = Settings(judge=judge, history_path=path, cache=False)
+    plan = build_plan(
+        dataset=DatasetRef(source=source), metrics=METRICS, settings=settings, pipeline=pipeline
+    )
+    run_id = run_plan(plan).run_id
+    assert run_id is not None
+    return run_id
+
+
+def make_history(folder: Path) -> History:
+    path = folder / "runs.sqlite"
+    technical = stored_run(path, "technical", "offline", pipeline="naive-rag")
+    a = stored_run(path, "example", "offline:learned")
+    b = stored_run(path, "example", "offline")
+    return History(path, technical, a, b, _unfinished(path, b))
+
+
+def _unfinished(path: Path, like: str) -> str:
+    """A run of `example` as a killed process leaves it: started, three samples stored, and
+    never finished (what the runner writes as it goes, without the rest of the run)."""
+    store = RunStore(path)
+    try:
+        plan = store.plan(like)
+        run_id = store.start("example", plan)
+        for position, result in enumerate(list(store.iter_results(like))[:3]):
+            store.add_result(run_id, position, result)
+    finally:
+        store.close()
+    return run_id
