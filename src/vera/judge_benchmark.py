@@ -39,6 +39,7 @@ from vera.judges.base import Judge
 from vera.judges.registry import create_judge
 from vera.pipelines.verification import support
 from vera.settings import DEFAULT_CONCURRENCY, Settings
+from vera.sync import run_sync
 from vera.types import Claim, ClaimVerdict, Sample, Verdict
 
 __all__ = [
@@ -381,15 +382,10 @@ def benchmark_judge(
         JudgeError: the judge failed on a row; no figures are given from part of the file.
         RuntimeError: inside a running event loop; use `await abenchmark_judge(...)` there.
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(
-            abenchmark_judge(
-                path, judge, settings=settings, concurrency=concurrency, limit=limit, where=where
-            )
-        )
-    raise RuntimeError(
-        "benchmark_judge was called inside a running event loop (Jupyter, an async app); use "
-        "`await vera.judge_benchmark.abenchmark_judge(...)` there"
+    return run_sync(
+        abenchmark_judge(
+            path, judge, settings=settings, concurrency=concurrency, limit=limit, where=where
+        ),
+        inside_a_loop="benchmark_judge was called inside a running event loop (Jupyter, an "
+        "async app); use `await vera.judge_benchmark.abenchmark_judge(...)` there",
     )

@@ -8,7 +8,6 @@ synchronous edge.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import itertools
 import os
@@ -34,6 +33,7 @@ from vera.plan import QUICK_SAMPLES, RunPlan
 from vera.report import Report, SampleResult
 from vera.runner import run_pass
 from vera.sample_limits import SampleLimits
+from vera.sync import run_sync
 from vera.types import Context, Sample
 from vera.types.secrets import is_redacted, redact
 
@@ -487,11 +487,8 @@ def run_plan(
 ) -> RunResult:
     """`arun_plan` from synchronous code: the one event loop of the run. Inside a running
     loop (Jupyter, an async app) use `await arun_plan(...)`."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(arun_plan(plan, bindings, resume=resume, observer=observer))
-    raise RuntimeError(
-        "vera was called inside a running event loop (Jupyter, an async app); use the async "
-        "form there: `await vera.aevaluate(...)` or `await vera.arun_plan(...)`"
+    return run_sync(
+        arun_plan(plan, bindings, resume=resume, observer=observer),
+        inside_a_loop="vera was called inside a running event loop (Jupyter, an async app); "
+        "use the async form there: `await vera.aevaluate(...)` or `await vera.arun_plan(...)`",
     )

@@ -16,7 +16,6 @@ else the offline judge.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
@@ -26,6 +25,7 @@ from vera.judges.offline import OfflineJudge
 from vera.metrics.base import MetricResult, MetricStatus
 from vera.metrics.faithfulness import Faithfulness
 from vera.metrics.hallucination import HallucinationRate
+from vera.sync import run_sync
 from vera.types import Context, Sample, Verdict
 
 __all__ = ["assert_faithful", "assert_faithful_async", "assert_no_hallucination"]
@@ -131,9 +131,7 @@ def assert_no_hallucination(
 
 
 def _run(coroutine: Coroutine[Any, Any, MetricResult]) -> MetricResult:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    coroutine.close()
-    raise RuntimeError("inside a running event loop, use `await assert_faithful_async(...)`")
+    return run_sync(
+        coroutine,
+        inside_a_loop="inside a running event loop, use `await assert_faithful_async(...)`",
+    )

@@ -42,6 +42,7 @@ from vera.providers.cost import BudgetExceededError, merge_summaries
 from vera.providers.jsonparse import try_parse_json_object
 from vera.providers.managed import ManagedChatModel
 from vera.settings import Settings
+from vera.sync import run_sync
 from vera.types import Context
 
 __all__ = ["GENERATOR_MAX_TOKENS", "GenerationResult", "generate_testset", "task_messages"]
@@ -163,7 +164,11 @@ def generate_testset(
         retriever=BM25Retriever.from_documents(corpus),
     )
     chunks = chunk_corpus(corpus)
-    attempted = asyncio.run(_rounds(run, chunks, n, weights, seed, settings.concurrency))
+    attempted = run_sync(
+        _rounds(run, chunks, n, weights, seed, settings.concurrency),
+        inside_a_loop="generate_testset was called inside a running event loop (Jupyter, an "
+        "async app); call it in a thread there: `await asyncio.to_thread(generate_testset, ...)`",
+    )
     return _result(run, corpus, n, attempted)
 
 

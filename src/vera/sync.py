@@ -1,0 +1,26 @@
+"""The sync edge: a library call from synchronous code runs its coroutine in one new event
+loop. Inside a running loop (Jupyter, an async app) there is none to make, so the call fails
+saying what to use there instead, and the coroutine is closed unrun rather than left to warn
+that it was never awaited.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+__all__ = ["run_sync"]
+
+T = TypeVar("T")
+
+
+def run_sync(coroutine: Coroutine[Any, Any, T], *, inside_a_loop: str) -> T:
+    """`coroutine`'s result, from its own event loop; `RuntimeError(inside_a_loop)` when
+    called inside a running one."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    coroutine.close()
+    raise RuntimeError(inside_a_loop)
