@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,7 +15,6 @@ from vera.errors import ConfigError, VeraError
 from vera.history import RunStore, open_history
 from vera.plan import RunPlan
 from vera.report import Report, ResultSource, SampleResult
-from vera.reports.html import render_html
 from vera.reports.registry import RenderContext, format_for_path, render_report
 from vera.reports.view import HistoryPoint
 from vera.types import Sample
@@ -202,13 +202,7 @@ def stored_report_html(
     above the title (`vera view`'s pages). `ConfigError` for an unknown or unfinished run."""
     report, source = _stored_run(store, run_id)
     context = render_context(report, "html", source=source, store=store)
-    return render_html(
-        report,
-        samples=context.samples,
-        history=context.history,
-        results=context.sample_results(report),
-        links=links,
-    )
+    return render_report("html", report, replace(context, links=links))
 
 
 def write_stored_report(

@@ -47,12 +47,14 @@ class RenderContext:
     """What a format may need besides the report: the evaluated `samples` by id (the HTML report
     shows responses with their claims in place), earlier runs' `history` for trend charts
     (oldest first), the quality gate's `gate_failures`, and `results`, where a run streamed its
-    per-sample results to the run store instead of keeping them in `report.samples`."""
+    per-sample results to the run store instead of keeping them in `report.samples`. `links`
+    are (label, URL) pairs the HTML report shows above its title (`vera view`'s pages)."""
 
     samples: Mapping[str, Sample] = field(default_factory=dict)
     history: Sequence[HistoryPoint] = ()
     gate_failures: Sequence[str] = ()
     results: ResultSource | None = None
+    links: Sequence[tuple[str, str]] = ()
 
     def sample_results(self, report: Report) -> Iterable[SampleResult]:
         """Every sample's result, in dataset order, read once: from `results` when the run
@@ -102,6 +104,7 @@ def _html(report: Report, context: RenderContext) -> str:
         samples=context.samples,
         history=context.history,
         results=context.sample_results(report),
+        links=context.links,
     )
 
 
