@@ -11,16 +11,14 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from vera.outcome import SampleOutcome, sample_outcome
 from vera.report import ClaimRecord, Report, SampleResult, SampleStatus
 from vera.stats import bootstrap_ci
 from vera.types import Verdict
-
-if TYPE_CHECKING:
-    from vera.reports.outcome import SampleOutcome
 
 __all__ = [
     "ClaimChange",
@@ -190,7 +188,7 @@ _CLAIM_GOODNESS = {
     Verdict.NO_EVIDENCE: 1,
     Verdict.CONTRADICTED: 0,
 }
-# Keyed by `vera.reports.outcome.Outcome`'s values (a StrEnum, so they hash alike): that module
+# Keyed by `vera.outcome.Outcome`'s values (a StrEnum, so they hash alike): that module
 # is imported only when a change is computed (see `verdict_changes`). An error ranks above a
 # fail so that pass -> fail is the worst move of all.
 _OUTCOME_GOODNESS = {
@@ -293,10 +291,6 @@ def verdict_changes(
     verdicts changed; claims pair by their normalised text. Worst change first: by how far the
     badge fell (pass -> fail first), then by how far the claims' verdicts fell, then by id; the
     improvements come last. Samples only one run has do not pair and are left out."""
-    # vera.reports imports this module (its view shows MetricComparison), so the outcome
-    # module is imported on use: at the top it would make an import cycle.
-    from vera.reports.outcome import sample_outcome
-
     earlier = {result.id: result for result in before}
     found = []
     for result in after:

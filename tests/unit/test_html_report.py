@@ -24,11 +24,11 @@ import vera
 from vera.comparison import MetricComparison, baseline_comparison, relative_change, significant
 from vera.errors import RunStopError
 from vera.judges import OfflineJudge
+from vera.outcome import Outcome, sample_outcome
 from vera.report import Report, SampleResult, SampleStatus
 from vera.reports import HistoryPoint, render_html
 from vera.reports.charts import Bar, bar_panel, histogram
 from vera.reports.html import read_samples
-from vera.reports.outcome import Outcome, sample_outcome
 from vera.reports.samples import OUTCOMES, VERDICTS, unpack
 from vera.runner import run_pass
 from vera.types import Claim, Context, Sample, Verdict

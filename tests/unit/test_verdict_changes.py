@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from vera import comparison
 from vera.comparison import ClaimChange, verdict_changes
+from vera.outcome import Outcome
 from vera.report import ClaimRecord, SampleResult, SampleStatus
-from vera.reports.outcome import Outcome
 from vera.types import Verdict
 from vera.types.results import MetricResult, MetricStatus
 

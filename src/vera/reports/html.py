@@ -30,11 +30,11 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from vera._version import __version__
+from vera.outcome import sample_outcome
 from vera.report import Report, SampleResult, SampleStatus
 from vera.reports import view
 from vera.reports.calibration import calibration_lines
 from vera.reports.cascade import cascade_summary
-from vera.reports.outcome import sample_outcome
 from vera.reports.samples import OUTCOMES, VERDICTS, PackedSamples, SamplePacker, unpack
 from vera.reports.view import HistoryPoint, SampleTally
 from vera.types import Sample

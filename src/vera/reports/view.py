@@ -16,9 +16,9 @@ from typing import Any
 from markupsafe import Markup
 
 from vera.comparison import RELATIVE_FLOOR, MetricComparison, relative_change, significant
+from vera.outcome import Outcome, sample_outcome
 from vera.report import RUN_FIGURES, GroupStats, MetricSummary, Report, SampleResult, SampleStatus
 from vera.reports.charts import Bar, bar_panel, histogram, range_bar, trend_chart
-from vera.reports.outcome import Outcome, sample_outcome
 from vera.stats import Estimate, ValueCounts
 
 __all__ = [

@@ -29,10 +29,10 @@ from vera.comparison import (
 )
 from vera.errors import ConfigError
 from vera.history import RunRecord, RunStore
+from vera.outcome import SampleOutcome
 from vera.outputs import TREND_RUNS, stored_report_html
 from vera.report import Report
 from vera.reports.html import STYLE, csp_hash, inline_template, template_environment
-from vera.reports.outcome import SampleOutcome
 from vera.reports.samples import OUTCOMES, VERDICTS
 from vera.reports.view import HistoryPoint, Panel, meets, trend_panels
 from vera.types import Verdict

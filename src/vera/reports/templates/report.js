@@ -182,7 +182,7 @@
       detail ? body(detail, rank, status, values) : missing());
     return put(node, details);
   }
-  // The sample's one badge, from every gated metric (vera.reports.outcome): a failure names
+  // The sample's one badge, from every gated metric (vera.outcome): a failure names
   // each failed metric with its score; its title is the sentence that decided it.
   function outcomeBadge(values, detail) {
     const outcome = data.outcomes[values[7]];
