@@ -7,9 +7,10 @@ character-level F1 of the claims marked unsupported against `hallucinated_spans`
 and throughput. The measuring is `vera.judge_benchmark`'s (also `vera benchmark FILE`); this
 script adds what only VERA's own training needs: RAGTruth folds and another model card.
 
-A response is flagged unfaithful when any claim is not FULLY_SUPPORTED; its score for AUROC is
-`1 - min support` over its claims: the judge's probability that its least supported claim is
-unsupported where it gives one (`ClaimVerdict.entailment`), else that of the verdict's weight.
+A response is flagged unfaithful as `vera eval` decides it: when its faithfulness score fails
+the metric's default threshold (0.5), and ranked for AUROC by 1 - faithfulness. `--rule
+any-claim` flags it when any claim is not FULLY_SUPPORTED and ranks it by `1 - min support`
+over its claims (`vera.judge_benchmark` defines both).
 
 `--fold 1` keeps only the RAGTruth rows whose source document is in fold 1 of the fixed split
 the offline judge's verifier was trained with (`training/verifier/`): documents it never saw.
@@ -84,7 +85,7 @@ def summarise(
 
 
 def figures_of(result: JudgeBenchmark, args: argparse.Namespace) -> dict[str, Any]:
-    figures: dict[str, Any] = {"judge": result.judge, "rows": result.rows}
+    figures: dict[str, Any] = {"judge": result.judge, "rule": result.rule, "rows": result.rows}
     if args.model is not None:
         figures["model"] = str(args.model)
     if args.min_support is not None:
@@ -101,11 +102,17 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--out", type=Path, default=None, help="write the figures as JSON")
+    parser.add_argument(
+        "--rule",
+        choices=("faithfulness", "any-claim"),
+        default="faithfulness",
+        help="flag by faithfulness below its threshold, or by any claim not fully supported",
+    )
     parser.add_argument("--fold", type=int, choices=(0, 1), help="only RAGTruth rows of this fold")
     parser.add_argument(
         "--model",
         type=Path,
-        help="offline:learned with this support_model.json (train_features.py --write-heldout)",
+        help="an offline judge with this support_model.json (train_features.py --write-heldout)",
     )
     parser.add_argument(
         "--min-support",
@@ -120,9 +127,15 @@ def main() -> None:
     settings = load_settings({"judge": args.judge, "offline_min_support": args.min_support})
     judge: Judge | str = args.judge
     if args.model is not None:
-        if args.judge.replace(" ", "").lower() != "offline:learned":
-            raise SystemExit("--model needs --judge offline:learned")
-        judge = OfflineJudge(learned=True, min_support=args.min_support, model_path=args.model)
+        spec = args.judge.replace(" ", "").lower()
+        if spec not in ("offline", "offline:learned"):
+            raise SystemExit("--model needs --judge offline or offline:learned")
+        learned = spec == "offline:learned"
+        judge = OfflineJudge(
+            learned=learned,
+            min_support=args.min_support if learned else None,
+            model_path=args.model,
+        )
     fold = args.fold
     try:
         result = benchmark_judge(
@@ -132,6 +145,7 @@ def main() -> None:
             concurrency=args.concurrency,
             limit=args.limit or None,
             where=None if fold is None else (lambda row: fold_of(row.sample.id) == fold),
+            rule="any_claim" if args.rule == "any-claim" else "faithfulness",
         )
     except VeraError as exc:
         raise SystemExit(f"error: {exc}") from None

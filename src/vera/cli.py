@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 import warnings
 from collections.abc import Callable, Sequence
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
@@ -27,7 +28,7 @@ from vera.datasets.bundled import BUNDLED
 from vera.errors import ConfigError, JudgeError, VeraError
 from vera.estimate import RunEstimate, estimate_plan
 from vera.history import DEFAULT_HISTORY_PATH, RunStore
-from vera.judge_benchmark import JudgeBenchmark, benchmark_judge
+from vera.judge_benchmark import JudgeBenchmark, Rule, benchmark_judge
 from vera.metrics.registry import metric_classes
 from vera.outputs import check_output_paths, write_run_reports, write_stored_report
 from vera.plan import (
@@ -895,6 +896,19 @@ def view_command(
         _fail(exc)
 
 
+class BenchmarkRule(StrEnum):
+    """`vera benchmark --rule`: how an answer is flagged (`vera.judge_benchmark.Rule`)."""
+
+    FAITHFULNESS = "faithfulness"
+    ANY_CLAIM = "any-claim"
+
+
+_BENCHMARK_RULES: dict[BenchmarkRule, Rule] = {
+    BenchmarkRule.FAITHFULNESS: "faithfulness",
+    BenchmarkRule.ANY_CLAIM: "any_claim",
+}
+
+
 @app.command("benchmark")
 def benchmark_command(
     file: Annotated[
@@ -914,6 +928,14 @@ def benchmark_command(
     json_path: Annotated[
         Path | None, typer.Option("--json", help="Write the figures as JSON here.")
     ] = None,
+    rule: Annotated[
+        BenchmarkRule,
+        typer.Option(
+            "--rule",
+            help="faithfulness: flag an answer whose faithfulness fails its threshold, as vera "
+            "eval does; any-claim: flag one with any claim not fully supported.",
+        ),
+    ] = BenchmarkRule.FAITHFULNESS,
 ) -> None:
     """Measure a judge on your own labels: how well it finds the unfaithful answers
     (precision, recall, F1, balanced accuracy, AUROC; per task type; span overlap).
@@ -926,7 +948,12 @@ def benchmark_command(
             {"judge": judge, "offline_min_support": offline_min_support, "concurrency": concurrency}
         )
         result = benchmark_judge(
-            file, settings.judge, settings=settings, concurrency=settings.concurrency, limit=limit
+            file,
+            settings.judge,
+            settings=settings,
+            concurrency=settings.concurrency,
+            limit=limit,
+            rule=_BENCHMARK_RULES[rule],
         )
     except JudgeError as exc:
         # The file was fine but the judge failed on a row: figures from part of the file would
@@ -965,7 +992,12 @@ def _print_benchmark(result: JudgeBenchmark) -> None:
         ]
         for name, g in result.groups.items()
     ]
-    title = f"Judge {result.judge} · {result.path} · {result.rows} rows"
+    flagged = (
+        "faithfulness below its threshold"
+        if result.rule == "faithfulness"
+        else "any claim not fully supported"
+    )
+    title = f"Judge {result.judge} · {result.path} · {result.rows} rows · flagged: {flagged}"
     print_table(out, title, _BENCHMARK_COLUMNS, rows)
     span = result.span
     if span is not None:

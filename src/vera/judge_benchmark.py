@@ -10,13 +10,16 @@ task type; `dataset` stands in when it is absent) and `hallucinated_spans` (`{st
 character offsets in the response that a person marked). Sample fields may be spelled as
 `vera eval` reads them (`answer`, `retrieved_contexts`, ...).
 
-The judge analyses every response as `vera eval` does. A response is flagged unfaithful when
-any of its claims is not FULLY_SUPPORTED. Its score for AUROC is `1 - min support` over its
-claims: the judge's probability that its least supported claim is supported where it gives one
-(`ClaimVerdict.entailment`), else that of the verdict's weight; a response without claims
-scores 0. Unfaithful is the positive class, as in the benchmark literature (RAGTruth, Luna).
-Span figures count characters: those of the claims marked unsupported against those people
-marked, over the rows that have `hallucinated_spans`.
+The judge analyses every response as `vera eval` does, and by default (`rule="faithfulness"`)
+the response is judged as `vera eval` judges it: flagged unfaithful when its faithfulness score
+(the default `Faithfulness` metric) fails the metric's threshold, 0.5, and ranked for AUROC by
+`1 - faithfulness`. With `rule="any_claim"` it is flagged when any of its claims is not
+FULLY_SUPPORTED and ranked by `1 - min support` over its claims: the judge's probability that
+its least supported claim is supported where it gives one (`ClaimVerdict.entailment`), else
+that of the verdict's weight. A response without claims is faithful under both rules.
+Unfaithful is the positive class, as in the benchmark literature (RAGTruth, Luna). Span figures
+count characters: those of the claims not FULLY_SUPPORTED against those people marked, over the
+rows that have `hallucinated_spans`.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -37,16 +40,18 @@ from vera.datasets.validate import RowRules, validate_row
 from vera.errors import DatasetError, DatasetRowError
 from vera.judges.base import Judge
 from vera.judges.registry import create_judge
+from vera.metrics.faithfulness import Faithfulness
 from vera.pipelines.verification import support
 from vera.settings import DEFAULT_CONCURRENCY, Settings
 from vera.sync import run_sync
-from vera.types import Claim, ClaimVerdict, Sample, Verdict
+from vera.types import Claim, ClaimAnalysis, ClaimVerdict, Sample, Verdict
 
 __all__ = [
     "GroupFigures",
     "JudgeBenchmark",
     "LabelledRow",
     "RowOutcome",
+    "Rule",
     "SpanFigures",
     "abenchmark_judge",
     "benchmark_figures",
@@ -59,6 +64,13 @@ OVERALL = "all"
 """The group every row is in; a task type may not take its name."""
 
 Span = tuple[int, int]
+
+Rule = Literal["faithfulness", "any_claim"]
+"""How a response is flagged and ranked: as `vera eval`'s faithfulness metric does (the
+default), or by its least supported claim (see the module docstring)."""
+RULES: tuple[Rule, ...] = ("faithfulness", "any_claim")
+
+_FAITHFULNESS = Faithfulness()
 
 
 @dataclass(frozen=True)
@@ -127,6 +139,8 @@ class JudgeBenchmark(BaseModel):
     path: str
     judge: str
     """The judge's spec, which rebuilds it."""
+    rule: Rule = "faithfulness"
+    """How each response was flagged and ranked."""
     rows: int
     groups: dict[str, GroupFigures]
     """"all", then each task type in the order the file first names it."""
@@ -300,26 +314,35 @@ def _span_figures(
     )
 
 
-def _outcome(claims: Sequence[Claim], verdicts: Sequence[ClaimVerdict]) -> RowOutcome:
+def _outcome(
+    sample: Sample, claims: Sequence[Claim], verdicts: Sequence[ClaimVerdict], rule: Rule
+) -> RowOutcome:
     unsupported = [
         c for c, v in zip(claims, verdicts, strict=True) if v.verdict is not Verdict.FULLY_SUPPORTED
     ]
+    marked = tuple(c.span for c in unsupported if c.span is not None)
+    if rule == "faithfulness":
+        result = _FAITHFULNESS.score(
+            sample, ClaimAnalysis(claims=tuple(claims), verdicts=tuple(verdicts))
+        )
+        score = 1.0 if result.score is None else result.score
+        return RowOutcome(flagged=result.passed is False, score=1.0 - score, marked=marked)
     supports = [support(v) for v in verdicts]
     return RowOutcome(
         flagged=bool(unsupported),
         score=1.0 - min(supports) if supports else 0.0,
-        marked=tuple(c.span for c in unsupported if c.span is not None),
+        marked=marked,
     )
 
 
 async def _judge_rows(
-    rows: Sequence[LabelledRow], judge: Judge, concurrency: int
+    rows: Sequence[LabelledRow], judge: Judge, concurrency: int, rule: Rule
 ) -> list[RowOutcome]:
     slots = asyncio.Semaphore(concurrency)
 
     async def one(row: LabelledRow) -> RowOutcome:
         async with slots:
-            return _outcome(*await analyse_claims(row.sample, judge))
+            return _outcome(row.sample, *await analyse_claims(row.sample, judge), rule)
 
     return list(await asyncio.gather(*(one(row) for row in rows)))
 
@@ -332,20 +355,24 @@ async def abenchmark_judge(
     concurrency: int = DEFAULT_CONCURRENCY,
     limit: int | None = None,
     where: Callable[[LabelledRow], bool] | None = None,
+    rule: Rule = "faithfulness",
 ) -> JudgeBenchmark:
     """`benchmark_judge` in a running event loop (Jupyter, an async app)."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {', '.join(RULES)}; got {rule!r}")
     if isinstance(judge, str):
         judge = create_judge(judge, settings or Settings())
     rows = read_labelled_rows(path, limit=limit, where=where)
     started = time.perf_counter()
-    outcomes = await _judge_rows(rows, judge, concurrency)
+    outcomes = await _judge_rows(rows, judge, concurrency, rule)
     elapsed = time.perf_counter() - started
     groups, span = benchmark_figures(rows, outcomes)
     return JudgeBenchmark(
         path=str(path),
         judge=judge.spec,
+        rule=rule,
         rows=len(rows),
         groups=groups,
         span=span,
@@ -362,6 +389,7 @@ def benchmark_judge(
     concurrency: int = DEFAULT_CONCURRENCY,
     limit: int | None = None,
     where: Callable[[LabelledRow], bool] | None = None,
+    rule: Rule = "faithfulness",
 ) -> JudgeBenchmark:
     """Run `judge` over the labelled JSONL file at `path` and measure how well it finds the
     unfaithful answers (see the module docstring for the format and the definitions).
@@ -374,6 +402,8 @@ def benchmark_judge(
         concurrency: rows judged at once.
         limit: judge only the first `limit` rows (that `where` keeps).
         where: judge only the rows for which it is true.
+        rule: "faithfulness" flags a response whose faithfulness fails its default threshold,
+            as `vera eval` does; "any_claim" one with any claim not FULLY_SUPPORTED.
 
     Raises:
         DatasetError: the file cannot be read or has no row.
@@ -384,7 +414,13 @@ def benchmark_judge(
     """
     return run_sync(
         abenchmark_judge(
-            path, judge, settings=settings, concurrency=concurrency, limit=limit, where=where
+            path,
+            judge,
+            settings=settings,
+            concurrency=concurrency,
+            limit=limit,
+            where=where,
+            rule=rule,
         ),
         inside_a_loop="benchmark_judge was called inside a running event loop (Jupyter, an "
         "async app); use `await vera.judge_benchmark.abenchmark_judge(...)` there",

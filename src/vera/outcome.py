@@ -3,9 +3,10 @@ metric, and never a plain "pass" for a sample with a contradicted claim.
 
 Each metric gates a sample on its own threshold (`MetricResult.passed`). A sample passes when
 every metric that gave a pass or fail passed; it fails when any failed, and the badge names
-them. A sample that passes although one of its claims is contradicted (a 0.75 faithfulness
-clears the default 0.5 threshold with one of four claims contradicted) is shown as a pass with
-a warning, and `why` says which thresholds it cleared.
+them. A sample that passes although one of its claims is contradicted (with a judge scored by
+the mean of verdict weights, a 0.75 faithfulness clears the default 0.5 threshold with one of
+four claims contradicted) is shown as a pass with a warning, and `why` says which thresholds
+it cleared.
 """
 
 from __future__ import annotations

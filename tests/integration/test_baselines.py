@@ -57,7 +57,10 @@ def test_metrics_separate_the_baselines(reports: dict[str, vera.Report]) -> None
     assert naive.metrics["hallucination_rate"] >= 0.2
     assert simple.metrics["hallucination_rate"] < naive.metrics["hallucination_rate"] / 2
     assert full.metrics["hallucination_rate"] == 0.0
-    assert full.metrics["faithfulness"] == 1.0 > naive.metrics["faithfulness"]
+    # Faithfulness is the product of the claims' probabilities of support: the verified
+    # answers, extracts of the documents, score near 1 and every one passes.
+    assert full.metrics["faithfulness"] >= 0.9 > naive.metrics["faithfulness"]
+    assert all(r.results["faithfulness"].passed for r in full.samples)
 
     def invented(report: vera.Report) -> int:
         return sum("cyber insurance" in c.text for r in report.samples for c in r.claims)

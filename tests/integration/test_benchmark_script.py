@@ -88,18 +88,22 @@ def test_the_learned_judge_threshold_can_be_tried_from_the_command_line(tmp_path
     # Faithful, but in other words.
     paraphrase = row("ragtruth-5-a", "QA", "Admission is 12 euros.", None)
     rows = [*ROWS, paraphrase]
-    lenient = run(tmp_path, "--judge", "offline:learned", "--min-support", "0", rows=rows)
-    strict = run(tmp_path, "--judge", "offline:learned", "--min-support", "1", rows=rows)
+    # The threshold decides verdicts, so the dial is seen through the any-claim rule.
+    learned = ("--judge", "offline:learned", "--rule", "any-claim")
+    lenient = run(tmp_path, *learned, "--min-support", "0", rows=rows)
+    strict = run(tmp_path, *learned, "--min-support", "1", rows=rows)
     assert (lenient["min_support"], strict["min_support"]) == (0.0, 1.0)
+    assert lenient["rule"] == "any_claim"
     assert lenient["rows"] == strict["rows"] == 5
     loose, tight = lenient["all"], strict["all"]
     assert isinstance(loose, dict) and isinstance(tight, dict)
     assert loose["recall"] == 0.0 and loose["balanced_accuracy"] == 0.5  # nothing flagged
     assert tight["recall"] == 1.0 and tight["precision"] == 2 / 5  # every answer flagged
-    shipped = run(tmp_path, "--judge", "offline:learned", rows=rows)["all"]
+    shipped = run(tmp_path, *learned, rows=rows)["all"]
     assert isinstance(shipped, dict) and shipped["recall"] == 1.0  # both planted errors caught
     limited = run(tmp_path, "--judge", "offline:learned", "--limit", "2", rows=rows)
     assert limited["rows"] == 2 and "min_support" not in limited
+    assert limited["rule"] == "faithfulness"  # as vera eval decides, unless told otherwise
 
 
 def test_auroc_counts_ties_half_and_needs_both_classes() -> None:

@@ -3,6 +3,7 @@ in-memory documents, with the frameworks' own fake chat model, mock LLM and mock
 network), judged by the offline judge."""
 
 import json
+import math
 import re
 import shlex
 import subprocess
@@ -34,6 +35,8 @@ from llama_index.core.response_synthesizers.no_text import NoText
 import vera
 from vera import ConfigError
 from vera.pipelines.user import as_pipeline, load_user_pipeline
+from vera.report import SampleResult
+from vera.types import Verdict
 
 DOCS = Path(__file__).parents[2] / "docs"
 FACT = "The refund window is 30 days from delivery."
@@ -43,6 +46,19 @@ QUERY = "How long is the refund window?"
 
 def sample(sample_id: str = "refunds", query: str = QUERY) -> vera.Sample:
     return vera.Sample(id=sample_id, query=query, citations=["policy-refunds"])
+
+
+def assert_quote_is_faithful(result: SampleResult) -> None:
+    """A response that quotes its contexts: the offline judge finds every claim supported, and
+    faithfulness, the probability that all of them are (the product of the claims' own),
+    passes well clear of its threshold."""
+    faithfulness = result.results["faithfulness"]
+    assert result.claims and {c.verdict for c in result.claims} == {Verdict.FULLY_SUPPORTED}
+    probabilities = [c.entailment for c in result.claims if c.entailment is not None]
+    assert len(probabilities) == len(result.claims)
+    assert faithfulness.score == pytest.approx(math.prod(probabilities))
+    assert faithfulness.score is not None and faithfulness.score >= 0.9
+    assert faithfulness.passed is True
 
 
 def retrieval_chain(answer: str = f"{FACT} [policy-refunds]") -> Any:
@@ -97,7 +113,9 @@ def test_a_langchain_chain_answers_with_its_documents_as_contexts() -> None:
         ("policy-refunds", "policy.md"),
         ("shipping.md", "shipping.md"),
     ]
-    assert result.scores == {"faithfulness": 1.0, "citation_accuracy": 1.0}
+    assert list(result.scores) == ["faithfulness", "citation_accuracy"]
+    assert_quote_is_faithful(result)
+    assert result.scores["citation_accuracy"] == 1.0
     assert result.results["citation_accuracy"].sub_scores["truth_recall"] == 1.0
     assert report.pipeline == "langchain:RunnableSequence"
 
@@ -147,7 +165,7 @@ def test_an_object_with_only_a_sync_invoke_runs_in_a_thread() -> None:
     runnable = SyncOnly()
     report = vera.evaluate([sample()], pipeline=runnable)
     assert report.samples[0].contexts[0].id == "d1"
-    assert report.samples[0].scores["faithfulness"] == 1.0
+    assert_quote_is_faithful(report.samples[0])
     assert runnable.threads and runnable.threads[0] != threading.main_thread().name
 
 
@@ -180,7 +198,9 @@ def test_a_llamaindex_query_engine_answers_with_its_nodes() -> None:
         ("policy-shipping", "policy.md"),
     }
     assert "[policy-refunds]" in (result.response or "")
-    assert result.scores == {"faithfulness": 1.0, "citation_accuracy": 1.0}
+    assert list(result.scores) == ["faithfulness", "citation_accuracy"]
+    assert_quote_is_faithful(result)
+    assert result.scores["citation_accuracy"] == 1.0
     assert result.results["citation_accuracy"].sub_scores["truth_recall"] == 1.0
     assert report.pipeline == "llamaindex:RetrieverQueryEngine"
 
@@ -204,7 +224,7 @@ def test_a_sync_only_engine_and_an_empty_response() -> None:
         def query(self, query: str) -> Any:
             return self.engine.query(query)
 
-    assert vera.evaluate([sample()], pipeline=SyncEngine()).samples[0].scores["faithfulness"] == 1.0
+    assert_quote_is_faithful(vera.evaluate([sample()], pipeline=SyncEngine()).samples[0])
     silent = vera.evaluate(
         [sample()], pipeline=query_engine(response_synthesizer=NoText(llm=MockLLM()))
     )
@@ -268,17 +288,18 @@ def blocks(markdown: str, language: str) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    ("page", "module", "expected"),
+    ("page", "module", "metrics"),
     [
-        ("langchain.md", "my_chain.py", {"faithfulness": 1.0, "citation_accuracy": 1.0}),
-        ("llamaindex.md", "my_engine.py", {"faithfulness": 1.0}),
+        ("langchain.md", "my_chain.py", ["faithfulness", "citation_accuracy"]),
+        ("llamaindex.md", "my_engine.py", ["faithfulness"]),
     ],
 )
 def test_the_docs_example_runs_from_the_cli_and_python(
-    tmp_path: Path, page: str, module: str, expected: dict[str, float]
+    tmp_path: Path, page: str, module: str, metrics: list[str]
 ) -> None:
     """The page's module, dataset and `vera eval` command, run as a user would (a
-    subprocess in the folder that holds them, `--pipeline module:object`)."""
+    subprocess in the folder that holds them, `--pipeline module:object`); its Python prints
+    the same scores, and the page shows them (to three places)."""
     text = (DOCS / page).read_text(encoding="utf-8")
     source, usage = blocks(text, "python")
     (tmp_path / module).write_text(source, encoding="utf-8")
@@ -291,7 +312,11 @@ def test_the_docs_example_runs_from_the_cli_and_python(
     done = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads((tmp_path / "report.json").read_text())
-    assert report["samples"][0]["scores"] == expected
+    result = SampleResult.model_validate(report["samples"][0])
+    assert list(result.scores) == metrics
+    assert_quote_is_faithful(result)  # the fake model's answer quotes a document
+    if "citation_accuracy" in metrics:
+        assert result.scores["citation_accuracy"] == 1.0  # it cites the document it quotes
     assert {c["id"] for c in report["samples"][0]["contexts"]} == {
         "policy-refunds",
         "policy-shipping",
@@ -305,4 +330,8 @@ def test_the_docs_example_runs_from_the_cli_and_python(
         timeout=300,
     )
     assert python.returncode == 0, python.stderr
-    assert python.stdout.splitlines()[0] == " ".join(map(str, expected.values()))
+    printed = [float(x) for x in python.stdout.splitlines()[0].split()]
+    assert printed == pytest.approx(list(result.scores.values()))
+    documented = re.search(r"^print\(report\.metrics.*#(.*)$", usage, flags=re.MULTILINE)
+    assert documented is not None, usage
+    assert [float(x) for x in documented[1].split()] == pytest.approx(printed, abs=5e-4)

@@ -60,7 +60,10 @@ def test_a_killed_run_resumes_without_redoing_or_losing_work(tmp_path: Path) -> 
     assert calls(tmp_path) == 7 + 4  # only q6..q9 again: nothing finished is redone
     report = json.loads((tmp_path / "r.json").read_text())
     assert [s["id"] for s in report["samples"]] == [f"q{i}" for i in range(10)]
-    assert report["counts"]["scored"] == 10 and report["metrics"]["faithfulness"] == 1.0
+    assert report["counts"]["scored"] == 10
+    # Every answer repeats its context word for word: each scores near 1 and passes.
+    assert report["metrics"]["faithfulness"] >= 0.9
+    assert all(s["results"]["faithfulness"]["passed"] for s in report["samples"])
 
     shown = vera(tmp_path, "runs", "show", run_id[:12])
     assert "finished" in shown.stdout and "crashy_rag:answer" in shown.stdout
@@ -79,15 +82,21 @@ def test_compare_two_stored_runs(tmp_path: Path) -> None:
     bad = {**good, "response": "Paris is in Spain."}
     # The same dataset file, before and after the system's answers changed.
     (tmp_path / "one.jsonl").write_text(json.dumps(good) + "\n")
-    first = vera(tmp_path, "eval", "--dataset", "one.jsonl")
+    first = vera(tmp_path, "eval", "--dataset", "one.jsonl", "-o", "first.json")
     (tmp_path / "one.jsonl").write_text(json.dumps(bad) + "\n")
-    second = vera(tmp_path, "eval", "--dataset", "one.jsonl")
+    second = vera(tmp_path, "eval", "--dataset", "one.jsonl", "-o", "second.json")
     ids = [r.stderr.split("Run ", 1)[1].split()[0] for r in (first, second)]
+    before, after = (
+        json.loads((tmp_path / name).read_text())["samples"][0]["scores"]["faithfulness"]
+        for name in ("first.json", "second.json")
+    )
+    assert before >= 0.9 and after < 0.5  # the copied fact, then the contradicted one
     compared = vera(tmp_path, "compare", *ids)
     assert compared.returncode == 0, compared.stderr
-    assert "faithfulness" in compared.stdout and "-100.0 %" in compared.stdout
+    change = (after - before) / before * 100
+    assert "faithfulness" in compared.stdout and f"{change:+.1f} %" in compared.stdout
     assert "1 paired samples" in compared.stdout
-    assert "a · faithfulness 1.000 -> 0.000" in compared.stdout
+    assert f"a · faithfulness {before:.3f} -> {after:.3f}" in compared.stdout
     missing = vera(tmp_path, "compare", ids[0], "nope")
     assert missing.returncode == 2 and "no run 'nope'" in missing.stderr
     none = vera(tmp_path, "eval", "--dataset", "one.jsonl", "--no-history")
@@ -127,13 +136,18 @@ def test_regression_gate_fails_only_on_a_significant_drop(tmp_path: Path) -> Non
     first = vera(tmp_path, "eval", "--dataset", "d.jsonl", "--regression")
     assert first.returncode == 0, first.stderr  # nothing to compare with yet
     write(1)
-    slight = vera(tmp_path, "eval", "--dataset", "d.jsonl", "--regression")
+    slight = vera(tmp_path, "eval", "--dataset", "d.jsonl", "--regression", "-o", "slight.json")
     assert slight.returncode == 0, slight.stderr  # one sample worse: within the noise
     assert "no significant drop against run" in slight.stdout
     write(12)
-    worse = vera(tmp_path, "eval", "--dataset", "d.jsonl", "--regression")
+    worse = vera(tmp_path, "eval", "--dataset", "d.jsonl", "--regression", "-o", "worse.json")
     assert worse.returncode == 1
-    assert "faithfulness: 0.958 -> 0.500 against run" in worse.stderr
+    slight_mean, worse_mean = (
+        json.loads((tmp_path / name).read_text())["metrics"]["faithfulness"]
+        for name in ("slight.json", "worse.json")
+    )
+    assert worse_mean < slight_mean
+    assert f"faithfulness: {slight_mean:.3f} -> {worse_mean:.3f} against run" in worse.stderr
     first_id = first.stderr.split("Run ", 1)[1].split()[0]
     explicit = vera(tmp_path, "eval", "--dataset", "d.jsonl", "--baseline-run", first_id)
     assert explicit.returncode == 1 and f"against run {first_id}" in explicit.stderr

@@ -24,9 +24,26 @@ def test_offline_judge_separates_faithful_from_planted_hallucinations() -> None:
 
     faithful = by_kind["faithful"] + by_kind["abstention"]
     planted = [s for kind in ("wrong_number", "negation", "invented_fact") for s in by_kind[kind]]
-    assert statistics.mean(faithful) >= 0.85
-    assert statistics.mean(planted) <= 0.6
+    assert statistics.mean(faithful) >= 0.9
+    assert statistics.mean(planted) <= 0.5
     assert all(score == 1.0 for score in by_kind["abstention"])
+    # Most planted errors now fail the default threshold (3 of 11 by the mean of verdict
+    # weights); the three that pass are a negation and two invented facts the words miss.
+    assert sum(score < 0.5 for score in planted) >= 8
+    assert sum(score < 0.5 for score in faithful) <= 1
+
+
+def test_a_conflict_the_words_find_fails_the_sample() -> None:
+    samples = [
+        s
+        for s in vera.load_dataset("example")
+        if s.metadata["planted"] in ("wrong_number", "negation", "invented_fact")
+    ]
+    for result in vera.evaluate(samples).samples:
+        contradicted = [c for c in result.claims if c.verdict is Verdict.CONTRADICTED]
+        if contradicted:
+            assert all(c.entailment is not None and c.entailment <= 0.5 for c in contradicted)
+            assert result.results["faithfulness"].passed is False, result.id
 
 
 def test_every_wrong_number_is_caught_with_evidence() -> None:

@@ -1,6 +1,7 @@
 """VERA's pytest plugin and assertions, used the way a team's own test suite uses them: a test
 file in a temporary folder, run by pytest in a subprocess with VERA installed."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ CONTEXTS = ["The refund window is 30 days.", "Refunds go to the original card."]
 
 def test_supported_answer_passes(vera_judge):
     result = assert_faithful("Refunds go to the original card.", CONTEXTS, judge=vera_judge)
-    assert result.score == 1.0
+    assert result.passed and result.score >= 0.9
 
 def test_contradicted_answer_fails(vera_judge):
     assert_faithful("The refund window is 60 days. Refunds go to the card.", CONTEXTS,
@@ -48,7 +49,11 @@ def test_a_user_suite_gets_the_fixture_and_readable_failures(tmp_path: Path) -> 
     assert "4 failed, 3 passed" in out, out
     assert "the response is empty: there is nothing to measure" in out
     assert "hallucination_rate measured nothing: the judge found no claim" in out
-    assert "faithfulness 0.500 is below 0.80" in out
+    # The score is the product of the claims' probabilities of support: the wrong number
+    # alone pulls it below 0.5, and the failure names the claim that pulls it down most.
+    below = re.search(r"faithfulness (\d\.\d{3}) is below 0\.80", out)
+    assert below is not None and float(below.group(1)) < 0.5, out
+    assert "least supported 'The refund window is 60 days.'" in out
     assert "CONTRADICTED: 'The refund window is 60 days.'" in out
     assert "hallucination rate 1.000 is above 0.00" in out
     assert "NO_EVIDENCE: 'Refunds arrive by carrier pigeon.'" in out

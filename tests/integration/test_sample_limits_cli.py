@@ -37,8 +37,9 @@ def test_an_oversized_response_errors_alone_and_the_run_is_incomplete(tmp_path: 
     by_id = {s["id"]: s for s in report["samples"]}
     assert by_id["huge"]["status"] == "error"
     assert by_id["huge"]["error"] == f"SampleLimitError: {MESSAGE}"
-    assert by_id["ok-1"]["scores"]["faithfulness"] == 1.0
-    assert by_id["ok-2"]["scores"]["faithfulness"] == 1.0
+    for ok in ("ok-1", "ok-2"):  # each repeats a sentence of the context: near 1, passed
+        assert by_id[ok]["scores"]["faithfulness"] >= 0.9
+        assert by_id[ok]["results"]["faithfulness"]["passed"] is True
 
 
 def test_the_flags_set_the_limits_of_the_run(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -391,12 +392,13 @@ def test_the_offline_judge_end_to_end() -> None:
         ),
     )
     report = vera.evaluate([sample], [*NAMES, "faithfulness"])
-    assert report.samples[0].status.value == "scored", report.samples[0].error
+    result = report.samples[0]
+    assert result.status.value == "scored", result.error
     # Reference claims: window (chunk 1), Paris (no chunk), card (chunk 3); chunks 1 and 3 are
     # relevant. Response claims: window and card are correct and in a relevant chunk; Paris is
     # correct and in no chunk (self-knowledge); shipping is not in the reference and only
     # chunk 2, irrelevant, states it (irrelevant noise).
-    assert report.metrics == pytest.approx(
+    assert {name: report.metrics[name] for name in NAMES} == pytest.approx(
         {
             "claim_recall": 2 / 3,
             "chunk_context_precision": 2 / 3,
@@ -405,10 +407,18 @@ def test_the_offline_judge_end_to_end() -> None:
             "noise_sensitivity_irrelevant": 1 / 4,
             "reference_hallucination": 0 / 4,
             "self_knowledge": 1 / 4,
-            "faithfulness": 3 / 4,
         }
     )
-    reason = report.samples[0].results["noise_sensitivity_irrelevant"].reason
+    # Faithfulness: three of four claims supported (Paris is in no context); the score is the
+    # probability that every claim is, the product of the claims' own.
+    faithfulness = result.results["faithfulness"]
+    assert faithfulness.sub_scores["lenient"] == pytest.approx(3 / 4)
+    unsupported = [c.text for c in result.claims if c.verdict is not Verdict.FULLY_SUPPORTED]
+    assert unsupported == ["Paris is in France."]
+    probabilities = [c.entailment for c in result.claims if c.entailment is not None]
+    assert len(probabilities) == 4
+    assert faithfulness.score == pytest.approx(math.prod(probabilities))
+    reason = result.results["noise_sensitivity_irrelevant"].reason
     assert reason.endswith("'Shipping takes 5 days.' (chunk 2)")
 
 

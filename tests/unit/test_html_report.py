@@ -24,6 +24,7 @@ import vera
 from vera.comparison import MetricComparison, baseline_comparison, relative_change, significant
 from vera.errors import RunStopError
 from vera.judges import OfflineJudge
+from vera.judges.fake import FakeJudge
 from vera.outcome import Outcome, sample_outcome
 from vera.report import Report, SampleResult, SampleStatus
 from vera.reports import HistoryPoint, render_html
@@ -271,10 +272,12 @@ def test_a_claim_keeps_the_probability_of_support_when_the_judge_gives_one() -> 
             assert claim["en"] == record.entailment
             shown += 1
     assert shown
-    lexical, samples = example()  # the lexical judge gives no probability, and none is kept
-    assert all(c.entailment is None for r in lexical.samples for c in r.claims)
-    lexical_packed = Packed(render(lexical, samples=samples)[0])
-    assert not any("en" in c for d in lexical_packed.details.values() for c in d["c"])
+    # A judge that gives verdicts only: no probability is made up for it.
+    plain = FakeJudge({s.response or "": [("One claim.", "FULLY_SUPPORTED")] for s in data})
+    verdicts_only = vera.evaluate(data, metrics=["faithfulness"], judge=plain)
+    assert all(c.entailment is None for r in verdicts_only.samples for c in r.claims)
+    plain_packed = Packed(render(verdicts_only, samples={s.id: s for s in data})[0])
+    assert not any("en" in c for d in plain_packed.details.values() for c in d["c"])
 
 
 def test_samples_come_worst_first_and_the_worst_are_open() -> None:

@@ -1,7 +1,7 @@
 """`vera.judge_benchmark` and `vera benchmark`: a judge measured on a small labelled file, with
 the offline judge, whose verdicts on these rows are known (a copied answer is supported, an
-invented fact or a changed number is not, a paraphrase looks unsupported to it, and an added
-condition whose words are all in the context slips past it)."""
+invented fact or a changed number is not, a paraphrase looks only partly supported to it, and an
+added condition whose words are all in the context slips past it)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+import vera
+from vera.agreement import auroc
 from vera.cli import app
 from vera.errors import DatasetError, DatasetRowError, JudgeError
 from vera.judge_benchmark import (
@@ -22,6 +24,7 @@ from vera.judge_benchmark import (
     abenchmark_judge,
     benchmark_figures,
     benchmark_judge,
+    read_labelled_rows,
 )
 from vera.judges.offline import OfflineJudge
 from vera.types import Sample
@@ -78,21 +81,55 @@ def test_the_offline_judge_on_a_labelled_file(labelled: Path) -> None:
     result = benchmark_judge(labelled, "offline")
 
     assert (result.path, result.judge, result.rows) == (str(labelled), "offline", 6)
+    assert result.rule == "faithfulness"
     assert list(result.groups) == ["all", "QA", "Summary"]
     overall = result.overall
-    # Caught: the invented fact and the wrong number; missed: the added condition; flagged
-    # though faithful: the paraphrase.
-    assert (overall.tp, overall.fp, overall.fn, overall.tn) == (2, 1, 1, 2)
+    # Caught: the invented fact and the wrong number; missed: the added condition. The
+    # paraphrase, partly supported, passes faithfulness's threshold.
+    assert (overall.tp, overall.fp, overall.fn, overall.tn) == (2, 0, 1, 3)
     assert (overall.n, overall.positives) == (6, 3)
-    assert overall.precision == overall.recall == overall.f1 == pytest.approx(2 / 3)
-    assert overall.balanced_accuracy == pytest.approx(2 / 3)
-    # The missed row scores 0 like two faithful ones (ties count half), the paraphrase 0.5.
-    assert overall.auroc == pytest.approx(7 / 9)
+    assert overall.precision == 1.0 and overall.recall == pytest.approx(2 / 3)
+    assert overall.balanced_accuracy == pytest.approx((2 / 3 + 1) / 2)
+    qa, summary = result.groups["QA"], result.groups["Summary"]
+    assert (qa.tp, qa.fp, qa.fn, qa.tn) == (1, 0, 1, 1)
+    assert (summary.tp, summary.fp, summary.fn, summary.tn) == (1, 0, 0, 2)
+    assert qa.n + summary.n == overall.n and qa.positives + summary.positives == overall.positives
+    assert result.samples_per_s > 0 and result.wall_seconds > 0
+
+
+def test_an_answer_is_flagged_and_ranked_as_vera_eval_scores_it(labelled: Path) -> None:
+    rows = read_labelled_rows(labelled)
+    report = vera.evaluate([r.sample for r in rows], ["faithfulness"])
+    faithfulness = [r.results["faithfulness"] for r in report.samples]
+    labels = [r.label for r in rows]
+
+    overall = benchmark_judge(labelled, "offline").overall
+
+    failed = [f.passed is False for f in faithfulness]
+    assert overall.tp == sum(f and y for f, y in zip(failed, labels, strict=True))
+    assert overall.fp == sum(f and not y for f, y in zip(failed, labels, strict=True))
+    assert overall.auroc == auroc([1 - (f.score or 0) for f in faithfulness], labels)
+
+
+def test_the_any_claim_rule_flags_an_answer_with_any_claim_not_fully_supported(
+    labelled: Path,
+) -> None:
+    result = benchmark_judge(labelled, "offline", rule="any_claim")
+
+    assert result.rule == "any_claim"
+    overall = result.overall
+    # The paraphrase's claim is only PARTIALLY_SUPPORTED, so it is flagged too.
+    assert (overall.tp, overall.fp, overall.fn, overall.tn) == (2, 1, 1, 2)
     qa, summary = result.groups["QA"], result.groups["Summary"]
     assert (qa.tp, qa.fp, qa.fn, qa.tn) == (1, 0, 1, 1)
     assert (summary.tp, summary.fp, summary.fn, summary.tn) == (1, 1, 0, 1)
-    assert qa.n + summary.n == overall.n and qa.positives + summary.positives == overall.positives
-    assert result.samples_per_s > 0 and result.wall_seconds > 0
+    # Ranked by the least supported claim's probability.
+    rows = read_labelled_rows(labelled)
+    report = vera.evaluate([r.sample for r in rows], ["faithfulness"])
+    least = [1 - min(c.entailment or 0 for c in r.claims) for r in report.samples]
+    assert overall.auroc == auroc(least, [r.label for r in rows])
+    with pytest.raises(ValueError, match="rule must be one of"):
+        benchmark_judge(labelled, "offline", rule="mean")  # type: ignore[arg-type]
 
 
 def test_a_copied_answer_is_not_flagged_and_an_invented_fact_is(labelled: Path) -> None:
@@ -216,14 +253,20 @@ def test_vera_benchmark_prints_the_table_and_writes_the_json(
     lines = result.stdout.splitlines()
     table = [[c.strip() for c in line.strip("│ ").split("│")] for line in lines if "│" in line]
     cells = {row[0]: row[1:] for row in table}
-    # n, unfaithful, precision, recall, F1, balanced accuracy, kappa, AUROC.
-    assert cells["all"] == ["6", "3", "0.667", "0.667", "0.667", "0.667", "0.333", "0.778"]
-    assert cells["QA"] == ["3", "2", "1.000", "0.500", "0.667", "0.750", "0.400", "0.750"]
+    assert "flagged: faithfulness below its threshold" in " ".join(result.stdout.split())
+    written = JudgeBenchmark.model_validate_json(figures.read_text(encoding="utf-8"))
+    # n, unfaithful, precision, recall, F1, balanced accuracy, kappa, then AUROC as written.
+    auroc_cell = f"{written.overall.auroc:.3f}"
+    assert cells["all"] == ["6", "3", "1.000", "0.667", "0.800", "0.833", "0.667", auroc_cell]
+    assert cells["QA"][:7] == ["3", "2", "1.000", "0.500", "0.667", "0.750", "0.400"]
     assert cells["Summary"][:2] == ["3", "1"]
     assert "Spans, by character (5 rows): precision 1.000, recall 0.875, F1 0.933" in lines
-    written = JudgeBenchmark.model_validate_json(figures.read_text(encoding="utf-8"))
-    assert written.rows == 6 and written.overall.fp == 1 and written.span is not None
+    assert written.rows == 6 and written.overall.fp == 0 and written.span is not None
     assert written.groups.keys() == {"all", "QA", "Summary"}
+
+    any_claim = CliRunner().invoke(app, ["benchmark", str(labelled), "--rule", "any-claim"])
+    assert any_claim.exit_code == 0, any_claim.output
+    assert "flagged: any claim not fully supported" in " ".join(any_claim.stdout.split())
 
 
 def test_vera_benchmark_on_a_bad_file_is_exit_2_with_the_place(

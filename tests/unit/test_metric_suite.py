@@ -118,16 +118,18 @@ def test_grounding_precision_recall_and_f1() -> None:
 
 def test_grounding_uses_entailment_probability_where_the_judge_gives_one() -> None:
     probable = ClaimAnalysis(
-        claims=claims(3),
+        claims=claims(4),
         verdicts=(
-            ClaimVerdict("c1", NONE, entailment=0.71),
+            ClaimVerdict("c1", PART, entailment=0.71),
             ClaimVerdict("c2", FULL, entailment=0.69),
             ClaimVerdict("c3", FULL),
+            # The judge's own word that nothing supports it outweighs its probability.
+            ClaimVerdict("c4", NONE, entailment=0.95),
         ),
     )
-    assert GroundingPrecision().score(SAMPLE, probable).score == pytest.approx(2 / 3)
+    assert GroundingPrecision().score(SAMPLE, probable).score == pytest.approx(2 / 4)
     strict = GroundingPrecision(min_entailment=0.9).score(SAMPLE, probable)
-    assert strict.score == pytest.approx(1 / 3)
+    assert strict.score == pytest.approx(1 / 4)
 
 
 def test_context_precision_follows_ragas_rank_weighting() -> None:

@@ -148,7 +148,10 @@ async def test_the_probability_decides_where_the_words_disagree() -> None:
     assert lexical[0].verdict is Verdict.CONTRADICTED
     (lenient,) = await OfflineJudge(learned=True, min_support=0.0).verify_claims(claims, [CONTEXT])
     assert lenient.verdict is Verdict.FULLY_SUPPORTED
-    assert lenient.reason.endswith(lexical[0].reason)  # the conflict is still named
+    # The conflict is still named, after each judge's own probability.
+    conflict = lexical[0].reason.split("; ", 1)[1]
+    assert conflict == "claim says 18 months; context says 12 months"
+    assert lenient.reason.endswith(conflict)
 
 
 async def test_no_context_means_zero_support() -> None:
@@ -159,16 +162,17 @@ async def test_no_context_means_zero_support() -> None:
     assert verdict.entailment == 0.0
 
 
-async def test_the_default_offline_judge_is_lexical_and_gives_no_probability() -> None:
-    assert isinstance(create_judge("offline:learned"), OfflineJudge)
-    assert create_judge("offline:learned").model is not None  # type: ignore[attr-defined]
+async def test_the_default_offline_judge_keeps_its_verdicts_and_gives_a_probability() -> None:
+    learned = create_judge("offline:learned")
+    assert isinstance(learned, OfflineJudge) and learned.learned
     judge = create_judge("offline")
-    assert isinstance(judge, OfflineJudge) and judge.model is None
-    (verdict,) = await judge.verify_claims(
-        [Claim("c1", "Labour is covered for the first 12 months.", None)], [CONTEXT]
-    )
-    assert verdict.entailment is None
+    assert isinstance(judge, OfflineJudge) and not judge.learned
+    claim = Claim("c1", "Labour is covered for the first 12 months.", None)
+    (verdict,) = await judge.verify_claims([claim], [CONTEXT])
+    (decided,) = await learned.verify_claims([claim], [CONTEXT])
     assert verdict.verdict is Verdict.FULLY_SUPPORTED
+    # The same model's probability; a supported claim's is not weighed down.
+    assert verdict.entailment is not None and verdict.entailment == decided.entailment
 
 
 async def test_another_model_file_brings_its_own_thresholds(tmp_path: Path) -> None:

@@ -2,8 +2,8 @@
 
 The score is then the probability that every claim is supported (the product of the claims'
 probabilities) and a sample passes when that is at least the threshold, 0.5 by default: the
-rule that lifts `offline:learned` on RAGTruth dev (docs/metrics.md). Judges that give verdicts
-only (LLM judges, the lexical `offline` judge) keep the mean of verdict weights.
+rule that lifts both offline judges on RAGTruth dev (docs/metrics.md). Judges that give
+verdicts only (LLM judges) keep the mean of verdict weights.
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ async def test_the_learned_judge_ranks_an_invented_fact_below_a_copied_answer() 
     assert results["invented"].score < results["copied"].score
 
 
-def test_the_lexical_offline_judge_is_still_scored_by_the_share_of_claims() -> None:
+def test_the_lexical_offline_judge_is_scored_by_its_weighed_probabilities() -> None:
     sample = Sample(
         id="w",
         query="q",
@@ -153,9 +153,14 @@ def test_the_lexical_offline_judge_is_still_scored_by_the_share_of_claims() -> N
         contexts=[CONTEXT],
     )
     [result] = vera.evaluate([sample], judge=OfflineJudge()).samples
+    [learned] = vera.evaluate([sample], judge=OfflineJudge(learned=True, min_support=0)).samples
     assert [c.verdict for c in result.claims] == [C, F]
-    assert all(c.entailment is None for c in result.claims)
-    assert result.scores["faithfulness"] == 0.5
+    wrong, right = result.claims
+    # The wrong number keeps half the model's probability; the copied clause keeps all of it.
+    assert wrong.entailment == pytest.approx(0.5 * learned.claims[0].entailment)
+    assert right.entailment == learned.claims[1].entailment
+    assert result.scores["faithfulness"] == pytest.approx(wrong.entailment * right.entailment)
+    assert result.results["faithfulness"].passed is False  # the mean of weights passed it (0.5)
 
 
 def test_the_learned_judge_still_separates_the_bundled_examples_planted_errors() -> None:

@@ -1,6 +1,8 @@
 """Verification by the offline judge's lexical layer: alignment, evidence and each way to reach
-a verdict. The learned support model on top has its own tests (test_offline_learned.py); here it
-is off (`learned=False`) so each lexical rule is seen on its own."""
+a verdict. With `learned=False` the words decide the verdict; the support model only adds a
+probability, whose prefix `judge_one` strips from the reason so each lexical rule is seen on its
+own (the probability has its own tests: test_offline_learned.py and
+test_offline_lexical_support.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +20,10 @@ from vera.types import Claim, ClaimVerdict, Verdict
 async def judge_one(claim: str, contexts: list[str], **knobs: float) -> ClaimVerdict:
     judge = OfflineJudge(learned=False, **knobs)  # type: ignore[arg-type]
     [verdict] = await judge.verify_claims([Claim("c1", claim)], contexts)
-    return verdict
+    probability, _, lexical = verdict.reason.partition("; ")
+    assert verdict.entailment is not None
+    assert probability == f"P(supported) = {verdict.entailment:.2f}"
+    return verdict.model_copy(update={"reason": lexical})
 
 
 def test_satisfies_the_judge_protocol() -> None:

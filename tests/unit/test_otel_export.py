@@ -85,18 +85,25 @@ def test_cli_sends_one_span_per_sample(
     monkeypatch.chdir(tmp_path)
     write_rows(tmp_path / "d.jsonl")
     args = ["eval", "-d", "d.jsonl", "--no-history", "--otel-endpoint", collector.url]
-    result = CliRunner().invoke(app, args)
+    result = CliRunner().invoke(app, [*args, "--output", "report.json"])
     assert result.exit_code == 0, result.output
     assert "3 spans sent" in result.output
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    scores = {s["id"]: s["scores"]["faithfulness"] for s in report["samples"]}
+    assert min(scores.values()) >= 0.9  # each response copies its context
     [(path, _)] = collector.requests  # all spans in one request
     assert path == "/v1/traces"
     spans = collector.spans()
     [run] = [s for s in spans if s.name == "vera.eval"]
     samples = [s for s in spans if s.name == "vera.sample"]
     assert attributes(run)["vera.samples"] == 2
-    assert attributes(run)["vera.metric.faithfulness"] == pytest.approx(1.0)
+    assert attributes(run)["vera.metric.faithfulness"] == pytest.approx(
+        report["metrics"]["faithfulness"]
+    )
     assert sorted(attributes(s)["vera.sample.id"] for s in samples) == ["s1", "s2"]
-    assert all(attributes(s)["vera.score.faithfulness"] == pytest.approx(1.0) for s in samples)
+    for span in samples:
+        sent = attributes(span)
+        assert sent["vera.score.faithfulness"] == pytest.approx(scores[sent["vera.sample.id"]])
     assert all(s.parent_span_id == run.span_id and s.trace_id == run.trace_id for s in samples)
 
 

@@ -142,7 +142,11 @@ def test_evaluate_a_parquet_file_end_to_end(tmp_path: Path) -> None:
     path = write_parquet(tmp_path / "d.parquet", plain_rows(3), PLAIN, group=2)
     report = vera.evaluate(path)
     assert [s.id for s in report.samples] == ["s1", "s2", "s3"]
-    assert report.metrics["faithfulness"] == pytest.approx(1.0)
+    results = [s.results["faithfulness"] for s in report.samples]
+    # Each answer copies its context: the offline judge passes it, well clear of 0.5.
+    assert all(r.passed and r.score is not None and r.score >= 0.9 for r in results)
+    mean = sum(r.score or 0.0 for r in results) / len(results)
+    assert report.metrics["faithfulness"] == pytest.approx(mean)
     assert json.loads(report.to_json())["samples"][0]["id"] == "s1"
 
 

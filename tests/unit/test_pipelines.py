@@ -62,9 +62,20 @@ async def test_verify_drops_unsupported_claims_flags_or_abstains() -> None:
     )
     assert flagged.response == "Paris is true. The moon is cheese."
     assert flagged.data["unsupported_claims"] == ("The moon is cheese.",)
-    # At threshold 0 everything stays; nothing grounded at all makes the step abstain.
-    loose = Pipeline.of(retrieve).then(answer).then(Verify(fake_judge(), threshold=0.0))
+    # At threshold 0 a partly supported claim stays, but never one the judge finds unsupported,
+    # whatever probability it gives; nothing grounded at all makes the step abstain.
+    partly = FakeJudge(
+        {
+            "Paris is true. The moon is cheese.": [
+                ("Paris is true.", "FULLY_SUPPORTED"),
+                ("The moon is cheese.", "PARTIALLY_SUPPORTED"),
+            ]
+        }
+    )
+    loose = Pipeline.of(retrieve).then(answer).then(Verify(partly, threshold=0.0))
     assert (await loose.run("Paris")).response == "Paris is true. The moon is cheese."
+    still = Pipeline.of(retrieve).then(answer).then(Verify(fake_judge(), threshold=0.0))
+    assert (await still.run("Paris")).response == "Paris is true."
     nothing = FakeJudge({"Paris is true. The moon is cheese.": [("Paris is true.", "no")]})
     abstained = await Pipeline.of(retrieve).then(answer).then(Verify(nothing)).run("Paris")
     assert abstained.response == ABSTENTION and abstained.abstained

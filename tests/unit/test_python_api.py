@@ -12,6 +12,7 @@ import vera
 from vera import ConfigError, DatasetRowError, RunPlan, Sample
 from vera.plan import DatasetRef, MetricSpec, build_plan
 from vera.run import Bindings, run_plan
+from vera.types import Verdict
 
 ROWS = [
     {
@@ -33,6 +34,15 @@ def faithfulness_by_id(report: vera.Report) -> dict[str, float | None]:
     return {s.id: s.scores.get("faithfulness") for s in report.samples}
 
 
+def assert_copied_passes_and_wrong_number_fails(report: vera.Report) -> None:
+    """Row p copies its context: faithfulness passes well clear of 0.5. Row w contradicts
+    its context's number: the claim is CONTRADICTED and faithfulness fails."""
+    p, w = (report.sample(i).results["faithfulness"] for i in ("p", "w"))
+    assert p.passed is True and p.score is not None and p.score >= 0.9
+    assert report.sample("w").claims[0].verdict is Verdict.CONTRADICTED
+    assert w.passed is False and w.score is not None and w.score < 0.5
+
+
 def test_dicts_with_other_tools_field_names_score_like_samples() -> None:
     from_dicts = vera.evaluate(ROWS)
     samples = [
@@ -45,7 +55,7 @@ def test_dicts_with_other_tools_field_names_score_like_samples() -> None:
         for r in ROWS
     ]
     assert faithfulness_by_id(from_dicts) == faithfulness_by_id(vera.evaluate(samples))
-    assert faithfulness_by_id(from_dicts) == {"p": 1.0, "w": 0.0}
+    assert_copied_passes_and_wrong_number_fails(from_dicts)
     assert from_dicts.dataset == "samples" and from_dicts.judge == "offline"
 
 
@@ -54,7 +64,9 @@ def test_a_dataframe_and_a_hugging_face_dataset_are_read_as_rows() -> None:
     datasets = pytest.importorskip("datasets")
     frame = pandas.DataFrame(ROWS)
     hf = datasets.Dataset.from_list(ROWS)
-    expected = {"p": 1.0, "w": 0.0}
+    from_dicts = vera.evaluate(ROWS)
+    assert_copied_passes_and_wrong_number_fails(from_dicts)
+    expected = faithfulness_by_id(from_dicts)
     assert faithfulness_by_id(vera.evaluate(frame)) == expected
     assert faithfulness_by_id(vera.evaluate(hf)) == expected
     assert vera.evaluate(frame, dataset_name="support-bot").dataset == "support-bot"
@@ -107,7 +119,8 @@ def test_to_pandas_from_a_named_run() -> None:
     report = vera.evaluate(ROWS, metrics=["faithfulness", "hallucination_rate"])
     frame = report.to_pandas()
     assert list(frame["id"]) == ["p", "w"]
-    assert list(frame["faithfulness"]) == [1.0, 0.0]
+    assert_copied_passes_and_wrong_number_fails(report)
+    assert list(frame["faithfulness"]) == [s.scores["faithfulness"] for s in report.samples]
     claims = report.claims_to_pandas()
     assert set(claims["verdict"]) == {"FULLY_SUPPORTED", "CONTRADICTED"}
 

@@ -12,8 +12,8 @@
 `verdict_scores` overrides any weight. A response with no claims is vacuously faithful: 1.0
 with status NO_CLAIMS.
 
-Where the judge gives claims a probability of support (`ClaimVerdict.entailment`: the
-`offline:learned` and NLI judges, a cascade's offline verdicts), the score is instead the
+Where the judge gives claims a probability of support (`ClaimVerdict.entailment`:
+both offline judges, NLI judges, a cascade's offline verdicts), the score is instead the
 probability that every claim is supported:
 
     score = product(p(claim) for each claim)

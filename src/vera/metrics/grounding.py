@@ -6,8 +6,9 @@ reference's claims against the response.
     grounding_f1        = 2 · P · R / (P + R)
 
 A claim is grounded when its verdict is FULLY or PARTIALLY supported; for judges that give an
-entailment probability (NLI), when that probability is at least `min_entailment` (0.70, as
-seed 001 sets it).
+entailment probability (NLI, the offline judges), when that probability is at least
+`min_entailment` (0.70, as seed 001 sets it) and the verdict is not NO_EVIDENCE or
+CONTRADICTED.
 """
 
 from __future__ import annotations
@@ -41,7 +42,10 @@ _GROUNDED = frozenset({Verdict.FULLY_SUPPORTED, Verdict.PARTIALLY_SUPPORTED})
 
 
 def is_grounded(verdict: ClaimVerdict, min_entailment: float = DEFAULT_MIN_ENTAILMENT) -> bool:
-    """Whether a verdict counts as grounded: by probability where the judge gives one."""
+    """Whether a verdict counts as grounded: never when it is NO_EVIDENCE or CONTRADICTED,
+    else by probability where the judge gives one."""
+    if verdict.verdict.unsupported:
+        return False
     if verdict.entailment is not None:
         return verdict.entailment >= min_entailment
     return verdict.verdict in _GROUNDED

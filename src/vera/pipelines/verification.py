@@ -1,8 +1,10 @@
 """Verification as a pipeline step: keep what the retrieved context grounds, drop the rest.
 
 `Verify` checks every claim of the answer against the state's contexts with a judge. A claim
-is kept when its support reaches `threshold` (an NLI judge's entailment probability, else
-FULLY 1.0, PARTIALLY 0.5, NO_EVIDENCE and CONTRADICTED 0). With `action="drop"` the answer
+is kept when its support reaches `threshold` (the judge's probability of support where it gives
+one, else FULLY 1.0, PARTIALLY 0.5, NO_EVIDENCE and CONTRADICTED 0) and its verdict is not
+NO_EVIDENCE or CONTRADICTED: a judge whose words decide its verdicts (the lexical `offline`
+judge) may still give such a claim a high probability. With `action="drop"` the answer
 keeps only the text of the kept claims (with their citation markers); with `action="flag"` the
 answer is unchanged and the dropped claims are listed in `state.data["unsupported_claims"]`.
 When nothing is kept, the step abstains.
@@ -57,6 +59,9 @@ class Verify:
         self.abstain_when_empty = abstain_when_empty
         self.name = f"verify@{threshold:.2f}"
 
+    def _keeps(self, verdict: ClaimVerdict) -> bool:
+        return not verdict.verdict.unsupported and support(verdict) >= self.threshold
+
     def dry_run(self, state: RagState) -> DryStep:
         """The judge's analysis of the answer; the answer is kept whole, an upper bound for
         the work after it (what would be dropped is known only once the judge has run)."""
@@ -82,7 +87,7 @@ class Verify:
         claims, verdicts = await analyse_claims(sample, self.judge)
         if not claims:
             return state
-        kept = [c for c, v in zip(claims, verdicts, strict=True) if support(v) >= self.threshold]
+        kept = [c for c, v in zip(claims, verdicts, strict=True) if self._keeps(v)]
         dropped = [c.text for c in claims if c not in kept]
         data = {**state.data, "unsupported_claims": tuple(dropped)}
         if not dropped or self.action == "flag":

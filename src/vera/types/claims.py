@@ -36,6 +36,12 @@ class Verdict(StrEnum):
     NO_EVIDENCE = "NO_EVIDENCE"
     CONTRADICTED = "CONTRADICTED"
 
+    @property
+    def unsupported(self) -> bool:
+        """NO_EVIDENCE or CONTRADICTED: the judge's own word that the contexts do not support
+        the claim, which no probability of support it also gives overrides."""
+        return self in (Verdict.NO_EVIDENCE, Verdict.CONTRADICTED)
+
     @classmethod
     def parse(cls, value: object) -> Verdict:
         """Read any spelling the judges of RAGAS, DeepEval, Axion and RagaliQ use.

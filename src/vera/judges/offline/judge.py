@@ -11,6 +11,7 @@ from vera.judges.base import BaseJudge, JudgeDescription
 from vera.judges.offline.claims import extract_claims
 from vera.judges.offline.features import SampleFacts, claim_features
 from vera.judges.offline.index import LONG_TEXT
+from vera.judges.offline.lexical_support import lexical_support, with_probability
 from vera.judges.offline.model import SupportModel, load_model
 from vera.judges.offline.relevance import rate_relevance
 from vera.judges.offline.verify import Settings, verify
@@ -40,10 +41,13 @@ class OfflineJudge(BaseJudge):
     claim the lexical layer found in conflict with a context is CONTRADICTED, else at least
     `partial_probability` is PARTIALLY_SUPPORTED and anything lower NO_EVIDENCE.
 
-    By default (`learned=False`) it is purely lexical: a differing number, a different name, a
-    negation flip or an antonym in a well-aligned window is a contradiction,
-    and the share of content words the window covers decides between full, partial and no
-    support. It reads words, not meaning, so paraphrases look unsupported.
+    By default (`learned=False`) words decide the verdict: a differing number, a different
+    name, a negation flip or an antonym in a well-aligned window is a contradiction, and the
+    share of content words the window covers decides between full, partial and no support. It
+    reads words, not meaning, so paraphrases look unsupported. Each claim still gets the same
+    model's probability of support, weighed down where the verdict names what is wrong (a
+    conflict, a quantity or name no context states: `lexical_support.py`), and faithfulness
+    scores the response from those probabilities.
 
     Args:
         full_support: Share of the claim's content words the best window must contain for
@@ -56,13 +60,13 @@ class OfflineJudge(BaseJudge):
         number_alignment: The same share for numbers with a unit ("30 days" vs "60 days"),
             lower because the shared unit already ties the two quantities together.
         window_sentences: Most adjacent context sentences quoted together as evidence.
-        learned: Decide the claims words alone cannot settle with the shipped model (the
+        learned: Let the shipped model's probability decide every verdict (the
             `offline:learned` judge); off by default, see the README's figures.
         min_support: Least probability that counts as FULLY_SUPPORTED; default from the model.
         partial_probability: Least probability that counts as PARTIALLY_SUPPORTED; default from
             the model.
         model_path: Another `support_model.json` (as `training/verifier/train_features.py`
-            writes it) to use instead of the shipped one.
+            writes it) to use instead of the shipped one, learned or not.
 
     Raises:
         ValueError: if a threshold is outside (0, 1], `partial_support` exceeds
@@ -104,16 +108,17 @@ class OfflineJudge(BaseJudge):
             number_alignment=number_alignment,
             window_sentences=window_sentences,
         )
-        self.model: SupportModel | None = load_model(model_path) if learned else None
+        self.learned = learned
+        self.model: SupportModel = load_model(model_path)
         model = self.model
         self.min_support = (
-            min_support if min_support is not None else model.min_support if model else 1.0
+            min_support if min_support is not None else model.min_support if learned else 1.0
         )
         self.partial_probability = (
             partial_probability
             if partial_probability is not None
             else model.partial_probability
-            if model
+            if learned
             else 0.0
         )
         for label, value in (
@@ -127,7 +132,7 @@ class OfflineJudge(BaseJudge):
         s = self.settings
         learned = (
             f", learned=True, min_support={self.min_support:.2f}"
-            if self.model
+            if self.learned
             else ", learned=False"
         )
         return (
@@ -140,10 +145,10 @@ class OfflineJudge(BaseJudge):
     @property
     def spec(self) -> str:
         """ "offline", or "offline:learned" with the learned support model."""
-        return "offline:learned" if self.model is not None else "offline"
+        return "offline:learned" if self.learned else "offline"
 
     def describe(self) -> JudgeDescription:
-        extra = {"min_support": self.min_support} if self.model is not None else {}
+        extra = {"min_support": self.min_support} if self.learned else {}
         return JudgeDescription(spec=self.spec, kind="offline", extra=extra)
 
     async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
@@ -159,19 +164,20 @@ class OfflineJudge(BaseJudge):
 
     def _verify(self, claims: Sequence[Claim], contexts: Sequence[str]) -> list[ClaimVerdict]:
         lexical = verify(claims, contexts, self.settings)
-        if self.model is None or not claims:
+        if not claims:
             return lexical
         if not contexts:
             return [v.model_copy(update={"entailment": 0.0}) for v in lexical]
         sample = SampleFacts.of(claims, contexts)
+        settle = self._decide if self.learned else lexical_support
         out = []
         for i, (claim, verdict) in enumerate(zip(claims, lexical, strict=True)):
             check_deadline()
             features = claim_features(claim, i, len(claims), verdict, sample)
-            out.append(self._combine(verdict, self.model.support(features)))
+            out.append(settle(verdict, self.model.support(features)))
         return out
 
-    def _combine(self, lexical: ClaimVerdict, probability: float) -> ClaimVerdict:
+    def _decide(self, lexical: ClaimVerdict, probability: float) -> ClaimVerdict:
         # The probability decides; the lexical layer names how a claim falls short. Settling
         # claims by words alone cost accuracy: on RAGTruth dev only 13 % of the lexical
         # conflicts and 20 % of the claims with half their words unseen are hallucinated
@@ -184,12 +190,7 @@ class OfflineJudge(BaseJudge):
             verdict = Verdict.PARTIALLY_SUPPORTED
         else:
             verdict = Verdict.NO_EVIDENCE
-        reason = f"P(supported) = {probability:.2f}" + (
-            f"; {lexical.reason}" if lexical.reason else ""
-        )
-        return lexical.model_copy(
-            update={"verdict": verdict, "reason": reason, "entailment": probability}
-        )
+        return with_probability(lexical, verdict, probability)
 
     async def rate_relevance(self, query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:
         """How relevant each text is to `query`, by the query words it mentions."""

@@ -16,7 +16,12 @@ from vera.judges.offline.tokens import Facts, analyse, merge, stem
 from vera.sample_limits import check_deadline
 from vera.types import Claim, ClaimVerdict, Verdict
 
-__all__ = ["Settings", "verify"]
+__all__ = ["UNNAMED", "UNSTATED", "Settings", "verify"]
+
+# How the reasons of the two NO_EVIDENCE verdicts that name a fact no context holds begin;
+# `lexical_support` reads them to weigh such a claim.
+UNSTATED = "no context states"
+UNNAMED = "no context names"
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +190,7 @@ def _number_conflict(
     if not absent:
         return None
     said = ", ".join(n.surface for n in absent)
-    return Verdict.NO_EVIDENCE, f"no context states {said}"
+    return Verdict.NO_EVIDENCE, f"{UNSTATED} {said}"
 
 
 def _name_conflict(
@@ -203,7 +208,7 @@ def _name_conflict(
             f"swapped name: claim says {absent[0].surface}; context says {rival.surface}",
         )
     said = ", ".join(name.surface for name in absent)
-    return Verdict.NO_EVIDENCE, f"no context names {said}"
+    return Verdict.NO_EVIDENCE, f"{UNNAMED} {said}"
 
 
 def _flip(facts: Facts, window: _Window, settings: Settings) -> str | None:
