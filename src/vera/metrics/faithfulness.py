@@ -61,7 +61,6 @@ _RATIO: dict[Verdict, float] = {
 }
 _WEIGHTED: dict[Verdict, float] = {**_RATIO, Verdict.CONTRADICTED: -1.0}
 _STRICT: dict[Verdict, float] = {**_WEIGHTED, Verdict.NO_EVIDENCE: -1.0}
-_UNSUPPORTED = {Verdict.NO_EVIDENCE, Verdict.CONTRADICTED}
 _QUOTE_LIMIT = 60
 
 
@@ -175,7 +174,7 @@ def _reason(analysis: ClaimAnalysis) -> str:
     unsupported = [
         f"{_quote(claim.text)} ({verdict.verdict.value})"
         for claim, verdict in zip(analysis.claims, analysis.verdicts, strict=True)
-        if verdict.verdict in _UNSUPPORTED
+        if verdict.verdict.unsupported
     ]
     if unsupported:
         reason += "; unsupported: " + ", ".join(unsupported)

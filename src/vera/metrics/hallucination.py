@@ -23,11 +23,9 @@ from vera.metrics.base import (
     scored,
 )
 from vera.text.abstention import abstains
-from vera.types import Sample, Verdict
+from vera.types import Sample
 
 __all__ = ["HallucinationRate"]
-
-UNSUPPORTED = frozenset({Verdict.NO_EVIDENCE, Verdict.CONTRADICTED})
 
 
 class HallucinationRate(MetricOptions):
@@ -68,7 +66,7 @@ class HallucinationRate(MetricOptions):
                 status=MetricStatus.NO_CLAIMS,
                 sub_scores={"hallucinated": 0.0},
             )
-        weights = {v.claim_id: float(v.verdict in UNSUPPORTED) for v in analysis.verdicts}
+        weights = {v.claim_id: float(v.verdict.unsupported) for v in analysis.verdicts}
         bad = sum(weights.values())
         return scored(
             self,
