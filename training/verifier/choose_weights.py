@@ -19,55 +19,31 @@ from __future__ import annotations
 import argparse
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from data import read_rows
 from judge_accuracy import auroc, fold_of
-from train_features import fit, support
+from train_features import Where, claim_table, fit, support
 
 import vera
-from vera.judges.offline.claims import extract_claims
-from vera.judges.offline.features import SampleFacts, claim_features
 from vera.judges.offline.lexical_support import LEXICAL_WEIGHTS, LexicalWeights
-from vera.judges.offline.verify import Settings, verify
 from vera.types import ClaimVerdict
 
 PLANTED = ("wrong_number", "negation", "invented_fact")
 GRID = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)
 
 
-@dataclass
-class Claims:
-    """Every claim of some responses: features, lexical verdicts and the response it is in."""
-
-    features: np.ndarray
-    verdicts: list[ClaimVerdict]
-    row: np.ndarray
-
-
-def claims_of(items: Sequence[tuple[str, list[str]]]) -> Claims:
-    features: list[list[float]] = []
-    verdicts: list[ClaimVerdict] = []
-    row: list[int] = []
-    for r, (response, contexts) in enumerate(items):
-        claims = extract_claims(response)
-        if not claims:
-            continue
-        lexical = verify(claims, contexts, Settings())
-        sample = SampleFacts.of(claims, contexts)
-        for i, (claim, verdict) in enumerate(zip(claims, lexical, strict=True)):
-            features.append(claim_features(claim, i, len(claims), verdict, sample))
-            verdicts.append(verdict)
-            row.append(r)
-    return Claims(np.array(features), verdicts, np.array(row))
-
-
-def scores(claims: Claims, probs: np.ndarray, weights: LexicalWeights, rows: int) -> np.ndarray:
+def scores(
+    probs: np.ndarray,
+    verdicts: Sequence[ClaimVerdict],
+    where: Where,
+    weights: LexicalWeights,
+    rows: int,
+) -> np.ndarray:
     """Each response's faithfulness: the product of its claims' weighed probabilities."""
     out = np.ones(rows)
-    for p, verdict, r in zip(probs, claims.verdicts, claims.row, strict=True):
+    for p, verdict, (r, _) in zip(probs, verdicts, where, strict=True):
         out[r] *= p * weights.of(verdict)
     return out
 
@@ -86,27 +62,28 @@ def main() -> None:
     parser.add_argument("--min-planted", type=int, default=7)
     args = parser.parse_args()
     rows = read_rows(args.benchmarks / "ragtruth_dev.jsonl")
-    dev = claims_of([(str(r["response"]), [str(c) for c in r["contexts"]]) for r in rows])  # type: ignore[attr-defined]
+    x, y, where, verdicts = claim_table(rows)
     labels = np.array([int(r["label"]) for r in rows])  # type: ignore[call-overload]
-    hash_fold = np.array([fold_of(str(r["id"])) for r in rows])[dev.row]
+    row_fold = np.array([fold_of(str(r["id"])) for r in rows])
+    claim_fold = row_fold[[r for r, _ in where]]
     # Each claim's probability from the model fitted on the other fold.
-    y = claim_labels(rows, dev)
     crossed = np.zeros(len(y))
     for held in (0, 1):
-        train = hash_fold != held
-        crossed[~train] = support(fit(dev.features[train], y[train]), dev.features[~train])
-    shipped = fit(dev.features, y)
+        train = claim_fold != held
+        crossed[~train] = support(fit(x[train], y[train]), x[~train])
     example = list(vera.load_dataset("example"))
-    ex = claims_of([(s.response or "", [c.text for c in s.contexts]) for s in example])
-    ex_probs = support(shipped, ex.features)
+    ex_rows: list[dict[str, object]] = [
+        {"response": s.response or "", "contexts": [c.text for c in s.contexts]} for s in example
+    ]
+    ex_x, _, ex_where, ex_verdicts = claim_table(ex_rows)
+    ex_probs = support(fit(x, y), ex_x)  # the shipped fit: every dev claim
     planted = np.array([s.metadata.get("planted") in PLANTED for s in example])
-    row_fold = np.array([fold_of(str(r["id"])) for r in rows])
 
     def judge(weights: LexicalWeights) -> tuple[list[tuple[float, float]], int]:
-        score = scores(dev, crossed, weights, len(rows))
+        score = scores(crossed, verdicts, where, weights, len(rows))
         folds = [figures(score[row_fold == f], labels[row_fold == f]) for f in (0, 1)]
-        failed = int((scores(ex, ex_probs, weights, len(example))[planted] < 0.5).sum())
-        return folds, failed
+        ex_score = scores(ex_probs, ex_verdicts, ex_where, weights, len(example))
+        return folds, int((ex_score[planted] < 0.5).sum())
 
     results = []
     for c, q, n in itertools.product(GRID, GRID, GRID):
@@ -130,21 +107,6 @@ def main() -> None:
 def margin(folds: Sequence[tuple[float, float]]) -> float:
     """How far the worse fold stands above AUROC 0.77 and balanced accuracy 0.70."""
     return min(min(a - 0.77, b - 0.70) for a, b in folds)
-
-
-def claim_labels(rows: Sequence[dict[str, object]], claims: Claims) -> np.ndarray:
-    """1 where a claim overlaps a human-marked hallucinated span, as train_features labels it."""
-    labels = []
-    spans_of = [
-        [(int(s["start"]), int(s["end"])) for s in row.get("hallucinated_spans") or []]  # type: ignore[attr-defined]
-        for row in rows
-    ]
-    for r, response in enumerate(str(row["response"]) for row in rows):
-        for claim in extract_claims(response):
-            start, end = claim.span or (0, 0)
-            labels.append(int(any(s < end and start < e for s, e in spans_of[r])))
-    assert len(labels) == len(claims.row)
-    return np.array(labels)
 
 
 if __name__ == "__main__":

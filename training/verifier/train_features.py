@@ -36,6 +36,7 @@ from sklearn.linear_model import LogisticRegression
 from vera.judges.offline.claims import extract_claims
 from vera.judges.offline.features import FEATURES, SampleFacts, claim_features
 from vera.judges.offline.verify import Settings, verify
+from vera.types import ClaimVerdict
 
 PARTIAL_PROBABILITY = 0.5  # below min_support: PARTIALLY_SUPPORTED from here, NO_EVIDENCE below
 C = 1.0
@@ -45,11 +46,14 @@ THRESHOLDS = [t / 100 for t in range(50, 100)]
 Where = list[tuple[int, tuple[int, int]]]  # each claim's row and character span
 
 
-def claim_table(rows: list[dict[str, object]]) -> tuple[np.ndarray, np.ndarray, Where]:
-    """Features, labels and (row, span) of every claim of `rows`."""
+def claim_table(
+    rows: list[dict[str, object]],
+) -> tuple[np.ndarray, np.ndarray, Where, list[ClaimVerdict]]:
+    """Features, labels, (row, span) and lexical verdict of every claim of `rows`."""
     features: list[list[float]] = []
     labels: list[int] = []
     where: Where = []
+    verdicts: list[ClaimVerdict] = []
     for r, row in enumerate(rows):
         contexts = [str(c) for c in row["contexts"]]  # type: ignore[attr-defined]
         claims = extract_claims(str(row["response"]))
@@ -63,7 +67,8 @@ def claim_table(rows: list[dict[str, object]]) -> tuple[np.ndarray, np.ndarray, 
             features.append(claim_features(claim, i, len(claims), verdict, sample))
             labels.append(int(any(s < end and start < e for s, e in spans)))
             where.append((r, (start, end)))
-    return np.array(features), np.array(labels), where
+            verdicts.append(verdict)
+    return np.array(features), np.array(labels), where, verdicts
 
 
 def fit(x: np.ndarray, y: np.ndarray) -> dict[str, object]:
@@ -152,7 +157,7 @@ def main() -> None:
     parser.add_argument("--write-heldout", type=Path, help="the fold-0 model card")
     args = parser.parse_args()
     rows = read_rows(args.benchmarks / "ragtruth_dev.jsonl")
-    x, y, where = claim_table(rows)
+    x, y, where, _ = claim_table(rows)
     ids = [str(rows[r]["id"]) for r, _ in where]
     fold = np.array([fold_of(i) for i in ids])
     print(f"{len(y)} claims ({int(y.sum())} unsupported) in {len(rows)} responses")
