@@ -264,6 +264,9 @@ class Calibration(BaseModel):
     person's: `claims` compared, `unmatched` (labelled claims the judge did not state),
     `accuracy`, `kappa`, and per verdict how often each side gave it, both did, precision and
     recall."""
+    warnings: tuple[str, ...] = ()
+    """What makes these figures unsteady: fewer than 30 labelled samples, or labels of one
+    class (`vera.calibration.calibration_warnings`)."""
 
 
 class Report(BaseModel):
