@@ -22,7 +22,7 @@ from rich.table import Table
 
 from vera._version import __version__
 from vera.api import calibrate
-from vera.comparison import compare_reports, most_changed
+from vera.comparison import compare_reports, most_changed, run_differences, verdict_changes
 from vera.datasets import load_dataset
 from vera.datasets.bundled import BUNDLED
 from vera.errors import ConfigError, JudgeError, VeraError
@@ -795,7 +795,8 @@ def compare_command(
     ] = False,
 ) -> None:
     """Compare run B against run A: per-metric change with a paired 95 % interval and p-value,
-    and the samples whose scores changed most.
+    how many samples changed a verdict or a score, and those whose scores changed most. Warns
+    when the two runs' judges, metrics or thresholds differ.
 
     Example: vera compare 20261122-101500 20261123-090000
     """
@@ -829,9 +830,20 @@ def compare_command(
             ]
         )
     title = f"{second} against {first} · {paired} paired samples"
+    for line in run_differences(before, after):
+        err.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
     print_table(out, title, _COMPARE_COLUMNS, rows)
     if paired == 0:
         err.print("[yellow]No sample id is in both runs: there is no change to measure.[/]")
+    changed = verdict_changes(before.samples, after.samples)
+    worse = sum(1 for c in changed if c.direction == "worse")
+    better = sum(1 for c in changed if c.direction == "better")
+    out.print(
+        f"{len(changed)} samples changed a claim's verdict or a score: {worse} worse, "
+        f"{better} better (a threshold alone changes none)",
+        highlight=False,
+        markup=False,
+    )
     for line in most_changed(before, after, top):
         out.print(line, highlight=False, markup=False)
 

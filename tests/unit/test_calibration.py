@@ -233,7 +233,7 @@ def test_labels_of_one_class_never_give_a_zero_width_interval() -> None:
         assert found is not None
         assert found.labels_only_ci_low == 0.0 < found.labels_only_ci_high
         assert found.ci_low < found.ci_high
-        assert 0.0 <= found.ci_low and found.ci_high <= 1.0
+        assert found.ci_low >= 0.0 and found.ci_high <= 1.0
 
 
 def test_the_wilson_interval_matches_its_textbook_values() -> None:
