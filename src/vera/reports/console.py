@@ -20,6 +20,7 @@ from vera.report import Report, SampleResult, SampleStatus
 from vera.reports.calibration import calibration_lines
 from vera.reports.cascade import cascade_summary
 from vera.reports.ranking import FailingSamples, more_line
+from vera.reports.view import not_applicable_lines
 
 __all__ = [
     "FAILING_TITLE",
@@ -252,6 +253,11 @@ def _print_metrics(report: Report, out: Console) -> None:
             stacked.append([f"  {sub}", f"mean {sub_mean}", f"95% CI {sub_interval}"])
     title = f"VERA · {report.dataset} · judge: {report.judge}"
     print_table(out, title, METRIC_COLUMNS, rows, stacked=stacked)
+    explained = not_applicable_lines(report)
+    if explained:
+        out.print("Not applicable, and why:", highlight=False, markup=False)
+    for line in explained:
+        out.print(f"  {line}", highlight=False, markup=False)
 
 
 def _print_breakdowns(report: Report, out: Console) -> None:

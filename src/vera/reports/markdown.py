@@ -10,7 +10,7 @@ from vera.report import Report, SampleResult
 from vera.reports.calibration import calibration_lines
 from vera.reports.cascade import cascade_summary
 from vera.reports.ranking import FailingSamples, more_line
-from vera.reports.view import baseline_rows
+from vera.reports.view import baseline_rows, not_applicable_lines
 
 __all__ = ["render_markdown"]
 
@@ -71,6 +71,8 @@ def render_markdown(
             f"| {name} | {_fmt(s.mean)} | {interval} | {s.passed}/{s.scored} "
             f"| {direction} {s.threshold:.2f} |"
         )
+    if explained := not_applicable_lines(report):
+        lines += ["", "**Not applicable, and why:**", *(f"- {_cell(line)}" for line in explained)]
     if report.calibration is not None:
         title, *rest = calibration_lines(report.calibration)
         lines += ["", f"**{_cell(title)}**", "", *(f"- {_cell(line)}" for line in rest)]

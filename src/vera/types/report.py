@@ -177,6 +177,9 @@ class MetricSummary(BaseModel):
     not_scored: int
     not_applicable: int = 0
     """Of `not_scored`, the samples the metric does not apply to (no reference, …)."""
+    not_applicable_reasons: dict[str, int] = Field(default_factory=dict)
+    """Why the metric did not apply: each reason it gave (which names the sample field it
+    needs) with how many samples it gave it for, most frequent first."""
     passed: int
     failed: int
     threshold: float
