@@ -19,6 +19,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from vera.types.claims import Verdict
 from vera.types.errors import ConfigError
+from vera.types.extras import install_hint
 from vera.types.results import MetricResult
 from vera.types.samples import Context, LabelledClaim
 from vera.types.secrets import redact
@@ -368,9 +369,7 @@ def _pandas() -> Any:
     try:
         return importlib.import_module("pandas")
     except ImportError:
-        raise ConfigError(
-            "tables of results need pandas: pip install 'vera-eval[pandas]'"
-        ) from None
+        raise ConfigError(f"tables of results need pandas: {install_hint('pandas')}") from None
 
 
 def _free_name(key: str, taken: Sequence[str]) -> str:
