@@ -10,7 +10,7 @@ from rich.console import Console
 
 import vera
 from vera.judges.fake import FakeJudge
-from vera.report import Report
+from vera.report import InvalidRow, Report
 from vera.reports.console import FAILING_TITLE, print_summary
 from vera.reports.html import read_samples, render_html
 from vera.reports.junit import render_junit
@@ -135,3 +135,24 @@ def test_the_html_list_puts_the_failing_samples_first() -> None:
     assert report.sample("one-wrong").scores["faithfulness"] > 0.5
     data = read_samples(render_html(report))
     assert [data["rows"][row][0] for row in data["order"]] == ["one-wrong", "partial"]
+
+
+def test_cut_lists_of_errors_and_invalid_rows_say_how_many_more_and_where() -> None:
+    # The fake judge raises on a response it was not given: each such sample is an error.
+    script = {"Scripted.": [("Scripted.", "FULLY_SUPPORTED")]}
+    samples = [_sample(f"err-{i}", f"Unscripted {i}.") for i in range(7)]
+    report = vera.evaluate(
+        [*samples, _sample("ok", "Scripted.")], metrics=["faithfulness"], judge=FakeJudge(script)
+    )
+    assert report.counts["errors"] == 7
+    rows = tuple(
+        InvalidRow(location=f"data.jsonl:{i}", field="contexts", problem="bad", message=f"bad {i}")
+        for i in range(6)
+    )
+    text = console_text(report.model_copy(update={"invalid_rows": rows}))
+    assert len(re.findall(r"^error err-\d", text, re.MULTILINE)) == 5
+    assert "… and 2 more errors: every sample is in the JSON and HTML reports" in text
+    assert len(re.findall(r"^invalid bad \d", text, re.MULTILINE)) == 5
+    assert "… and 1 more invalid row: every invalid row is in the JSON report's invalid_rows" in (
+        " ".join(text.split())
+    )

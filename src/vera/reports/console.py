@@ -19,7 +19,7 @@ from vera.comparison import MetricComparison, relative_change, significant
 from vera.report import Report, SampleResult, SampleStatus
 from vera.reports.calibration import calibration_lines
 from vera.reports.cascade import cascade_summary
-from vera.reports.ranking import FailingSamples, more_line
+from vera.reports.ranking import EVERY_INVALID_ROW, FailingSamples, more_line
 from vera.reports.view import not_applicable_lines
 
 __all__ = [
@@ -352,7 +352,7 @@ def _print_failures(
         err.print(f"[yellow]invalid[/] {escape(row.message)}", highlight=False)
     if len(report.invalid_rows) > SHOWN_FAILURES:
         left = len(report.invalid_rows) - SHOWN_FAILURES
-        err.print(more_line(left, "invalid row", "invalid rows"), markup=False)
+        err.print(more_line(left, "invalid row", "invalid rows", EVERY_INVALID_ROW), markup=False)
     if report.counts["needs_pipeline"]:
         out.print(
             f"{report.counts['needs_pipeline']} samples have no response; they need a pipeline "

@@ -1,4 +1,5 @@
-"""Which samples are worst: one order for the terminal, Markdown and HTML reports.
+"""Which failing samples are worst, for the lists the terminal and Markdown summaries cut
+short (the HTML report lists every sample, failing first as well: `samples.order_key`).
 
 A metric's score says nothing by itself: a hallucination rate of 0.0 is the best there is, a
 faithfulness of 0.0 the worst. So a sample is never ranked by its raw scores. It is ranked by
@@ -17,7 +18,16 @@ from dataclasses import dataclass, field
 
 from vera.report import MetricSummary, SampleResult, SampleStatus
 
-__all__ = ["FailingSamples", "WorstKey", "failed_metrics", "margin", "more_line", "worst_key"]
+__all__ = [
+    "EVERY_INVALID_ROW",
+    "EVERY_SAMPLE",
+    "FailingSamples",
+    "WorstKey",
+    "failed_metrics",
+    "margin",
+    "more_line",
+    "worst_key",
+]
 
 WorstKey = tuple[int, float, int]
 """(minus the failed metrics, the worst margin, the read order): smaller is worse."""
@@ -83,11 +93,14 @@ class FailingSamples:
         return found
 
 
-def more_line(left_out: int, one: str, many: str) -> str:
+EVERY_SAMPLE = (
+    "every sample is in the JSON and HTML reports (-o report.json or -o report.html; from the "
+    "run history, vera report RUN_ID -o report.html)"
+)
+EVERY_INVALID_ROW = "every invalid row is in the JSON report's invalid_rows (-o report.json)"
+
+
+def more_line(left_out: int, one: str, many: str, where: str = EVERY_SAMPLE) -> str:
     """What a cut list says of the rest: how many (`one` or `many` of what it lists), and
-    where every one of them is."""
-    return (
-        f"… and {left_out} more {one if left_out == 1 else many}: every sample is in the JSON "
-        "and HTML reports (-o report.json or -o report.html; from the run history, vera report "
-        "RUN_ID -o report.html)"
-    )
+    `where` every one of them is."""
+    return f"… and {left_out} more {one if left_out == 1 else many}: {where}"
