@@ -39,6 +39,7 @@ from vera.plan import (
     RunPlan,
     build_plan,
 )
+from vera.report import Report
 from vera.reports.calibration import calibration_lines
 from vera.reports.console import (
     SHOWN_FAILURES,
@@ -863,6 +864,12 @@ def compare_command(
     print_table(out, title, _COMPARE_COLUMNS, rows)
     if paired == 0:
         err.print("[yellow]No sample id is in both runs: there is no change to measure.[/]")
+    _print_changed(before, after, top)
+
+
+def _print_changed(before: Report, after: Report, top: int) -> None:
+    """How many samples changed a verdict or a score (never a threshold alone), then the
+    `top` largest score changes."""
     changed = verdict_changes(before.samples, after.samples)
     worse = sum(1 for c in changed if c.direction == "worse")
     better = sum(1 for c in changed if c.direction == "better")
