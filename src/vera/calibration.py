@@ -13,7 +13,14 @@ by f on every sample:
 
 with n labelled and N unlabelled samples. λ = 0 is the labels-only estimate, so the tuned λ
 gives an interval no wider than that one in expectation; a judge that predicts the labels
-well narrows it. The interval is θ̂ ± 1.96·√Var(θ̂).
+well narrows it. The interval is θ̂ ± 1.96·√Var(θ̂), kept within [0, 1].
+
+The labels-only interval is Wilson's score interval for a proportion, which stays honest at
+small n: one faithful label gives 0.207 to 1.000, not the normal approximation's 1.000 to
+1.000, and no interval is ever zero-width. Where λ is 0 (no unlabelled sample, a judge whose
+prediction does not vary or does not follow the labels, labels of one class) the corrected
+estimate is the labels-only one and takes its Wilson interval. Below `FEW_LABELS` labelled
+samples, or with labels of one class, the block carries a warning (`Calibration.warnings`).
 
 Two means are corrected: the share of unfaithful responses (Y: the human calls it
 unfaithful; f: the judge's decision, the faithfulness metric failing its threshold) and the
@@ -40,10 +47,20 @@ from vera.types.report import (
     SampleStatus,
 )
 
-__all__ = ["CalibrationTally", "LabelledSample", "corrected_mean", "recommended_threshold"]
+__all__ = [
+    "FEW_LABELS",
+    "CalibrationTally",
+    "LabelledSample",
+    "calibration_warnings",
+    "corrected_mean",
+    "recommended_threshold",
+    "wilson_interval",
+]
 
 Z95 = 1.959963984540054
 CALIBRATED_METRIC = "faithfulness"
+FEW_LABELS = 30
+"""Below this many labelled samples, the block warns that its figures are unsteady."""
 
 
 @dataclass(frozen=True)
@@ -135,6 +152,7 @@ class CalibrationTally:
             ),
             recommended_threshold=recommended_threshold(labelled),
             claims=self._claim_agreement(),
+            warnings=tuple(calibration_warnings(labelled)),
         )
 
     def _claim_agreement(self) -> dict[str, Any] | None:
@@ -162,17 +180,32 @@ def _covariance(xs: Sequence[float], ys: Sequence[float]) -> float:
 
 def _interval(estimate: float, variance: float) -> tuple[float, float]:
     half = Z95 * math.sqrt(max(variance, 0.0))
-    return estimate - half, estimate + half
+    return max(estimate - half, 0.0), min(estimate + half, 1.0)
+
+
+def wilson_interval(successes: float, n: int) -> tuple[float, float]:
+    """Wilson's 95 % score interval for a proportion of `successes` in `n` (n ≥ 1): never
+    zero-width, and within [0, 1] without clipping."""
+    if n < 1:
+        raise ValueError("a proportion needs at least one observation")
+    share = successes / n
+    z2 = Z95 * Z95
+    centre = (share + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 / (1 + z2 / n) * math.sqrt(share * (1 - share) / n + z2 / (4 * n * n))
+    return max(centre - half, 0.0), min(centre + half, 1.0)
 
 
 def corrected_mean(
     truth: Sequence[float], predicted: Sequence[float], unlabelled: ValueCounts
 ) -> CorrectedEstimate | None:
-    """The PPI++ estimate of the mean of `truth`, from the labelled samples' `truth` and
-    `predicted` and the unlabelled samples' predictions; None without a labelled sample."""
+    """The PPI++ estimate of the mean of `truth` (labels of 0 or 1), from the labelled samples'
+    `truth` and `predicted` and the unlabelled samples' predictions; None without a labelled
+    sample."""
     n, big_n = len(truth), len(unlabelled)
     if not n:
         return None
+    if any(y not in (0.0, 1.0) for y in truth):
+        raise ValueError("calibration labels are 0 or 1")
     labels_only = _mean(truth)
     unlabelled_mean = unlabelled.mean() or 0.0
     judge_only = (math.fsum(predicted) + unlabelled_mean * big_n) / (n + big_n)
@@ -187,8 +220,11 @@ def corrected_mean(
     variance = _covariance(rectified, rectified) / n
     if big_n:
         variance += weight * weight * f_variance / big_n
+    labels_low, labels_high = wilson_interval(math.fsum(truth), n)
     low, high = _interval(estimate, variance)
-    labels_low, labels_high = _interval(labels_only, _covariance(truth, truth) / n)
+    if weight == 0.0 or high <= low:
+        # λ = 0 is the labels-only estimate itself, so it takes the labels-only interval.
+        low, high = labels_low, labels_high
     return CorrectedEstimate(
         judge_only_estimate=judge_only,
         estimate=estimate,
@@ -199,6 +235,29 @@ def corrected_mean(
         labels_only_ci_high=labels_high,
         power_tuning=weight,
     )
+
+
+def calibration_warnings(labelled: Sequence[LabelledSample]) -> list[str]:
+    """What makes the figures from these labels unsteady: too few of them, or one class."""
+    n = len(labelled)
+    if not n:
+        return []
+    found = []
+    if n < FEW_LABELS:
+        found.append(
+            f"only {n} labelled sample{'' if n == 1 else 's'}: below {FEW_LABELS} the intervals "
+            "are wide and the agreement figures unsteady; label more samples (human_faithful) "
+            "before trusting them"
+        )
+    unfaithful = sum(s.unfaithful for s in labelled)
+    if unfaithful in (0, n):
+        kind, other = ("unfaithful", "faithful") if unfaithful else ("faithful", "unfaithful")
+        found.append(
+            f"every labelled sample is {kind}: with one class the judge's balanced accuracy, "
+            f"kappa, AUROC and a recommended threshold cannot be measured; label some {other} "
+            "samples too"
+        )
+    return found
 
 
 def recommended_threshold(labelled: Sequence[LabelledSample]) -> RecommendedThreshold | None:

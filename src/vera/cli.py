@@ -22,7 +22,7 @@ from rich.table import Table
 
 from vera._version import __version__
 from vera.api import calibrate
-from vera.comparison import compare_reports, most_changed
+from vera.comparison import compare_reports, most_changed, run_differences, verdict_changes
 from vera.datasets import load_dataset
 from vera.datasets.bundled import BUNDLED
 from vera.errors import ConfigError, JudgeError, VeraError
@@ -39,6 +39,7 @@ from vera.plan import (
     RunPlan,
     build_plan,
 )
+from vera.report import Report
 from vera.reports.calibration import calibration_lines
 from vera.reports.console import (
     SHOWN_FAILURES,
@@ -69,6 +70,7 @@ from vera.sample_limits import (
 )
 from vera.settings import DEFAULT_CONCURRENCY, load_settings
 from vera.sqlite_file import MissingStoreError
+from vera.types.extras import install_hint
 from vera.types.secrets import redact
 
 __all__ = ["app", "main"]
@@ -93,6 +95,12 @@ class _Console(Console):
 
 out = _Console()
 err = _Console(stderr=True)
+
+
+def _help_hint(extra: str) -> str:
+    """`install_hint` for a help text, which Typer reads as console markup: escaped, so the
+    `[view]` of `vera-eval[view]` is shown, not taken for a style."""
+    return escape(install_hint(extra))
 
 
 def _version(value: bool) -> None:
@@ -398,7 +406,7 @@ _OtelEndpointFlag = Annotated[
     typer.Option(
         "--otel-endpoint",
         help="Also send the run as OpenTelemetry spans (one per sample, scores as attributes) "
-        "to this OTLP/HTTP collector URL; needs vera-eval[otel].",
+        f"to this OTLP/HTTP collector URL; needs the otel extra: {_help_hint('otel')}.",
     ),
 ]
 _SampleTimeoutFlag = Annotated[
@@ -417,7 +425,7 @@ _ExecutorFlag = Annotated[
     typer.Option(
         "--executor",
         help="local (default), or ray: the samples run on the workers of a Ray cluster "
-        "(pip install 'vera-eval[ray]').",
+        f"(needs the ray extra: {_help_hint('ray')}).",
     ),
 ]
 _RayAddressFlag = Annotated[
@@ -754,20 +762,41 @@ def runs_list(history: HistoryOption = None) -> None:
 
 
 @runs_app.command("show")
-def runs_show(run_id: str, history: HistoryOption = None) -> None:
-    """Show one run: its options, and its summary if it finished."""
+def runs_show(
+    run_id: str,
+    history: HistoryOption = None,
+    plan: Annotated[
+        bool,
+        typer.Option("--plan", help="Also print the run's stored plan (JSON), after the summary."),
+    ] = False,
+) -> None:
+    """Show one run: its summary if it finished, then (with --plan) the plan it ran."""
     try:
         store = _store(history)
         record = store.get(run_id)
+        pipeline = record.options.get("pipeline")
         out.print(
-            f"Run {record.id} · {record.status} · {record.finished_samples} samples done",
+            f"Run {record.id} · {record.status} · {record.finished_samples} samples done · "
+            f"dataset {record.dataset}" + (f" · pipeline {pipeline}" if pipeline else ""),
             markup=False,
+            highlight=False,
         )
-        out.print_json(data=record.options)
         if record.status == "finished":
             print_summary(store.report(record.id), out, err)
+        else:
+            out.print(
+                f"No summary yet: the run has not finished (vera eval --resume {record.id} "
+                "finishes it).",
+                markup=False,
+                highlight=False,
+            )
     except VeraError as exc:
         _fail(exc)
+    if plan:
+        out.print("Plan:", highlight=False)
+        out.print_json(data=record.options)
+    else:
+        out.print(f"Its plan: vera runs show {record.id} --plan", markup=False, highlight=False)
 
 
 _COMPARE_COLUMNS = (
@@ -795,7 +824,8 @@ def compare_command(
     ] = False,
 ) -> None:
     """Compare run B against run A: per-metric change with a paired 95 % interval and p-value,
-    and the samples whose scores changed most.
+    how many samples changed a verdict or a score, and those whose scores changed most. Warns
+    when the two runs' judges, metrics or thresholds differ.
 
     Example: vera compare 20261122-101500 20261123-090000
     """
@@ -829,9 +859,26 @@ def compare_command(
             ]
         )
     title = f"{second} against {first} · {paired} paired samples"
+    for line in run_differences(before, after):
+        err.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
     print_table(out, title, _COMPARE_COLUMNS, rows)
     if paired == 0:
         err.print("[yellow]No sample id is in both runs: there is no change to measure.[/]")
+    _print_changed(before, after, top)
+
+
+def _print_changed(before: Report, after: Report, top: int) -> None:
+    """How many samples changed a verdict or a score (never a threshold alone), then the
+    `top` largest score changes."""
+    changed = verdict_changes(before.samples, after.samples)
+    worse = sum(1 for c in changed if c.direction == "worse")
+    better = sum(1 for c in changed if c.direction == "better")
+    out.print(
+        f"{len(changed)} samples changed a claim's verdict or a score: {worse} worse, "
+        f"{better} better (a threshold alone changes none)",
+        highlight=False,
+        markup=False,
+    )
     for line in most_changed(before, after, top):
         out.print(line, highlight=False, markup=False)
 
@@ -857,7 +904,14 @@ def report_command(
     out.print(f"Report written to {escape(str(output))}", highlight=False)
 
 
-@app.command("view")
+_VIEW_HELP = (
+    "Browse the run history in a web browser: every run with a trend per dataset, one run's "
+    "report (claims, verdicts, evidence), and two runs compared. Read-only; Ctrl-C stops it. "
+    f"Needs the view extra: {_help_hint('view')}.\n\nExample: vera view --port 8765"
+)
+
+
+@app.command("view", help=_VIEW_HELP)
 def view_command(
     history: HistoryOption = None,
     port: Annotated[
@@ -873,12 +927,7 @@ def view_command(
         bool, typer.Option("--no-browser", help="Print the address; do not open a browser.")
     ] = False,
 ) -> None:
-    """Browse the run history in a web browser: every run with a trend per dataset, one run's
-    report (claims, verdicts, evidence), and two runs compared. Read-only; Ctrl-C stops it.
-    Needs the view extra: pip install 'vera-eval[view]'.
-
-    Example: vera view --port 8765
-    """
+    """Browse the run history in a web browser (the help is `_VIEW_HELP`)."""
     from vera.viewer import serve
 
     def ready(url: str) -> None:
@@ -1130,17 +1179,24 @@ def datasets_list() -> None:
     out.print(table)
 
 
+_METRICS_COLUMNS = (
+    Column("Name"),
+    Column("Measures", "measures", "left"),
+    Column("Better", "better", "left"),
+    Column("Judge work", "judge work", "left"),
+)
+
+
 @app.command("metrics")
 def metrics_command() -> None:
     """List the metrics `--metric` accepts, with what each measures and costs."""
-    table = Table(title="VERA metrics")
-    for column in ("Name", "Measures", "Better", "Judge work"):
-        table.add_column(column)
+    rows: list[list[Cell]] = []
     for name, cls in metric_classes().items():
         needs = ", ".join(sorted(need.value for need in cls.needs)) or "none"
         better = "higher" if cls.higher_is_better else "lower"
-        table.add_row(*plain_cells(name, cls.description, better, needs))
-    out.print(table)
+        rows.append([name, cls.description, better, needs])
+    # A grid where it fits whole, else each metric stacked: a name is never cut.
+    print_table(out, "VERA metrics", _METRICS_COLUMNS, rows)
     out.print("Metrics that share judge work share its calls: see docs/metrics.md.")
 
 

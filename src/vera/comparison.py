@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from vera.outcome import SampleOutcome, sample_outcome
-from vera.report import ClaimRecord, Report, SampleResult, SampleStatus
+from vera.report import ClaimRecord, MetricSummary, Report, SampleResult, SampleStatus
 from vera.stats import bootstrap_ci
 from vera.types import Verdict
 
@@ -24,11 +24,13 @@ __all__ = [
     "ClaimChange",
     "MetricComparison",
     "SampleChange",
+    "ScoreChange",
     "baseline_comparison",
     "compare_reports",
     "improvement",
     "most_changed",
     "relative_change",
+    "run_differences",
     "significant",
     "verdict_changes",
 ]
@@ -179,6 +181,12 @@ def most_changed(before: Report, after: Report, top: int = 5) -> list[str]:
         lines.extend(
             f"    {claim.verdict.value}: {claim.text}" for claim in by_id[sample_id].claims
         )
+    if len(moves) > top:
+        left = len(moves) - top
+        lines.append(
+            f"… and {left} more score change{'' if left == 1 else 's'}: vera view's compare page "
+            "lists every changed sample (or --top N)"
+        )
     return lines
 
 
@@ -220,8 +228,18 @@ class ClaimChange:
 
 
 @dataclass(frozen=True)
+class ScoreChange:
+    """One metric's score of a sample that differs between two runs (None: not scored)."""
+
+    metric: str
+    before: float | None
+    after: float | None
+
+
+@dataclass(frozen=True)
 class SampleChange:
-    """A sample in both runs whose outcome badge or claims' verdicts differ."""
+    """A sample in both runs whose claims' verdicts or metric scores differ. A badge that moved
+    only because the two runs' thresholds differ is not a change of the sample."""
 
     id: str
     before: SampleOutcome
@@ -230,6 +248,8 @@ class SampleChange:
     """The changed claims: the later run's in its order, then the removed ones."""
     unchanged_claims: int
     """Claims both runs made with the same verdict."""
+    scores: tuple[ScoreChange, ...] = ()
+    """The metrics whose score differs, in the later run's order, then those it lacks."""
 
     @property
     def shift(self) -> int:
@@ -284,13 +304,34 @@ def _claim_changes(
     return changes, unchanged
 
 
+def _score_changes(before: SampleResult, after: SampleResult) -> list[ScoreChange]:
+    """Each metric whose score differs between two results of one sample (a score one of them
+    lacks included); a pass or fail that differs with the same score is the threshold's doing,
+    not the sample's, and is not listed."""
+    old, new = _sample_scores(before), _sample_scores(after)
+    names = [*new, *(name for name in old if name not in new)]
+    return [
+        ScoreChange(name, old.get(name), new.get(name))
+        for name in names
+        if old.get(name) != new.get(name)
+    ]
+
+
+def _sample_scores(result: SampleResult) -> dict[str, float | None]:
+    if result.status is not SampleStatus.SCORED:
+        return {}
+    return {name: r.score for name, r in result.results.items()}
+
+
 def verdict_changes(
     before: Iterable[SampleResult], after: Iterable[SampleResult]
 ) -> list[SampleChange]:
-    """The samples of two runs, paired by id, whose outcome badge (`sample_outcome`) or claims'
-    verdicts changed; claims pair by their normalised text. Worst change first: by how far the
-    badge fell (pass -> fail first), then by how far the claims' verdicts fell, then by id; the
-    improvements come last. Samples only one run has do not pair and are left out."""
+    """The samples of two runs, paired by id, whose claims' verdicts or metric scores changed;
+    claims pair by their normalised text. A sample whose verdicts and scores are the same is
+    not changed, even where its badge (`sample_outcome`) differs because the runs' thresholds
+    do (`run_differences` says so). Worst change first: by how far the badge fell (pass ->
+    fail first), then by how far the claims' verdicts fell, then by id; the improvements come
+    last. Samples only one run has do not pair and are left out."""
     earlier = {result.id: result for result in before}
     found = []
     for result in after:
@@ -298,8 +339,40 @@ def verdict_changes(
         if was is None:
             continue
         claims, unchanged = _claim_changes(was.claims, result.claims)
-        old, new = sample_outcome(was), sample_outcome(result)
-        if claims or old.label != new.label:
-            found.append(SampleChange(result.id, old, new, tuple(claims), unchanged))
+        scores = _score_changes(was, result)
+        if claims or scores:
+            old, new = sample_outcome(was), sample_outcome(result)
+            found.append(SampleChange(result.id, old, new, tuple(claims), unchanged, tuple(scores)))
     found.sort(key=lambda c: (c.shift, c.claim_shift, c.id))
+    return found
+
+
+def _rule(summary: MetricSummary) -> str:
+    return f"{'≥' if summary.higher_is_better else '≤'} {summary.threshold:g}"
+
+
+def run_differences(before: Report, after: Report) -> list[str]:
+    """What differs between two runs beyond their samples' answers, a sentence each: the
+    judge, the metrics measured, and each shared metric's threshold (or direction). A change
+    between such runs may be the setting's and not the system's; the badges of samples whose
+    scores did not move may differ by the thresholds alone. Empty when none differs."""
+    found = []
+    if before.judge != after.judge:
+        found.append(f"The judges differ: A {before.judge}, B {after.judge}.")
+    only_a = [name for name in before.metric_summary if name not in after.metric_summary]
+    only_b = [name for name in after.metric_summary if name not in before.metric_summary]
+    if only_a or only_b:
+        parts = [f"only A measured {', '.join(only_a)}"] if only_a else []
+        parts += [f"only B measured {', '.join(only_b)}"] if only_b else []
+        found.append(f"The metrics differ: {'; '.join(parts)}.")
+    rules = [
+        f"{name} A {_rule(before.metric_summary[name])}, B {_rule(summary)}"
+        for name, summary in after.metric_summary.items()
+        if name in before.metric_summary and _rule(before.metric_summary[name]) != _rule(summary)
+    ]
+    if rules:
+        found.append(
+            f"The thresholds differ: {'; '.join(rules)}. A sample's pass or fail may differ by "
+            "the threshold alone; it counts as changed only where its verdicts or scores did."
+        )
     return found

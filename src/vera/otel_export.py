@@ -13,11 +13,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from vera.errors import ConfigError
+from vera.types.extras import install_hint
 from vera.types.report import Report, SampleResult
 
 __all__ = ["INSTALL_HINT", "export_report", "traces_url"]
 
-INSTALL_HINT = "pip install 'vera-eval[otel]'"
+INSTALL_HINT = install_hint("otel")
 TRACES_PATH = "/v1/traces"
 
 

@@ -65,6 +65,11 @@ not metrics: they have no per-sample scores, threshold or direction, and are nev
 `Report.metric_summary`. Code that treats every key of `metrics` as a metric must skip them."""
 
 
+REASONS_KEPT = 20
+"""The most distinct not-applicable reasons a metric's summary keeps; the rest count together."""
+OTHER_REASONS = "other reasons"
+
+
 @dataclass
 class _MetricTally:
     """One metric over the run, as samples arrive: its scores and pass/fail counts."""
@@ -73,6 +78,8 @@ class _MetricTally:
     subs: dict[str, ValueCounts] = field(default_factory=dict)
     not_scored: int = 0
     not_applicable: int = 0
+    reasons: Counter[str] = field(default_factory=Counter)
+    """Why the metric did not apply, by reason (a metric gives few distinct ones)."""
     passed: int = 0
     failed: int = 0
 
@@ -82,6 +89,10 @@ class _MetricTally:
             self.not_scored += 1
             if metric is not None and metric.status is MetricStatus.NOT_APPLICABLE:
                 self.not_applicable += 1
+                # A plugin's reason may differ per sample: past a few, the rest are counted
+                # together, so memory does not grow with the samples.
+                known = metric.reason in self.reasons or len(self.reasons) < REASONS_KEPT
+                self.reasons[metric.reason if known else OTHER_REASONS] += 1
             return
         self.scored.add(metric.score)
         for key, value in metric.sub_scores.items():
@@ -100,6 +111,9 @@ class _MetricTally:
             scored=len(self.scored),
             not_scored=self.not_scored,
             not_applicable=self.not_applicable,
+            not_applicable_reasons=dict(
+                sorted(self.reasons.items(), key=lambda item: (-item[1], item[0]))
+            ),
             passed=self.passed,
             failed=self.failed,
             threshold=threshold,

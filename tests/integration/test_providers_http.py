@@ -407,6 +407,7 @@ def test_missing_sdk_names_the_extra(
     with pytest.raises(MissingExtraError) as caught:
         create_chat_model(spec)
     assert command in str(caught.value)
+    assert f"pip install -e '.[{sdk}]'" in str(caught.value)  # from a clone, too
 
 
 def test_importing_vera_imports_no_sdk() -> None:

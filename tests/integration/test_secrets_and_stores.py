@@ -39,7 +39,7 @@ def test_a_key_in_the_base_url_is_never_stored_reported_or_printed(tmp_path: Pat
     assert "http://***@127.0.0.1" in result.stderr
     shown = run_vera(tmp_path, "runs", "list", "--history", "h.sqlite")
     run_id = shown.stdout.split("20", 1)[1].split()[0]
-    details = run_vera(tmp_path, "runs", "show", "20" + run_id, "--history", "h.sqlite")
+    details = run_vera(tmp_path, "runs", "show", "20" + run_id, "--history", "h.sqlite", "--plan")
     assert details.returncode == 0, details.stderr
     everything = [result.stdout, result.stderr, shown.stdout, details.stdout]
     everything += [(tmp_path / name).read_bytes().decode() for name in ("r.json", "r.html")]

@@ -25,7 +25,7 @@ def test_a_streamed_run_reports_what_a_kept_run_does(tmp_path: Path) -> None:
     for report in (streamed, kept):
         report.pop("timestamp")
     assert streamed == kept  # same aggregates, same samples, in dataset order
-    assert "Lowest-scoring samples" in done.stdout
+    assert "Failing samples, worst first" in done.stdout
     assert (tmp_path / "r.xml").read_text().count("<testcase ") == len(kept["samples"])
 
     with sqlite3.connect(tmp_path / "h.sqlite") as db:

@@ -69,7 +69,7 @@ def test_the_eval_summary_fits_the_console(
     at_width(monkeypatch, width)
     result = runner.invoke(cli.app, ["eval", "--dataset", "example", "-m", "all", "--no-history"])
     assert result.exit_code in (0, 1), result.stderr
-    shown = result.stdout.split("Lowest-scoring samples")[0]
+    shown = result.stdout.split("Failing samples, worst first")[0]
     assert max(len(line) for line in result.stdout.splitlines()) <= width
     assert "…" not in shown
     for name in METRICS:

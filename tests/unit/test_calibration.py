@@ -14,7 +14,8 @@ from rich.console import Console
 
 import vera
 from vera import DatasetRowError
-from vera.calibration import CalibrationTally, corrected_mean
+from vera.calibration import CalibrationTally, corrected_mean, wilson_interval
+from vera.reports.calibration import calibration_lines
 from vera.reports.console import print_summary
 from vera.reports.html import render_html
 from vera.reports.markdown import render_markdown
@@ -201,3 +202,52 @@ def test_a_claim_verdict_that_is_no_verdict_names_the_row_and_field(tmp_path: Pa
         match=r"line 1, field 'human_claims\[0\]\.verdict'.*fully_supported.*got 'maybe'",
     ):
         list(vera.load_dataset(path))
+
+
+def _labelled(*labels: bool) -> list[Sample]:
+    return [
+        Sample(id=f"s{i}", response="Paris is in France.", contexts=("Paris is in France.",),
+               human_faithful=ok)
+        for i, ok in enumerate(labels)
+    ]  # fmt: skip
+
+
+def test_one_label_gives_a_wide_interval_and_a_warning_not_certainty() -> None:
+    # Before: one label gave a 95 % interval of 1.000 to 1.000, and no warning.
+    calibration = vera.evaluate(_labelled(True), metrics=["faithfulness"]).calibration
+    assert calibration is not None and calibration.mean_faithfulness is not None
+    found = calibration.mean_faithfulness
+    assert found.labels_only_estimate == 1.0
+    assert (round(found.labels_only_ci_low, 3), found.labels_only_ci_high) == (0.207, 1.0)
+    assert (found.ci_low, found.ci_high) == (found.labels_only_ci_low, found.labels_only_ci_high)
+    lines = "\n".join(calibration_lines(calibration))
+    assert "Warning: only 1 labelled sample: below 30 the intervals are wide" in lines
+    assert "Warning: every labelled sample is faithful" in lines
+    assert "1.000 to 1.000" not in lines and "0.000 to 0.000" not in lines
+
+
+def test_labels_of_one_class_never_give_a_zero_width_interval() -> None:
+    # Before: labels of one class gave 0.000 to 0.000 (the normal approximation's zero variance).
+    for n in (1, 2, 5, 29, 30, 200):
+        found = corrected_mean([0.0] * n, [0.0] * n, ValueCounts([0.0, 1.0] * 10))
+        assert found is not None
+        assert found.labels_only_ci_low == 0.0 < found.labels_only_ci_high
+        assert found.ci_low < found.ci_high
+        assert found.ci_low >= 0.0 and found.ci_high <= 1.0
+
+
+def test_the_wilson_interval_matches_its_textbook_values() -> None:
+    # 0 of 10: 0.000 to 0.278; 5 of 10: 0.237 to 0.763 (Wilson, z = 1.96).
+    assert [round(x, 3) for x in wilson_interval(0, 10)] == [0.0, 0.278]
+    assert [round(x, 3) for x in wilson_interval(5, 10)] == [0.237, 0.763]
+    with pytest.raises(ValueError):
+        wilson_interval(0, 0)
+
+
+def test_enough_labels_of_both_classes_carry_no_warning() -> None:
+    calibration = vera.evaluate(_labelled(*[True, False] * 15), metrics=["faithfulness"])
+    assert calibration.calibration is not None
+    assert calibration.calibration.warnings == ()
+    few = vera.evaluate(_labelled(*[True, False] * 14), metrics=["faithfulness"]).calibration
+    assert few is not None
+    assert [w.split(":")[0] for w in few.warnings] == ["only 28 labelled samples"]

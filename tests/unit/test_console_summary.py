@@ -55,7 +55,7 @@ def render(report: Report, width: int) -> str:
 def tables(text: str) -> str:
     """The output up to the failing samples: their lines quote judge reasons, which may end
     in an ellipsis of their own (a long quote shortened by the metric, not by the layout)."""
-    return text.split("Lowest-scoring samples")[0]
+    return text.split("Failing samples, worst first")[0]
 
 
 def whole(word: str, text: str) -> bool:

@@ -238,7 +238,9 @@ def test_without_chunks_only_the_claims_no_chunk_entails_are_scored() -> None:
     assert scores["reference_hallucination"].score == 0.5
     for name in set(NAMES) - {"self_knowledge", "reference_hallucination"}:
         assert scores[name].status is MetricStatus.NOT_APPLICABLE, name
-        assert scores[name].reason == "no retrieved chunk to diagnose"
+        assert scores[name].reason == (
+            "no retrieved chunk to diagnose (needs the sample field `contexts`)"
+        )
 
 
 def test_empty_denominators_are_not_applicable_with_a_reason() -> None:

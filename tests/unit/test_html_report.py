@@ -284,8 +284,18 @@ def test_samples_come_worst_first_and_the_worst_are_open() -> None:
     report, samples = example()
     html, doc = render(report, samples=samples)
     ids = Packed(html).ids_worst_first()
-    faithfulness = [report.sample(i).scores["faithfulness"] for i in ids]
-    assert faithfulness == sorted(faithfulness)  # type: ignore[type-var]
+    # The samples that fail any metric (each in its own direction) come first, then the rest;
+    # each group by faithfulness, worst first.
+    failing = [any(r.passed is False for r in report.sample(i).results.values()) for i in ids]
+    assert failing == sorted(failing, reverse=True)
+    assert any(failing) and not all(failing)
+    for group in (True, False):
+        faithfulness = [
+            report.sample(i).scores["faithfulness"]
+            for i, fails in zip(ids, failing, strict=True)
+            if fails is group
+        ]
+        assert faithfulness == sorted(faithfulness)  # type: ignore[type-var]
     listing = doc.find("div", id="sample-list")
     assert listing.attrs["data-opened"] == "3"  # the script opens the three worst
     assert listing.attrs["data-page-size"] == "50"

@@ -4,7 +4,7 @@ by id (samples) and by normalised text (claims), worst change first."""
 from __future__ import annotations
 
 from vera import comparison
-from vera.comparison import ClaimChange, verdict_changes
+from vera.comparison import ClaimChange, ScoreChange, verdict_changes
 from vera.outcome import Outcome
 from vera.report import ClaimRecord, SampleResult, SampleStatus
 from vera.types import Verdict
@@ -106,15 +106,28 @@ def test_outcomes_before_and_after_come_from_the_report_badge() -> None:
     assert change.shift < 0 and change.direction == "worse"
 
 
-def test_a_changed_badge_alone_is_a_change() -> None:
-    # Same claims, but the gate decided otherwise (a different threshold, say).
+def test_a_badge_changed_by_the_threshold_alone_is_not_a_change() -> None:
+    # Before: the same verdicts and score under a stricter threshold counted as "worse".
     before = [result("s", [("A claim.", P)], passed=True)]
-    after = [result("s", [("A claim.", P)], passed=False)]
+    stricter = result("s", [("A claim.", P)], passed=True)
+    gate = stricter.results["faithfulness"].model_copy(update={"passed": False, "threshold": 1.1})
+    after = [stricter.model_copy(update={"results": {"faithfulness": gate}})]
+    assert before[0].scores == after[0].scores
+
+    assert verdict_changes(before, after) == []
+
+
+def test_a_changed_score_alone_is_a_change() -> None:
+    before = [result("s", [("A claim.", P)], passed=True)]
+    moved = result("s", [("A claim.", P)], passed=True)
+    gate = moved.results["faithfulness"].model_copy(update={"score": 0.75})
+    after = [moved.model_copy(update={"results": {"faithfulness": gate}})]
 
     (change,) = verdict_changes(before, after)
 
     assert change.claims == () and change.unchanged_claims == 1
-    assert (change.before.outcome, change.after.outcome) == (Outcome.PASS, Outcome.FAIL)
+    assert change.scores == (ScoreChange("faithfulness", 1.0, 0.75),)
+    assert change.direction == "changed"
 
 
 def test_worst_change_first_pass_to_fail_leads_and_improvements_come_last() -> None:

@@ -16,10 +16,11 @@ from typing import Any
 
 from vera.datasets.readers import RawRow
 from vera.errors import DatasetError
+from vera.types.extras import install_hint
 
 __all__ = ["INSTALL_HINT", "parquet_row_count", "read_parquet_rows"]
 
-INSTALL_HINT = "pip install 'vera-eval[parquet]'"
+INSTALL_HINT = install_hint("parquet")
 # Rows converted to Python at a time: bounds memory within a large row group.
 BATCH_ROWS = 1024
 

@@ -51,6 +51,7 @@ from vera.runner import (
 from vera.sample_limits import DEFAULT_LIMITS, SampleLimits
 from vera.settings import DEFAULT_CONCURRENCY, Settings
 from vera.types import Sample
+from vera.types.extras import install_hint
 
 __all__ = ["BATCH_SIZE", "IN_FLIGHT_PER_WORKER", "ray_pass"]
 
@@ -58,7 +59,7 @@ BATCH_SIZE = 32
 """Samples sent to a worker at once (fewer when the dataset is small)."""
 IN_FLIGHT_PER_WORKER = 2
 """Batches each worker holds at once: one running, one waiting, so no worker idles."""
-INSTALL = "pip install 'vera-eval[ray]'"
+INSTALL = install_hint("ray")
 _FORWARDED_PREFIXES = ("VERA_",)
 _FORWARDED_SUFFIXES = ("_API_KEY", "_BASE_URL")
 

@@ -35,6 +35,7 @@ from vera.judges.offline.claims import extract_claims
 from vera.providers.base import MissingExtraError
 from vera.text.segment import split_units
 from vera.types import DEFAULT_MIN_ENTAILMENT, Claim, ClaimVerdict, Verdict
+from vera.types.extras import install_hint
 
 __all__ = ["MAX_LENGTH", "LabelMap", "NLIJudge", "Window", "label_map", "windows"]
 
@@ -166,7 +167,7 @@ class NLIJudge(BaseJudge):
             from transformers import AutoModelForSequenceClassification, AutoTokenizer
         except ImportError as exc:
             raise MissingExtraError(
-                "the NLI judge needs transformers and torch: pip install 'vera-eval[nli]'"
+                f"the NLI judge needs transformers and torch: {install_hint('nli')}"
             ) from exc
         self.source = model
         try:

@@ -36,7 +36,7 @@ class AnswerRelevance(MetricOptions):
     def score(self, sample: Sample, analysis: ClaimAnalysis) -> MetricResult:
         rating = analysis.answer_relevance
         if rating is None:
-            return not_applicable(self, "no query to answer")
+            return not_applicable(self, "no query to answer", fields=("query",))
         reason = f"{rating.relevance.value.lower().replace('_', ' ')}"
         if rating.reason:
             reason += f": {rating.reason}"
@@ -54,7 +54,9 @@ class AnswerCorrectness(GroundedOptions):
         in_reference = analysis.response_in_reference
         in_response = analysis.reference_in_response
         if in_reference is None or in_response is None:
-            return not_applicable(self, "no reference answer to compare with")
+            return not_applicable(
+                self, "no reference answer to compare with", fields=("reference",)
+            )
         if not in_reference and not in_response:
             return not_applicable(self, "neither the response nor the reference has claims")
         tp = sum(is_grounded(v, self.min_entailment) for v in in_reference)
@@ -78,7 +80,7 @@ class Abstention(MetricOptions):
 
     def score(self, sample: Sample, analysis: ClaimAnalysis) -> MetricResult:
         if not sample.unanswerable:
-            return not_applicable(self, "the question is answerable")
+            return not_applicable(self, "the question is answerable", fields=("answerable",))
         response = sample.response or ""
         if not response.strip() or abstains(response):
             return scored(self, 1.0, "abstained, as it should on an unanswerable question")

@@ -97,9 +97,18 @@ def scored(
 
 
 def not_applicable(
-    metric: Metric, reason: str, *, details: dict[str, Any] | None = None
+    metric: Metric,
+    reason: str,
+    *,
+    fields: tuple[str, ...] = (),
+    details: dict[str, Any] | None = None,
 ) -> MetricResult:
-    """A result without a score: the sample lacks what the metric measures (a reference…)."""
+    """A result without a score: the sample lacks what the metric measures (a reference…).
+    `fields` name the sample fields that would make it apply, so the reason says what to add:
+    "no reference answer to compare with (needs the sample field `reference`)"."""
+    if fields:
+        named = " and ".join(f"`{field}`" for field in fields)
+        reason += f" (needs the sample field{'s' if len(fields) > 1 else ''} {named})"
     return MetricResult(
         name=metric.name,
         score=None,

@@ -54,7 +54,11 @@ class CitationAccuracy(GroundedOptions):
             ],
         }
         if not checks:
-            return not_applicable(self, "the response cites nothing", details=details)
+            return not_applicable(
+                self,
+                "the response cites nothing: no marker such as [1] or (Source: name) in it",
+                details=details,
+            )
         correct = sum(self._supported(check) for check in checks)
         per_claim: dict[str, list[bool]] = {}
         for check in checks:

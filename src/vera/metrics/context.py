@@ -35,7 +35,9 @@ class ContextRelevance(MetricOptions):
     def score(self, sample: Sample, analysis: ClaimAnalysis) -> MetricResult:
         ratings = analysis.context_relevance
         if not ratings:
-            return not_applicable(self, "no query or no retrieved context to rate")
+            return not_applicable(
+                self, "no query or no retrieved context to rate", fields=("query", "contexts")
+            )
         weights = [r.relevance.weight for r in ratings]
         relevant = sum(1 for w in weights if w == 1.0)
         return scored(
@@ -56,7 +58,11 @@ class ContextPrecision(GroundedOptions):
     def score(self, sample: Sample, analysis: ClaimAnalysis) -> MetricResult:
         verdicts = analysis.reference_in_contexts
         if not verdicts or not sample.contexts:
-            return not_applicable(self, "no reference answer, or no context, to compare")
+            return not_applicable(
+                self,
+                "no reference answer, or no context, to compare",
+                fields=("reference", "contexts"),
+            )
         useful_chunks = {
             v.context_index
             for v in verdicts
@@ -89,7 +95,11 @@ class ContextRecall(GroundedOptions):
     def score(self, sample: Sample, analysis: ClaimAnalysis) -> MetricResult:
         verdicts = analysis.reference_in_contexts
         if not verdicts:
-            return not_applicable(self, "no reference answer (or it has no claims) to recall")
+            return not_applicable(
+                self,
+                "no reference answer (or it has no claims) to recall",
+                fields=("reference",),
+            )
         weights = {v.claim_id: float(is_grounded(v, self.min_entailment)) for v in verdicts}
         covered = int(sum(weights.values()))
         return scored(

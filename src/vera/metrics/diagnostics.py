@@ -113,11 +113,13 @@ class _Diagnostic(GroundedOptions):
     def score(self, sample: Sample, analysis: ClaimAnalysis) -> MetricResult:
         matrix = analysis.chunk_entailment
         if matrix is None:
-            return not_applicable(self, "no reference answer to compare with")
+            return not_applicable(
+                self, "no reference answer to compare with", fields=("reference",)
+            )
         if not matrix.reference_claims:
             return not_applicable(self, "the reference answer has no claims")
         if self.needs_chunks and not matrix.chunks:
-            return not_applicable(self, "no retrieved chunk to diagnose")
+            return not_applicable(self, "no retrieved chunk to diagnose", fields=("contexts",))
         return self.measure(matrix, diagnose(matrix, self.min_entailment))
 
     @abstractmethod

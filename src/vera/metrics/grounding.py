@@ -92,7 +92,11 @@ class GroundingRecall(GroundedOptions):
     def score(self, sample: Sample, analysis: ClaimAnalysis) -> MetricResult:
         recall = _recall(analysis, self.min_entailment)
         if recall is None:
-            return not_applicable(self, "no reference answer (or it has no claims) to recall")
+            return not_applicable(
+                self,
+                "no reference answer (or it has no claims) to recall",
+                fields=("reference",),
+            )
         value, covered, total = recall
         return scored(self, value, f"{covered} of {total} reference claims in the response")
 
@@ -107,7 +111,11 @@ class GroundingF1(GroundedOptions):
     def score(self, sample: Sample, analysis: ClaimAnalysis) -> MetricResult:
         recall = _recall(analysis, self.min_entailment)
         if recall is None:
-            return not_applicable(self, "no reference answer (or it has no claims) to recall")
+            return not_applicable(
+                self,
+                "no reference answer (or it has no claims) to recall",
+                fields=("reference",),
+            )
         r = recall[0]
         if analysis.claims:
             _, grounded = _share(analysis.verdicts, self.min_entailment)

@@ -15,6 +15,7 @@ from vera.pipelines.chunking import Chunk, chunk_corpus
 from vera.pipelines.retrieval import ScoredChunk
 from vera.providers.base import MissingExtraError
 from vera.types import Context
+from vera.types.extras import install_hint
 
 __all__ = ["DenseRetriever", "Embed"]
 
@@ -51,7 +52,7 @@ class DenseRetriever:
             from sentence_transformers import SentenceTransformer  # type: ignore[import-not-found]
         except ImportError as exc:
             raise MissingExtraError(
-                "dense retrieval needs sentence-transformers: pip install 'vera-eval[dense]'"
+                f"dense retrieval needs sentence-transformers: {install_hint('dense')}"
             ) from exc
         encoder = SentenceTransformer(model)
 

@@ -32,11 +32,12 @@ from vera.errors import ConfigError
 from vera.pipelines.core import Pipeline, RagState
 from vera.pipelines.user import UserPipelineError
 from vera.types import Context
+from vera.types.extras import install_hint
 
 __all__ = ["LANGCHAIN_INSTALL", "LLAMAINDEX_INSTALL", "framework_pipeline"]
 
-LANGCHAIN_INSTALL = "pip install 'vera-eval[langchain]'"
-LLAMAINDEX_INSTALL = "pip install 'vera-eval[llamaindex]'"
+LANGCHAIN_INSTALL = install_hint("langchain")
+LLAMAINDEX_INSTALL = install_hint("llamaindex")
 
 _ANSWER_KEYS = ("answer", "output", "result", "response", "text")
 _SOURCE_KEYS = ("source_documents", "context", "documents", "contexts", "source_nodes")

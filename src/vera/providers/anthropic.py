@@ -26,6 +26,7 @@ from vera.providers.base import (
     Usage,
 )
 from vera.providers.jsonparse import try_parse_json_object
+from vera.types.extras import install_hint
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic, Omit
@@ -47,7 +48,7 @@ def _import_sdk() -> ModuleType:
         import anthropic.resources
     except ImportError as exc:
         raise MissingExtraError(
-            "the Anthropic provider needs the anthropic SDK: pip install 'vera-eval[anthropic]'"
+            f"the Anthropic provider needs the anthropic SDK: {install_hint('anthropic')}"
         ) from exc
     return anthropic
 

@@ -36,6 +36,7 @@ from vera.providers.base import (
 from vera.providers.cost import Price, register_price_source
 from vera.providers.jsonparse import try_parse_json_object
 from vera.providers.openai import StructuredMode, response_format
+from vera.types.extras import install_hint
 
 __all__ = ["LiteLLMChatModel", "litellm_price"]
 
@@ -56,7 +57,7 @@ def _import_litellm() -> Any:
         import litellm
     except ImportError as exc:
         raise MissingExtraError(
-            "the LiteLLM provider needs litellm: pip install 'vera-eval[litellm]'"
+            f"the LiteLLM provider needs litellm: {install_hint('litellm')}"
         ) from exc
     # Its "Give Feedback / Get Help" banner goes to stdout on every failure, which VERA
     # retries and reports itself.

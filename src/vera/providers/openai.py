@@ -28,6 +28,7 @@ from vera.providers.base import (
     Usage,
 )
 from vera.providers.jsonparse import try_parse_json_object
+from vera.types.extras import install_hint
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -51,7 +52,7 @@ def _import_sdk() -> ModuleType:
         import openai.resources
     except ImportError as exc:
         raise MissingExtraError(
-            "the OpenAI provider needs the openai SDK: pip install 'vera-eval[openai]'"
+            f"the OpenAI provider needs the openai SDK: {install_hint('openai')}"
         ) from exc
     return openai
 

@@ -46,6 +46,7 @@ def calibration_lines(calibration: Calibration) -> list[str]:
     a = calibration.agreement
     lines = [
         title,
+        *(f"Warning: {warning}" for warning in calibration.warnings),
         f"Agreement (unfaithful = positive): accuracy {_f(a['accuracy'])} · balanced accuracy "
         f"{_f(a['balanced_accuracy'])} · Cohen's kappa {_f(a['kappa'])} · AUROC "
         f"{_f(calibration.auroc)} · tp {a['tp']} fp {a['fp']} fn {a['fn']} tn {a['tn']}",

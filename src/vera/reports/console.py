@@ -7,7 +7,6 @@ where it fits whole, else stacked, one row after another (`print_table`).
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -20,8 +19,11 @@ from vera.comparison import MetricComparison, relative_change, significant
 from vera.report import Report, SampleResult, SampleStatus
 from vera.reports.calibration import calibration_lines
 from vera.reports.cascade import cascade_summary
+from vera.reports.ranking import EVERY_INVALID_ROW, FailingSamples, more_line
+from vera.reports.view import not_applicable_lines
 
 __all__ = [
+    "FAILING_TITLE",
     "Cell",
     "Column",
     "change_cell",
@@ -33,6 +35,7 @@ __all__ = [
 ]
 
 SHOWN_FAILURES = 5
+FAILING_TITLE = "Failing samples, worst first"
 UNBOUNDED = 10_000
 """A width no table reaches: measured at it, a table shows the width it needs uncut."""
 
@@ -250,6 +253,11 @@ def _print_metrics(report: Report, out: Console) -> None:
             stacked.append([f"  {sub}", f"mean {sub_mean}", f"95% CI {sub_interval}"])
     title = f"VERA · {report.dataset} · judge: {report.judge}"
     print_table(out, title, METRIC_COLUMNS, rows, stacked=stacked)
+    explained = not_applicable_lines(report)
+    if explained:
+        out.print("Not applicable, and why:", highlight=False, markup=False)
+    for line in explained:
+        out.print(f"  {line}", highlight=False, markup=False)
 
 
 def _print_breakdowns(report: Report, out: Console) -> None:
@@ -333,43 +341,54 @@ def _print_evidence(report: Report, out: Console) -> None:
 def _print_failures(
     report: Report, out: Console, err: Console, results: Iterable[SampleResult]
 ) -> None:
-    errors, lowest = _failures(results)
+    errors, failing = _failures(report, results)
     for result in errors:
         err.print(
             f"[red]error[/] {escape(result.id)}: {escape(result.error or '')}", highlight=False
         )
+    if report.counts["errors"] > len(errors):
+        err.print(more_line(report.counts["errors"] - len(errors), "error", "errors"), markup=False)
     for row in report.invalid_rows[:SHOWN_FAILURES]:
         err.print(f"[yellow]invalid[/] {escape(row.message)}", highlight=False)
+    if len(report.invalid_rows) > SHOWN_FAILURES:
+        left = len(report.invalid_rows) - SHOWN_FAILURES
+        err.print(more_line(left, "invalid row", "invalid rows", EVERY_INVALID_ROW), markup=False)
     if report.counts["needs_pipeline"]:
         out.print(
             f"{report.counts['needs_pipeline']} samples have no response; they need a pipeline "
             "to generate one and were not scored."
         )
-    shown = [s for s in lowest if any(r.passed is False for r in s.results.values())]
-    if shown:
-        out.print("[bold]Lowest-scoring samples[/]")
-        for result in shown:
-            for metric_result in result.results.values():
-                if metric_result.passed is False:
-                    out.print(
-                        f"  {result.id} · {metric_result.name} "
-                        f"{format_score(metric_result.score)}: {metric_result.reason}",
-                        highlight=False,
-                        markup=False,
-                    )
+    shown = failing.worst()
+    if not shown:
+        return
+    out.print(f"[bold]{FAILING_TITLE}[/] ({failing.total} failing)", highlight=False)
+    for result in shown:
+        for metric_result in result.results.values():
+            if metric_result.passed is False:
+                out.print(
+                    f"  {result.id} · {metric_result.name} "
+                    f"{format_score(metric_result.score)}: {metric_result.reason}",
+                    highlight=False,
+                    markup=False,
+                )
+    if failing.left_out:
+        out.print(
+            more_line(failing.left_out, "failing sample", "failing samples"),
+            highlight=False,
+            markup=False,
+        )
 
 
-def _failures(results: Iterable[SampleResult]) -> tuple[list[SampleResult], list[SampleResult]]:
-    """The first `SHOWN_FAILURES` errors and the `SHOWN_FAILURES` lowest-scoring samples, in
-    one pass that keeps no more than those, however many samples there are."""
+def _failures(
+    report: Report, results: Iterable[SampleResult]
+) -> tuple[list[SampleResult], FailingSamples]:
+    """The first `SHOWN_FAILURES` errors and the worst failing samples (`vera.reports.ranking`:
+    most failed metrics first, then the furthest past a threshold in the metric's direction),
+    in one pass that keeps few samples, however many there are."""
     errors: list[SampleResult] = []
-    scored: list[tuple[float, int, SampleResult]] = []
+    failing = FailingSamples(report.metric_summary, SHOWN_FAILURES)
     for index, result in enumerate(results):
         if result.status is SampleStatus.ERROR and len(errors) < SHOWN_FAILURES:
             errors.append(result)
-        elif result.status is SampleStatus.SCORED:
-            low = min((v for v in result.scores.values() if v is not None), default=1.0)
-            scored.append((low, index, result))
-            if len(scored) > 4 * SHOWN_FAILURES:
-                scored = heapq.nsmallest(SHOWN_FAILURES, scored)
-    return errors, [result for _, _, result in heapq.nsmallest(SHOWN_FAILURES, scored)]
+        failing.add(result, index)
+    return errors, failing

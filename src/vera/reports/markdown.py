@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import heapq
 import html
 import re
 from collections.abc import Iterable, Sequence
 
-from vera.report import Report, SampleResult, SampleStatus
+from vera.report import Report, SampleResult
 from vera.reports.calibration import calibration_lines
 from vera.reports.cascade import cascade_summary
-from vera.reports.view import baseline_rows
+from vera.reports.ranking import FailingSamples, more_line
+from vera.reports.view import baseline_rows, not_applicable_lines
 
 __all__ = ["render_markdown"]
 
@@ -71,23 +71,15 @@ def render_markdown(
             f"| {name} | {_fmt(s.mean)} | {interval} | {s.passed}/{s.scored} "
             f"| {direction} {s.threshold:.2f} |"
         )
+    if explained := not_applicable_lines(report):
+        lines += ["", "**Not applicable, and why:**", *(f"- {_cell(line)}" for line in explained)]
     if report.calibration is not None:
         title, *rest = calibration_lines(report.calibration)
         lines += ["", f"**{_cell(title)}**", "", *(f"- {_cell(line)}" for line in rest)]
     if gate_failures:
         lines += ["", "**Gate failed:**", *(f"- {_cell(line)}" for line in gate_failures)]
     lines += _baselines(report)
-    failing = _most_failing(report.samples if results is None else results)
-    if failing:
-        lines += ["", "<details><summary>Failing samples</summary>", ""]
-        for sample in failing:
-            for result in sample.results.values():
-                if result.passed is False:
-                    lines.append(
-                        f"- {_code(sample.id)} {result.name} {_fmt(result.score)}: "
-                        f"{_cell(result.reason)}"
-                    )
-        lines += ["", "</details>"]
+    lines += _failing(report, report.samples if results is None else results)
     return "\n".join(lines) + "\n"
 
 
@@ -118,13 +110,24 @@ def _baselines(report: Report) -> list[str]:
     return lines
 
 
-def _most_failing(results: Iterable[SampleResult]) -> list[SampleResult]:
-    """The `SHOWN_SAMPLES` scored samples that fail the most metrics (the earliest first among
-    equals), keeping no more than that many in memory however many samples there are."""
-    ranked = (
-        (-failures, index, sample)
-        for index, sample in enumerate(results)
-        if sample.status is SampleStatus.SCORED
-        and (failures := sum(r.passed is False for r in sample.results.values()))
-    )
-    return [sample for _, _, sample in heapq.nsmallest(SHOWN_SAMPLES, ranked)]
+def _failing(report: Report, results: Iterable[SampleResult]) -> list[str]:
+    """The `SHOWN_SAMPLES` worst failing samples (`vera.reports.ranking`), each failed metric
+    with its reason, and how many more failed and where they are; read once, keeping few."""
+    failing = FailingSamples.of(results, report.metric_summary, SHOWN_SAMPLES)
+    if not failing.total:
+        return []
+    lines = [
+        "",
+        f"<details><summary>Failing samples: {failing.total}, worst first</summary>",
+        "",
+    ]
+    for sample in failing.worst():
+        for result in sample.results.values():
+            if result.passed is False:
+                lines.append(
+                    f"- {_code(sample.id)} {result.name} {_fmt(result.score)}: "
+                    f"{_cell(result.reason)}"
+                )
+    if failing.left_out:
+        lines.append(f"- {_cell(more_line(failing.left_out, 'failing sample', 'failing samples'))}")
+    return [*lines, "", "</details>"]

@@ -112,7 +112,7 @@ _STATUS_ORDER = {
     SampleStatus.SKIPPED: 3,
 }
 
-SortKey = tuple[int, float, int, str, int]
+SortKey = tuple[int, int, float, int, str, int]
 
 
 def _number(value: float | None) -> float | None:
@@ -129,12 +129,14 @@ def _adjusted(score: float | None, summary: MetricSummary | None) -> float:
 def order_key(
     result: SampleResult, index: int, primary: str | None, summary: MetricSummary | None
 ) -> SortKey:
-    """Worst first: errors, then scored samples by the first metric's score in its direction
-    (ties: more failed metrics first), then samples that were not evaluated. The read order
-    breaks the last ties, so two samples with one id still have one place each."""
+    """Worst first: errors, then the scored samples that fail a metric (any metric, each in its
+    own direction), then the other scored samples, each group by the first metric's score in
+    its direction (ties: more failed metrics first), then samples that were not evaluated. The
+    read order breaks the last ties, so two samples with one id still have one place each."""
     failed = sum(1 for r in result.results.values() if r.passed is False)
     adjusted = _adjusted(result.scores.get(primary) if primary else None, summary)
-    return (_STATUS_ORDER.get(result.status, 4), adjusted, -failed, result.id, index)
+    status = _STATUS_ORDER.get(result.status, 4)
+    return (status, 0 if failed else 1, adjusted, -failed, result.id, index)
 
 
 def valid_spans(claims: Sequence[ClaimRecord], length: int) -> set[int]:

@@ -35,6 +35,7 @@ __all__ = [
     "distributions",
     "latency_source",
     "meets",
+    "not_applicable_lines",
     "step_rows",
     "trend_panels",
     "usage_view",
@@ -313,6 +314,22 @@ def baseline_view(report: Report) -> tuple[list[Panel], list[BaselineRow]]:
         chart = bar_panel(bars, threshold=summary.threshold, title=f"{metric}: system vs baselines")
         panels.append(Panel(metric, chart, "; ".join(row.note for row in mine)))
     return panels, rows
+
+
+def not_applicable_lines(report: Report) -> list[str]:
+    """Why each metric did not apply to some samples, a line per metric and reason, the same
+    in the terminal and Markdown: "grounding_recall: 5 samples not applicable: no reference
+    answer ... (needs the sample field `reference`)". Empty when every metric applied."""
+    lines = []
+    for name, summary in report.metric_summary.items():
+        for reason, count in summary.not_applicable_reasons.items():
+            samples = "sample" if count == 1 else "samples"
+            lines.append(f"{name}: {count} {samples} not applicable: {reason}")
+        unexplained = summary.not_applicable - sum(summary.not_applicable_reasons.values())
+        if unexplained > 0:
+            # A report written before the reasons were kept says how many, not why.
+            lines.append(f"{name}: {unexplained} samples not applicable (no reason stored)")
+    return lines
 
 
 def trend_panels(report: Report, history: Sequence[HistoryPoint]) -> list[Panel]:

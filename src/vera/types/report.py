@@ -19,6 +19,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from vera.types.claims import Verdict
 from vera.types.errors import ConfigError
+from vera.types.extras import install_hint
 from vera.types.results import MetricResult
 from vera.types.samples import Context, LabelledClaim
 from vera.types.secrets import redact
@@ -177,6 +178,9 @@ class MetricSummary(BaseModel):
     not_scored: int
     not_applicable: int = 0
     """Of `not_scored`, the samples the metric does not apply to (no reference, …)."""
+    not_applicable_reasons: dict[str, int] = Field(default_factory=dict)
+    """Why the metric did not apply: each reason it gave (which names the sample field it
+    needs) with how many samples it gave it for, most frequent first."""
     passed: int
     failed: int
     threshold: float
@@ -264,6 +268,9 @@ class Calibration(BaseModel):
     person's: `claims` compared, `unmatched` (labelled claims the judge did not state),
     `accuracy`, `kappa`, and per verdict how often each side gave it, both did, precision and
     recall."""
+    warnings: tuple[str, ...] = ()
+    """What makes these figures unsteady: fewer than 30 labelled samples, or labels of one
+    class (`vera.calibration.calibration_warnings`)."""
 
 
 class Report(BaseModel):
@@ -362,9 +369,7 @@ def _pandas() -> Any:
     try:
         return importlib.import_module("pandas")
     except ImportError:
-        raise ConfigError(
-            "tables of results need pandas: pip install 'vera-eval[pandas]'"
-        ) from None
+        raise ConfigError(f"tables of results need pandas: {install_hint('pandas')}") from None
 
 
 def _free_name(key: str, taken: Sequence[str]) -> str:

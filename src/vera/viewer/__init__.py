@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vera.errors import ConfigError
+from vera.types.extras import install_hint
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -30,7 +31,7 @@ __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "INSTALL", "create_app", "serve"]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
-INSTALL = "pip install 'vera-eval[view]'"
+INSTALL = install_hint("view")
 """What installs what `vera view` needs."""
 
 

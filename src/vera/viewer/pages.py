@@ -24,6 +24,7 @@ from vera.comparison import (
     MetricComparison,
     compare_reports,
     relative_change,
+    run_differences,
     significant,
     verdict_changes,
 )
@@ -338,8 +339,9 @@ class Pages:
     # Two runs compared
 
     def compare(self, a: str | None, b: str | None) -> str:
-        """`/compare?a=A&b=B`: run B against run A, metric by metric, and the samples whose
-        verdicts changed, worst first."""
+        """`/compare?a=A&b=B`: run B against run A, metric by metric, what differs between the
+        runs' judges, metrics and thresholds, and the samples whose verdicts or scores changed,
+        worst first."""
         if not a or not b:
             raise PageError(
                 400,
@@ -358,6 +360,7 @@ class Pages:
             a=RunRow(first, before),
             b=RunRow(second, after),
             pairs=pairs,
+            differences=run_differences(before, after),
             metrics=rows,
             paired=max((row.comparison.paired_samples for row in rows), default=0),
             changes=changes[:CHANGES_SHOWN],
