@@ -351,10 +351,10 @@ def test_a_history_that_cannot_be_read_gives_a_page_that_says_so(
 ) -> None:
     client = TestClient(create_app(history.path))
 
-    def locked(self: RunStore) -> list[object]:
+    def locked(self: RunStore, *args: object, **kwargs: object) -> list[object]:
         raise StoreError(f"the run history {history.path} stayed locked by another process")
 
-    monkeypatch.setattr(RunStore, "list", locked)
+    monkeypatch.setattr(RunStore, "page", locked)
     response = client.get("/")
     assert response.status_code == 503
     assert "stayed locked by another process" in response.text

@@ -98,7 +98,13 @@ class _Handlers:
             return _page(self.pages.message(error), error.status)
 
     def runs(self, request: Request) -> Response:
-        return self._answer(self.pages.runs)
+        page = request.query_params.get("page", "1")
+        if not page.isdigit() or int(page) < 1:
+            error = PageError(
+                400, "Bad request", f"?page= takes a page number from 1, not {page!r}."
+            )
+            return _page(self.pages.message(error), error.status)
+        return self._answer(lambda: self.pages.runs(int(page)))
 
     def run(self, request: Request) -> Response:
         return self._answer(lambda: self.pages.run(request.path_params["run_id"]))
