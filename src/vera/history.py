@@ -59,6 +59,14 @@ CREATE TABLE IF NOT EXISTS results (
 """
 
 
+_INDEXES = """
+CREATE INDEX IF NOT EXISTS runs_by_time ON runs (created, id);
+CREATE INDEX IF NOT EXISTS runs_by_dataset ON runs (dataset, status, created, id);
+"""
+"""What keeps a page of the list, a dataset's trend and the previous run bounded: an ordered
+walk of an index, not a scan of every stored report. Made by any writer that opens the file, so
+an older history gets them the next time a run is recorded in it."""
+
 PAGE_SIZE = 50
 """Runs on one page of `RunStore.page` (and of `vera view`'s list)."""
 
@@ -158,7 +166,7 @@ class RunStore:
             self.path,
             what="the run history",
             flag="--history",
-            schema=_SCHEMA,
+            schema=_SCHEMA + _INDEXES,
             lock_timeout=lock_timeout,
             read_only=read_only,
         )
