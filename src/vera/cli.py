@@ -872,17 +872,38 @@ def view_command(
     no_browser: Annotated[
         bool, typer.Option("--no-browser", help="Print the address; do not open a browser.")
     ] = False,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-host",
+            help="A Host name the view answers besides the address it listens on "
+            "(repeatable); needed with --host 0.0.0.0 or ::.",
+        ),
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            envvar="VERA_VIEW_TOKEN",
+            show_default=False,
+            help="The access token every request must carry; off loopback one is generated "
+            "when not given, and printed in the address.",
+        ),
+    ] = None,
 ) -> None:
-    """Browse the run history in a web browser: every run with a trend per dataset, one run's
-    report (claims, verdicts, evidence), and two runs compared. Read-only; Ctrl-C stops it.
-    Needs the view extra: pip install 'vera-eval[view]'.
+    """Browse the run history in a web browser: its runs 50 a page, newest first, with a trend
+    per dataset, one run's report (claims, verdicts, evidence), and two runs compared.
+    Read-only; Ctrl-C stops it. Needs the view extra: pip install 'vera-eval[view]'.
 
-    Example: vera view --port 8765
+    Example: vera view --port 8765; off this machine: vera view --host 0.0.0.0 --allow-host
+    myhost.example
     """
     from vera.viewer import serve
 
     def ready(url: str) -> None:
-        out.print(f"Serving the run history at {url} (Ctrl-C stops)", highlight=False)
+        # Not through `out`, which masks every token in a URL: this address's token is the
+        # one the user must see to open it.
+        typer.echo(f"Serving the run history at {url} (Ctrl-C stops)")
 
     try:
         serve(
@@ -891,6 +912,8 @@ def view_command(
             port=port,
             open_browser=not no_browser,
             on_ready=ready,
+            token=token,
+            allow_hosts=allow_host or (),
         )
     except VeraError as exc:
         _fail(exc)
