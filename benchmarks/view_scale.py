@@ -11,6 +11,7 @@ client saw it, the server's resident memory (VmRSS) after the requests, and its 
 
     .venv/bin/python benchmarks/view_scale.py --runs 30000
     .venv/bin/python benchmarks/view_scale.py --runs 30000 --history /tmp/h.sqlite --keep
+    .venv/bin/python benchmarks/view_scale.py --runs 30000 --without-indexes   # an older file
 
 The server runs the `vera` that this interpreter imports (PYTHONPATH included), so pointing
 PYTHONPATH at another checkout measures that version on the same history.
@@ -47,8 +48,9 @@ FROM n, runs r WHERE r.id = ?
 """
 
 
-def build_history(path: Path, runs: int, datasets: int) -> str:
-    """A history of `runs` runs at `path`; the id of the damaged one."""
+def build_history(path: Path, runs: int, datasets: int, *, indexes: bool = True) -> str:
+    """A history of `runs` runs at `path`; the id of the damaged one. Without `indexes`, as
+    a VERA before them left it (the view, a reader, never makes them)."""
     settings = Settings(judge="offline", history_path=path, cache=False)
     plan = build_plan(dataset=DatasetRef(source="example"), settings=settings)
     real = run_plan(plan).run_id
@@ -60,6 +62,9 @@ def build_history(path: Path, runs: int, datasets: int) -> str:
             "SELECT id FROM runs ORDER BY created DESC LIMIT 1 OFFSET ?", (runs // 2,)
         ).fetchone()
         db.execute("UPDATE runs SET report = '{not json' WHERE id = ?", (damaged,))
+        if not indexes:
+            db.execute("DROP INDEX IF EXISTS runs_by_time")
+            db.execute("DROP INDEX IF EXISTS runs_by_dataset")
         db.execute("COMMIT")
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
@@ -126,13 +131,18 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--history", type=Path, help="where to build it (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="reuse --history if it exists")
+    parser.add_argument(
+        "--without-indexes", action="store_true", help="a history written before the list's indexes"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         history = args.history or Path(folder) / "runs.sqlite"
         if not (args.keep and history.exists()):
             history.unlink(missing_ok=True)
             started = time.perf_counter()
-            damaged = build_history(history, args.runs, args.datasets)
+            damaged = build_history(
+                history, args.runs, args.datasets, indexes=not args.without_indexes
+            )
             print(
                 f"built {args.runs} runs in {time.perf_counter() - started:.1f} s "
                 f"({history.stat().st_size / 1e6:.0f} MB; run {damaged} damaged)"

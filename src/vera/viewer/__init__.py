@@ -4,7 +4,8 @@
     serve(".vera/runs.sqlite")                   # http://127.0.0.1:8765/, opened in a browser
     app = create_app(".vera/runs.sqlite")        # the Starlette app, to test or mount
 
-Three pages: `/`, every stored run with its metric means and a trend per dataset; `/runs/ID`,
+Three pages: `/`, the stored runs, 50 a page (`?page=N`), with their metric means and a trend
+per dataset; `/runs/ID`,
 one run's HTML report (the one `vera report` writes); `/compare?a=A&b=B`, run B against run A
 with the samples whose verdicts changed. Only GET and HEAD are answered, the history is opened
 read-only, and no page loads anything but itself: each carries a content security policy that
