@@ -27,7 +27,7 @@ from vera.datasets import load_dataset
 from vera.datasets.bundled import BUNDLED
 from vera.errors import ConfigError, JudgeError, VeraError
 from vera.estimate import RunEstimate, estimate_plan
-from vera.history import DEFAULT_HISTORY_PATH, RunStore
+from vera.history import DEFAULT_HISTORY_PATH, PAGE_SIZE, RunStore
 from vera.judge_benchmark import JudgeBenchmark, Rule, benchmark_judge
 from vera.metrics.registry import metric_classes
 from vera.outputs import check_output_paths, write_run_reports, write_stored_report
@@ -737,10 +737,24 @@ _RUNS_COLUMNS = (
 
 
 @runs_app.command("list")
-def runs_list(history: HistoryOption = None) -> None:
-    """List stored runs, newest first."""
+def runs_list(
+    history: HistoryOption = None,
+    limit: Annotated[
+        int,
+        typer.Option("--limit", min=0, help="List the newest N runs (0: every run)."),
+    ] = PAGE_SIZE,
+) -> None:
+    """List stored runs, newest first (the newest 50 unless --limit says otherwise)."""
     try:
-        records = _store(history).list()
+        store = _store(history)
+        if limit:
+            page = store.page(1, limit)
+            records, total = page.records, page.total
+            for run in page.damaged:
+                warnings.warn(f"{run}; skipped it, the other runs are listed", stacklevel=1)
+        else:
+            records = store.list()
+            total = len(records)
     except MissingStoreError as exc:
         err.print(f"No runs recorded: {escape(str(exc))}", highlight=False, soft_wrap=True)
         return
@@ -751,6 +765,8 @@ def runs_list(history: HistoryOption = None) -> None:
         means = ", ".join(f"{k} {format_score(v)}" for k, v in record.metrics.items())
         rows.append([record.id, record.status, record.dataset, str(record.finished_samples), means])
     print_table(out, "Runs", _RUNS_COLUMNS, rows)
+    if limit and total > limit:
+        out.print(f"The newest {limit} of {total} runs; --limit 0 lists every one.")
 
 
 @runs_app.command("show")

@@ -187,6 +187,20 @@ def test_a_page_of_a_long_history_is_one_page_whatever_the_history_size(
     assert abs(sizes[3000] - sizes[100]) < 2_000, sizes
 
 
+def test_runs_list_shows_the_newest_runs_and_says_how_many_there_are(
+    history: History, tmp_path: Path
+) -> None:
+    path = _copy(history, tmp_path / "long")
+    copies = copy_runs(path, history.b, 100)
+    newest = _vera(tmp_path, "runs", "list", "--history", str(path))
+    every = _vera(tmp_path, "runs", "list", "--history", str(path), "--limit", "0")
+    assert newest.returncode == every.returncode == 0, newest.stderr + every.stderr
+    assert copies[45] in newest.stdout and copies[46] not in newest.stdout  # 4 + 46 = 50
+    assert "The newest 50 of 104 runs; --limit 0 lists every one." in newest.stdout
+    assert all(run_id in every.stdout for run_id in [*history.ids, *copies])
+    assert "The newest" not in every.stdout
+
+
 def test_a_damaged_row_is_skipped_with_a_warning_by_every_reader(
     history: History, tmp_path: Path
 ) -> None:
