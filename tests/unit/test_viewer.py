@@ -597,3 +597,19 @@ def test_off_loopback_the_host_check_stays_on_and_a_token_is_generated() -> None
     assert plan_access("fd00::1", ["box"]).hosts == ("[fd00::1]", "box")
     assert url_for("box.example", 8765, TOKEN) == f"http://box.example:8765/?token={TOKEN}"
     assert url_for("fd00::1", 80) == "http://[fd00::1]:80/"
+
+
+def test_serve_off_loopback_without_a_name_to_answer_refuses_before_listening(
+    history: History,
+) -> None:
+    with pytest.raises(ConfigError, match="--allow-host NAME"):
+        serve(history.path, host="0.0.0.0", port=0, open_browser=False)
+    with pytest.raises(ConfigError, match="--token must be at least 16"):
+        serve(
+            history.path,
+            host="0.0.0.0",
+            port=0,
+            open_browser=False,
+            token="short",
+            allow_hosts=["box"],
+        )
