@@ -27,7 +27,7 @@ from vera.datasets import load_dataset
 from vera.datasets.bundled import BUNDLED
 from vera.errors import ConfigError, JudgeError, VeraError
 from vera.estimate import RunEstimate, estimate_plan
-from vera.history import DEFAULT_HISTORY_PATH, RunStore
+from vera.history import DEFAULT_HISTORY_PATH, PAGE_SIZE, RunStore
 from vera.judge_benchmark import JudgeBenchmark, Rule, benchmark_judge
 from vera.metrics.registry import metric_classes
 from vera.outputs import check_output_paths, write_run_reports, write_stored_report
@@ -745,10 +745,24 @@ _RUNS_COLUMNS = (
 
 
 @runs_app.command("list")
-def runs_list(history: HistoryOption = None) -> None:
-    """List stored runs, newest first."""
+def runs_list(
+    history: HistoryOption = None,
+    limit: Annotated[
+        int,
+        typer.Option("--limit", min=0, help="List the newest N runs (0: every run)."),
+    ] = PAGE_SIZE,
+) -> None:
+    """List stored runs, newest first (the newest 50 unless --limit says otherwise)."""
     try:
-        records = _store(history).list()
+        store = _store(history)
+        if limit:
+            page = store.page(1, limit)
+            records, total = page.records, page.total
+            for run in page.damaged:
+                warnings.warn(f"{run}; skipped it, the other runs are listed", stacklevel=1)
+        else:
+            records = store.list()
+            total = len(records)
     except MissingStoreError as exc:
         err.print(f"No runs recorded: {escape(str(exc))}", highlight=False, soft_wrap=True)
         return
@@ -759,6 +773,8 @@ def runs_list(history: HistoryOption = None) -> None:
         means = ", ".join(f"{k} {format_score(v)}" for k, v in record.metrics.items())
         rows.append([record.id, record.status, record.dataset, str(record.finished_samples), means])
     print_table(out, "Runs", _RUNS_COLUMNS, rows)
+    if limit and total > limit:
+        out.print(f"The newest {limit} of {total} runs; --limit 0 lists every one.")
 
 
 @runs_app.command("show")
@@ -905,9 +921,11 @@ def report_command(
 
 
 _VIEW_HELP = (
-    "Browse the run history in a web browser: every run with a trend per dataset, one run's "
-    "report (claims, verdicts, evidence), and two runs compared. Read-only; Ctrl-C stops it. "
-    f"Needs the view extra: {_help_hint('view')}.\n\nExample: vera view --port 8765"
+    "Browse the run history in a web browser: its runs 50 a page, newest first, with a trend "
+    "per dataset, one run's report (claims, verdicts, evidence), and two runs compared. "
+    f"Read-only; Ctrl-C stops it. Needs the view extra: {_help_hint('view')}.\n\n"
+    "Example: vera view --port 8765; off this machine: vera view --host 0.0.0.0 "
+    "--allow-host myhost.example"
 )
 
 
@@ -926,12 +944,32 @@ def view_command(
     no_browser: Annotated[
         bool, typer.Option("--no-browser", help="Print the address; do not open a browser.")
     ] = False,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-host",
+            help="A Host name the view answers besides the address it listens on "
+            "(repeatable); needed with --host 0.0.0.0 or ::.",
+        ),
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            envvar="VERA_VIEW_TOKEN",
+            show_default=False,
+            help="The access token every request must carry; off loopback one is generated "
+            "when not given, and printed in the address.",
+        ),
+    ] = None,
 ) -> None:
     """Browse the run history in a web browser (the help is `_VIEW_HELP`)."""
     from vera.viewer import serve
 
     def ready(url: str) -> None:
-        out.print(f"Serving the run history at {url} (Ctrl-C stops)", highlight=False)
+        # Not through `out`, which masks every token in a URL: this address's token is the
+        # one the user must see to open it.
+        typer.echo(f"Serving the run history at {url} (Ctrl-C stops)")
 
     try:
         serve(
@@ -940,6 +978,8 @@ def view_command(
             port=port,
             open_browser=not no_browser,
             on_ready=ready,
+            token=token,
+            allow_hosts=allow_host or (),
         )
     except VeraError as exc:
         _fail(exc)

@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import time
 import uuid
+import warnings
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,16 @@ from vera.settings import Settings
 from vera.sqlite_file import DEFAULT_LOCK_TIMEOUT, SqliteFile
 from vera.types.secrets import redact
 
-__all__ = ["DEFAULT_HISTORY_PATH", "RunRecord", "RunStore", "open_history"]
+__all__ = [
+    "DEFAULT_HISTORY_PATH",
+    "PAGE_SIZE",
+    "DamagedRun",
+    "DamagedRunError",
+    "RunPage",
+    "RunRecord",
+    "RunStore",
+    "open_history",
+]
 
 DEFAULT_HISTORY_PATH = Path(".vera") / "runs.sqlite"
 """Relative to the working directory: a project's history lives with the project."""
@@ -47,6 +58,17 @@ CREATE TABLE IF NOT EXISTS results (
 );
 """
 
+
+_INDEXES = """
+CREATE INDEX IF NOT EXISTS runs_by_time ON runs (created, id);
+CREATE INDEX IF NOT EXISTS runs_by_dataset ON runs (dataset, status, created, id);
+"""
+"""What keeps a page of the list, a dataset's trend and the previous run bounded: an ordered
+walk of an index, not a scan of every stored report. Made by any writer that opens the file, so
+an older history gets them the next time a run is recorded in it."""
+
+PAGE_SIZE = 50
+"""Runs on one page of `RunStore.page` (and of `vera view`'s list)."""
 
 _BATCH = 500
 """Results read from the store per query when streaming them."""
@@ -79,6 +101,50 @@ class RunRecord(BaseModel):
     metrics: dict[str, float | None] = {}
 
 
+@dataclass(frozen=True)
+class DamagedRun:
+    """A stored run whose row cannot be read back (edited by hand, a disk error): listings
+    skip it and say so, naming it, and never fail because of it."""
+
+    id: str
+    field: str
+    """What is damaged: "options", "report" or "row" (a column of the wrong type)."""
+    reason: str
+    history: Path
+
+    def __str__(self) -> str:
+        return (
+            f"run {self.id} in {self.history} is damaged (its stored {self.field}: {self.reason})"
+        )
+
+
+class DamagedRunError(ConfigError):
+    """A run asked for by id whose stored row or report cannot be read back."""
+
+    def __init__(self, run: DamagedRun) -> None:
+        super().__init__(f"{run}: it cannot be read back; run it again")
+        self.run = run
+
+
+@dataclass(frozen=True)
+class RunPage:
+    """One page of the history's runs, newest first (`RunStore.page`)."""
+
+    records: list[RunRecord]
+    damaged: list[DamagedRun]
+    """Runs of this page whose rows cannot be read, left out of `records`."""
+    total: int
+    """Runs in the whole history, damaged ones included."""
+    number: int
+    """This page, from 1."""
+    size: int
+
+    @property
+    def pages(self) -> int:
+        """How many pages the history has (at least 1, even when empty)."""
+        return max(1, -(-self.total // self.size))
+
+
 class RunStore:
     """Runs and their results in a SQLite file, safe to share between threads and processes.
 
@@ -100,7 +166,7 @@ class RunStore:
             self.path,
             what="the run history",
             flag="--history",
-            schema=_SCHEMA,
+            schema=_SCHEMA + _INDEXES,
             lock_timeout=lock_timeout,
             read_only=read_only,
         )
@@ -168,9 +234,12 @@ class RunStore:
 
     def get(self, run_id: str) -> RunRecord:
         """One run, by id or by a unique prefix of its id."""
-        records = self._records("WHERE r.id = ?", (run_id,)) or self._records(
-            "WHERE substr(r.id, 1, length(?)) = ?", (run_id, run_id)
-        )
+        found = self._records("WHERE id = ?", (run_id,))
+        if not any(found):
+            found = self._records("WHERE substr(id, 1, length(?)) = ?", (run_id, run_id))
+        records, damaged = found
+        if damaged and not records:
+            raise DamagedRunError(damaged[0])
         if not records:
             raise ConfigError(f"no run {run_id!r} in {self.path}; `vera runs list` shows them")
         if len(records) > 1:
@@ -184,7 +253,15 @@ class RunStore:
         rows = self._file.execute("SELECT report FROM runs WHERE id = ?", (record.id,))
         if not rows or rows[0][0] is None:
             return None
-        return Report.model_validate_json(rows[0][0]).model_copy(update={"samples": ()})
+        return self._stored_report(record.id, rows[0][0]).model_copy(update={"samples": ()})
+
+    def _stored_report(self, run_id: str, text: str) -> Report:
+        try:
+            return Report.model_validate_json(text)
+        except ValidationError as exc:
+            raise DamagedRunError(
+                DamagedRun(run_id, "report", _first_error(exc), self.path)
+            ) from None
 
     def report(self, run_id: str) -> Report:
         """The stored report of a finished run."""
@@ -195,39 +272,130 @@ class RunStore:
             raise ConfigError(
                 f"run {record.id} did not finish; `vera eval --resume {record.id}` completes it"
             )
-        report = Report.model_validate_json(row[0])
+        report = self._stored_report(record.id, row[0])
         if report.samples or not report.counts.get("total"):
             return report  # stored whole, by an earlier version
         return report.model_copy(update={"samples": tuple(self.iter_results(record.id))})
 
-    def _records(self, where: str = "", params: tuple[str, ...] = ()) -> list[RunRecord]:
-        # Only the metric means are read out of each stored report, by SQLite, not the report.
+    def _records(
+        self, where: str = "", params: tuple[Any, ...] = (), *, limit: int = -1, offset: int = 0
+    ) -> tuple[list[RunRecord], list[DamagedRun]]:
+        """The runs `where` selects, newest first, and those of them whose row cannot be read.
+        Only the page's ids are sorted; its metric means are read out of each stored report
+        by SQLite (never the whole report), and a report that is not JSON is not parsed."""
         rows = self._file.execute(
             "SELECT r.id, r.created, r.dataset, r.options, r.status, "
-            "json_extract(r.report, '$.metrics'), "
-            "(SELECT COUNT(*) FROM results s WHERE s.run_id = r.id) "
-            f"FROM runs r {where} ORDER BY r.created DESC, r.id DESC",
-            params,
+            "CASE WHEN json_valid(r.report) THEN json_extract(r.report, '$.metrics') END, "
+            "(SELECT COUNT(*) FROM results s WHERE s.run_id = r.id), "
+            "r.report IS NOT NULL AND NOT json_valid(r.report) "
+            "FROM runs r WHERE r.id IN "
+            f"(SELECT id FROM runs {where} ORDER BY created DESC, id DESC LIMIT ? OFFSET ?) "
+            "ORDER BY r.created DESC, r.id DESC",
+            (*params, limit, offset),
         )
-        return [
-            RunRecord(
-                id=row[0],
-                created=row[1],
-                dataset=row[2],
-                options=json.loads(row[3]),
-                status=row[4],
-                finished_samples=row[6],
-                metrics=json.loads(row[5]) if row[5] else {},
-            )
-            for row in rows
-        ]
+        records: list[RunRecord] = []
+        damaged: list[DamagedRun] = []
+        for row in rows:
+            read = _record(row, self.path)
+            if isinstance(read, RunRecord):
+                records.append(read)
+            else:
+                damaged.append(read)
+        return records, damaged
 
-    def list(self) -> list[RunRecord]:
-        """Every run, newest first."""
-        return self._records()
+    def select(
+        self,
+        *,
+        dataset: str | None = None,
+        finished: bool = False,
+        before: str | None = None,
+        limit: int | None = None,
+    ) -> tuple[list[RunRecord], list[DamagedRun]]:
+        """`list`'s runs, and the damaged rows it skipped, for a caller that shows them itself
+        (`vera view`) rather than as warnings."""
+        where, params = _filters(dataset=dataset, finished=finished, before=before)
+        return self._records(where, params, limit=-1 if limit is None else limit)
+
+    def list(
+        self,
+        *,
+        dataset: str | None = None,
+        finished: bool = False,
+        before: str | None = None,
+        limit: int | None = None,
+    ) -> list[RunRecord]:
+        """Runs, newest first: every run, or those of `dataset`, only `finished` ones, those
+        stored before run `before` (an id), at most `limit`. A run whose row is damaged is
+        skipped with a warning naming it, so one bad row never hides the others."""
+        records, damaged = self.select(
+            dataset=dataset, finished=finished, before=before, limit=limit
+        )
+        for run in damaged:
+            warnings.warn(f"{run}; skipped it, the other runs are listed", stacklevel=2)
+        return records
+
+    def page(self, number: int = 1, size: int = PAGE_SIZE) -> RunPage:
+        """Page `number` (from 1) of every run, newest first, `size` runs a page: only that
+        page is read, whatever the history's size. Damaged rows are given in
+        `RunPage.damaged`, not warned about (the caller shows them)."""
+        if number < 1 or size < 1:
+            raise ConfigError(f"page {number} of {size} runs: both start at 1")
+        total = int(self._file.execute("SELECT COUNT(*) FROM runs")[0][0])
+        records, damaged = self._records(limit=size, offset=(number - 1) * size)
+        return RunPage(records, damaged, total=total, number=number, size=size)
 
     def close(self) -> None:
         self._file.close()
+
+
+def _filters(
+    *, dataset: str | None, finished: bool, before: str | None
+) -> tuple[str, tuple[Any, ...]]:
+    """The WHERE clause of `RunStore.list`; values are always bound, never spliced in."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if dataset is not None:
+        clauses.append("dataset = ?")
+        params.append(dataset)
+    if finished:
+        clauses.append("status = 'finished'")
+    if before is not None:
+        clauses.append("(created, id) < (SELECT created, id FROM runs WHERE id = ?)")
+        params.append(before)
+    return ("WHERE " + " AND ".join(clauses) if clauses else ""), tuple(params)
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"])
+    return f"{where}: {error['msg']}" if where else str(error["msg"])
+
+
+def _record(row: Sequence[Any], history: Path) -> RunRecord | DamagedRun:
+    """One row of `RunStore._records` as a record, or what is damaged in it."""
+    run_id = str(row[0])
+    if row[7]:
+        return DamagedRun(run_id, "report", "not JSON", history)
+    try:
+        options = json.loads(row[3])
+    except (TypeError, ValueError) as exc:
+        return DamagedRun(run_id, "options", f"not JSON: {exc}", history)
+    try:
+        metrics = json.loads(row[5]) if row[5] else {}
+    except (TypeError, ValueError):
+        return DamagedRun(run_id, "report", "its metrics are not JSON", history)
+    try:
+        return RunRecord(
+            id=run_id,
+            created=row[1],
+            dataset=row[2],
+            options=options,
+            status=row[4],
+            finished_samples=row[6],
+            metrics=metrics,
+        )
+    except ValidationError as exc:
+        return DamagedRun(run_id, "row", _first_error(exc), history)
 
 
 def open_history(settings: Settings) -> RunStore:

@@ -47,10 +47,12 @@ def _samples(source: str | None) -> dict[str, Sample]:
 
 
 def _history(report: Report, store: RunStore) -> list[HistoryPoint]:
-    runs = [r for r in reversed(store.list()) if r.dataset == report.dataset and r.metrics]
+    # Only the dataset's newest finished runs are read, however long the history.
+    newest = store.list(dataset=report.dataset, finished=True, limit=TREND_RUNS)
     return [
         HistoryPoint(r.id, datetime.fromtimestamp(r.created, UTC).strftime(_STAMP), r.metrics)
-        for r in runs[-TREND_RUNS:]
+        for r in reversed(newest)
+        if r.metrics
     ]
 
 

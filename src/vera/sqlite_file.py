@@ -11,6 +11,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -71,22 +72,52 @@ class SqliteFile:
             self._db.executescript(schema)
 
     def _open_read_only(self) -> sqlite3.Connection:
-        """The file as it is, for reading: a missing file is an error, never created."""
+        """The file as it is, for reading: a missing file is an error, never created. On
+        read-only media it is opened immutable (see `_open_immutable`)."""
         if not self.path.is_file():
             raise MissingStoreError(
                 f"{self.what} {self.path} does not exist: nothing has been recorded there yet; "
                 f"point {self.flag} at an existing file"
             )
         with self._translated():
-            db = sqlite3.connect(
-                self.path.resolve().as_uri() + "?mode=ro",
-                uri=True,
-                timeout=self.lock_timeout,
-                check_same_thread=False,
-                isolation_level=None,
+            try:
+                return self._connect_read_only("mode=ro")
+            except sqlite3.OperationalError as exc:
+                # A reader of a WAL file creates its `-shm` beside it; in a folder nobody
+                # may write to (a read-only mount, a locked-down CI artifact) SQLite cannot,
+                # and says only "unable to open database file".
+                if "unable to open" not in str(exc):
+                    raise
+            return self._open_immutable()
+
+    def _open_immutable(self) -> sqlite3.Connection:
+        """The file read as it lies on disk, with no lock and no `-shm` (SQLite's
+        `immutable=1`): right for media nobody writes to. Commits still in a `-wal` file
+        beside it are not seen, which is said, never passed over."""
+        wal = self.path.with_name(self.path.name + "-wal")
+        if wal.is_file() and wal.stat().st_size > 0:
+            warnings.warn(
+                f"{self.path} is in a read-only folder and its {wal.name} holds commits "
+                f"that cannot be read from there; the newest runs may be missing: copy "
+                f"{self.path} and {wal.name} to a writable folder to see them",
+                stacklevel=2,
             )
+        return self._connect_read_only("immutable=1")
+
+    def _connect_read_only(self, mode: str) -> sqlite3.Connection:
+        db = sqlite3.connect(
+            self.path.resolve().as_uri() + "?" + mode,
+            uri=True,
+            timeout=self.lock_timeout,
+            check_same_thread=False,
+            isolation_level=None,
+        )
+        try:
             db.execute("SELECT count(*) FROM sqlite_master").fetchall()
-            return db
+        except sqlite3.Error:
+            db.close()
+            raise
+        return db
 
     def _enter_wal(self) -> None:
         # Switching a new file to WAL needs a lock SQLite does not wait for (it answers BUSY at

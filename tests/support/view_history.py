@@ -7,6 +7,7 @@ left unfinished after three samples, as a killed process leaves it.
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,3 +65,34 @@ def _unfinished(path: Path, like: str) -> str:
     finally:
         store.close()
     return run_id
+
+
+def copy_runs(path: Path, like: str, count: int, *, datasets: int = 1) -> list[str]:
+    """`count` more finished runs in the history at `path`: copies of run `like`'s row (its
+    plan and stored report, no results), one minute apart and older than every run there,
+    spread over `datasets` dataset names (`like`'s, then NAME-1, NAME-2...). Their ids, newest
+    first. What a long history looks like to the list, made in one statement."""
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        (oldest,) = db.execute("SELECT MIN(created) FROM runs").fetchone()
+        db.execute(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) "
+            "INSERT INTO runs (id, created, dataset, options, status, report) "
+            "SELECT printf('copy-%06d', i), ? - 60 * i, "
+            "CASE WHEN i % ? = 0 THEN r.dataset ELSE r.dataset || '-' || (i % ?) END, "
+            "r.options, r.status, r.report FROM n, runs r WHERE r.id = ?",
+            (count, oldest, datasets, datasets, like),
+        )
+    finally:
+        db.close()
+    return [f"copy-{i:06d}" for i in range(1, count + 1)]
+
+
+def damage(path: Path, run_id: str, column: str, value: object) -> None:
+    """Overwrite one column of a stored run, as a hand edit or a bad disk would."""
+    assert column in {"options", "report", "created", "status"}
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        db.execute(f"UPDATE runs SET {column} = ? WHERE id = ?", (value, run_id))
+    finally:
+        db.close()

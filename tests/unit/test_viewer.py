@@ -28,15 +28,24 @@ import httpx
 import pytest
 from markupsafe import escape
 from starlette.testclient import TestClient
-from tests.support.view_history import METRICS, History, make_history, stored_run
+from tests.support.view_history import (
+    METRICS,
+    History,
+    copy_runs,
+    damage,
+    make_history,
+    stored_run,
+)
 
 from vera.comparison import compare_reports, verdict_changes
 from vera.errors import ConfigError
-from vera.history import RunStore
+from vera.history import DamagedRunError, RunStore
 from vera.outputs import stored_report_html, write_stored_report
 from vera.sqlite_file import MissingStoreError, StoreError
 from vera.viewer import INSTALL, create_app, pages, serve
+from vera.viewer.access import check_token
 from vera.viewer.pages import run_url
+from vera.viewer.server import plan_access, url_for
 
 
 @pytest.fixture(scope="module")
@@ -352,10 +361,10 @@ def test_a_history_that_cannot_be_read_gives_a_page_that_says_so(
 ) -> None:
     client = TestClient(create_app(history.path))
 
-    def locked(self: RunStore) -> list[object]:
+    def locked(self: RunStore, *args: object, **kwargs: object) -> list[object]:
         raise StoreError(f"the run history {history.path} stayed locked by another process")
 
-    monkeypatch.setattr(RunStore, "list", locked)
+    monkeypatch.setattr(RunStore, "page", locked)
     response = client.get("/")
     assert response.status_code == 503
     assert "stayed locked by another process" in response.text
@@ -414,3 +423,194 @@ def test_serve_on_a_port_in_use_says_so(history: History) -> None:
         port = taken.getsockname()[1]
         with pytest.raises(ConfigError, match=f"cannot listen on 127.0.0.1:{port}: .*--port"):
             serve(history.path, port=port, open_browser=False)
+
+
+# A long history: paged, bounded, and never taken down by one damaged row
+
+
+@pytest.fixture(scope="module")
+def long_history(
+    history: History, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, list[str]]:
+    """The four runs and 120 older copies of run B over three datasets: 124 runs, 3 pages."""
+    path = tmp_path_factory.mktemp("long") / "runs.sqlite"
+    shutil.copy2(history.path, path)
+    return path, copy_runs(path, history.b, 120, datasets=3)
+
+
+def _run_ids(page: str) -> list[str]:
+    return re.findall(r'<tr data-run="([^"]+)"', page)
+
+
+def test_the_list_is_paged_newest_first_with_links_between_pages(
+    history: History, long_history: tuple[Path, list[str]]
+) -> None:
+    path, copies = long_history
+    client = TestClient(create_app(path))
+    first, second, third = (client.get(f"/?page={n}") for n in (1, 2, 3))
+    assert [r.status_code for r in (first, second, third)] == [200, 200, 200]
+    assert client.get("/").text == first.text
+    newest_first = [history.running, history.b, history.a, history.technical, *copies]
+    assert _run_ids(first.text) == newest_first[:50]
+    assert _run_ids(second.text) == newest_first[50:100]
+    assert _run_ids(third.text) == newest_first[100:]
+    assert "124 runs, newest first; page 2 of 3, 50 a page" in second.text
+    assert (
+        'rel="prev" href="/?page=1"' in second.text and 'rel="next" href="/?page=3"' in second.text
+    )
+    assert 'rel="prev"' not in first.text and 'rel="next"' not in third.text
+    past = client.get("/?page=4")
+    assert past.status_code == 404 and "page 4 is past the last" in past.text
+    for bad in ("0", "x", "-1", "2.5"):
+        refused = client.get(f"/?page={bad}")
+        assert refused.status_code == 400 and "page number from 1" in refused.text, bad
+
+
+def test_a_page_draws_the_trends_of_its_datasets_from_their_last_runs_only(
+    history: History, long_history: tuple[Path, list[str]]
+) -> None:
+    path, _ = long_history
+    page = TestClient(create_app(path)).get("/?page=2").text
+    trends = re.findall(r'<section class="dataset-trend" data-dataset="([^"]+)"', page)
+    assert sorted(trends) == ["example", "example-1", "example-2"]
+    for dataset in trends:
+        section = page.split(f'data-dataset="{dataset}"')[1].split("</section>")[0]
+        assert "its last 20 finished runs" in section
+    # The compare form offers this page's runs and the newest pair, never the whole history.
+    form = page.split('<form class="pick"')[1].split("</form>")[0]
+    offered = set(re.findall(r'<option value="([^"]+)"', form))
+    assert offered == {*_run_ids(page), history.a, history.b}
+
+
+def test_the_parsed_reports_kept_between_pages_are_bounded(
+    long_history: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pages, "AGGREGATES_KEPT", 30)
+    path, _ = long_history
+    store = RunStore(path, read_only=True)
+    view = pages.Pages(store)
+    for number in (1, 2, 3, 1):
+        assert "<table" in view.runs(number)
+        assert len(view._aggregates) <= 30
+
+
+def test_a_damaged_row_is_named_and_skipped_never_taking_the_list_down(
+    history: History, tmp_path: Path
+) -> None:
+    path = tmp_path / "runs.sqlite"
+    shutil.copy2(history.path, path)
+    damage(path, history.a, "report", "{not json")
+    damage(path, history.technical, "options", "[1, 2")
+    store = RunStore(path, read_only=True)
+    with pytest.warns(UserWarning) as caught:
+        listed = [r.id for r in store.list()]
+    assert listed == [history.running, history.b]
+    messages = [str(w.message) for w in caught]  # newest first, as listed
+    assert f"run {history.a} in {path} is damaged (its stored report: not JSON)" in messages[0]
+    assert f"run {history.technical} in {path} is damaged (its stored options" in messages[1]
+    records, damaged = store.select()
+    assert [r.id for r in records] == listed and {d.id for d in damaged} == {
+        history.a,
+        history.technical,
+    }
+    with pytest.raises(DamagedRunError, match=f"run {history.a} .* is damaged"):
+        store.get(history.a)
+    page = TestClient(create_app(path)).get("/")
+    assert page.status_code == 200
+    assert _run_ids(page.text) == listed
+    notice = page.text.split('id="damaged"')[1].split("</div>")[0]
+    assert "2 runs are damaged" in notice
+    assert (
+        f'data-damaged="{history.a}"' in notice and f'data-damaged="{history.technical}"' in notice
+    )
+
+
+def test_a_stored_report_that_is_json_but_not_a_report_is_damaged_too(
+    history: History, tmp_path: Path
+) -> None:
+    path = tmp_path / "runs.sqlite"
+    shutil.copy2(history.path, path)
+    damage(path, history.b, "report", '{"metrics": {}, "counts": "many"}')
+    store = RunStore(path, read_only=True)
+    with pytest.raises(
+        DamagedRunError, match=f"run {history.b} .*its stored report: dataset: Field required"
+    ):
+        store.report(history.b)
+    client = TestClient(create_app(path))
+    page = client.get("/")
+    assert page.status_code == 200 and history.b not in _run_ids(page.text)
+    assert f'data-damaged="{history.b}"' in page.text
+    shown = client.get(run_url(history.b))
+    assert shown.status_code == 409 and "is damaged" in shown.text
+
+
+# Off loopback: the Host check and the access token
+
+TOKEN = "a-test-token-0123456789"
+
+
+def test_a_token_is_asked_for_by_every_page_and_traded_once_for_a_cookie(
+    history: History,
+) -> None:
+    app = create_app(history.path, allowed_hosts=["view.test"], token=TOKEN)
+    client = TestClient(app, base_url="http://view.test", follow_redirects=False)
+    refused = client.get("/")
+    assert refused.status_code == 401 and history.a not in refused.text
+    assert "?token=" in refused.text and TOKEN not in refused.text
+    assert "default-src 'none'" in refused.headers["content-security-policy"]
+    assert client.get("/?token=wrong-token-0123456789").status_code == 401
+    compare = f"/compare?a={history.a}&b={history.b}"
+    traded = client.get(f"{compare}&token={TOKEN}")
+    assert traded.status_code == 303
+    assert traded.headers["location"] == compare.replace(history.a, quote(history.a))
+    cookie = traded.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/" in cookie
+    assert client.get(compare).status_code == 200  # the cookie, from now on
+    fresh = TestClient(app, base_url="http://view.test")
+    assert fresh.get("/", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
+    assert fresh.get("/", headers={"Authorization": "Bearer nope"}).status_code == 401
+    rebound = TestClient(app, base_url="http://rebound.example").get(f"/?token={TOKEN}")
+    assert rebound.status_code == 400  # the Host check comes first
+
+
+def test_a_weak_token_is_refused_without_echoing_it() -> None:
+    with pytest.raises(ConfigError, match="at least 16") as raised:
+        check_token("short-secret")
+    assert "short-secret" not in str(raised.value)
+
+
+def test_off_loopback_the_host_check_stays_on_and_a_token_is_generated() -> None:
+    loopback = plan_access("127.0.0.1")
+    assert loopback.token is None and not loopback.exposed
+    assert set(loopback.hosts) == {"127.0.0.1", "localhost", "[::1]"}
+    assert plan_access("127.0.0.1", token=TOKEN).token == TOKEN
+    with pytest.raises(ConfigError, match="--allow-host NAME"):
+        plan_access("0.0.0.0")
+    with pytest.raises(ConfigError, match="--allow-host NAME"):
+        plan_access("::")
+    wildcard = plan_access("0.0.0.0", ["Box.example", "10.0.0.5"])
+    assert wildcard.exposed and wildcard.hosts == ("box.example", "10.0.0.5")
+    assert wildcard.url_host == "box.example"
+    assert wildcard.token is not None and len(wildcard.token) >= 32
+    assert plan_access("0.0.0.0", ["box.example"]).token != wildcard.token
+    lan = plan_access("192.168.1.20", token=TOKEN)
+    assert lan.hosts == ("192.168.1.20",) and lan.token == TOKEN and lan.url_host == "192.168.1.20"
+    assert plan_access("fd00::1", ["box"]).hosts == ("[fd00::1]", "box")
+    assert url_for("box.example", 8765, TOKEN) == f"http://box.example:8765/?token={TOKEN}"
+    assert url_for("fd00::1", 80) == "http://[fd00::1]:80/"
+
+
+def test_serve_off_loopback_without_a_name_to_answer_refuses_before_listening(
+    history: History,
+) -> None:
+    with pytest.raises(ConfigError, match="--allow-host NAME"):
+        serve(history.path, host="0.0.0.0", port=0, open_browser=False)
+    with pytest.raises(ConfigError, match="--token must be at least 16"):
+        serve(
+            history.path,
+            host="0.0.0.0",
+            port=0,
+            open_browser=False,
+            token="short",
+            allow_hosts=["box"],
+        )

@@ -4,11 +4,13 @@
     serve(".vera/runs.sqlite")                   # http://127.0.0.1:8765/, opened in a browser
     app = create_app(".vera/runs.sqlite")        # the Starlette app, to test or mount
 
-Three pages: `/`, every stored run with its metric means and a trend per dataset; `/runs/ID`,
+Three pages: `/`, the stored runs, 50 a page (`?page=N`), with their metric means and a trend
+per dataset; `/runs/ID`,
 one run's HTML report (the one `vera report` writes); `/compare?a=A&b=B`, run B against run A
 with the samples whose verdicts changed. Only GET and HEAD are answered, the history is opened
 read-only, and no page loads anything but itself: each carries a content security policy that
-allows only its own inline style (and the report's script) by hash.
+allows only its own inline style (and the report's script) by hash. Off loopback every request
+needs the access token (`vera.viewer.access`).
 
 Starlette and uvicorn come with the `view` extra; they are imported here only when an app is
 made, so `import vera` never needs them (and never imports this package).
@@ -46,15 +48,21 @@ def _require(*modules: str) -> None:
             ) from None
 
 
-def create_app(history: Path | str, *, allowed_hosts: Sequence[str] | None = None) -> Starlette:
+def create_app(
+    history: Path | str,
+    *,
+    allowed_hosts: Sequence[str] | None = None,
+    token: str | None = None,
+) -> Starlette:
     """The web app over the run history at `history`, opened read-only now, so a missing
     file fails here (`MissingStoreError`, naming the path). `allowed_hosts` are the only Host
     headers answered (None: any), which keeps a web page that rebinds its domain to this
-    machine's address from reading the history."""
+    machine's address from reading the history. With `token`, only requests that carry it
+    are answered (`vera.viewer.access.TokenGuard`)."""
     _require("starlette")
     from vera.viewer.app import build_app
 
-    return build_app(history, allowed_hosts=allowed_hosts)
+    return build_app(history, allowed_hosts=allowed_hosts, token=token)
 
 
 def serve(
@@ -64,11 +72,27 @@ def serve(
     port: int = DEFAULT_PORT,
     open_browser: bool = True,
     on_ready: Callable[[str], None] | None = None,
+    token: str | None = None,
+    allow_hosts: Sequence[str] = (),
 ) -> None:
     """Serve the run history at `history` on `host`:`port` (0: any free port) until
     interrupted. Once listening, `on_ready` is called with the page's URL (by default it is
-    printed) and, unless `open_browser` is False, the URL is opened in the browser."""
+    printed) and, unless `open_browser` is False, the URL is opened in the browser.
+
+    On a loopback `host` only loopback Host headers (and `allow_hosts`) are answered, and a
+    `token` is asked for only when one is given. On any other host a warning says the history
+    is reachable from the network; only the host itself and `allow_hosts` are answered (a
+    wildcard host, 0.0.0.0 or ::, needs at least one), and every request must carry `token`,
+    generated when not given and part of the URL `on_ready` gets (see `vera.viewer.access`)."""
     _require("starlette", "uvicorn")
     from vera.viewer.server import run_server
 
-    run_server(history, host=host, port=port, open_browser=open_browser, on_ready=on_ready)
+    run_server(
+        history,
+        host=host,
+        port=port,
+        open_browser=open_browser,
+        on_ready=on_ready,
+        token=token,
+        allow_hosts=allow_hosts,
+    )

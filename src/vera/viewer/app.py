@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from vera.errors import VeraError
 from vera.history import RunStore
+from vera.viewer.access import TokenGuard
 from vera.viewer.pages import PageError, Pages, content_security_policy
 
 __all__ = ["build_app"]
@@ -98,7 +99,13 @@ class _Handlers:
             return _page(self.pages.message(error), error.status)
 
     def runs(self, request: Request) -> Response:
-        return self._answer(self.pages.runs)
+        page = request.query_params.get("page", "1")
+        if not page.isdigit() or int(page) < 1:
+            error = PageError(
+                400, "Bad request", f"?page= takes a page number from 1, not {page!r}."
+            )
+            return _page(self.pages.message(error), error.status)
+        return self._answer(lambda: self.pages.runs(int(page)))
 
     def run(self, request: Request) -> Response:
         return self._answer(lambda: self.pages.run(request.path_params["run_id"]))
@@ -130,7 +137,12 @@ class _Handlers:
         return _page(self.pages.message(error), error.status)
 
 
-def build_app(history: Path | str, *, allowed_hosts: Sequence[str] | None = None) -> Starlette:
+def build_app(
+    history: Path | str,
+    *,
+    allowed_hosts: Sequence[str] | None = None,
+    token: str | None = None,
+) -> Starlette:
     """The app over `history` (see `vera.viewer.create_app`)."""
     store = RunStore(history, read_only=True)
     view = _Handlers(Pages(store))
@@ -151,5 +163,9 @@ def build_app(history: Path | str, *, allowed_hosts: Sequence[str] | None = None
         exception_handlers={HTTPException: view.http_error, VeraError: view.store_error},
         lifespan=lifespan,
     )
+    if token is not None:
+        app.add_middleware(TokenGuard, token=token)
+    # Added last, so outermost: a refused Host gets nothing, not even the token's answer,
+    # and every answer (a 401 too) gets the security headers.
     app.add_middleware(_Guard, hosts=allowed_hosts)
     return app

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Mapping, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -29,7 +31,7 @@ from vera.comparison import (
     verdict_changes,
 )
 from vera.errors import ConfigError
-from vera.history import RunRecord, RunStore
+from vera.history import PAGE_SIZE, DamagedRun, DamagedRunError, RunRecord, RunStore
 from vera.outcome import SampleOutcome
 from vera.outputs import TREND_RUNS, stored_report_html
 from vera.report import Report
@@ -39,6 +41,7 @@ from vera.reports.view import HistoryPoint, Panel, meets, trend_panels
 from vera.types import Verdict
 
 __all__ = [
+    "AGGREGATES_KEPT",
     "CHANGES_SHOWN",
     "PAGE_POLICY",
     "PageError",
@@ -50,6 +53,8 @@ __all__ = [
     "run_url",
 ]
 
+AGGREGATES_KEPT = 256
+"""Finished runs' parsed aggregates the view keeps between pages (the most recent shown)."""
 CHANGES_SHOWN = 200
 """The most changed samples the compare page lists, worst first; it says how many more."""
 _TIME = "%Y-%m-%d %H:%M:%S"
@@ -140,6 +145,7 @@ def _environment() -> Environment:
         outcome_badge=outcome_badge,
         claim_verdict=claim_verdict,
         compare_url=compare_url,
+        trend_runs=TREND_RUNS,
     )
     return env
 
@@ -236,11 +242,14 @@ class MetricRow:
 class Pages:
     """Every page of the view over one run history, opened read-only."""
 
-    def __init__(self, store: RunStore) -> None:
+    def __init__(self, store: RunStore, *, page_size: int = PAGE_SIZE) -> None:
         self.store = store
+        self.page_size = page_size
         self._env = _environment()
-        # A finished run's stored aggregates never change, so each is parsed once.
-        self._aggregates: dict[str, Report] = {}
+        # A finished run's stored aggregates never change, so the most recently shown are
+        # kept parsed; only so many, so that browsing a long history keeps memory bounded.
+        self._aggregates: OrderedDict[str, Report] = OrderedDict()
+        self._kept = threading.Lock()
 
     def _render(self, template: str, **values: Any) -> str:
         return self._env.get_template(template).render(history=self.store.path, **values)
@@ -253,38 +262,90 @@ class Pages:
 
     def _aggregate(self, record: RunRecord) -> Report | None:
         """A finished run's report without its samples: the list needs its counts and each
-        metric's threshold, not thousands of results read back."""
+        metric's threshold, not thousands of results read back. `DamagedRunError` when its
+        stored report cannot be read."""
         if record.status != "finished":
             return None
-        if record.id not in self._aggregates:
-            report = self.store.aggregates(record.id)
-            if report is None:
-                return None
+        with self._kept:
+            if record.id in self._aggregates:
+                self._aggregates.move_to_end(record.id)
+                return self._aggregates[record.id]
+        report = self.store.aggregates(record.id)
+        if report is None:
+            return None
+        with self._kept:
             self._aggregates[record.id] = report
-        return self._aggregates[record.id]
+            while len(self._aggregates) > AGGREGATES_KEPT:
+                self._aggregates.popitem(last=False)
+        return report
 
-    def rows(self) -> list[RunRow]:
-        """Every stored run, newest first."""
-        return [RunRow(record, self._aggregate(record)) for record in self.store.list()]
+    def _rows(self, records: Sequence[RunRecord]) -> tuple[list[RunRow], list[DamagedRun]]:
+        """`records` as the list shows them, and those whose stored report is damaged."""
+        rows: list[RunRow] = []
+        damaged: list[DamagedRun] = []
+        for record in records:
+            try:
+                rows.append(RunRow(record, self._aggregate(record)))
+            except DamagedRunError as exc:
+                damaged.append(exc.run)
+        return rows, damaged
 
-    def runs(self) -> str:
-        """`/`: every run, a form to compare two, and each dataset's trend."""
-        rows = self.rows()
-        finished = [row for row in rows if row.finished]
-        newest = finished[0] if finished else None
-        earlier = next(
-            (r for r in finished[1:] if newest and r.record.dataset == newest.record.dataset), None
+    def _newest(self, **where: Any) -> RunRow | None:
+        """The newest finished run `where` selects (`RunStore.list`'s filters) that can be
+        read, as the compare form names it."""
+        records, _ = self.store.select(finished=True, limit=1, **where)
+        rows, _ = self._rows(records)
+        return rows[0] if rows else None
+
+    def _picks(self) -> tuple[RunRow | None, RunRow | None]:
+        """The compare form's default pair: the newest finished run (B) and the one before it
+        of its dataset, else the one before it (A)."""
+        newest = self._newest()
+        if newest is None:
+            return None, None
+        earlier = self._newest(dataset=newest.record.dataset, before=newest.id) or self._newest(
+            before=newest.id
         )
-        pick_a = earlier or (finished[1] if len(finished) > 1 else newest)
+        return earlier or newest, newest
+
+    def runs(self, page: int = 1) -> str:
+        """`/`: one page of the runs, newest first, a form to compare two, and the trend of
+        each dataset on the page. What it reads is bounded by the page, never the history."""
+        listing = self.store.page(page, self.page_size)
+        if page > listing.pages:
+            raise PageError(
+                404,
+                "No such page",
+                f"The history has {listing.total} runs, {listing.pages} pages of "
+                f"{listing.size}; page {page} is past the last.",
+            )
+        rows, damaged = self._rows(listing.records)
+        finished = [row for row in rows if row.finished]
+        pick_a, pick_b = self._picks()
         return self._render(
             "runs.html.j2",
             title="Runs",
+            listing=listing,
             rows=rows,
-            finished=finished,
-            pick_a=pick_a.id if pick_a else None,
-            pick_b=newest.id if newest else None,
-            trends=_trends(finished),
+            damaged=[*listing.damaged, *damaged],
+            choices=_choices(finished, (pick_a, pick_b)),
+            pick_a=pick_a.id if pick_a and pick_a is not pick_b else None,
+            pick_b=pick_b.id if pick_b else None,
+            trends=self._trends(row.record.dataset for row in finished),
+            previous_page=page - 1 if page > 1 else None,
+            next_page=page + 1 if page < listing.pages else None,
         )
+
+    def _trends(self, datasets: Iterable[str]) -> list[DatasetTrend]:
+        """Per dataset, in the order given (each once): its last `TREND_RUNS` finished runs'
+        means, oldest first, drawn as the report draws them."""
+        trends = []
+        for dataset in dict.fromkeys(datasets):
+            records, _ = self.store.select(dataset=dataset, finished=True, limit=TREND_RUNS)
+            rows, _ = self._rows(records)
+            if rows:
+                trends.append(_trend(dataset, rows))
+        return trends
 
     # One run
 
@@ -309,14 +370,8 @@ class Pages:
 
     def _previous(self, record: RunRecord) -> RunRecord | None:
         """The newest finished run of the same dataset before `record`."""
-        for other in self.store.list():
-            if (
-                other.created < record.created
-                and other.dataset == record.dataset
-                and other.status == "finished"
-            ):
-                return other
-        return None
+        previous = self._newest(dataset=record.dataset, before=record.id)
+        return previous.record if previous else None
 
     def run(self, run_id: str) -> str:
         """`/runs/ID`: the run's HTML report, as `vera report` writes it, with links to the
@@ -371,24 +426,28 @@ class Pages:
         )
 
 
-def _trends(finished: Sequence[RunRow]) -> list[DatasetTrend]:
-    """Per dataset, newest dataset first: its finished runs' means over time, oldest first
-    (the last `TREND_RUNS`, as the report's trend), drawn as the report draws them."""
-    by_dataset: dict[str, list[RunRow]] = {}
-    for row in finished:
-        by_dataset.setdefault(row.record.dataset, []).append(row)
-    trends = []
-    for dataset, rows in by_dataset.items():
-        oldest_first = list(reversed(rows))[-TREND_RUNS:]
-        # Labelled by time, not by run id: two ids side by side overrun a chart this narrow.
-        points = [
-            HistoryPoint(r.local_time.strftime(_SHORT_TIME), r.when, r.record.metrics)
-            for r in oldest_first
-        ]
-        newest = rows[0].report
-        assert newest is not None  # only finished rows are given
-        trends.append(DatasetTrend(dataset, len(rows), trend_panels(newest, points)))
-    return trends
+def _choices(finished: Sequence[RunRow], picks: Iterable[RunRow | None]) -> list[RunRow]:
+    """The compare form's runs: the page's finished runs, and the default picks if elsewhere
+    (the form never lists the whole history)."""
+    choices = list(finished)
+    shown = {row.id for row in choices}
+    for pick in picks:
+        if pick is not None and pick.id not in shown:
+            choices.append(pick)
+            shown.add(pick.id)
+    return choices
+
+
+def _trend(dataset: str, rows: Sequence[RunRow]) -> DatasetTrend:
+    """A dataset's trend from its finished runs, newest first."""
+    # Labelled by time, not by run id: two ids side by side overrun a chart this narrow.
+    points = [
+        HistoryPoint(r.local_time.strftime(_SHORT_TIME), r.when, r.record.metrics)
+        for r in reversed(rows)
+    ]
+    newest = rows[0].report
+    assert newest is not None  # only finished rows are given
+    return DatasetTrend(dataset, len(rows), trend_panels(newest, points))
 
 
 def _metric_rows(after: Report, before: Report) -> list[MetricRow]:
