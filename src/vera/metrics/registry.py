@@ -28,6 +28,7 @@ from vera.metrics.diagnostics import (
     SelfKnowledge,
 )
 from vera.metrics.faithfulness import Faithfulness
+from vera.metrics.faithfulness_probability import FaithfulnessProbability
 from vera.metrics.grounding import GroundingF1, GroundingPrecision, GroundingRecall
 from vera.metrics.hallucination import HallucinationRate
 from vera.registry import Registry
@@ -49,6 +50,7 @@ METRICS: dict[str, type[Any]] = {
     cls.name: cls
     for cls in (
         Faithfulness,
+        FaithfulnessProbability,
         HallucinationRate,
         GroundingPrecision,
         GroundingRecall,
