@@ -147,11 +147,19 @@ def test_faithfulness_is_the_mean_of_verdict_weights_whatever_the_judge_gives() 
     assert "P(every claim" not in result.reason
 
 
-@pytest.mark.parametrize("build", [Faithfulness, lambda **o: create_metric("faithfulness", **o)])
-def test_by_probability_is_refused_naming_faithfulness_probability(build: object) -> None:
-    assert callable(build)
-    with pytest.raises((ValueError, ConfigError), match="faithfulness_probability"):
-        build(by_probability=False)
+def test_by_probability_is_refused_naming_faithfulness_probability() -> None:
+    with pytest.raises(ValueError, match="its own metric, faithfulness_probability"):
+        Faithfulness(by_probability=False)
+    # By name, as a plan or config builds it: a ConfigError naming the metric, not a traceback.
+    with pytest.raises(ConfigError) as caught:
+        create_metric("faithfulness", by_probability=True)
+    assert str(caught.value).startswith("metric 'faithfulness': faithfulness no longer takes")
+    assert "remove by_probability" in str(caught.value)
+
+
+def test_other_refused_options_name_the_metric_and_the_option() -> None:
+    with pytest.raises(ConfigError, match="metric 'faithfulness_probability' option 'threshold'"):
+        create_metric("faithfulness_probability", threshold=1.5)
 
 
 def test_it_is_registered_by_name_and_higher_is_better() -> None:
