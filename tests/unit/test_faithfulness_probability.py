@@ -149,7 +149,7 @@ def test_faithfulness_is_the_mean_of_verdict_weights_whatever_the_judge_gives() 
 
 def test_by_probability_is_refused_naming_faithfulness_probability() -> None:
     with pytest.raises(ValueError, match="its own metric, faithfulness_probability"):
-        Faithfulness(by_probability=False)
+        Faithfulness(by_probability=False)  # type: ignore[call-arg]
     # By name, as a plan or config builds it: a ConfigError naming the metric, not a traceback.
     with pytest.raises(ConfigError) as caught:
         create_metric("faithfulness", by_probability=True)
