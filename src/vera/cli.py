@@ -992,7 +992,8 @@ def _benchmark_rule_title(result: JudgeBenchmark, rule: Rule) -> str:
         )
     ranked = result.ranked_by
     if result.rows_without_probability:
-        ranked += f" ({result.rows_without_probability} rows without probabilities by faithfulness)"
+        count = result.rows_without_probability
+        ranked += f" ({count} row{'s' if count != 1 else ''} without probabilities by faithfulness)"
     return (
         "Rule faithfulness: flagged when faithfulness is below its threshold, as vera eval "
         f"decides; AUROC by {ranked}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from vera.judge_benchmark import (
 )
 from vera.judges.fake import FakeJudge
 from vera.judges.offline import OfflineJudge
-from vera.types import Sample
+from vera.types import Claim, ClaimVerdict, Sample
 
 CONTEXT = "The museum opens at 9 am. Entry costs 12 euros. The museum is closed on Mondays."
 INVENTED = "Visitors get a free audio guide in six languages."
@@ -349,3 +350,49 @@ def test_vera_benchmark_when_the_judge_fails_is_exit_3_without_figures(
     assert result.exit_code == 3
     assert "the judge answered nothing for row 'copy'" in result.stderr
     assert not figures.exists() and result.stdout == ""
+
+
+class _HalfProbabilityJudge(FakeJudge):
+    """A fake that gives a probability of support to the claims of some answers only, as a
+    cascade does when it sends every claim of an answer to its LLM."""
+
+    def __init__(self, script: dict[str, list[tuple[str, str]]], probable: dict[str, float]):
+        super().__init__(script)
+        self.probable = probable
+
+    async def verify_claims(
+        self, claims: Sequence[Claim], contexts: Sequence[str]
+    ) -> list[ClaimVerdict]:
+        found = await super().verify_claims(claims, contexts)
+        return [
+            v.model_copy(update={"entailment": self.probable.get(c.text)})
+            for c, v in zip(claims, found, strict=True)
+        ]
+
+
+def test_rows_without_probabilities_are_ranked_by_faithfulness_and_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = {
+        "The museum opens at 9 am.": [("The museum opens at 9 am.", "FULLY_SUPPORTED")],
+        INVENTED: [(INVENTED, "NO_EVIDENCE")],
+        WRONG: [(WRONG, "CONTRADICTED")],
+    }
+    rows = [
+        row("ok", "QA", "The museum opens at 9 am.", 0),
+        row("bad", "QA", INVENTED, 1, INVENTED),
+        row("wrong", "QA", WRONG, 1, WRONG),
+    ]
+    judge = _HalfProbabilityJudge(script, {"The museum opens at 9 am.": 0.9, INVENTED: 0.3})
+    path = write(tmp_path / "mixed.jsonl", rows)
+    result = benchmark_judge(path, judge)
+    assert result.ranked_by == "faithfulness_probability"
+    assert result.rows_without_probability == 1  # "wrong": ranked by 1 - faithfulness = 1
+    assert result.overall.auroc == auroc([0.1, 0.7, 1.0], [0, 1, 1]) == 1.0
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("vera.cli.benchmark_judge", lambda *a, **k: result)
+    shown = CliRunner().invoke(app, ["benchmark", str(path)])
+    assert shown.exit_code == 0, shown.output
+    text = " ".join(shown.stdout.split())
+    assert "AUROC by faithfulness_probability (1 row without probabilities by faithfulness)" in text
