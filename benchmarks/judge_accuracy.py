@@ -7,10 +7,12 @@ character-level F1 of the claims marked unsupported against `hallucinated_spans`
 and throughput. The measuring is `vera.judge_benchmark`'s (also `vera benchmark FILE`); this
 script adds what only VERA's own training needs: RAGTruth folds and another model card.
 
-A response is flagged unfaithful as `vera eval` decides it: when its faithfulness score fails
-the metric's default threshold (0.5), and ranked for AUROC by 1 - faithfulness. `--rule
-any-claim` flags it when any claim is not FULLY_SUPPORTED and ranks it by `1 - min support`
-over its claims (`vera.judge_benchmark` defines both).
+A response is flagged unfaithful as `vera eval` decides it: when its faithfulness score (the
+seeds' mean of verdict weights) fails the metric's default threshold (0.5), and ranked for AUROC
+by 1 - faithfulness_probability where the judge gives claim probabilities (else 1 -
+faithfulness; `ranked_by` says which). `--rule any-claim` flags it when any claim is not
+FULLY_SUPPORTED and ranks it by `1 - min support` over its claims (`vera.judge_benchmark`
+defines both; `vera benchmark` prints both side by side).
 
 `--fold 1` keeps only the RAGTruth rows whose source document is in fold 1 of the fixed split
 the offline judge's verifier was trained with (`training/verifier/`): documents it never saw.
@@ -86,6 +88,8 @@ def summarise(
 
 def figures_of(result: JudgeBenchmark, args: argparse.Namespace) -> dict[str, Any]:
     figures: dict[str, Any] = {"judge": result.judge, "rule": result.rule, "rows": result.rows}
+    if result.rule == "faithfulness":
+        figures["ranked_by"] = result.ranked_by
     if args.model is not None:
         figures["model"] = str(args.model)
     if args.min_support is not None:

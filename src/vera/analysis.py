@@ -132,6 +132,7 @@ async def analyse_sample(sample: Sample, judge: Judge, needs: frozenset[Need]) -
         answer_relevance=answer_relevance,
         citations=citations,
         chunk_entailment=matrix,
+        judge=judge.spec,
     )
 
 

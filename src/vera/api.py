@@ -197,7 +197,8 @@ def calibrate(
     corrected by them: `vera calibrate` from Python.
 
     `source` is a JSON report file, a labelled dataset file (evaluated with faithfulness and
-    `judge`), or the id (or a unique prefix) of a run in the history `settings` name.
+    faithfulness_probability by `judge`), or the id (or a unique prefix) of a run in the
+    history `settings` name.
 
     Raises:
         ConfigError: no sample carries a label, or no such run.
@@ -207,7 +208,9 @@ def calibrate(
         tally = CalibrationTally.of(Report.model_validate_json(path.read_text()).samples)
         found = tally.calibration()
     elif path.exists() or not isinstance(source, str):
-        found = evaluate(source, ["faithfulness"], judge, settings=settings).calibration
+        # faithfulness_probability ranks where the judge gives probabilities (`ranked_by`).
+        metrics = ["faithfulness", "faithfulness_probability"]
+        found = evaluate(source, metrics, judge, settings=settings).calibration
     else:
         store = open_history(settings or Settings())
         try:

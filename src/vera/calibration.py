@@ -61,6 +61,9 @@ Z95 = 1.959963984540054
 CALIBRATED_METRIC = "faithfulness"
 FEW_LABELS = 30
 """Below this many labelled samples, the block warns that its figures are unsteady."""
+RANKING_METRIC = "faithfulness_probability"
+"""Ranks the labelled samples for AUROC where every one has it (a judge that gives claim
+probabilities, with the metric selected); otherwise faithfulness does."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,8 @@ class LabelledSample:
     """The judge's decision: the faithfulness metric failed its threshold."""
     unfaithful: bool
     """The human's label."""
+    probability: float | None = None
+    """Its faithfulness_probability, where the run scored one: what AUROC ranks by."""
 
 
 @dataclass
@@ -88,9 +93,15 @@ class CalibrationTally:
     """(the judge's verdict, the person's) for each labelled claim the judge also found."""
     claims_unmatched: int = 0
 
-    def add(self, label: bool | None, score: float | None, passed: bool | None) -> None:
+    def add(
+        self,
+        label: bool | None,
+        score: float | None,
+        passed: bool | None,
+        probability: float | None = None,
+    ) -> None:
         """One sample: its human label (None: unlabelled), its faithfulness score and whether
-        it passed (None: not scored)."""
+        it passed (None: not scored), and its faithfulness_probability where scored."""
         if score is None or passed is None:
             self.labelled_unscored += label is not None
             return
@@ -98,13 +109,19 @@ class CalibrationTally:
             self.unlabelled_scores.add(score)
             self.unlabelled_flagged.add(float(not passed))
         else:
-            self.labelled.append(LabelledSample(score, not passed, not label))
+            self.labelled.append(LabelledSample(score, not passed, not label, probability))
 
     def add_result(self, result: SampleResult) -> None:
         """One sample's result: scored when its faithfulness metric gave a score."""
         faithfulness = result.results.get(CALIBRATED_METRIC)
+        probability = result.results.get(RANKING_METRIC)
         if result.status is SampleStatus.SCORED and faithfulness is not None:
-            self.add(result.human_faithful, faithfulness.score, faithfulness.passed)
+            self.add(
+                result.human_faithful,
+                faithfulness.score,
+                faithfulness.passed,
+                None if probability is None else probability.score,
+            )
         else:
             self.add(result.human_faithful, None, None)
         if result.human_claims:
@@ -135,6 +152,7 @@ class CalibrationTally:
         if not (self.labelled or self.labelled_unscored or claims):
             return None
         labelled = self.labelled
+        ranked_by, ranks = _ranking(labelled)
         truth = [float(s.unfaithful) for s in labelled]
         confusion = Confusion.of([s.flagged for s in labelled], [s.unfaithful for s in labelled])
         return Calibration(
@@ -143,7 +161,8 @@ class CalibrationTally:
             labelled_unscored=self.labelled_unscored,
             unlabelled=len(self.unlabelled_scores),
             agreement=confusion.figures(),
-            auroc=auroc([1 - s.score for s in labelled], [s.unfaithful for s in labelled]),
+            auroc=auroc([1 - r for r in ranks], [s.unfaithful for s in labelled]),
+            ranked_by=ranked_by,
             unfaithful_share=corrected_mean(
                 truth, [float(s.flagged) for s in labelled], self.unlabelled_flagged
             ),
@@ -161,6 +180,15 @@ class CalibrationTally:
         judged = [judge for judge, _ in self.claim_verdicts]
         found = label_agreement(judged, [human for _, human in self.claim_verdicts])
         return {**found, "unmatched": self.claims_unmatched}
+
+
+def _ranking(labelled: Sequence[LabelledSample]) -> tuple[str, list[float]]:
+    """The score AUROC ranks by, and each labelled sample's: faithfulness_probability where
+    every one has it (one scale for all), else faithfulness."""
+    probabilities = [s.probability for s in labelled]
+    if labelled and all(p is not None for p in probabilities):
+        return RANKING_METRIC, [p for p in probabilities if p is not None]
+    return CALIBRATED_METRIC, [s.score for s in labelled]
 
 
 def _claim_key(text: str) -> str:

@@ -1021,13 +1021,14 @@ def benchmark_command(
         BenchmarkRule,
         typer.Option(
             "--rule",
-            help="faithfulness: flag an answer whose faithfulness fails its threshold, as vera "
-            "eval does; any-claim: flag one with any claim not fully supported.",
+            help="The rule listed first and written as `groups` in --json (both are measured): "
+            "faithfulness flags an answer whose faithfulness fails its threshold, as vera eval "
+            "does; any-claim one with any claim not fully supported.",
         ),
     ] = BenchmarkRule.FAITHFULNESS,
 ) -> None:
     """Measure a judge on your own labels: how well it finds the unfaithful answers
-    (precision, recall, F1, balanced accuracy, AUROC; per task type; span overlap).
+    (precision, recall, F1, balanced accuracy, AUROC; per task type and rule; span overlap).
 
     Example: vera benchmark labelled.jsonl --judge offline:learned --json figures.json
     """
@@ -1071,23 +1072,39 @@ _BENCHMARK_COLUMNS = (
 )
 
 
-def _print_benchmark(result: JudgeBenchmark) -> None:
-    """One row per group, the unfaithful class counted as positive; then the span figures."""
-    rows = [
-        [name, str(g.n), str(g.positives)]
-        + [
-            format_score(v)
-            for v in (g.precision, g.recall, g.f1, g.balanced_accuracy, g.kappa, g.auroc)
-        ]
-        for name, g in result.groups.items()
-    ]
-    flagged = (
-        "faithfulness below its threshold"
-        if result.rule == "faithfulness"
-        else "any claim not fully supported"
+def _benchmark_rule_title(result: JudgeBenchmark, rule: Rule) -> str:
+    """What `rule` flags and what its AUROC ranks by."""
+    if rule == "any_claim":
+        return (
+            "Rule any-claim: flagged when a claim is not fully supported; "
+            "AUROC by the least supported claim"
+        )
+    ranked = result.ranked_by
+    if result.rows_without_probability:
+        count = result.rows_without_probability
+        ranked += f" ({count} row{'s' if count != 1 else ''} without probabilities by faithfulness)"
+    return (
+        "Rule faithfulness: flagged when faithfulness is below its threshold, as vera eval "
+        f"decides; AUROC by {ranked}"
     )
-    title = f"Judge {result.judge} · {result.path} · {result.rows} rows · flagged: {flagged}"
-    print_table(out, title, _BENCHMARK_COLUMNS, rows)
+
+
+def _print_benchmark(result: JudgeBenchmark) -> None:
+    """A table per rule (the chosen rule first), one row per group, the unfaithful class
+    counted as positive; then the span figures."""
+    out.print(
+        f"Judge {result.judge} · {result.path} · {result.rows} rows", highlight=False, markup=False
+    )
+    for rule, groups in result.rules.items():
+        rows = [
+            [name, str(g.n), str(g.positives)]
+            + [
+                format_score(v)
+                for v in (g.precision, g.recall, g.f1, g.balanced_accuracy, g.kappa, g.auroc)
+            ]
+            for name, g in groups.items()
+        ]
+        print_table(out, _benchmark_rule_title(result, rule), _BENCHMARK_COLUMNS, rows)
     span = result.span
     if span is not None:
         out.print(

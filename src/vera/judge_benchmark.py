@@ -10,16 +10,21 @@ task type; `dataset` stands in when it is absent) and `hallucinated_spans` (`{st
 character offsets in the response that a person marked). Sample fields may be spelled as
 `vera eval` reads them (`answer`, `retrieved_contexts`, ...).
 
-The judge analyses every response as `vera eval` does, and by default (`rule="faithfulness"`)
-the response is judged as `vera eval` judges it: flagged unfaithful when its faithfulness score
-(the default `Faithfulness` metric) fails the metric's threshold, 0.5, and ranked for AUROC by
-`1 - faithfulness`. With `rule="any_claim"` it is flagged when any of its claims is not
-FULLY_SUPPORTED and ranked by `1 - min support` over its claims: the judge's probability that
-its least supported claim is supported where it gives one (`ClaimVerdict.entailment`), else
-that of the verdict's weight. A response without claims is faithful under both rules.
-Unfaithful is the positive class, as in the benchmark literature (RAGTruth, Luna). Span figures
-count characters: those of the claims not FULLY_SUPPORTED against those people marked, over the
-rows that have `hallucinated_spans`.
+The judge analyses every response as `vera eval` does, and each response is judged by both
+rules, whose figures are given side by side:
+
+- `"faithfulness"` (the default sample rule, as `vera eval` decides): flagged unfaithful when
+  its `faithfulness` score (the seeds' mean of verdict weights) fails the metric's default
+  threshold, 0.5; ranked for AUROC by `1 - faithfulness_probability` where the judge gives
+  claim probabilities (the probability that every claim is supported), else by
+  `1 - faithfulness` (`JudgeBenchmark.ranked_by` says which).
+- `"any_claim"`: flagged when any of its claims is not FULLY_SUPPORTED; ranked by
+  `1 - min support` over its claims: the judge's probability that its least supported claim is
+  supported where it gives one (`ClaimVerdict.entailment`), else that of the verdict's weight.
+
+A response without claims is faithful under both rules. Unfaithful is the positive class, as in
+the benchmark literature (RAGTruth, Luna). Span figures count characters: those of the claims
+not FULLY_SUPPORTED against those people marked, over the rows that have `hallucinated_spans`.
 """
 
 from __future__ import annotations
@@ -40,7 +45,9 @@ from vera.datasets.validate import RowRules, validate_row
 from vera.errors import DatasetError, DatasetRowError
 from vera.judges.base import Judge
 from vera.judges.registry import create_judge
+from vera.metrics.base import MetricStatus
 from vera.metrics.faithfulness import Faithfulness
+from vera.metrics.faithfulness_probability import FaithfulnessProbability
 from vera.pipelines.verification import support
 from vera.settings import DEFAULT_CONCURRENCY, Settings
 from vera.sync import run_sync
@@ -66,11 +73,13 @@ OVERALL = "all"
 Span = tuple[int, int]
 
 Rule = Literal["faithfulness", "any_claim"]
-"""How a response is flagged and ranked: as `vera eval`'s faithfulness metric does (the
-default), or by its least supported claim (see the module docstring)."""
+"""How a response is flagged and ranked: as `vera eval`'s faithfulness metric decides (the
+default; ranked by faithfulness_probability where the judge gives one), or by its least
+supported claim (see the module docstring)."""
 RULES: tuple[Rule, ...] = ("faithfulness", "any_claim")
 
 _FAITHFULNESS = Faithfulness()
+_PROBABILITY = FaithfulnessProbability()
 
 
 @dataclass(frozen=True)
@@ -140,10 +149,18 @@ class JudgeBenchmark(BaseModel):
     judge: str
     """The judge's spec, which rebuilds it."""
     rule: Rule = "faithfulness"
-    """How each response was flagged and ranked."""
+    """The rule whose figures `groups` holds and a report lists first."""
     rows: int
     groups: dict[str, GroupFigures]
-    """"all", then each task type in the order the file first names it."""
+    """By `rule`: "all", then each task type in the order the file first names it."""
+    rules: dict[Rule, dict[str, GroupFigures]]
+    """Both rules' figures, each by group as `groups`."""
+    ranked_by: str = "faithfulness"
+    """What the faithfulness rule's AUROC ranks by: "faithfulness_probability" when some row's
+    claims have probabilities of support, else "faithfulness"."""
+    rows_without_probability: int = 0
+    """With `ranked_by` "faithfulness_probability": rows with claims but no probability (a
+    cascade that sent all of a response's claims to its LLM), ranked by faithfulness instead."""
     span: SpanFigures | None
     """None unless some row with span labels has a marked span."""
     wall_seconds: float
@@ -314,37 +331,59 @@ def _span_figures(
     )
 
 
-def _outcome(
-    sample: Sample, claims: Sequence[Claim], verdicts: Sequence[ClaimVerdict], rule: Rule
-) -> RowOutcome:
+@dataclass(frozen=True)
+class _Judged:
+    """One row under both rules, and whether faithfulness_probability could rank it."""
+
+    outcomes: dict[Rule, RowOutcome]
+    probability: MetricStatus
+
+
+def _judged(sample: Sample, claims: Sequence[Claim], verdicts: Sequence[ClaimVerdict]) -> _Judged:
     unsupported = [
         c for c, v in zip(claims, verdicts, strict=True) if v.verdict is not Verdict.FULLY_SUPPORTED
     ]
     marked = tuple(c.span for c in unsupported if c.span is not None)
-    if rule == "faithfulness":
-        result = _FAITHFULNESS.score(
-            sample, ClaimAnalysis(claims=tuple(claims), verdicts=tuple(verdicts))
-        )
-        score = 1.0 if result.score is None else result.score
-        return RowOutcome(flagged=result.passed is False, score=1.0 - score, marked=marked)
+    analysis = ClaimAnalysis(claims=tuple(claims), verdicts=tuple(verdicts))
+    faithfulness = _FAITHFULNESS.score(sample, analysis)
+    probability = _PROBABILITY.score(sample, analysis)
+    # Decided by faithfulness, as `vera eval` decides; ranked by the finer probability where
+    # the judge gives one (a mean of verdict weights ties many responses).
+    ranking = probability.score if probability.score is not None else faithfulness.score
     supports = [support(v) for v in verdicts]
-    return RowOutcome(
-        flagged=bool(unsupported),
-        score=1.0 - min(supports) if supports else 0.0,
-        marked=marked,
+    return _Judged(
+        outcomes={
+            "faithfulness": RowOutcome(
+                flagged=faithfulness.passed is False,
+                score=1.0 - (1.0 if ranking is None else ranking),
+                marked=marked,
+            ),
+            "any_claim": RowOutcome(
+                flagged=bool(unsupported),
+                score=1.0 - min(supports) if supports else 0.0,
+                marked=marked,
+            ),
+        },
+        probability=probability.status,
     )
 
 
-async def _judge_rows(
-    rows: Sequence[LabelledRow], judge: Judge, concurrency: int, rule: Rule
-) -> list[RowOutcome]:
+async def _judge_rows(rows: Sequence[LabelledRow], judge: Judge, concurrency: int) -> list[_Judged]:
     slots = asyncio.Semaphore(concurrency)
 
-    async def one(row: LabelledRow) -> RowOutcome:
+    async def one(row: LabelledRow) -> _Judged:
         async with slots:
-            return _outcome(row.sample, *await analyse_claims(row.sample, judge), rule)
+            return _judged(row.sample, *await analyse_claims(row.sample, judge))
 
     return list(await asyncio.gather(*(one(row) for row in rows)))
+
+
+def _ranked_by(judged: Sequence[_Judged]) -> tuple[str, int]:
+    """What the faithfulness rule ranked by, and how many rows with claims lacked it."""
+    statuses = [j.probability for j in judged]
+    if MetricStatus.OK not in statuses:
+        return "faithfulness", 0
+    return _PROBABILITY.name, statuses.count(MetricStatus.NOT_APPLICABLE)
 
 
 async def abenchmark_judge(
@@ -366,15 +405,23 @@ async def abenchmark_judge(
         judge = create_judge(judge, settings or Settings())
     rows = read_labelled_rows(path, limit=limit, where=where)
     started = time.perf_counter()
-    outcomes = await _judge_rows(rows, judge, concurrency, rule)
+    judged = await _judge_rows(rows, judge, concurrency)
     elapsed = time.perf_counter() - started
-    groups, span = benchmark_figures(rows, outcomes)
+    figures: dict[Rule, dict[str, GroupFigures]] = {}
+    span: SpanFigures | None = None
+    # The chosen rule first; both rules mark the same claims, so the span figures are one.
+    for name in sorted(RULES, key=lambda r: r != rule):
+        figures[name], span = benchmark_figures(rows, [j.outcomes[name] for j in judged])
+    ranked_by, without = _ranked_by(judged)
     return JudgeBenchmark(
         path=str(path),
         judge=judge.spec,
         rule=rule,
         rows=len(rows),
-        groups=groups,
+        groups=figures[rule],
+        rules=figures,
+        ranked_by=ranked_by,
+        rows_without_probability=without,
         span=span,
         wall_seconds=elapsed,
         samples_per_s=len(rows) / elapsed if elapsed > 0 else 0.0,
@@ -402,8 +449,10 @@ def benchmark_judge(
         concurrency: rows judged at once.
         limit: judge only the first `limit` rows (that `where` keeps).
         where: judge only the rows for which it is true.
-        rule: "faithfulness" flags a response whose faithfulness fails its default threshold,
-            as `vera eval` does; "any_claim" one with any claim not FULLY_SUPPORTED.
+        rule: which rule's figures `groups` holds and a report lists first (both are
+            measured): "faithfulness" flags a response whose faithfulness fails its default
+            threshold, as `vera eval` does; "any_claim" one with any claim not
+            FULLY_SUPPORTED.
 
     Raises:
         DatasetError: the file cannot be read or has no row.

@@ -21,6 +21,12 @@ def run_sync(coroutine: Coroutine[Any, Any, T], *, inside_a_loop: str) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coroutine)
-    coroutine.close()
-    raise RuntimeError(inside_a_loop)
+        running = False
+    else:
+        running = True
+    if running:
+        coroutine.close()
+        raise RuntimeError(inside_a_loop)
+    # Run outside the `except` block: an error the coroutine raises (a failing assertion)
+    # would otherwise carry "no running event loop" as its context, printed above it.
+    return asyncio.run(coroutine)

@@ -48,12 +48,8 @@ INVENTED = " Every party must also hold a $9 million cyber insurance policy with
 """What the baseline adds to every answer: a sentence no context supports."""
 GATED = ("faithfulness", "answer_relevance", "context_relevance")
 """Metrics that let a sample with a contradicted claim pass (hallucination_rate, with its
-threshold of 0, would fail it)."""
-GATED_OPTIONS: dict[str, dict[str, Any]] = {"faithfulness": {"by_probability": False}}
-"""Faithfulness as the mean of its claims' verdict weights, as it scores a judge that gives no
-probabilities (an LLM's verdicts): one contradicted claim of two scores 0.5 and clears the
-threshold of 0.5. Scored by the offline judge's probabilities none would pass: it weighs a
-contradicted claim's probability by 0.5, and the product of the claims' is no more than that."""
+threshold of 0, would fail it): faithfulness, the seeds' share of supported claims, scores one
+contradicted claim of two 0.5, which clears its threshold of 0.5."""
 PAGED = 150
 """Synthetic samples: three pages of 50."""
 
@@ -160,7 +156,7 @@ def _benchmark() -> Any:
 def pages(tmp_path_factory: pytest.TempPathFactory) -> Pages:
     folder = tmp_path_factory.mktemp("trust")
     data = list(vera.load_dataset("example"))
-    metrics = [vera.metrics.create_metric(name, **GATED_OPTIONS.get(name, {})) for name in GATED]
+    metrics = [vera.metrics.create_metric(name) for name in GATED]
     gated = _write(folder, "gated", vera.evaluate(data, metrics), {s.id: s for s in data})
     bench = _benchmark()
     synthetic = bench.Samples(bench.Corpus(seed=1, passages=PAGED), PAGED)

@@ -38,11 +38,13 @@ def row(row_id: str, task: str, response: str, bad: str | None) -> dict[str, obj
     }
 
 
+# Each unfaithful answer is one bad claim, so its faithfulness (the seeds' mean of verdict
+# weights) is 0 and fails; beside a supported claim it would be 0.5, which passes.
 ROWS = [
     row("ragtruth-1-a", "QA", "The museum opens at 9 am. Entry costs 12 euros.", None),
-    row("ragtruth-2-a", "QA", f"The museum opens at 9 am. {INVENTED}", INVENTED),
+    row("ragtruth-2-a", "QA", INVENTED, INVENTED),
     row("ragtruth-3-a", "Summary", "The museum is closed on Mondays.", None),
-    row("ragtruth-4-a", "Summary", f"The museum opens at 9 am. {WRONG}", WRONG),
+    row("ragtruth-4-a", "Summary", WRONG, WRONG),
 ]
 
 
@@ -72,6 +74,7 @@ def run(tmp_path: Path, *args: str, rows: list[dict[str, object]] = ROWS) -> dic
 def test_the_offline_judge_on_a_file_it_is_given(tmp_path: Path) -> None:
     figures = run(tmp_path, "--judge", "offline")
     assert figures["judge"] == "offline" and figures["rows"] == 4
+    assert figures["ranked_by"] == "faithfulness_probability"
     overall, qa, summary = figures["all"], figures["QA"], figures["Summary"]
     assert isinstance(overall, dict) and isinstance(qa, dict) and isinstance(summary, dict)
     # Both planted errors are caught and nothing faithful is flagged.
@@ -114,7 +117,7 @@ def test_auroc_counts_ties_half_and_needs_both_classes() -> None:
 
 
 def test_fold_keeps_only_the_rows_of_that_fold(tmp_path: Path) -> None:
-    other = row("ragtruth-7-a", "QA", f"The museum opens at 9 am. {INVENTED}", INVENTED)
+    other = row("ragtruth-7-a", "QA", INVENTED, INVENTED)
     assert [fold_of(str(r["id"])) for r in [*ROWS, other]] == [0, 0, 0, 0, 1]
     held_out = run(tmp_path, "--fold", "1", rows=[*ROWS, other])
     overall = held_out["all"]
@@ -127,7 +130,7 @@ def test_summarise_takes_outcomes_computed_without_a_judge() -> None:
     # As training/verifier/ calls it: rows as read from the file, outcomes as plain dicts.
     outcomes = [
         {"flagged": 0, "score": 0.1, "spans": []},
-        {"flagged": 1, "score": 0.9, "spans": [[26, 40], [30, 75]]},
+        {"flagged": 1, "score": 0.9, "spans": [[0, 14], [4, len(INVENTED)]]},
         {"flagged": 1, "score": 0.8, "spans": []},
         {"flagged": 1, "score": 0.4, "spans": []},
     ]

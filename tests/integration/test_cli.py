@@ -85,10 +85,10 @@ def test_report_json_equals_to_dict(tmp_path: Path) -> None:
     written.pop("timestamp"), in_process.pop("timestamp")
     assert written == in_process
     results = {s["id"]: s["results"]["faithfulness"] for s in written["samples"]}
-    # The offline judge gives each claim a probability of support and faithfulness is their
-    # product: the copied fact scores near 1 and passes, the wrong number well below 0.5.
-    assert results["good"]["score"] >= 0.9 and results["good"]["passed"] is True
-    assert results["bad"]["score"] < 0.5 and results["bad"]["passed"] is False
+    # Faithfulness is the seeds' share of supported claims: the copied fact 1.0, the wrong
+    # number (its one claim CONTRADICTED) 0.0.
+    assert results["good"]["score"] == 1.0 and results["good"]["passed"] is True
+    assert results["bad"]["score"] == 0.0 and results["bad"]["passed"] is False
 
 
 def test_threshold_gate_exit_codes(tmp_path: Path) -> None:
@@ -100,7 +100,7 @@ def test_threshold_gate_exit_codes(tmp_path: Path) -> None:
     report = json.loads((tmp_path / "r.json").read_text())
     scores = [s["scores"]["faithfulness"] for s in report["samples"]]
     mean = sum(scores) / len(scores)
-    # One copied fact (near 1) and one wrong number (below 0.5): a mean below 0.8.
+    # One copied fact (1.0) and one wrong number (0.0): a mean below 0.8.
     assert mean < 0.8 and report["metric_summary"]["faithfulness"]["mean"] == pytest.approx(mean)
     assert f"faithfulness: mean {mean:.3f} is below 0.800" in failing.stderr
     # A mean that meets the threshold exactly passes the gate.
@@ -201,7 +201,10 @@ def test_all_metrics_group_by_and_metrics_listing(tmp_path: Path) -> None:
     # One sample per team: each team's mean is its sample's score.
     assert team["a"]["faithfulness"]["mean"] == pytest.approx(scores["good"])
     assert team["b"]["faithfulness"]["mean"] == pytest.approx(scores["bad"])
-    assert team["a"]["faithfulness"]["mean"] >= 0.9 and team["b"]["faithfulness"]["mean"] < 0.5
+    assert team["a"]["faithfulness"]["mean"] == 1.0 and team["b"]["faithfulness"]["mean"] == 0.0
+    # The offline judge gives claim probabilities: faithfulness_probability ranks the two.
+    probability = {s["id"]: s["scores"]["faithfulness_probability"] for s in report["samples"]}
+    assert probability["good"] >= 0.9 and probability["bad"] < 0.5
     summary = report["metric_summary"]["faithfulness"]
     assert summary["ci_low"] <= summary["mean"] <= summary["ci_high"]
     assert summary["sub_scores"]["contradiction_rate"]["mean"] == 0.5

@@ -49,16 +49,15 @@ def sample(sample_id: str = "refunds", query: str = QUERY) -> vera.Sample:
 
 
 def assert_quote_is_faithful(result: SampleResult) -> None:
-    """A response that quotes its contexts: the offline judge finds every claim supported, and
-    faithfulness, the probability that all of them are (the product of the claims' own),
-    passes well clear of its threshold."""
+    """A response that quotes its contexts: the offline judge finds every claim supported, so
+    faithfulness (the seeds' share of supported claims) is 1.0, and gives each claim a high
+    probability of support."""
     faithfulness = result.results["faithfulness"]
     assert result.claims and {c.verdict for c in result.claims} == {Verdict.FULLY_SUPPORTED}
     probabilities = [c.entailment for c in result.claims if c.entailment is not None]
     assert len(probabilities) == len(result.claims)
-    assert faithfulness.score == pytest.approx(math.prod(probabilities))
-    assert faithfulness.score is not None and faithfulness.score >= 0.9
-    assert faithfulness.passed is True
+    assert math.prod(probabilities) >= 0.9
+    assert faithfulness.score == 1.0 and faithfulness.passed is True
 
 
 def retrieval_chain(answer: str = f"{FACT} [policy-refunds]") -> Any:

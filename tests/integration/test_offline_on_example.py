@@ -10,25 +10,41 @@ from collections import defaultdict
 import vera
 from vera import Verdict
 
+PLANTED = ("wrong_number", "negation", "invented_fact")
 
-def test_offline_judge_separates_faithful_from_planted_hallucinations() -> None:
-    dataset = {s.id: s for s in vera.load_dataset("example")}
-    report = vera.evaluate(dataset.values())
-    assert report.counts["scored"] == len(dataset)
+
+def _by_kind(
+    report: vera.Report, dataset: dict[str, vera.Sample], metric: str
+) -> dict[str, list[float]]:
     by_kind: dict[str, list[float]] = defaultdict(list)
     for result in report.samples:
         kind = dataset[result.id].metadata["planted"] or "faithful"
-        score = result.scores["faithfulness"]
+        score = result.scores[metric]
         assert score is not None
         by_kind[kind].append(score)
+    return by_kind
 
+
+def test_offline_judge_separates_faithful_from_planted_hallucinations() -> None:
+    dataset = {s.id: s for s in vera.load_dataset("example")}
+    report = vera.evaluate(dataset.values(), ["faithfulness", "faithfulness_probability"])
+    assert report.counts["scored"] == len(dataset)
+
+    # Faithfulness, the seeds' share of supported claims: each planted error is one claim of
+    # two to four, so it lowers the score without, mostly, taking it below 0.5.
+    by_kind = _by_kind(report, dataset, "faithfulness")
     faithful = by_kind["faithful"] + by_kind["abstention"]
-    planted = [s for kind in ("wrong_number", "negation", "invented_fact") for s in by_kind[kind]]
+    planted = [s for kind in PLANTED for s in by_kind[kind]]
     assert statistics.mean(faithful) >= 0.9
-    assert statistics.mean(planted) <= 0.5
+    assert statistics.mean(planted) <= statistics.mean(faithful) - 0.3
     assert all(score == 1.0 for score in by_kind["abstention"])
-    # Most planted errors now fail the default threshold (3 of 11 by the mean of verdict
-    # weights); the three that pass are a negation and two invented facts the words miss.
+    assert sum(score < 1.0 for score in planted) >= 10  # a claim not fully supported
+
+    # The probability that every claim is supported fails most of them at its threshold of
+    # 0.5; those that pass are a negation and invented facts the words miss.
+    by_kind = _by_kind(report, dataset, "faithfulness_probability")
+    faithful = by_kind["faithful"] + by_kind["abstention"]
+    planted = [s for kind in PLANTED for s in by_kind[kind]]
     assert sum(score < 0.5 for score in planted) >= 8
     assert sum(score < 0.5 for score in faithful) <= 1
 
@@ -39,11 +55,14 @@ def test_a_conflict_the_words_find_fails_the_sample() -> None:
         for s in vera.load_dataset("example")
         if s.metadata["planted"] in ("wrong_number", "negation", "invented_fact")
     ]
-    for result in vera.evaluate(samples).samples:
+    report = vera.evaluate(samples, ["faithfulness", "faithfulness_probability"])
+    for result in report.samples:
         contradicted = [c for c in result.claims if c.verdict is Verdict.CONTRADICTED]
         if contradicted:
             assert all(c.entailment is not None and c.entailment <= 0.5 for c in contradicted)
-            assert result.results["faithfulness"].passed is False, result.id
+            assert result.results["faithfulness_probability"].passed is False, result.id
+            # Faithfulness counts the contradicted claim 0 beside the others' weights.
+            assert result.results["faithfulness"].sub_scores["contradiction_rate"] > 0
 
 
 def test_every_wrong_number_is_caught_with_evidence() -> None:

@@ -3,7 +3,7 @@
 The model is randomly initialised, or has weights set by hand so that its output is known: a
 constant (the classifier's bias alone), or a signal that rises when the input holds the word
 "zebra" (every token averaged into [CLS], "zebra" the only token with a component along the
-first hidden dimension, which the classifier reads).
+first hidden dimension, which the classifier reads), or only when the claim holds it.
 """
 
 from __future__ import annotations
@@ -62,13 +62,16 @@ def build_model(
     labels: dict[int, str] | None = None,
     bias: list[float] | None = None,
     zebra: bool = False,
+    claim_zebra: bool = False,
     model_max_length: int | None = None,
 ) -> Path:
     """Save a tiny BERT classifier and its WordPiece tokenizer to `path`.
 
     `bias` fixes the logits (the classifier's weights are zeroed); `zebra` wires the model so
     that entailment rises with the share of "zebra" tokens in the input and is exactly a third
-    without one.
+    without one. `claim_zebra` counts only a "zebra" of the claim (the pair's second
+    segment): a claim saying "zebra" is entailed whatever the premise, any other scores about a
+    third, so a premise may hold "zebra" for the offline judges to find a copied claim.
     """
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
@@ -98,8 +101,10 @@ def build_model(
     torch.manual_seed(seed)
     model = transformers.BertForSequenceClassification(config)
     with torch.no_grad():
-        if zebra:
+        if zebra or claim_zebra:
             _wire_zebra(model, tokenizer, torch)
+        if claim_zebra:
+            _wire_claim_zebra(model, tokenizer)
         if bias is not None:
             model.classifier.weight.zero_()
             model.classifier.bias.copy_(torch.tensor(bias))
@@ -137,3 +142,16 @@ def _wire_zebra(model: Any, tokenizer: Any, torch: Any) -> None:
     model.classifier.weight[0, 0] = 10.0  # entailment
     model.classifier.weight[2, 0] = -10.0  # contradiction
     model.classifier.bias.zero_()
+
+
+def _wire_claim_zebra(model: Any, tokenizer: Any) -> None:
+    embeddings = model.bert.embeddings
+    words = embeddings.word_embeddings.weight
+    # "zebra" becomes the zero vector, so it has a component along dimension 0 only when the
+    # claim's segment embedding is added to it; every other word is scaled up so far that the
+    # same segment embedding leaves its dimension 0 near 0 after the LayerNorm.
+    words.mul_(10000.0)
+    words[tokenizer.convert_tokens_to_ids("zebra")] = 0.0
+    segments = embeddings.token_type_embeddings.weight
+    segments.zero_()
+    segments[1, 0] = 1.0

@@ -251,3 +251,42 @@ def test_enough_labels_of_both_classes_carry_no_warning() -> None:
     few = vera.evaluate(_labelled(*[True, False] * 14), metrics=["faithfulness"]).calibration
     assert few is not None
     assert [w.split(":")[0] for w in few.warnings] == ["only 28 labelled samples"]
+
+
+def test_auroc_ranks_by_faithfulness_probability_where_every_labelled_sample_has_it() -> None:
+    # Faithfulness ties the two half-supported responses (0.5 each); the probability that every
+    # claim holds tells them apart, and ranks the unfaithful one lower.
+    rows = [(1.0, 0.95, True), (0.5, 0.45, True), (0.5, 0.2, False), (0.0, 0.1, False)]
+    tally = CalibrationTally()
+    for score, probability, faithful in rows:
+        tally.add(faithful, score, score >= 0.5, probability)
+    found = tally.calibration()
+    assert found is not None
+    assert found.ranked_by == "faithfulness_probability" and found.auroc == 1.0
+    # Without it for every labelled sample (an LLM judge), faithfulness ranks, ties and all.
+    plain = CalibrationTally()
+    for score, probability, faithful in rows:
+        plain.add(faithful, score, score >= 0.5, None if score == 0.0 else probability)
+    found = plain.calibration()
+    assert found is not None
+    assert found.ranked_by == "faithfulness" and found.auroc == pytest.approx(7 / 8)
+
+
+def test_a_labelled_run_with_both_metrics_ranks_by_the_probability() -> None:
+    samples = [
+        Sample(
+            id=name,
+            response=response,
+            contexts=("The Eiffel Tower is in Paris, France. It was built in 1889.",),
+            human_faithful=faithful,
+        )
+        for name, response, faithful in [
+            ("copied", "The Eiffel Tower is in Paris.", True),
+            ("invented", "The Eiffel Tower is in Rome and was built in 1999.", False),
+        ]
+    ]
+    both = vera.evaluate(samples, metrics=["faithfulness", "faithfulness_probability"])
+    assert both.calibration is not None
+    assert both.calibration.ranked_by == "faithfulness_probability"
+    alone = vera.evaluate(samples, metrics=["faithfulness"])
+    assert alone.calibration is not None and alone.calibration.ranked_by == "faithfulness"

@@ -393,7 +393,7 @@ def test_the_offline_judge_end_to_end() -> None:
             "The refund window is 30 days. Paris is in France. Refunds go to the original card."
         ),
     )
-    report = vera.evaluate([sample], [*NAMES, "faithfulness"])
+    report = vera.evaluate([sample], [*NAMES, "faithfulness", "faithfulness_probability"])
     result = report.samples[0]
     assert result.status.value == "scored", result.error
     # Reference claims: window (chunk 1), Paris (no chunk), card (chunk 3); chunks 1 and 3 are
@@ -411,15 +411,16 @@ def test_the_offline_judge_end_to_end() -> None:
             "self_knowledge": 1 / 4,
         }
     )
-    # Faithfulness: three of four claims supported (Paris is in no context); the score is the
-    # probability that every claim is, the product of the claims' own.
+    # Faithfulness: three of four claims supported (Paris is in no context); the probability
+    # that every claim is, the product of the claims' own, is faithfulness_probability.
     faithfulness = result.results["faithfulness"]
-    assert faithfulness.sub_scores["lenient"] == pytest.approx(3 / 4)
+    assert faithfulness.score == faithfulness.sub_scores["lenient"] == pytest.approx(3 / 4)
     unsupported = [c.text for c in result.claims if c.verdict is not Verdict.FULLY_SUPPORTED]
     assert unsupported == ["Paris is in France."]
     probabilities = [c.entailment for c in result.claims if c.entailment is not None]
     assert len(probabilities) == 4
-    assert faithfulness.score == pytest.approx(math.prod(probabilities))
+    probability = result.results["faithfulness_probability"]
+    assert probability.score == pytest.approx(math.prod(probabilities))
     reason = result.results["noise_sensitivity_irrelevant"].reason
     assert reason.endswith("'Shipping takes 5 days.' (chunk 2)")
 

@@ -5,6 +5,8 @@ not any judge's accuracy.
 """
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from vera import Sample, Verdict, evaluate
 from vera.judges.fake import FakeJudge
@@ -131,3 +133,22 @@ def test_seed_002_apollo_and_refund_and_seed_003_paris() -> None:
         refund_claim = report.sample("refund").claims[0]
         assert refund_claim.verdict is Verdict.CONTRADICTED
         assert refund_claim.span == (0, len(refund))
+
+
+@given(
+    verdicts=st.lists(st.sampled_from([F, P, N, C]), min_size=1, max_size=12),
+    scheme=st.sampled_from(
+        [{}, {"scoring": "weighted"}, {"scoring": "weighted", "strict_mode": True}]
+    ),
+)
+def test_a_sub_score_never_contradicts_its_headline(
+    verdicts: list[Verdict], scheme: dict[str, object]
+) -> None:
+    result = Faithfulness(**scheme).score(SAMPLE, analysis(*verdicts))
+    assert result.score is not None
+    sub = result.sub_scores
+    # Lenient is the default score; every scheme lies between the strict and the lenient one.
+    assert sub["strict"] <= result.score <= sub["lenient"]
+    if not scheme:
+        assert result.score == sub["lenient"]
+    assert sub["contradiction_rate"] == verdicts.count(C) / len(verdicts)

@@ -1,12 +1,14 @@
 """`vera.judge_benchmark` and `vera benchmark`: a judge measured on a small labelled file, with
 the offline judge, whose verdicts on these rows are known (a copied answer is supported, an
 invented fact or a changed number is not, a paraphrase looks only partly supported to it, and an
-added condition whose words are all in the context slips past it)."""
+added condition whose words are all in the context slips past it). Each unfaithful answer is one
+bad claim, so faithfulness (the seeds' mean of verdict weights) fails it: 0.0."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +28,9 @@ from vera.judge_benchmark import (
     benchmark_judge,
     read_labelled_rows,
 )
+from vera.judges.fake import FakeJudge
 from vera.judges.offline import OfflineJudge
-from vera.types import Sample
+from vera.types import Claim, ClaimVerdict, Sample
 
 CONTEXT = "The museum opens at 9 am. Entry costs 12 euros. The museum is closed on Mondays."
 INVENTED = "Visitors get a free audio guide in six languages."
@@ -58,8 +61,8 @@ def row(
 
 ROWS = [
     row("copy", "QA", "The museum opens at 9 am. Entry costs 12 euros.", 0),
-    row("invented", "QA", f"The museum opens at 9 am. {INVENTED}", 1, INVENTED),
-    row("wrong", "Summary", f"The museum opens at 9 am. {WRONG}", 1, WRONG),
+    row("invented", "QA", INVENTED, 1, INVENTED),
+    row("wrong", "Summary", WRONG, 1, WRONG),
     row("paraphrase", "Summary", "Admission is 12 euros.", 0, spans=False),
     row("missed", "QA", f"Entry costs 12 euros {MISSED}.", 1, MISSED),
     row("closed", "Summary", "The museum is closed on Mondays.", 0),
@@ -83,6 +86,10 @@ def test_the_offline_judge_on_a_labelled_file(labelled: Path) -> None:
     assert (result.path, result.judge, result.rows) == (str(labelled), "offline", 6)
     assert result.rule == "faithfulness"
     assert list(result.groups) == ["all", "QA", "Summary"]
+    # Both rules are measured; `groups` is the chosen one's.
+    assert list(result.rules) == ["faithfulness", "any_claim"]
+    assert result.rules["faithfulness"] == result.groups
+    assert result.ranked_by == "faithfulness_probability" and result.rows_without_probability == 0
     overall = result.overall
     # Caught: the invented fact and the wrong number; missed: the added condition. The
     # paraphrase, partly supported, passes faithfulness's threshold.
@@ -97,10 +104,13 @@ def test_the_offline_judge_on_a_labelled_file(labelled: Path) -> None:
     assert result.samples_per_s > 0 and result.wall_seconds > 0
 
 
-def test_an_answer_is_flagged_and_ranked_as_vera_eval_scores_it(labelled: Path) -> None:
+def test_an_answer_is_flagged_as_vera_eval_decides_and_ranked_by_its_probability(
+    labelled: Path,
+) -> None:
     rows = read_labelled_rows(labelled)
-    report = vera.evaluate([r.sample for r in rows], ["faithfulness"])
+    report = vera.evaluate([r.sample for r in rows], ["faithfulness", "faithfulness_probability"])
     faithfulness = [r.results["faithfulness"] for r in report.samples]
+    probability = [r.results["faithfulness_probability"].score for r in report.samples]
     labels = [r.label for r in rows]
 
     overall = benchmark_judge(labelled, "offline").overall
@@ -108,7 +118,38 @@ def test_an_answer_is_flagged_and_ranked_as_vera_eval_scores_it(labelled: Path) 
     failed = [f.passed is False for f in faithfulness]
     assert overall.tp == sum(f and y for f, y in zip(failed, labels, strict=True))
     assert overall.fp == sum(f and not y for f, y in zip(failed, labels, strict=True))
-    assert overall.auroc == auroc([1 - (f.score or 0) for f in faithfulness], labels)
+    assert all(p is not None for p in probability)
+    assert overall.auroc == auroc([1 - (p or 0) for p in probability], labels)
+
+
+def test_a_half_supported_answer_meets_faithfulness_but_any_claim_flags_it(
+    tmp_path: Path,
+) -> None:
+    half = row("half", "QA", f"The museum opens at 9 am. {INVENTED}", 1, INVENTED)
+    result = benchmark_judge(write(tmp_path / "half.jsonl", [half]), "offline")
+    # Seed 000: one of two claims supported is 0.5, which meets the threshold of 0.5.
+    assert (result.rules["faithfulness"]["all"].tp, result.rules["faithfulness"]["all"].fn) == (
+        0,
+        1,
+    )
+    assert result.rules["any_claim"]["all"].tp == 1
+
+
+def test_a_judge_without_probabilities_is_ranked_by_faithfulness(tmp_path: Path) -> None:
+    script = {
+        "The museum opens at 9 am.": [("The museum opens at 9 am.", "FULLY_SUPPORTED")],
+        INVENTED: [(INVENTED, "NO_EVIDENCE")],
+        "Entry costs 12 euros.": [("Entry costs 12 euros.", "PARTIALLY_SUPPORTED")],
+    }
+    rows = [
+        row("ok", "QA", "The museum opens at 9 am.", 0),
+        row("bad", "QA", INVENTED, 1, INVENTED),
+        row("part", "QA", "Entry costs 12 euros.", 1),
+    ]
+    result = benchmark_judge(write(tmp_path / "fake.jsonl", rows), FakeJudge(script))
+    assert result.ranked_by == "faithfulness" and result.rows_without_probability == 0
+    # 1 - faithfulness: 0, 1, 0.5 against labels 0, 1, 1.
+    assert result.overall.auroc == auroc([0.0, 1.0, 0.5], [0, 1, 1]) == 1.0
 
 
 def test_the_any_claim_rule_flags_an_answer_with_any_claim_not_fully_supported(
@@ -251,9 +292,16 @@ def test_vera_benchmark_prints_the_table_and_writes_the_json(
 
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
+    # A table per rule, the chosen one (faithfulness) first, each with every group.
     table = [[c.strip() for c in line.strip("│ ").split("│")] for line in lines if "│" in line]
-    cells = {row[0]: row[1:] for row in table}
-    assert "flagged: faithfulness below its threshold" in " ".join(result.stdout.split())
+    assert [row[0] for row in table] == ["all", "QA", "Summary"] * 2
+    cells = {row[0]: row[1:] for row in table[:3]}
+    any_claim_cells = {row[0]: row[1:] for row in table[3:]}
+    text = " ".join(result.stdout.split())
+    assert text.index("Rule faithfulness: flagged when faithfulness is below its threshold") < (
+        text.index("Rule any-claim: flagged when a claim is not fully supported")
+    )
+    assert "AUROC by faithfulness_probability" in text
     written = JudgeBenchmark.model_validate_json(figures.read_text(encoding="utf-8"))
     # n, unfaithful, precision, recall, F1, balanced accuracy, kappa, then AUROC as written.
     auroc_cell = f"{written.overall.auroc:.3f}"
@@ -263,10 +311,14 @@ def test_vera_benchmark_prints_the_table_and_writes_the_json(
     assert "Spans, by character (5 rows): precision 1.000, recall 0.875, F1 0.933" in lines
     assert written.rows == 6 and written.overall.fp == 0 and written.span is not None
     assert written.groups.keys() == {"all", "QA", "Summary"}
+    # The paraphrase, partly supported, is flagged by any-claim only.
+    assert any_claim_cells["all"][:3] == ["6", "3", "0.667"]
+    assert written.rules["any_claim"]["all"].fp == 1
 
     any_claim = CliRunner().invoke(app, ["benchmark", str(labelled), "--rule", "any-claim"])
     assert any_claim.exit_code == 0, any_claim.output
-    assert "flagged: any claim not fully supported" in " ".join(any_claim.stdout.split())
+    text = " ".join(any_claim.stdout.split())
+    assert text.index("Rule any-claim") < text.index("Rule faithfulness")
 
 
 def test_vera_benchmark_on_a_bad_file_is_exit_2_with_the_place(
@@ -298,3 +350,49 @@ def test_vera_benchmark_when_the_judge_fails_is_exit_3_without_figures(
     assert result.exit_code == 3
     assert "the judge answered nothing for row 'copy'" in result.stderr
     assert not figures.exists() and result.stdout == ""
+
+
+class _HalfProbabilityJudge(FakeJudge):
+    """A fake that gives a probability of support to the claims of some answers only, as a
+    cascade does when it sends every claim of an answer to its LLM."""
+
+    def __init__(self, script: dict[str, list[tuple[str, str]]], probable: dict[str, float]):
+        super().__init__(script)
+        self.probable = probable
+
+    async def verify_claims(
+        self, claims: Sequence[Claim], contexts: Sequence[str]
+    ) -> list[ClaimVerdict]:
+        found = await super().verify_claims(claims, contexts)
+        return [
+            v.model_copy(update={"entailment": self.probable.get(c.text)})
+            for c, v in zip(claims, found, strict=True)
+        ]
+
+
+def test_rows_without_probabilities_are_ranked_by_faithfulness_and_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = {
+        "The museum opens at 9 am.": [("The museum opens at 9 am.", "FULLY_SUPPORTED")],
+        INVENTED: [(INVENTED, "NO_EVIDENCE")],
+        WRONG: [(WRONG, "CONTRADICTED")],
+    }
+    rows = [
+        row("ok", "QA", "The museum opens at 9 am.", 0),
+        row("bad", "QA", INVENTED, 1, INVENTED),
+        row("wrong", "QA", WRONG, 1, WRONG),
+    ]
+    judge = _HalfProbabilityJudge(script, {"The museum opens at 9 am.": 0.9, INVENTED: 0.3})
+    path = write(tmp_path / "mixed.jsonl", rows)
+    result = benchmark_judge(path, judge)
+    assert result.ranked_by == "faithfulness_probability"
+    assert result.rows_without_probability == 1  # "wrong": ranked by 1 - faithfulness = 1
+    assert result.overall.auroc == auroc([0.1, 0.7, 1.0], [0, 1, 1]) == 1.0
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("vera.cli.benchmark_judge", lambda *a, **k: result)
+    shown = CliRunner().invoke(app, ["benchmark", str(path)])
+    assert shown.exit_code == 0, shown.output
+    text = " ".join(shown.stdout.split())
+    assert "AUROC by faithfulness_probability (1 row without probabilities by faithfulness)" in text

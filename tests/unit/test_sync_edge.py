@@ -35,3 +35,13 @@ async def test_the_library_calls_name_their_way_out_of_a_running_loop(tmp_path: 
     (tmp_path / "doc.txt").write_text("Refunds take 30 days. " * 20, encoding="utf-8")
     with pytest.raises(RuntimeError, match=r"asyncio\.to_thread\(generate_testset"):
         generate_testset(tmp_path, "openai:never-called", n=1)
+
+
+def test_an_error_from_the_coroutine_is_not_chained_onto_the_loop_check() -> None:
+    async def fails() -> None:
+        raise AssertionError("faithfulness 0.000 is below 0.80")
+
+    with pytest.raises(AssertionError) as caught:
+        run_sync(fails(), inside_a_loop="unused")
+    # No "no running event loop" RuntimeError printed above the user's failure.
+    assert caught.value.__context__ is None and caught.value.__cause__ is None

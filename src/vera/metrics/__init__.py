@@ -22,6 +22,7 @@ from vera.metrics.diagnostics import (
     SelfKnowledge,
 )
 from vera.metrics.faithfulness import Faithfulness
+from vera.metrics.faithfulness_probability import FaithfulnessProbability
 from vera.metrics.grounding import GroundingF1, GroundingPrecision, GroundingRecall
 from vera.metrics.hallucination import HallucinationRate
 from vera.metrics.registry import (
@@ -47,6 +48,7 @@ __all__ = [
     "ContextRelevance",
     "ContextUtilization",
     "Faithfulness",
+    "FaithfulnessProbability",
     "GroundingF1",
     "GroundingPrecision",
     "GroundingRecall",

@@ -12,30 +12,23 @@
 `verdict_scores` overrides any weight. A response with no claims is vacuously faithful: 1.0
 with status NO_CLAIMS.
 
-Where the judge gives claims a probability of support (`ClaimVerdict.entailment`:
-both offline judges, NLI judges, a cascade's offline verdicts), the score is instead the
-probability that every claim is supported:
-
-    score = product(p(claim) for each claim)
-
-with a claim's p its probability, or for a claim without one its verdict's weight above,
-clamped to [0, 1]. A mean forgets how many claims could be wrong and which one is weakest; the
-product keeps both, so one doubtful claim or many slightly doubtful ones pull the response
-down, and the default threshold, 0.5, fails a response that more likely than not holds an
-unsupported claim. On RAGTruth dev this ranks unfaithful answers better than the mean of
-verdict weights or of probabilities (docs/metrics.md). `by_probability=False` keeps the mean
-for every judge.
+The score is the same formula for every judge, whatever else it gives: a judge that gives
+claims a probability of support (`ClaimVerdict.entailment`: the offline judges, NLI judges, a
+cascade) expresses it through its verdicts, by the cut-offs docs/metrics.md lists, and through
+its own metric, `faithfulness_probability` (the probability that every claim is supported),
+which ranks responses; two runs with different judges thus read `faithfulness` alike.
 
 Whatever the configuration, each result also carries, as sub-scores, the lenient score
-(ratio), the strict score (weighted + strict_mode) and the contradiction rate (share of claims
-CONTRADICTED), so the report shows them side by side, and `claim_weights` holds what each
-claim contributed (its weight, or its probability). The score is always VERA's arithmetic over
-the verdicts, never a number a model produced for the whole response.
+(ratio, so the default score itself), the strict score (weighted + strict_mode) and the
+contradiction rate (share of claims CONTRADICTED), so the report shows them side by side; the
+score always lies between the strict and the lenient one unless `verdict_scores` sets weights
+outside them. `claim_weights` holds what each claim contributed (its weight). The score is
+always VERA's arithmetic over the verdicts, never a number a model produced for the whole
+response.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from typing import Any, ClassVar, Literal
 
@@ -49,7 +42,7 @@ from vera.metrics.base import (
     Need,
     scored,
 )
-from vera.types import ClaimVerdict, Sample, Verdict
+from vera.types import Sample, Verdict
 
 __all__ = ["Faithfulness"]
 
@@ -65,8 +58,8 @@ _QUOTE_LIMIT = 60
 
 
 class Faithfulness(MetricOptions):
-    """Share of a response's claims that the retrieved context supports; with a judge that
-    gives each claim a probability of support, the probability that all of them are."""
+    """Share of a response's claims that the retrieved context supports: the clamped mean of
+    their verdicts' weights, for every judge."""
 
     name: ClassVar[str] = "faithfulness"
     description: ClassVar[str] = "share of the response's claims the retrieved context supports"
@@ -79,9 +72,20 @@ class Faithfulness(MetricOptions):
     """With scoring="weighted", NO_EVIDENCE counts -1 like a contradiction."""
     verdict_scores: dict[Verdict, float] = Field(default_factory=dict)
     """Weight overrides by verdict; any spelling `Verdict.parse` reads is accepted as a key."""
-    by_probability: bool = True
-    """Where the judge gives claims a probability of support, score the probability that
-    every claim is supported; False: the mean of verdict weights whatever the judge."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_by_probability(cls, data: Any) -> Any:
+        # Removed, not ignored: a config that still asks for the product must not silently get
+        # the mean under the same name.
+        if isinstance(data, dict) and "by_probability" in data:
+            raise ValueError(
+                "faithfulness no longer takes by_probability: it is the mean of verdict weights "
+                "for every judge; the probability that every claim is supported is its own "
+                "metric, faithfulness_probability (-m faithfulness_probability); remove "
+                "by_probability from the faithfulness options"
+            )
+        return data
 
     @field_validator("verdict_scores", mode="before")
     @classmethod
@@ -123,15 +127,6 @@ class Faithfulness(MetricOptions):
             "strict": _clamped_mean(_STRICT[v] for v in verdicts),
             "contradiction_rate": verdicts.count(Verdict.CONTRADICTED) / len(verdicts),
         }
-        # One probability is enough: a cascade leaves the claims it sent to its LLM without one,
-        # and their verdict weights (1, 0.5, 0) read as probabilities in the same product.
-        if self.by_probability and any(v.entailment is not None for v in analysis.verdicts):
-            claim_weights = {v.claim_id: _probability(v, weights) for v in analysis.verdicts}
-            probability = math.prod(claim_weights.values())
-            reason = _reason(analysis) + "; " + _probability_reason(analysis, claim_weights)
-            return scored(
-                self, probability, reason, claim_weights=claim_weights, sub_scores=sub_scores
-            )
         claim_weights = {v.claim_id: weights[v.verdict] for v in analysis.verdicts}
         return scored(
             self,
@@ -140,23 +135,6 @@ class Faithfulness(MetricOptions):
             claim_weights=claim_weights,
             sub_scores=sub_scores,
         )
-
-
-def _probability(verdict: ClaimVerdict, weights: dict[Verdict, float]) -> float:
-    """A claim's probability of support: the judge's, else its verdict's weight read as one."""
-    if verdict.entailment is not None:
-        return verdict.entailment
-    return min(1.0, max(0.0, weights[verdict.verdict]))
-
-
-def _probability_reason(analysis: ClaimAnalysis, probabilities: dict[str, float]) -> str:
-    """The product in words, naming the claim that pulls it down most."""
-    reason = f"P(every claim supported) = {math.prod(probabilities.values()):.2f}"
-    if len(probabilities) > 1:
-        # Claim and verdict ids pair up one to one (the runner enforces it).
-        weakest = min(analysis.claims, key=lambda c: probabilities[c.id])
-        reason += f", least supported {_quote(weakest.text)} ({probabilities[weakest.id]:.2f})"
-    return reason
 
 
 def _clamped_mean(values: Iterable[float]) -> float:
@@ -172,7 +150,7 @@ def _reason(analysis: ClaimAnalysis) -> str:
     if partial:
         reason += f", {partial} partially"
     unsupported = [
-        f"{_quote(claim.text)} ({verdict.verdict.value})"
+        f"{quote_claim(claim.text)} ({verdict.verdict.value})"
         for claim, verdict in zip(analysis.claims, analysis.verdicts, strict=True)
         if verdict.verdict.unsupported
     ]
@@ -181,7 +159,8 @@ def _reason(analysis: ClaimAnalysis) -> str:
     return reason
 
 
-def _quote(text: str) -> str:
+def quote_claim(text: str) -> str:
+    """A claim's text on one line, cut to a length a reason can hold, in quotes."""
     text = " ".join(text.split())
     if len(text) > _QUOTE_LIMIT:
         text = text[: _QUOTE_LIMIT - 1].rstrip() + "…"

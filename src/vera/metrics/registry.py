@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
+from pydantic import ValidationError
+
 from vera.errors import ConfigError
 from vera.metrics.answer import Abstention, AnswerCorrectness, AnswerRelevance
 from vera.metrics.base import Metric
@@ -28,6 +30,7 @@ from vera.metrics.diagnostics import (
     SelfKnowledge,
 )
 from vera.metrics.faithfulness import Faithfulness
+from vera.metrics.faithfulness_probability import FaithfulnessProbability
 from vera.metrics.grounding import GroundingF1, GroundingPrecision, GroundingRecall
 from vera.metrics.hallucination import HallucinationRate
 from vera.registry import Registry
@@ -49,6 +52,7 @@ METRICS: dict[str, type[Any]] = {
     cls.name: cls
     for cls in (
         Faithfulness,
+        FaithfulnessProbability,
         HallucinationRate,
         GroundingPrecision,
         GroundingRecall,
@@ -112,8 +116,17 @@ def create_metric(name: str, **options: Any) -> Metric:
     """Build a metric from its registry name and options (`create_metric("faithfulness")`).
 
     Names not built in are looked up among installed packages' `vera.metrics` entry points; an
-    unknown name raises `ConfigError` suggesting the closest known one.
+    unknown name raises `ConfigError` suggesting the closest known one, and options the metric
+    refuses (a threshold above 1, an option it no longer takes) a `ConfigError` naming the
+    metric, the option and why.
     """
     cls = METRIC_REGISTRY.get(name)
-    metric: Metric = cls(**options)
+    try:
+        metric: Metric = cls(**options)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(p) for p in error["loc"])
+        option = f" option {where!r}" if where else ""
+        reason = str(error["msg"]).removeprefix("Value error, ")
+        raise ConfigError(f"metric {name!r}{option}: {reason}") from None
     return metric

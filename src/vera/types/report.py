@@ -260,6 +260,9 @@ class Calibration(BaseModel):
     precision, recall and F1 of the judge's decision against the labels."""
     auroc: float | None = None
     """How well the judge's score ranks the unfaithful below the faithful (None without both)."""
+    ranked_by: str = "faithfulness"
+    """The score `auroc` ranks by: "faithfulness_probability" where every labelled sample has
+    one (a judge with claim probabilities, the metric selected), else "faithfulness"."""
     unfaithful_share: CorrectedEstimate | None = None
     mean_faithfulness: CorrectedEstimate | None = None
     recommended_threshold: RecommendedThreshold | None = None

@@ -87,6 +87,9 @@ class ClaimAnalysis(BaseModel):
     """One per (claim, cited label) pair, in claim order."""
     chunk_entailment: EntailmentMatrix | None = None
     """The claim-by-chunk entailment matrix (`Need.CHUNK_ENTAILMENT`)."""
+    judge: str | None = None
+    """The spec of the judge that did the work, so a metric can say which judge lacks what it
+    reads (None where the analysis was built by hand)."""
 
 
 class MetricStatus(StrEnum):
