@@ -49,7 +49,7 @@ class DenseRetriever:
     ) -> DenseRetriever:
         """A retriever over `documents` embedded by a sentence-transformers `model`."""
         try:
-            from sentence_transformers import SentenceTransformer  # type: ignore[import-not-found]
+            from sentence_transformers import SentenceTransformer  # type: ignore[import-not-found,unused-ignore]
         except ImportError as exc:
             raise MissingExtraError(
                 f"dense retrieval needs sentence-transformers: {install_hint('dense')}"
