@@ -105,11 +105,24 @@ def plan_evaluation(
     skip_invalid: bool = False,
     format: str | None = None,
     retrieval: RetrievalOptions | None = None,
+    fields: Mapping[str, str] | None = None,
+    regression: bool = False,
+    baseline_run: str | None = None,
+    any_plan: bool = False,
 ) -> tuple[RunPlan, Bindings]:
     """The plan `evaluate` runs, and the objects given in place of names (see `evaluate`)."""
     specs, metric_objects = _metrics(metrics, threshold)
     source = str(data) if isinstance(data, str | Path) else None
-    dataset = open_dataset(data, format=format, skip_invalid=skip_invalid, name=dataset_name)
+    run_settings = _settings(settings, judge, concurrency, history)
+    if fields:
+        run_settings = run_settings.merge({"fields": dict(fields)}, origin="fields=")
+    dataset = open_dataset(
+        data,
+        format=format,
+        skip_invalid=skip_invalid,
+        name=dataset_name,
+        fields=run_settings.fields,
+    )
     named_baselines = tuple(baselines) if not isinstance(baselines, Mapping) else ()
     plan = RunPlan(
         dataset=DatasetRef(
@@ -118,13 +131,16 @@ def plan_evaluation(
         quick=quick,
         metrics=specs,
         threshold=threshold,
-        settings=_settings(settings, judge, concurrency, history),
+        settings=run_settings,
         pipeline=pipeline if isinstance(pipeline, str) else None,
         baselines=named_baselines,
         generator=GeneratorSpec(spec=generator) if generator else GeneratorSpec(),
         retrieval=retrieval or RetrievalOptions(),
         group_by=tuple(group_by),
         check_laws=check_laws,
+        regression=regression,
+        baseline_run=baseline_run,
+        any_plan=any_plan,
     )
     bindings = Bindings(
         data=dataset,
@@ -173,7 +189,10 @@ def evaluate(
             LlamaIndex query engine), `baselines` (names, or a mapping of name to `Pipeline`),
             `generator`, `threshold`, `group_by`, `concurrency`,
             `dataset_name`, `resume_from`, `check_laws`, `settings`, `history`, `quick`,
-            `skip_invalid`, `format`, `retrieval` (see `plan_evaluation`).
+            `skip_invalid`, `format`, `retrieval`; `fields` (VERA field -> your column,
+            `{"contexts": "docs"}`, as `--field`); `regression`, `baseline_run` and `any_plan`
+            (the regression gate, which needs `history`; see `run_plan` for the gates'
+            verdict) (see `plan_evaluation`).
 
     Raises:
         ConfigError: an unknown metric, judge or pipeline name (with the known ones), or

@@ -19,8 +19,15 @@ from vera.comparison import baseline_comparison
 from vera.datasets import SampleSource, open_dataset
 from vera.errors import ConfigError, DatasetError
 from vera.experiment import resolve_pipeline
+from vera.fingerprint import run_fingerprint
 from vera.gates import gate_failures, regression_failures
-from vera.history import DEFAULT_HISTORY_PATH, RunStore, open_history
+from vera.history import (
+    DEFAULT_HISTORY_PATH,
+    RunStore,
+    open_history,
+    regression_baseline,
+    regression_without_history,
+)
 from vera.judges.base import Judge, as_judge
 from vera.judges.registry import create_judge, create_managed_model
 from vera.metrics.base import Metric
@@ -35,6 +42,7 @@ from vera.runner import run_pass
 from vera.sample_limits import SampleLimits
 from vera.sync import run_sync
 from vera.types import Context, Sample
+from vera.types.fingerprint import RegressionCheck, RunFingerprint
 from vera.types.secrets import is_redacted, redact
 
 __all__ = [
@@ -185,7 +193,13 @@ def _data(plan: RunPlan, bindings: Bindings) -> SampleSource:
     source = ref.source or ("example" if plan.quick else None)
     if source is None:
         raise ConfigError("give --dataset PATH, or --quick to try the bundled example")
-    return open_dataset(source, format=ref.format, skip_invalid=ref.skip_invalid, name=ref.name)
+    return open_dataset(
+        source,
+        format=ref.format,
+        skip_invalid=ref.skip_invalid,
+        name=ref.name,
+        fields=plan.settings.fields,
+    )
 
 
 def _judge(plan: RunPlan, bindings: Bindings) -> Judge:
@@ -386,8 +400,10 @@ async def arun_plan(
     observer = observer or RunObserver()
     bindings = bindings or Bindings()
     parts = build_components(plan, bindings)
+    fingerprint = run_fingerprint(plan, parts.data, parts.judge, parts.metrics, parts.system)
     store = _open_store(plan, resume)
     try:
+        baseline = _baseline(plan, store, fingerprint, parts.data.name)
         run_id, done = _start(store, plan, parts, resume, bindings)
         if run_id is not None:
             observer.run_started(run_id)
@@ -401,14 +417,28 @@ async def arun_plan(
             keep=_keeps_samples(plan, parts, bindings, store),
         )
         report = await _extras(plan, parts, report, observer)
+        report = report.model_copy(update={"fingerprint": fingerprint, "regression": baseline})
+        failures = _gates(plan, report, store)
         if store is not None and run_id is not None:
             store.finish(run_id, report)
         _check_measured(plan, parts, report)
-        failures, compared = _gates(plan, report, store, run_id)
     finally:
         if store is not None:
             store.close()
+    compared = baseline.compared_with if baseline is not None else None
     return RunResult(plan, report, run_id, tuple(failures), compared)
+
+
+def _baseline(
+    plan: RunPlan, store: RunStore | None, fingerprint: RunFingerprint, dataset: str
+) -> RegressionCheck | None:
+    """The stored run the regression gate will compare with, found (or refused, exit 2)
+    before any sample is evaluated; None when the plan has no regression gate."""
+    if not (plan.regression or plan.baseline_run):
+        return None
+    if store is None:
+        raise regression_without_history(plan)
+    return regression_baseline(store, plan, fingerprint, dataset)
 
 
 def _keeps_samples(
@@ -454,28 +484,16 @@ def _start(
     return store.start(parts.data.name, plan), bindings.resume_from or {}
 
 
-def _gates(
-    plan: RunPlan, report: Report, store: RunStore | None, run_id: str | None
-) -> tuple[list[str], str | None]:
-    """What fails the run's gates, and the stored run a regression check compared with."""
+def _gates(plan: RunPlan, report: Report, store: RunStore | None) -> list[str]:
+    """What fails the run's gates, the regression gate against `report.regression`'s run
+    included."""
     if not plan.gated:
-        return [], None
+        return []
     failures = gate_failures(report, plan.settings.gates)
-    compared = None
-    if (plan.regression or plan.baseline_run) and store is not None:
-        previous = plan.baseline_run or _previous_run(store, report.dataset, run_id)
-        if previous is not None:
-            compared = store.get(previous).id
-            failures += regression_failures(report, store.report(compared), compared)
-    return failures, compared
-
-
-def _previous_run(store: RunStore, dataset: str, current: str | None) -> str | None:
-    """The newest finished run of `dataset` before this one, to guard against regressions."""
-    for record in store.list():
-        if record.dataset == dataset and record.status == "finished" and record.id != current:
-            return record.id
-    return None
+    compared = report.regression.compared_with if report.regression is not None else None
+    if compared is not None and store is not None:
+        failures += regression_failures(report, store.report(compared), compared)
+    return failures
 
 
 def run_plan(
