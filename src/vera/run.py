@@ -17,6 +17,7 @@ from pathlib import Path
 
 from vera.comparison import baseline_comparison
 from vera.datasets import SampleSource, open_dataset
+from vera.datasets.unread import unread_contexts_column
 from vera.errors import ConfigError, DatasetError
 from vera.experiment import resolve_pipeline
 from vera.fingerprint import run_fingerprint
@@ -41,7 +42,7 @@ from vera.report import Report, SampleResult
 from vera.runner import run_pass
 from vera.sample_limits import SampleLimits
 from vera.sync import run_sync
-from vera.types import Context, Sample
+from vera.types import Context, Need, Sample
 from vera.types.fingerprint import RegressionCheck, RunFingerprint
 from vera.types.secrets import is_redacted, redact
 
@@ -400,6 +401,7 @@ async def arun_plan(
     observer = observer or RunObserver()
     bindings = bindings or Bindings()
     parts = build_components(plan, bindings)
+    _check_contexts_read(plan, parts)
     fingerprint = run_fingerprint(plan, parts.data, parts.judge, parts.metrics, parts.system)
     store = _open_store(plan, resume)
     try:
@@ -466,6 +468,28 @@ def _check_measured(plan: RunPlan, parts: Components, report: Report) -> None:
             "the system that answers the queries with --pipeline (a baseline, module:function "
             "or a URL), or compare baselines with --baseline naive-rag"
         )
+
+
+_READS_CONTEXTS = frozenset(Need) - {Need.REFERENCE_IN_RESPONSE}
+"""Judge work done against the contexts: with none, a metric needing it scores nothing true."""
+
+
+def _check_contexts_read(plan: RunPlan, parts: Components) -> None:
+    """Refuse (exit 2) a run whose metrics read contexts when no sample has any and a column
+    VERA did not read holds text: its contexts under another name, to map with --field."""
+    if parts.system is not None or not any(m.needs & _READS_CONTEXTS for m in parts.metrics):
+        return
+    column = unread_contexts_column(parts.data, QUICK_SAMPLES if plan.quick else None)
+    if column is None:
+        return
+    where = plan.dataset.source or parts.data.name
+    raise ConfigError(
+        f"no sample in {where} has contexts, so every claim would be NO_EVIDENCE and score 0; "
+        f"its column {column!r} holds text VERA did not read. If it holds the retrieved "
+        f"contexts, map it: --field contexts={column} (fields={{'contexts': {column!r}}} in "
+        f'Python, contexts = "{column}" under [tool.vera.fields]); if not, move it under '
+        "'metadata' and name the contexts' column the same way"
+    )
 
 
 def _start(
