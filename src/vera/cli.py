@@ -699,9 +699,12 @@ def _exit_code(result: RunResult) -> int:
             highlight=False,
         )
     if result.incomplete is not None:
+        # A failure that stopped the run has its fix in the "Run stopped" line already.
+        stopped_by_failure = report.stopped is not None and not report.stopped.planned
+        remedy = "" if stopped_by_failure else f": {result.remedy}"
         err.print(
             f"[bold red]Run incomplete:[/] {escape(result.incomplete)}; the scores cover only "
-            "what was measured. Fix the errors above, or allow some with --max-errors.",
+            f"what was measured{escape(remedy)}.",
             highlight=False,
         )
     regression = report.regression

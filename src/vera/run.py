@@ -152,6 +152,31 @@ class RunResult:
         return None
 
     @property
+    def remedy(self) -> str | None:
+        """What to do about an incomplete run, fitted to its cause; None when it is complete.
+
+        `--max-errors` only lets some samples fail, so it is advised only when some were
+        scored; a run stopped by a failure every sample would hit (a missing key, a server
+        that is down) is fixed where its reason says (the variable to set, the URL to check).
+        """
+        if self.incomplete is None:
+            return None
+        stopped, counts = self.report.stopped, self.report.counts
+        if stopped is not None and not stopped.planned:
+            return f"fix what stopped it and run again: {stopped.reason}"
+        if stopped is not None:
+            return f"it stopped at a limit you set ({stopped.reason}); raise it to go further"
+        if counts["scored"] == 0 and counts["errors"]:
+            return (
+                f"every sample that was tried errored ({counts['errors']} of "
+                f"{counts['total']}); fix the errors above (--max-errors cannot help: it lets "
+                "some samples error, and none was scored)"
+            )
+        if counts["scored"] == 0:
+            return "nothing was scored; check that the samples have what the metrics read"
+        return "fix the errors above, or allow some with --max-errors"
+
+    @property
     def exit_code(self) -> int:
         stopped = self.report.stopped
         if stopped is not None and not stopped.planned:

@@ -33,12 +33,14 @@ def unread_contexts_column(source: SampleSource, limit: int | None = None) -> st
     holds text, when none of the (first `limit`) samples has contexts; None as soon as one
     sample has contexts, or when no such column exists.
 
-    Stops at the first sample with contexts, so a dataset that has them costs one row."""
+    Only samples with a response count: a dataset without responses needs a pipeline, which
+    brings its own contexts. Stops at the first sample with contexts, so a dataset that has
+    them costs one row."""
     found: str | None = None
     for sample in itertools.islice(source, limit):
         if sample.contexts:
             return None
-        if found is None:
+        if found is None and sample.response is not None:
             # Read after each sample: every pass starts the source's set afresh and fills it.
             unread = source.unrecognised_fields
             found = next(
