@@ -427,6 +427,7 @@ async def arun_plan(
     bindings = bindings or Bindings()
     parts = build_components(plan, bindings)
     _check_contexts_read(plan, parts)
+    # In every report, so that it says what it measured, whether or not a history keeps it.
     fingerprint = run_fingerprint(plan, parts.data, parts.judge, parts.metrics, parts.system)
     store = _open_store(plan, resume)
     try:
