@@ -10,6 +10,8 @@ from pathlib import Path
 
 from tests.support.cli import run_vera
 
+from vera.reports.html import read_samples
+
 FACT = "The refund window is 30 days."
 
 
@@ -29,22 +31,15 @@ def test_an_unread_contexts_column_is_bad_input_naming_the_flag(tmp_path: Path) 
     assert "--field contexts=docs" in refused.stderr
     assert "0.000" not in refused.stdout  # nothing was judged
 
-    mapped = run_vera(
-        tmp_path,
-        "eval",
-        "-d",
-        "d.jsonl",
-        "--no-history",
-        "--field",
-        "contexts=docs",
-        "-o",
-        "r.json",
-    )
+    flags = ("--no-history", "--field", "contexts=docs", "-o", "r.json", "--html", "r.html")
+    mapped = run_vera(tmp_path, "eval", "-d", "d.jsonl", *flags)
     assert mapped.returncode == 0, mapped.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["metric_summary"]["faithfulness"]["passed"] == 3
     assert report["unrecognised_fields"] == []
     assert "fields contexts=docs" in report["fingerprint"]["dataset"]
+    # The HTML report reads the dataset again for the contexts: with the same mapping.
+    assert read_samples((tmp_path / "r.html").read_text())["contexts"] == [FACT]
 
 
 def test_the_mapping_from_vera_toml_and_a_wrong_flag(tmp_path: Path) -> None:
