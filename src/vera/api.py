@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from vera.calibration import CalibrationTally
-from vera.datasets import open_dataset
+from vera.datasets import SampleSource, open_dataset
 from vera.errors import ConfigError
 from vera.history import open_history
 from vera.judges.base import Judge
@@ -74,11 +74,13 @@ def _settings(
     judge: Judge | str | None,
     concurrency: int | None,
     history: bool | str | Path,
+    fields: Mapping[str, str] | None = None,
 ) -> Settings:
     overrides: dict[str, Any] = {
         "concurrency": concurrency,
         "history": bool(history),
         "history_path": Path(history) if isinstance(history, str | Path) else None,
+        "fields": dict(fields) if fields else None,  # added to the config's [fields]
     }
     if isinstance(judge, str):
         overrides["judge"] = judge
@@ -113,9 +115,7 @@ def plan_evaluation(
     """The plan `evaluate` runs, and the objects given in place of names (see `evaluate`)."""
     specs, metric_objects = _metrics(metrics, threshold)
     source = str(data) if isinstance(data, str | Path) else None
-    run_settings = _settings(settings, judge, concurrency, history)
-    if fields:
-        run_settings = run_settings.merge({"fields": dict(fields)}, origin="fields=")
+    run_settings = _settings(settings, judge, concurrency, history, fields)
     dataset = open_dataset(
         data,
         format=format,
@@ -142,15 +142,26 @@ def plan_evaluation(
         baseline_run=baseline_run,
         any_plan=any_plan,
     )
-    bindings = Bindings(
+    return plan, _bindings(dataset, metric_objects, judge, pipeline, baselines, resume_from)
+
+
+def _bindings(
+    dataset: SampleSource,
+    metrics: list[Metric] | None,
+    judge: Judge | str | None,
+    pipeline: Pipeline | str | object | None,
+    baselines: Sequence[str] | Mapping[str, Pipeline],
+    resume_from: Mapping[str, SampleResult] | None,
+) -> Bindings:
+    """The objects given from Python in place of names."""
+    return Bindings(
         data=dataset,
-        metrics=metric_objects,
+        metrics=metrics,
         judge=judge if judge is not None and not isinstance(judge, str) else None,
         pipeline=None if pipeline is None or isinstance(pipeline, str) else as_pipeline(pipeline),
         baselines=dict(baselines) if isinstance(baselines, Mapping) else {},
         resume_from=resume_from,
     )
-    return plan, bindings
 
 
 async def aevaluate(
