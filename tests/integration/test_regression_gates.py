@@ -105,6 +105,15 @@ def test_python_finds_the_same_baseline_as_the_cli(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError, match="metrics: "):
         run_plan(other_metrics)
+    # --regression --any-plan: the newest finished run of the dataset, whatever its plan.
+    anyway = run_plan(
+        other_metrics.model_copy(
+            update={"baseline_run": None, "regression": True, "any_plan": True}
+        )
+    )
+    assert anyway.compared_with == result.run_id
+    assert anyway.report.regression is not None
+    assert [d.split(":")[0] for d in anyway.report.regression.differences] == ["metrics"]
     store = RunStore(history, read_only=True)
     try:
         assert first.report.fingerprint is not None
