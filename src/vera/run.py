@@ -463,6 +463,11 @@ def _baseline(
     """The stored run the regression gate will compare with, found (or refused, exit 2)
     before any sample is evaluated; None when the plan has no regression gate."""
     if not (plan.regression or plan.baseline_run):
+        if plan.any_plan:
+            raise ConfigError(
+                "--any-plan (any_plan=True) only widens a regression gate: add --regression "
+                "or --baseline-run RUN_ID, or drop it"
+            )
         return None
     if store is None:
         raise regression_without_history(plan)

@@ -32,6 +32,8 @@ def test_a_regression_gate_without_a_history_is_bad_usage(tmp_path: Path) -> Non
         assert "--history-path" in done.stderr
     with pytest.raises(ConfigError, match="history is off"):
         vera.evaluate("example", quick=True, regression=True)  # history=False by default
+    with pytest.raises(ConfigError, match="only widens a regression gate"):
+        vera.evaluate("example", quick=True, any_plan=True)
 
 
 def test_regression_compares_only_runs_with_the_same_plan(tmp_path: Path) -> None:
