@@ -53,9 +53,8 @@ def test_regression_compares_only_runs_with_the_same_plan(tmp_path: Path) -> Non
     assert regression["compared_with"] is None
 
     # The same plan again: compared with the first run, named in the console and reports.
-    again = run_vera(
-        tmp_path, "eval", "--quick", "--regression", "-o", "a.json", "--markdown", "a.md"
-    )
+    reports = ("-o", "a.json", "--markdown", "a.md", "--html", "a.html")
+    again = run_vera(tmp_path, "eval", "--quick", "--regression", *reports)
     assert again.returncode == 0, again.stderr
     assert f"compared with run {first_id}" in again.stdout
     assert f"no significant drop against run {first_id}" in again.stdout
@@ -63,6 +62,7 @@ def test_regression_compares_only_runs_with_the_same_plan(tmp_path: Path) -> Non
     assert report["regression"]["compared_with"] == first_id
     assert report["regression"]["fingerprint"] == report["fingerprint"]["digest"]
     assert f"compared with run {first_id}" in (tmp_path / "a.md").read_text()
+    assert f"compared with run {first_id}" in (tmp_path / "a.html").read_text()
 
 
 def test_a_baseline_run_of_another_plan_is_refused_unless_any_plan(tmp_path: Path) -> None:
