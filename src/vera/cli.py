@@ -163,7 +163,8 @@ _FieldFlag = Annotated[
     typer.Option(
         "--field",
         help="FIELD=COLUMN: read the dataset's COLUMN as VERA's FIELD, e.g. --field "
-        "contexts=docs (repeatable; also [tool.vera.fields] / [fields] in vera.toml).",
+        "contexts=docs (repeatable; also the fields table of vera.toml, or tool.vera.fields "
+        "in pyproject.toml).",
     ),
 ]
 _HtmlFlag = Annotated[
