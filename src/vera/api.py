@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from vera.calibration import CalibrationTally
-from vera.datasets import open_dataset
+from vera.datasets import SampleSource, open_dataset
 from vera.errors import ConfigError
 from vera.history import open_history
 from vera.judges.base import Judge
@@ -74,11 +74,13 @@ def _settings(
     judge: Judge | str | None,
     concurrency: int | None,
     history: bool | str | Path,
+    fields: Mapping[str, str] | None = None,
 ) -> Settings:
     overrides: dict[str, Any] = {
         "concurrency": concurrency,
         "history": bool(history),
         "history_path": Path(history) if isinstance(history, str | Path) else None,
+        "fields": dict(fields) if fields else None,  # added to the config's [fields]
     }
     if isinstance(judge, str):
         overrides["judge"] = judge
@@ -105,11 +107,22 @@ def plan_evaluation(
     skip_invalid: bool = False,
     format: str | None = None,
     retrieval: RetrievalOptions | None = None,
+    fields: Mapping[str, str] | None = None,
+    regression: bool = False,
+    baseline_run: str | None = None,
+    any_plan: bool = False,
 ) -> tuple[RunPlan, Bindings]:
     """The plan `evaluate` runs, and the objects given in place of names (see `evaluate`)."""
     specs, metric_objects = _metrics(metrics, threshold)
     source = str(data) if isinstance(data, str | Path) else None
-    dataset = open_dataset(data, format=format, skip_invalid=skip_invalid, name=dataset_name)
+    run_settings = _settings(settings, judge, concurrency, history, fields)
+    dataset = open_dataset(
+        data,
+        format=format,
+        skip_invalid=skip_invalid,
+        name=dataset_name,
+        fields=run_settings.fields,
+    )
     named_baselines = tuple(baselines) if not isinstance(baselines, Mapping) else ()
     plan = RunPlan(
         dataset=DatasetRef(
@@ -118,23 +131,37 @@ def plan_evaluation(
         quick=quick,
         metrics=specs,
         threshold=threshold,
-        settings=_settings(settings, judge, concurrency, history),
+        settings=run_settings,
         pipeline=pipeline if isinstance(pipeline, str) else None,
         baselines=named_baselines,
         generator=GeneratorSpec(spec=generator) if generator else GeneratorSpec(),
         retrieval=retrieval or RetrievalOptions(),
         group_by=tuple(group_by),
         check_laws=check_laws,
+        regression=regression,
+        baseline_run=baseline_run,
+        any_plan=any_plan,
     )
-    bindings = Bindings(
+    return plan, _bindings(dataset, metric_objects, judge, pipeline, baselines, resume_from)
+
+
+def _bindings(
+    dataset: SampleSource,
+    metrics: list[Metric] | None,
+    judge: Judge | str | None,
+    pipeline: Pipeline | str | object | None,
+    baselines: Sequence[str] | Mapping[str, Pipeline],
+    resume_from: Mapping[str, SampleResult] | None,
+) -> Bindings:
+    """The objects given from Python in place of names."""
+    return Bindings(
         data=dataset,
-        metrics=metric_objects,
+        metrics=metrics,
         judge=judge if judge is not None and not isinstance(judge, str) else None,
         pipeline=None if pipeline is None or isinstance(pipeline, str) else as_pipeline(pipeline),
         baselines=dict(baselines) if isinstance(baselines, Mapping) else {},
         resume_from=resume_from,
     )
-    return plan, bindings
 
 
 async def aevaluate(
@@ -173,7 +200,10 @@ def evaluate(
             LlamaIndex query engine), `baselines` (names, or a mapping of name to `Pipeline`),
             `generator`, `threshold`, `group_by`, `concurrency`,
             `dataset_name`, `resume_from`, `check_laws`, `settings`, `history`, `quick`,
-            `skip_invalid`, `format`, `retrieval` (see `plan_evaluation`).
+            `skip_invalid`, `format`, `retrieval`; `fields` (VERA field -> your column,
+            `{"contexts": "docs"}`, as `--field`); `regression`, `baseline_run` and `any_plan`
+            (the regression gate, which needs `history`; see `run_plan` for the gates'
+            verdict) (see `plan_evaluation`).
 
     Raises:
         ConfigError: an unknown metric, judge or pipeline name (with the known ones), or

@@ -25,6 +25,7 @@ from vera.api import calibrate
 from vera.comparison import compare_reports, most_changed, run_differences, verdict_changes
 from vera.datasets import load_dataset
 from vera.datasets.bundled import BUNDLED
+from vera.datasets.fields import parse_field_option
 from vera.errors import ConfigError, JudgeError, VeraError
 from vera.estimate import RunEstimate, estimate_plan
 from vera.history import DEFAULT_HISTORY_PATH, PAGE_SIZE, RunStore
@@ -145,14 +146,33 @@ _RegressionFlag = Annotated[
     typer.Option(
         "--regression",
         help="CI mode: apply every gate, and fail on a significant drop against the last "
-        "finished run of this dataset (or --baseline-run).",
+        "finished run with the same plan (dataset content, judge, metrics, pipeline, "
+        "thresholds), or --baseline-run. Needs the run history.",
     ),
 ]
 _BaselineRunFlag = Annotated[
     str | None,
     typer.Option(
         "--baseline-run",
-        help="A stored run to guard against: fail only on a significant drop (paired).",
+        help="A stored run to guard against: fail only on a significant drop (paired). It "
+        "must have the same plan as this run, unless --any-plan.",
+    ),
+]
+_AnyPlanFlag = Annotated[
+    bool,
+    typer.Option(
+        "--any-plan",
+        help="Let --baseline-run / --regression compare with a run of another plan (judge, "
+        "metrics, pipeline, thresholds or dataset content); what differs is printed.",
+    ),
+]
+_FieldFlag = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--field",
+        help="FIELD=COLUMN: read the dataset's COLUMN as VERA's FIELD, e.g. --field "
+        "contexts=docs (repeatable; also the fields table of vera.toml, or tool.vera.fields "
+        "in pyproject.toml).",
     ),
 ]
 _HtmlFlag = Annotated[
@@ -445,6 +465,7 @@ _EVAL_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
     ("output", _OutputFlag, None),
     ("regression", _RegressionFlag, False),
     ("baseline_run", _BaselineRunFlag, None),
+    ("any_plan", _AnyPlanFlag, False),
     ("html", _HtmlFlag, None),
     ("markdown", _MarkdownFlag, None),
     ("junit", _JunitFlag, None),
@@ -482,6 +503,7 @@ _EVAL_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
     ("max_errors", _MaxErrorsFlag, None),
     ("skip_invalid", _SkipInvalidFlag, False),
     ("format", _FormatFlag, None),
+    ("field", _FieldFlag, None),
     ("dry_run", _DryRunFlag, False),
     ("group_by", _GroupByFlag, None),
     ("concurrency", _ConcurrencyFlag, None),
@@ -611,7 +633,8 @@ def _plan(flags: dict[str, Any]) -> tuple[RunPlan, str | None]:
         threshold=flags["threshold"],
         overrides={key: flags[flag] for key, flag in _SETTING_FLAGS.items()}
         | {"cache": False if flags["no_cache"] else None}
-        | {"history": False if flags["no_history"] else None},
+        | {"history": False if flags["no_history"] else None}
+        | {"fields": parse_field_option(flags["field"]) if flags["field"] else None},
         quick=flags["quick"],
         pipeline=flags["pipeline"],
         baselines=tuple(flags["baseline"] or ()),
@@ -628,6 +651,7 @@ def _plan(flags: dict[str, Any]) -> tuple[RunPlan, str | None]:
         check_laws=flags["check_laws"],
         regression=flags["regression"],
         baseline_run=flags["baseline_run"],
+        any_plan=flags["any_plan"],
     ), None
 
 
@@ -684,19 +708,33 @@ def _exit_code(result: RunResult) -> int:
             highlight=False,
         )
     if result.incomplete is not None:
+        # A failure that stopped the run has its fix in the "Run stopped" line already.
+        stopped_by_failure = report.stopped is not None and not report.stopped.planned
+        remedy = "" if stopped_by_failure else f": {result.remedy}"
         err.print(
             f"[bold red]Run incomplete:[/] {escape(result.incomplete)}; the scores cover only "
-            "what was measured. Fix the errors above, or allow some with --max-errors.",
+            f"what was measured{escape(remedy)}.",
             highlight=False,
         )
+    regression = report.regression
+    if regression is not None:
+        out.print(regression.describe(), highlight=False, markup=False, soft_wrap=True)
     if result.gated and result.gate_failures:
         err.print("[bold red]Gate failed:[/]")
         for line in result.gate_failures:
             err.print(f"  - {line}", highlight=False, markup=False)
     elif result.gated and result.exit_code == EXIT_OK:
-        against = f" (no significant drop against run {result.compared_with})"
-        out.print("Gate passed: every gate holds" + (against if result.compared_with else ""))
+        out.print("Gate passed: every gate holds" + _against(result), highlight=False)
     return result.exit_code
+
+
+def _against(result: RunResult) -> str:
+    """What a passed gate says of its regression check: the run compared with, or none."""
+    if result.report.regression is None:
+        return ""
+    if result.compared_with is None:
+        return " (no regression check: no earlier run with this plan)"
+    return f" (no significant drop against run {result.compared_with})"
 
 
 def _print_estimate(estimate: RunEstimate) -> None:

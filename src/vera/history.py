@@ -24,6 +24,7 @@ from vera.plan import RunPlan
 from vera.report import Report, SampleResult
 from vera.settings import Settings
 from vera.sqlite_file import DEFAULT_LOCK_TIMEOUT, SqliteFile
+from vera.types.fingerprint import RegressionCheck, RunFingerprint
 from vera.types.secrets import redact
 
 __all__ = [
@@ -35,6 +36,8 @@ __all__ = [
     "RunRecord",
     "RunStore",
     "open_history",
+    "regression_baseline",
+    "regression_without_history",
 ]
 
 DEFAULT_HISTORY_PATH = Path(".vera") / "runs.sqlite"
@@ -277,6 +280,35 @@ class RunStore:
             return report  # stored whole, by an earlier version
         return report.model_copy(update={"samples": tuple(self.iter_results(record.id))})
 
+    def fingerprint(self, run_id: str) -> RunFingerprint | None:
+        """What a finished run measured (see `vera.fingerprint`); None for a run that did not
+        finish or was stored before runs had fingerprints."""
+        record = self.get(run_id)
+        rows = self._file.execute(
+            "SELECT CASE WHEN json_valid(report) THEN json_extract(report, '$.fingerprint') END "
+            "FROM runs WHERE id = ?",
+            (record.id,),
+        )
+        if not rows or rows[0][0] is None:
+            return None
+        return RunFingerprint.model_validate_json(rows[0][0])
+
+    def last_finished(
+        self, *, digest: str | None = None, dataset: str | None = None, exclude: str | None = None
+    ) -> RunRecord | None:
+        """The newest finished run with fingerprint `digest` (or, with `dataset`, of that
+        dataset whatever its plan), other than `exclude`: a regression gate's baseline."""
+        where, params = "WHERE status = 'finished' AND id != ?", [exclude or ""]
+        if digest is not None:
+            # json_valid first: a damaged report must not make SQLite's json_extract raise.
+            where += " AND json_valid(report) AND json_extract(report, '$.fingerprint.digest') = ?"
+            params.append(digest)
+        if dataset is not None:
+            where += " AND dataset = ?"
+            params.append(dataset)
+        records, _ = self._records(where, tuple(params), limit=1)
+        return records[0] if records else None
+
     def _records(
         self, where: str = "", params: tuple[Any, ...] = (), *, limit: int = -1, offset: int = 0
     ) -> tuple[list[RunRecord], list[DamagedRun]]:
@@ -402,4 +434,62 @@ def open_history(settings: Settings) -> RunStore:
     """The run store `settings` name (`history_path`, `lock_timeout`)."""
     return RunStore(
         settings.history_path or DEFAULT_HISTORY_PATH, lock_timeout=settings.lock_timeout
+    )
+
+
+def regression_without_history(plan: RunPlan) -> ConfigError:
+    """Why a regression gate cannot run with the history off (it would compare with nothing
+    and pass), saying how to turn the history on: raised as exit 2."""
+    asked = f"--baseline-run {plan.baseline_run}" if plan.baseline_run else "--regression"
+    return ConfigError(
+        f"{asked} compares this run with a stored one, but the run history is off "
+        "(--no-history, history = false in vera.toml, or history=False in Python); drop that "
+        f"so runs are stored in {DEFAULT_HISTORY_PATH}, or name the history that holds the "
+        "runs to compare with (--history-path PATH, history=PATH)"
+    )
+
+
+def regression_baseline(
+    store: RunStore, plan: RunPlan, fingerprint: RunFingerprint, dataset: str
+) -> RegressionCheck:
+    """The stored run a regression gate of `plan` compares with, checked before any sample
+    is evaluated.
+
+    `--baseline-run` names it; it must have finished and have the same fingerprint, unless
+    `plan.any_plan` (then the differences are kept, to be reported). Otherwise it is the newest
+    finished run with the same fingerprint (with `any_plan`, the newest of `dataset`), or none
+    (`compared_with` None: nothing to compare, said so). A mismatch is a `ConfigError` that
+    lists what differs, field by field.
+    """
+    history = str(store.path)
+    if plan.baseline_run is None:
+        found = store.last_finished(
+            digest=None if plan.any_plan else fingerprint.digest,
+            dataset=dataset if plan.any_plan else None,
+        )
+        if found is None:
+            return RegressionCheck(
+                compared_with=None, fingerprint=fingerprint.digest, history=history
+            )
+        run_id = found.id
+    else:
+        run_id = store.get(plan.baseline_run).id
+        if store.aggregates(run_id) is None:
+            raise ConfigError(
+                f"--baseline-run {run_id}: that run did not finish, so it has no scores to "
+                f"compare with; finish it (vera eval --resume {run_id}) or name another run "
+                "(vera runs list)"
+            )
+    differences = fingerprint.differences(store.fingerprint(run_id))
+    if differences and not plan.any_plan:
+        raise ConfigError(
+            f"--baseline-run {run_id} measured something else than this run, so their scores "
+            f"cannot be compared: {'; '.join(differences)}. Run the same plan, or pass "
+            "--any-plan (any_plan=True) to compare anyway"
+        )
+    return RegressionCheck(
+        compared_with=run_id,
+        fingerprint=fingerprint.digest,
+        differences=tuple(differences),
+        history=history,
     )

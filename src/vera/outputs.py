@@ -34,14 +34,15 @@ _STAMP = "%Y-%m-%dT%H:%M:%SZ"
 TREND_RUNS = 20
 
 
-def _samples(source: str | None) -> dict[str, Sample]:
+def _samples(source: str | None, fields: Mapping[str, str] | None = None) -> dict[str, Sample]:
     """The dataset's samples by id, for the query and contexts the results do not carry,
-    when the dataset can still be read. (A result's own response and contexts, where a
-    pipeline answered, take precedence in the renderer: `vera.reports.samples`.)"""
+    when the dataset can still be read (with the run's column mapping, `fields`). (A result's
+    own response and contexts, where a pipeline answered, take precedence in the renderer:
+    `vera.reports.samples`.)"""
     if source is None:
         return {}
     try:
-        return {s.id: s for s in open_dataset(source, skip_invalid=True)}
+        return {s.id: s for s in open_dataset(source, skip_invalid=True, fields=fields)}
     except VeraError:
         return {}
 
@@ -64,6 +65,7 @@ def render_context(
     store: RunStore | None = None,
     gate_failures: Sequence[str] = (),
     results: ResultSource | None = None,
+    fields: Mapping[str, str] | None = None,
 ) -> RenderContext:
     """What the `fmt` renderer needs beyond the report; only the HTML report reads the dataset
     and the history. `results` reads a streamed run's results back (see `RunResult.results`)."""
@@ -71,7 +73,7 @@ def render_context(
         return RenderContext(gate_failures=tuple(gate_failures), results=results)
     history = _history(report, store) if store is not None else []
     return RenderContext(
-        samples=_samples(source),
+        samples=_samples(source, fields),
         history=history,
         gate_failures=tuple(gate_failures),
         results=results,
@@ -100,6 +102,7 @@ def write_report(
     store: RunStore | None = None,
     gate_failures: Sequence[str] = (),
     results: ResultSource | None = None,
+    fields: Mapping[str, str] | None = None,
 ) -> None:
     """Render `report` as `fmt` and write it to `path`; the HTML report reads the dataset at
     `source` and the trend from `store`. A streamed run's JSON report is written a sample at a
@@ -112,7 +115,13 @@ def write_report(
                 out.writelines(json_chunks(report, results()))
             return
         context = render_context(
-            report, fmt, source=source, store=store, gate_failures=gate_failures, results=results
+            report,
+            fmt,
+            source=source,
+            store=store,
+            gate_failures=gate_failures,
+            results=results,
+            fields=fields,
         )
         path.write_text(render_report(fmt, report, context), encoding="utf-8")
     except OSError as exc:
@@ -180,6 +189,7 @@ def write_run_reports(
                 store=store,
                 gate_failures=gate_failures,
                 results=results,
+                fields=settings.fields,
             )
     finally:
         if store is not None:
@@ -196,6 +206,13 @@ def _stored_run(store: RunStore, run_id: str) -> tuple[Report, str | None]:
     return report, source if isinstance(source, str) else None
 
 
+def _stored_fields(store: RunStore, run_id: str) -> dict[str, str]:
+    """The column mapping a stored run read its dataset with (`--field`), to read it again."""
+    settings = store.get(run_id).options.get("settings", {})
+    fields = settings.get("fields") if isinstance(settings, dict) else None
+    return dict(fields) if isinstance(fields, dict) else {}
+
+
 def stored_report_html(
     store: RunStore, run_id: str, *, links: Sequence[tuple[str, str]] = ()
 ) -> str:
@@ -203,7 +220,8 @@ def stored_report_html(
     from the dataset source where it can still be read, the trend from `store`), with `links`
     above the title (`vera view`'s pages). `ConfigError` for an unknown or unfinished run."""
     report, source = _stored_run(store, run_id)
-    context = render_context(report, "html", source=source, store=store)
+    fields = _stored_fields(store, run_id)
+    context = render_context(report, "html", source=source, store=store, fields=fields)
     return render_report("html", report, replace(context, links=links))
 
 
@@ -213,4 +231,5 @@ def write_stored_report(
     """Write a stored run's report to `path` in `format` (default: from the extension), as
     `vera report` does; the HTML is what `stored_report_html` gives without links."""
     report, source = _stored_run(store, run_id)
-    write_report(report, path, report_format(path, format), source=source, store=store)
+    fmt, fields = report_format(path, format), _stored_fields(store, run_id)
+    write_report(report, path, fmt, source=source, store=store, fields=fields)

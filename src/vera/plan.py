@@ -109,7 +109,10 @@ class RunPlan(BaseModel):
     regression: bool = False
     """Guard against a significant drop from the last finished run of the dataset."""
     baseline_run: str | None = None
-    """A stored run to guard against instead of the last one."""
+    """A stored run to guard against instead of the last one with the same fingerprint."""
+    any_plan: bool = False
+    """Let the regression gate compare with a run whose plan differs (`--any-plan`): the
+    differences are reported, field by field, instead of refused."""
 
     @property
     def gated(self) -> bool:

@@ -17,10 +17,18 @@ from pathlib import Path
 
 from vera.comparison import baseline_comparison
 from vera.datasets import SampleSource, open_dataset
+from vera.datasets.unread import unread_contexts_column
 from vera.errors import ConfigError, DatasetError
 from vera.experiment import resolve_pipeline
+from vera.fingerprint import run_fingerprint
 from vera.gates import gate_failures, regression_failures
-from vera.history import DEFAULT_HISTORY_PATH, RunStore, open_history
+from vera.history import (
+    DEFAULT_HISTORY_PATH,
+    RunStore,
+    open_history,
+    regression_baseline,
+    regression_without_history,
+)
 from vera.judges.base import Judge, as_judge
 from vera.judges.registry import create_judge, create_managed_model
 from vera.metrics.base import Metric
@@ -34,7 +42,8 @@ from vera.report import Report, SampleResult
 from vera.runner import run_pass
 from vera.sample_limits import SampleLimits
 from vera.sync import run_sync
-from vera.types import Context, Sample
+from vera.types import Context, Need, Sample
+from vera.types.fingerprint import RegressionCheck, RunFingerprint
 from vera.types.secrets import is_redacted, redact
 
 __all__ = [
@@ -143,6 +152,31 @@ class RunResult:
         return None
 
     @property
+    def remedy(self) -> str | None:
+        """What to do about an incomplete run, fitted to its cause; None when it is complete.
+
+        `--max-errors` only lets some samples fail, so it is advised only when some were
+        scored; a run stopped by a failure every sample would hit (a missing key, a server
+        that is down) is fixed where its reason says (the variable to set, the URL to check).
+        """
+        if self.incomplete is None:
+            return None
+        stopped, counts = self.report.stopped, self.report.counts
+        if stopped is not None and not stopped.planned:
+            return f"fix what stopped it and run again: {stopped.reason}"
+        if stopped is not None:
+            return f"it stopped at a limit you set ({stopped.reason}); raise it to go further"
+        if counts["scored"] == 0 and counts["errors"]:
+            return (
+                f"every sample that was tried errored ({counts['errors']} of "
+                f"{counts['total']}); fix the errors above (--max-errors cannot help: it lets "
+                "some samples error, and none was scored)"
+            )
+        if counts["scored"] == 0:
+            return "nothing was scored; check that the samples have what the metrics read"
+        return "fix the errors above, or allow some with --max-errors"
+
+    @property
     def exit_code(self) -> int:
         stopped = self.report.stopped
         if stopped is not None and not stopped.planned:
@@ -185,7 +219,13 @@ def _data(plan: RunPlan, bindings: Bindings) -> SampleSource:
     source = ref.source or ("example" if plan.quick else None)
     if source is None:
         raise ConfigError("give --dataset PATH, or --quick to try the bundled example")
-    return open_dataset(source, format=ref.format, skip_invalid=ref.skip_invalid, name=ref.name)
+    return open_dataset(
+        source,
+        format=ref.format,
+        skip_invalid=ref.skip_invalid,
+        name=ref.name,
+        fields=plan.settings.fields,
+    )
 
 
 def _judge(plan: RunPlan, bindings: Bindings) -> Judge:
@@ -386,8 +426,12 @@ async def arun_plan(
     observer = observer or RunObserver()
     bindings = bindings or Bindings()
     parts = build_components(plan, bindings)
+    _check_contexts_read(plan, parts)
+    # In every report, so that it says what it measured, whether or not a history keeps it.
+    fingerprint = run_fingerprint(plan, parts.data, parts.judge, parts.metrics, parts.system)
     store = _open_store(plan, resume)
     try:
+        baseline = _baseline(plan, store, fingerprint, parts.data.name)
         run_id, done = _start(store, plan, parts, resume, bindings)
         if run_id is not None:
             observer.run_started(run_id)
@@ -401,14 +445,33 @@ async def arun_plan(
             keep=_keeps_samples(plan, parts, bindings, store),
         )
         report = await _extras(plan, parts, report, observer)
+        report = report.model_copy(update={"fingerprint": fingerprint, "regression": baseline})
+        failures = _gates(plan, report, store)
         if store is not None and run_id is not None:
             store.finish(run_id, report)
         _check_measured(plan, parts, report)
-        failures, compared = _gates(plan, report, store, run_id)
     finally:
         if store is not None:
             store.close()
+    compared = baseline.compared_with if baseline is not None else None
     return RunResult(plan, report, run_id, tuple(failures), compared)
+
+
+def _baseline(
+    plan: RunPlan, store: RunStore | None, fingerprint: RunFingerprint, dataset: str
+) -> RegressionCheck | None:
+    """The stored run the regression gate will compare with, found (or refused, exit 2)
+    before any sample is evaluated; None when the plan has no regression gate."""
+    if not (plan.regression or plan.baseline_run):
+        if plan.any_plan:
+            raise ConfigError(
+                "--any-plan (any_plan=True) only widens a regression gate: add --regression "
+                "or --baseline-run RUN_ID, or drop it"
+            )
+        return None
+    if store is None:
+        raise regression_without_history(plan)
+    return regression_baseline(store, plan, fingerprint, dataset)
 
 
 def _keeps_samples(
@@ -438,6 +501,28 @@ def _check_measured(plan: RunPlan, parts: Components, report: Report) -> None:
         )
 
 
+_READS_CONTEXTS = frozenset(Need) - {Need.REFERENCE_IN_RESPONSE}
+"""Judge work done against the contexts: with none, a metric needing it scores nothing true."""
+
+
+def _check_contexts_read(plan: RunPlan, parts: Components) -> None:
+    """Refuse (exit 2) a run whose metrics read contexts when no sample has any and a column
+    VERA did not read holds text: its contexts under another name, to map with --field."""
+    if parts.system is not None or not any(m.needs & _READS_CONTEXTS for m in parts.metrics):
+        return
+    column = unread_contexts_column(parts.data, QUICK_SAMPLES if plan.quick else None)
+    if column is None:
+        return
+    where = plan.dataset.source or parts.data.name
+    raise ConfigError(
+        f"no sample in {where} has contexts, so every claim would be NO_EVIDENCE and score 0; "
+        f"its column {column!r} holds text VERA did not read. If it holds the retrieved "
+        f"contexts, map it: --field contexts={column} (fields={{'contexts': {column!r}}} in "
+        f'Python, contexts = "{column}" under [tool.vera.fields]); if not, move it under '
+        "'metadata' and name the contexts' column the same way"
+    )
+
+
 def _start(
     store: RunStore | None,
     plan: RunPlan,
@@ -454,28 +539,16 @@ def _start(
     return store.start(parts.data.name, plan), bindings.resume_from or {}
 
 
-def _gates(
-    plan: RunPlan, report: Report, store: RunStore | None, run_id: str | None
-) -> tuple[list[str], str | None]:
-    """What fails the run's gates, and the stored run a regression check compared with."""
+def _gates(plan: RunPlan, report: Report, store: RunStore | None) -> list[str]:
+    """What fails the run's gates, the regression gate against `report.regression`'s run
+    included."""
     if not plan.gated:
-        return [], None
+        return []
     failures = gate_failures(report, plan.settings.gates)
-    compared = None
-    if (plan.regression or plan.baseline_run) and store is not None:
-        previous = plan.baseline_run or _previous_run(store, report.dataset, run_id)
-        if previous is not None:
-            compared = store.get(previous).id
-            failures += regression_failures(report, store.report(compared), compared)
-    return failures, compared
-
-
-def _previous_run(store: RunStore, dataset: str, current: str | None) -> str | None:
-    """The newest finished run of `dataset` before this one, to guard against regressions."""
-    for record in store.list():
-        if record.dataset == dataset and record.status == "finished" and record.id != current:
-            return record.id
-    return None
+    compared = report.regression.compared_with if report.regression is not None else None
+    if compared is not None and store is not None:
+        failures += regression_failures(report, store.report(compared), compared)
+    return failures
 
 
 def run_plan(

@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from vera.datasets.fields import check_field_map
 from vera.errors import ConfigError
 from vera.gates import GateConfig
 from vera.judges.cascade import DEFAULT_HIGH as DEFAULT_CASCADE_HIGH
@@ -114,6 +115,16 @@ class Settings(BaseModel):
     """With `executor = "ray"`: worker processes; None takes one per CPU of the cluster."""
     gates: GateConfig = Field(default_factory=GateConfig)
     """The `[gates]` table: per-metric, per-category and latency limits (see `vera.gates`)."""
+    fields: dict[str, str] = Field(default_factory=dict)
+    """The `[fields]` table: VERA field -> the dataset's column that holds it, as RAGAS's
+    `column_map` (`contexts = "docs"`; `--field contexts=docs`). Later layers add to it."""
+
+    @field_validator("fields", mode="before")
+    @classmethod
+    def _known_fields(cls, value: object) -> object:
+        if not isinstance(value, dict):
+            raise ValueError('expected a table of FIELD = "COLUMN"')
+        return check_field_map(value)
 
     def error_budget(self, samples: int) -> int:
         """How many of `samples` may error or be skipped under `max_errors`."""
@@ -125,6 +136,8 @@ class Settings(BaseModel):
     def merge(self, overrides: Mapping[str, Any], *, origin: str) -> Settings:
         """A copy with `overrides` applied; None values leave a setting as it is."""
         given = {k.replace("-", "_"): v for k, v in overrides.items() if v is not None}
+        if isinstance(given.get("fields"), dict):
+            given["fields"] = {**self.fields, **given["fields"]}  # --field adds to the config's
         if isinstance(given.get("max_errors"), int | float):
             given["max_errors"] = str(given["max_errors"])
         try:

@@ -6,6 +6,7 @@ when told to, kills its own process (like a machine going down) at the N-th quer
 """
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -29,7 +30,9 @@ def vera(
 ) -> subprocess.CompletedProcess[str]:
     env = {
         "PATH": "/usr/bin:/bin", "COLUMNS": "200", "NO_COLOR": "1",
-        "PYTHONPATH": str(tmp_path), "CALLS_FILE": str(tmp_path / "calls.txt"),
+        # The caller's PYTHONPATH too, so the subprocess imports the `vera` the tests do.
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]),
+        "CALLS_FILE": str(tmp_path / "calls.txt"),
     }  # fmt: skip
     if crash_at is not None:
         env["CRASH_AT"] = str(crash_at)

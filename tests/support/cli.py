@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,12 @@ __all__ = ["run_vera"]
 def run_vera(
     cwd: Path, *args: str, timeout: float = 300, **env: str
 ) -> subprocess.CompletedProcess[str]:
-    """Run `python -m vera ARGS` in `cwd` (also its HOME); `env` adds variables."""
+    """Run `python -m vera ARGS` in `cwd` (also its HOME); `env` adds variables. The
+    caller's PYTHONPATH is kept after any `env` gives, so the subprocess imports the same
+    `vera` as the tests (a worktree's `src/`, not another install)."""
+    inherited = os.environ.get("PYTHONPATH")
+    if inherited:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), inherited) if p)
     return subprocess.run(
         [sys.executable, "-m", "vera", *args],
         cwd=cwd,

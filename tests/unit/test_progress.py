@@ -185,3 +185,33 @@ def test_a_terminal_gets_a_live_bar_with_count_rate_and_time_left() -> None:
 )
 def test_durations_read_as_a_person_says_them(seconds: float, said: str) -> None:
     assert format_duration(seconds) == said
+
+
+def test_errored_and_skipped_samples_are_not_counted_or_rated_as_evaluated() -> None:
+    console, file = plain_console()
+    clock = FakeClock()
+    progress = RunProgress(console, clock=clock, heartbeat=False)
+    progress.pass_started(None, 10, 0)
+    clock.now = 2.0
+    for index in range(10):
+        status = (SampleStatus.SCORED, SampleStatus.ERROR, SampleStatus.SKIPPED)[index % 3]
+        progress.sample_finished(SampleResult(id=f"s{index}", status=status))
+    progress.pass_finished()
+    # 4 scored in 2 s: 2.0 samples/s, not the 5.0 of every finished sample.
+    assert file.getvalue().splitlines()[-1] == (
+        "Evaluated 4/10 samples in 2.0 s (3 errored, 3 not evaluated: the run stopped) · "
+        "2.0 samples/s"
+    )
+
+
+def test_a_pass_where_every_sample_errored_gives_no_rate() -> None:
+    console, file = plain_console()
+    clock = FakeClock()
+    progress = RunProgress(console, clock=clock, heartbeat=False)
+    progress.pass_started(None, 10, 0)
+    clock.now = 0.01
+    for index in range(10):
+        progress.sample_finished(SampleResult(id=f"s{index}", status=SampleStatus.ERROR))
+    progress.pass_finished()
+    last = file.getvalue().splitlines()[-1]
+    assert last == "Evaluated 0/10 samples in 0.0 s (10 errored)"

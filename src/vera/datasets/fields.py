@@ -13,7 +13,18 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["NormalisedRow", "RowProblem", "normalise_row", "probable_field"]
+from vera.errors import DatasetError
+
+__all__ = [
+    "FieldMap",
+    "NormalisedRow",
+    "RowProblem",
+    "check_field_map",
+    "normalise_row",
+    "parse_field_option",
+    "probable_field",
+    "source_field_map",
+]
 
 # Canonical field -> accepted names, VERA's own first. Sources: RAGAS (user_input, response,
 # retrieved_contexts, reference), DeepEval (input, actual_output, retrieval_context,
@@ -40,6 +51,68 @@ FALLBACK_CONTEXT_KEY = "context"
 LATENCY_SECONDS_KEY = "latency"
 
 
+FieldMap = Mapping[str, str]
+"""VERA field -> the column that holds it (`--field contexts=docs`, `fields=` in Python,
+`[tool.vera.fields]`), as RAGAS's `column_map`: the column is read as that field, before any
+of the field's usual names."""
+
+MAPPABLE = tuple(name for name in ALIASES if name != "metadata")
+
+
+def check_field_map(fields: Mapping[str, object]) -> dict[str, str]:
+    """`fields` checked: each key a VERA field, each value a column name, no column given to
+    two fields. Raises `ValueError` saying which entry is wrong and what is accepted."""
+    checked: dict[str, str] = {}
+    for field, column in fields.items():
+        if field not in MAPPABLE:
+            raise ValueError(
+                f"field mapping {field}={column}: {field!r} is not a VERA field; map one of "
+                f"{', '.join(MAPPABLE)} (e.g. --field contexts=docs)"
+            )
+        if not isinstance(column, str) or not column.strip():
+            raise ValueError(f"field mapping {field}={column!r}: give the column's name")
+        checked[field] = column.strip()
+    columns = list(checked.values())
+    twice = sorted({c for c in columns if columns.count(c) > 1})
+    if twice:
+        raise ValueError(f"field mapping: column {twice[0]!r} is mapped to two fields")
+    return checked
+
+
+def source_field_map(fields: FieldMap | None) -> dict[str, str]:
+    """`check_field_map` for a sample source: a wrong entry is a `DatasetError` (exit 2)."""
+    try:
+        return check_field_map(fields or {})
+    except ValueError as exc:
+        raise DatasetError(str(exc)) from None
+
+
+def parse_field_option(values: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """`--field FIELD=COLUMN` options as a mapping (checked by `check_field_map`)."""
+    pairs: dict[str, str] = {}
+    for value in values:
+        field, sep, column = value.partition("=")
+        if not sep:
+            raise ValueError(
+                f"--field {value!r}: expected FIELD=COLUMN, e.g. --field contexts=docs"
+            )
+        pairs[field.strip()] = column
+    return check_field_map(pairs)
+
+
+def _accepted_names(fields: FieldMap) -> dict[str, tuple[str, ...]]:
+    """Each field's accepted names: its mapped column first, and no column that is mapped
+    to another field."""
+    mapped = set(fields.values())
+    return {
+        canonical: (
+            *((fields[canonical],) if canonical in fields else ()),
+            *(n for n in names if n not in mapped),
+        )
+        for canonical, names in ALIASES.items()
+    }
+
+
 class RowProblem(Exception):
     """A row's field is invalid; the reader adds the file and line."""
 
@@ -59,16 +132,20 @@ class NormalisedRow:
     """Row keys that are no field or alias and went into `metadata`."""
 
 
-def normalise_row(row: Mapping[str, Any], *, from_csv: bool = False) -> NormalisedRow:
+def normalise_row(
+    row: Mapping[str, Any], *, from_csv: bool = False, fields: FieldMap | None = None
+) -> NormalisedRow:
     """Map one raw row onto `Sample` fields; unknown keys are kept in `metadata`.
 
     CSV cells are always strings, so with `from_csv` an empty cell is null and list or object
-    fields are read from JSON (or a Python literal, as pandas writes lists).
+    fields are read from JSON (or a Python literal, as pandas writes lists). `fields` maps
+    VERA fields to the row's own column names (see `FieldMap`).
     """
     values: dict[str, Any] = {}
     source_keys: dict[str, str] = {}
     used: set[str] = set()
-    for canonical, names in ALIASES.items():
+    names_of = _accepted_names(fields) if fields else ALIASES
+    for canonical, names in names_of.items():
         present = [n for n in names if n in row]
         if len(present) > 1:
             raise RowProblem(
@@ -79,11 +156,11 @@ def normalise_row(row: Mapping[str, Any], *, from_csv: bool = False) -> Normalis
             used.add(key)
             source_keys[canonical] = key
             values[canonical] = _cell(row[key], canonical, key, from_csv)
-    if "contexts" not in values and FALLBACK_CONTEXT_KEY in row:
+    if "contexts" not in values and FALLBACK_CONTEXT_KEY in row.keys() - used:
         used.add(FALLBACK_CONTEXT_KEY)
         source_keys["contexts"] = FALLBACK_CONTEXT_KEY
         values["contexts"] = _cell(row[FALLBACK_CONTEXT_KEY], "contexts", "context", from_csv)
-    if LATENCY_SECONDS_KEY in row and "latency_ms" not in values:
+    if LATENCY_SECONDS_KEY in row.keys() - used and "latency_ms" not in values:
         used.add(LATENCY_SECONDS_KEY)
         source_keys["latency_ms"] = LATENCY_SECONDS_KEY
         seconds = _cell(row[LATENCY_SECONDS_KEY], "latency_ms", "latency", from_csv)

@@ -11,6 +11,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from vera.datasets.fields import FieldMap, source_field_map
 from vera.datasets.readers import RawRow
 from vera.datasets.validate import InvalidRow, RowRules, validate_pass
 from vera.errors import ConfigError, DatasetError
@@ -48,6 +49,7 @@ class InMemoryDataset:
     Hugging Face dataset. A one-shot iterator is kept in a list as it is read, so a second pass
     gives the same samples. Invalid rows raise `DatasetRowError` naming "row N" (from 1) and the
     field, or with `skip_invalid` are recorded in `invalid_rows` (reset each pass) and skipped.
+    `fields` maps VERA fields to the rows' own column names (`{"contexts": "docs"}`).
     """
 
     def __init__(
@@ -56,8 +58,10 @@ class InMemoryDataset:
         *,
         name: str | None = None,
         skip_invalid: bool = False,
+        fields: FieldMap | None = None,
     ) -> None:
         _refuse_split_dict(rows)
+        self.fields = source_field_map(fields)
         if isinstance(rows, Sample | Mapping):
             rows = [rows]  # one sample, or one row of sample fields
         if isinstance(rows, str | bytes) or not isinstance(rows, Iterable):
@@ -85,7 +89,9 @@ class InMemoryDataset:
 
     def __iter__(self) -> Iterator[Sample]:
         yield from validate_pass(
-            self, self._raw_rows(), RowRules(label=self._label, accepts_samples=True)
+            self,
+            self._raw_rows(),
+            RowRules(label=self._label, accepts_samples=True, fields=self.fields),
         )
 
     def size_hint(self) -> int | None:

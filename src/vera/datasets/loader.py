@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from vera.datasets.bundled import bundled_path
+from vera.datasets.fields import FieldMap, source_field_map
 from vera.datasets.parquet import parquet_row_count
 from vera.datasets.readers import (
     RawRow,
@@ -30,13 +31,22 @@ class Dataset:
 
     Each pass re-reads the file, so a JSONL file of any size is never held in memory. Rows that
     fail validation raise `DatasetRowError`, or with `skip_invalid` are recorded in
-    `invalid_rows` (reset at the start of each pass) and skipped.
+    `invalid_rows` (reset at the start of each pass) and skipped. `fields` maps VERA fields to
+    the file's own column names (`{"contexts": "docs"}`).
     """
 
-    def __init__(self, path: Path, *, format: str | None = None, skip_invalid: bool = False):
+    def __init__(
+        self,
+        path: Path,
+        *,
+        format: str | None = None,
+        skip_invalid: bool = False,
+        fields: FieldMap | None = None,
+    ):
         self.path = path
         self.format = detect_format(path, format)
         self.skip_invalid = skip_invalid
+        self.fields = source_field_map(fields)
         self.invalid_rows: list[InvalidRow] = []
         self.unrecognised_fields: set[str] = set()
         check_readable(path)
@@ -58,7 +68,9 @@ class Dataset:
 
     def __iter__(self) -> Iterator[Sample]:
         yield from validate_pass(
-            self, self._raw_rows(), RowRules(label=str(self.path), from_csv=self.format == "csv")
+            self,
+            self._raw_rows(),
+            RowRules(label=str(self.path), from_csv=self.format == "csv", fields=self.fields),
         )
 
     def size_hint(self) -> int | None:
@@ -90,12 +102,17 @@ class Dataset:
 
 
 def load_dataset(
-    source: str | Path, *, format: str | None = None, skip_invalid: bool = False
+    source: str | Path,
+    *,
+    format: str | None = None,
+    skip_invalid: bool = False,
+    fields: FieldMap | None = None,
 ) -> Dataset:
     """Open a dataset file, or a bundled dataset by name ("example").
 
     Accepts VERA's field names and those of RAGAS, DeepEval and Axion, in JSON, JSONL or CSV,
-    and seed 001's layout (documents plus queries). Raises `DatasetError` for a missing file,
+    and seed 001's layout (documents plus queries); `fields` names columns of other names
+    (`{"contexts": "docs"}`). Raises `DatasetError` for a missing file,
     an unknown format or undecodable bytes; rows are validated as they are read.
     """
     path = Path(source)
@@ -105,4 +122,4 @@ def load_dataset(
             path = bundled
     if not path.exists():
         raise DatasetError(f"dataset file not found: {source}")
-    return Dataset(path, format=format, skip_invalid=skip_invalid)
+    return Dataset(path, format=format, skip_invalid=skip_invalid, fields=fields)

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol, TypeGuard, runtime_checkable
 
+from vera.datasets.fields import FieldMap
 from vera.datasets.inmemory import InMemoryDataset
 from vera.datasets.loader import Dataset, load_dataset
 from vera.datasets.validate import InvalidRow
@@ -53,6 +54,7 @@ def open_dataset(
     format: str | None = None,
     skip_invalid: bool = False,
     name: str | None = None,
+    fields: FieldMap | None = None,
 ) -> Dataset | InMemoryDataset:
     """Any supported data as a source of validated samples.
 
@@ -60,10 +62,11 @@ def open_dataset(
     only. A `Dataset` or `InMemoryDataset` is returned as it is (`name`, and `skip_invalid`
     when True, are set on it). A single `Sample` or mapping is one row; a DataFrame, a Hugging
     Face dataset or any other iterable of rows becomes an `InMemoryDataset`. Anything else
-    raises `ConfigError`.
+    raises `ConfigError`. `fields` maps VERA fields to the data's own column names
+    (`{"contexts": "docs"}`), for every kind of data; a source already built keeps its own.
     """
     if isinstance(data, str | Path):
-        found = load_dataset(data, format=format, skip_invalid=skip_invalid)
+        found = load_dataset(data, format=format, skip_invalid=skip_invalid, fields=fields)
         if name:
             found.name = name
         return found
@@ -79,7 +82,7 @@ def open_dataset(
             data.skip_invalid = True
         return data
     if _is_rows(data):
-        return InMemoryDataset(data, name=name, skip_invalid=skip_invalid)
+        return InMemoryDataset(data, name=name, skip_invalid=skip_invalid, fields=fields)
     raise ConfigError(f"cannot read samples from {type(data).__name__}; expected {ACCEPTED}")
 
 

@@ -14,7 +14,7 @@ from typing import Protocol
 
 from pydantic import ValidationError
 
-from vera.datasets.fields import NormalisedRow, RowProblem, normalise_row
+from vera.datasets.fields import FieldMap, NormalisedRow, RowProblem, normalise_row
 from vera.datasets.readers import RawRow, is_invalid_json
 from vera.datasets.seen_ids import SeenIds
 from vera.errors import DatasetRowError
@@ -32,12 +32,14 @@ class RowRules:
 
     `label` names the source in errors (a file's path, or "<DataFrame>"). CSV cells are all
     strings, so `from_csv` parses numbers and lists out of them. `accepts_samples` lets a row
-    already be a `Sample` (in-memory sources), which is then taken as it is.
+    already be a `Sample` (in-memory sources), which is then taken as it is. `fields` maps
+    VERA fields to the source's own column names (`--field contexts=docs`).
     """
 
     label: str
     from_csv: bool = False
     accepts_samples: bool = False
+    fields: FieldMap | None = None
 
 
 def validate_row(raw: RawRow, index: int, rules: RowRules) -> Sample:
@@ -65,7 +67,7 @@ def _validated(raw: RawRow, index: int, rules: RowRules) -> tuple[Sample, tuple[
             rules.label, raw.location, None, f"expected {expected}, got {type(raw.data).__name__}"
         )
     try:
-        row = normalise_row(raw.data, from_csv=rules.from_csv)
+        row = normalise_row(raw.data, from_csv=rules.from_csv, fields=rules.fields)
     except RowProblem as exc:
         raise DatasetRowError(rules.label, raw.location, exc.field, exc.problem) from None
     row.values.setdefault("id", f"row-{index}")

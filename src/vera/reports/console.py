@@ -205,7 +205,9 @@ def _print_counts(report: Report, out: Console) -> None:
     )
     if report.unrecognised_fields:
         out.print(
-            "Not VERA fields, kept as metadata: " + ", ".join(report.unrecognised_fields),
+            "Not VERA fields, kept as metadata: "
+            + ", ".join(report.unrecognised_fields)
+            + " (to read one as a field: --field FIELD=COLUMN, e.g. --field contexts=docs)",
             highlight=False,
             markup=False,
         )

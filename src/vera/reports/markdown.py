@@ -78,6 +78,8 @@ def render_markdown(
         lines += ["", f"**{_cell(title)}**", "", *(f"- {_cell(line)}" for line in rest)]
     if gate_failures:
         lines += ["", "**Gate failed:**", *(f"- {_cell(line)}" for line in gate_failures)]
+    if report.regression is not None:
+        lines += ["", _cell(report.regression.describe())]
     lines += _baselines(report)
     lines += _failing(report, report.samples if results is None else results)
     return "\n".join(lines) + "\n"

@@ -28,7 +28,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from vera.report import SampleResult
+from vera.report import SampleResult, SampleStatus
 
 __all__ = ["PLAIN_INTERVAL", "RunProgress", "format_duration"]
 
@@ -68,6 +68,14 @@ class _RateColumn(ProgressColumn):
         return Text("" if speed is None else f"{speed:.1f} samples/s", style="progress.data.speed")
 
 
+_NOT_EVALUATED = {
+    SampleStatus.ERROR: "errored",
+    SampleStatus.SKIPPED: "not evaluated: the run stopped",
+    SampleStatus.NEEDS_PIPELINE: "without a response",
+}
+"""Statuses of samples that finished without being evaluated, as the summary line says them."""
+
+
 class _Pass:
     """One pass over the samples, as the plain lines count it."""
 
@@ -78,10 +86,20 @@ class _Pass:
         self.done_before = done
         self.started = now
         self.last_line = now
+        self.unevaluated = dict.fromkeys(_NOT_EVALUATED, 0)
 
-    def rate(self, now: float) -> float | None:
-        """Samples per second in this pass (those an earlier run finished left out)."""
-        new, elapsed = self.count - self.done_before, now - self.started
+    def finished(self, result: SampleResult) -> None:
+        self.count += 1
+        if result.status in self.unevaluated:
+            self.unevaluated[result.status] += 1
+
+    def rate(self, now: float, *, evaluated_only: bool = False) -> float | None:
+        """Samples per second in this pass (those an earlier run finished left out); with
+        `evaluated_only`, only the samples that were evaluated (an error is not a result)."""
+        new = self.count - self.done_before
+        if evaluated_only:
+            new -= sum(self.unevaluated.values())
+        elapsed = now - self.started
         return new / elapsed if new > 0 and elapsed > 0 else None
 
     def counted(self) -> str:
@@ -92,6 +110,8 @@ class _Pass:
 
     def line(self, now: float) -> str:
         parts = [f"{self.label}: {self.counted()}"]
+        if self.unevaluated[SampleStatus.ERROR]:
+            parts.append(f"{self.unevaluated[SampleStatus.ERROR]} errored")
         rate = self.rate(now)
         if rate is not None:
             parts.append(f"{rate:.1f} samples/s")
@@ -100,9 +120,15 @@ class _Pass:
         return " · ".join(parts)
 
     def summary(self, now: float) -> str:
-        counted = f"{self.count}" if self.total is None else f"{self.count}/{self.total}"
+        """What the pass measured: the samples evaluated (errored, skipped and unanswered
+        ones are counted apart, never as evaluated) and the rate at which they were."""
+        evaluated = self.count - sum(self.unevaluated.values())
+        counted = f"{evaluated}" if self.total is None else f"{evaluated}/{self.total}"
         line = f"Evaluated {counted} samples in {format_duration(now - self.started)}"
-        rate = self.rate(now)
+        apart = [f"{n} {_NOT_EVALUATED[s]}" for s, n in self.unevaluated.items() if n]
+        if apart:
+            line += f" ({', '.join(apart)})"
+        rate = self.rate(now, evaluated_only=True)
         return line if rate is None else f"{line} · {rate:.1f} samples/s"
 
 
@@ -173,7 +199,7 @@ class RunProgress:
             self._bar.advance(self._task)
         with self._lock:
             if self._pass is not None:
-                self._pass.count += 1
+                self._pass.finished(result)
         self.tick()
 
     def tick(self) -> None:

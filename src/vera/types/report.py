@@ -20,6 +20,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from vera.types.claims import Verdict
 from vera.types.errors import ConfigError
 from vera.types.extras import install_hint
+from vera.types.fingerprint import RegressionCheck, RunFingerprint
 from vera.types.results import MetricResult
 from vera.types.samples import Context, LabelledClaim
 from vera.types.secrets import redact
@@ -318,6 +319,11 @@ class Report(BaseModel):
     calibration: Calibration | None = None
     """When samples carry `human_faithful`: the judge against those labels (see
     `vera.calibration`)."""
+    fingerprint: RunFingerprint | None = None
+    """What the run measured (dataset content, judge, metrics, pipeline, thresholds): a
+    regression gate compares only runs with the same `digest` (see `vera.fingerprint`)."""
+    regression: RegressionCheck | None = None
+    """With `--regression` or `--baseline-run`: the stored run the gate compared with."""
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON-ready data; what `--output` writes."""
