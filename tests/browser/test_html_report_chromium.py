@@ -331,8 +331,15 @@ def test_without_javascript_the_summary_reads_and_a_note_says_the_samples_need_i
 def test_the_worst_samples_come_first_and_open(page: tuple[Page, Log], rendered: Rendered) -> None:
     tab, log = page
     ids = tab.locator("article.sample").evaluate_all("a => a.map(e => e.dataset.sampleId)")
-    faithfulness = [rendered.report.sample(i).scores["faithfulness"] for i in ids]
-    assert faithfulness == sorted(faithfulness)  # type: ignore[type-var]
+    samples = [rendered.report.sample(i) for i in ids]
+    # Samples that fail any metric come first, then the rest; each group by faithfulness.
+    failing = [any(r.passed is False for r in s.results.values()) for s in samples]
+    assert failing == sorted(failing, reverse=True)
+    for group in (True, False):
+        scores = [
+            s.scores["faithfulness"] for s, f in zip(samples, failing, strict=True) if f is group
+        ]
+        assert scores == sorted(scores)  # type: ignore[type-var]
     opened = tab.locator("article.sample > details").evaluate_all("d => d.map(e => e.open)")
     assert opened[:3] == [True] * 3 and not any(opened[3:])
     assert log.problems(rendered.url) == []
