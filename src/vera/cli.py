@@ -961,7 +961,7 @@ def report_command(
 _VIEW_HELP = (
     "Browse the run history in a web browser: its runs 50 a page, newest first, with a trend "
     "per dataset, one run's report (claims, verdicts, evidence), and two runs compared. "
-    f"Read-only; Ctrl-C stops it. Needs the view extra: {_help_hint('view')}.\n\n"
+    "Read-only; Ctrl-C stops it.\n\n"
     "Example: vera view --port 8765; off this machine: vera view --host 0.0.0.0 "
     "--allow-host myhost.example"
 )

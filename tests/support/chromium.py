@@ -44,7 +44,7 @@ def missing() -> str | None:
     if not Path(CHROMIUM).exists():
         return f"Chromium not found at {CHROMIUM} (apt-get install chromium)"
     if importlib.util.find_spec("playwright") is None:
-        return "the playwright package is not installed (pip install -e '.[test]')"
+        return "the playwright package is not installed (pip install -e '.[test-all]')"
     return None
 
 

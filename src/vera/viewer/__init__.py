@@ -12,8 +12,9 @@ read-only, and no page loads anything but itself: each carries a content securit
 allows only its own inline style (and the report's script) by hash. Off loopback every request
 needs the access token (`vera.viewer.access`).
 
-Starlette and uvicorn come with the `view` extra; they are imported here only when an app is
-made, so `import vera` never needs them (and never imports this package).
+Starlette and uvicorn come with every install (the `view` extra is kept as an empty alias);
+they are imported here only when an app is made, so `import vera` never needs them (and never
+imports this package).
 """
 
 from __future__ import annotations
