@@ -183,7 +183,7 @@ class _Cluster:
         cpus = float(ray.cluster_resources().get("CPU", 1))
         count = settings.ray_workers or max(1, int(cpus))
         quota = ray.remote(num_cpus=0)(Quota).remote(
-            settings.requests_per_minute, settings.tokens_per_minute
+            settings.requests_per_minute, settings.tokens_per_minute, settings.fail_fast
         )
         env = _forwarded_environment()
         options: dict[str, Any] = {"num_cpus": min(1.0, cpus / count), "max_restarts": 0}
