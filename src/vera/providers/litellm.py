@@ -40,7 +40,7 @@ from vera.providers.cost import Price, register_price_source
 from vera.providers.jsonparse import try_parse_json_object
 from vera.providers.openai import StructuredMode, response_format
 
-__all__ = ["LiteLLMChatModel", "litellm_price"]
+__all__ = ["LOCAL_COST_MAP", "LiteLLMChatModel", "litellm_price", "use_local_cost_map"]
 
 # Providers whose credentials are not one `<PROVIDER>_API_KEY`, for the message a rejected
 # key gets.
@@ -53,15 +53,22 @@ _HEADER_PREFIX = "llm_provider-"
 _PER_MILLION = 1_000_000
 
 
-_LOCAL_COST_MAP = "LITELLM_LOCAL_MODEL_COST_MAP"
+LOCAL_COST_MAP = "LITELLM_LOCAL_MODEL_COST_MAP"
+
+
+def use_local_cost_map() -> None:
+    """Have LiteLLM, once imported, read the price table it ships with.
+
+    Importing LiteLLM fetches its price table from GitHub unless told to use its own copy: on
+    a machine without internet that is a timeout before the first call. A value the user set
+    (`False`, to get today's prices) is theirs to keep.
+    """
+    os.environ.setdefault(LOCAL_COST_MAP, "True")
 
 
 def _import_litellm() -> Any:
     """The `litellm` module, as `Any`: it is the one untyped boundary of this adapter."""
-    # Importing LiteLLM fetches its price table from GitHub unless told to use the copy it
-    # ships with: on a machine without internet that is a timeout before the first call. A
-    # value the user set (False, to get today's prices) is theirs to keep.
-    os.environ.setdefault(_LOCAL_COST_MAP, "True")
+    use_local_cost_map()
     try:
         import litellm
     except ImportError as exc:

@@ -1,0 +1,229 @@
+"""Workers, judge replies and small leaks (docs/reliability.md, the section of that name).
+
+Fail-fast across Ray workers and SIGINT/SIGTERM under Ray are real `vera eval --executor ray`
+runs (each starts its own local Ray, which is slow on a small machine: two tests only). The
+reply faults are real SDKs talking to the loopback server on 127.0.0.1, which serves what a
+proxy or a broken server would: an HTML page, a body cut in half.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.reliability.runs import ENV, wait_for_results, write_dataset
+from tests.support import faults
+from tests.support.faults import Handler, Provider, judge_args
+from tests.support.loopback import LoopbackServer, Recorded, Reply, error
+from vera.judges.registry import create_managed_model
+from vera.providers.base import (
+    AuthenticationError,
+    ChatRequest,
+    Message,
+    ProviderConnectionError,
+    UnreadableReplyError,
+)
+from vera.settings import Settings
+from vera.types.secrets import mask_secret
+
+SAMPLES = 12
+FLAGS = ("--no-history", "--no-cache", "--retries", "2", "--timeout", "0.5", "--concurrency", "4")
+RAY_FLAGS = ("--executor", "ray", "--ray-workers", "2")
+HELLO = ChatRequest(messages=(Message(role="user", content="hi"),), json_schema={"type": "object"})
+# The source tree under test, where it is not the installed one (a worktree).
+SOURCE = {k: v for k, v in os.environ.items() if k == "PYTHONPATH"}
+
+
+def _eval(
+    tmp_path: Path, server: LoopbackServer, *args: str, provider: Provider = "openai"
+) -> subprocess.CompletedProcess[str]:
+    write_dataset(tmp_path / "data.jsonl", SAMPLES)
+    env = {**ENV, **SOURCE, "HOME": str(tmp_path), "ANTHROPIC_API_KEY": "test"}
+    return subprocess.run(
+        [sys.executable, "-m", "vera", "eval", "-d", "data.jsonl", *judge_args(server, provider),
+         *FLAGS, "-o", "report.json", *args],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+def _report(tmp_path: Path) -> dict[str, Any]:
+    report: dict[str, Any] = json.loads((tmp_path / "report.json").read_text())
+    ids = sorted(sample["id"] for sample in report["samples"])
+    assert ids == [f"s{i:02d}" for i in range(SAMPLES)]  # nothing lost, none twice
+    return report
+
+
+# --- fail-fast across workers -----------------------------------------------------------------
+
+
+def test_a_dead_provider_stops_every_ray_worker_as_it_stops_a_local_run(tmp_path: Path) -> None:
+    with LoopbackServer() as server:
+        server.default = faults.server_error()
+        result = _eval(tmp_path, server, *RAY_FLAGS)
+        calls = server.request_count
+    assert result.returncode == 2, result.stderr  # was 3: every worker counted its own 8
+    assert "the first 8 calls to openai:loopback-model all failed" in result.stderr
+    assert "Traceback" not in result.stderr
+    report = _report(tmp_path)
+    assert report["stopped"] is not None
+    assert report["counts"]["scored"] == 0 and report["counts"]["skipped"] > 0
+    # 8 calls decide, each sent 3 times (--retries 2); a few more were in flight: never all 12.
+    assert calls < SAMPLES * 2 * 3
+
+
+@pytest.mark.parametrize("how", ["SIGTERM"])  # SIGTERM is turned into SIGINT: one path
+def test_a_signal_under_ray_ends_quietly_with_the_resume_hint(tmp_path: Path, how: str) -> None:
+    write_dataset(tmp_path / "data.jsonl", 40)
+    history = tmp_path / "runs.sqlite"
+    with LoopbackServer() as server:
+        server.default = faults.hang(0.3)  # slow enough to be caught in the middle
+        with open(tmp_path / "err", "wb") as err:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "vera", "eval", "-d", "data.jsonl", *judge_args(server),
+                 "--history", str(history), "--no-cache", "--timeout", "5", "--concurrency", "2",
+                 *RAY_FLAGS],
+                cwd=tmp_path, env={**ENV, **SOURCE, "HOME": str(tmp_path)},
+                stdout=subprocess.DEVNULL, stderr=err,
+            )  # fmt: skip
+        try:
+            wait_for_results(history, 3, process, timeout=180)
+            process.send_signal(getattr(signal, how))
+            code = process.wait(60)
+        finally:
+            process.kill()
+    stderr = (tmp_path / "err").read_text()
+    assert code == 130, stderr  # was -6 (SIGABRT) for SIGTERM, after Ray's stack dump
+    last = stderr.strip().splitlines()[-1]
+    assert "finish it with: vera eval --resume" in last, stderr  # the hint is the last word
+    for noise in ("ActorDiedError", "never retrieved", "Traceback", "SIGTERM received"):
+        assert noise not in stderr
+
+
+# --- unreadable replies -----------------------------------------------------------------------
+
+HTML_PAGE = Reply(
+    body=b"<html><body><h1>Welcome to nginx!</h1></body></html>",
+    headers={"content-type": "text/html"},
+)
+
+
+def _cut_in_half(provider: Provider) -> Handler:
+    correct = faults.scripted(provider)
+
+    def handle(request: Recorded) -> Reply:
+        whole = correct(request)
+        return Reply(body=whole.body[: len(whole.body) // 2], headers=whole.headers)
+
+    return handle
+
+
+UNREADABLE = {
+    "an HTML page": lambda provider: lambda request: HTML_PAGE,
+    "a body cut in half": _cut_in_half,
+}
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("name", list(UNREADABLE))
+def test_unreadable_replies_on_every_call_stop_the_run(
+    tmp_path: Path, provider: Provider, name: str
+) -> None:
+    with LoopbackServer() as server:
+        server.default = UNREADABLE[name](provider)
+        result = _eval(tmp_path, server, provider=provider)
+    assert result.returncode == 2, result.stderr  # was 3: every sample tried, then errored
+    assert "the first 8 calls to" in result.stderr
+    assert "unreadable reply from" in result.stderr
+    assert "check that the base url (--judge-base-url) is the api's" in result.stderr.lower()
+    report = _report(tmp_path)
+    assert report["stopped"] is not None and report["counts"]["skipped"] > 0
+
+
+# --- LiteLLM: connection errors named, and no price-table download --------------------------
+
+
+async def _litellm_call(base_url: str, tmp_path: Path) -> None:
+    pytest.importorskip("litellm")
+    settings = Settings(judge_base_url=base_url, retries=0, fail_fast=0, cache=False, history=False)
+    model = create_managed_model("litellm:openai/loopback-model", settings)
+    await model.complete(HELLO)
+
+
+async def test_litellm_names_a_refused_connection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-0123456789")
+    with pytest.raises(ProviderConnectionError) as raised:
+        await _litellm_call(faults.unreachable_url(), tmp_path)
+    message = str(raised.value)
+    assert message.startswith("could not reach http://127.0.0.1:")  # was "HTTP 500 …"
+    assert "HTTP 500" not in message and "ConnectError" in message
+
+
+async def test_litellm_names_an_unreadable_reply(
+    tmp_path: Path, loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-0123456789")
+    loopback.default = lambda request: HTML_PAGE
+    with pytest.raises(UnreadableReplyError, match=r"unreadable reply from http://127\.0\.0\.1:"):
+        await _litellm_call(loopback.openai_url, tmp_path)
+
+
+def test_litellm_is_imported_with_its_local_cost_map(tmp_path: Path) -> None:
+    pytest.importorskip("litellm")
+    code = (
+        "import os; from vera.providers.litellm import _import_litellm; _import_litellm(); "
+        "print(os.environ['LITELLM_LOCAL_MODEL_COST_MAP'])"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.strip() == "True", done.stderr
+
+
+def test_a_users_own_cost_map_choice_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vera.providers.litellm import use_local_cost_map
+
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "False")
+    use_local_cost_map()
+    assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] == "False"
+
+
+# --- redaction of short keys ------------------------------------------------------------------
+
+
+async def test_a_one_letter_key_garbles_no_message(
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    echo = "OpenAIException - Incorrect API key provided: x. Fix it."
+    loopback.default = lambda request: error(401, {"error": {"message": echo}})
+    settings = Settings(judge_base_url=loopback.openai_url, cache=False, history=False)
+    with pytest.raises(AuthenticationError) as raised:
+        await create_managed_model("openai:loopback-model", settings).complete(HELLO)
+    assert echo in str(raised.value)  # was "OpenAIE***ception - Incorrect API key provided: ***"
+
+
+@pytest.mark.parametrize(
+    ("text", "secret", "expected"),
+    [
+        ("key sk-secret-123 rejected", "sk-secret-123", "key *** rejected"),
+        ("key 'sk-secret-123'.", "sk-secret-123", "key '***'."),
+        ("xsk-secret-123 and sk-secret-1234", "sk-secret-123", "xsk-secret-123 and sk-secret-1234"),
+        ("OpenAIException for key test", "test", "OpenAIException for key test"),
+        ("key 1234567 rejected", "1234567", "key 1234567 rejected"),
+        ("key 12345678 rejected", "12345678", "key *** rejected"),
+    ],
+)
+def test_a_key_is_masked_only_whole_and_only_from_8_characters(
+    text: str, secret: str, expected: str
+) -> None:
+    assert mask_secret(text, secret) == expected
