@@ -146,6 +146,91 @@ def test_unreadable_replies_on_every_call_stop_the_run(
     assert report["stopped"] is not None and report["counts"]["skipped"] > 0
 
 
+# --- judge replies checked -------------------------------------------------------------------
+
+
+def _context_99(provider: Provider, times: int | None) -> Handler:
+    """Verification replies whose verdicts cite context 99 (the samples have 1)."""
+
+    def fault(request: Recorded) -> Reply | None:
+        data = faults.payload(request)
+        if "verdicts" not in data:
+            return None
+        cited = [{**verdict, "context": 99} for verdict in data["verdicts"]]
+        return faults.answer(provider, request, {"verdicts": cited})
+
+    return faults._faulty(fault, times, provider)
+
+
+INVENTED = "The moon orbits Jupiter every {n} hours."
+
+
+def _invented_claims(provider: Provider, count: int, *, keep: bool) -> Handler:
+    """Extraction replies with `count` claims the answer never made (after its own, if `keep`)."""
+
+    def fault(request: Recorded) -> Reply | None:
+        data = faults.payload(request)
+        if "claims" not in data:
+            return None
+        own = data["claims"] if keep else []
+        made_up = [{"number": len(own) + n, "text": INVENTED.format(n=n)} for n in range(count)]
+        return faults.answer(provider, request, {"claims": [*own, *made_up]})
+
+    return faults._faulty(fault, None, provider)
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_verdict_citing_a_context_that_does_not_exist_is_invalid(
+    tmp_path: Path, provider: Provider
+) -> None:
+    with LoopbackServer() as server:
+        server.default = _context_99(provider, times=None)
+        result = _eval(tmp_path, server, provider=provider)
+    assert result.returncode == 3, result.stderr  # was 0: re-cited to context 1, quote found
+    assert "context 99 does not exist: there are 1 contexts" in result.stderr
+    report = _report(tmp_path)
+    assert report["counts"]["errors"] == SAMPLES and report["counts"]["scored"] == 0
+
+
+def test_a_verdict_citing_a_missing_context_once_is_asked_again(tmp_path: Path) -> None:
+    with LoopbackServer() as server:
+        server.default = _context_99("openai", times=1)
+        result = _eval(tmp_path, server)
+        asks = [r.json["messages"][-1]["content"] for r in server.requests]
+    assert result.returncode == 0, result.stderr
+    assert any("context 99 does not exist" in ask for ask in asks)  # the re-ask says why
+    report = _report(tmp_path)
+    assert report["counts"]["scored"] == SAMPLES
+    cited = [c["context_index"] for s in report["samples"] for c in s["claims"]]
+    assert cited and all(index == 0 for index in cited)
+
+
+def test_thousands_of_invented_claims_are_an_invalid_reply(tmp_path: Path) -> None:
+    with LoopbackServer() as server:
+        server.default = _invented_claims("openai", 5000, keep=False)
+        result = _eval(tmp_path, server)
+    assert result.returncode == 3, result.stderr  # was 0 or 1: 5,000 claims scored as real
+    assert "5000 of the 5000 claims share no word with the answer" in result.stderr
+    assert _report(tmp_path)["counts"]["errors"] == SAMPLES
+
+
+def test_an_invented_claim_is_flagged_and_counted(tmp_path: Path) -> None:
+    with LoopbackServer() as server:
+        server.default = _invented_claims("openai", 1, keep=True)
+        result = _eval(tmp_path, server)
+    report = _report(tmp_path)
+    assert report["counts"]["scored"] == SAMPLES, result.stderr
+    claims = [c for s in report["samples"] for c in s["claims"]]
+    flagged = [c["text"] for c in claims if c["traceable"] is False]
+    assert flagged == [INVENTED.format(n=0)] * SAMPLES
+    assert all(c["traceable"] is True for c in claims if c["text"] not in flagged)
+    assert report["judge_details"]["untraceable_claims"] == {
+        "untraceable": SAMPLES,
+        "claims": 3 * SAMPLES,
+    }
+    assert f"Judge claims: {SAMPLES} of {3 * SAMPLES} claims share no word" in result.stdout
+
+
 # --- LiteLLM: connection errors named, and no price-table download --------------------------
 
 
