@@ -22,6 +22,8 @@ from tests.reliability.runs import ENV, wait_for_results, write_dataset
 from tests.support import faults
 from tests.support.faults import Handler, Provider, judge_args
 from tests.support.loopback import LoopbackServer, Recorded, Reply, error
+from vera.errors import JudgeResponseError
+from vera.judges.llm import LLMJudge
 from vera.judges.registry import create_managed_model
 from vera.providers.base import (
     AuthenticationError,
@@ -30,7 +32,9 @@ from vera.providers.base import (
     ProviderConnectionError,
     UnreadableReplyError,
 )
+from vera.providers.fake import FakeChatModel
 from vera.settings import Settings
+from vera.types import Claim
 from vera.types.secrets import mask_secret
 
 SAMPLES = 12
@@ -229,6 +233,18 @@ def test_an_invented_claim_is_flagged_and_counted(tmp_path: Path) -> None:
         "claims": 3 * SAMPLES,
     }
     assert f"Judge claims: {SAMPLES} of {3 * SAMPLES} claims share no word" in result.stdout
+
+
+async def test_a_matrix_cell_for_a_context_that_does_not_exist_is_invalid() -> None:
+    fake = FakeChatModel()
+    row = {"context": 3, "verdict": "FULLY_SUPPORTED", "quote": "The sky is blue."}
+    fake.enqueue({"claims": [{"claim": 1, "contexts": [row]}]})  # 2 contexts shown
+    fake.enqueue({"claims": [{"claim": 1, "contexts": [row]}]})
+    claim = Claim("c1", "The sky is blue.")
+    with pytest.raises(JudgeResponseError, match="context 3 does not exist: there are 2"):
+        await LLMJudge(fake).verify_matrix([claim], ["The sky is blue.", "Grass is green."])
+    assert len(fake.requests) == 2  # asked again once, saying why
+    assert "context 3 does not exist" in fake.requests[1].messages[-1].content
 
 
 # --- LiteLLM: connection errors named, and no price-table download --------------------------
