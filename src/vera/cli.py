@@ -1066,6 +1066,22 @@ def generate_command(
         typer.Option("--mix", help="Category shares, e.g. fact_single=0.5,unanswerable=0.1."),
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the chunks drawn.")] = 0,
+    max_answer_chars: Annotated[
+        int | None,
+        typer.Option(
+            "--max-answer-chars",
+            min=1,
+            help="Reject items whose answer is longer, as too_long (default 2,000).",
+        ),
+    ] = None,
+    max_quote_chars: Annotated[
+        int | None,
+        typer.Option(
+            "--max-quote-chars",
+            min=1,
+            help="Reject items with a longer quote, as too_long (default 1,000).",
+        ),
+    ] = None,
     judge: _JudgeFlag = None,
     judge_base_url: _JudgeBaseUrlFlag = None,
     generator_base_url: _GeneratorBaseUrlFlag = None,
@@ -1097,8 +1113,10 @@ def generate_command(
             estimate = estimate_testset(documents, generator, **options)
             out.print(estimate_line(estimate), highlight=False, markup=False)
             raise typer.Exit(EXIT_OK)
+        given = {"max_answer_chars": max_answer_chars, "max_quote_chars": max_quote_chars}
+        bounds = {name: value for name, value in given.items() if value is not None}
         result = generate_testset(
-            documents, generator, generator_base_url=generator_base_url, **options
+            documents, generator, generator_base_url=generator_base_url, **bounds, **options
         )
     except (VeraError, ValueError) as exc:
         _fail(exc)

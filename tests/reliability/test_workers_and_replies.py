@@ -20,9 +20,12 @@ import pytest
 
 from tests.reliability.runs import ENV, wait_for_results, write_dataset
 from tests.support import faults
+from tests.support.cli import run_vera
 from tests.support.faults import Handler, Provider, judge_args
-from tests.support.loopback import LoopbackServer, Recorded, Reply, error
+from tests.support.loopback import LoopbackServer, Recorded, Reply, error, ok_openai
+from tests.support.testset_script import TestsetScript
 from vera.errors import JudgeResponseError
+from vera.generate import REASONS, generate_testset
 from vera.judges.llm import LLMJudge
 from vera.judges.registry import create_managed_model
 from vera.providers.base import (
@@ -245,6 +248,59 @@ async def test_a_matrix_cell_for_a_context_that_does_not_exist_is_invalid() -> N
         await LLMJudge(fake).verify_matrix([claim], ["The sky is blue.", "Grass is green."])
     assert len(fake.requests) == 2  # asked again once, saying why
     assert "context 3 does not exist" in fake.requests[1].messages[-1].content
+
+
+# --- vera generate: bounded answers and quotes -------------------------------------------------
+
+
+def _repeating(script: TestsetScript, times: int) -> Handler:
+    """The scripted generator, its answer (or decoy) one sentence said `times` times over."""
+
+    def handle(request: Recorded) -> Reply:
+        item = json.loads(script(request).body)["choices"][0]["message"]["content"]
+        data = json.loads(item)
+        for key in ("answer", "decoy_answer"):
+            if data[key]:
+                data[key] = " ".join([data[key]] * times)
+        return ok_openai(json.dumps(data))
+
+    return handle
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    text = "The lease runs for twelve months from the signing date. Rent is due monthly."
+    for n in range(3):
+        (folder / f"doc{n}.txt").write_text(f"{text} Clause {n} names the landlord as Ann.\n")
+    return folder
+
+
+def test_a_generated_answer_of_megabytes_is_rejected_and_counted(
+    loopback: LoopbackServer, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    loopback.default = _repeating(TestsetScript("good"), 40_000)  # about 2 MB per answer
+    settings = Settings(judge_base_url=loopback.openai_url, cache=False, history=False)
+    result = generate_testset(corpus, "openai:loopback-model", n=4, settings=settings)
+    assert result.kept_total == 0 and result.dataset["queries"] == []  # was kept, 2.2 MB
+    assert result.rejections == {"too_long": sum(result.attempted.values())}
+    assert "too_long" in REASONS
+
+
+def test_the_bounds_are_flags_and_a_too_long_item_is_said(
+    loopback: LoopbackServer, corpus: Path
+) -> None:
+    loopback.default = TestsetScript("good")
+    made = run_vera(
+        corpus.parent, "generate", "--documents", str(corpus), "--generator",
+        "openai:loopback-model", "--judge-base-url", loopback.openai_url, "--n", "2",
+        "--max-answer-chars", "20", "-o", "generated.json", "--no-cache",
+        OPENAI_API_KEY="test", **SOURCE,
+    )  # fmt: skip
+    assert made.returncode == 3, made.stderr  # nothing kept
+    assert "too_long" in made.stdout and "max_answer_chars" in made.stdout
 
 
 # --- LiteLLM: connection errors named, and no price-table download --------------------------
