@@ -8,12 +8,15 @@ proxy or a broken server would: an HTML page, a body cut in half.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -25,6 +28,7 @@ from tests.support.faults import Handler, Provider, judge_args
 from tests.support.loopback import LoopbackServer, Recorded, Reply, error, ok_openai
 from tests.support.testset_script import TestsetScript
 from vera.errors import JudgeResponseError
+from vera.executors.quota import Quota, QuotaClient
 from vera.generate import REASONS, generate_testset
 from vera.judges.llm import LLMJudge
 from vera.judges.registry import create_managed_model
@@ -33,9 +37,13 @@ from vera.providers.base import (
     ChatRequest,
     Message,
     ProviderConnectionError,
+    ProviderUnavailableError,
+    RetryableProviderError,
     UnreadableReplyError,
 )
 from vera.providers.fake import FakeChatModel
+from vera.providers.managed import ManagedChatModel
+from vera.providers.retry import RetryPolicy
 from vera.settings import Settings
 from vera.types import Claim
 from vera.types.secrets import mask_secret
@@ -108,6 +116,58 @@ def test_a_signal_under_ray_ends_quietly_with_the_resume_hint(tmp_path: Path, ho
     assert "finish it with: vera eval --resume" in last, stderr  # the hint is the last word
     for noise in ("ActorDiedError", "never retrieved", "Traceback", "SIGTERM received"):
         assert noise not in stderr
+
+
+class _Handle:
+    """A Ray actor handle's shape over a local object, for the quota without Ray:
+    `handle.method.remote(...)` schedules the call and returns its future."""
+
+    def __init__(self, target: object) -> None:
+        self._target = target
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._target, name)
+
+        async def call(*args: Any) -> Any:
+            result = method(*args)
+            return await result if inspect.isawaitable(result) else result
+
+        return SimpleNamespace(remote=lambda *args: asyncio.ensure_future(call(*args)))
+
+
+class _DeadModel:
+    """An explicit fake chat model whose every call fails with a 500."""
+
+    provider, model = "fake", "dead"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def complete(self, request: ChatRequest) -> Any:
+        self.calls += 1
+        raise RetryableProviderError("fake returned HTTP 500", status=500)
+
+
+async def test_the_quota_counts_failed_calls_over_every_worker() -> None:
+    settings = Settings(fail_fast=4)
+    quota = _Handle(Quota(None, None, settings.fail_fast))
+    workers = []
+    for _ in range(2):
+        limiter, ledger, health = QuotaClient(quota, settings)("fake:dead", settings)
+        inner = _DeadModel()
+        model = ManagedChatModel(
+            inner, retry=RetryPolicy(max_attempts=1), limiter=limiter, ledger=ledger, health=health
+        )
+        workers.append((model, inner))
+    (first, first_inner), (second, _) = workers
+    for model in (first, second, first):  # 3 failures over two workers: not yet decided
+        with pytest.raises(RetryableProviderError):
+            await model.complete(HELLO)
+    with pytest.raises(ProviderUnavailableError, match="the first 4 calls to fake:dead"):
+        await second.complete(HELLO)  # the 4th, in another worker than the 3rd
+    with pytest.raises(ProviderUnavailableError):
+        await first.complete(HELLO)  # told at its next turn: no call is sent
+    assert first_inner.calls == 2
 
 
 # --- unreadable replies -----------------------------------------------------------------------
