@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -73,6 +73,9 @@ from vera.settings import DEFAULT_CONCURRENCY, load_settings
 from vera.sqlite_file import MissingStoreError
 from vera.types.extras import install_hint
 from vera.types.secrets import redact
+
+if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
+    from vera.generate import GenerationResult
 
 __all__ = ["app", "main"]
 
@@ -1193,6 +1196,24 @@ def calibrate_command(
         out.print(f"Calibration written to {escape(str(json_path))}", highlight=False)
 
 
+_MaxAnswerCharsFlag = Annotated[
+    int | None,
+    typer.Option(
+        "--max-answer-chars",
+        min=1,
+        help="Reject items whose answer is longer, as too_long (default 2,000).",
+    ),
+]
+_MaxQuoteCharsFlag = Annotated[
+    int | None,
+    typer.Option(
+        "--max-quote-chars",
+        min=1,
+        help="Reject items with a longer quote, as too_long (default 1,000).",
+    ),
+]
+
+
 @app.command("generate")
 def generate_command(
     documents: Annotated[
@@ -1210,6 +1231,8 @@ def generate_command(
         typer.Option("--mix", help="Category shares, e.g. fact_single=0.5,unanswerable=0.1."),
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the chunks drawn.")] = 0,
+    max_answer_chars: _MaxAnswerCharsFlag = None,
+    max_quote_chars: _MaxQuoteCharsFlag = None,
     judge: _JudgeFlag = None,
     judge_base_url: _JudgeBaseUrlFlag = None,
     generator_base_url: _GeneratorBaseUrlFlag = None,
@@ -1225,8 +1248,7 @@ def generate_command(
     Example: vera generate --documents docs/ --generator openai:gpt-4o-mini -o generated.json
     """
     # Imported here: the chunker and BM25 index load only for the command that needs them.
-    from vera.generate import estimate_line, estimate_testset, generate_testset, summary_lines
-    from vera.generate.summary import write_dataset
+    from vera.generate import estimate_line, estimate_testset, generate_testset
 
     cli: dict[str, Any] = {"judge": judge, "judge_base_url": judge_base_url}
     cli |= {"judge_prompts_dir": prompts_dir, "cache_path": cache_path, "max_cost": max_cost}
@@ -1241,11 +1263,22 @@ def generate_command(
             estimate = estimate_testset(documents, generator, **options)
             out.print(estimate_line(estimate), highlight=False, markup=False)
             raise typer.Exit(EXIT_OK)
+        given = {"max_answer_chars": max_answer_chars, "max_quote_chars": max_quote_chars}
+        options |= {name: value for name, value in given.items() if value is not None}
         result = generate_testset(
             documents, generator, generator_base_url=generator_base_url, **options
         )
     except (VeraError, ValueError) as exc:
         _fail(exc)
+    _finish_generate(result, output)
+
+
+def _finish_generate(result: GenerationResult, output: Path | None) -> NoReturn:
+    """Print what `vera generate` kept and turned away, write the dataset, and exit: 0 when
+    something was kept, 3 when nothing was or the budget stopped it."""
+    from vera.generate import summary_lines
+    from vera.generate.summary import write_dataset
+
     for line in summary_lines(result):
         out.print(line, highlight=False, markup=False)
     if result.kept_total and output is not None:

@@ -178,7 +178,8 @@ _SUPPORTED = frozenset({Verdict.FULLY_SUPPORTED, Verdict.PARTIALLY_SUPPORTED})
 
 @dataclass
 class _ClaimTally:
-    """What the report says about claims over the run: draw agreement and quotes not found.
+    """What the report says about claims over the run: draw agreement, quotes not found, and
+    claims not traceable to the response.
 
     Counted from the claim records rather than kept by the judge, so a resumed run counts the
     samples it did not judge again.
@@ -190,9 +191,14 @@ class _ClaimTally:
     quotes_checked: bool = False
     supported: int = 0
     supported_unquoted: int = 0
+    traced: int = 0
+    untraceable: int = 0
 
     def add(self, result: SampleResult) -> None:
         for claim in result.claims:
+            if claim.traceable is not None:
+                self.traced += 1
+                self.untraceable += not claim.traceable
             if claim.agreement is not None:
                 self.agreements += 1
                 self.agreement_sum += claim.agreement
@@ -206,8 +212,9 @@ class _ClaimTally:
     def details(self) -> dict[str, Any]:
         """`judge_details` entries: how often the judge's draws agreed (several draws), and
         the supported verdicts whose quote was not found in the cited context out of those
-        checked. A judge that checks no quote (the offline one) gets no count: 0 would claim
-        a check that never ran."""
+        checked, and the claims that cannot come from the response out of those traced. A
+        judge that checks no quote or traces no claim (the offline one) gets no count: 0 would
+        claim a check that never ran."""
         found: dict[str, Any] = {}
         if self.agreements:
             found["agreement"] = {
@@ -220,6 +227,8 @@ class _ClaimTally:
                 "supported": self.supported_unquoted,
                 "claims": self.supported,
             }
+        if self.traced:
+            found["untraceable_claims"] = {"untraceable": self.untraceable, "claims": self.traced}
         return found
 
 

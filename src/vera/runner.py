@@ -170,6 +170,7 @@ def _claim_records(analysis: ClaimAnalysis) -> tuple[ClaimRecord, ...]:
             quote_found=verdict.quote_found,
             agreement=verdict.agreement,
             entailment=verdict.entailment,
+            traceable=claim.traceable,
         )
         for claim, verdict in zip(analysis.claims, analysis.verdicts, strict=True)
     )

@@ -613,7 +613,6 @@ async def test_the_llm_matrix_checks_quotes_and_reasks_missing_rows_alone() -> N
                     "contexts": [
                         {"context": 1, "verdict": "yes", "quote": "The refund window is 30 days."},
                         {"context": 2, "verdict": "CONTRADICTED", "quote": "invented"},
-                        {"context": 9, "verdict": "FULLY_SUPPORTED", "quote": "no such context"},
                     ],
                 },
                 {"claim": 7, "contexts": []},

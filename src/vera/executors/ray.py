@@ -20,7 +20,10 @@ from __future__ import annotations
 import asyncio
 import math
 import os
+import signal
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -155,6 +158,27 @@ def _connect(ray: Any, settings: Settings) -> None:
     )
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    signal.raise_signal(signal.SIGINT)
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """While the pass runs, SIGTERM ends it as Ctrl-C does: results stored so far are kept
+    and the CLI prints the `vera eval --resume` that finishes the run. Ray's core replaces
+    SIGTERM's handler with its own, which aborts the process with a stack dump and no word."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals reach only the main thread; its owner decides
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        # None: a handler not set from Python (Ray's), which cannot be put back from here.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
 def _worker_plan(plan: RunPlan) -> str:
     """The plan the workers build from, with the paths they read made absolute (a worker's
     working directory need not be the driver's)."""
@@ -184,7 +208,7 @@ class _Cluster:
         cpus = float(ray.cluster_resources().get("CPU", 1))
         count = settings.ray_workers or max(1, int(cpus))
         quota = ray.remote(num_cpus=0)(Quota).remote(
-            settings.requests_per_minute, settings.tokens_per_minute
+            settings.requests_per_minute, settings.tokens_per_minute, settings.fail_fast
         )
         env = _forwarded_environment()
         options: dict[str, Any] = {"num_cpus": min(1.0, cpus / count), "max_restarts": 0}
@@ -282,6 +306,17 @@ class _Dispatch:
         while self.pending:
             await self.settle()
 
+    def abandon(self) -> None:
+        """Forget the batches in flight (the pass was interrupted): their actors are killed
+        next, and each unread failure would be printed as "Future exception was never
+        retrieved" after the resume hint."""
+        for future in self.pending:
+            if not future.done():
+                future.cancel()
+            elif not future.cancelled():
+                future.exception()  # read, so nothing reports it unread
+        self.pending.clear()
+
 
 def _batches(rows: Iterator[tuple[int, Sample]], sink: PassResults, size: int) -> Iterator[Batch]:
     """Batches of the samples still to evaluate; settled ones (resumed, or after a stop) are
@@ -329,20 +364,24 @@ async def _dispatch(
 ) -> None:
     """Send every batch, and hand on every result; a row that cannot be read stops the
     reading, and is raised once the batches already sent have finished (as `run_pass` does).
-    Any other exception (an interrupt) leaves the batches in flight to the actors' end."""
+    Any other exception (an interrupt) abandons the batches in flight to the actors' end."""
     dispatch = _Dispatch(cluster, sink, group_by)
     batches = _batches(enumerate(samples), sink, size)
     read_error: Exception | None = None
-    while True:
-        try:
-            batch = next(batches)
-        except StopIteration:
-            break
-        except Exception as exc:
-            read_error = exc
-            break
-        await dispatch.submit(batch)
-    await dispatch.drain()
+    try:
+        while True:
+            try:
+                batch = next(batches)
+            except StopIteration:
+                break
+            except Exception as exc:
+                read_error = exc
+                break
+            await dispatch.submit(batch)
+        await dispatch.drain()
+    except BaseException:
+        dispatch.abandon()
+        raise
     if read_error is not None:
         raise read_error
 
@@ -384,13 +423,14 @@ async def ray_pass(
         resume_from=resume_from or {},
         group_by=group_by,
     )
-    cluster = await asyncio.to_thread(_Cluster.start, ray, plan)
-    try:
-        size = _batch_size(source, len(cluster.workers))
-        await _dispatch(cluster, sink, samples, size, group_by)
-        usage = await asyncio.to_thread(cluster.usage)
-    finally:
-        cluster.stop()
+    with _terminate_as_interrupt():
+        cluster = await asyncio.to_thread(_Cluster.start, ray, plan)
+        try:
+            size = _batch_size(source, len(cluster.workers))
+            await _dispatch(cluster, sink, samples, size, group_by)
+            usage = await asyncio.to_thread(cluster.usage)
+        finally:
+            cluster.stop()
     description = active_judge.describe()
     if usage is not None:  # the driver's judge made no call: the workers made them all
         description = description.model_copy(update={"usage": usage})

@@ -6,7 +6,7 @@ Path("generated.json").write_text(json.dumps(result.dataset, indent=2))
 
 from __future__ import annotations
 
-from vera.generate.checks import REASONS
+from vera.generate.checks import DEFAULT_MAX_ANSWER_CHARS, DEFAULT_MAX_QUOTE_CHARS, REASONS
 from vera.generate.core import GenerationResult, generate_testset
 from vera.generate.estimate import GenerationEstimate, estimate_testset
 from vera.generate.selection import CATEGORIES, DEFAULT_MIX, parse_mix
@@ -14,6 +14,8 @@ from vera.generate.summary import estimate_line, summary_lines, write_dataset
 
 __all__ = [
     "CATEGORIES",
+    "DEFAULT_MAX_ANSWER_CHARS",
+    "DEFAULT_MAX_QUOTE_CHARS",
     "DEFAULT_MIX",
     "REASONS",
     "GenerationEstimate",

@@ -17,6 +17,8 @@ from vera.pipelines.retrieval import BM25Retriever
 from vera.types import Verdict
 
 __all__ = [
+    "DEFAULT_MAX_ANSWER_CHARS",
+    "DEFAULT_MAX_QUOTE_CHARS",
     "REASONS",
     "Draft",
     "answer_supported",
@@ -25,11 +27,19 @@ __all__ = [
     "missing_quote",
     "normalise",
     "read_draft",
+    "too_long",
     "words",
 ]
 
+DEFAULT_MAX_ANSWER_CHARS = 2_000
+"""The longest answer kept: the longest category (a summary) asks for three sentences."""
+DEFAULT_MAX_QUOTE_CHARS = 1_000
+"""The longest quote kept: each quote is a sentence of a passage."""
+
 REASONS = {
     "malformed_reply": "the reply was not JSON of the expected shape",
+    "too_long": "the answer (or decoy answer) is over max_answer_chars, or a quote over "
+    "max_quote_chars",
     "generator_error": "the generator's call failed after its retries",
     "unknown_document": "a citation names a document not in the corpus",
     "quote_not_found": "a quote does not occur in the cited document",
@@ -78,6 +88,16 @@ def read_draft(category: str, data: Any) -> Draft | None:
     if not isinstance(answer, str) or not answer.strip() or not citations:
         return None
     return Draft(category, query.strip(), answer.strip(), tuple(citations))
+
+
+def too_long(draft: Draft, *, max_answer_chars: int, max_quote_chars: int) -> bool:
+    """Whether the answer, the decoy answer or a quote is over its bound: a generator that
+    repeats itself (a 2 MB answer of one sentence over and over) is turned away before the
+    judge reads it, and before it can reach the dataset."""
+    answers = (draft.answer or "", draft.decoy or "")
+    return any(len(a) > max_answer_chars for a in answers) or any(
+        len(quote) > max_quote_chars for _, quote in draft.citations
+    )
 
 
 def normalise(text: str) -> str:

@@ -21,6 +21,8 @@ from typing import Any
 
 from vera.errors import JudgeError, RunStopError
 from vera.generate.checks import (
+    DEFAULT_MAX_ANSWER_CHARS,
+    DEFAULT_MAX_QUOTE_CHARS,
     Draft,
     answer_supported,
     find_answer,
@@ -28,6 +30,7 @@ from vera.generate.checks import (
     missing_quote,
     normalise,
     read_draft,
+    too_long,
     words,
 )
 from vera.generate.selection import Task, allocate, parse_mix, plan_tasks
@@ -124,6 +127,8 @@ class _Run:
     prompt: Prompt
     documents: dict[str, str]
     retriever: BM25Retriever
+    max_answer_chars: int = DEFAULT_MAX_ANSWER_CHARS
+    max_quote_chars: int = DEFAULT_MAX_QUOTE_CHARS
     kept: list[Draft] = field(default_factory=list)
     rejected: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     stopped: str | None = None
@@ -139,17 +144,23 @@ def generate_testset(
     seed: int = 0,
     settings: Settings | None = None,
     generator_base_url: str | None = None,
+    max_answer_chars: int = DEFAULT_MAX_ANSWER_CHARS,
+    max_quote_chars: int = DEFAULT_MAX_QUOTE_CHARS,
 ) -> GenerationResult:
     """Write up to `n` checked items from the documents under `documents_dir`.
 
     `generator` is a "PROVIDER:MODEL" spec (built as the pipelines build `--generator`, with
     the settings' retries, limits, cache and `max_cost`) or a chat model. `judge` defaults to
     the settings' judge ("offline"). The same arguments ask the same prompts in the same
-    order, so a re-run is served by the response cache.
+    order, so a re-run is served by the response cache. An item whose answer (or decoy
+    answer) is over `max_answer_chars`, or a quote over `max_quote_chars`, is rejected
+    (`too_long`).
     """
     settings = settings or Settings()
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
+    if max_answer_chars < 1 or max_quote_chars < 1:
+        raise ValueError("max_answer_chars and max_quote_chars must be at least 1")
     weights = parse_mix(mix) if mix is None or isinstance(mix, str) else dict(mix)
     corpus = load_documents(documents_dir)
     model = _model(generator, settings, generator_base_url)
@@ -162,6 +173,8 @@ def generate_testset(
         prompt=load_prompt("generate_testset", settings.judge_prompts_dir),
         documents={str(d.id): normalise(d.text) for d in corpus},
         retriever=BM25Retriever.from_documents(corpus),
+        max_answer_chars=max_answer_chars,
+        max_quote_chars=max_quote_chars,
     )
     chunks = chunk_corpus(corpus)
     attempted = run_sync(
@@ -242,6 +255,8 @@ async def _attempt(run: _Run, task: Task, draw: int) -> Draft | str:
     draft = read_draft(task.category, data)
     if draft is None:
         return "malformed_reply"
+    if too_long(draft, max_answer_chars=run.max_answer_chars, max_quote_chars=run.max_quote_chars):
+        return "too_long"
     return await _check(run, draft)
 
 

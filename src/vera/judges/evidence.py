@@ -10,15 +10,28 @@ another. The flag is kept on the claim, and the report counts the supported verd
 quote was not found (`judge_details["quotes_not_found"]`), so a judge that answers without
 evidence shows up in the run's summary. NO_EVIDENCE needs no quote: an empty one leaves
 `quote_found` None (not checked).
+
+The claims an LLM judge extracts are checked the other way: each must come from the response.
+A claim found nowhere in it (no span) that shares no content word with it is untraceable:
+flagged on the claim (`traceable=False`) and counted in the report, and a claim list made
+mostly of such claims is an invalid reply (`untraceable_share`), re-asked once, then an error.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
+from vera.text.lexicon import STOPWORDS
 from vera.types import ClaimVerdict, Verdict
 
-__all__ = ["checked_verdict", "quote_occurs"]
+__all__ = ["MOSTLY_UNTRACEABLE", "checked_verdict", "quote_occurs", "shares_a_word", "untraceable"]
+
+MOSTLY_UNTRACEABLE = 0.5
+"""A claim list of which more than this share is untraceable to the response is invalid."""
+
+_WORD = re.compile(r"\w+")
+_STEM = 5  # "refunds" and "refunded" meet "refund": a claim may inflect the answer's words
 
 _NEEDS_QUOTE = frozenset(
     {Verdict.FULLY_SUPPORTED, Verdict.PARTIALLY_SUPPORTED, Verdict.CONTRADICTED}
@@ -78,3 +91,28 @@ def quote_occurs(quote: str, context: str) -> bool:
             return False
         position = found + len(piece)
     return bool(pieces)
+
+
+def _content_words(text: str) -> set[str]:
+    return {
+        word[:_STEM]
+        for word in _WORD.findall(_normalise(text))
+        if word not in STOPWORDS and (len(word) > 2 or word.isdigit())
+    }
+
+
+def shares_a_word(claim: str, response: str) -> bool:
+    """Whether `claim` has a content word (a stopword is none) in common with `response`."""
+    return bool(_content_words(claim) & _content_words(response))
+
+
+def untraceable(claims: Sequence[str], response: str) -> list[int]:
+    """The positions of the `claims` that cannot come from `response`: found nowhere in it
+    (ignoring case and spacing) and sharing no content word with it."""
+    words = _content_words(response)
+    text = _normalise(response)
+    return [
+        i
+        for i, claim in enumerate(claims)
+        if _normalise(claim) not in text and not (_content_words(claim) & words)
+    ]

@@ -13,7 +13,11 @@ VERA's arithmetic. What the model returns is checked, not trusted:
 - a reply that fails validation is re-asked once with the validation error;
 - verdicts must come back for exactly the claim numbers asked; missing ones are re-asked alone;
 - each quote is looked up in the context it cites, and an invented quote, or a supported or
-  contradicted verdict with none, is flagged (see `vera.judges.evidence`);
+  contradicted verdict with none, is flagged (see `vera.judges.evidence`); a verdict citing a
+  context that does not exist (context 99 of 3) is an invalid reply;
+- each claim is traced to the response: one found nowhere in it that shares no content word
+  with it is flagged (`Claim.traceable`), and a claim list made mostly of such claims is an
+  invalid reply;
 - an empty claim list for a response in which VERA's own splitter finds checkable sentences is
   asked for again once, then an error: it would otherwise score a vacuous faithfulness of 1.0;
 - a reply cut off at max_tokens makes the judge split the work into smaller calls, and a reply
@@ -39,12 +43,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar, get_args
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from vera.errors import JudgeResponseError
 from vera.judges.base import BaseJudge, CallEstimate, JudgeDescription, JudgeWork
 from vera.judges.calls import CallPlanner
-from vera.judges.evidence import checked_verdict
+from vera.judges.evidence import checked_verdict, shares_a_word
 from vera.judges.offline.claims import checkable_sentences
 from vera.judges.prompts import Prompt, load_prompt
 from vera.judges.replies import (
@@ -79,6 +83,7 @@ __all__ = ["MODES", "LLMJudge", "Mode"]
 
 T = TypeVar("T")
 ClaimReply = TypeVar("ClaimReply", Extraction, SingleCall)
+Reply = TypeVar("Reply", bound=BaseModel)
 
 Mode = Literal["batched", "per_claim", "truths", "single_call"]
 MODES: tuple[str, ...] = get_args(Mode)
@@ -204,9 +209,7 @@ class LLMJudge(BaseJudge):
         if not response.strip():
             return []
         texts = await self._extract_texts(response, query or "")
-        return [
-            Claim(f"c{n}", text, _locate(response, text)) for n, text in enumerate(texts, start=1)
-        ]
+        return [_claim(f"c{n}", text, response) for n, text in enumerate(texts, start=1)]
 
     async def verify_claims(
         self, claims: Sequence[Claim], contexts: Sequence[str]
@@ -271,7 +274,11 @@ class LLMJudge(BaseJudge):
         )
         try:
             reply = await self._ask_for_claims(
-                messages, prompt, SINGLE_CALL_SCHEMA, SingleCall.model_validate, response
+                messages,
+                prompt,
+                SINGLE_CALL_SCHEMA,
+                _checked(SingleCall, response=response, contexts=len(contexts)),
+                response,
             )
         except TruncatedOutputError:
             return None
@@ -280,7 +287,7 @@ class LLMJudge(BaseJudge):
         verdicts: list[ClaimVerdict] = []
         for n, item in enumerate(judged, start=1):
             text = item.text.strip()
-            claims.append(Claim(f"c{n}", text, _locate(response, text)))
+            claims.append(_claim(f"c{n}", text, response))
             verdicts.append(
                 checked_verdict(
                     f"c{n}",
@@ -298,7 +305,11 @@ class LLMJudge(BaseJudge):
         messages = prompt.render(query=query or "(none)", response=response)
         try:
             extraction = await self._ask_for_claims(
-                messages, prompt, EXTRACTION_SCHEMA, Extraction.model_validate, response
+                messages,
+                prompt,
+                EXTRACTION_SCHEMA,
+                _checked(Extraction, response=response),
+                response,
             )
         except TruncatedOutputError:
             halves = _split_in_two(response)
@@ -373,7 +384,7 @@ class LLMJudge(BaseJudge):
                 prompt,
                 VERIFICATION_SCHEMA,
                 "verdicts",
-                Verification.model_validate,
+                _checked(Verification, contexts=len(shown)),
                 draw=draw,
             )
         except TruncatedOutputError:
@@ -430,7 +441,12 @@ class LLMJudge(BaseJudge):
         )
         try:
             reply = await self._ask(
-                messages, prompt, MATRIX_SCHEMA, "matrix", Matrix.model_validate, draw=draw
+                messages,
+                prompt,
+                MATRIX_SCHEMA,
+                "matrix",
+                _checked(Matrix, contexts=len(contexts)),
+                draw=draw,
             )
         except TruncatedOutputError:
             # The reply grows with claims-by-contexts; halving the claims is the only cut left.
@@ -627,6 +643,19 @@ def _describe(error: ValidationError | MalformedJSONError) -> str:
         where = ".".join(str(p) for p in first["loc"])
         return f"{where}: {first['msg']}" if where else first["msg"]
     return str(error)
+
+
+def _checked(model: type[Reply], **sample: str | int) -> Callable[[Any], Reply]:
+    """`model`'s validation of a reply, checked against the sample (`vera.judges.replies`):
+    `contexts`, how many were shown; `response`, the answer the claims come from."""
+    return lambda data: model.model_validate(data, context=sample)
+
+
+def _claim(claim_id: str, text: str, response: str) -> Claim:
+    """A claim of `response`, located where it appears verbatim, and flagged when it cannot
+    come from it (no span, no content word in common)."""
+    span = _locate(response, text)
+    return Claim(claim_id, text, span, traceable=span is not None or shares_a_word(text, response))
 
 
 def _locate(response: str, text: str) -> tuple[int, int] | None:

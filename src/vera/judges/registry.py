@@ -158,9 +158,10 @@ def cascade_spec(settings: Settings) -> str:
     return second
 
 
-SharedLimits = Callable[[str, Settings], tuple[Limiter, CostLedger]]
-"""`parts(spec, settings) -> (limiter, ledger)`: what every managed model built inside a
-`shared_limits` block is limited and charged by, in place of its own."""
+SharedLimits = Callable[[str, Settings], tuple[Limiter, CostLedger, ProviderHealth]]
+"""`parts(spec, settings) -> (limiter, ledger, health)`: what every managed model built inside a
+`shared_limits` block is limited, charged and checked for a dead provider by, in place of its
+own."""
 
 _SHARED_LIMITS: ContextVar[SharedLimits | None] = ContextVar("vera_shared_limits", default=None)
 
@@ -168,8 +169,8 @@ _SHARED_LIMITS: ContextVar[SharedLimits | None] = ContextVar("vera_shared_limits
 @contextmanager
 def shared_limits(parts: SharedLimits) -> Iterator[None]:
     """Inside this block, `create_managed_model` (and so `create_judge`) takes each model's
-    limiter and ledger from `parts`: how an executor's worker processes share one rate limit
-    and one budget (see `vera.executors.ray`)."""
+    limiter, ledger and health check from `parts`: how an executor's worker processes share
+    one rate limit, one budget and one fail-fast count (see `vera.executors.ray`)."""
     token = _SHARED_LIMITS.set(parts)
     try:
         yield
@@ -177,17 +178,20 @@ def shared_limits(parts: SharedLimits) -> Iterator[None]:
         _SHARED_LIMITS.reset(token)
 
 
-def _limits(spec: str, settings: Settings, ledger: CostLedger | None) -> tuple[Limiter, CostLedger]:
+def _limits(
+    spec: str, settings: Settings, ledger: CostLedger | None
+) -> tuple[Limiter, CostLedger, ProviderHealth]:
     shared = _SHARED_LIMITS.get()
     if shared is not None:
-        limiter, shared_ledger = shared(spec, settings)
-        return limiter, ledger or shared_ledger
+        limiter, shared_ledger, health = shared(spec, settings)
+        return limiter, ledger or shared_ledger, health
     limiter = Limiter(
         concurrency=settings.provider_concurrency,
         requests_per_minute=settings.requests_per_minute,
         tokens_per_minute=settings.tokens_per_minute,
     )
-    return limiter, ledger or CostLedger(max_cost=settings.max_cost)
+    health = ProviderHealth(spec, settings.fail_fast)
+    return limiter, ledger or CostLedger(max_cost=settings.max_cost), health
 
 
 def create_managed_model(
@@ -202,12 +206,12 @@ def create_managed_model(
     `base_url` defaults to the judge's."""
     settings = settings or Settings()
     model = create_chat_model(spec.strip(), base_url=base_url or settings.judge_base_url)
-    limiter, ledger = _limits(spec.strip(), settings, ledger)
+    limiter, ledger, health = _limits(spec.strip(), settings, ledger)
     return ManagedChatModel(
         model,
         retry=RetryPolicy(max_attempts=settings.retries + 1),
         timeout=settings.timeout,
-        health=ProviderHealth(spec.strip(), settings.fail_fast),
+        health=health,
         limiter=limiter,
         cache=(
             ResponseCache(settings.cache_path, lock_timeout=settings.lock_timeout)

@@ -1,14 +1,21 @@
 """What an LLM judge must reply: the JSON schemas sent to the provider and the models that
 validate the replies. One schema per prompt, each a JSON object so every provider's native
-structured-output mechanism can carry it."""
+structured-output mechanism can carry it.
+
+Validated with a context (`model_validate(data, context=...)`), a reply is also checked
+against the sample: `contexts` (how many were shown) makes a verdict that cites a context
+that does not exist invalid, and `response` (the answer the claims were taken from) makes a
+claim list made mostly of claims untraceable to it invalid (`vera.judges.evidence`). Either
+way the judge is re-asked once with the reason, then the sample is an error."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator, model_validator
 
 from vera.errors import JudgeResponseError
+from vera.judges.evidence import MOSTLY_UNTRACEABLE, untraceable
 from vera.types import Relevance, RelevanceVerdict, Verdict
 
 __all__ = [
@@ -90,6 +97,20 @@ MATRIX_SCHEMA = _list_of(
 )
 
 
+def _check_traceable(texts: list[str], info: ValidationInfo) -> None:
+    """Refuse a claim list made mostly of claims that cannot come from the response."""
+    response = (info.context or {}).get("response")
+    given = [text for text in texts if text.strip()]
+    if not isinstance(response, str) or not given:
+        return
+    found = len(untraceable(given, response))
+    if found > MOSTLY_UNTRACEABLE * len(given):
+        raise ValueError(
+            f"{found} of the {len(given)} claims share no word with the answer inside the "
+            "<answer> tags; list only the claims the answer itself makes"
+        )
+
+
 class _ExtractedClaim(BaseModel):
     number: int
     text: str
@@ -97,6 +118,11 @@ class _ExtractedClaim(BaseModel):
 
 class Extraction(BaseModel):
     claims: list[_ExtractedClaim]
+
+    @model_validator(mode="after")
+    def _from_the_response(self, info: ValidationInfo) -> Self:
+        _check_traceable([claim.text for claim in self.claims], info)
+        return self
 
 
 class _VerdictFields(BaseModel):
@@ -112,6 +138,19 @@ class _VerdictFields(BaseModel):
             return Verdict.parse(value)
         except JudgeResponseError as exc:  # pydantic turns ValueError into a validation error
             raise ValueError(str(exc)) from None
+
+    @field_validator("context")
+    @classmethod
+    def _cited_context_exists(cls, value: int | None, info: ValidationInfo) -> int | None:
+        # Left unchecked, a quote cited from context 99 of 3 is looked for in every context
+        # and silently re-cited to the one that has it.
+        shown = (info.context or {}).get("contexts")
+        if value is not None and isinstance(shown, int) and not 1 <= value <= shown:
+            raise ValueError(
+                f"context {value} does not exist: there are {shown} contexts; cite one of "
+                f"1 to {shown}, or null for none"
+            )
+        return value
 
 
 class RawVerdict(_VerdictFields):
@@ -138,6 +177,11 @@ class _JudgedClaim(_VerdictFields):
 
 class SingleCall(BaseModel):
     claims: list[_JudgedClaim]
+
+    @model_validator(mode="after")
+    def _from_the_response(self, info: ValidationInfo) -> Self:
+        _check_traceable([claim.text for claim in self.claims], info)
+        return self
 
 
 class _Rating(RelevanceVerdict):

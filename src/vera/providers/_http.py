@@ -27,7 +27,9 @@ from vera.providers.base import (
     RateLimitError,
     RateLimitInfo,
     RetryableProviderError,
+    UnreadableReplyError,
 )
+from vera.types.secrets import mask_secret
 
 __all__ = [
     "BACKSTOP_TIMEOUT",
@@ -64,10 +66,10 @@ def status_error(
 ) -> ProviderError:
     """The VERA error for an HTTP error status from `provider`.
 
-    `secret` is scrubbed from the server's message: some servers echo the key they rejected.
+    `secret` is scrubbed from the server's message (`mask_secret`): some servers echo the key
+    they rejected.
     """
-    if secret:
-        message = message.replace(secret, "***")
+    message = mask_secret(message, secret)
     detail = f"{provider} returned HTTP {status}: {message}"
     if hint:
         detail += f" ({hint})"
@@ -325,7 +327,7 @@ class SdkAdapter:
     def _connection_error(self, exc: BaseException) -> ProviderConnectionError:
         return ProviderConnectionError(f"could not reach {self._where()}: {describe_cause(exc)}")
 
-    def _unreadable(self) -> RetryableProviderError:
-        return RetryableProviderError(
+    def _unreadable(self) -> UnreadableReplyError:
+        return UnreadableReplyError(
             f"unreadable reply from {self._where()}; is it an {self.provider_label}-compatible API?"
         )

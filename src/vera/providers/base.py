@@ -6,7 +6,8 @@ Errors a provider raises are translated into this tree, which says what may be r
      ├── RetryableProviderError        429, 5xx, timeouts, dropped connections
      │    ├── RateLimitError           429; carries Retry-After when the server sent it
      │    ├── ProviderTimeoutError     no reply within the per-call timeout
-     │    └── ProviderConnectionError  the server could not be reached (refused, DNS, reset)
+     │    ├── ProviderConnectionError  the server could not be reached (refused, DNS, reset)
+     │    └── UnreadableReplyError     a reply that is not the API's (an HTML page, cut short)
      ├── AuthenticationError           401 / 403: fix the key; never retried; stops the run
      ├── BadRequestError               400 / 422: fix the request; never retried
      │    └── ModelNotFoundError       404: fix the model name or base URL; stops the run
@@ -41,6 +42,7 @@ __all__ = [
     "RateLimitInfo",
     "RetryableProviderError",
     "TruncatedOutputError",
+    "UnreadableReplyError",
     "Usage",
 ]
 
@@ -189,6 +191,12 @@ class ProviderTimeoutError(RetryableProviderError):
 
 class ProviderConnectionError(RetryableProviderError):
     """The server could not be reached: connection refused or reset, or a DNS failure."""
+
+
+class UnreadableReplyError(RetryableProviderError):
+    """The server answered, but not in the API's format: an HTML error page from a proxy, a
+    body cut off half-way, a reply with no choices. A fault of the provider, not of the
+    judge's prompt: retried, and counted by the fail-fast check like a 5xx."""
 
 
 class ProviderUnavailableError(ProviderError, RunStopError):

@@ -6,6 +6,12 @@ each call first spends its retries. Without this check every sample would go thr
 wait and end as an error, and a run of thousands of samples would take hours to say what the
 first few calls already showed. Once any call succeeds the provider is known to work, and later
 failures are the ordinary, per-sample kind.
+
+A reply the server sends that is not the API's (an HTML page from a proxy, a body cut short)
+counts as a failure of the provider too: a base URL that points at a web page fails that way
+on every call. Where several processes call one provider (the Ray executor), one shared health
+decides for all of them (`vera.executors.quota.SharedHealth`): a dead provider is told apart
+after the same number of calls, whichever process made them.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from vera.providers.base import (
     ProviderUnavailableError,
     RateLimitError,
     RetryableProviderError,
+    UnreadableReplyError,
 )
 
 __all__ = ["DEFAULT_FAIL_FAST", "ProviderHealth", "failure_cause"]
@@ -35,6 +42,9 @@ _ADVICE = {
     "(--judge-base-url) and network are right",
     "timeout": "check that the server is up and not overloaded, or raise --timeout",
     "server": "the server keeps failing; check its logs or status page, then resume the run",
+    "unreadable": "the server answers, but not as the API does (a web page, a reply cut "
+    "short); check that the base URL (--judge-base-url) is the API's and not a web page or "
+    "proxy, then resume the run",
 }
 
 
@@ -49,6 +59,8 @@ def failure_cause(error: ProviderError) -> str | None:
         return "timeout"
     if isinstance(error, RateLimitError):
         return None
+    if isinstance(error, UnreadableReplyError):
+        return "unreadable"
     if isinstance(error, RetryableProviderError) and (error.status or 0) >= 500:
         return f"server:{error.status}"
     return None
@@ -100,6 +112,16 @@ class ProviderHealth:
             event = self._stop_events[loop]
         return event
 
+    async def on_success(self) -> None:
+        """What the wrapper calls after a reply: `succeeded` (a shared health also tells the
+        others)."""
+        self.succeeded()
+
+    async def on_failure(self, error: ProviderError) -> None:
+        """What the wrapper calls after a call failed for good: `failed` (a shared health
+        lets the one place that decides for every process count it)."""
+        self.failed(error)
+
     def succeeded(self) -> None:
         """A call got a reply: the provider works, and this check is over."""
         self._proven = True
@@ -117,10 +139,17 @@ class ProviderHealth:
             return
         self._failures.append((cause, error))
         if len(self._failures) >= self.threshold:
-            self.stopped = self._stop(cause, error)
-            for event in self._stop_events.values():
-                event.set()
-            raise self.stopped from error
+            stop = self._stop(cause, error)
+            self.learn(stop)
+            raise stop from error
+
+    def learn(self, stop: ProviderUnavailableError) -> None:
+        """Take `stop` as decided (here, or by the health every process shares): no further
+        call is sent, and calls in flight end with it."""
+        if self.stopped is None:
+            self.stopped = stop
+        for event in self._stop_events.values():
+            event.set()
 
     def _stop(self, cause: str, error: ProviderError) -> ProviderUnavailableError:
         advice = _ADVICE[cause.partition(":")[0]]

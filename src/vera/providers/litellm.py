@@ -11,6 +11,7 @@ subclass the OpenAI SDK's, are mapped onto VERA's errors exactly as the OpenAI a
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from functools import lru_cache
@@ -28,9 +29,11 @@ from vera.providers.base import (
     ChatRequest,
     ChatResponse,
     MissingExtraError,
+    ProviderConnectionError,
     ProviderError,
     RetryableProviderError,
     TruncatedOutputError,
+    UnreadableReplyError,
     Usage,
 )
 from vera.providers.cost import Price, register_price_source
@@ -38,7 +41,7 @@ from vera.providers.jsonparse import try_parse_json_object
 from vera.providers.openai import StructuredMode, response_format
 from vera.types.extras import install_hint
 
-__all__ = ["LiteLLMChatModel", "litellm_price"]
+__all__ = ["LOCAL_COST_MAP", "LiteLLMChatModel", "litellm_price", "use_local_cost_map"]
 
 # Providers whose credentials are not one `<PROVIDER>_API_KEY`, for the message a rejected
 # key gets.
@@ -51,8 +54,22 @@ _HEADER_PREFIX = "llm_provider-"
 _PER_MILLION = 1_000_000
 
 
+LOCAL_COST_MAP = "LITELLM_LOCAL_MODEL_COST_MAP"
+
+
+def use_local_cost_map() -> None:
+    """Have LiteLLM, once imported, read the price table it ships with.
+
+    Importing LiteLLM fetches its price table from GitHub unless told to use its own copy: on
+    a machine without internet that is a timeout before the first call. A value the user set
+    (`False`, to get today's prices) is theirs to keep.
+    """
+    os.environ.setdefault(LOCAL_COST_MAP, "True")
+
+
 def _import_litellm() -> Any:
     """The `litellm` module, as `Any`: it is the one untyped boundary of this adapter."""
+    use_local_cost_map()
     try:
         import litellm
     except ImportError as exc:
@@ -147,6 +164,16 @@ class LiteLLMChatModel(SdkAdapter):
             return self._timeout_error()
         if isinstance(exc, litellm.APIConnectionError):
             return self._connection_error(exc)
+        # LiteLLM reports a refused connection, and a reply it could not read, as its own
+        # "HTTP 500": the cause it wraps says which it was.
+        refused = _connection_cause(exc)
+        if refused is not None:
+            return ProviderConnectionError(f"could not reach {self._where()}: {refused}")
+        if _unreadable_cause(exc):
+            return UnreadableReplyError(
+                f"unreadable reply from {self._where()} ({_message(exc)[:200]}); is it the "
+                f"API {self._model!r} is served by?"
+            )
         status = getattr(exc, "status_code", None)
         if isinstance(status, int) and status >= 400:
             return status_error(
@@ -170,7 +197,7 @@ class LiteLLMChatModel(SdkAdapter):
     def _response(self, request: ChatRequest, reply: Any) -> ChatResponse:
         choices = getattr(reply, "choices", None)
         if not choices:
-            raise RetryableProviderError(f"reply from {self._where()} had no choices")
+            raise UnreadableReplyError(f"reply from {self._where()} had no choices")
         choice = choices[0]
         if choice.finish_reason == "length":
             raise TruncatedOutputError(
@@ -203,6 +230,40 @@ def _structured_mode(litellm: Any, model: str) -> StructuredMode:
     except Exception:
         supported = False  # an unmapped model: JSON mode is what most servers accept
     return "json_schema" if supported else "json_object"
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    """`exc` and what it wraps, outermost first (each once: a chain may loop)."""
+    found: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not seen for seen in found):
+        found.append(current)
+        current = current.__cause__ or current.__context__
+    return found
+
+
+def _connection_cause(exc: BaseException) -> str | None:
+    """The connection failure `exc` wraps ("ConnectError: All connection attempts failed"),
+    or None when it wraps none."""
+    import httpx  # LiteLLM's own dependency, loaded with it
+    import openai
+
+    for cause in _causes(exc):
+        if isinstance(cause, openai.APITimeoutError):
+            return None  # a timeout, which the wrapper's own deadline reports
+        if isinstance(cause, httpx.TransportError | ConnectionError):
+            return f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
+    return None
+
+
+_INVALID_REPLY = "invalid response from llm endpoint"
+
+
+def _unreadable_cause(exc: BaseException) -> bool:
+    """Whether `exc` says the server's reply could not be read (not JSON, or not the API's)."""
+    return any(isinstance(cause, json.JSONDecodeError) for cause in _causes(exc)) or (
+        _INVALID_REPLY in _message(exc).lower()
+    )
 
 
 def _message(exc: BaseException) -> str:

@@ -91,9 +91,9 @@ class ManagedChatModel:
                 lambda: self._attempt(request), self.retry, sleep=self._sleep
             )
         except RetryableProviderError as error:
-            self.health.failed(error)
+            await self.health.on_failure(error)
             raise
-        self.health.succeeded()
+        await self.health.on_success()
         self.ledger.record(self.provider, self.model, response.usage, cached=False, label=label)
         if cache is not None and key is not None:
             cache.put(key, response)

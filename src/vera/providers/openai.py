@@ -23,8 +23,8 @@ from vera.providers.base import (
     ChatResponse,
     MissingExtraError,
     RateLimitInfo,
-    RetryableProviderError,
     TruncatedOutputError,
+    UnreadableReplyError,
     Usage,
 )
 from vera.providers.jsonparse import try_parse_json_object
@@ -148,7 +148,7 @@ class OpenAIChatModel(SdkAdapter):
         self, request: ChatRequest, completion: ChatCompletion, rate_limit: RateLimitInfo | None
     ) -> ChatResponse:
         if not completion.choices:
-            raise RetryableProviderError(f"reply from {self._where()} had no choices")
+            raise UnreadableReplyError(f"reply from {self._where()} had no choices")
         choice = completion.choices[0]
         if choice.finish_reason == "length":
             raise TruncatedOutputError(

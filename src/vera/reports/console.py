@@ -328,16 +328,24 @@ def _print_usage(report: Report, out: Console) -> None:
 
 
 def _print_evidence(report: Report, out: Console) -> None:
-    """How many supported verdicts rest on a quote the cited context does not hold."""
+    """How many supported verdicts rest on a quote the cited context does not hold, and how
+    many claims cannot come from the response."""
     counts = report.judge_details.get("quotes_not_found")
-    if not isinstance(counts, dict) or not counts.get("claims"):
-        return
-    out.print(
-        f"Judge evidence: {counts['supported']} of {counts['claims']} supported verdicts had "
-        "no quote found in the cited context",
-        highlight=False,
-        markup=False,
-    )
+    if isinstance(counts, dict) and counts.get("claims"):
+        out.print(
+            f"Judge evidence: {counts['supported']} of {counts['claims']} supported verdicts "
+            "had no quote found in the cited context",
+            highlight=False,
+            markup=False,
+        )
+    traced = report.judge_details.get("untraceable_claims")
+    if isinstance(traced, dict) and traced.get("untraceable"):
+        out.print(
+            f"Judge claims: {traced['untraceable']} of {traced['claims']} claims share no "
+            "word with the response they were extracted from",
+            highlight=False,
+            markup=False,
+        )
 
 
 def _print_failures(

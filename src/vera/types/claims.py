@@ -105,9 +105,20 @@ class Claim(BaseModel):
     id: str
     text: str
     span: tuple[int, int] | None = None
+    traceable: bool | None = None
+    """Whether the claim can come from the response (it has a span, or shares a content word
+    with it); False flags a claim an LLM judge made up. None where not checked (judges that
+    take their claims from the response's own sentences)."""
 
-    def __init__(self, id: str, text: str, span: tuple[int, int] | None = None) -> None:
-        super().__init__(id=id, text=text, span=span)
+    def __init__(
+        self,
+        id: str,
+        text: str,
+        span: tuple[int, int] | None = None,
+        *,
+        traceable: bool | None = None,
+    ) -> None:
+        super().__init__(id=id, text=text, span=span, traceable=traceable)
 
 
 class ClaimVerdict(BaseModel):

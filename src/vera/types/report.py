@@ -61,6 +61,7 @@ CLAIM_COLUMNS = (
     "entailment",
     "span_start",
     "span_end",
+    "traceable",
 )
 
 
@@ -134,6 +135,9 @@ class ClaimRecord(BaseModel):
     entailment: float | None = None
     """The judge's probability that the contexts support the claim, from judges that give one
     (`offline:learned`, `nli:`, `cascade`); None from the others."""
+    traceable: bool | None = None
+    """False for a claim an LLM judge extracted that cannot come from the response (found
+    nowhere in it, no content word in common); None where not checked."""
 
 
 class SampleResult(BaseModel):
@@ -421,4 +425,5 @@ def _claim_row(sample_id: str, claim: ClaimRecord) -> dict[str, Any]:
         "entailment": claim.entailment,
         "span_start": start,
         "span_end": end,
+        "traceable": claim.traceable,
     }

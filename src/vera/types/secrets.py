@@ -13,9 +13,12 @@ from __future__ import annotations
 import re
 from urllib.parse import SplitResult, urlsplit
 
-__all__ = ["REDACTED", "is_redacted", "redact"]
+__all__ = ["MIN_SECRET_LENGTH", "REDACTED", "is_redacted", "mask_secret", "redact"]
 
 REDACTED = "***"
+MIN_SECRET_LENGTH = 8
+"""A known key shorter than this is never masked by value: a placeholder such as `x` or `test`
+is no secret, and masking it would garble every word it occurs in."""
 
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>()\[\]{}]+")
 _KEY_PARAMETER = re.compile(
@@ -32,6 +35,16 @@ def redact(text: str) -> str:
         return text
     text = _URL.sub(lambda match: _redact_url(match.group(0)), text)
     return _BARE_KEY.sub(_hide_key, text)
+
+
+def mask_secret(text: str, secret: str | None) -> str:
+    """`text` with each whole occurrence of the key `secret` replaced (some servers echo the
+    key they rejected). Only where it stands alone: the key `abc12345` leaves `xabc12345y` as it
+    is, so a short or common key never cuts a word ("OpenAIException") in half."""
+    if not secret or len(secret) < MIN_SECRET_LENGTH or secret not in text:
+        return text
+    alone = re.compile(rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])")
+    return alone.sub(REDACTED, text)
 
 
 def is_redacted(text: str | None) -> bool:
