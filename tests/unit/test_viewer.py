@@ -44,7 +44,7 @@ from vera.outputs import stored_report_html, write_stored_report
 from vera.sqlite_file import MissingStoreError, StoreError
 from vera.viewer import INSTALL, create_app, pages, serve
 from vera.viewer.access import check_token
-from vera.viewer.pages import run_url
+from vera.viewer.pages import compare_url, run_url
 from vera.viewer.server import plan_access, url_for
 
 
@@ -542,6 +542,9 @@ def test_a_stored_report_that_is_json_but_not_a_report_is_damaged_too(
     assert f'data-damaged="{history.b}"' in page.text
     shown = client.get(run_url(history.b))
     assert shown.status_code == 409 and "is damaged" in shown.text
+    compared = client.get(compare_url(history.a, history.b))
+    assert compared.status_code == 409 and f"run {history.b}" in compared.text
+    assert "is damaged" in compared.text
 
 
 # Off loopback: the Host check and the access token

@@ -405,7 +405,10 @@ class Pages:
                 "The list of runs has a form that picks them.",
             )
         first, second = self._finished(a), self._finished(b)
-        before, after = self.store.report(first.id), self.store.report(second.id)
+        try:
+            before, after = self.store.report(first.id), self.store.report(second.id)
+        except DamagedRunError as exc:
+            raise PageError(409, "These runs cannot be compared", str(exc)) from None
         pairs = before.dataset == after.dataset
         rows = _metric_rows(after, before) if pairs else _means_only(after, before)
         changes = verdict_changes(before.samples, after.samples) if pairs else []
