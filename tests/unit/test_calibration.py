@@ -290,3 +290,6 @@ def test_a_labelled_run_with_both_metrics_ranks_by_the_probability() -> None:
     assert both.calibration.ranked_by == "faithfulness_probability"
     alone = vera.evaluate(samples, metrics=["faithfulness"])
     assert alone.calibration is not None and alone.calibration.ranked_by == "faithfulness"
+    # Every renderer's block (the terminal's, Markdown's, HTML's) says which score ranked.
+    assert "(ranked by faithfulness_probability)" in "\n".join(calibration_lines(both.calibration))
+    assert "(ranked by faithfulness)" in "\n".join(calibration_lines(alone.calibration))

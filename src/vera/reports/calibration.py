@@ -49,7 +49,8 @@ def calibration_lines(calibration: Calibration) -> list[str]:
         *(f"Warning: {warning}" for warning in calibration.warnings),
         f"Agreement (unfaithful = positive): accuracy {_f(a['accuracy'])} · balanced accuracy "
         f"{_f(a['balanced_accuracy'])} · Cohen's kappa {_f(a['kappa'])} · AUROC "
-        f"{_f(calibration.auroc)} · tp {a['tp']} fp {a['fp']} fn {a['fn']} tn {a['tn']}",
+        f"{_f(calibration.auroc)} (ranked by {calibration.ranked_by}) · tp {a['tp']} "
+        f"fp {a['fp']} fn {a['fn']} tn {a['tn']}",
         *_estimate("Unfaithful share", calibration.unfaithful_share),
         *_estimate("Mean faithfulness", calibration.mean_faithfulness),
     ]
