@@ -46,7 +46,9 @@ def outcome(spans: Sequence[tuple[int, int]], verdicts: Sequence[ClaimVerdict]) 
     probability = math.prod(
         WEIGHTS[v.verdict] if v.entailment is None else v.entailment for v in verdicts
     )
-    marked = [s for s, v in zip(spans, verdicts, strict=True) if v.verdict is not Verdict.FULLY_SUPPORTED]
+    marked = [
+        s for s, v in zip(spans, verdicts, strict=True) if v.verdict is not Verdict.FULLY_SUPPORTED
+    ]
     return {"flagged": int(mean < THRESHOLD), "score": 1.0 - probability, "spans": marked}
 
 
