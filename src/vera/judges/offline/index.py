@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vera.judges.offline.structured import structured_facts
-from vera.judges.offline.tokens import Facts, Number, analyse
+from vera.judges.offline.tokens import Facts, Number, analyse, stem
 from vera.sample_limits import check_deadline
 from vera.text.segment import split_units
 
@@ -129,7 +129,7 @@ class ContextIndex:
     spans: tuple[tuple[int, int], ...]
     postings: Postings
     words: frozenset[str]
-    """Every word of every sentence, to look names up."""
+    """Every word of every sentence, and its stem, to look names up."""
     number_keys: frozenset[str]
     numbers: tuple[Number, ...]
     """Every quantity of every sentence, to accept a rounding or another unit of one."""
@@ -168,6 +168,7 @@ def _build(text: str) -> ContextIndex:
         spans.append((start, end))
         contents.append(facts.content)
         words.update(facts.words)
+        words.update(stem(word) for word in facts.words)
         numbers.update(((n.key, n.unit), n) for n in facts.numbers)
         if keep:
             kept.append(facts)

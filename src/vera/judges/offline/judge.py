@@ -169,13 +169,16 @@ class OfflineJudge(BaseJudge):
         if not contexts:
             return [v.model_copy(update={"entailment": 0.0}) for v in lexical]
         sample = SampleFacts.of(claims, contexts)
-        settle = self._decide if self.learned else lexical_support
+        settle = self._decide if self.learned else self._settle
         out = []
         for i, (claim, verdict) in enumerate(zip(claims, lexical, strict=True)):
             check_deadline()
             features = claim_features(claim, i, len(claims), verdict, sample)
             out.append(settle(verdict, self.model.support(features)))
         return out
+
+    def _settle(self, lexical: ClaimVerdict, probability: float) -> ClaimVerdict:
+        return lexical_support(lexical, probability, (self.model.full_cut, self.model.partial_cut))
 
     def _decide(self, lexical: ClaimVerdict, probability: float) -> ClaimVerdict:
         # The probability decides; the lexical layer names how a claim falls short. Settling

@@ -25,19 +25,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vera.judges.offline.verify import UNNAMED, UNSTATED
+from vera.judges.offline.verify import NOTHING, UNNAMED, UNSHARED, UNSTATED
 from vera.types import ClaimVerdict, Verdict
 
-__all__ = ["LEXICAL_WEIGHTS", "LexicalWeights", "lexical_support", "with_probability"]
+__all__ = [
+    "LEXICAL_WEIGHTS",
+    "RULED_OUT",
+    "LexicalWeights",
+    "lexical_support",
+    "rules_out",
+    "with_probability",
+]
+
+RULED_OUT = 0.5
+"""The most probability a claim the words rule out (a conflict, a quantity or a name no context
+states, no content word in common) keeps: never better than even odds, whatever the model says
+about claims like it."""
 
 
 @dataclass(frozen=True, slots=True)
 class LexicalWeights:
     """What a lexical verdict multiplies the support model's probability by."""
 
-    contradicted: float = 0.5
-    unstated_quantity: float = 0.6
-    unnamed_name: float = 0.8
+    contradicted: float = 0.7
+    unstated_quantity: float = 0.7
+    unnamed_name: float = 0.5
+    unshared: float = 0.5
 
     def of(self, verdict: ClaimVerdict) -> float:
         """The weight for `verdict`: 1 unless it names what is wrong with the claim."""
@@ -48,17 +61,50 @@ class LexicalWeights:
                 return self.unstated_quantity
             if verdict.reason.startswith(UNNAMED):
                 return self.unnamed_name
+            if verdict.reason.startswith(UNSHARED):
+                return self.unshared
         return 1.0
 
 
 LEXICAL_WEIGHTS = LexicalWeights()
 
 
+def rules_out(verdict: ClaimVerdict) -> bool:
+    """Whether the words alone rule the claim out: a conflict with a context, or NO_EVIDENCE
+    because it states a quantity or a name no context states, shares no word with any, or
+    says nothing checkable."""
+    if verdict.verdict is Verdict.CONTRADICTED:
+        return True
+    return verdict.verdict is Verdict.NO_EVIDENCE and (verdict.reason or "").startswith(
+        (UNSTATED, UNNAMED, UNSHARED, NOTHING)
+    )
+
+
 def lexical_support(
-    verdict: ClaimVerdict, probability: float, weights: LexicalWeights = LEXICAL_WEIGHTS
+    verdict: ClaimVerdict,
+    probability: float,
+    cuts: tuple[float, float],
+    weights: LexicalWeights = LEXICAL_WEIGHTS,
 ) -> ClaimVerdict:
-    """`verdict` unchanged but for its probability of support: `probability` times its weight."""
-    return with_probability(verdict, verdict.verdict, probability * weights.of(verdict))
+    """The default judge's verdict from the lexical one and the model's `probability`.
+
+    The probability, times the lexical verdict's weight, is the claim's P(supported). A claim
+    the words rule out keeps its lexical verdict, and at most `RULED_OUT`. Any other gets the
+    better of its lexical verdict and the probability's: FULLY_SUPPORTED from `cuts[0]`,
+    PARTIALLY_SUPPORTED from `cuts[1]`, else NO_EVIDENCE. So a claim whose words a context
+    holds stays supported, and one that a context paraphrases can still be.
+    """
+    p = probability * weights.of(verdict)
+    if rules_out(verdict):
+        return with_probability(verdict, verdict.verdict, min(p, RULED_OUT))
+    full, partial = cuts
+    if p >= full or verdict.verdict is Verdict.FULLY_SUPPORTED:
+        kind = Verdict.FULLY_SUPPORTED
+    elif p >= partial or verdict.verdict is Verdict.PARTIALLY_SUPPORTED:
+        kind = Verdict.PARTIALLY_SUPPORTED
+    else:
+        kind = Verdict.NO_EVIDENCE
+    return with_probability(verdict, kind, p)
 
 
 def with_probability(lexical: ClaimVerdict, verdict: Verdict, probability: float) -> ClaimVerdict:

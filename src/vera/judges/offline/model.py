@@ -21,6 +21,10 @@ from vera.judges.offline.features import FEATURES
 
 __all__ = ["SupportModel", "load_model", "shipped_path"]
 
+# The default judge's cut-offs for a model card written before it had its own.
+_FULL_CUT = 0.97
+_PARTIAL_CUT = 0.88
+
 
 @dataclass(frozen=True, slots=True)
 class SupportModel:
@@ -32,6 +36,10 @@ class SupportModel:
     intercept: float
     min_support: float
     partial_probability: float
+    full_cut: float = _FULL_CUT
+    """The default `offline` judge's least probability for FULLY_SUPPORTED."""
+    partial_cut: float = _PARTIAL_CUT
+    """Its least probability for PARTIALLY_SUPPORTED; below it NO_EVIDENCE."""
 
     @classmethod
     def read(cls, path: Path) -> SupportModel:
@@ -48,6 +56,8 @@ class SupportModel:
             intercept=float(data["intercept"]),
             min_support=float(data["thresholds"]["min_support"]),
             partial_probability=float(data["thresholds"]["partial_probability"]),
+            full_cut=float(data["thresholds"].get("full_cut", _FULL_CUT)),
+            partial_cut=float(data["thresholds"].get("partial_cut", _PARTIAL_CUT)),
         )
 
     def support(self, features: Sequence[float]) -> float:

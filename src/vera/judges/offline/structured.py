@@ -42,7 +42,8 @@ class Fact:
 
 _JSON_TOKEN = re.compile(r'("(?:[^"\\]|\\.)*")|([{}\[\]:,])|([^\s{}\[\]:,"]+)')
 _ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|.)")
-_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z][a-z]{2,})")
+"""Where a camel-case name splits into words: "OutdoorSeating", but not "WiFi"."""
 _CLOCK = re.compile(r"\b([01]?\d|2[0-4]):([0-5]?\d)\b(?!:)")
 _KEY_VALUE = re.compile(r"[ \t]*[^\s:|][^:|\n]{0,40}:[ \t]+\S")
 _TABLE_ROW = re.compile(r"[ \t]*\|(.*)\|[ \t]*$")

@@ -17,12 +17,18 @@ from vera.judges.offline.tokens import Facts, analyse, merge, stem
 from vera.sample_limits import check_deadline
 from vera.types import Claim, ClaimVerdict, Verdict
 
-__all__ = ["UNNAMED", "UNSTATED", "Settings", "verify"]
+__all__ = ["NOTHING", "UNNAMED", "UNSHARED", "UNSTATED", "Settings", "verify"]
 
 # How the reasons of the two NO_EVIDENCE verdicts that name a fact no context holds begin;
 # `lexical_support` reads them to weigh such a claim.
 UNSTATED = "no context states"
 UNNAMED = "no context names"
+UNSHARED = "no context shares a content word"
+NOTHING = "nothing in the claim to check"
+
+
+RECORD_WINDOW = 6
+"""Most adjacent fields of a structured context read together as one window."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +86,10 @@ class _Contexts:
         best: tuple[int, int, int] = (0, 0, 0)
         where = 0
         for number, index in enumerate(self.indexes):
-            found = index.postings.best(content, self.width)
+            # A claim about a record draws on several of its fields at once ("X, a brunch
+            # spot in Santa Barbara, CA"), each a unit of its own.
+            width = max(self.width, RECORD_WINDOW) if index.structured else self.width
+            found = index.postings.best(content, width)
             if found[:2] > best[:2]:
                 best, where = found, number
         hits, size, start = best[0], -best[1], -best[2]
@@ -94,8 +103,8 @@ class _Contexts:
         return _Match(where, window, hits)
 
     def names(self, words: frozenset[str]) -> bool:
-        """Whether some single context holds every word of a name."""
-        return any(words <= context_words for context_words in self.words)
+        """Whether some single context holds every word of a name, or its stem ("Mondays")."""
+        return any(all(word in held or stem(word) in held for word in words) for held in self.words)
 
 
 def verify(
@@ -117,12 +126,10 @@ def verify(
 def _judge(claim: Claim, index: _Contexts, settings: Settings) -> ClaimVerdict:
     facts = analyse(claim.text)
     if not facts.content:
-        return ClaimVerdict(claim.id, Verdict.NO_EVIDENCE, reason="nothing in the claim to check")
+        return ClaimVerdict(claim.id, Verdict.NO_EVIDENCE, reason=NOTHING)
     match = index.best(facts.content)
     if match is None:
-        return ClaimVerdict(
-            claim.id, Verdict.NO_EVIDENCE, reason="no context shares a content word with it"
-        )
+        return ClaimVerdict(claim.id, Verdict.NO_EVIDENCE, reason=f"{UNSHARED} with it")
     window = match.window
     evidence = index.texts[match.context_index][window.start : window.end]
 
@@ -251,6 +258,8 @@ def _flip(facts: Facts, window: _Window, settings: Settings) -> str | None:
         and n.scope not in claim_scopes
         and n.scope not in anchor.affirmed
     ]
+    if _agreeing_denials(facts, anchor):
+        claim_negated = context_negated = []
     if _restricted(anchor) and facts.content - anchor.content:
         # Denying what the context's "only" leaves out agrees with it: "does not include
         # phone support" with "includes email support only".
@@ -275,6 +284,15 @@ def _flip(facts: Facts, window: _Window, settings: Settings) -> str | None:
             reasons.append(f'claim says "{facts.surfaces.get(word, word)}"; context says "{other}"')
             break
     return reasons[0] if len(reasons) == 1 else None
+
+
+def _agreeing_denials(facts: Facts, anchor: Facts) -> bool:
+    """Whether both sides deny something, as often: "does not offer outdoor seating" and
+    "not outdoor seating" agree, though their negations fall on different words. A negation
+    whose word the context also affirms ("an order not rejected", beside "accept or reject")
+    denies nothing."""
+    live = [n for n in anchor.negations if n.scope not in anchor.affirmed]
+    return bool(facts.negations and live) and len(facts.negations) % 2 == len(live) % 2
 
 
 def _excludes(anchor: Facts, facts: Facts) -> bool:
