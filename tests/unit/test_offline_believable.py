@@ -108,7 +108,9 @@ async def test_a_json_record_is_read_field_by_field() -> None:
         "It offers outdoor seating. It opens at 6 PM on Mondays."
     )
     verdicts = await judge(response, RECORD)
-    assert [v.verdict for v in verdicts] == [F, F, F, F, F, C, C]
+    # "does not offer" agrees with `"OutdoorSeating": false`; the record has no word for
+    # "offer", so the words support it in part.
+    assert [v.verdict for v in verdicts] == [F, P, F, F, F, C, C]
     # The judge quotes the field as the record writes it.
     assert verdicts[1].evidence is not None and '"OutdoorSeating": false' in verdicts[1].evidence
     assert verdicts[5].reason is not None and "negated" in verdicts[5].reason
@@ -125,6 +127,6 @@ async def test_a_table_row_is_read_with_its_headers() -> None:
 
 async def test_key_value_lines_are_read_as_facts() -> None:
     record = "Warranty: 24 months\nSupport: email only\nPrice: $99"
-    verdicts = await judge("The warranty lasts 24 months. The price is $129.", record)
+    verdicts = await judge("The warranty is 24 months. The price is $129.", record)
     assert [v.verdict for v in verdicts] == [F, C]
     assert verdicts[0].evidence == "Warranty: 24 months"

@@ -12,14 +12,14 @@ and scores the other, both ways. Two choices, in order:
    (a conflict, a quantity or a name no context states, no content word in common): those
    whose product of claim probabilities (`faithfulness_probability`) ranks responses best
    (AUROC), the worse fold counting.
-2. The cut-offs from probability to verdict (FULLY_SUPPORTED from `full_cut`,
-   PARTIALLY_SUPPORTED from `partial_cut`, NO_EVIDENCE below; the better of that and the
-   lexical verdict is the claim's, unless the words rule it out): those under which the seeds'
-   sample rule (a response fails when the mean of its verdict weights, 1 / 0.5 / 0, is below
-   0.5) stands furthest above balanced accuracy 0.72 overall and 0.62 on each task type, the
-   worse fold counting.
+2. `partial_cut`, the probability from which a claim the words leave short (not ruled out,
+   not FULLY_SUPPORTED) is PARTIALLY_SUPPORTED rather than NO_EVIDENCE: the one under which
+   the seeds' sample rule (a response fails when the mean of its verdict weights, 1 / 0.5 / 0,
+   is below 0.5) stands furthest above balanced accuracy 0.72 overall and 0.62 on each task
+   type, the worse fold counting. Letting the probability also make a claim FULLY_SUPPORTED
+   scored no better (0.698 against 0.702 overall) and passes invented qualifiers.
 
-`--write` stores the cut-offs in the model card's "thresholds". Needs scikit-learn
+`--write` stores `partial_cut` in the model card's "thresholds". Needs scikit-learn
 (`pip install -e '.[train]'`).
 """
 
@@ -43,13 +43,13 @@ from vera.judges.offline.lexical_support import (
     LexicalWeights,
     rules_out,
 )
+from vera.judges.offline.verify import CLOSEST
 from vera.types import ClaimVerdict, Verdict
 
 PLANTED = ("wrong_number", "negation", "invented_fact")
 GRID = (0.3, 0.5, 0.7, 1.0)
 UNSHARED_GRID = (0.3, 0.5)
-FULL_CUTS = tuple(round(0.80 + 0.01 * i, 2) for i in range(20))
-PARTIAL_CUTS = tuple(round(0.50 + 0.02 * i, 2) for i in range(25))
+PARTIAL_CUTS = tuple(round(0.50 + 0.01 * i, 2) for i in range(50))
 TASKS = ("QA", "Summary", "Data2txt")
 SEED_WEIGHTS = {Verdict.FULLY_SUPPORTED: 1.0, Verdict.PARTIALLY_SUPPORTED: 0.5}
 
@@ -64,16 +64,20 @@ def probabilities(
 
 
 def verdict_weights(
-    p: np.ndarray, ruled: np.ndarray, lexical: np.ndarray, full: float, partial: float
+    p: np.ndarray, ruled: np.ndarray, lexical: tuple[np.ndarray, np.ndarray], partial_cut: float
 ) -> np.ndarray:
-    """The seeds' weight of each claim's verdict under these cut-offs: the better of the
-    lexical verdict's and the probability's, unless the words rule the claim out."""
-    weight = np.maximum(np.where(p >= full, 1.0, np.where(p >= partial, 0.5, 0.0)), lexical)
+    """The seeds' weight of each claim's verdict (`lexical_support`): 0 when the words rule it
+    out, else the lexical verdict's, lifted to 0.5 from `partial_cut` where it may be."""
+    lexical, liftable = lexical
+    weight = np.maximum(np.where(p >= partial_cut, 0.5, 0.0) * liftable, lexical)
     return np.where(ruled, 0.0, weight)
 
 
-def lexical_weights(verdicts: Sequence[ClaimVerdict]) -> np.ndarray:
-    return np.array([SEED_WEIGHTS.get(v.verdict, 0.0) for v in verdicts])
+def lexical_weights(verdicts: Sequence[ClaimVerdict]) -> tuple[np.ndarray, np.ndarray]:
+    """Each lexical verdict's seed weight, and whether a probability may lift it."""
+    weights = np.array([SEED_WEIGHTS.get(v.verdict, 0.0) for v in verdicts])
+    liftable = np.array([(v.reason or "").startswith(CLOSEST) for v in verdicts])
+    return weights, liftable
 
 
 def balanced_accuracy(flagged: np.ndarray, labels: np.ndarray) -> float:
@@ -137,9 +141,9 @@ def choose_weights(table: Table) -> LexicalWeights:
     return ranked[0]
 
 
-def choose_cuts(table: Table, p: np.ndarray, ruled: np.ndarray) -> tuple[float, float]:
-    def margin(cuts: tuple[float, float]) -> float:
-        flagged = table.flagged(verdict_weights(p, ruled, lexical, *cuts))
+def choose_cut(table: Table, p: np.ndarray, ruled: np.ndarray) -> float:
+    def margin(cut: float) -> float:
+        flagged = table.flagged(verdict_weights(p, ruled, lexical, cut))
         worst = 1.0
         for fold in (0, 1):
             for name, rows in table.groups(fold).items():
@@ -148,12 +152,11 @@ def choose_cuts(table: Table, p: np.ndarray, ruled: np.ndarray) -> tuple[float, 
         return worst
 
     lexical = lexical_weights(table.verdicts)
-    pairs = [(f, q) for f in FULL_CUTS for q in PARTIAL_CUTS if q <= f]
-    return max(pairs, key=margin)
+    return max(PARTIAL_CUTS, key=margin)
 
 
-def report(table: Table, p: np.ndarray, ruled: np.ndarray, cuts: tuple[float, float]) -> dict:
-    flagged = table.flagged(verdict_weights(p, ruled, lexical_weights(table.verdicts), *cuts))
+def report(table: Table, p: np.ndarray, ruled: np.ndarray, cut: float) -> dict:
+    flagged = table.flagged(verdict_weights(p, ruled, lexical_weights(table.verdicts), cut))
     score = 1 - table.product(p)
     figures: dict[str, dict[str, float]] = {}
     for fold in (None, 0, 1):
@@ -170,7 +173,7 @@ def report(table: Table, p: np.ndarray, ruled: np.ndarray, cuts: tuple[float, fl
     return figures
 
 
-def planted_failing(weights: LexicalWeights, cuts: tuple[float, float], table: Table) -> str:
+def planted_failing(weights: LexicalWeights, cut: float, table: Table) -> str:
     """How many of the bundled example's planted errors fail, by the shipped fit."""
     example = list(vera.load_dataset("example"))
     rows: list[dict[str, object]] = [
@@ -178,7 +181,7 @@ def planted_failing(weights: LexicalWeights, cuts: tuple[float, float], table: T
     ]
     x, _, where, verdicts = claim_table(rows)
     p, ruled = probabilities(support(fit(table.x, table.y), x), verdicts, weights)
-    weight = verdict_weights(p, ruled, lexical_weights(verdicts), *cuts)
+    weight = verdict_weights(p, ruled, lexical_weights(verdicts), cut)
     row_of = np.array([r for r, _ in where])
     mean = np.bincount(row_of, weight, minlength=len(rows)) / np.maximum(
         np.bincount(row_of, minlength=len(rows)), 1
@@ -196,13 +199,13 @@ def main() -> None:
     print("1. weights, by the worse fold's AUROC of the product of claim probabilities:")
     weights = choose_weights(table)
     p, ruled = probabilities(table.crossed, table.verdicts, weights)
-    cuts = choose_cuts(table, p, ruled)
-    print(f"2. cut-offs: FULLY_SUPPORTED from {cuts[0]}, PARTIALLY_SUPPORTED from {cuts[1]}")
-    figures = report(table, p, ruled, cuts)
-    print(f"   the example's planted errors failing: {planted_failing(weights, cuts, table)}")
+    cut = choose_cut(table, p, ruled)
+    print(f"2. a claim the words leave short is PARTIALLY_SUPPORTED from P {cut}:")
+    figures = report(table, p, ruled, cut)
+    print(f"   the example's planted errors failing: {planted_failing(weights, cut, table)}")
     if args.write:
         card = json.loads(args.write.read_text(encoding="utf-8"))
-        card["thresholds"].update({"full_cut": cuts[0], "partial_cut": cuts[1]})
+        card["thresholds"]["partial_cut"] = cut
         card["offline_judge_cross_validated"] = {"weights": repr(weights), **figures}
         args.write.write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
         print(f"wrote {args.write}")

@@ -178,7 +178,7 @@ class OfflineJudge(BaseJudge):
         return out
 
     def _settle(self, lexical: ClaimVerdict, probability: float) -> ClaimVerdict:
-        return lexical_support(lexical, probability, (self.model.full_cut, self.model.partial_cut))
+        return lexical_support(lexical, probability, self.model.partial_cut)
 
     def _decide(self, lexical: ClaimVerdict, probability: float) -> ClaimVerdict:
         # The probability decides; the lexical layer names how a claim falls short. Settling

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vera.judges.offline.verify import NOTHING, UNNAMED, UNSHARED, UNSTATED
+from vera.judges.offline.verify import CLOSEST, NOTHING, UNNAMED, UNSHARED, UNSTATED
 from vera.types import ClaimVerdict, Verdict
 
 __all__ = [
@@ -83,24 +83,27 @@ def rules_out(verdict: ClaimVerdict) -> bool:
 def lexical_support(
     verdict: ClaimVerdict,
     probability: float,
-    cuts: tuple[float, float],
+    partial_cut: float,
     weights: LexicalWeights = LEXICAL_WEIGHTS,
 ) -> ClaimVerdict:
     """The default judge's verdict from the lexical one and the model's `probability`.
 
     The probability, times the lexical verdict's weight, is the claim's P(supported). A claim
-    the words rule out keeps its lexical verdict, and at most `RULED_OUT`. Any other gets the
-    better of its lexical verdict and the probability's: FULLY_SUPPORTED from `cuts[0]`,
-    PARTIALLY_SUPPORTED from `cuts[1]`, else NO_EVIDENCE. So a claim whose words a context
-    holds stays supported, and one that a context paraphrases can still be.
+    the words rule out keeps its lexical verdict, and at most `RULED_OUT`. Only the words make
+    a claim FULLY_SUPPORTED (a context window holds nearly all of them); a probability of at
+    least `partial_cut` lifts a claim they leave short, but not far (`verify.CLOSEST`), to
+    PARTIALLY_SUPPORTED, so a likely paraphrase is not NO_EVIDENCE, an invented qualifier
+    ("the internal project") is not FULLY_SUPPORTED and an invented sentence stays
+    NO_EVIDENCE.
     """
     p = probability * weights.of(verdict)
     if rules_out(verdict):
         return with_probability(verdict, verdict.verdict, min(p, RULED_OUT))
-    full, partial = cuts
-    if p >= full or verdict.verdict is Verdict.FULLY_SUPPORTED:
+    if verdict.verdict is Verdict.FULLY_SUPPORTED:
         kind = Verdict.FULLY_SUPPORTED
-    elif p >= partial or verdict.verdict is Verdict.PARTIALLY_SUPPORTED:
+    elif verdict.verdict is Verdict.PARTIALLY_SUPPORTED or (
+        p >= partial_cut and (verdict.reason or "").startswith(CLOSEST)
+    ):
         kind = Verdict.PARTIALLY_SUPPORTED
     else:
         kind = Verdict.NO_EVIDENCE

@@ -21,8 +21,7 @@ from vera.judges.offline.features import FEATURES
 
 __all__ = ["SupportModel", "load_model", "shipped_path"]
 
-# The default judge's cut-offs for a model card written before it had its own.
-_FULL_CUT = 0.97
+# The default judge's cut-off for a model card written before it had its own.
 _PARTIAL_CUT = 0.88
 
 
@@ -36,10 +35,9 @@ class SupportModel:
     intercept: float
     min_support: float
     partial_probability: float
-    full_cut: float = _FULL_CUT
-    """The default `offline` judge's least probability for FULLY_SUPPORTED."""
     partial_cut: float = _PARTIAL_CUT
-    """Its least probability for PARTIALLY_SUPPORTED; below it NO_EVIDENCE."""
+    """The least probability at which the default `offline` judge lifts a claim the words leave
+    short to PARTIALLY_SUPPORTED (`lexical_support.py`)."""
 
     @classmethod
     def read(cls, path: Path) -> SupportModel:
@@ -56,7 +54,6 @@ class SupportModel:
             intercept=float(data["intercept"]),
             min_support=float(data["thresholds"]["min_support"]),
             partial_probability=float(data["thresholds"]["partial_probability"]),
-            full_cut=float(data["thresholds"].get("full_cut", _FULL_CUT)),
             partial_cut=float(data["thresholds"].get("partial_cut", _PARTIAL_CUT)),
         )
 

@@ -17,7 +17,17 @@ from vera.judges.offline.tokens import Facts, analyse, merge, stem
 from vera.sample_limits import check_deadline
 from vera.types import Claim, ClaimVerdict, Verdict
 
-__all__ = ["NOTHING", "UNNAMED", "UNSHARED", "UNSTATED", "Settings", "verify"]
+__all__ = [
+    "CLOSEST",
+    "FAR",
+    "NOTHING",
+    "PARAPHRASE_COVERAGE",
+    "UNNAMED",
+    "UNSHARED",
+    "UNSTATED",
+    "Settings",
+    "verify",
+]
 
 # How the reasons of the two NO_EVIDENCE verdicts that name a fact no context holds begin;
 # `lexical_support` reads them to weigh such a claim.
@@ -25,6 +35,12 @@ UNSTATED = "no context states"
 UNNAMED = "no context names"
 UNSHARED = "no context shares a content word"
 NOTHING = "nothing in the claim to check"
+# A claim with too few content words in any window: "closest passage" when it may be a
+# paraphrase (at least `PARAPHRASE_COVERAGE` of its words are there), which the support
+# model's probability can lift to PARTIALLY_SUPPORTED; "far from any passage" when not.
+CLOSEST = "closest passage"
+FAR = "far from any passage"
+PARAPHRASE_COVERAGE = 0.3
 
 
 RECORD_WINDOW = 6
@@ -161,7 +177,9 @@ def _judge(claim: Claim, index: _Contexts, settings: Settings) -> ClaimVerdict:
         return verdict(Verdict.FULLY_SUPPORTED, covered)
     if coverage >= settings.partial_support:
         return verdict(Verdict.PARTIALLY_SUPPORTED, covered)
-    return verdict(Verdict.NO_EVIDENCE, "closest passage: " + covered, cite=False)
+    if coverage >= PARAPHRASE_COVERAGE:
+        return verdict(Verdict.NO_EVIDENCE, f"{CLOSEST}: {covered}", cite=False)
+    return verdict(Verdict.NO_EVIDENCE, f"{FAR}: {covered}", cite=False)
 
 
 def _coverage(content: frozenset[str], window: frozenset[str]) -> float:
