@@ -185,7 +185,9 @@ class OfflineJudge(BaseJudge):
         # claims by words alone cost accuracy: on RAGTruth dev only 13 % of the lexical
         # conflicts and 20 % of the claims with half their words unseen are hallucinated
         # (10 % of all claims), and the model ranks them better (training/verifier/README.md).
-        if probability >= self.min_support:
+        if probability >= self.min_support or lexical.verdict is Verdict.FULLY_SUPPORTED:
+            # A claim whose words a context window holds is supported whatever the model
+            # makes of claims like it.
             verdict = Verdict.FULLY_SUPPORTED
         elif lexical.verdict is Verdict.CONTRADICTED:
             verdict = Verdict.CONTRADICTED
