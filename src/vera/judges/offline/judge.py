@@ -41,19 +41,22 @@ class OfflineJudge(BaseJudge):
     claim the lexical layer found in conflict with a context is CONTRADICTED, else at least
     `partial_probability` is PARTIALLY_SUPPORTED and anything lower NO_EVIDENCE.
 
-    By default (`learned=False`) words decide the verdict: a differing number, a different
-    name, a negation flip or an antonym in a well-aligned window is a contradiction, and the
-    share of content words the window covers decides between full, partial and no support. It
-    reads words, not meaning, so paraphrases look unsupported. Each claim still gets the same
-    model's probability of support, weighed down where the verdict names what is wrong (a
-    conflict, a quantity or name no context states: `lexical_support.py`), and faithfulness
-    scores the response from those probabilities.
+    By default (`learned=False`) the words decide what they can: a differing number, a
+    different name, a negation flip, an antonym or what a context's "only" rules out in a
+    well-aligned window is a contradiction; a quantity or name no context states, or no word in
+    common, is NO_EVIDENCE; the share of content words the window covers decides between full,
+    partial and no support. A claim the words leave short but not far is PARTIALLY_SUPPORTED
+    when the same model's probability says it is a likely paraphrase. Each claim gets that
+    probability, weighed down where the verdict names what is wrong and never above even odds
+    for a claim the words rule out (`lexical_support.py`). Structured contexts (JSON records,
+    `key: value` lines, tables) are read field by field (`structured.py`), and a rounding or a
+    unit change of a stated quantity is that quantity (`quantities.py`).
 
     Args:
         full_support: Share of the claim's content words the best window must contain for
             FULLY_SUPPORTED.
         partial_support: Share needed for PARTIALLY_SUPPORTED; below it the claim has
-            NO_EVIDENCE.
+            NO_EVIDENCE unless the probability lifts it (see above).
         contradiction_alignment: Share of the claim's other content words a window must
             contain before a differing bare number, a different name, a negation flip or an
             antonym in it counts as CONTRADICTED rather than NO_EVIDENCE.

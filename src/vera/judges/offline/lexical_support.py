@@ -1,23 +1,28 @@
-"""The lexical `offline` judge's probability of support: the support model's, weighed by what
-the words found.
+"""The default `offline` judge's verdicts and probabilities of support: the lexical layer's
+verdict, settled with the support model's probability.
 
-The lexical judge keeps its verdicts, and gives each claim a probability of support
-(`ClaimVerdict.entailment`), so faithfulness scores it by the product rule as it does
-`offline:learned`. A verdict's weight alone ranks RAGTruth answers worse than content-word
-overlap (AUROC 0.739); the support model's probability ranks them better (0.778). The model
-alone, though, lets a planted wrong number pass: on RAGTruth few lexical conflicts are
-hallucinations (names and negations 11 %, numbers 29 %, against 10 % of all claims), so it gives
-one about 0.8. Here a verdict that names what is wrong scales the probability down:
+The verdicts decide pass/fail (faithfulness is the mean of their weights) and the
+probabilities rank (`ClaimVerdict.entailment`, their product). So a verdict must be what a
+reader would say of the claim, and its probability must not contradict it:
+
+- a claim the words rule out keeps its lexical verdict and at most `RULED_OUT` (0.5);
+- only the words make a claim FULLY_SUPPORTED;
+- a claim the words leave short but not far (`verify.CLOSEST`: at least 30 % of its words in
+  a window) is PARTIALLY_SUPPORTED from P `partial_cut` (in the model card; 0.89 shipped), a
+  likely paraphrase; below that, NO_EVIDENCE.
+
+The model alone gives a planted wrong number about 0.8 (on RAGTruth few lexical conflicts are
+hallucinations), so a verdict that names what is wrong also scales the probability down:
 
 | lexical verdict                                    | weight |
 |----------------------------------------------------|--------|
-| CONTRADICTED (a number, name, negation or antonym) | 0.5    |
-| NO_EVIDENCE: a quantity no context states          | 0.6    |
-| NO_EVIDENCE: a name no context names               | 0.8    |
+| CONTRADICTED (a number, name, negation, antonym, "only") | 0.7 |
+| NO_EVIDENCE: a quantity no context states          | 0.7    |
+| NO_EVIDENCE: a name no context names               | 0.5    |
+| NO_EVIDENCE: no content word in common             | 0.5    |
 | any other                                          | 1.0    |
 
-The weights were chosen on RAGTruth dev by cross-validation over source documents, among those
-that fail at least 7 of the bundled example's 11 planted numbers, negations and invented facts
+Weights and cut-off were chosen on RAGTruth dev by cross-validation over source documents
 (`training/verifier/choose_weights.py`; figures in `training/verifier/README.md`).
 """
 

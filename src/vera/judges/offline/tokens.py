@@ -172,11 +172,7 @@ def analyse(text: str) -> Facts:
     - `negations`: negating words with the content key each one negates, in order.
     """
     text = mask_citations(text)
-    tokens: list[_Token] = [
-        # An ordinal keeps its digits only ("16th" is 16); its span still covers the suffix.
-        (m.lastgroup or "", m.group(m.lastgroup or 0), m.start(), m.end())
-        for m in _TOKEN.finditer(text)
-    ]
+    tokens = _tokens(text)
     content: set[str] = set()
     numbers: list[Number] = []
     words: set[str] = set()
@@ -185,10 +181,8 @@ def analyse(text: str) -> Facts:
     pending: list[str] = []  # negation cues still looking for the word they negate
     surfaces: dict[str, str] = {}
     order: list[str] = []  # content keys in text order, to find what an "only" restricts
-    exclusive: set[str] = set()
-    after_only = False
+    cues: list[int] = []  # where in `order` each "only" stood
     first_word = next((i for i, t in enumerate(tokens) if t[0] == "word"), -1)
-
     i = 0
     while i < len(tokens):
         kind, raw, _, _ = tokens[i]
@@ -206,8 +200,7 @@ def analyse(text: str) -> Facts:
         if low in NEGATIONS or low.endswith("n't"):
             pending.append(low)
         if low in EXCLUSIVE:
-            exclusive.update(order[-2:])
-            after_only = True
+            cues.append(len(order))
         base = _base(low)
         words.add(base)
         if len(base) < 2 or base in STOPWORDS or base in LIGHT_WORDS or low in STOPWORDS:
@@ -215,9 +208,6 @@ def analyse(text: str) -> Facts:
         key = stem(base)
         content.add(key)
         order.append(key)
-        if after_only:
-            exclusive.add(key)
-            after_only = False
         surfaces.setdefault(key, raw)
         _settle(pending, key, negations, affirmed)
     negations.extend(Negation(cue, "") for cue in pending)
@@ -229,8 +219,16 @@ def analyse(text: str) -> Facts:
         negations=tuple(negations),
         surfaces=surfaces,
         affirmed=frozenset(affirmed),
-        exclusive=frozenset(exclusive),
+        exclusive=frozenset(key for cue in cues for key in order[max(0, cue - 2) : cue + 1]),
     )
+
+
+def _tokens(text: str) -> list[_Token]:
+    # An ordinal keeps its digits only ("16th" is 16); its span still covers the suffix.
+    return [
+        (m.lastgroup or "", m.group(m.lastgroup or 0), m.start(), m.end())
+        for m in _TOKEN.finditer(text)
+    ]
 
 
 _PIECE = 1_000_000
