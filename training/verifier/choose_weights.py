@@ -155,9 +155,15 @@ def choose_cut(table: Table, p: np.ndarray, ruled: np.ndarray) -> float:
     return max(PARTIAL_CUTS, key=margin)
 
 
+def settled(p: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """The probabilities the judge gives: at most `RULED_OUT` for an unsupported verdict."""
+    return np.where(weight == 0, np.minimum(p, RULED_OUT), p)
+
+
 def report(table: Table, p: np.ndarray, ruled: np.ndarray, cut: float) -> dict:
-    flagged = table.flagged(verdict_weights(p, ruled, lexical_weights(table.verdicts), cut))
-    score = 1 - table.product(p)
+    weight = verdict_weights(p, ruled, lexical_weights(table.verdicts), cut)
+    flagged = table.flagged(weight)
+    score = 1 - table.product(settled(p, weight))
     figures: dict[str, dict[str, float]] = {}
     for fold in (None, 0, 1):
         for name, rows in table.groups(fold).items():

@@ -11,7 +11,7 @@ from vera.judges.base import BaseJudge, JudgeDescription
 from vera.judges.offline.claims import extract_claims
 from vera.judges.offline.features import SampleFacts, claim_features
 from vera.judges.offline.index import LONG_TEXT
-from vera.judges.offline.lexical_support import lexical_support, with_probability
+from vera.judges.offline.lexical_support import RULED_OUT, lexical_support, with_probability
 from vera.judges.offline.model import SupportModel, load_model
 from vera.judges.offline.relevance import rate_relevance
 from vera.judges.offline.verify import Settings, verify
@@ -198,6 +198,9 @@ class OfflineJudge(BaseJudge):
             verdict = Verdict.PARTIALLY_SUPPORTED
         else:
             verdict = Verdict.NO_EVIDENCE
+        if verdict.unsupported:
+            # As the default judge: an unsupported verdict says no more than even odds.
+            probability = min(probability, RULED_OUT)
         return with_probability(lexical, verdict, probability)
 
     async def rate_relevance(self, query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:
