@@ -150,7 +150,9 @@ class ContextIndex:
 
 
 def _build(text: str) -> ContextIndex:
-    fields = structured_facts(text)
+    # A long text is read as prose: a record's facts are all kept (below), which a 10 MB one
+    # would make hundreds of MB.
+    fields = structured_facts(text) if len(text) <= LONG_TEXT else None
     if fields is None:
         units = [(u.start, u.end, text[u.start : u.end]) for u in split_units(text)]
     else:
@@ -160,8 +162,7 @@ def _build(text: str) -> ContextIndex:
     kept: list[Facts] = []
     words: set[str] = set()
     numbers: dict[tuple[str, str | None], Number] = {}
-    # A field's reading is not the text at its span, so a record's facts are always kept.
-    keep = len(text) <= LONG_TEXT or fields is not None
+    keep = len(text) <= LONG_TEXT
     for start, end, reading in units:
         check_deadline()
         facts = analyse(reading)

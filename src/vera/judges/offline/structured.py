@@ -16,8 +16,9 @@ context (what the judge quotes) and a reading of it in words, which is what the 
 | `Price: $20` (a key-value line)       | `Price: $20`                   |
 | a table row under `| Plan | Price |`  | `Plan Pro Price $20`           |
 
-A context is structured when it parses as a JSON object or array, when most of its (at least
-two) lines are `key: value`, or when it holds a Markdown table; anything else is prose.
+A context of at most `index.LONG_TEXT` characters is structured when it parses as a JSON object
+or array, when most of its (at least two) lines are `key: value`, or when it holds a Markdown
+table (a header and a row at least); anything else is prose.
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ def structured_facts(text: str) -> list[Fact] | None:
     if head in ("{", "[") and _is_json(text):
         return _json_facts(text)
     lines = [line for line in text.splitlines() if line.strip()]
-    if any(_TABLE_ROW.match(line) for line in lines):
+    if sum(1 for line in lines if _TABLE_ROW.match(line)) >= 2:  # a header and a row
         return _table_facts(text)
     if len(lines) >= 2 and sum(1 for line in lines if _KEY_VALUE.match(line)) * 2 > len(lines):
         return _line_facts(text)
