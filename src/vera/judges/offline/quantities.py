@@ -2,7 +2,8 @@
 
 "8,849 metres" rounds "8,848.86 metres", and "2 hours" is "120 minutes": neither is a
 different number. A wrong number stays one: "30 days" does not round "34 days" (a rounding
-moves a value by at most 1 %), and units of different kinds never agree.
+moves a value by at most 1 %), units of different kinds never agree, and a year or a date is
+never rounded.
 """
 
 from __future__ import annotations
@@ -71,6 +72,8 @@ def agrees(claim: Number, context: Number) -> bool:
     unit, or `context`'s value rounded to the places `claim` is written to."""
     if claim.key == context.key and claim.unit == context.unit:
         return True
+    if (claim.unit or "").startswith("@") or (context.unit or "").startswith("@"):
+        return False  # a year or a date is exact: 2020 does not round 2024
     said, stated = _in_base_unit(claim), _in_base_unit(context)
     if said is None or stated is None or said[0] != stated[0]:
         return False
