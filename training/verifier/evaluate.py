@@ -6,7 +6,8 @@ A response fails when the mean of its claims' verdict weights (FULLY_SUPPORTED 1
 PARTIALLY_SUPPORTED 0.5, NO_EVIDENCE and CONTRADICTED 0) is below 0.5, `faithfulness`'s rule
 and default threshold; it is ranked for AUROC by 1 minus the product of its claims'
 probabilities of support (`faithfulness_probability`). Spans are the characters of the claims
-not FULLY_SUPPORTED, as `vera benchmark` marks them. Computed here from the judge's verdicts
+not FULLY_SUPPORTED, as `vera benchmark` marks them (`--unsupported-spans`: only those
+NO_EVIDENCE or CONTRADICTED). Computed here from the judge's verdicts
 directly, so the figures do not depend on which rule `vera.judge_benchmark` uses.
 """
 
@@ -38,8 +39,11 @@ WEIGHTS = {
 THRESHOLD = 0.5
 
 
-def outcome(spans: Sequence[tuple[int, int]], verdicts: Sequence[ClaimVerdict]) -> dict[str, Any]:
-    """One response's flag, probability score and marked spans from its claims' verdicts."""
+def outcome(
+    spans: Sequence[tuple[int, int]], verdicts: Sequence[ClaimVerdict], *, unsupported: bool
+) -> dict[str, Any]:
+    """One response's flag, probability score and marked spans from its claims' verdicts: the
+    claims not FULLY_SUPPORTED, or with `unsupported` only those NO_EVIDENCE or CONTRADICTED."""
     if not verdicts:
         return {"flagged": 0, "score": 0.0, "spans": []}
     mean = sum(WEIGHTS[v.verdict] for v in verdicts) / len(verdicts)
@@ -47,18 +51,23 @@ def outcome(spans: Sequence[tuple[int, int]], verdicts: Sequence[ClaimVerdict]) 
         WEIGHTS[v.verdict] if v.entailment is None else v.entailment for v in verdicts
     )
     marked = [
-        s for s, v in zip(spans, verdicts, strict=True) if v.verdict is not Verdict.FULLY_SUPPORTED
+        s
+        for s, v in zip(spans, verdicts, strict=True)
+        if (v.verdict.unsupported if unsupported else v.verdict is not Verdict.FULLY_SUPPORTED)
     ]
     return {"flagged": int(mean < THRESHOLD), "score": 1.0 - probability, "spans": marked}
 
 
-def judge_rows(judge: OfflineJudge, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def judge_rows(
+    judge: OfflineJudge, rows: Sequence[dict[str, Any]], *, unsupported: bool
+) -> list[dict[str, Any]]:
     async def run() -> list[dict[str, Any]]:
         out = []
         for row in rows:
             claims = await judge.extract_claims(str(row["response"]))
             verdicts = await judge.verify_claims(claims, [str(c) for c in row["contexts"]])
-            out.append(outcome([c.span or (0, 0) for c in claims], verdicts))
+            spans = [c.span or (0, 0) for c in claims]
+            out.append(outcome(spans, verdicts, unsupported=unsupported))
         return out
 
     return asyncio.run(run())
@@ -71,13 +80,18 @@ def main() -> None:
     parser.add_argument("--model", type=Path, help="another support_model.json")
     parser.add_argument("--fold", type=int, choices=(0, 1))
     parser.add_argument("--out", type=Path, help="write the figures as JSON")
+    parser.add_argument(
+        "--unsupported-spans",
+        action="store_true",
+        help="mark only NO_EVIDENCE and CONTRADICTED claims as spans (else: not FULLY_SUPPORTED)",
+    )
     args = parser.parse_args()
     rows = read_rows(args.path)
     if args.fold is not None:
         rows = [r for r in rows if fold_of(str(r["id"])) == args.fold]
     judge = OfflineJudge(learned=args.learned, model_path=args.model)
     start = time.perf_counter()
-    outcomes = judge_rows(judge, rows)
+    outcomes = judge_rows(judge, rows, unsupported=args.unsupported_spans)
     rate = len(rows) / (time.perf_counter() - start)
     figures = summarise(rows, outcomes)
     for name, group in figures.items():
