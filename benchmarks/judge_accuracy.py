@@ -1,6 +1,6 @@
 """How well a judge finds unfaithful responses, on human labels (RAGTruth, SummEdits, HaluEval).
 
-Reads JSONL files in the format of `../shared/benchmarks/README.md` from the path given (VERA
+Reads JSONL files in the format of `benchmarks/data/README.md` from the path given (VERA
 never depends on them otherwise), runs a judge on every row, and reports, for the unfaithful
 class: precision, recall, F1, balanced accuracy and AUROC, overall and per task type; the
 character-level F1 of the claims marked unsupported against `hallucinated_spans` (RAGTruth);
@@ -17,7 +17,10 @@ defines both; `vera benchmark` prints both side by side).
 `--fold 1` keeps only the RAGTruth rows whose source document is in fold 1 of the fixed split
 the offline judge's verifier was trained with (`training/verifier/`): documents it never saw.
 
-    .venv/bin/python benchmarks/judge_accuracy.py ../shared/benchmarks/ragtruth_dev.jsonl
+    .venv/bin/python benchmarks/judge_accuracy.py benchmarks/data/ragtruth_dev.jsonl
+
+`training/verifier/evaluate.py` scores the offline judges by the seeds' mean-of-weights rule
+from their verdicts directly, per task type, whatever rule `vera.judge_benchmark` uses.
 """
 
 from __future__ import annotations

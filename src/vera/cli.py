@@ -248,7 +248,7 @@ _OfflineMinSupportFlag = Annotated[
         min=0.0,
         max=1.0,
         help="With --judge offline:learned: the least probability of support that counts "
-        "as fully supported (default 0.87, chosen on RAGTruth dev data); lower flags fewer "
+        "as fully supported (default 0.97, chosen on RAGTruth dev data); lower flags fewer "
         "claims.",
     ),
 ]

@@ -16,6 +16,7 @@ import vera
 from vera import Sample, Verdict
 from vera.errors import ConfigError
 from vera.judges.offline import OfflineJudge
+from vera.judges.offline.lexical_support import LEXICAL_WEIGHTS, RULED_OUT
 from vera.metrics import ClaimAnalysis, Faithfulness, FaithfulnessProbability, MetricStatus
 from vera.metrics.registry import create_metric
 from vera.types import Claim, ClaimVerdict
@@ -205,6 +206,15 @@ def test_the_offline_judge_gives_both_scores_each_by_its_own_formula() -> None:
     assert [c.verdict for c in result.claims] == [C, F]
     wrong, right = result.claims
     assert wrong.entailment is not None and right.entailment is not None
+    # The wrong number keeps its weight's share of the support model's probability, and never
+    # more than even odds; the copied clause keeps all of it.
+    [learned] = vera.evaluate([sample], judge=OfflineJudge(learned=True, min_support=0)).samples
+    model = [c.entailment for c in learned.claims]
+    assert model[0] is not None
+    assert wrong.entailment == pytest.approx(
+        min(RULED_OUT, LEXICAL_WEIGHTS.contradicted * model[0])
+    )
+    assert right.entailment == model[1]
     # Seed 000: one of two claims supported is 0.5, which meets the default threshold.
     assert result.scores["faithfulness"] == 0.5 and result.results["faithfulness"].passed
     # The probability that both hold: the wrong number's doubt sinks it below even odds.

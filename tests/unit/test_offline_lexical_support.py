@@ -1,46 +1,76 @@
-"""The lexical `offline` judge's probability of support: the support model's, weighed by what
-the words found (`vera.judges.offline.lexical_support`)."""
+"""The default `offline` judge's verdicts and probabilities: the support model's probability,
+weighed by what the words found, and cut into verdicts (`vera.judges.offline.lexical_support`)."""
 
 from __future__ import annotations
 
 import pytest
 
 from vera.judges.offline import OfflineJudge
-from vera.judges.offline.lexical_support import LEXICAL_WEIGHTS, LexicalWeights, lexical_support
+from vera.judges.offline.lexical_support import (
+    LEXICAL_WEIGHTS,
+    RULED_OUT,
+    LexicalWeights,
+    lexical_support,
+)
 from vera.types import Claim, ClaimVerdict, Verdict
 
 CONTEXT = (
     "The warranty covers parts for 24 months from the date of purchase. "
     "Labour is covered for the first 12 months only. Claims are handled by Acme Repairs."
 )
+CUT = 0.7
 
 
 @pytest.mark.parametrize(
     ("verdict", "reason", "weight"),
     [
-        (Verdict.CONTRADICTED, "claim says 36 months; context says 24 months", 0.5),
-        (Verdict.CONTRADICTED, 'claim is negated ("not"); context is not', 0.5),
-        (Verdict.NO_EVIDENCE, "no context states 40 euros", 0.6),
-        (Verdict.NO_EVIDENCE, "no context names Globex", 0.8),
-        (Verdict.NO_EVIDENCE, "closest passage: context covers 1/4 content words", 1.0),
-        (Verdict.PARTIALLY_SUPPORTED, "context covers 3/4 content words", 1.0),
-        (Verdict.FULLY_SUPPORTED, "context covers 4/4 content words", 1.0),
+        (Verdict.CONTRADICTED, "claim says 36 months; context says 24 months", 0.7),
+        (Verdict.CONTRADICTED, 'claim is negated ("not"); context is not', 0.7),
+        (Verdict.NO_EVIDENCE, "no context states 40 euros", 0.7),
+        (Verdict.NO_EVIDENCE, "no context names Globex", 0.5),
+        (Verdict.NO_EVIDENCE, "no context shares a content word with it", 0.5),
     ],
 )
-def test_a_verdict_that_names_what_is_wrong_weighs_the_probability_down(
+def test_a_claim_the_words_rule_out_keeps_its_verdict_and_at_most_even_odds(
     verdict: Verdict, reason: str, weight: float
 ) -> None:
     lexical = ClaimVerdict("c1", verdict, reason=reason)
     assert LEXICAL_WEIGHTS.of(lexical) == weight
-    weighed = lexical_support(lexical, 0.9)
-    assert weighed.verdict is verdict  # the words still decide the verdict
-    assert weighed.entailment == pytest.approx(0.9 * weight)
-    assert weighed.reason == f"P(supported) = {0.9 * weight:.2f}; {reason}"
+    for probability in (0.99, 0.4):
+        weighed = lexical_support(lexical, probability, CUT)
+        assert weighed.verdict is verdict  # however sure the model is
+        expected = min(RULED_OUT, probability * weight)
+        assert weighed.entailment == pytest.approx(expected)
+        assert weighed.reason == f"P(supported) = {expected:.2f}; {reason}"
+
+
+@pytest.mark.parametrize(
+    ("lexical", "probability", "verdict"),
+    [
+        # A likely paraphrase the words leave short is partly supported...
+        (Verdict.NO_EVIDENCE, 0.8, Verdict.PARTIALLY_SUPPORTED),
+        (Verdict.NO_EVIDENCE, 0.5, Verdict.NO_EVIDENCE),
+        # ...but only the words make a claim fully supported...
+        (Verdict.NO_EVIDENCE, 0.99, Verdict.PARTIALLY_SUPPORTED),
+        (Verdict.PARTIALLY_SUPPORTED, 0.99, Verdict.PARTIALLY_SUPPORTED),
+        # ...and the probability never makes a claim whose words a context holds worse.
+        (Verdict.PARTIALLY_SUPPORTED, 0.5, Verdict.PARTIALLY_SUPPORTED),
+        (Verdict.FULLY_SUPPORTED, 0.5, Verdict.FULLY_SUPPORTED),
+    ],
+)
+def test_the_probability_lifts_a_claim_the_words_leave_short_to_partial_support(
+    lexical: Verdict, probability: float, verdict: Verdict
+) -> None:
+    reason = "closest passage: context covers 1/4 content words"
+    weighed = lexical_support(ClaimVerdict("c1", lexical, reason=reason), probability, CUT)
+    assert weighed.verdict is verdict
+    assert weighed.entailment == probability
 
 
 def test_other_weights_can_be_tried() -> None:
     lexical = ClaimVerdict("c1", Verdict.CONTRADICTED, reason="claim says 3; context says 2")
-    assert lexical_support(lexical, 0.8, LexicalWeights(contradicted=0.25)).entailment == 0.2
+    weights = LexicalWeights(contradicted=0.25)
+    assert lexical_support(lexical, 0.8, CUT, weights).entailment == 0.2
 
 
 async def test_the_judge_weighs_the_same_models_probability() -> None:
@@ -58,9 +88,10 @@ async def test_the_judge_weighs_the_same_models_probability() -> None:
     ]
     for weighed, probability in zip(lexical, raw, strict=True):
         assert probability.entailment is not None and weighed.entailment is not None
-        assert weighed.entailment == pytest.approx(
-            probability.entailment * LEXICAL_WEIGHTS.of(weighed)
-        )
+        expected = probability.entailment * LEXICAL_WEIGHTS.of(weighed)
+        if weighed.verdict is Verdict.CONTRADICTED:
+            expected = min(RULED_OUT, expected)
+        assert weighed.entailment == pytest.approx(expected)
     assert lexical[0].entailment is not None and lexical[0].entailment <= 0.5
     assert lexical[2].entailment is not None and lexical[2].entailment > 0.9
 

@@ -14,6 +14,7 @@ import vera
 from vera.judges.base import Judge, match_verdicts
 from vera.judges.offline import OfflineJudge
 from vera.judges.offline.tokens import analyse, stem
+from vera.judges.offline.verify import Settings, verify
 from vera.types import Claim, ClaimVerdict, Verdict
 
 
@@ -278,10 +279,13 @@ async def test_verdicts_are_deterministic() -> None:
 
 async def test_thresholds_are_honoured() -> None:
     claim, contexts = "The internal project is called Apollo.", ["The project code name is Apollo."]
-    strict = await judge_one(claim, contexts, partial_support=0.7, full_support=0.9)
-    lenient = await judge_one(claim, contexts, full_support=0.6)
+    claims = [Claim("c1", claim)]
+    [strict] = verify(claims, contexts, Settings(partial_support=0.7, full_support=0.9))
+    [lenient] = verify(claims, contexts, Settings(full_support=0.6))
     assert strict.verdict is Verdict.NO_EVIDENCE
     assert lenient.verdict is Verdict.FULLY_SUPPORTED
+    # The judge's verdict is never worse than the words' (the probability may lift it).
+    assert (await judge_one(claim, contexts, full_support=0.6)).verdict is Verdict.FULLY_SUPPORTED
 
 
 _WORDS = st.sampled_from(

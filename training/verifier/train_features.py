@@ -2,16 +2,20 @@
 
     python training/verifier/train_features.py --benchmarks ../shared/benchmarks \
         --write src/vera/judges/offline/support_model.json --write-heldout build/fold0.json
+    python training/verifier/choose_weights.py --benchmarks ../shared/benchmarks \
+        --write src/vera/judges/offline/support_model.json   # then the default judge's cut-off
 
 1. Held-out estimate: fit on the RAGTruth dev claims of fold 0 (split by source document, see
-   `benchmarks/judge_accuracy.py: fold_of`). `min_support`, the threshold that maximises
-   response-level F1 of the unfaithful class (a response is flagged when any claim's
-   P(supported) is below it), is chosen on fold 0 too, from out-of-fold predictions (fold 0
-   cut in two by document again). Fold 1 is only scored: its figures are for documents the
-   model and its threshold never saw. `--write-heldout` saves this model, so
-   `benchmarks/judge_accuracy.py --model build/fold0.json --fold 1` re-measures them through
-   the judge itself.
-2. The shipped model: the same fit on every dev claim; its threshold is chosen the same way,
+   `benchmarks/judge_accuracy.py: fold_of`). `min_support` (FULLY_SUPPORTED from it) and
+   `partial_probability` (PARTIALLY_SUPPORTED from it, below `min_support`), the cut-offs under
+   which `vera eval`'s rule (a response fails when the mean of its verdict weights is below
+   0.5) reaches the best balanced accuracy, are chosen on fold 0 too, from out-of-fold
+   predictions (fold 0 cut in two by document again). The held-out figures printed are those
+   of the any-claim rule at `min_support`. Fold 1 is only scored: its figures are for
+   documents the model and its cut-offs never saw. `--write-heldout` saves this model, so
+   `evaluate.py --learned --model build/fold0.json --fold 1` measures it through the judge
+   itself by `vera eval`'s rule.
+2. The shipped model: the same fit on every dev claim; its cut-offs are chosen the same way,
    from out-of-fold predictions over all of dev (fit on one fold, predict the other).
 
 Claims, lexical verdicts and features come from VERA's own code (`OfflineJudge(learned=False)`
@@ -36,11 +40,11 @@ from sklearn.linear_model import LogisticRegression
 from vera.judges.offline.claims import extract_claims
 from vera.judges.offline.features import FEATURES, SampleFacts, claim_features
 from vera.judges.offline.verify import Settings, verify
-from vera.types import ClaimVerdict
+from vera.types import ClaimVerdict, Verdict
 
-PARTIAL_PROBABILITY = 0.5  # below min_support: PARTIALLY_SUPPORTED from here, NO_EVIDENCE below
 C = 1.0
 THRESHOLDS = [t / 100 for t in range(50, 100)]
+PARTIALS = [t / 100 for t in range(50, 100)]
 
 
 Where = list[tuple[int, tuple[int, int]]]  # each claim's row and character span
@@ -130,9 +134,34 @@ def out_of_fold(x: np.ndarray, y: np.ndarray, halves: np.ndarray) -> np.ndarray:
     return probs
 
 
-def best_threshold(rows: list[dict[str, object]], probs: np.ndarray, where: Where) -> float:
-    """The `min_support` that maximises response-level F1 of the unfaithful class."""
-    return max(THRESHOLDS, key=lambda t: figures(rows, probs, where, t)["all"]["f1"])  # type: ignore[index]
+def best_cuts(
+    rows: list[dict[str, object]],
+    probs: np.ndarray,
+    where: Where,
+    conflict: np.ndarray,
+    worded: np.ndarray,
+) -> tuple[float, float]:
+    """`min_support` and `partial_probability` under which `vera eval`'s rule (a response
+    fails when the mean of its claims' verdict weights, 1 / 0.5 / 0, is below 0.5) reaches
+    the best balanced accuracy. Below `min_support` a lexical conflict is CONTRADICTED (0); a
+    claim the words fully support (`worded`) is FULLY_SUPPORTED whatever its probability."""
+    row_of = np.array([r for r, _ in where])
+    claims = np.maximum(np.bincount(row_of, minlength=len(rows)), 1)
+    has_claims = np.bincount(row_of, minlength=len(rows)) > 0
+    labels = np.array([int(r["label"]) for r in rows])  # type: ignore[call-overload]
+
+    def balanced_accuracy(cuts: tuple[float, float]) -> float:
+        full, partial = cuts
+        weight = np.where(probs >= full, 1.0, np.where(conflict | (probs < partial), 0.0, 0.5))
+        weight = np.where(worded, 1.0, weight)
+        mean = np.bincount(row_of, weight, minlength=len(rows)) / claims
+        flagged = has_claims & (mean < 0.5)
+        tpr = (flagged & (labels == 1)).sum() / max(1, (labels == 1).sum())
+        tnr = (~flagged & (labels == 0)).sum() / max(1, (labels == 0).sum())
+        return float(tpr + tnr) / 2
+
+    pairs = [(f, q) for f in THRESHOLDS for q in PARTIALS if q <= f]
+    return max(pairs, key=balanced_accuracy)
 
 
 def inner_fold(row_id: str) -> int:
@@ -140,11 +169,13 @@ def inner_fold(row_id: str) -> int:
     return hashlib.md5(source_of(row_id).encode()).digest()[1] % 2
 
 
-def card(params: dict[str, object], threshold: float, trained_on: str) -> dict[str, object]:
+def card(
+    params: dict[str, object], cuts: tuple[float, float], trained_on: str
+) -> dict[str, object]:
     return {
         "features": list(FEATURES),
         **params,
-        "thresholds": {"min_support": threshold, "partial_probability": PARTIAL_PROBABILITY},
+        "thresholds": {"min_support": cuts[0], "partial_probability": cuts[1]},
         "trained_on": trained_on,
         "settings": {"model": "logistic regression, L2", "C": C},
     }
@@ -157,7 +188,9 @@ def main() -> None:
     parser.add_argument("--write-heldout", type=Path, help="the fold-0 model card")
     args = parser.parse_args()
     rows = read_rows(args.benchmarks / "ragtruth_dev.jsonl")
-    x, y, where, _ = claim_table(rows)
+    x, y, where, verdicts = claim_table(rows)
+    conflict = np.array([v.verdict is Verdict.CONTRADICTED for v in verdicts])
+    worded = np.array([v.verdict is Verdict.FULLY_SUPPORTED for v in verdicts])
     ids = [str(rows[r]["id"]) for r, _ in where]
     fold = np.array([fold_of(i) for i in ids])
     print(f"{len(y)} claims ({int(y.sum())} unsupported) in {len(rows)} responses")
@@ -167,27 +200,27 @@ def main() -> None:
     inner = np.array([inner_fold(i) for i in ids])[train]
     train_rows, train_where = subset(rows, where, train)
     oof = out_of_fold(x[train], y[train], inner)
-    threshold = best_threshold(train_rows, oof, train_where)
+    cuts = best_cuts(train_rows, oof, train_where, conflict[train], worded[train])
     heldout = fit(x[train], y[train])
     test_rows, test_where = subset(rows, where, ~train)
     probs = support(heldout, x[~train])
-    held = figures(test_rows, probs, test_where, threshold)
+    held = figures(test_rows, probs, test_where, cuts[0])
     claim_auroc = auroc((1 - probs).tolist(), y[~train].tolist())
     print(f"held-out fold 1: claim-level AUROC {claim_auroc:.3f}")
     print(json.dumps(held, indent=2))
     if args.write_heldout:
         args.write_heldout.parent.mkdir(parents=True, exist_ok=True)
-        fold0 = card(heldout, threshold, f"ragtruth_dev fold 0: {int(train.sum())} claims")
+        fold0 = card(heldout, cuts, f"ragtruth_dev fold 0: {int(train.sum())} claims")
         args.write_heldout.write_text(json.dumps(fold0, indent=2) + "\n", encoding="utf-8")
         print(f"wrote {args.write_heldout}")
 
     # 2. The shipped model: every dev claim; its threshold from out-of-fold predictions.
-    shipped_threshold = best_threshold(rows, out_of_fold(x, y, fold), where)
-    print(f"shipped min_support {shipped_threshold:.2f} (fold-0 choice {threshold:.2f})")
+    shipped_cuts = best_cuts(rows, out_of_fold(x, y, fold), where, conflict, worded)
+    print(f"shipped min_support, partial_probability {shipped_cuts} (fold-0 choice {cuts})")
     if args.write:
         shipped = card(
             fit(x, y),
-            shipped_threshold,
+            shipped_cuts,
             f"ragtruth_dev: {len(y)} claims of {len(rows)} responses",
         )
         shipped["heldout_fold1"] = {"claim_auroc": claim_auroc, **held}

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vera.judges.offline.index import Postings
+from vera.judges.offline.index import Postings, context_index
 from vera.judges.offline.passages import passage_postings
-from vera.judges.offline.tokens import analyse, analyse_text
+from vera.judges.offline.tokens import analyse
 from vera.types import Claim, ClaimVerdict, Verdict
 
 __all__ = ["FEATURES", "SampleFacts", "claim_features"]
@@ -29,7 +29,7 @@ FEATURES: tuple[str, ...] = (
     "lexical_contradicted",  # a number, name, negation or antonym conflict
     "number_contradicted",  # the conflict is a quantity: a far surer sign than the others
     "response_missing_share",  # the missing share over all the sample's claims
-    "structured_context",  # a JSON record rather than prose
+    "structured_context",  # a record, key-value list or table rather than prose
     "position",  # where in the response the claim sits, 0 to 1
 )
 
@@ -47,16 +47,16 @@ class SampleFacts:
 
     @classmethod
     def of(cls, claims: Sequence[Claim], contexts: Sequence[str]) -> SampleFacts:
-        joined = analyse_text("\n".join(contexts))
-        content = joined.content
+        indexes = [context_index(text) for text in contexts]
+        content = frozenset().union(*(index.content for index in indexes))
         response_content = analyse("\n".join(c.text for c in claims)).content
         missing = sum(1 for w in response_content if w not in content)
         return cls(
             content=content,
-            number_keys=frozenset(n.key for n in joined.numbers),
+            number_keys=frozenset().union(*(index.number_keys for index in indexes)),
             passages=tuple(passage_postings(text) for text in contexts),
             response_missing_share=missing / max(1, len(response_content)),
-            structured=any(c.lstrip().startswith(("{", "[")) for c in contexts),
+            structured=any(index.structured for index in indexes),
         )
 
 

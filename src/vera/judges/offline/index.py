@@ -23,7 +23,8 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from vera.judges.offline.tokens import Facts, analyse
+from vera.judges.offline.structured import structured_facts
+from vera.judges.offline.tokens import Facts, Number, analyse, stem
 from vera.sample_limits import check_deadline
 from vera.text.segment import split_units
 
@@ -128,8 +129,15 @@ class ContextIndex:
     spans: tuple[tuple[int, int], ...]
     postings: Postings
     words: frozenset[str]
-    """Every word of every sentence, to look names up."""
+    """Every word of every sentence, and its stem, to look names up."""
     number_keys: frozenset[str]
+    numbers: tuple[Number, ...]
+    """Every quantity of every sentence, to accept a rounding or another unit of one."""
+    content: frozenset[str]
+    """Every content key of every sentence."""
+    structured: bool
+    """Whether the text is a record, a key-value list or a table (`structured.py`), read
+    field by field instead of sentence by sentence."""
     kept: tuple[Facts, ...] | None
     """Each sentence's facts, or None for a long text (see the module docstring)."""
 
@@ -142,19 +150,27 @@ class ContextIndex:
 
 
 def _build(text: str) -> ContextIndex:
+    # A long text is read as prose: a record's facts are all kept (below), which a 10 MB one
+    # would make hundreds of MB.
+    fields = structured_facts(text) if len(text) <= LONG_TEXT else None
+    if fields is None:
+        units = [(u.start, u.end, text[u.start : u.end]) for u in split_units(text)]
+    else:
+        units = [(f.start, f.end, f.reading) for f in fields]
     spans: list[tuple[int, int]] = []
     contents: list[frozenset[str]] = []
     kept: list[Facts] = []
     words: set[str] = set()
-    number_keys: set[str] = set()
+    numbers: dict[tuple[str, str | None], Number] = {}
     keep = len(text) <= LONG_TEXT
-    for unit in split_units(text):
+    for start, end, reading in units:
         check_deadline()
-        facts = analyse(text[unit.start : unit.end])
-        spans.append((unit.start, unit.end))
+        facts = analyse(reading)
+        spans.append((start, end))
         contents.append(facts.content)
         words.update(facts.words)
-        number_keys.update(n.key for n in facts.numbers)
+        words.update(stem(word) for word in facts.words)
+        numbers.update(((n.key, n.unit), n) for n in facts.numbers)
         if keep:
             kept.append(facts)
     return ContextIndex(
@@ -162,7 +178,10 @@ def _build(text: str) -> ContextIndex:
         spans=tuple(spans),
         postings=Postings(contents),
         words=frozenset(words),
-        number_keys=frozenset(number_keys),
+        number_keys=frozenset(key for key, _ in numbers),
+        numbers=tuple(numbers.values()),
+        content=frozenset().union(*contents),
+        structured=fields is not None,
         kept=tuple(kept) if keep else None,
     )
 

@@ -11,7 +11,7 @@ from vera.judges.base import BaseJudge, JudgeDescription
 from vera.judges.offline.claims import extract_claims
 from vera.judges.offline.features import SampleFacts, claim_features
 from vera.judges.offline.index import LONG_TEXT
-from vera.judges.offline.lexical_support import lexical_support, with_probability
+from vera.judges.offline.lexical_support import RULED_OUT, lexical_support, with_probability
 from vera.judges.offline.model import SupportModel, load_model
 from vera.judges.offline.relevance import rate_relevance
 from vera.judges.offline.verify import Settings, verify
@@ -41,19 +41,22 @@ class OfflineJudge(BaseJudge):
     claim the lexical layer found in conflict with a context is CONTRADICTED, else at least
     `partial_probability` is PARTIALLY_SUPPORTED and anything lower NO_EVIDENCE.
 
-    By default (`learned=False`) words decide the verdict: a differing number, a different
-    name, a negation flip or an antonym in a well-aligned window is a contradiction, and the
-    share of content words the window covers decides between full, partial and no support. It
-    reads words, not meaning, so paraphrases look unsupported. Each claim still gets the same
-    model's probability of support, weighed down where the verdict names what is wrong (a
-    conflict, a quantity or name no context states: `lexical_support.py`), and faithfulness
-    scores the response from those probabilities.
+    By default (`learned=False`) the words decide what they can: a differing number, a
+    different name, a negation flip, an antonym or what a context's "only" rules out in a
+    well-aligned window is a contradiction; a quantity or name no context states, or no word in
+    common, is NO_EVIDENCE; the share of content words the window covers decides between full,
+    partial and no support. A claim the words leave short but not far is PARTIALLY_SUPPORTED
+    when the same model's probability says it is a likely paraphrase. Each claim gets that
+    probability, weighed down where the verdict names what is wrong and never above even odds
+    for a claim the words rule out (`lexical_support.py`). Structured contexts (JSON records,
+    `key: value` lines, tables) are read field by field (`structured.py`), and a rounding or a
+    unit change of a stated quantity is that quantity (`quantities.py`).
 
     Args:
         full_support: Share of the claim's content words the best window must contain for
             FULLY_SUPPORTED.
         partial_support: Share needed for PARTIALLY_SUPPORTED; below it the claim has
-            NO_EVIDENCE.
+            NO_EVIDENCE unless the probability lifts it (see above).
         contradiction_alignment: Share of the claim's other content words a window must
             contain before a differing bare number, a different name, a negation flip or an
             antonym in it counts as CONTRADICTED rather than NO_EVIDENCE.
@@ -169,7 +172,7 @@ class OfflineJudge(BaseJudge):
         if not contexts:
             return [v.model_copy(update={"entailment": 0.0}) for v in lexical]
         sample = SampleFacts.of(claims, contexts)
-        settle = self._decide if self.learned else lexical_support
+        settle = self._decide if self.learned else self._settle
         out = []
         for i, (claim, verdict) in enumerate(zip(claims, lexical, strict=True)):
             check_deadline()
@@ -177,12 +180,17 @@ class OfflineJudge(BaseJudge):
             out.append(settle(verdict, self.model.support(features)))
         return out
 
+    def _settle(self, lexical: ClaimVerdict, probability: float) -> ClaimVerdict:
+        return lexical_support(lexical, probability, self.model.partial_cut)
+
     def _decide(self, lexical: ClaimVerdict, probability: float) -> ClaimVerdict:
         # The probability decides; the lexical layer names how a claim falls short. Settling
         # claims by words alone cost accuracy: on RAGTruth dev only 13 % of the lexical
         # conflicts and 20 % of the claims with half their words unseen are hallucinated
         # (10 % of all claims), and the model ranks them better (training/verifier/README.md).
-        if probability >= self.min_support:
+        if probability >= self.min_support or lexical.verdict is Verdict.FULLY_SUPPORTED:
+            # A claim whose words a context window holds is supported whatever the model
+            # makes of claims like it.
             verdict = Verdict.FULLY_SUPPORTED
         elif lexical.verdict is Verdict.CONTRADICTED:
             verdict = Verdict.CONTRADICTED
@@ -190,6 +198,9 @@ class OfflineJudge(BaseJudge):
             verdict = Verdict.PARTIALLY_SUPPORTED
         else:
             verdict = Verdict.NO_EVIDENCE
+        if verdict.unsupported:
+            # As the default judge: an unsupported verdict says no more than even odds.
+            probability = min(probability, RULED_OUT)
         return with_probability(lexical, verdict, probability)
 
     async def rate_relevance(self, query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:

@@ -13,6 +13,7 @@ __all__ = [
     "ANTONYM_PAIRS",
     "CHATTER",
     "CURRENCY_WORDS",
+    "EXCLUSIVE",
     "LIGHT_WORDS",
     "MONTHS",
     "NEGATIONS",
@@ -51,6 +52,10 @@ CHATTER: frozenset[str] = _words(
     else course note please answer answers below following summary hopefully
     """
 )
+
+# Words that restrict a statement to what they qualify: "includes email support only" says
+# that phone support is not included.
+EXCLUSIVE: frozenset[str] = _words("only solely exclusively")
 
 NEGATIONS: frozenset[str] = _words(
     "not no never none nor neither cannot without nothing nobody nowhere"

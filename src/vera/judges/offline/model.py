@@ -21,6 +21,9 @@ from vera.judges.offline.features import FEATURES
 
 __all__ = ["SupportModel", "load_model", "shipped_path"]
 
+# The default judge's cut-off for a model card written before it had its own.
+_PARTIAL_CUT = 0.88
+
 
 @dataclass(frozen=True, slots=True)
 class SupportModel:
@@ -32,6 +35,9 @@ class SupportModel:
     intercept: float
     min_support: float
     partial_probability: float
+    partial_cut: float = _PARTIAL_CUT
+    """The least probability at which the default `offline` judge lifts a claim the words leave
+    short to PARTIALLY_SUPPORTED (`lexical_support.py`)."""
 
     @classmethod
     def read(cls, path: Path) -> SupportModel:
@@ -48,6 +54,7 @@ class SupportModel:
             intercept=float(data["intercept"]),
             min_support=float(data["thresholds"]["min_support"]),
             partial_probability=float(data["thresholds"]["partial_probability"]),
+            partial_cut=float(data["thresholds"].get("partial_cut", _PARTIAL_CUT)),
         )
 
     def support(self, features: Sequence[float]) -> float:

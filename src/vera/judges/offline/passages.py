@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vera.judges.offline.index import Postings, by_length, context_index
+from vera.judges.offline.index import ContextIndex, Postings, by_length, context_index
 from vera.judges.offline.tokens import analyse
 from vera.sample_limits import check_deadline
 
@@ -47,6 +47,8 @@ def _split(text: str) -> _TextPassages:
     # A sentence no longer than LONG is a passage as it is: its words are the index's.
     index = context_index(text)
     found: list[tuple[int, int, frozenset[str]]] = []
+    if index.structured:
+        return _fields(index)
     for i, (start, end) in enumerate(index.spans):
         check_deadline()
         if end - start <= LONG:
@@ -55,6 +57,23 @@ def _split(text: str) -> _TextPassages:
         for piece_start, piece_end in _cut_at_commas(text, start, end):
             found.append((piece_start, piece_end, analyse(text[piece_start:piece_end]).content))
     return _TextPassages(tuple(found), Postings([content for _, _, content in found]))
+
+
+def _fields(index: ContextIndex) -> _TextPassages:
+    """A record's fields in runs of about `LONG` characters: a passage the size of a prose
+    sentence or two, not a single field."""
+    found: list[tuple[int, int, frozenset[str]]] = []
+    start, content = -1, frozenset[str]()
+    for (field_start, field_end), words in zip(index.spans, index.postings.contents, strict=True):
+        if start < 0:
+            start = field_start
+        content |= words
+        if field_end - start >= LONG // 2:
+            found.append((start, field_end, content))
+            start, content = -1, frozenset()
+    if start >= 0:
+        found.append((start, index.spans[-1][1], content))
+    return _TextPassages(tuple(found), Postings([c for _, _, c in found]))
 
 
 def _cut_at_commas(text: str, start: int, end: int) -> list[tuple[int, int]]:

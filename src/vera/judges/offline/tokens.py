@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from vera.judges.offline.lexicon import (
     CURRENCY_WORDS,
+    EXCLUSIVE,
     LIGHT_WORDS,
     MONTHS,
     NEGATIONS,
@@ -82,6 +83,9 @@ class Facts:
     affirmed: frozenset[str] = frozenset()
     """Content keys stated at least once outside a negation's scope: a text that says both
     "accept or reject each order" and "an order not rejected" does affirm rejecting."""
+    exclusive: frozenset[str] = frozenset()
+    """Content keys an "only" (or "solely", "exclusively") restricts: the two before it and
+    the one after, "email" and "support" in "includes email support only"."""
 
 
 _TOKEN = re.compile(
@@ -91,7 +95,7 @@ _TOKEN = re.compile(
 )
 # Citation markers ([1], [2, 3], [doc-3], [^2], [S1]) are references, not numbers to check.
 _CITATION = re.compile(r"\[\^?(?:\d+(?:\s*[,\u2013-]\s*\d+)*|[A-Za-z]+[-_:]?\d+)\]")
-_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+")
+_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _NAME_GAP = re.compile(r"\.?[ \t]?|-")
 _CONTRACTIONS = ("'s", "'re", "'ll", "'ve", "'d", "'m")
 _ATTACHED_SCALES = frozenset({"k", "bn"})
@@ -168,11 +172,7 @@ def analyse(text: str) -> Facts:
     - `negations`: negating words with the content key each one negates, in order.
     """
     text = mask_citations(text)
-    tokens: list[_Token] = [
-        # An ordinal keeps its digits only ("16th" is 16); its span still covers the suffix.
-        (m.lastgroup or "", m.group(m.lastgroup or 0), m.start(), m.end())
-        for m in _TOKEN.finditer(text)
-    ]
+    tokens = _tokens(text)
     content: set[str] = set()
     numbers: list[Number] = []
     words: set[str] = set()
@@ -180,8 +180,9 @@ def analyse(text: str) -> Facts:
     affirmed: set[str] = set()
     pending: list[str] = []  # negation cues still looking for the word they negate
     surfaces: dict[str, str] = {}
+    order: list[str] = []  # content keys in text order, to find what an "only" restricts
+    cues: list[int] = []  # where in `order` each "only" stood
     first_word = next((i for i, t in enumerate(tokens) if t[0] == "word"), -1)
-
     i = 0
     while i < len(tokens):
         kind, raw, _, _ = tokens[i]
@@ -198,12 +199,15 @@ def analyse(text: str) -> Facts:
         i += 1
         if low in NEGATIONS or low.endswith("n't"):
             pending.append(low)
+        if low in EXCLUSIVE:
+            cues.append(len(order))
         base = _base(low)
         words.add(base)
         if len(base) < 2 or base in STOPWORDS or base in LIGHT_WORDS or low in STOPWORDS:
             continue
         key = stem(base)
         content.add(key)
+        order.append(key)
         surfaces.setdefault(key, raw)
         _settle(pending, key, negations, affirmed)
     negations.extend(Negation(cue, "") for cue in pending)
@@ -215,7 +219,16 @@ def analyse(text: str) -> Facts:
         negations=tuple(negations),
         surfaces=surfaces,
         affirmed=frozenset(affirmed),
+        exclusive=frozenset(key for cue in cues for key in order[max(0, cue - 2) : cue + 1]),
     )
+
+
+def _tokens(text: str) -> list[_Token]:
+    # An ordinal keeps its digits only ("16th" is 16); its span still covers the suffix.
+    return [
+        (m.lastgroup or "", m.group(m.lastgroup or 0), m.start(), m.end())
+        for m in _TOKEN.finditer(text)
+    ]
 
 
 _PIECE = 1_000_000
@@ -284,6 +297,7 @@ def merge(parts: tuple[Facts, ...]) -> Facts:
         negations=tuple(n for p in parts for n in p.negations),
         surfaces=surfaces,
         affirmed=frozenset().union(*(p.affirmed for p in parts)),
+        exclusive=frozenset().union(*(p.exclusive for p in parts)),
     )
 
 

@@ -12,16 +12,39 @@ from dataclasses import dataclass
 
 from vera.judges.offline.index import context_index
 from vera.judges.offline.lexicon import ANTONYM_PAIRS
+from vera.judges.offline.quantities import agreeing_keys
 from vera.judges.offline.tokens import Facts, analyse, merge, stem
 from vera.sample_limits import check_deadline
 from vera.types import Claim, ClaimVerdict, Verdict
 
-__all__ = ["UNNAMED", "UNSTATED", "Settings", "verify"]
+__all__ = [
+    "CLOSEST",
+    "FAR",
+    "NOTHING",
+    "PARAPHRASE_COVERAGE",
+    "UNNAMED",
+    "UNSHARED",
+    "UNSTATED",
+    "Settings",
+    "verify",
+]
 
 # How the reasons of the two NO_EVIDENCE verdicts that name a fact no context holds begin;
 # `lexical_support` reads them to weigh such a claim.
 UNSTATED = "no context states"
 UNNAMED = "no context names"
+UNSHARED = "no context shares a content word"
+NOTHING = "nothing in the claim to check"
+# A claim with too few content words in any window: "closest passage" when it may be a
+# paraphrase (at least `PARAPHRASE_COVERAGE` of its words are there), which the support
+# model's probability can lift to PARTIALLY_SUPPORTED; "far from any passage" when not.
+CLOSEST = "closest passage"
+FAR = "far from any passage"
+PARAPHRASE_COVERAGE = 0.3
+
+
+RECORD_WINDOW = 6
+"""Most adjacent fields of a structured context read together as one window."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +94,7 @@ class _Contexts:
         self.indexes = [context_index(text) for text in self.texts]
         self.words = [index.words for index in self.indexes]
         self.number_keys = frozenset().union(*(index.number_keys for index in self.indexes))
+        self.numbers = tuple(n for index in self.indexes for n in index.numbers)
 
     def best(self, content: frozenset[str]) -> _Match | None:
         """The window sharing most content with the claim; ties go to the shorter, then the
@@ -78,7 +102,10 @@ class _Contexts:
         best: tuple[int, int, int] = (0, 0, 0)
         where = 0
         for number, index in enumerate(self.indexes):
-            found = index.postings.best(content, self.width)
+            # A claim about a record draws on several of its fields at once ("X, a brunch
+            # spot in Santa Barbara, CA"), each a unit of its own.
+            width = max(self.width, RECORD_WINDOW) if index.structured else self.width
+            found = index.postings.best(content, width)
             if found[:2] > best[:2]:
                 best, where = found, number
         hits, size, start = best[0], -best[1], -best[2]
@@ -92,8 +119,8 @@ class _Contexts:
         return _Match(where, window, hits)
 
     def names(self, words: frozenset[str]) -> bool:
-        """Whether some single context holds every word of a name."""
-        return any(words <= context_words for context_words in self.words)
+        """Whether some single context holds every word of a name, or its stem ("Mondays")."""
+        return any(all(word in held or stem(word) in held for word in words) for held in self.words)
 
 
 def verify(
@@ -115,12 +142,10 @@ def verify(
 def _judge(claim: Claim, index: _Contexts, settings: Settings) -> ClaimVerdict:
     facts = analyse(claim.text)
     if not facts.content:
-        return ClaimVerdict(claim.id, Verdict.NO_EVIDENCE, reason="nothing in the claim to check")
+        return ClaimVerdict(claim.id, Verdict.NO_EVIDENCE, reason=NOTHING)
     match = index.best(facts.content)
     if match is None:
-        return ClaimVerdict(
-            claim.id, Verdict.NO_EVIDENCE, reason="no context shares a content word with it"
-        )
+        return ClaimVerdict(claim.id, Verdict.NO_EVIDENCE, reason=f"{UNSHARED} with it")
     window = match.window
     evidence = index.texts[match.context_index][window.start : window.end]
 
@@ -134,21 +159,27 @@ def _judge(claim: Claim, index: _Contexts, settings: Settings) -> ClaimVerdict:
     )
     if conflict is not None:
         return verdict(*conflict)
-    flip = _flip(facts, window, settings)
+    flip = _flip(facts, window, settings) or _beyond_only(facts, window, settings)
     if flip is not None:
         return verdict(Verdict.CONTRADICTED, flip)
 
     total = len(facts.content)
-    coverage = match.hits / total
-    covered = f"context covers {match.hits}/{total} content words"
-    missing = _missing(facts, window.facts)
+    # A quantity the window states in other words ("2 hours" for "120 minutes") is covered,
+    # and so is its unit.
+    restated = _restated(facts, window.facts)
+    hits = len(facts.content & (window.facts.content | restated))
+    coverage = hits / total
+    covered = f"context covers {hits}/{total} content words"
+    missing = _missing(facts, window.facts, restated)
     if missing:
         covered += "; missing: " + ", ".join(missing)
     if coverage >= settings.full_support:
         return verdict(Verdict.FULLY_SUPPORTED, covered)
     if coverage >= settings.partial_support:
         return verdict(Verdict.PARTIALLY_SUPPORTED, covered)
-    return verdict(Verdict.NO_EVIDENCE, "closest passage: " + covered, cite=False)
+    if coverage >= PARAPHRASE_COVERAGE:
+        return verdict(Verdict.NO_EVIDENCE, f"{CLOSEST}: {covered}", cite=False)
+    return verdict(Verdict.NO_EVIDENCE, f"{FAR}: {covered}", cite=False)
 
 
 def _coverage(content: frozenset[str], window: frozenset[str]) -> float:
@@ -158,7 +189,10 @@ def _coverage(content: frozenset[str], window: frozenset[str]) -> float:
 def _number_conflict(
     facts: Facts, window: _Window, index: _Contexts, settings: Settings
 ) -> tuple[Verdict, str] | None:
-    off_window = [n for n in facts.numbers if n.key not in window.facts.content]
+    restated = agreeing_keys(facts.numbers, window.facts.numbers)
+    off_window = [
+        n for n in facts.numbers if n.key not in window.facts.content and n.key not in restated
+    ]
     if not off_window:
         return None
     keys = frozenset(n.key for n in facts.numbers)
@@ -184,8 +218,11 @@ def _number_conflict(
             )
     # Spelled-out small numbers ("the two sources") are usually counts a reader infers, not
     # quantities the context must state; they can contradict above, but not be unsupported.
+    elsewhere = agreeing_keys(off_window, index.numbers)
     absent = [
-        n for n in off_window if n.key not in index.number_keys and not n.surface[:1].isalpha()
+        n
+        for n in off_window
+        if n.key not in index.number_keys and n.key not in elsewhere and not n.surface[:1].isalpha()
     ]
     if not absent:
         return None
@@ -239,6 +276,12 @@ def _flip(facts: Facts, window: _Window, settings: Settings) -> str | None:
         and n.scope not in claim_scopes
         and n.scope not in anchor.affirmed
     ]
+    if _agreeing_denials(facts, anchor):
+        claim_negated = context_negated = []
+    if _restricted(anchor) and facts.content - anchor.content:
+        # Denying what the context's "only" leaves out agrees with it: "does not include
+        # phone support" with "includes email support only".
+        claim_negated = []
     if aligned >= settings.contradiction_alignment and (
         len(claim_negated) % 2 != len(context_negated) % 2
     ):
@@ -261,12 +304,57 @@ def _flip(facts: Facts, window: _Window, settings: Settings) -> str | None:
     return reasons[0] if len(reasons) == 1 else None
 
 
+def _agreeing_denials(facts: Facts, anchor: Facts) -> bool:
+    """Whether both sides deny something, as often: "does not offer outdoor seating" and
+    "not outdoor seating" agree, though their negations fall on different words. A negation
+    whose word the context also affirms ("an order not rejected", beside "accept or reject")
+    denies nothing."""
+    live = [n for n in anchor.negations if n.scope not in anchor.affirmed]
+    return bool(facts.negations and live) and len(facts.negations) % 2 == len(live) % 2
+
+
+def _excludes(anchor: Facts, facts: Facts) -> bool:
+    """Whether `anchor` restricts itself ("email support only") to something the claim lacks,
+    while the claim names something `anchor` does not: what the "only" leaves out."""
+    return bool(_restricted(anchor) - facts.content) and bool(facts.content - anchor.content)
+
+
+def _restricted(anchor: Facts) -> frozenset[str]:
+    """What `anchor`'s "only" restricts, but for quantities: "the first 12 months only" limits
+    a duration, and says nothing about what else is covered."""
+    quantities = {n.key for n in anchor.numbers} | {n.unit or "" for n in anchor.numbers}
+    return anchor.exclusive - quantities
+
+
+def _beyond_only(facts: Facts, window: _Window, settings: Settings) -> str | None:
+    """Why an affirmative claim adds what the context's "only" rules out, or None: "includes
+    phone support" against "includes email support only"."""
+    if facts.negations or len(facts.content) < 2:
+        return None
+    anchor = max(window.sentences, key=lambda s: len(facts.content & s.content))
+    if not _excludes(anchor, facts):
+        return None
+    added = next(key for key in facts.surfaces if key not in anchor.content)
+    rest = _coverage(facts.content - {added}, anchor.content)
+    if rest < settings.contradiction_alignment:
+        return None
+    only = ", ".join(anchor.surfaces.get(k, k) for k in sorted(_restricted(anchor) - facts.content))
+    return f'context says only "{only}"; claim says "{facts.surfaces[added]}"'
+
+
 def _states(word: str, content: frozenset[str]) -> bool:
     """Whether `content` states `word` or its antonym."""
     return bool(word) and (word in content or bool(_ANTONYMS.get(word, frozenset()) & content))
 
 
-def _missing(facts: Facts, window: Facts) -> list[str]:
-    missing = [surface for key, surface in facts.surfaces.items() if key not in window.content]
-    missing += [n.surface for n in facts.numbers if n.key not in window.content]
+def _missing(facts: Facts, window: Facts, restated: frozenset[str]) -> list[str]:
+    seen = window.content | restated
+    missing = [surface for key, surface in facts.surfaces.items() if key not in seen]
+    missing += [n.surface for n in facts.numbers if n.key not in seen]
     return missing[:5]
+
+
+def _restated(facts: Facts, window: Facts) -> frozenset[str]:
+    """The claim's number keys, and their unit stems, that `window` states in other words."""
+    agreed = [n for n in facts.numbers if n.key in agreeing_keys([n], window.numbers)]
+    return frozenset(n.key for n in agreed) | frozenset(n.unit for n in agreed if n.unit)
