@@ -7,7 +7,7 @@ results. The truth is the file's own share of unfaithful responses (and its comp
 faithfulness). Prints, per judge: how often each 95 % interval covered the truth, and the mean
 widths of the prediction-powered and the labels-only intervals.
 
-    .venv/bin/python benchmarks/calibration.py ../shared/benchmarks/ragtruth_dev.jsonl
+    .venv/bin/python benchmarks/calibration.py benchmarks/data/ragtruth_dev.jsonl
 """
 
 from __future__ import annotations

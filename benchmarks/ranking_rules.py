@@ -2,12 +2,12 @@
 AUROC, overall and per task type, of the rules docs/metrics.md compares for
 `faithfulness_probability` (the product), beside faithfulness's mean of verdict weights.
 
-Reads a labelled JSONL file in the format `vera benchmark` reads (`../shared/benchmarks/`),
+Reads a labelled JSONL file in the format `vera benchmark` reads (`benchmarks/data/`),
 analyses every answer once with the judge, then scores each rule over the same probabilities.
 A claim without a probability counts its verdict's ratio weight, as faithfulness_probability
 does.
 
-    .venv/bin/python benchmarks/ranking_rules.py ../shared/benchmarks/ragtruth_dev.jsonl \\
+    .venv/bin/python benchmarks/ranking_rules.py benchmarks/data/ragtruth_dev.jsonl \\
         --judge offline
 """
 

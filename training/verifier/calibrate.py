@@ -1,7 +1,7 @@
 """Fit the verifier's calibration and thresholds on held-out claims, and report what it gives.
 
     python training/verifier/calibrate.py build/verifier-h1/heldout-epoch1.jsonl \
-        --benchmarks ../shared/benchmarks
+        --benchmarks benchmarks/data
 
 Reads the claim-level scores `train.py --holdout K` wrote for documents it never trained on,
 fits P(supported) = sigmoid(scale * logit + bias) by logistic regression (Platt scaling), then

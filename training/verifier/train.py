@@ -1,6 +1,6 @@
 """Fine-tune the all-MiniLM-L6-v2 weights as a claim-vs-evidence cross-encoder (CPU is enough).
 
-    python training/verifier/train.py --benchmarks ../shared/benchmarks --out build/verifier
+    python training/verifier/train.py --benchmarks benchmarks/data --out build/verifier
         [--holdout 0|1] [--epochs 2] [--summedits 3000]
 
 Without --holdout it trains on all of ragtruth_dev plus a SummEdits sample: the shipped model.

@@ -1,8 +1,8 @@
 """Train the offline judge's support model (logistic regression on alignment features).
 
-    python training/verifier/train_features.py --benchmarks ../shared/benchmarks \
+    python training/verifier/train_features.py --benchmarks benchmarks/data \
         --write src/vera/judges/offline/support_model.json --write-heldout build/fold0.json
-    python training/verifier/choose_weights.py --benchmarks ../shared/benchmarks \
+    python training/verifier/choose_weights.py --benchmarks benchmarks/data \
         --write src/vera/judges/offline/support_model.json   # then the default judge's cut-off
 
 1. Held-out estimate: fit on the RAGTruth dev claims of fold 0 (split by source document, see
