@@ -38,6 +38,7 @@ from vera.plan import (
     RetrievalOptions,
     RunPlan,
     build_plan,
+    resume_command,
 )
 from vera.reports.calibration import calibration_lines
 from vera.reports.console import (
@@ -542,7 +543,7 @@ def _run(plan: RunPlan, resume_id: str | None) -> RunResult:
             else:
                 kept = (
                     f"{progress.finished} finished sample(s) are stored in run "
-                    f"{progress.run_id}; finish it with: vera eval --resume {progress.run_id}"
+                    f"{progress.run_id}; finish it with: {resume_command(plan, progress.run_id)}"
                 )
             err.print(f"Interrupted: {kept}", highlight=False, markup=False)
             raise typer.Exit(EXIT_INTERRUPTED) from None
@@ -584,7 +585,8 @@ def _plan(flags: dict[str, Any]) -> tuple[RunPlan, str | None]:
     reports go is new)."""
     check_output_paths(_outputs(flags).values())
     if flags["resume"]:
-        plan, run_id = stored_plan(flags["resume"], flags["history_path"])
+        named = {key: flags[flag] for key, flag in _NAMED_AGAIN.items()}
+        plan, run_id = stored_plan(flags["resume"], flags["history_path"], named=named)
         history = {"history": True, "history_path": flags["history_path"]}
         if flags["history_path"] is None:
             history.pop("history_path")
@@ -622,6 +624,18 @@ def _plan(flags: dict[str, Any]) -> tuple[RunPlan, str | None]:
         baseline_run=flags["baseline_run"],
     ), None
 
+
+_NAMED_AGAIN = {
+    "pipeline": "pipeline",
+    "baselines": "baseline",
+    "prompts_dir": "prompts_dir",
+    "judge": "judge",
+    "cascade_judge": "cascade_judge",
+    "metrics": "metric",
+    "generator": "generator",
+    "ray_address": "ray_address",
+}
+"""`vera.plan.NAMED_AGAIN_FLAGS` keys and the `eval` flag that gives each again on --resume."""
 
 _SETTING_FLAGS = {
     "judge": "judge",

@@ -29,7 +29,7 @@ from vera.pipelines import laws
 from vera.pipelines.core import Pipeline
 from vera.pipelines.documents import load_documents
 from vera.pipelines.verification import Verify
-from vera.plan import QUICK_SAMPLES, RunPlan
+from vera.plan import QUICK_SAMPLES, RunPlan, named_again
 from vera.report import Report, SampleResult
 from vera.runner import run_pass
 from vera.sample_limits import SampleLimits
@@ -243,12 +243,21 @@ def _pipelines(
     return system_spec, pipelines
 
 
-def stored_plan(run_id: str, history: Path | str | None = None) -> tuple[RunPlan, str]:
-    """The plan of a stored run and its full id, to resume it as it was asked for."""
+def stored_plan(
+    run_id: str, history: Path | str | None = None, *, named: Mapping[str, object] | None = None
+) -> tuple[RunPlan, str]:
+    """The plan of a stored run and its full id, to resume it as it was asked for.
+
+    The history is data, so it never chooses code: a pipeline (module:function or URL), a
+    prompts folder or a plugin it names is used only when `named` names it again with the same
+    value (keys as `vera.plan.NAMED_AGAIN_FLAGS`: `{"pipeline": "my_rag:answer"}`); otherwise,
+    or when a value given differs from the stored one, `ConfigError` says both.
+    """
     store = RunStore(history or DEFAULT_HISTORY_PATH, read_only=True)
     try:
         record = store.get(run_id)
-        return _with_secrets(store.plan(record.id), record.id), record.id
+        plan = named_again(store.plan(record.id), named or {}, record.id)
+        return _with_secrets(plan, record.id), record.id
     finally:
         store.close()
 
