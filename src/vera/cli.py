@@ -30,7 +30,7 @@ from vera.estimate import RunEstimate, estimate_plan
 from vera.history import DEFAULT_HISTORY_PATH, RunStore
 from vera.judge_benchmark import JudgeBenchmark, Rule, benchmark_judge
 from vera.metrics.registry import metric_classes
-from vera.outputs import check_output_paths, write_run_reports, write_stored_report
+from vera.outputs import atomic_text, check_output_paths, write_run_reports, write_stored_report
 from vera.plan import (
     QUICK_SAMPLES,
     DatasetRef,
@@ -978,9 +978,17 @@ def benchmark_command(
         _fail(exc)
     _print_benchmark(result)
     if json_path is not None:
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        _write_json(json_path, result.model_dump_json(indent=2), "the figures")
         out.print(f"Figures written to {escape(str(json_path))}", highlight=False)
+
+
+def _write_json(path: Path, text: str, what: str) -> None:
+    """`text` to `path`, whole or not at all (`atomic_text`); a failure is exit 2."""
+    try:
+        with atomic_text(path, what=what) as file:
+            file.write(text + "\n")
+    except VeraError as exc:
+        _fail(exc)
 
 
 _BENCHMARK_COLUMNS = (
@@ -1058,8 +1066,7 @@ def calibrate_command(
     for line in calibration_lines(found):
         out.print(line, highlight=False, markup=False)
     if json_path is not None:
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(found.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        _write_json(json_path, found.model_dump_json(indent=2), "the calibration")
         out.print(f"Calibration written to {escape(str(json_path))}", highlight=False)
 
 
@@ -1119,7 +1126,10 @@ def generate_command(
     for line in summary_lines(result):
         out.print(line, highlight=False, markup=False)
     if result.kept_total and output is not None:
-        write_dataset(result, output)
+        try:
+            write_dataset(result, output)
+        except VeraError as exc:
+            _fail(exc)
         out.print(f"Dataset written to {escape(str(output))}", highlight=False)
     raise typer.Exit(EXIT_OK if result.kept_total and not result.stopped else EXIT_INCOMPLETE)
 
