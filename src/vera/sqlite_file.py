@@ -32,6 +32,11 @@ DEFAULT_LOCK_TIMEOUT = 30.0
 
 _WAL_RETRY_SECONDS = 0.01
 
+_WRITE_FAILURES = frozenset(
+    {"SQLITE_FULL", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_FSYNC", "SQLITE_IOERR_TRUNCATE"}
+)
+"""SQLite's names for a write the disk refused: full, over quota, a file-size limit."""
+
 
 class StoreError(ConfigError):
     """A SQLite file cannot be used: locked too long, not SQLite, or not a file path."""
@@ -146,10 +151,12 @@ class SqliteFile:
                 f"{self.lock_timeout:g}s; wait for that run to finish, raise lock_timeout in "
                 f"vera.toml, or use another {self.flag}"
             )
-        if "full" in text:
+        code = getattr(exc, "sqlite_errorname", "")
+        if "full" in text or code in _WRITE_FAILURES:
             return (
-                f"{self.what} {self.path} cannot grow ({text}): free some space on its disk "
-                f"(or quota), or use another {self.flag}"
+                f"{self.what} {self.path} cannot grow ({text}, {code or 'SQLITE_FULL'}): its "
+                f"disk is full, over quota or failing; free some space, or use another "
+                f"{self.flag}"
             )
         if "readonly" in text or "read-only" in text:
             return (

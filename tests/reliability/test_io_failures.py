@@ -1,0 +1,149 @@
+"""I/O failures end in a clear exit 2, never a traceback, and lose nothing already written.
+
+The full disk is real to the process: `vera eval` runs under `RLIMIT_FSIZE` (with `SIGXFSZ`
+ignored), so the kernel refuses every write that would make a file larger than the limit,
+as a full disk refuses any write (`EFBIG` instead of `ENOSPC`; SQLite calls both an I/O
+error). It needs no privilege, unlike a tiny mounted filesystem; the same runs on a 256 KB
+tmpfs gave the same outcomes (docs/reliability.md). The history keeps a page or more a sample
+in its write-ahead log and a report a kilobyte or so, so a limit sits between the two.
+
+Damaged rows are written by the test into real SQLite files.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import signal
+import sqlite3
+import subprocess
+import sys
+from contextlib import closing
+from pathlib import Path
+
+import vera
+from tests.reliability.runs import write_dataset
+from tests.support.faults import judge_args, scripted
+from tests.support.loopback import LoopbackServer
+
+SOURCE = str(Path(vera.__file__).parent.parent)
+ENV = {"PATH": "/usr/bin:/bin", "COLUMNS": "200", "NO_COLOR": "1", "OPENAI_API_KEY": "test"}
+
+
+def vera_cli(cwd: Path, *args: str, max_file_bytes: int | None = None) -> tuple[int, str]:
+    """`vera ARGS` in `cwd`, no file it writes allowed past `max_file_bytes`; its exit code
+    and everything it printed."""
+
+    def limit() -> None:
+        if max_file_bytes is not None:
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a refused write, not a kill
+            resource.setrlimit(resource.RLIMIT_FSIZE, (max_file_bytes, max_file_bytes))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "vera", *args],
+        cwd=cwd,
+        env={**ENV, "HOME": str(cwd), "PYTHONPATH": SOURCE},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=limit,
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+def offline_rows(path: Path, size: int) -> None:
+    rows = [
+        {
+            "id": f"s{i:03d}",
+            "query": f"What about item {i}?",
+            "response": f"Item {i} is listed in the catalogue. It was added in {1900 + i}.",
+            "contexts": [f"Item {i} is listed in the catalogue. It was added in {1900 + i}."],
+        }
+        for i in range(size)
+    ]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+
+def test_a_full_history_stops_the_run_and_writes_its_report(tmp_path: Path) -> None:
+    offline_rows(tmp_path / "d.jsonl", 100)
+    args = ("eval", "-d", "d.jsonl", "--history", "h.sqlite", "-o", "r.json")
+    code, said = vera_cli(tmp_path, *args, max_file_bytes=320_000)
+    assert code == 2, said
+    assert "Traceback" not in said
+    assert "Run stopped: the run history h.sqlite cannot grow (disk I/O error" in said
+    report = json.loads((tmp_path / "r.json").read_text())
+    counts = report["counts"]
+    assert 0 < counts["scored"] < 100 and counts["scored"] + counts["skipped"] == 100
+    assert [s["id"] for s in report["samples"]] == [f"s{i:03d}" for i in range(100)]
+    assert "the run history h.sqlite" in report["stopped"]["reason"]
+    # The history holds what it could, and never says the run finished.
+    with closing(sqlite3.connect(tmp_path / "h.sqlite")) as db:
+        (status,) = db.execute("SELECT status FROM runs").fetchone()
+        stored = db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+    assert status in ("running", "stopped") and 0 < stored <= counts["scored"]
+
+
+def test_a_report_that_does_not_fit_leaves_the_previous_one(tmp_path: Path) -> None:
+    offline_rows(tmp_path / "d.jsonl", 100)
+    previous = '{"a": "previous, valid report"}\n'
+    (tmp_path / "r.json").write_text(previous)
+    args = ("eval", "-d", "d.jsonl", "--no-history", "-o", "r.json", "--markdown", "r.md")
+    code, said = vera_cli(tmp_path, *args, max_file_bytes=100_000)
+    assert code == 2, said
+    assert "Traceback" not in said
+    assert (
+        "cannot write the report to r.json: File too large (any earlier file there is left" in said
+    )
+    assert (tmp_path / "r.json").read_text() == previous
+    assert (tmp_path / "r.md").stat().st_size > 0  # the report that fits is still written
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.jsonl", "r.json", "r.md"]
+
+
+def test_a_full_cache_stops_the_run_as_a_locked_one_does(
+    tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    loopback.default = scripted("openai")
+    write_dataset(tmp_path / "d.jsonl", 12)
+    args = ("eval", *judge_args(loopback), "-d", "d.jsonl", "--no-history", "-o", "r.json")
+    code, said = vera_cli(tmp_path, *args, "--cache-path", "c.sqlite", max_file_bytes=60_000)
+    assert code == 2, said
+    assert "Traceback" not in said
+    assert "Run stopped: the response cache c.sqlite cannot grow" in said
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["counts"]["skipped"] > 0 and report["counts"]["errors"] == 0
+
+
+def test_damaged_rows_are_named_and_evaluated_again(tmp_path: Path) -> None:
+    offline_rows(tmp_path / "d.jsonl", 5)
+    code, said = vera_cli(tmp_path, "eval", "-d", "d.jsonl", "--history", "h.sqlite")
+    assert code == 0, said
+    with closing(sqlite3.connect(tmp_path / "h.sqlite")) as db, db:
+        (run_id,) = db.execute("SELECT id FROM runs").fetchone()
+        db.execute("UPDATE results SET result = x'00ff' WHERE sample_id = 's002'")
+        db.execute("UPDATE runs SET status = 'running', report = NULL")
+    damaged = f"the stored result of sample 's002' in run {run_id} is damaged"
+    code, said = vera_cli(tmp_path, "eval", "--resume", run_id, "--history", "h.sqlite")
+    assert code == 0, said
+    assert f"warning: h.sqlite: {damaged} (error); it is evaluated again" in said
+    code, said = vera_cli(tmp_path, "report", run_id, "--history", "h.sqlite", "-o", "r.json")
+    assert code == 0, said  # the resumed run stored s002 afresh
+    with closing(sqlite3.connect(tmp_path / "h.sqlite")) as db, db:
+        db.execute("UPDATE results SET result = x'00ff' WHERE sample_id = 's003'")
+    code, said = vera_cli(tmp_path, "report", run_id, "--history", "h.sqlite", "-o", "r.json")
+    assert code == 2 and "Traceback" not in said
+    assert "the stored result of sample 's003'" in said
+
+
+def test_a_damaged_cached_reply_is_asked_again(tmp_path: Path, loopback: LoopbackServer) -> None:
+    loopback.default = scripted("openai")
+    write_dataset(tmp_path / "d.jsonl", 2)
+    args = ("eval", *judge_args(loopback), "-d", "d.jsonl", "--no-history")
+    code, said = vera_cli(tmp_path, *args, "--cache-path", "c.sqlite")
+    assert code == 0, said
+    calls = loopback.request_count
+    with closing(sqlite3.connect(tmp_path / "c.sqlite")) as db, db:
+        db.execute("UPDATE responses SET response = '{not json'")
+    code, said = vera_cli(tmp_path, *args, "--cache-path", "c.sqlite")
+    assert code == 0, said
+    assert "the cached reply" in said and "is damaged; asking the provider again" in said
+    assert loopback.request_count > calls
