@@ -558,8 +558,9 @@ def _fail(exc: Exception) -> NoReturn:
 
 def _finish(result: RunResult, flags: dict[str, Any]) -> NoReturn:
     """Render the run, write every report asked for, and exit with the run's code."""
-    print_summary(result.report, out, err, result.results())
     try:
+        # A streamed run's results are read back from the history, which can fail (damaged).
+        print_summary(result.report, out, err, result.results())
         _write_outputs(result, _outputs(flags))
         if flags["otel_endpoint"]:
             from vera.otel_export import export_report  # the SDK only when asked for
