@@ -25,6 +25,10 @@ import vera
 from tests.reliability.runs import write_dataset
 from tests.support.faults import judge_args, scripted
 from tests.support.loopback import LoopbackServer
+from vera.history import RunStore
+from vera.plan import DatasetRef, build_plan
+from vera.run import Bindings, RunResult, run_plan
+from vera.settings import Settings
 
 SOURCE = str(Path(vera.__file__).parent.parent)
 ENV = {"PATH": "/usr/bin:/bin", "COLUMNS": "200", "NO_COLOR": "1", "OPENAI_API_KEY": "test"}
@@ -147,3 +151,49 @@ def test_a_damaged_cached_reply_is_asked_again(tmp_path: Path, loopback: Loopbac
     assert code == 0, said
     assert "the cached reply" in said and "is damaged; asking the provider again" in said
     assert loopback.request_count > calls
+
+
+def _history_with_trigger(path: Path, trigger: str) -> None:
+    """A real history whose file refuses some writes: the fault sits in SQLite itself."""
+    RunStore(path).close()
+    with closing(sqlite3.connect(path)) as db, db:
+        db.execute(trigger)
+
+
+def _run(path: Path) -> RunResult:
+    settings = Settings(history=True, history_path=path, concurrency=1)
+    plan = build_plan(dataset=DatasetRef(source="example"), settings=settings)
+    return run_plan(plan, Bindings(keep_samples=False))
+
+
+def test_results_the_history_refuses_are_still_reported_in_order(tmp_path: Path) -> None:
+    history = tmp_path / "h.sqlite"
+    _history_with_trigger(
+        history,
+        "CREATE TRIGGER full BEFORE INSERT ON results WHEN (SELECT COUNT(*) FROM results) >= 3 "
+        "BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END",
+    )
+    result = _run(history)
+    assert result.exit_code == 2
+    assert result.report.stopped is not None and "h.sqlite" in result.report.stopped.reason
+    expected = [s.id for s in vera.load_dataset("example")]
+    assert [r.id for r in result.results()] == expected  # 3 stored, the rest kept in memory
+    assert len(result.unstored) == len(expected) - 3
+    with closing(sqlite3.connect(history)) as db:
+        assert db.execute("SELECT status FROM runs").fetchone() == ("stopped",)
+
+
+def test_a_run_whose_report_cannot_be_stored_is_stopped_not_finished(tmp_path: Path) -> None:
+    history = tmp_path / "h.sqlite"
+    _history_with_trigger(
+        history,
+        "CREATE TRIGGER full BEFORE UPDATE ON runs WHEN NEW.status = 'finished' "
+        "BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END",
+    )
+    result = _run(history)
+    assert result.exit_code == 2  # every sample scored, but the history lacks the run
+    assert result.report.counts["scored"] == result.report.counts["total"]
+    assert result.report.stopped is not None
+    with closing(sqlite3.connect(history)) as db:
+        status, report = db.execute("SELECT status, report FROM runs").fetchone()
+    assert status == "stopped" and json.loads(report)["stopped"]["reason"]
