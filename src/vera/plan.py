@@ -266,6 +266,13 @@ def _as_text(key: str, value: object) -> str | None:
     return str(value)
 
 
+def _shown(value: str | None, limit: int = 200) -> str:
+    """A value in a message: quoted with its control characters escaped (a stored one may be
+    hostile), and cut short."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _same(key: str, stored: str | None, given: str) -> bool:
     if stored is None:
         return False
@@ -294,12 +301,12 @@ def named_again(stored: RunPlan, given: Mapping[str, object], run_id: str) -> Ru
     stored_values = _stored_values(stored)
     texts = {key: _as_text(key, value) for key, value in given.items()}
     problems = [
-        f"{NAMED_AGAIN_FLAGS[key]}: stored {stored_values[key]!r}, given {text!r}"
+        f"{NAMED_AGAIN_FLAGS[key]}: stored {_shown(stored_values[key])}, given {_shown(text)}"
         for key, text in texts.items()
         if text is not None and not _same(key, stored_values[key], text)
     ]
     problems += [
-        f"{NAMED_AGAIN_FLAGS[key]}: stored {value!r}, not given"
+        f"{NAMED_AGAIN_FLAGS[key]}: stored {_shown(value)}, not given"
         for key, value in code_references(stored).items()
         if texts.get(key) is None
     ]
@@ -320,7 +327,8 @@ def _with_given(stored: RunPlan, texts: Mapping[str, str | None], baselines: obj
     if texts.get("pipeline") is not None:
         updates["pipeline"] = texts["pipeline"]
     if texts.get("baselines") is not None and isinstance(baselines, Iterable):
-        updates["baselines"] = tuple(str(name).strip() for name in baselines)
+        names = [baselines] if isinstance(baselines, str) else baselines
+        updates["baselines"] = tuple(str(name).strip() for name in names)
     return stored.model_copy(update=updates) if updates else stored
 
 

@@ -79,3 +79,15 @@ def test_a_redacted_pipeline_url_is_taken_as_given() -> None:
     assert resumed.pipeline == url
     with pytest.raises(ConfigError, match="not given"):
         named_again(stored, {}, "r1")
+
+
+def test_a_hostile_stored_value_is_shown_escaped_and_short() -> None:
+    plan = plan_with(pipeline="evil:x\x1b[31m" + "a" * 5_000)
+    with pytest.raises(ConfigError) as refused:
+        named_again(plan, {}, "r1")
+    message = str(refused.value)
+    assert "\x1b" not in message and "\\x1b" in message
+    assert len(message) < 600
+    assert named_again(plan_with(baselines=("b:c",)), {"baselines": "b:c"}, "r").baselines == (
+        "b:c",
+    )
