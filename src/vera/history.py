@@ -202,11 +202,14 @@ class RunStore:
     ) -> SampleResult | None:
         try:
             return _unpack(payload)
-        except (zlib.error, ValueError, UnicodeDecodeError) as exc:
-            problem = (
-                f"{self.path}: the stored result of sample {sample_id!r} in run {run_id} is "
-                f"damaged ({type(exc).__name__})"
-            )
+        except zlib.error:
+            why = "it does not decompress"
+        except ValueError:  # not UTF-8, not JSON, or not a result
+            why = "it is not a readable result"
+        problem = (
+            f"{self.path}: the stored result of sample {sample_id!r} in run {run_id} is "
+            f"damaged ({why})"
+        )
         if damaged != "skip":
             raise StoreError(f"{problem}; `vera eval --resume {run_id}` evaluates it again")
         warnings.warn(f"{problem}; it is evaluated again", stacklevel=2)

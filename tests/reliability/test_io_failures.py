@@ -128,7 +128,7 @@ def test_damaged_rows_are_named_and_evaluated_again(tmp_path: Path) -> None:
     damaged = f"the stored result of sample 's002' in run {run_id} is damaged"
     code, said = vera_cli(tmp_path, "eval", "--resume", run_id, "--history", "h.sqlite")
     assert code == 0, said
-    assert f"warning: h.sqlite: {damaged} (error); it is evaluated again" in said
+    assert f"warning: h.sqlite: {damaged} (it does not decompress); it is evaluated again" in said
     code, said = vera_cli(tmp_path, "report", run_id, "--history", "h.sqlite", "-o", "r.json")
     assert code == 0, said  # the resumed run stored s002 afresh
     with closing(sqlite3.connect(tmp_path / "h.sqlite")) as db, db:
