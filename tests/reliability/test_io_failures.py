@@ -3,9 +3,10 @@
 The full disk is real to the process: `vera eval` runs under `RLIMIT_FSIZE` (with `SIGXFSZ`
 ignored), so the kernel refuses every write that would make a file larger than the limit,
 as a full disk refuses any write (`EFBIG` instead of `ENOSPC`; SQLite calls both an I/O
-error). It needs no privilege, unlike a tiny mounted filesystem; the same runs on a 256 KB
-tmpfs gave the same outcomes (docs/reliability.md). The history keeps a page or more a sample
-in its write-ahead log and a report a kilobyte or so, so a limit sits between the two.
+error). It needs no privilege, unlike a tiny mounted filesystem; where mounting one is
+allowed, `test_a_full_disk_…` runs the same on a 2 MB tmpfs (ENOSPC). The history keeps a page
+or more a sample in its write-ahead log and a report a kilobyte or so, so a limit sits between
+the two.
 
 Damaged rows are written by the test into real SQLite files.
 """
@@ -18,8 +19,11 @@ import signal
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
+
+import pytest
 
 import vera
 from tests.reliability.runs import write_dataset
@@ -197,3 +201,40 @@ def test_a_run_whose_report_cannot_be_stored_is_stopped_not_finished(tmp_path: P
     with closing(sqlite3.connect(history)) as db:
         status, report = db.execute("SELECT status, report FROM runs").fetchone()
     assert status == "stopped" and json.loads(report)["stopped"]["reason"]
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 2 MB tmpfs: a disk that really fills (ENOSPC). Mounting needs privilege; where it is
+    not granted the test is skipped, and the RLIMIT_FSIZE tests above cover the same path."""
+    folder = tmp_path / "disk"
+    folder.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(folder)],
+        capture_output=True,
+        check=False,
+        env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True, env={"PATH": "/usr/bin:/bin"})
+
+
+def test_a_full_disk_stops_the_run_and_keeps_the_previous_report(
+    tmp_path: Path, tiny_disk: Path
+) -> None:
+    offline_rows(tmp_path / "d.jsonl", 400)
+    (tiny_disk / "r.json").write_text('{"previous": "valid"}\n')
+    args = ("eval", "-d", "d.jsonl", "--history", "disk/h.sqlite", "-o", "out/r.json")
+    code, said = vera_cli(tmp_path, *args)
+    assert code == 2, said
+    assert "Traceback" not in said
+    assert "the run history disk/h.sqlite cannot grow (database or disk is full" in said
+    report = json.loads((tmp_path / "out" / "r.json").read_text())
+    assert len(report["samples"]) == 400 and report["counts"]["skipped"] > 0
+    code, said = vera_cli(tmp_path, "eval", "-d", "d.jsonl", "--no-history", "-o", "disk/r.json")
+    assert code == 2 and "No space left on device (any earlier file there is left" in said
+    assert (tiny_disk / "r.json").read_text() == '{"previous": "valid"}\n'
