@@ -1127,12 +1127,17 @@ def generate_command(
     for line in summary_lines(result):
         out.print(line, highlight=False, markup=False)
     if result.kept_total and output is not None:
-        try:
-            write_dataset(result, output)
-        except VeraError as exc:
-            _fail(exc)
-        out.print(f"Dataset written to {escape(str(output))}", highlight=False)
+        _save_dataset(write_dataset, result, output)
     raise typer.Exit(EXIT_OK if result.kept_total and not result.stopped else EXIT_INCOMPLETE)
+
+
+def _save_dataset(write: Callable[[Any, Path], None], result: Any, output: Path) -> None:
+    """`vera generate`'s dataset written (whole, or the old file kept); a failure is exit 2."""
+    try:
+        write(result, output)
+    except VeraError as exc:
+        _fail(exc)
+    out.print(f"Dataset written to {escape(str(output))}", highlight=False)
 
 
 datasets_app = typer.Typer(help="The datasets bundled with VERA.", no_args_is_help=True)
