@@ -7,7 +7,6 @@ whole report, so any report can be rendered again, and two runs compared, from t
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 import warnings
@@ -18,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from vera.datasets.nesting import loads_bounded
 from vera.errors import ConfigError
 from vera.plan import RunPlan
 from vera.report import Report, SampleResult
@@ -263,10 +263,10 @@ class RunStore:
                 id=row[0],
                 created=row[1],
                 dataset=row[2],
-                options=json.loads(row[3]),
+                options=loads_bounded(row[3]),  # stored data: nesting bounded, never recursed
                 status=row[4],
                 finished_samples=row[6],
-                metrics=json.loads(row[5]) if row[5] else {},
+                metrics=loads_bounded(row[5]) if row[5] else {},
             )
             for row in rows
         ]

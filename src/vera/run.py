@@ -19,6 +19,7 @@ from pathlib import Path
 
 from vera.comparison import baseline_comparison
 from vera.datasets import SampleSource, open_dataset
+from vera.datasets.nesting import TooDeepError
 from vera.errors import ConfigError, DatasetError
 from vera.experiment import resolve_pipeline
 from vera.gates import gate_failures, regression_failures
@@ -261,7 +262,12 @@ def stored_plan(
     """
     store = RunStore(history or DEFAULT_HISTORY_PATH, read_only=True)
     try:
-        record = store.get(run_id)
+        try:
+            record = store.get(run_id)
+        except TooDeepError as exc:  # a stored plan edited to nest without end
+            raise ConfigError(
+                f"{store.path}: run {run_id}'s stored options are damaged: {exc}"
+            ) from None
         plan = named_again(store.plan(record.id), named or {}, record.id)
         return _with_secrets(plan, record.id), record.id
     finally:

@@ -115,3 +115,19 @@ def test_an_untampered_run_resumes_when_its_pipeline_is_named_again(
     assert code == 0, said
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["counts"]["scored"] == 3
+
+
+def test_stored_options_nested_without_end_are_refused_not_recursed(tmp_path: Path) -> None:
+    (tmp_path / "d.jsonl").write_text(
+        json.dumps({"id": "a", "query": "q", "response": "Fact.", "contexts": ["Fact."]}) + "\n"
+    )
+    code, said = vera_cli(tmp_path, "eval", "-d", "d.jsonl")
+    assert code == 0, said
+    deep = '{"plan_version": 1, "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    with closing(sqlite3.connect(tmp_path / ".vera" / "runs.sqlite")) as db, db:
+        (run_id,) = db.execute("SELECT id FROM runs").fetchone()
+        db.execute("UPDATE runs SET options = ?, status = 'running'", (deep,))
+    code, said = vera_cli(tmp_path, "eval", "--resume", run_id)
+    assert code == 2
+    assert "Traceback" not in said
+    assert f"run {run_id}'s stored options are damaged: field 'x': arrays or objects" in said
