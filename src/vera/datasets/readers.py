@@ -242,9 +242,12 @@ class _JsonWithLines:
         if text.startswith("]", pos):
             _expect_end(text, pos + 1)
             return cls(items)
+        # Lines are counted from the previous row on, not from the top: once per character.
+        line, counted = 1, 0
         while True:
             value, end = _element(text, pos)
-            items.append((text.count("\n", 0, pos) + 1, value))
+            line, counted = line + text.count("\n", counted, pos), pos
+            items.append((line, value))
             pos = _skip_ws(text, end)
             if text.startswith(",", pos):
                 pos = _skip_ws(text, pos + 1)
