@@ -31,7 +31,7 @@ from vera.estimate import RunEstimate, estimate_plan
 from vera.history import DEFAULT_HISTORY_PATH, PAGE_SIZE, RunStore
 from vera.judge_benchmark import JudgeBenchmark, Rule, benchmark_judge
 from vera.metrics.registry import metric_classes
-from vera.outputs import check_output_paths, write_run_reports, write_stored_report
+from vera.outputs import atomic_text, check_output_paths, write_run_reports, write_stored_report
 from vera.plan import (
     QUICK_SAMPLES,
     DatasetRef,
@@ -39,6 +39,7 @@ from vera.plan import (
     RetrievalOptions,
     RunPlan,
     build_plan,
+    resume_command,
 )
 from vera.report import Report
 from vera.reports.calibration import calibration_lines
@@ -575,7 +576,7 @@ def _run(plan: RunPlan, resume_id: str | None) -> RunResult:
             else:
                 kept = (
                     f"{progress.finished} finished sample(s) are stored in run "
-                    f"{progress.run_id}; finish it with: vera eval --resume {progress.run_id}"
+                    f"{progress.run_id}; finish it with: {resume_command(plan, progress.run_id)}"
                 )
             err.print(f"Interrupted: {kept}", highlight=False, markup=False)
             raise typer.Exit(EXIT_INTERRUPTED) from None
@@ -590,8 +591,9 @@ def _fail(exc: Exception) -> NoReturn:
 
 def _finish(result: RunResult, flags: dict[str, Any]) -> NoReturn:
     """Render the run, write every report asked for, and exit with the run's code."""
-    print_summary(result.report, out, err, result.results())
     try:
+        # A streamed run's results are read back from the history, which can fail (damaged).
+        print_summary(result.report, out, err, result.results())
         _write_outputs(result, _outputs(flags))
         if flags["otel_endpoint"]:
             from vera.otel_export import export_report  # the SDK only when asked for
@@ -617,7 +619,8 @@ def _plan(flags: dict[str, Any]) -> tuple[RunPlan, str | None]:
     reports go is new)."""
     check_output_paths(_outputs(flags).values())
     if flags["resume"]:
-        plan, run_id = stored_plan(flags["resume"], flags["history_path"])
+        named = {key: flags[flag] for key, flag in _NAMED_AGAIN.items()}
+        plan, run_id = stored_plan(flags["resume"], flags["history_path"], named=named)
         history = {"history": True, "history_path": flags["history_path"]}
         if flags["history_path"] is None:
             history.pop("history_path")
@@ -657,6 +660,18 @@ def _plan(flags: dict[str, Any]) -> tuple[RunPlan, str | None]:
         any_plan=flags["any_plan"],
     ), None
 
+
+_NAMED_AGAIN = {
+    "pipeline": "pipeline",
+    "baselines": "baseline",
+    "prompts_dir": "prompts_dir",
+    "judge": "judge",
+    "cascade_judge": "cascade_judge",
+    "metrics": "metric",
+    "generator": "generator",
+    "ray_address": "ray_address",
+}
+"""`vera.plan.NAMED_AGAIN_FLAGS` keys and the `eval` flag that gives each again on --resume."""
 
 _SETTING_FLAGS = {
     "judge": "judge",
@@ -1095,9 +1110,17 @@ def benchmark_command(
         _fail(exc)
     _print_benchmark(result)
     if json_path is not None:
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        _write_json(json_path, result.model_dump_json(indent=2), "the figures")
         out.print(f"Figures written to {escape(str(json_path))}", highlight=False)
+
+
+def _write_json(path: Path, text: str, what: str) -> None:
+    """`text` to `path`, whole or not at all (`atomic_text`); a failure is exit 2."""
+    try:
+        with atomic_text(path, what=what) as file:
+            file.write(text + "\n")
+    except VeraError as exc:
+        _fail(exc)
 
 
 _BENCHMARK_COLUMNS = (
@@ -1191,8 +1214,7 @@ def calibrate_command(
     for line in calibration_lines(found):
         out.print(line, highlight=False, markup=False)
     if json_path is not None:
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(found.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        _write_json(json_path, found.model_dump_json(indent=2), "the calibration")
         out.print(f"Calibration written to {escape(str(json_path))}", highlight=False)
 
 
@@ -1282,9 +1304,17 @@ def _finish_generate(result: GenerationResult, output: Path | None) -> NoReturn:
     for line in summary_lines(result):
         out.print(line, highlight=False, markup=False)
     if result.kept_total and output is not None:
-        write_dataset(result, output)
-        out.print(f"Dataset written to {escape(str(output))}", highlight=False)
+        _save_dataset(write_dataset, result, output)
     raise typer.Exit(EXIT_OK if result.kept_total and not result.stopped else EXIT_INCOMPLETE)
+
+
+def _save_dataset(write: Callable[[Any, Path], None], result: Any, output: Path) -> None:
+    """`vera generate`'s dataset written (whole, or the old file kept); a failure is exit 2."""
+    try:
+        write(result, output)
+    except VeraError as exc:
+        _fail(exc)
+    out.print(f"Dataset written to {escape(str(output))}", highlight=False)
 
 
 datasets_app = typer.Typer(help="The datasets bundled with VERA.", no_args_is_help=True)

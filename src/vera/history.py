@@ -7,7 +7,6 @@ whole report, so any report can be rendered again, and two runs compared, from t
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 import warnings
@@ -19,11 +18,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from vera.datasets.nesting import loads_bounded
 from vera.errors import ConfigError
 from vera.plan import RunPlan
 from vera.report import Report, SampleResult
 from vera.settings import Settings
-from vera.sqlite_file import DEFAULT_LOCK_TIMEOUT, SqliteFile
+from vera.sqlite_file import DEFAULT_LOCK_TIMEOUT, SqliteFile, StoreError
 from vera.types.fingerprint import RegressionCheck, RunFingerprint
 from vera.types.secrets import redact
 
@@ -99,7 +99,9 @@ class RunRecord(BaseModel):
     options: dict[str, Any]
     """The run's plan as stored (`RunPlan` fields)."""
     status: str
-    """"running" until the run ends (a killed run stays "running"), then "finished"."""
+    """"running" until the run ends (a killed run stays "running"), then "finished"; "stopped"
+    when the run could not record everything (a full disk): its report, where stored, says
+    why, and `--resume` completes it."""
     finished_samples: int
     metrics: dict[str, float | None] = {}
 
@@ -204,6 +206,22 @@ class RunStore:
             (run_id, result.id, position, _pack(result)),
         )
 
+    def stop(self, run_id: str, report: Report) -> bool:
+        """Mark a run that could not record everything `stopped`, with its report (whose
+        `stopped` says why) where the file still takes it, else without. Never raises: it is
+        called when the file has already failed; False when even the status did not change."""
+        aggregates = report.model_copy(update={"samples": ()}).to_json(indent=None)
+        for sql, params in (
+            ("UPDATE runs SET status = 'stopped', report = ? WHERE id = ?", (aggregates, run_id)),
+            ("UPDATE runs SET status = 'stopped' WHERE id = ?", (run_id,)),
+        ):
+            try:
+                self._file.execute(sql, params)
+                return True
+            except StoreError:
+                continue
+        return False
+
     def finish(self, run_id: str, report: Report) -> None:
         """Store the run's report and mark it finished."""
         # The samples are in `results` already; the report keeps only its aggregates, so
@@ -215,25 +233,55 @@ class RunStore:
         )
 
     def results(self, run_id: str) -> dict[str, SampleResult]:
-        """The finished samples of a run, by sample id."""
+        """The finished samples of a run, by sample id (what `--resume` keeps: a damaged one
+        is left out, with a warning, and evaluated again)."""
         self.get(run_id)  # a clear error for an unknown id
-        return {result.id: result for result in self.iter_results(run_id)}
+        return {r.id: r for _, r in self.iter_positioned(run_id, damaged="skip")}
 
     def iter_results(self, run_id: str, *, batch: int = _BATCH) -> Iterator[SampleResult]:
         """The finished samples of a run in dataset order, read `batch` at a time, so a run
         of any size is never held in memory at once."""
+        for _, result in self.iter_positioned(run_id, batch=batch):
+            yield result
+
+    def iter_positioned(
+        self, run_id: str, *, batch: int = _BATCH, damaged: str = "raise"
+    ) -> Iterator[tuple[int, SampleResult]]:
+        """`iter_results` with each result's dataset position. A stored result that cannot be
+        read back raises `StoreError` naming it, or with `damaged="skip"` is left out with a
+        warning (a resumed run evaluates that sample again)."""
         position = -1
         while True:
             rows = self._file.execute(
-                "SELECT position, result FROM results WHERE run_id = ? AND position > ? "
-                "ORDER BY position LIMIT ?",
+                "SELECT position, result, sample_id FROM results WHERE run_id = ? "
+                "AND position > ? ORDER BY position LIMIT ?",
                 (run_id, position, batch),
             )
-            for found, payload in rows:
+            for found, payload, sample_id in rows:
                 position = found
-                yield _unpack(payload)
+                result = self._readable(run_id, sample_id, payload, damaged)
+                if result is not None:
+                    yield found, result
             if len(rows) < batch:
                 return
+
+    def _readable(
+        self, run_id: str, sample_id: str, payload: bytes | str, damaged: str
+    ) -> SampleResult | None:
+        try:
+            return _unpack(payload)
+        except zlib.error:
+            why = "it does not decompress"
+        except ValueError:  # not UTF-8, not JSON, or not a result
+            why = "it is not a readable result"
+        problem = (
+            f"{self.path}: the stored result of sample {sample_id!r} in run {run_id} is "
+            f"damaged ({why})"
+        )
+        if damaged != "skip":
+            raise StoreError(f"{problem}; `vera eval --resume {run_id}` evaluates it again")
+        warnings.warn(f"{problem}; it is evaluated again", stacklevel=2)
+        return None
 
     def get(self, run_id: str) -> RunRecord:
         """One run, by id or by a unique prefix of its id."""
@@ -409,11 +457,11 @@ def _record(row: Sequence[Any], history: Path) -> RunRecord | DamagedRun:
     if row[7]:
         return DamagedRun(run_id, "report", "not JSON", history)
     try:
-        options = json.loads(row[3])
+        options = loads_bounded(row[3])  # stored data: nesting bounded, never recursed
     except (TypeError, ValueError) as exc:
         return DamagedRun(run_id, "options", f"not JSON: {exc}", history)
     try:
-        metrics = json.loads(row[5]) if row[5] else {}
+        metrics = loads_bounded(row[5]) if row[5] else {}
     except (TypeError, ValueError):
         return DamagedRun(run_id, "report", "its metrics are not JSON", history)
     try:

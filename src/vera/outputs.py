@@ -3,23 +3,30 @@ responses in place, the run history for its trend), gathered once for the CLI an
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import functools
 import json
 import os
+import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TextIO
 
 from vera.datasets import open_dataset
 from vera.errors import ConfigError, VeraError
-from vera.history import RunStore, open_history
+from vera.history import DEFAULT_HISTORY_PATH, RunStore
 from vera.plan import RunPlan
 from vera.report import Report, ResultSource, SampleResult
 from vera.reports.registry import RenderContext, format_for_path, render_report
 from vera.reports.view import HistoryPoint
+from vera.settings import Settings
 from vera.types import Sample
 
 __all__ = [
+    "atomic_text",
     "check_output_paths",
     "json_chunks",
     "render_context",
@@ -108,11 +115,9 @@ def write_report(
     `source` and the trend from `store`. A streamed run's JSON report is written a sample at a
     time from `results`, never built whole in memory."""
     check_output_paths([path])
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_text(path, what="the report") as out:
         if fmt == "json" and results is not None:
-            with path.open("w", encoding="utf-8") as out:
-                out.writelines(json_chunks(report, results()))
+            out.writelines(json_chunks(report, results()))
             return
         context = render_context(
             report,
@@ -123,9 +128,52 @@ def write_report(
             results=results,
             fields=fields,
         )
-        path.write_text(render_report(fmt, report, context), encoding="utf-8")
+        out.write(render_report(fmt, report, context))
+
+
+@functools.cache
+def _new_file_mode() -> int:
+    # The mode `open()` would give a new file; mkstemp's is 0600. Read once: the umask can
+    # only be read by setting it.
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+@contextlib.contextmanager
+def atomic_text(path: Path, *, what: str = "the file") -> Iterator[TextIO]:
+    """A text file that replaces `path` only once it is whole: written to a temporary file in
+    the same folder, synced, then renamed over `path` (atomic on POSIX). A failure on the way
+    (a full disk, a quota) removes the temporary file and leaves any earlier `path` as it was;
+    it is raised as `ConfigError` naming `what` and the path ("the report", "the dataset")."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(
+            prefix=f".{path.name}.", suffix=".partial", dir=path.parent
+        )
     except OSError as exc:
-        raise ConfigError(f"cannot write the report to {path}: {exc.strerror}") from None
+        raise _write_error(path, what, exc) from None
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            yield out
+            out.flush()
+            os.fsync(out.fileno())  # a delayed-allocation ENOSPC shows here, not after rename
+        os.chmod(temporary, _new_file_mode())
+        os.replace(temporary, path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        if isinstance(exc, OSError):
+            raise _write_error(path, what, exc) from None
+        raise
+
+
+def _write_error(path: Path, what: str, exc: OSError) -> ConfigError:
+    reason = exc.strerror or str(exc)
+    full = exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+    fix = "; free some space or write it elsewhere" if full else ""
+    kept = " (any earlier file there is left as it was)" if path.exists() else ""
+    return ConfigError(f"cannot write {what} to {path}: {reason}{kept}{fix}")
 
 
 _SAMPLES_SLOT = "\x00samples\x00"
@@ -178,22 +226,41 @@ def write_run_reports(
     run's results back."""
     settings = plan.settings
     wants_history = "html" in outputs and settings.history
-    store = open_history(settings) if wants_history else None
+    store = _trend_store(settings) if wants_history else None
+    failed: list[str] = []
     try:
         for fmt, path in outputs.items():
-            write_report(
-                report,
-                path,
-                fmt,
-                source=plan.dataset.source,
-                store=store,
-                gate_failures=gate_failures,
-                results=results,
-                fields=settings.fields,
-            )
+            try:
+                write_report(
+                    report,
+                    path,
+                    fmt,
+                    source=plan.dataset.source,
+                    store=store,
+                    gate_failures=gate_failures,
+                    results=results,
+                    fields=settings.fields,
+                )
+            except VeraError as exc:  # one report that fails (a full disk) spares the others
+                failed.append(str(exc))
     finally:
         if store is not None:
             store.close()
+    if failed:
+        raise ConfigError("; ".join(failed))
+
+
+def _trend_store(settings: Settings) -> RunStore | None:
+    """The history, read-only, for the HTML report's trend; None (no trend) when it cannot be
+    opened: the report matters more than its trend."""
+    try:
+        return RunStore(
+            settings.history_path or DEFAULT_HISTORY_PATH,
+            lock_timeout=settings.lock_timeout,
+            read_only=True,
+        )
+    except VeraError:
+        return None
 
 
 def _stored_run(store: RunStore, run_id: str) -> tuple[Report, str | None]:

@@ -10,6 +10,7 @@ the plan in `vera.run.Bindings`.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -17,10 +18,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from vera.errors import ConfigError
-from vera.metrics.registry import create_metric, metric_classes
+from vera.metrics.registry import METRIC_REGISTRY, create_metric, metric_classes
+from vera.pipelines.baselines import BASELINES
+from vera.providers.registry import PROVIDER_REGISTRY
 from vera.settings import Settings, load_settings
+from vera.types.secrets import redact
 
 __all__ = [
+    "NAMED_AGAIN_FLAGS",
     "QUICK_SAMPLES",
     "DatasetRef",
     "GeneratorSpec",
@@ -28,7 +33,10 @@ __all__ = [
     "RetrievalOptions",
     "RunPlan",
     "build_plan",
+    "code_references",
     "metric_specs",
+    "named_again",
+    "resume_command",
 ]
 
 QUICK_SAMPLES = 10
@@ -175,3 +183,170 @@ def build_plan(
         )
     except ValueError as exc:
         raise ConfigError(f"invalid run options: {exc}") from None
+
+
+NAMED_AGAIN_FLAGS = {
+    "pipeline": "--pipeline",
+    "baselines": "--baseline",
+    "prompts_dir": "--prompts-dir",
+    "judge": "--judge",
+    "cascade_judge": "--cascade-judge",
+    "metrics": "--metric",
+    "generator": "--generator",
+    "ray_address": "--ray-address",
+}
+"""What a stored plan may name that chooses code or files that carry it, and the `vera eval`
+flag that names it again (the keys of `named_again`'s `given`)."""
+
+_OWN_JUDGES = frozenset({"offline", "cascade"})
+"""Judges whose code is VERA's own whatever their argument (`nli:PATH` loads model files,
+which may carry pickled code, so it is not among them)."""
+
+
+def _plugin_judge(spec: str | None) -> bool:
+    """Whether judge `spec` runs code from outside VERA: a plugin, or an NLI model's files."""
+    if spec is None:
+        return False
+    name = spec.strip().partition(":")[0].strip().lower()
+    return name not in _OWN_JUDGES and name not in PROVIDER_REGISTRY.builtin_names()
+
+
+def code_references(plan: RunPlan) -> dict[str, str]:
+    """What `plan` names that would import code, load a plugin or read prompts from a folder,
+    by `NAMED_AGAIN_FLAGS` key, as text (lists joined with ", "). A plan read from a run
+    history names these only as data: `named_again` runs them only when the user names them
+    again."""
+    settings = plan.settings
+    found: dict[str, str] = {}
+    if plan.pipeline is not None and plan.pipeline not in BASELINES:
+        found["pipeline"] = plan.pipeline
+    if any(name not in BASELINES for name in plan.baselines):
+        found["baselines"] = ", ".join(plan.baselines)
+    if settings.judge_prompts_dir is not None:
+        found["prompts_dir"] = str(settings.judge_prompts_dir)
+    if _plugin_judge(settings.judge):
+        found["judge"] = settings.judge
+    if _plugin_judge(settings.cascade_judge) and settings.cascade_judge is not None:
+        found["cascade_judge"] = settings.cascade_judge
+    builtin_metrics = set(METRIC_REGISTRY.builtin_names())
+    if any(METRIC_REGISTRY.key(m.name) not in builtin_metrics for m in plan.metrics):
+        found["metrics"] = ", ".join(m.name for m in plan.metrics)
+    if plan.generator.uses_model and _plugin_judge(plan.generator.spec):
+        found["generator"] = plan.generator.spec
+    if settings.ray_address is not None:
+        found["ray_address"] = settings.ray_address
+    return found
+
+
+def _stored_values(plan: RunPlan) -> dict[str, str | None]:
+    """Every `NAMED_AGAIN_FLAGS` field of `plan` as text, None where the plan has none."""
+    settings = plan.settings
+    prompts = settings.judge_prompts_dir
+    return {
+        "pipeline": plan.pipeline,
+        "baselines": ", ".join(plan.baselines) or None,
+        "prompts_dir": str(prompts) if prompts is not None else None,
+        "judge": settings.judge,
+        "cascade_judge": settings.cascade_judge,
+        "metrics": ", ".join(m.name for m in plan.metrics),
+        "generator": plan.generator.spec,
+        "ray_address": settings.ray_address,
+    }
+
+
+def _as_text(key: str, value: object) -> str | None:
+    """A value given for `key` as `_stored_values` writes it (None: not given)."""
+    if value is None:
+        return None
+    if isinstance(value, str | Path):
+        text = str(Path(value)) if key == "prompts_dir" else str(value).strip()
+        return text or None
+    if isinstance(value, Iterable):
+        names = [str(v).strip() for v in value]
+        if key == "metrics":
+            names = [METRIC_REGISTRY.key(n) for n in names]
+        return ", ".join(names) or None
+    return str(value)
+
+
+def _shown(value: str | None, limit: int = 200) -> str:
+    """A value in a message: quoted with its control characters escaped (a stored one may be
+    hostile), and cut short."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _same(key: str, stored: str | None, given: str) -> bool:
+    if stored is None:
+        return False
+    if key == "metrics":
+        return [METRIC_REGISTRY.key(n) for n in stored.split(", ")] == given.split(", ")
+    # The store keeps no secret: a URL given again with its key matches its redacted form.
+    return stored in (given, redact(given))
+
+
+def named_again(stored: RunPlan, given: Mapping[str, object], run_id: str) -> RunPlan:
+    """`stored` (a plan read from a run history) to resume, once what it names that would run
+    code is named again in `given` (`NAMED_AGAIN_FLAGS` keys; None or absent: not given).
+
+    A history is data that anyone with the file can edit, so it never chooses code: every
+    `code_references` entry must be given again, and anything given must equal what is stored
+    (a resumed run keeps its options). Otherwise `ConfigError`, with the stored and the given
+    value side by side and the flag to use. A URL the store kept redacted is taken as given,
+    with its credentials.
+    """
+    unknown = set(given) - set(NAMED_AGAIN_FLAGS)
+    if unknown:
+        raise ConfigError(
+            f"cannot name {', '.join(sorted(unknown))} again on resume; "
+            f"known: {', '.join(NAMED_AGAIN_FLAGS)}"
+        )
+    stored_values = _stored_values(stored)
+    texts = {key: _as_text(key, value) for key, value in given.items()}
+    problems = [
+        f"{NAMED_AGAIN_FLAGS[key]}: stored {_shown(stored_values[key])}, given {_shown(text)}"
+        for key, text in texts.items()
+        if text is not None and not _same(key, stored_values[key], text)
+    ]
+    problems += [
+        f"{NAMED_AGAIN_FLAGS[key]}: stored {_shown(value)}, not given"
+        for key, value in code_references(stored).items()
+        if texts.get(key) is None
+    ]
+    if problems:
+        raise ConfigError(
+            f"run {run_id} cannot be resumed as asked: {'; '.join(problems)}. A stored run "
+            "never chooses code to run: name its pipeline, prompts folder and plugins again "
+            "with the same values if you trust them (a resumed run keeps its options), or "
+            "start a new run"
+        )
+    return _with_given(stored, texts, given.get("baselines"))
+
+
+def _with_given(stored: RunPlan, texts: Mapping[str, str | None], baselines: object) -> RunPlan:
+    """`stored` with the pipeline specs as given (they may carry the credentials the store
+    redacted)."""
+    updates: dict[str, Any] = {}
+    if texts.get("pipeline") is not None:
+        updates["pipeline"] = texts["pipeline"]
+    if texts.get("baselines") is not None and isinstance(baselines, Iterable):
+        names = [baselines] if isinstance(baselines, str) else baselines
+        updates["baselines"] = tuple(str(name).strip() for name in names)
+    return stored.model_copy(update=updates) if updates else stored
+
+
+def resume_command(plan: RunPlan, run_id: str) -> str:
+    """The `vera eval --resume` command that completes the run of `plan` stored as `run_id`,
+    naming again what `named_again` asks for."""
+    words = ["vera", "eval", "--resume", run_id]
+    references = code_references(plan)
+    for key in NAMED_AGAIN_FLAGS:
+        if key not in references:
+            continue
+        values: list[str] = {
+            "baselines": list(plan.baselines),
+            "metrics": [m.name for m in plan.metrics],
+        }.get(key, [references[key]])
+        for value in values:
+            words += [NAMED_AGAIN_FLAGS[key], shlex.quote(redact(value))]
+    return " ".join(words)

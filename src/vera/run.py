@@ -9,14 +9,17 @@ synchronous edge.
 from __future__ import annotations
 
 import functools
+import heapq
 import itertools
 import os
+import warnings
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from vera.comparison import baseline_comparison
 from vera.datasets import SampleSource, open_dataset
+from vera.datasets.nesting import TooDeepError
 from vera.datasets.unread import unread_contexts_column
 from vera.errors import ConfigError, DatasetError
 from vera.experiment import resolve_pipeline
@@ -37,10 +40,11 @@ from vera.pipelines import laws
 from vera.pipelines.core import Pipeline
 from vera.pipelines.documents import load_documents
 from vera.pipelines.verification import Verify
-from vera.plan import QUICK_SAMPLES, RunPlan
-from vera.report import Report, SampleResult
+from vera.plan import QUICK_SAMPLES, RunPlan, named_again
+from vera.report import Report, RunStop, SampleResult
 from vera.runner import run_pass
 from vera.sample_limits import SampleLimits
+from vera.sqlite_file import StoreWriteError
 from vera.sync import run_sync
 from vera.types import Context, Need, Sample
 from vera.types.fingerprint import RegressionCheck, RunFingerprint
@@ -123,13 +127,16 @@ class RunResult:
     gate_failures: tuple[str, ...] = ()
     compared_with: str | None = None
     """The stored run a regression check compared against, if any."""
+    unstored: tuple[tuple[int, SampleResult], ...] = ()
+    """Results (by dataset position) a streamed run could not store: the run history failed
+    a write (a full disk) and the run stopped."""
 
     def results(self) -> Iterable[SampleResult]:
         """Every sample's result in dataset order: `report.samples`, or, for a streamed run,
-        read from the run store a batch at a time."""
+        read from the run store a batch at a time (with those it could not store)."""
         if self.report.samples or self.run_id is None or not self.report.counts["total"]:
             return self.report.samples
-        return _stored_results(self.plan, self.run_id)
+        return _stored_results(self.plan, self.run_id, self.unstored)
 
     @property
     def streamed(self) -> bool:
@@ -283,20 +290,44 @@ def _pipelines(
     return system_spec, pipelines
 
 
-def stored_plan(run_id: str, history: Path | str | None = None) -> tuple[RunPlan, str]:
-    """The plan of a stored run and its full id, to resume it as it was asked for."""
+def stored_plan(
+    run_id: str, history: Path | str | None = None, *, named: Mapping[str, object] | None = None
+) -> tuple[RunPlan, str]:
+    """The plan of a stored run and its full id, to resume it as it was asked for.
+
+    The history is data, so it never chooses code: a pipeline (module:function or URL), a
+    prompts folder or a plugin it names is used only when `named` names it again with the same
+    value (keys as `vera.plan.NAMED_AGAIN_FLAGS`: `{"pipeline": "my_rag:answer"}`); otherwise,
+    or when a value given differs from the stored one, `ConfigError` says both.
+    """
     store = RunStore(history or DEFAULT_HISTORY_PATH, read_only=True)
     try:
-        record = store.get(run_id)
-        return _with_secrets(store.plan(record.id), record.id), record.id
+        try:
+            record = store.get(run_id)
+        except TooDeepError as exc:  # a stored plan edited to nest without end
+            raise ConfigError(
+                f"{store.path}: run {run_id}'s stored options are damaged: {exc}"
+            ) from None
+        plan = named_again(store.plan(record.id), named or {}, record.id)
+        return _with_secrets(plan, record.id), record.id
     finally:
         store.close()
 
 
-def _stored_results(plan: RunPlan, run_id: str) -> Iterator[SampleResult]:
-    store = open_history(plan.settings)
+def _stored_results(
+    plan: RunPlan, run_id: str, unstored: Sequence[tuple[int, SampleResult]] = ()
+) -> Iterator[SampleResult]:
+    settings = plan.settings
+    # Only read: a history that just failed a write (full, read-only) can still be read.
+    store = RunStore(
+        settings.history_path or DEFAULT_HISTORY_PATH,
+        lock_timeout=settings.lock_timeout,
+        read_only=True,
+    )
     try:
-        yield from store.iter_results(run_id)
+        merged = heapq.merge(store.iter_positioned(run_id), unstored, key=lambda item: item[0])
+        for _, result in merged:
+            yield result
     finally:
         store.close()
 
@@ -329,15 +360,30 @@ def _with_secrets(plan: RunPlan, run_id: str) -> RunPlan:
 
 class _Recorder:
     """Commits each finished sample of the system's pass to the store, at once and at its
-    dataset position, so a killed run keeps it and the store reads back in dataset order."""
+    dataset position, so a killed run keeps it and the store reads back in dataset order.
+
+    When the store fails a write (a full disk), the `StoreWriteError` stops the run (the
+    runner hears it as a stop), and this and every later result is kept in `unstored`, so
+    the run's reports still have them."""
 
     def __init__(self, store: RunStore | None, run_id: str | None) -> None:
         self.store = store
         self.run_id = run_id
+        self.failure: StoreWriteError | None = None
+        self.unstored: list[tuple[int, SampleResult]] = []
 
     def __call__(self, position: int, result: SampleResult) -> None:
-        if self.store is not None and self.run_id is not None:
-            self.store.add_result(self.run_id, position, result)
+        if self.store is None or self.run_id is None:
+            return
+        if self.failure is None:
+            try:
+                self.store.add_result(self.run_id, position, result)
+                return
+            except StoreWriteError as exc:
+                self.failure = exc
+                self.unstored.append((position, result))
+                raise
+        self.unstored.append((position, result))
 
 
 async def _pass(
@@ -435,26 +481,52 @@ async def arun_plan(
         run_id, done = _start(store, plan, parts, resume, bindings)
         if run_id is not None:
             observer.run_started(run_id)
+        recorder = _Recorder(store, run_id)
         report = await _pass(
             plan,
             parts,
             parts.system,
             observer,
-            record=_Recorder(store, run_id),
+            record=recorder,
             done=done,
             keep=_keeps_samples(plan, parts, bindings, store),
         )
         report = await _extras(plan, parts, report, observer)
         report = report.model_copy(update={"fingerprint": fingerprint, "regression": baseline})
         failures = _gates(plan, report, store)
-        if store is not None and run_id is not None:
-            store.finish(run_id, report)
+        report = _record_end(recorder, report)
         _check_measured(plan, parts, report)
     finally:
         if store is not None:
             store.close()
     compared = baseline.compared_with if baseline is not None else None
-    return RunResult(plan, report, run_id, tuple(failures), compared)
+    return RunResult(plan, report, run_id, tuple(failures), compared, tuple(recorder.unstored))
+
+
+def _record_end(recorder: _Recorder, report: Report) -> Report:
+    """Store the run's report and mark it finished; a run that could not record everything
+    is marked `stopped` instead (as far as the file still takes it), and its report says
+    why, so it never passes for a finished one."""
+    store, run_id = recorder.store, recorder.run_id
+    if store is None or run_id is None:
+        return report
+    if recorder.failure is None:
+        try:
+            store.finish(run_id, report)
+            return report
+        except StoreWriteError as exc:
+            recorder.failure = exc
+    if report.stopped is None:
+        report = report.model_copy(
+            update={"stopped": RunStop(reason=str(recorder.failure), planned=False)}
+        )
+    if not store.stop(run_id, report):
+        warnings.warn(
+            f"run {run_id} could not be marked stopped in {store.path} either; it shows as "
+            f"running, and `vera eval --resume {run_id}` completes it",
+            stacklevel=2,
+        )
+    return report
 
 
 def _baseline(

@@ -206,10 +206,15 @@ class PassResults:
             self._kept[index] = result
 
     def record(self, index: int, result: SampleResult) -> None:
-        """A newly finished sample at dataset position `index`."""
+        """A newly finished sample at dataset position `index`. A `RunStopError` from
+        `record_to` (a run history that cannot be written) stops the run as one from a sample
+        does: a run that cannot record what it does goes no further."""
         self._keep(index, result)
         if self.record_to is not None:
-            self.record_to(index, result)
+            try:
+                self.record_to(index, result)
+            except RunStopError as exc:
+                self.stop = self.stop or exc
         if self.progress is not None:
             self.progress(result)
 

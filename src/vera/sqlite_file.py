@@ -17,15 +17,26 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from vera.errors import ConfigError
+from vera.errors import ConfigError, RunStopError
 
-__all__ = ["DEFAULT_LOCK_TIMEOUT", "MissingStoreError", "SqliteFile", "StoreError"]
+__all__ = [
+    "DEFAULT_LOCK_TIMEOUT",
+    "MissingStoreError",
+    "SqliteFile",
+    "StoreError",
+    "StoreWriteError",
+]
 
 DEFAULT_LOCK_TIMEOUT = 30.0
 """Seconds a write waits for another process's write to finish."""
 
 
 _WAL_RETRY_SECONDS = 0.01
+
+_WRITE_FAILURES = frozenset(
+    {"SQLITE_FULL", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_FSYNC", "SQLITE_IOERR_TRUNCATE"}
+)
+"""SQLite's names for a write the disk refused: full, over quota, a file-size limit."""
 
 
 class StoreError(ConfigError):
@@ -34,6 +45,12 @@ class StoreError(ConfigError):
 
 class MissingStoreError(StoreError):
     """A file opened only to read does not exist (and was not created)."""
+
+
+class StoreWriteError(StoreError, RunStopError):
+    """A statement failed on a file that opened fine: a full disk or quota, read-only media,
+    a lock held too long, an I/O error, a damaged page. Every later write would fail alike,
+    so it stops a run as a rejected key does (exit 2): the run cannot record what it does."""
 
 
 class SqliteFile:
@@ -134,8 +151,9 @@ class SqliteFile:
             time.sleep(_WAL_RETRY_SECONDS)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        """Run one statement (its own transaction) and return its rows."""
-        with self._lock, self._translated():
+        """Run one statement (its own transaction) and return its rows; `StoreWriteError`
+        when the file fails it."""
+        with self._lock, self._translated(StoreWriteError):
             return self._db.execute(sql, params).fetchall()
 
     def close(self) -> None:
@@ -143,28 +161,40 @@ class SqliteFile:
             self._db.close()
 
     @contextmanager
-    def _translated(self) -> Iterator[None]:
+    def _translated(self, kind: type[StoreError] = StoreError) -> Iterator[None]:
         try:
             yield
         except sqlite3.OperationalError as exc:
-            raise self._error(exc) from None
+            raise kind(self._message(exc)) from None
         except sqlite3.DatabaseError as exc:
-            raise StoreError(
-                f"{self.path} is not {self.what} ({exc}); point {self.flag} at a new file or "
-                "at one VERA wrote"
+            raise kind(
+                f"{self.path} is not {self.what}, or is damaged ({exc}); point {self.flag} at "
+                "a new file or at one VERA wrote"
             ) from None
         except OSError as exc:
-            raise StoreError(f"cannot use {self.path} for {self.what}: {exc.strerror}") from None
+            raise kind(f"cannot use {self.path} for {self.what}: {exc.strerror}") from None
 
-    def _error(self, exc: sqlite3.OperationalError) -> StoreError:
+    def _message(self, exc: sqlite3.OperationalError) -> str:
         text = str(exc)
         if "locked" in text or "busy" in text:
-            return StoreError(
+            return (
                 f"{self.what} {self.path} stayed locked by another process for "
                 f"{self.lock_timeout:g}s; wait for that run to finish, raise lock_timeout in "
                 f"vera.toml, or use another {self.flag}"
             )
-        return StoreError(
+        code = getattr(exc, "sqlite_errorname", "")
+        if "full" in text or code in _WRITE_FAILURES:
+            return (
+                f"{self.what} {self.path} cannot grow ({text}, {code or 'SQLITE_FULL'}): its "
+                f"disk is full, over quota or failing; free some space, or use another "
+                f"{self.flag}"
+            )
+        if "readonly" in text or "read-only" in text:
+            return (
+                f"cannot write to {self.what} {self.path} ({text}): the file or its folder is "
+                f"read-only; use another {self.flag}"
+            )
+        return (
             f"cannot use {self.path} for {self.what} ({text}); check that its folder is "
-            f"writable, or use another {self.flag}"
+            f"writable and its disk sound, or use another {self.flag}"
         )

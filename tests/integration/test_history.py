@@ -11,7 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import vera
 from vera.reports.html import read_samples
+
+SOURCE = str(Path(vera.__file__).parent.parent)
+"""The tree this test imports VERA from, for the `vera` it runs to use the same."""
 
 PIPELINE = """
 import os, pathlib
@@ -30,8 +34,7 @@ def vera(
 ) -> subprocess.CompletedProcess[str]:
     env = {
         "PATH": "/usr/bin:/bin", "COLUMNS": "200", "NO_COLOR": "1",
-        # The caller's PYTHONPATH too, so the subprocess imports the `vera` the tests do.
-        "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), SOURCE]),
         "CALLS_FILE": str(tmp_path / "calls.txt"),
     }  # fmt: skip
     if crash_at is not None:
@@ -59,6 +62,11 @@ def test_a_killed_run_resumes_without_redoing_or_losing_work(tmp_path: Path) -> 
     assert calls(tmp_path) == 7  # six answered and stored, the seventh killed the process
 
     resumed = vera(tmp_path, "eval", "--resume", run_id, "-o", "r.json")
+    assert resumed.returncode == 2  # the history never chooses the code to run
+    assert "--pipeline: stored 'crashy_rag:answer', not given" in resumed.stderr
+    assert calls(tmp_path) == 7
+    named = ("--pipeline", "crashy_rag:answer")
+    resumed = vera(tmp_path, "eval", "--resume", run_id, *named, "-o", "r.json")
     assert resumed.returncode == 0, resumed.stderr
     assert calls(tmp_path) == 7 + 4  # only q6..q9 again: nothing finished is redone
     report = json.loads((tmp_path / "r.json").read_text())

@@ -151,8 +151,9 @@ def test_a_killed_run_resumes_with_its_own_prompts_cache_and_budget(
     assert plan["settings"]["max_cost"] == 7.5
 
     resumed = vera_cli(
-        tmp_path, "eval", "--resume", run_id, "--history", str(history), "-o", "r.json"
-    )
+        tmp_path, "eval", "--resume", run_id, "--history", str(history), "-o", "r.json",
+        "--prompts-dir", str(prompts),  # a stored run never chooses files of code or prompts
+    )  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["counts"]["scored"] == len(rows)

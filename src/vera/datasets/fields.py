@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from vera.datasets.nesting import TooDeepError, loads_bounded
 from vera.errors import DatasetError
 
 __all__ = [
@@ -267,10 +268,12 @@ def _cell(value: Any, canonical: str, key: str, from_csv: bool) -> Any:
 
 def _parse_structured(text: str, key: str) -> Any:
     try:
-        return json.loads(text)
+        return loads_bounded(text)
+    except TooDeepError as exc:
+        raise RowProblem(key, exc.problem) from None
     except json.JSONDecodeError:
         pass
     try:
         return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, RecursionError, MemoryError):
         raise RowProblem(key, "expected a JSON list or object in this cell") from None

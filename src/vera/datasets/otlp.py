@@ -21,7 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vera.datasets.readers import RawRow, invalid_data, read_json_document, unwrap_json
+from vera.datasets.nesting import TooDeepError, loads_bounded
+from vera.datasets.readers import (
+    RawRow,
+    invalid_data,
+    is_invalid_json,
+    read_json_document,
+    unwrap_json,
+)
 
 __all__ = ["looks_like_otlp", "read_otlp_rows"]
 
@@ -50,8 +57,9 @@ def looks_like_otlp(path: Path) -> bool:
     with path.open("rb") as fh:
         first = next((line for line in fh if line.strip()), b"")
     try:
-        request = json.loads(first)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        request = loads_bounded(first.decode("utf-8").removeprefix("\ufeff"))
+    except (json.JSONDecodeError, UnicodeDecodeError, TooDeepError):
+        # Not a request; read as rows, a line too deep is one invalid row that says so.
         return False
     return isinstance(request, dict) and "resourceSpans" in request
 
@@ -110,6 +118,9 @@ def read_otlp_rows(path: Path) -> Iterator[RawRow]:
 def _request_problem(request: Any) -> str | None:
     if isinstance(request, _Unreadable):
         return request.problem
+    unreadable = is_invalid_json(request)  # an element of a JSON array the reader refused
+    if unreadable is not None:
+        return unreadable
     if not isinstance(request, dict) or "resourceSpans" not in request:
         return "expected an OTLP trace request (an object with 'resourceSpans')"
     return None
@@ -138,7 +149,9 @@ def _requests(path: Path) -> Iterator[tuple[int, Any]]:
             if not text.strip():
                 continue
             try:
-                yield number, json.loads(text)
+                yield number, loads_bounded(text)
+            except TooDeepError as exc:
+                yield number, _Unreadable(str(exc))
             except json.JSONDecodeError as exc:
                 yield number, _Unreadable(f"invalid JSON ({exc.msg} at column {exc.colno})")
 
@@ -147,7 +160,9 @@ def _first_line_is_json(path: Path) -> bool:
     with path.open("rb") as fh:
         first = next((line for line in fh if line.strip()), b"{}")
     try:
-        json.loads(first.decode("utf-8").removeprefix("\ufeff"))
+        loads_bounded(first.decode("utf-8").removeprefix("\ufeff"))
+    except TooDeepError:
+        return True  # JSON by itself, too deep: one invalid row of a line-by-line read
     except (json.JSONDecodeError, UnicodeDecodeError):
         return False
     return True
@@ -337,8 +352,8 @@ def _metadata(document: dict[str, Any]) -> dict[str, Any]:
     value = document.get("metadata")
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
+            value = loads_bounded(value)
+        except ValueError:  # not JSON, or nested too deep: no metadata
             return {}
     return value if isinstance(value, dict) else {}
 
@@ -352,8 +367,8 @@ def _text(value: Any, keys: tuple[str, ...]) -> str | None:
         return json.dumps(value)
     if value.lstrip()[:1] in ("{", '"'):
         try:
-            parsed = json.loads(value)
-        except json.JSONDecodeError:
+            parsed = loads_bounded(value)
+        except ValueError:  # not JSON, or nested too deep: the text as written
             return value
         if isinstance(parsed, str):
             return parsed

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vera.datasets.nesting import MAX_NESTING, TooDeepError, loads_bounded, opens, skip_value
 from vera.errors import DatasetError
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "check_readable",
     "detect_format",
     "invalid_data",
+    "invalid_field",
     "is_invalid_json",
     "json_rows",
     "read_json_document",
@@ -125,31 +127,40 @@ def _read_jsonl(path: Path) -> Iterator[RawRow]:
                 text = text.removeprefix("\ufeff")
             if not text.strip():
                 continue
-            location = f"line {line_no}"
-            try:
-                data = json.loads(text)
-            except json.JSONDecodeError as exc:
-                yield RawRow(
-                    location, _InvalidJson(f"invalid JSON ({exc.msg} at column {exc.colno})")
-                )
-                continue
-            yield RawRow(location, data)
+            yield RawRow(f"line {line_no}", _parsed_line(text))
+
+
+def _parsed_line(text: str) -> Any:
+    """One JSONL line's value, or the `_InvalidJson` that says why it has none."""
+    try:
+        return loads_bounded(text)
+    except TooDeepError as exc:
+        return _InvalidJson(exc.problem, exc.field)
+    except json.JSONDecodeError as exc:
+        return _InvalidJson(f"invalid JSON ({exc.msg} at column {exc.colno})")
 
 
 class _InvalidJson:
-    """A row that is not JSON at all; validation turns it into a row error."""
+    """A row that cannot be read as JSON; validation turns it into a row error (about
+    `field`, where one is to blame)."""
 
-    def __init__(self, problem: str) -> None:
+    def __init__(self, problem: str, field: str | None = None) -> None:
         self.problem = problem
+        self.field = field
 
 
 def is_invalid_json(data: Any) -> str | None:
     return data.problem if isinstance(data, _InvalidJson) else None
 
 
-def invalid_data(problem: str) -> Any:
+def invalid_field(data: Any) -> str | None:
+    """The field an unreadable row's problem is in (see `is_invalid_json`), if one is."""
+    return data.field if isinstance(data, _InvalidJson) else None
+
+
+def invalid_data(problem: str, field: str | None = None) -> Any:
     """A row's data that validation reports as `problem` (for readers in other modules)."""
-    return _InvalidJson(problem)
+    return _InvalidJson(problem, field)
 
 
 class _LineTrackingReader:
@@ -209,6 +220,9 @@ def read_json_document(path: Path) -> Any:
         raise DatasetError(
             f"{path}: line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg})"
         ) from None
+    except TooDeepError as exc:
+        line = text.count("\n", 0, exc.offset) + 1
+        raise DatasetError(f"{path}: line {line}: {exc}") from None
 
 
 class _JsonWithLines:
@@ -221,17 +235,19 @@ class _JsonWithLines:
     def parse(cls, text: str) -> Any:
         start = len(text) - len(text.lstrip())
         if not text.startswith("[", start):
-            return json.loads(text)
+            return loads_bounded(text)
         # raw_decode element by element gives each row's offset, hence its line, in one pass.
-        decoder = json.JSONDecoder()
         items: list[tuple[int, Any]] = []
         pos = _skip_ws(text, start + 1)
         if text.startswith("]", pos):
             _expect_end(text, pos + 1)
             return cls(items)
+        # Lines are counted from the previous row on, not from the top: once per character.
+        line, counted = 1, 0
         while True:
-            value, end = decoder.raw_decode(text, pos)
-            items.append((text.count("\n", 0, pos) + 1, value))
+            value, end = _element(text, pos)
+            line, counted = line + text.count("\n", counted, pos), pos
+            items.append((line, value))
             pos = _skip_ws(text, end)
             if text.startswith(",", pos):
                 pos = _skip_ws(text, pos + 1)
@@ -240,6 +256,23 @@ class _JsonWithLines:
                 _expect_end(text, pos + 1)
                 return cls(items)
             raise json.JSONDecodeError("expected ',' or ']'", text, pos)
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _element(text: str, pos: int) -> tuple[Any, int]:
+    """The array element at `pos` and where it ends; one nested deeper than `MAX_NESTING` is
+    an `_InvalidJson` row (its extent found by a scan, as the parser would overflow)."""
+    try:
+        value, end = _DECODER.raw_decode(text, pos)
+    except RecursionError:
+        value, end = None, pos  # deeper than the parser goes: the scan below says where
+    if end == pos or opens(text, pos, end) > MAX_NESTING:
+        skipped, too_deep = skip_value(text, pos)
+        if too_deep is not None:
+            return _InvalidJson(too_deep.problem, too_deep.field), skipped
+    return value, end
 
 
 def _skip_ws(text: str, pos: int) -> int:

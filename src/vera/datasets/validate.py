@@ -15,7 +15,7 @@ from typing import Protocol
 from pydantic import ValidationError
 
 from vera.datasets.fields import FieldMap, NormalisedRow, RowProblem, normalise_row
-from vera.datasets.readers import RawRow, is_invalid_json
+from vera.datasets.readers import RawRow, invalid_field, is_invalid_json
 from vera.datasets.seen_ids import SeenIds
 from vera.errors import DatasetRowError
 from vera.types import Sample
@@ -54,7 +54,7 @@ def _validated(raw: RawRow, index: int, rules: RowRules) -> tuple[Sample, tuple[
     """`validate_row`, plus the row's keys that went into metadata unrecognised."""
     problem = is_invalid_json(raw.data)
     if problem is not None:
-        raise DatasetRowError(rules.label, raw.location, None, problem)
+        raise DatasetRowError(rules.label, raw.location, invalid_field(raw.data), problem)
     if rules.accepts_samples and isinstance(raw.data, Sample):
         return raw.data, ()
     if not isinstance(raw.data, Mapping):

@@ -9,6 +9,7 @@ from vera.generate.checks import REASONS
 from vera.generate.core import GenerationResult
 from vera.generate.estimate import GenerationEstimate
 from vera.generate.selection import CATEGORIES
+from vera.outputs import atomic_text
 
 __all__ = ["estimate_line", "summary_lines", "write_dataset"]
 
@@ -58,6 +59,6 @@ def estimate_line(estimate: GenerationEstimate) -> str:
 
 def write_dataset(result: GenerationResult, path: Path) -> None:
     """The kept items as a seed-layout JSON file (`vera eval --dataset PATH` reads it)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(result.dataset, indent=2, ensure_ascii=False)
-    path.write_text(text + "\n", encoding="utf-8")
+    with atomic_text(path, what="the generated dataset") as out:  # whole, or the old one kept
+        out.write(text + "\n")

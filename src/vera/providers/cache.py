@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import time
+import warnings
 from pathlib import Path
 
 from vera.providers.base import ChatRequest, ChatResponse
@@ -68,12 +69,26 @@ class ResponseCache:
             schema=_SCHEMA,
             lock_timeout=lock_timeout,
         )
+        self._damaged: set[str] = set()
 
     def get(self, key: str) -> ChatResponse | None:
+        """The reply cached under `key`; None when there is none, or when the stored one is
+        damaged (said once per key with a warning: the call is made again and replaces it)."""
         rows = self._file.execute("SELECT response FROM responses WHERE key = ?", (key,))
         if not rows:
             return None
-        return ChatResponse.model_validate_json(rows[0][0]).model_copy(update={"cached": True})
+        try:
+            found = ChatResponse.model_validate_json(rows[0][0])
+        except ValueError:
+            if key not in self._damaged:
+                self._damaged.add(key)
+                warnings.warn(
+                    f"{self.path}: the cached reply {key[:12]} is damaged; asking the provider "
+                    "again",
+                    stacklevel=2,
+                )
+            return None
+        return found.model_copy(update={"cached": True})
 
     def put(self, key: str, response: ChatResponse) -> None:
         blob = response.model_copy(update={"cached": False}).model_dump_json()
