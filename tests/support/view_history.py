@@ -1,7 +1,8 @@
 """A run history of real runs for `vera view`'s tests, made through the library.
 
 The bundled `technical` dataset through the naive-rag pipeline; `example` judged by
-`offline:learned` (A) and then by `offline` (B), whose verdicts differ; and an `example` run
+`offline:learned` with every claim it can place fully supported (A, `offline_min_support` 0) and
+then by `offline` (B), whose verdicts differ enough for a significant change; and an `example` run
 left unfinished after three samples, as a killed process leaves it.
 """
 
@@ -24,7 +25,7 @@ class History:
     path: Path
     technical: str
     a: str
-    """`example` judged by offline:learned."""
+    """`example` judged by offline:learned at `offline_min_support` 0."""
     b: str
     """`example` judged by offline, after A."""
     running: str
@@ -34,9 +35,17 @@ class History:
         return [self.technical, self.a, self.b, self.running]
 
 
-def stored_run(path: Path, source: str, judge: str, pipeline: str | None = None) -> str:
+def stored_run(
+    path: Path,
+    source: str,
+    judge: str,
+    pipeline: str | None = None,
+    offline_min_support: float | None = None,
+) -> str:
     """A finished run of `source` on `METRICS`, stored in the history at `path`; its id."""
-    settings = Settings(judge=judge, history_path=path, cache=False)
+    settings = Settings(
+        judge=judge, history_path=path, cache=False, offline_min_support=offline_min_support
+    )
     plan = build_plan(
         dataset=DatasetRef(source=source), metrics=METRICS, settings=settings, pipeline=pipeline
     )
@@ -48,7 +57,7 @@ def stored_run(path: Path, source: str, judge: str, pipeline: str | None = None)
 def make_history(folder: Path) -> History:
     path = folder / "runs.sqlite"
     technical = stored_run(path, "technical", "offline", pipeline="naive-rag")
-    a = stored_run(path, "example", "offline:learned")
+    a = stored_run(path, "example", "offline:learned", offline_min_support=0.0)
     b = stored_run(path, "example", "offline")
     return History(path, technical, a, b, _unfinished(path, b))
 

@@ -9,8 +9,9 @@ from vera.report import ReportBuilder, build_report
 
 def _aggregates(report: vera.Report) -> dict[str, object]:
     data = report.to_dict()
-    for key in ("samples", "timestamp"):
-        data.pop(key)
+    # What the run adds around the aggregates: which samples, when, and what it measured.
+    for key in ("samples", "timestamp", "fingerprint", "regression"):
+        data.pop(key, None)
     return data
 
 

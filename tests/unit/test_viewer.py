@@ -2,9 +2,9 @@
 changes the history file.
 
 The history holds four runs made through the library, in this order: the bundled `technical`
-dataset answered by the naive-rag baseline; `example` judged by `offline:learned` (A), then by
-`offline` (B), whose verdicts differ; and a run of `example` left after three samples, as a
-killed process leaves one: "running".
+dataset answered by the naive-rag baseline; `example` judged by `offline:learned` at min
+support 0 (A), then by `offline` (B), whose verdicts differ; and a run of `example` left after
+three samples, as a killed process leaves one: "running".
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from tests.support.view_history import (
     stored_run,
 )
 
-from vera.comparison import compare_reports, verdict_changes
+from vera.comparison import compare_reports, significant, verdict_changes
 from vera.errors import ConfigError
 from vera.history import DamagedRunError, RunStore
 from vera.outputs import stored_report_html, write_stored_report
@@ -256,6 +256,7 @@ def test_compare_shows_each_metric_and_the_changed_samples_worst_first(
             f"{c.system_mean:.3f}",
             f"{c.difference:+.3f} worse",  # both metrics are significantly worse under offline
         ]
+        assert significant(c)
         assert cells[4] == f"{c.ci_low:+.3f} \N{EN DASH} {c.ci_high:+.3f}"
         assert cells[7] == str(c.paired_samples) == "28"
         assert 'class="num bad" data-role="difference"' in page.split(f'data-metric="{name}"')[1]
