@@ -49,8 +49,8 @@ class RecordingChatModel:
     facts in any context), so a judge runs its whole path of calls at no cost.
 
     `work` is the piece of work being run: an extraction lists its claims (else the offline
-    splitter's), and the numbered replies cover its claims or texts (numbers beyond what a
-    request asked are dropped by the judge, as from any model).
+    splitter's, of the answer sent), and the numbered replies cover what the request shows
+    or the work plans, whichever is more (the judge drops numbers it did not ask).
     """
 
     def __init__(self, provider: str, model: str) -> None:
@@ -87,25 +87,25 @@ class RecordingChatModel:
         if name == "truths":
             return {"truths": []}, tokens(_section(asked, "contexts") or asked)
         if name == "ratings":
-            texts = range(1, len(self.work.texts) + 1)
-            ratings = [{"text": n, "relevance": "RELEVANT"} for n in texts]
-            return {"ratings": ratings}, _count(asked, "texts", len(texts)) * RATING_TOKENS
-        numbers = range(1, len(self.work.claims) + 1)
-        shown = _count(asked, "claims", len(numbers))
+            shown, most = _numbered_items(asked, "texts", len(self.work.texts))
+            ratings = [{"text": n, "relevance": "RELEVANT"} for n in range(1, most + 1)]
+            return {"ratings": ratings}, shown * RATING_TOKENS
+        shown, most = _numbered_items(asked, "claims", len(self.work.claims))
         if name == "matrix":
-            rows = [{"claim": n, "contexts": []} for n in numbers]
+            rows = [{"claim": n, "contexts": []} for n in range(1, most + 1)]
             return {"claims": rows}, shown * MATRIX_ROW_TOKENS
-        verdicts = [{"claim": n, "verdict": "NO_EVIDENCE"} for n in numbers]
+        verdicts = [{"claim": n, "verdict": "NO_EVIDENCE"} for n in range(1, most + 1)]
         return {"verdicts": verdicts}, shown * VERDICT_TOKENS_PER_CLAIM
 
     def _claims(self, request: ChatRequest) -> tuple[dict[str, Any], int]:
         work = self.work
-        texts = work.claims or tuple(c.text for c in split_claims(work.text))
+        answer = work.text or _section(request.messages[-1].content, "answer") or ""
+        texts = work.claims or tuple(c.text for c in split_claims(answer))
         judged = "verdict" in str(request.json_schema)  # single-call mode: claims with verdicts
         per_claim = EXTRACTION_TOKENS_PER_CLAIM + (VERDICT_TOKENS_PER_CLAIM if judged else 0)
         verdict = {"verdict": "NO_EVIDENCE"} if judged else {}
         claims = [{"number": n, "text": t, **verdict} for n, t in enumerate(texts, start=1)]
-        return {"claims": claims}, tokens(work.text) + len(texts) * per_claim
+        return {"claims": claims}, tokens(answer) + len(texts) * per_claim
 
 
 def _section(prompt: str, tag: str) -> str | None:
@@ -117,14 +117,14 @@ def _section(prompt: str, tag: str) -> str | None:
     return prompt.rsplit(opening, 1)[1].split(closing, 1)[0]
 
 
-def _count(prompt: str, tag: str, most: int) -> int:
-    """How many numbered items ("1. ", "[1] ") a request shows in its `tag` section, at most
-    `most`; `most` where it cannot tell."""
-    shown = _section(prompt, tag)
-    if shown is None:
-        return most
-    found = len(re.findall(r"^(?:\d+\. |\[\d+\] )", shown, flags=re.M))
-    return min(found, most) or most
+def _numbered_items(prompt: str, tag: str, planned: int) -> tuple[int, int]:
+    """How many numbered items ("1. ", "[1] ") a request shows in its `tag` section (the
+    work's `planned` count where it cannot tell), and how many the reply answers: enough for
+    both, as the judge drops numbers it did not ask."""
+    section = _section(prompt, tag)
+    found = len(re.findall(r"^(?:\d+\. |\[\d+\] )", section, flags=re.M)) if section else 0
+    shown = min(found, planned) if found and planned else found or planned
+    return shown, max(found, planned)
 
 
 async def _perform(judge: LLMJudge, work: JudgeWork) -> None:
