@@ -45,8 +45,8 @@ def tokens(text: str) -> int:
 
 class RecordingChatModel:
     """A chat model that calls nothing: it records each request and answers with a minimal
-    valid reply for the schema asked (no evidence for every claim, every text relevant, no
-    facts in any context), so a judge runs its whole path of calls at no cost.
+    valid reply for the schema asked (no evidence for every claim, every text relevant, each
+    context's facts the context itself), so a judge runs its whole path of calls at no cost.
 
     `work` is the piece of work being run: an extraction lists its claims (else the offline
     splitter's, of the answer sent), and the numbered replies cover what the request shows
@@ -85,7 +85,10 @@ class RecordingChatModel:
         if name == "claims":
             return self._claims(request)
         if name == "truths":
-            return {"truths": []}, tokens(_section(asked, "contexts") or asked)
+            # At most, the facts restate the contexts: the verifications after them are
+            # priced with texts as long as the contexts themselves.
+            facts = [{"context": n, "text": t} for n, t in enumerate(self.work.contexts, 1)]
+            return {"truths": facts}, sum(tokens(t) + 2 for t in self.work.contexts)
         if name == "ratings":
             shown, most = _numbered_items(asked, "texts", len(self.work.texts))
             ratings = [{"text": n, "relevance": "RELEVANT"} for n in range(1, most + 1)]
