@@ -1,14 +1,16 @@
-"""The judge work for one sample, done once and shared by every metric that reads it.
+"""The judge work for one sample, planned once and shared by every metric that reads it.
 
-Which pieces are done depends on what the selected metrics need (`Need`): five claim metrics
-cost the same judge calls as one. Independent pieces run concurrently.
+`work_plan` lists the pieces of judge work the metrics' needs ask of a sample (five claim
+metrics cost the same judge calls as one). The run executes that list (`analyse_sample`) and the
+dry run prices the same list (`planned_work`, read by `vera.estimate`), so the two cannot
+disagree on what a sample costs. Independent pieces run concurrently.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -19,11 +21,22 @@ from vera.text.citations import attach_citations, parse_citations, resolve_citat
 from vera.types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Sample, Verdict
 from vera.types.entailment import EntailmentMatrix
 
-__all__ = ["WorkPieces", "analyse_claims", "analyse_sample", "planned_work", "work_pieces"]
+__all__ = [
+    "WorkItem",
+    "WorkPieces",
+    "analyse_claims",
+    "analyse_sample",
+    "execute_plan",
+    "planned_work",
+    "work_pieces",
+    "work_plan",
+]
+
+Answer = Literal["response", "reference"]
 
 
 class WorkPieces(BaseModel):
-    """Which pieces of judge work a sample gets, decided once for the run and the dry run."""
+    """Which pieces of judge work a sample gets: the decision `work_plan` lists."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -38,6 +51,31 @@ class WorkPieces(BaseModel):
     citations: bool = False
     chunk_entailment: bool = False
     """Every claim of the response and of the reference against each context alone."""
+
+
+class WorkItem(BaseModel):
+    """One piece of judge work on one sample, named by what it reads, not by its texts (the
+    claims it verifies are found by the items before it).
+
+    - "analyse": claims of the response and their verdicts against the contexts;
+    - "extract": claims of `of[0]` ("response" or "reference") only;
+    - "verify": the claims of `of[0]` against `against` (the other answer, or the contexts);
+    - "verify_matrix": the claims of the response and of the reference against each context;
+    - "rate_relevance": each context and the response rated for the query;
+    - "check_citations": each cited context checked for the claims citing it.
+
+    `stage` orders the items: an item reads only what items of earlier stages found, and the
+    items of one stage run concurrently.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal[
+        "analyse", "extract", "verify", "verify_matrix", "rate_relevance", "check_citations"
+    ]
+    stage: int = 0
+    of: tuple[Answer, ...] = ()
+    against: Literal["response", "reference", "contexts"] | None = None
 
 
 def work_pieces(sample: Sample, needs: frozenset[Need]) -> WorkPieces:
@@ -61,6 +99,38 @@ def work_pieces(sample: Sample, needs: frozenset[Need]) -> WorkPieces:
     )
 
 
+def work_plan(sample: Sample, needs: frozenset[Need]) -> tuple[WorkItem, ...]:
+    """The judge work the metrics' `needs` ask of `sample`, in the order the run does it:
+    the list both the run (`execute_plan`) and the dry run (`planned_work`) read."""
+    pieces = work_pieces(sample, needs)
+    wanted: list[tuple[bool, WorkItem]] = [
+        (pieces.analyse_response, WorkItem(kind="analyse", of=("response",), against="contexts")),
+        (pieces.extract_response, WorkItem(kind="extract", of=("response",))),
+        (pieces.extract_reference, WorkItem(kind="extract", of=("reference",))),
+        (pieces.relevance, WorkItem(kind="rate_relevance")),
+        (
+            pieces.reference_in_response,
+            WorkItem(kind="verify", stage=1, of=("reference",), against="response"),
+        ),
+        (
+            pieces.reference_in_response,
+            WorkItem(kind="verify", stage=1, of=("response",), against="reference"),
+        ),
+        (
+            pieces.reference_in_contexts,
+            WorkItem(kind="verify", stage=1, of=("reference",), against="contexts"),
+        ),
+        (
+            pieces.chunk_entailment,
+            WorkItem(
+                kind="verify_matrix", stage=1, of=("response", "reference"), against="contexts"
+            ),
+        ),
+        (pieces.citations, WorkItem(kind="check_citations", stage=2, of=("response",))),
+    ]
+    return tuple(item for want, item in wanted if want)
+
+
 async def analyse_claims(
     sample: Sample, judge: Judge
 ) -> tuple[tuple[Claim, ...], tuple[ClaimVerdict, ...]]:
@@ -76,61 +146,98 @@ async def analyse_claims(
 
 
 async def analyse_sample(sample: Sample, judge: Judge, needs: frozenset[Need]) -> ClaimAnalysis:
-    """Do the pieces of judge work in `needs` for `sample`, each once."""
-    pieces = work_pieces(sample, needs)
-    response = sample.response or ""
-    reference = (sample.reference or "").strip()
-    query = sample.query or None
+    """Do the judge work `needs` asks of `sample`, each piece once: its work plan, executed."""
+    return await execute_plan(sample, judge, work_plan(sample, needs))
 
-    async def response_claims() -> tuple[tuple[Claim, ...], tuple[ClaimVerdict, ...]]:
-        if pieces.analyse_response:
-            return await analyse_claims(sample, judge)
-        if pieces.extract_response:
-            return tuple(await judge.extract_claims(response, query=query)), ()
-        return (), ()
 
-    async def reference_claims() -> tuple[Claim, ...] | None:
-        if not pieces.extract_reference:
-            return None
-        return tuple(await judge.extract_claims(reference, query=query))
+class _Found:
+    """What the items of a plan found so far, for the items after them and the analysis."""
 
-    (claims, verdicts), ref_claims, relevance = await asyncio.gather(
-        response_claims(), reference_claims(), _relevance(sample, judge, pieces.relevance)
-    )
-    ref_in_response = resp_in_reference = ref_in_contexts = matrix = None
-    if ref_claims is not None:
-        ref_in_response, resp_in_reference, ref_in_contexts, rows = await asyncio.gather(
-            _verify_if(pieces.reference_in_response, judge, ref_claims, [response]),
-            _verify_if(pieces.reference_in_response, judge, claims, [reference]),
-            _verify_if(pieces.reference_in_contexts, judge, ref_claims, sample.context_texts),
-            _matrix_rows(pieces.chunk_entailment, judge, claims, ref_claims, sample.context_texts),
+    def __init__(self) -> None:
+        self.claims: dict[Answer, tuple[Claim, ...]] = {}
+        self.verdicts: tuple[ClaimVerdict, ...] = ()
+        self.checked: dict[tuple[Answer, str | None], tuple[ClaimVerdict, ...]] = {}
+        self.relevance: tuple[tuple[RelevanceVerdict, ...] | None, RelevanceVerdict | None] = (
+            None,
+            None,
         )
-        if rows is not None and ref_in_response is not None and resp_in_reference is not None:
-            matrix = EntailmentMatrix(
-                chunks=len(sample.contexts),
-                response_claims=claims,
-                reference_claims=ref_claims,
-                response_in_chunks=rows[0],
-                reference_in_chunks=rows[1],
-                response_in_reference=resp_in_reference,
-                reference_in_response=ref_in_response,
-            )
-    context_relevance, answer_relevance = relevance
-    citations = (
-        await _citation_checks(sample, judge, claims, verdicts) if pieces.citations else None
-    )
+        self.matrix: tuple[Rows, Rows] | None = None
+        self.citations: tuple[CitationCheck, ...] | None = None
+
+
+async def execute_plan(sample: Sample, judge: Judge, plan: Sequence[WorkItem]) -> ClaimAnalysis:
+    """Do the items of `plan` for `sample` with `judge`, stage by stage, each stage's items
+    concurrently, and gather what they found."""
+    found = _Found()
+    for stage in sorted({item.stage for item in plan}):
+        items = [item for item in plan if item.stage == stage]
+        await asyncio.gather(*(_execute(item, sample, judge, found) for item in items))
+    return _analysis(sample, judge, plan, found)
+
+
+async def _execute(item: WorkItem, sample: Sample, judge: Judge, found: _Found) -> None:
+    response = sample.response or ""
+    query = sample.query or None
+    if item.kind == "analyse":
+        found.claims["response"], found.verdicts = await analyse_claims(sample, judge)
+    elif item.kind == "extract":
+        text = response if item.of[0] == "response" else (sample.reference or "").strip()
+        found.claims[item.of[0]] = tuple(await judge.extract_claims(text, query=query))
+    elif item.kind == "rate_relevance":
+        found.relevance = await _relevance(sample, judge)
+    elif item.kind == "verify":
+        contexts = _texts_of(item, sample)
+        claims = found.claims.get(item.of[0], ())
+        found.checked[item.of[0], item.against] = await _verify(judge, claims, contexts)
+    elif item.kind == "verify_matrix":
+        claims, ref_claims = (found.claims.get(answer, ()) for answer in ("response", "reference"))
+        found.matrix = await _matrix_rows(judge, claims, ref_claims, sample.context_texts)
+    else:
+        claims = found.claims.get("response", ())
+        found.citations = await _citation_checks(sample, judge, claims, found.verdicts)
+
+
+def _texts_of(item: WorkItem, sample: Sample) -> list[str]:
+    """The texts `item` verifies its claims against."""
+    if item.against == "response":
+        return [sample.response or ""]
+    if item.against == "reference":
+        return [(sample.reference or "").strip()]
+    return sample.context_texts
+
+
+def _analysis(
+    sample: Sample, judge: Judge, plan: Sequence[WorkItem], found: _Found
+) -> ClaimAnalysis:
+    ref_in_response = found.checked.get(("reference", "response"))
+    resp_in_reference = found.checked.get(("response", "reference"))
+    claims = found.claims.get("response", ())
+    ref_claims = found.claims.get("reference")
+    matrix = None
+    if found.matrix is not None and ref_in_response is not None and resp_in_reference is not None:
+        matrix = EntailmentMatrix(
+            chunks=len(sample.contexts),
+            response_claims=claims,
+            reference_claims=ref_claims or (),
+            response_in_chunks=found.matrix[0],
+            reference_in_chunks=found.matrix[1],
+            response_in_reference=resp_in_reference,
+            reference_in_response=ref_in_response,
+        )
+    analysed = any(item.kind == "analyse" for item in plan)
+    context_relevance, answer_relevance = found.relevance
     return ClaimAnalysis(
         # Claims only extracted (to compare with the reference) have no verdict against the
         # contexts; `claims[i]` must pair with `verdicts[i]`, so they stay out of this field.
-        claims=claims if pieces.analyse_response else (),
-        verdicts=verdicts,
+        claims=claims if analysed else (),
+        verdicts=found.verdicts,
         reference_claims=ref_claims,
         reference_in_response=ref_in_response,
         response_in_reference=resp_in_reference,
-        reference_in_contexts=ref_in_contexts,
+        reference_in_contexts=found.checked.get(("reference", "contexts")),
         context_relevance=context_relevance,
         answer_relevance=answer_relevance,
-        citations=citations,
+        citations=found.citations,
         chunk_entailment=matrix,
         judge=judge.spec,
     )
@@ -139,40 +246,50 @@ async def analyse_sample(sample: Sample, judge: Judge, needs: frozenset[Need]) -
 def planned_work(
     sample: Sample, needs: frozenset[Need], claims_of: Callable[[str], list[Claim]]
 ) -> list[JudgeWork]:
-    """The judge work `analyse_sample` would ask for `sample`, for a dry run: the same
-    pieces, with `claims_of` (the offline splitter) standing in for the claims a judge finds.
-    Citation checks are counted for every cited context, an upper bound."""
-    pieces = work_pieces(sample, needs)
+    """The judge work of `sample`'s work plan as a judge prices it, for a dry run: the same
+    items the run executes, with `claims_of` (the offline splitter) standing in for the claims
+    a judge finds. Citation checks are counted for every cited context, an upper bound."""
+    plan = work_plan(sample, needs)
+    response = sample.response or ""
+    claims: dict[Answer, tuple[Claim, ...]] = {}
+    for item in plan:
+        if item.kind in ("analyse", "extract"):
+            text = response if item.of[0] == "response" else (sample.reference or "").strip()
+            claims[item.of[0]] = tuple(claims_of(text)) if text.strip() else ()
+    work: list[JudgeWork] = []
+    for item in plan:
+        work.extend(_priced(item, sample, claims))
+    return work
+
+
+def _priced(
+    item: WorkItem, sample: Sample, claims: dict[Answer, tuple[Claim, ...]]
+) -> list[JudgeWork]:
+    """What a judge is asked for `item`: nothing where the run asks nothing either."""
     response = sample.response or ""
     reference = (sample.reference or "").strip()
     contexts = tuple(sample.context_texts)
-    claims = claims_of(response) if response.strip() else []
-    texts = tuple(c.text for c in claims)
-    ref_texts = tuple(c.text for c in claims_of(reference)) if pieces.extract_reference else ()
-    work: list[JudgeWork] = []
-    if pieces.analyse_response and response.strip():
-        work.append(
-            JudgeWork(
-                kind="analyse", text=response, query=sample.query, contexts=contexts, claims=texts
-            )
-        )
-    if pieces.extract_response and response.strip():
-        work.append(JudgeWork(kind="extract", text=response, query=sample.query, claims=texts))
-    if pieces.extract_reference:
-        work.append(JudgeWork(kind="extract", text=reference, query=sample.query, claims=ref_texts))
-    if pieces.reference_in_response:
-        work.append(JudgeWork(kind="verify", claims=ref_texts, contexts=(response,)))
-        work.append(JudgeWork(kind="verify", claims=texts, contexts=(reference,)))
-    if pieces.reference_in_contexts:
-        work.append(JudgeWork(kind="verify", claims=ref_texts, contexts=contexts))
-    if pieces.chunk_entailment and contexts and (texts or ref_texts):
-        work.append(JudgeWork(kind="verify_matrix", claims=texts + ref_texts, contexts=contexts))
-    if pieces.relevance:
+    texts = {answer: tuple(c.text for c in found) for answer, found in claims.items()}
+    mine = texts.get(item.of[0], ()) if item.of else ()
+    if item.kind in ("analyse", "extract"):
+        text = response if item.of[0] == "response" else reference
+        if not text.strip():
+            return []
+        shown = contexts if item.kind == "analyse" else ()
+        return [
+            JudgeWork(kind=item.kind, text=text, query=sample.query, contexts=shown, claims=mine)
+        ]
+    if item.kind == "verify":
+        against = tuple(_texts_of(item, sample))
+        return [JudgeWork(kind="verify", claims=mine, contexts=against)] if mine else []
+    if item.kind == "verify_matrix":
+        both = texts.get("response", ()) + texts.get("reference", ())
+        wanted = both and contexts
+        return [JudgeWork(kind="verify_matrix", claims=both, contexts=contexts)] if wanted else []
+    if item.kind == "rate_relevance":
         shown = (*contexts, *((response,) if response.strip() else ()))
-        work.append(JudgeWork(kind="rate_relevance", query=sample.query, texts=shown))
-    if pieces.citations:
-        work.extend(_citation_work(sample, claims))
-    return [w for w in work if w.kind != "verify" or w.claims]
+        return [JudgeWork(kind="rate_relevance", query=sample.query, texts=shown)]
+    return _citation_work(sample, claims.get("response", ()))
 
 
 def _citation_work(sample: Sample, claims: Sequence[Claim]) -> list[JudgeWork]:
@@ -193,11 +310,9 @@ def _citation_work(sample: Sample, claims: Sequence[Claim]) -> list[JudgeWork]:
     ]
 
 
-async def _verify_if(
-    wanted: bool, judge: Judge, claims: Sequence[Claim], contexts: Sequence[str]
-) -> tuple[ClaimVerdict, ...] | None:
-    if not wanted:
-        return None
+async def _verify(
+    judge: Judge, claims: Sequence[Claim], contexts: Sequence[str]
+) -> tuple[ClaimVerdict, ...]:
     if not claims:
         return ()
     verdicts = await judge.verify_claims(claims, contexts)
@@ -208,16 +323,13 @@ Rows = tuple[tuple[ClaimVerdict, ...], ...]
 
 
 async def _matrix_rows(
-    wanted: bool,
     judge: Judge,
     claims: Sequence[Claim],
     ref_claims: Sequence[Claim],
     contexts: Sequence[str],
-) -> tuple[Rows, Rows] | None:
+) -> tuple[Rows, Rows]:
     """The response's and the reference's rows of the claim-by-chunk matrix, from one
     `verify_matrix` request for both, so an LLM judge answers the whole matrix in one call."""
-    if not wanted:
-        return None
     if not contexts:
         return tuple(() for _ in claims), tuple(() for _ in ref_claims)
     # The two answers number their claims alike ("c1", ...); the request needs them distinct.
@@ -231,11 +343,9 @@ async def _matrix_rows(
 
 
 async def _relevance(
-    sample: Sample, judge: Judge, wanted: bool
-) -> tuple[tuple[RelevanceVerdict, ...] | None, RelevanceVerdict | None]:
+    sample: Sample, judge: Judge
+) -> tuple[tuple[RelevanceVerdict, ...], RelevanceVerdict]:
     """Relevance of each context and of the response to the query, in one judge request."""
-    if not wanted:
-        return None, None
     response = sample.response or ""
     texts = [*sample.context_texts, *([response] if response.strip() else [])]
     ratings: list[Any] = list(await judge.rate_relevance(sample.query, texts)) if texts else []
@@ -287,7 +397,7 @@ async def _citation_checks(
 
     async def check(index: int, cited: list[Claim]) -> None:
         unique = list({c.id: c for c in cited}.values())
-        answers = await _verify_if(True, judge, unique, [sample.contexts[index].text]) or ()
+        answers = await _verify(judge, unique, [sample.contexts[index].text])
         for claim, answer in zip(unique, answers, strict=True):
             found[claim.id, index] = answer.model_copy(update={"context_index": index})
 

@@ -5,10 +5,12 @@ make: the system's and each baseline's. A pipeline's steps say what they would d
 (`DryRunnable`): retrieval and the extractive generator run for real, since they are local and
 free; an LLM generator counts one call and the extractive answer stands in for its text; a
 revision counts one call whenever there is an answer; a verification step asks the judge for
-its analysis. Then each answer's scoring is the judge work the metrics need
-(`vera.analysis.planned_work`), priced by the judge's own plan of calls (`Judge.plan_calls`),
-the same rules its code follows. Claims are counted with the offline splitter (an LLM finds a
-similar number). Cache hits are not subtracted, so the figure is an upper bound.
+its analysis. Then each answer's scoring is the sample's work plan (`vera.analysis.work_plan`,
+the list the run executes), as `vera.analysis.planned_work` hands it to the judge's
+`plan_calls`; an LLM judge counts by running its own code against a recording model
+(`vera.judges.calls`), so the calls are the ones a run makes. Claims are counted with the
+offline splitter (an LLM finds a similar number). Cache hits are not subtracted, so the figure
+is an upper bound.
 """
 
 from __future__ import annotations

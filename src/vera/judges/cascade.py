@@ -74,6 +74,9 @@ class CascadeJudge(BaseJudge):
         self.verifications = 0
         self.verifications_sent = 0
         self.calls_saved = 0
+        # Requests the second judge makes per number of claims, counted once each: counting
+        # runs the judge's code against a recording model, too much to repeat per sample.
+        self._requests: dict[int, int] = {}
 
     @property
     def spec(self) -> str:
@@ -129,9 +132,7 @@ class CascadeJudge(BaseJudge):
         unsure = [c for c, v in zip(claims, decided, strict=True) if not self._sure(v)]
         self.claims += len(claims)
         self.verifications += 1
-        self.calls_saved += _requests(self.second, len(claims)) - _requests(
-            self.second, len(unsure)
-        )
+        self.calls_saved += self._second_requests(len(claims)) - self._second_requests(len(unsure))
         final = {v.claim_id: _credited(v, first_name) for v in decided}
         if unsure:
             self.claims_sent += len(unsure)
@@ -170,6 +171,11 @@ class CascadeJudge(BaseJudge):
             return await self.second.rate_relevance(query, texts)
         except ConfigError:
             return await self.first.rate_relevance(query, texts)
+
+    def _second_requests(self, claims: int) -> int:
+        if claims not in self._requests:
+            self._requests[claims] = _requests(self.second, claims)
+        return self._requests[claims]
 
     def _sure(self, verdict: ClaimVerdict) -> bool:
         p = verdict.entailment

@@ -37,6 +37,7 @@ call per draw in every mode: each claim against each context alone, all claims t
 from __future__ import annotations
 
 import asyncio
+import copy
 import hashlib
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -47,7 +48,7 @@ from pydantic import BaseModel, ValidationError
 
 from vera.errors import JudgeResponseError
 from vera.judges.base import BaseJudge, CallEstimate, JudgeDescription, JudgeWork
-from vera.judges.calls import CallPlanner
+from vera.judges.calls import count_calls
 from vera.judges.evidence import checked_verdict, shares_a_word
 from vera.judges.offline.claims import checkable_sentences
 from vera.judges.prompts import Prompt, load_prompt
@@ -174,13 +175,20 @@ class LLMJudge(BaseJudge):
         )
 
     def plan_calls(self, work: Sequence[JudgeWork]) -> CallEstimate:
-        """The calls and tokens `work` would take in this judge's mode; each context set's
+        """The calls and tokens `work` would take: this judge's own code run over it against a
+        model that records each request (`vera.judges.calls.count_calls`); each context set's
         truths (truths mode) are counted once, as the judge asks for them once."""
-        planner = CallPlanner(self)
-        total = CallEstimate(model=self.spec)
-        for item in work:
-            total += planner.plan(item)
-        return total
+        return count_calls(self, work)
+
+    def replica(self, model: ChatModel) -> LLMJudge:
+        """This judge with the same settings and prompts, asking `model`, with nothing
+        remembered (no truths, no matrix asked)."""
+        twin = copy.copy(self)
+        twin.model = model
+        twin._matrix_asked = False
+        twin._truths = OrderedDict()
+        twin._truths_pending = {}
+        return twin
 
     async def analyse(
         self, response: str, contexts: Sequence[str], *, query: str | None = None
