@@ -324,7 +324,7 @@ class RunStore:
                 f"run {record.id} did not finish; `vera eval --resume {record.id}` completes it"
             )
         report = self._stored_report(record.id, row[0])
-        if report.samples or not report.counts.get("total"):
+        if report.samples or not report.counts.total:
             return report  # stored whole, by an earlier version
         return report.model_copy(update={"samples": tuple(self.iter_results(record.id))})
 
