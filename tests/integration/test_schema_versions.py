@@ -20,7 +20,7 @@ from vera.history import HISTORY_SCHEMA_VERSION, RunStore
 from vera.providers.base import ChatResponse
 from vera.providers.cache import ResponseCache
 from vera.report import REPORT_SCHEMA_VERSION, Counts, Report
-from vera.sqlite_file import StoreError
+from vera.sqlite_file import SqliteFile, StoreError
 
 LAYOUT = Path(__file__).parents[1] / "support" / "report_layout_example.json"
 """The key paths, in document order, of `vera eval -d example -o r.json` as written before the
@@ -185,3 +185,22 @@ def test_an_old_response_cache_is_migrated_and_keeps_its_replies(tmp_path: Path)
     found = cache.get("k")
     assert found is not None and found.text == "hi"
     assert _layout(path)[0] == 1
+
+
+def test_a_failed_migration_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "file.sqlite"
+
+    def first(db: sqlite3.Connection) -> None:
+        db.execute("CREATE TABLE kept (x)")
+
+    def broken(db: sqlite3.Connection) -> None:
+        db.execute("CREATE TABLE half (x)")
+        db.execute("INSERT INTO no_such_table VALUES (1)")
+
+    SqliteFile(path, what="the file", flag="--file", migrations=(first,)).close()
+    with pytest.raises(StoreError, match="no such table"):
+        SqliteFile(path, what="the file", flag="--file", migrations=(first, broken))
+    with closing(sqlite3.connect(path)) as db:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert tables == {"kept"}
