@@ -55,7 +55,7 @@ def _offline(data: Path, count: int, workers: int) -> tuple[float, float]:
     start = time.perf_counter()
     report = vera.evaluate(str(data), settings=settings, progress=heard)
     total = time.perf_counter() - start
-    assert report.counts["scored"] == count, report.counts
+    assert report.counts.scored == count, report.counts
     return count / total, (len(stamps) - 1) / (stamps[-1] - stamps[0])
 
 
@@ -81,7 +81,7 @@ def _llm(data: Path, count: int, workers: int, latency: float, rate: float) -> N
         )
         report = vera.evaluate(str(data), settings=settings)
     achieved = (len(starts) - 1) / (starts[-1] - starts[0])
-    lost = count - report.counts["scored"]
+    lost = count - report.counts.scored
     print(
         f"llm   {workers} workers: {len(starts)} requests at {achieved:.2f}/s "
         f"(limit {rate:g}/s, {achieved / rate:.0%}), {lost} samples lost"

@@ -65,6 +65,7 @@ def build_history(path: Path, runs: int, datasets: int, *, indexes: bool = True)
         if not indexes:
             db.execute("DROP INDEX IF EXISTS runs_by_time")
             db.execute("DROP INDEX IF EXISTS runs_by_dataset")
+            db.execute("PRAGMA user_version = 0")  # and no layout version, as then
         db.execute("COMMIT")
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:

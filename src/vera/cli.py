@@ -722,7 +722,7 @@ def _exit_code(result: RunResult) -> int:
     if report.stopped is not None:
         err.print(
             f"[bold red]Run stopped:[/] {escape(report.stopped.reason)}; "
-            f"{report.counts['skipped']} sample(s) not evaluated, finished ones kept.",
+            f"{report.counts.skipped} sample(s) not evaluated, finished ones kept.",
             highlight=False,
         )
     if result.incomplete is not None:

@@ -7,6 +7,7 @@ whole report, so any report can be rendered again, and two runs compared, from t
 
 from __future__ import annotations
 
+import sqlite3
 import time
 import uuid
 import warnings
@@ -23,12 +24,13 @@ from vera.errors import ConfigError
 from vera.plan import RunPlan
 from vera.report import Report, SampleResult
 from vera.settings import Settings
-from vera.sqlite_file import DEFAULT_LOCK_TIMEOUT, SqliteFile, StoreError
+from vera.sqlite_file import DEFAULT_LOCK_TIMEOUT, Migration, SqliteFile, StoreError
 from vera.types.fingerprint import RegressionCheck, RunFingerprint
 from vera.types.secrets import redact
 
 __all__ = [
     "DEFAULT_HISTORY_PATH",
+    "HISTORY_SCHEMA_VERSION",
     "PAGE_SIZE",
     "DamagedRun",
     "DamagedRunError",
@@ -43,7 +45,7 @@ __all__ = [
 DEFAULT_HISTORY_PATH = Path(".vera") / "runs.sqlite"
 """Relative to the working directory: a project's history lives with the project."""
 
-_SCHEMA = """
+_RUNS = """
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY,
     created REAL NOT NULL,
@@ -51,24 +53,38 @@ CREATE TABLE IF NOT EXISTS runs (
     options TEXT NOT NULL,
     status TEXT NOT NULL,
     report TEXT
-);
+)"""
+_RESULTS = """
 CREATE TABLE IF NOT EXISTS results (
     run_id TEXT NOT NULL REFERENCES runs(id),
     sample_id TEXT NOT NULL,
     position INTEGER NOT NULL,
     result BLOB NOT NULL,  -- zlib-compressed JSON (plain JSON text in older files)
     PRIMARY KEY (run_id, sample_id)
-);
-"""
+)"""
 
 
-_INDEXES = """
-CREATE INDEX IF NOT EXISTS runs_by_time ON runs (created, id);
-CREATE INDEX IF NOT EXISTS runs_by_dataset ON runs (dataset, status, created, id);
-"""
-"""What keeps a page of the list, a dataset's trend and the previous run bounded: an ordered
-walk of an index, not a scan of every stored report. Made by any writer that opens the file, so
-an older history gets them the next time a run is recorded in it."""
+def _m1_tables(db: sqlite3.Connection) -> None:
+    """Version 1: the runs and their results. Files from before versions existed (0) hold
+    these already, so it creates only what is missing."""
+    db.execute(_RUNS)
+    db.execute(_RESULTS)
+
+
+def _m2_indexes(db: sqlite3.Connection) -> None:
+    """Version 2: what keeps a page of the list, a dataset's trend and the previous run
+    bounded: an ordered walk of an index, not a scan of every stored report."""
+    db.execute("CREATE INDEX IF NOT EXISTS runs_by_time ON runs (created, id)")
+    db.execute("CREATE INDEX IF NOT EXISTS runs_by_dataset ON runs (dataset, status, created, id)")
+
+
+_MIGRATIONS: tuple[Migration, ...] = (_m1_tables, _m2_indexes)
+"""The history's layout, one numbered step each (see `vera.sqlite_file.Migration`): a writer
+that opens a file applies those it lacks; a reader reads an older file as it is. Add a step at
+the end; never change or remove one that has shipped."""
+
+HISTORY_SCHEMA_VERSION = len(_MIGRATIONS)
+"""The history layout this VERA writes, in the file's `PRAGMA user_version`."""
 
 PAGE_SIZE = 50
 """Runs on one page of `RunStore.page` (and of `vera view`'s list)."""
@@ -171,10 +187,16 @@ class RunStore:
             self.path,
             what="the run history",
             flag="--history",
-            schema=_SCHEMA + _INDEXES,
+            migrations=_MIGRATIONS,
             lock_timeout=lock_timeout,
             read_only=read_only,
         )
+
+    @property
+    def schema_version(self) -> int:
+        """The file's layout version: `HISTORY_SCHEMA_VERSION` once a writer opened it; an
+        older number when only read (readers never migrate)."""
+        return self._file.version
 
     def start(self, dataset: str, plan: RunPlan) -> str:
         """Record a new run of `plan` and return its id (time-ordered, unique)."""
@@ -324,7 +346,7 @@ class RunStore:
                 f"run {record.id} did not finish; `vera eval --resume {record.id}` completes it"
             )
         report = self._stored_report(record.id, row[0])
-        if report.samples or not report.counts.get("total"):
+        if report.samples or not report.counts.total:
             return report  # stored whole, by an earlier version
         return report.model_copy(update={"samples": tuple(self.iter_results(record.id))})
 

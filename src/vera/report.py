@@ -18,14 +18,20 @@ from vera.stats import ValueCounts
 from vera.types.claims import Verdict
 from vera.types.report import (
     CLAIM_COLUMNS,
+    F1_SCORE,
+    LATENCY_P99,
+    REPORT_SCHEMA_VERSION,
+    RUN_FIGURES,
     SAMPLE_COLUMNS,
     Calibration,
     ClaimRecord,
+    Counts,
     GroupStats,
     InvalidRow,
     LatencySummary,
     MetricSummary,
     Report,
+    RunFigures,
     RunStop,
     SampleResult,
     SampleStatus,
@@ -36,16 +42,19 @@ __all__ = [
     "CLAIM_COLUMNS",
     "F1_SCORE",
     "LATENCY_P99",
+    "REPORT_SCHEMA_VERSION",
     "RUN_FIGURES",
     "SAMPLE_COLUMNS",
     "Calibration",
     "ClaimRecord",
+    "Counts",
     "GroupStats",
     "LatencySummary",
     "MetricSummary",
     "Report",
     "ReportBuilder",
     "ResultSource",
+    "RunFigures",
     "RunStop",
     "SampleResult",
     "SampleStatus",
@@ -57,12 +66,6 @@ ResultSource = Callable[[], Iterable[SampleResult]]
 pass (the run store's `iter_results`); a run that keeps them has them in `Report.samples`."""
 
 UNCATEGORISED = "uncategorized"
-F1_SCORE = "f1_score"
-LATENCY_P99 = "latency_p99_ms"
-RUN_FIGURES = frozenset({F1_SCORE, LATENCY_P99})
-"""Keys of `Report.metrics` that seed 001's format puts beside the metric means but that are
-not metrics: they have no per-sample scores, threshold or direction, and are never in
-`Report.metric_summary`. Code that treats every key of `metrics` as a metric must skip them."""
 
 
 REASONS_KEPT = 20
@@ -283,17 +286,17 @@ class ReportBuilder:
             total = precision + recall
             self._f1.add(0.0 if total == 0 else 2 * precision * recall / total)
 
-    def counts(self, invalid_rows: int = 0) -> dict[str, int]:
+    def counts(self, invalid_rows: int = 0) -> Counts:
         """How many samples ended in each status, and the invalid rows beside them."""
         statuses = self._statuses
-        return {
-            "total": sum(statuses.values()),
-            "scored": statuses[SampleStatus.SCORED],
-            "errors": statuses[SampleStatus.ERROR],
-            "needs_pipeline": statuses[SampleStatus.NEEDS_PIPELINE],
-            "skipped": statuses[SampleStatus.SKIPPED],
-            "invalid_rows": invalid_rows,
-        }
+        return Counts(
+            total=sum(statuses.values()),
+            scored=statuses[SampleStatus.SCORED],
+            errors=statuses[SampleStatus.ERROR],
+            needs_pipeline=statuses[SampleStatus.NEEDS_PIPELINE],
+            skipped=statuses[SampleStatus.SKIPPED],
+            invalid_rows=invalid_rows,
+        )
 
     def _summaries(self) -> dict[str, MetricSummary]:
         return {
@@ -363,7 +366,7 @@ class ReportBuilder:
             pipeline=pipeline,
             judge_details={**(judge_details or {}), **self._claims.details()},
             vera_version=version,
-            queries_evaluated=counts["scored"],
+            queries_evaluated=counts.scored,
             metrics={
                 **{name: s.mean for name, s in summary.items()},
                 **self._run_figures(summary, latency),

@@ -134,26 +134,26 @@ class RunResult:
     def results(self) -> Iterable[SampleResult]:
         """Every sample's result in dataset order: `report.samples`, or, for a streamed run,
         read from the run store a batch at a time (with those it could not store)."""
-        if self.report.samples or self.run_id is None or not self.report.counts["total"]:
+        if self.report.samples or self.run_id is None or not self.report.counts.total:
             return self.report.samples
         return _stored_results(self.plan, self.run_id, self.unstored)
 
     @property
     def streamed(self) -> bool:
         """Whether the results went to the store only (see `Bindings.keep_samples`)."""
-        return not self.report.samples and bool(self.report.counts["total"])
+        return not self.report.samples and bool(self.report.counts.total)
 
     @property
     def incomplete(self) -> str | None:
         """Why the run measured less than it was asked to, or None when it is complete."""
         counts = self.report.counts
-        if counts["scored"] == 0:
+        if counts.scored == 0:
             return "no sample could be scored"
-        missed = counts["errors"] + counts["skipped"]
-        allowed = self.plan.settings.error_budget(counts["total"])
+        missed = counts.errors + counts.skipped
+        allowed = self.plan.settings.error_budget(counts.total)
         if missed > allowed:
             return (
-                f"{missed} of {counts['total']} samples errored or were skipped "
+                f"{missed} of {counts.total} samples errored or were skipped "
                 f"(--max-errors allows {allowed})"
             )
         return None
@@ -173,13 +173,13 @@ class RunResult:
             return f"fix what stopped it and run again: {stopped.reason}"
         if stopped is not None:
             return f"it stopped at a limit you set ({stopped.reason}); raise it to go further"
-        if counts["scored"] == 0 and counts["errors"]:
+        if counts.scored == 0 and counts.errors:
             return (
-                f"every sample that was tried errored ({counts['errors']} of "
-                f"{counts['total']}); fix the errors above (--max-errors cannot help: it lets "
+                f"every sample that was tried errored ({counts.errors} of "
+                f"{counts.total}); fix the errors above (--max-errors cannot help: it lets "
                 "some samples error, and none was scored)"
             )
-        if counts["scored"] == 0:
+        if counts.scored == 0:
             return "nothing was scored; check that the samples have what the metrics read"
         return "fix the errors above, or allow some with --max-errors"
 
@@ -559,9 +559,9 @@ def _check_measured(plan: RunPlan, parts: Components, report: Report) -> None:
     """Refuse a run that had nothing to measure: bad input, not a result (exit 2)."""
     counts = report.counts
     where = plan.dataset.source or parts.data.name
-    if counts["total"] == 0 and counts["invalid_rows"] == 0:
+    if counts.total == 0 and counts.invalid_rows == 0:
         raise DatasetError(f"no samples in {where}")
-    if counts["total"] and counts["needs_pipeline"] == counts["total"]:
+    if counts.total and counts.needs_pipeline == counts.total:
         unread = ", ".join(report.unrecognised_fields)
         hint = (
             f" (fields VERA did not read: {unread}; is one of them the response?)" if unread else ""

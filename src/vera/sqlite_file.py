@@ -4,6 +4,11 @@ Both are shared by threads of one run and by runs in other processes. Writers ta
 writer waits at most `lock_timeout` seconds for another to finish, then fails with a message
 that names the file and what to do, never a bare "database is locked". A path that is a folder
 or a file that is not SQLite fails the same way, before any sample is evaluated.
+
+Each file's layout has a number, kept in SQLite's `PRAGMA user_version`: the count of the
+numbered migrations (`Migration`) applied to it. A writer applies those the file lacks, in
+order, in one transaction, when it opens it; a reader never writes, so it reads an older file as
+it is; both refuse a file of a higher number than they know (written by a newer VERA).
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import sqlite3
 import threading
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -21,6 +26,7 @@ from vera.errors import ConfigError, RunStopError
 
 __all__ = [
     "DEFAULT_LOCK_TIMEOUT",
+    "Migration",
     "MissingStoreError",
     "SqliteFile",
     "StoreError",
@@ -32,6 +38,13 @@ DEFAULT_LOCK_TIMEOUT = 30.0
 
 
 _WAL_RETRY_SECONDS = 0.01
+
+Migration = Callable[[sqlite3.Connection], None]
+"""One numbered step of a file's layout: migration N (from 1) turns a file of version N - 1
+into version N. It runs inside the opening writer's transaction, so it uses `execute` only
+(`executescript` would commit half of it). Files from before versions existed are version 0
+whatever they hold, so the first steps must allow what they create to be there already
+(`IF NOT EXISTS`)."""
 
 _WRITE_FAILURES = frozenset(
     {"SQLITE_FULL", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_FSYNC", "SQLITE_IOERR_TRUNCATE"}
@@ -63,7 +76,7 @@ class SqliteFile:
         *,
         what: str,
         flag: str,
-        schema: str,
+        migrations: Sequence[Migration],
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         read_only: bool = False,
     ) -> None:
@@ -74,19 +87,64 @@ class SqliteFile:
         self._lock = threading.Lock()
         if self.path.is_dir():
             raise StoreError(f"{self.flag} {self.path} is a folder; give the path of a file")
+        self.latest = len(migrations)
+        """The version this code writes: how many migrations it knows."""
         if read_only:
             self._db = self._open_read_only()
-            return
+        else:
+            self._db = self._open_writer()
+        try:
+            with self._translated():
+                self.version = self._known_version() if read_only else self._migrated(migrations)
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _open_writer(self) -> sqlite3.Connection:
         with self._translated():
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(
-                self.path, timeout=lock_timeout, check_same_thread=False, isolation_level=None
+            db = sqlite3.connect(
+                self.path, timeout=self.lock_timeout, check_same_thread=False, isolation_level=None
             )
-            self._enter_wal()
-            # With WAL, NORMAL survives a crash of VERA; only a power cut can lose the newest
-            # commits, and each is one sample's result or one cached reply.
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(schema)
+            try:
+                self._enter_wal(db)
+                # With WAL, NORMAL survives a crash of VERA; only a power cut can lose the
+                # newest commits, and each is one sample's result or one cached reply.
+                db.execute("PRAGMA synchronous=NORMAL")
+            except BaseException:
+                db.close()
+                raise
+        return db
+
+    def _known_version(self) -> int:
+        """The file's layout version, refused when it is newer than this code knows."""
+        version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+        if version > self.latest:
+            raise StoreError(
+                f"{self.what} {self.path} has layout version {version}, written by a newer "
+                f"VERA; this one knows up to version {self.latest} and will neither misread nor "
+                f"change it: upgrade vera-eval (pip install -U vera-eval), or point {self.flag} "
+                "at another file"
+            )
+        return version
+
+    def _migrated(self, migrations: Sequence[Migration]) -> int:
+        """Apply the migrations the file lacks, all or none, and return its version."""
+        if self._known_version() == self.latest:
+            return self.latest
+        # IMMEDIATE takes the write lock first, so of two writers opening an old file at once
+        # one migrates and the other, once it has the lock, reads the version again: done.
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            for step in migrations[self._known_version() :]:
+                step(self._db)
+            self._db.execute(f"PRAGMA user_version = {self.latest:d}")
+            self._db.execute("COMMIT")
+        except BaseException:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise
+        return self.latest
 
     def _open_read_only(self) -> sqlite3.Connection:
         """The file as it is, for reading: a missing file is an error, never created. On
@@ -136,14 +194,14 @@ class SqliteFile:
             raise
         return db
 
-    def _enter_wal(self) -> None:
+    def _enter_wal(self, db: sqlite3.Connection) -> None:
         # Switching a new file to WAL needs a lock SQLite does not wait for (it answers BUSY at
         # once, busy timeout or not), so two runs creating one file together would fail; the
         # switch is retried within the same bounded wait.
         deadline = time.monotonic() + self.lock_timeout
         while True:
             try:
-                self._db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA journal_mode=WAL")
                 return
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) or time.monotonic() >= deadline:

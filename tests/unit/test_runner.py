@@ -80,7 +80,7 @@ def test_failures_are_recorded_per_sample_and_the_run_goes_on() -> None:
     assert report.metrics["faithfulness"] == pytest.approx((1.0 + 0.5) / 2)
     summary = report.metric_summary["faithfulness"]
     assert (summary.scored, summary.not_scored) == (2, 4)
-    assert report.counts == {
+    assert report.counts.model_dump() == {
         "total": 6,
         "scored": 2,
         "errors": 3,

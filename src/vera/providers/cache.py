@@ -9,12 +9,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sqlite3
 import time
 import warnings
 from pathlib import Path
 
 from vera.providers.base import ChatRequest, ChatResponse
-from vera.sqlite_file import DEFAULT_LOCK_TIMEOUT, SqliteFile
+from vera.sqlite_file import DEFAULT_LOCK_TIMEOUT, Migration, SqliteFile
 
 __all__ = ["ResponseCache", "cache_key", "default_cache_path"]
 
@@ -46,13 +47,15 @@ def cache_key(provider: str, model: str, request: ChatRequest) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS responses (
-    key TEXT PRIMARY KEY,
-    response TEXT NOT NULL,
-    created REAL NOT NULL
-);
-"""
+def _m1_responses(db: sqlite3.Connection) -> None:
+    """Version 1 of the cache's layout (see `vera.sqlite_file.Migration`)."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS responses "
+        "(key TEXT PRIMARY KEY, response TEXT NOT NULL, created REAL NOT NULL)"
+    )
+
+
+_MIGRATIONS: tuple[Migration, ...] = (_m1_responses,)
 
 
 class ResponseCache:
@@ -66,7 +69,7 @@ class ResponseCache:
             self.path,
             what="the response cache",
             flag="--cache-path",
-            schema=_SCHEMA,
+            migrations=_MIGRATIONS,
             lock_timeout=lock_timeout,
         )
         self._damaged: set[str] = set()

@@ -198,9 +198,9 @@ def _print_counts(report: Report, out: Console) -> None:
     """What happened to the rows, and which of their fields VERA did not read."""
     counts = report.counts
     out.print(
-        f"{counts['scored']} scored, {counts['errors']} errors, "
-        f"{counts['needs_pipeline']} need a pipeline, {counts['invalid_rows']} invalid rows "
-        f"(of {counts['total'] + counts['invalid_rows']})",
+        f"{counts.scored} scored, {counts.errors} errors, "
+        f"{counts.needs_pipeline} need a pipeline, {counts.invalid_rows} invalid rows "
+        f"(of {counts.total + counts.invalid_rows})",
         highlight=False,
     )
     if report.unrecognised_fields:
@@ -356,16 +356,16 @@ def _print_failures(
         err.print(
             f"[red]error[/] {escape(result.id)}: {escape(result.error or '')}", highlight=False
         )
-    if report.counts["errors"] > len(errors):
-        err.print(more_line(report.counts["errors"] - len(errors), "error", "errors"), markup=False)
+    if report.counts.errors > len(errors):
+        err.print(more_line(report.counts.errors - len(errors), "error", "errors"), markup=False)
     for row in report.invalid_rows[:SHOWN_FAILURES]:
         err.print(f"[yellow]invalid[/] {escape(row.message)}", highlight=False)
     if len(report.invalid_rows) > SHOWN_FAILURES:
         left = len(report.invalid_rows) - SHOWN_FAILURES
         err.print(more_line(left, "invalid row", "invalid rows", EVERY_INVALID_ROW), markup=False)
-    if report.counts["needs_pipeline"]:
+    if report.counts.needs_pipeline:
         out.print(
-            f"{report.counts['needs_pipeline']} samples have no response; they need a pipeline "
+            f"{report.counts.needs_pipeline} samples have no response; they need a pipeline "
             "to generate one and were not scored."
         )
     shown = failing.worst()

@@ -57,8 +57,8 @@ def render_markdown(
         "",
         f"Judge {_code(report.judge)}"
         + (f" · pipeline {_code(report.pipeline)}" if report.pipeline else "")
-        + f" · {report.counts['scored']} of {report.counts['total']} samples scored"
-        + (f" · {report.counts['errors']} errors" if report.counts["errors"] else ""),
+        + f" · {report.counts.scored} of {report.counts.total} samples scored"
+        + (f" · {report.counts.errors} errors" if report.counts.errors else ""),
         *(["", _cell(line)] if (line := cascade_summary(report.judge_details)) else []),
         "",
         "| metric | mean | 95% CI | passed | threshold |",

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from vera.types.claims import Verdict
 from vera.types.errors import ConfigError
@@ -30,10 +30,13 @@ Message = Annotated[str, AfterValidator(redact)]
 
 __all__ = [
     "CLAIM_COLUMNS",
+    "REPORT_SCHEMA_VERSION",
+    "RUN_FIGURES",
     "SAMPLE_COLUMNS",
     "Calibration",
     "ClaimRecord",
     "CorrectedEstimate",
+    "Counts",
     "Estimate",
     "GroupStats",
     "InvalidRow",
@@ -41,11 +44,24 @@ __all__ = [
     "MetricSummary",
     "RecommendedThreshold",
     "Report",
+    "RunFigures",
     "RunStop",
     "SampleResult",
     "SampleStatus",
     "StepRecord",
 ]
+
+REPORT_SCHEMA_VERSION = 2
+"""The layout of `Report.to_dict()`, written in every JSON report and stored run as
+`schema_version`. Version 1 is the same layout without that field (reports written before it
+existed); a report of a higher version than this is refused when read, never misread."""
+
+F1_SCORE = "f1_score"
+LATENCY_P99 = "latency_p99_ms"
+RUN_FIGURES = frozenset({F1_SCORE, LATENCY_P99})
+"""Keys of `Report.metrics` that seed 001's format puts beside the metric means but that are
+not metrics: they have no per-sample scores, threshold or direction, and are never in
+`Report.metric_summary`. `Report.figures` gives them typed, `Report.metric_means` the rest."""
 
 SAMPLE_COLUMNS = ("id", "status", "category", "error", "latency_ms")
 CLAIM_COLUMNS = (
@@ -281,11 +297,54 @@ class Calibration(BaseModel):
     class (`vera.calibration.calibration_warnings`)."""
 
 
+class Counts(BaseModel):
+    """How many samples of the run ended in each `SampleStatus`, and the invalid rows beside
+    them. Read by attribute (`report.counts.scored`); `report.counts["scored"]` and
+    `.get("scored")` also work, for code written when this was a dict."""
+
+    model_config = ConfigDict(frozen=True)
+
+    total: int = 0
+    """Samples the run went through: scored + errors + needs_pipeline + skipped."""
+    scored: int = 0
+    errors: int = 0
+    needs_pipeline: int = 0
+    skipped: int = 0
+    invalid_rows: int = 0
+    """Rows skipped under `skip_invalid`; not among `total`."""
+
+    def __getitem__(self, name: str) -> int:
+        if name not in type(self).model_fields:
+            raise KeyError(name)
+        value: int = getattr(self, name)
+        return value
+
+    def get(self, name: str, default: int | None = None) -> int | None:
+        """The count `name`, or `default` for a name that is no count."""
+        return self[name] if name in type(self).model_fields else default
+
+
+class RunFigures(BaseModel):
+    """Seed 001's figures beside the metric means in `Report.metrics`, typed: None where the
+    run did not measure them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    f1_score: float | None = None
+    """Grounding F1, where the run scored grounding precision and recall (or grounding_f1)."""
+    latency_p99_ms: float | None = None
+    """The 99th percentile of the samples' latency, where they report one."""
+
+
 class Report(BaseModel):
     """Everything a run produced. Serialise it with `to_dict()` or `to_json()`."""
 
     model_config = ConfigDict(frozen=True)
 
+    schema_version: int = REPORT_SCHEMA_VERSION
+    """The layout this report follows (`REPORT_SCHEMA_VERSION`). A report read from JSON
+    without it (version 1, the same layout) or with it is held as the current version; a
+    higher one than this VERA knows is refused with a message to upgrade."""
     dataset: str
     timestamp: str
     judge: str
@@ -297,8 +356,8 @@ class Report(BaseModel):
     queries_evaluated: int
     metrics: dict[str, float | None]
     """Seed 001's `metrics` block: each metric's mean, plus `f1_score` (grounding F1) and
-    `latency_p99_ms` where known. Those two are not metrics (see `vera.report.RUN_FIGURES`); iterate
-    `metric_summary` for the metrics alone."""
+    `latency_p99_ms` where known. Those two are not metrics (`RUN_FIGURES`): `figures` gives them
+    typed, `metric_means` the metrics alone."""
     metric_summary: dict[str, MetricSummary]
     per_category_breakdown: dict[str, dict[str, float | int | None]]
     """Seed 001's shape: per category, each metric's mean and the count of scored samples."""
@@ -307,7 +366,7 @@ class Report(BaseModel):
     metric: mean, confidence interval and counts."""
     latency: LatencySummary | None = None
     latency_by_category: dict[str, LatencySummary] = Field(default_factory=dict)
-    counts: dict[str, int]
+    counts: Counts
     samples: tuple[SampleResult, ...]
     invalid_rows: tuple[InvalidRow, ...] = ()
     unrecognised_fields: tuple[str, ...] = ()
@@ -328,6 +387,33 @@ class Report(BaseModel):
     regression gate compares only runs with the same `digest` (see `vera.fingerprint`)."""
     regression: RegressionCheck | None = None
     """With `--regression` or `--baseline-run`: the stored run the gate compared with."""
+
+    @field_validator("schema_version")
+    @classmethod
+    def _known_version(cls, version: int) -> int:
+        if version > REPORT_SCHEMA_VERSION:
+            raise ValueError(
+                f"this report has schema_version {version}, written by a newer VERA; this one "
+                f"reads up to {REPORT_SCHEMA_VERSION}: upgrade vera-eval (pip install -U vera-eval)"
+            )
+        if version < 1:
+            raise ValueError(f"schema_version {version} is no report layout (they start at 1)")
+        # Versions 1 and 2 have one layout, so a version 1 report is held as the current one.
+        return REPORT_SCHEMA_VERSION
+
+    @property
+    def metric_means(self) -> dict[str, float | None]:
+        """Each metric's mean, without the run figures that `metrics` holds beside them."""
+        return {name: summary.mean for name, summary in self.metric_summary.items()}
+
+    @property
+    def figures(self) -> RunFigures:
+        """`f1_score` and `latency_p99_ms` of `metrics`, typed; a metric that has one of
+        those names keeps its place in `metrics` and is not a figure."""
+        found = {k: v for k, v in self.metrics.items() if k in RUN_FIGURES}
+        return RunFigures.model_validate(
+            {k: v for k, v in found.items() if k not in self.metric_summary}
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON-ready data; what `--output` writes."""

@@ -12,7 +12,7 @@ import html
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -34,7 +34,7 @@ from vera.errors import ConfigError
 from vera.history import PAGE_SIZE, DamagedRun, DamagedRunError, RunRecord, RunStore
 from vera.outcome import SampleOutcome
 from vera.outputs import TREND_RUNS, stored_report_html
-from vera.report import Report
+from vera.report import Counts, Report
 from vera.reports.html import STYLE, csp_hash, inline_template, template_environment
 from vera.reports.samples import OUTCOMES, VERDICTS
 from vera.reports.view import HistoryPoint, Panel, meets, trend_panels
@@ -201,8 +201,8 @@ class RunRow:
         return str(pipeline) if pipeline else None
 
     @property
-    def counts(self) -> Mapping[str, int]:
-        return self.report.counts if self.report is not None else {}
+    def counts(self) -> Counts:
+        return self.report.counts if self.report is not None else Counts()
 
     @property
     def means(self) -> list[MetricMean]:
