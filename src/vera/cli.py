@@ -977,7 +977,10 @@ def report_command(
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write it.")],
     format: Annotated[
         str | None,
-        typer.Option("--format", help="json, html, md or junit; default from the extension."),
+        typer.Option(
+            "--format",
+            help="json, html, md, junit or a plugin's format; default from the extension.",
+        ),
     ] = None,
     history: HistoryOption = None,
 ) -> None:

@@ -89,7 +89,7 @@ def report_format(path: Path, format: str | None = None) -> str:
     if found is None:
         raise ConfigError(
             f"cannot tell the report format of {path} from its extension; "
-            f"use --format {' or '.join(reporter_names())}"
+            f"use --format with one of: {', '.join(reporter_names())}"
         )
     return found
 
