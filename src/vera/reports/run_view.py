@@ -1,10 +1,10 @@
 """A finished run as every reporter reads it: one `RunView` per run, shared by all its outputs.
 
 The view holds the report and the gate results, and loads the rest only when a reporter asks:
-the per-sample results (streamed from the run store, or `report.samples`), the dataset's
-samples for their texts, and the trend over earlier runs. Each is loaded at most once per view,
-so five outputs of one run read the dataset once and open the store once (`vera.outputs` builds
-the view over one store).
+the per-sample results (streamed from the run store on each pass, or `report.samples`), the
+dataset's samples for their texts, and the trend over earlier runs (each loaded at most once per
+view). So five outputs of one run read the dataset once and open the store once
+(`vera.outputs.open_run_view` builds the view over one store).
 """
 
 from __future__ import annotations
