@@ -204,9 +204,8 @@ _ReportFlag = Annotated[
     list[str] | None,
     typer.Option(
         "--report",
-        help="FORMAT=PATH: also write the report in this format, any registered one (json, "
-        "html, md, junit, or a plugin's; `vera report --help`), e.g. --report csv=out.csv "
-        "(repeatable).",
+        help="FORMAT=PATH: also write the report in this format: json, html, md, junit or an "
+        "installed plugin's, e.g. --report csv=out.csv (repeatable).",
     ),
 ]
 _QuickFlag = Annotated[
