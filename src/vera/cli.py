@@ -615,14 +615,19 @@ def _finish(result: RunResult, flags: dict[str, Any]) -> NoReturn:
         with open_run_view(result) as view:
             print_summary(result.report, out, err, view.sample_results())
             _write_outputs(view, _outputs(flags))
-        if flags["otel_endpoint"]:
-            from vera.otel_export import export_report  # the SDK only when asked for
-
-            sent = export_report(result.report, flags["otel_endpoint"])
-            out.print(f"{sent} spans sent to {escape(flags['otel_endpoint'])}", highlight=False)
+            if flags["otel_endpoint"]:
+                _export_spans(view, flags["otel_endpoint"])
     except VeraError as exc:
         _fail(exc)
     raise typer.Exit(_exit_code(result))
+
+
+def _export_spans(view: RunView, endpoint: str) -> None:
+    """The run as OpenTelemetry spans, one per sample of the view (a streamed run's too)."""
+    from vera.otel_export import export_report  # the SDK only when asked for
+
+    sent = export_report(view.report, endpoint, results=view.sample_results())
+    out.print(f"{sent} spans sent to {escape(endpoint)}", highlight=False)
 
 
 _OUTPUT_FLAGS = {"json": "output", "html": "html", "md": "markdown", "junit": "junit"}
