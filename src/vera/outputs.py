@@ -280,6 +280,7 @@ def open_run_view(result: RunResult) -> Iterator[RunView]:
         yield RunView(
             result.report,
             gate_failures=result.gate_failures,
+            run_id=result.run_id,
             results=results,
             samples=lambda: _samples(plan.dataset.source, settings.fields),
             history=(lambda: shared.trend(result.report)) if settings.history else list,
@@ -309,6 +310,7 @@ def stored_run_view(
     fields = _stored_fields(record.options)
     return RunView(
         report,
+        run_id=record.id,
         samples=lambda: _samples(path, fields),
         history=lambda: _history(report, store),
         links=links,

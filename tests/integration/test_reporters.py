@@ -125,7 +125,7 @@ def test_a_plugin_reporter_gets_what_the_html_report_gets(
     assert EXAMPLE_SAMPLES > 0
     assert html == [{"samples": EXAMPLE_SAMPLES, "results": EXAMPLE_SAMPLES, "history": 1}]
     assert counts["samples"] == counts["texts"] == counts["results"] == EXAMPLE_SAMPLES
-    assert counts["history"] == 1
+    assert counts["history"] == 1 and counts["run_id"] == result.run_id
     assert counts["gate_failures"] == list(result.gate_failures) != []
     # The earlier render(report, context) shape gets the same, and a streamed run's rows.
     assert plugin.RENDERED == [{"samples": EXAMPLE_SAMPLES, "history": 1}]

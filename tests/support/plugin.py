@@ -83,6 +83,7 @@ class CountsReporter:
             "history": len(view.history),
             "gate_failures": list(view.gate_failures),
             "scored": view.report.counts["scored"],
+            "run_id": view.run_id,
         }))
 
 

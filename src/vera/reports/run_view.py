@@ -35,7 +35,8 @@ class RunView:
     """A finished run, loading lazily: what `Reporter.write(view, out)` reads.
 
     `report` holds the aggregates (and, for a run that kept them, the samples' results);
-    `gate_failures` what the gates found; `links` (label, URL) pairs the HTML report shows
+    `gate_failures` what the gates found; `run_id` the run's id in the history (None when it
+    was not stored); `links` (label, URL) pairs the HTML report shows
     above its title. `results` reads a streamed run's results back (each call a fresh pass);
     `samples` and `history` load the dataset's samples by id and the trend (oldest first) the
     first time they are read.
@@ -46,6 +47,7 @@ class RunView:
         report: Report,
         *,
         gate_failures: Sequence[str] = (),
+        run_id: str | None = None,
         results: ResultSource | None = None,
         samples: SampleLoader = _no_samples,
         history: HistoryLoader = _no_history,
@@ -53,6 +55,7 @@ class RunView:
     ) -> None:
         self.report = report
         self.gate_failures = tuple(gate_failures)
+        self.run_id = run_id
         self.links = tuple(links)
         self._results = results
         self._load_samples = samples
