@@ -200,6 +200,16 @@ def test_a_reporter_that_fails_is_named_and_spares_the_others(
 # --- the CLI ----------------------------------------------------------------------------------
 
 
+def stored_run_id(history: Path) -> str:
+    """The id of the one run `history` holds."""
+    store = RunStore(history, read_only=True)
+    try:
+        [record] = store.list()
+    finally:
+        store.close()
+    return record.id
+
+
 def test_eval_report_writes_a_plugin_format_and_a_built_in_one(tmp_path: Path) -> None:
     site = write_plugin(tmp_path / "site")
     result = run_vera(
@@ -217,6 +227,14 @@ def test_eval_report_writes_a_plugin_format_and_a_built_in_one(tmp_path: Path) -
     assert len((tmp_path / "r.csv").read_text().splitlines()) == EXAMPLE_SAMPLES + 2
     assert (tmp_path / "r.md").read_text().startswith("#")
     assert (tmp_path / "r.xml").read_text().count("<testcase ") == EXAMPLE_SAMPLES
+    # A stored run written again goes through the same door, with the same data.
+    again = run_vera(
+        tmp_path, "report", stored_run_id(tmp_path / "h.sqlite"), "--history", "h.sqlite",
+        "--format", "counts", "-o", "s.counts", PYTHONPATH=str(site),
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    stored = json.loads((tmp_path / "s.counts").read_text())
+    assert stored == {**counts, "gate_failures": []}
 
 
 @pytest.mark.parametrize(
@@ -257,14 +275,14 @@ def test_the_json_report_is_the_stored_reports_json_byte_for_byte(tmp_path: Path
     assert result.returncode == 0, result.stderr
     written = (tmp_path / "r.json").read_bytes()
     assert (tmp_path / "again.json").read_bytes() == written
+    run_id = stored_run_id(tmp_path / "h.sqlite")
     store = RunStore(tmp_path / "h.sqlite", read_only=True)
     try:
-        [record] = store.list()
-        stored = store.report(record.id)
+        stored = store.report(run_id)
     finally:
         store.close()
     assert written == (stored.to_json() + "\n").encode()
     assert len(json.loads(written)["samples"]) == EXAMPLE_SAMPLES
-    again = run_vera(tmp_path, "report", record.id, "-o", "s.json", "--history", "h.sqlite")
+    again = run_vera(tmp_path, "report", run_id, "-o", "s.json", "--history", "h.sqlite")
     assert again.returncode == 0, again.stderr
     assert (tmp_path / "s.json").read_bytes() == written
