@@ -31,7 +31,15 @@ from vera.estimate import RunEstimate, estimate_plan
 from vera.history import DEFAULT_HISTORY_PATH, PAGE_SIZE, RunStore
 from vera.judge_benchmark import JudgeBenchmark, Rule, benchmark_judge
 from vera.metrics.registry import metric_classes
-from vera.outputs import atomic_text, check_output_paths, write_run_reports, write_stored_report
+from vera.outputs import (
+    atomic_text,
+    check_output_paths,
+    check_report_targets,
+    open_run_view,
+    parse_report_option,
+    write_reports,
+    write_stored_report,
+)
 from vera.plan import (
     QUICK_SAMPLES,
     DatasetRef,
@@ -55,6 +63,7 @@ from vera.reports.console import (
     print_table,
 )
 from vera.reports.progress import RunProgress
+from vera.reports.run_view import RunView
 from vera.run import (
     EXIT_INCOMPLETE,
     EXIT_OK,
@@ -190,6 +199,14 @@ _MarkdownFlag = Annotated[
 _JunitFlag = Annotated[
     Path | None,
     typer.Option("--junit", help="Write JUnit XML: each sample and metric a test case."),
+]
+_ReportFlag = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--report",
+        help="FORMAT=PATH: also write the report in this format: json, html, md, junit or an "
+        "installed plugin's, e.g. --report csv=out.csv (repeatable).",
+    ),
 ]
 _QuickFlag = Annotated[
     bool, typer.Option("--quick", help=f"Evaluate only the first {QUICK_SAMPLES} samples.")
@@ -473,6 +490,7 @@ _EVAL_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
     ("html", _HtmlFlag, None),
     ("markdown", _MarkdownFlag, None),
     ("junit", _JunitFlag, None),
+    ("report", _ReportFlag, None),
     ("quick", _QuickFlag, False),
     ("threshold", _ThresholdFlag, None),
     ("judge", _JudgeFlag, None),
@@ -592,32 +610,40 @@ def _fail(exc: Exception) -> NoReturn:
 def _finish(result: RunResult, flags: dict[str, Any]) -> NoReturn:
     """Render the run, write every report asked for, and exit with the run's code."""
     try:
-        # A streamed run's results are read back from the history, which can fail (damaged).
-        print_summary(result.report, out, err, result.results())
-        _write_outputs(result, _outputs(flags))
-        if flags["otel_endpoint"]:
-            from vera.otel_export import export_report  # the SDK only when asked for
-
-            sent = export_report(result.report, flags["otel_endpoint"])
-            out.print(f"{sent} spans sent to {escape(flags['otel_endpoint'])}", highlight=False)
+        # One view for the summary and every report: the history is opened once to read a
+        # streamed run's results back, which can fail (damaged).
+        with open_run_view(result) as view:
+            print_summary(result.report, out, err, view.sample_results())
+            _write_outputs(view, _outputs(flags))
+            if flags["otel_endpoint"]:
+                _export_spans(view, flags["otel_endpoint"])
     except VeraError as exc:
         _fail(exc)
     raise typer.Exit(_exit_code(result))
 
 
+def _export_spans(view: RunView, endpoint: str) -> None:
+    """The run as OpenTelemetry spans, one per sample of the view (a streamed run's too)."""
+    from vera.otel_export import export_report  # the SDK only when asked for
+
+    sent = export_report(view.report, endpoint, results=view.sample_results())
+    out.print(f"{sent} spans sent to {escape(endpoint)}", highlight=False)
+
+
 _OUTPUT_FLAGS = {"json": "output", "html": "html", "md": "markdown", "junit": "junit"}
-"""Each report format and the `eval` flag that asks for it."""
+"""Each built-in report format and the `eval` flag that asks for it (`--report` names any)."""
 
 
-def _outputs(flags: dict[str, Any]) -> dict[str, Path]:
-    """The reports the flags ask for: format -> path."""
-    return {fmt: flags[key] for fmt, key in _OUTPUT_FLAGS.items() if flags[key]}
+def _outputs(flags: dict[str, Any]) -> list[tuple[str, Path]]:
+    """The reports the flags ask for, as (format, path): the format flags, then `--report`."""
+    named = [(fmt, flags[key]) for fmt, key in _OUTPUT_FLAGS.items() if flags[key]]
+    return named + parse_report_option(flags["report"] or ())
 
 
 def _plan(flags: dict[str, Any]) -> tuple[RunPlan, str | None]:
     """The run the flags ask for; with --resume, the stored run's own plan (only where its
     reports go is new)."""
-    check_output_paths(_outputs(flags).values())
+    check_report_targets(_outputs(flags))
     if flags["resume"]:
         named = {key: flags[flag] for key, flag in _NAMED_AGAIN.items()}
         plan, run_id = stored_plan(flags["resume"], flags["history_path"], named=named)
@@ -703,16 +729,10 @@ _SETTING_FLAGS = {
 """Settings as `vera.toml` names them, and the `eval` flag that overrides each."""
 
 
-def _write_outputs(result: RunResult, outputs: dict[str, Path]) -> None:
-    """Every report the user asked for, whatever the run's outcome."""
-    write_run_reports(
-        result.report,
-        result.plan,
-        outputs,
-        gate_failures=result.gate_failures,
-        results=result.results if result.streamed else None,
-    )
-    for path in outputs.values():
+def _write_outputs(view: RunView, outputs: list[tuple[str, Path]]) -> None:
+    """Every report the user asked for, whatever the run's outcome, from the run's one view."""
+    write_reports(view, outputs)
+    for _, path in outputs:
         out.print(f"Report written to {escape(str(path))}", highlight=False)
 
 
@@ -961,7 +981,10 @@ def report_command(
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write it.")],
     format: Annotated[
         str | None,
-        typer.Option("--format", help="json, html, md or junit; default from the extension."),
+        typer.Option(
+            "--format",
+            help="json, html, md, junit or a plugin's format; default from the extension.",
+        ),
     ] = None,
     history: HistoryOption = None,
 ) -> None:

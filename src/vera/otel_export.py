@@ -9,6 +9,7 @@ Their objects stay behind `Any` at this boundary.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -49,8 +50,16 @@ def _modules() -> dict[str, Any]:
         ) from None
 
 
-def export_report(report: Report, endpoint: str, *, timeout_s: float = 10.0) -> int:
-    """Send `report` as spans to `endpoint`; the number of spans sent.
+def export_report(
+    report: Report,
+    endpoint: str,
+    *,
+    timeout_s: float = 10.0,
+    results: Iterable[SampleResult] | None = None,
+) -> int:
+    """Send `report` as spans to `endpoint`, one per sample of `results` (default
+    `report.samples`; a streamed run's come from its `RunView.sample_results()`); the number
+    of spans sent.
 
     The spans are gathered in memory and sent in one request, so a collector that is down or
     refuses them is one `ConfigError` here rather than a log line per batch.
@@ -64,9 +73,12 @@ def export_report(report: Report, endpoint: str, *, timeout_s: float = 10.0) -> 
     tracer = provider.get_tracer("vera")
     with tracer.start_as_current_span("vera.eval") as run:
         run.set_attributes(_run_attributes(report))
-        for sample in report.samples:
+        sent = 0
+        for sample in report.samples if results is None else results:
             with tracer.start_as_current_span("vera.sample") as span:
                 span.set_attributes(_sample_attributes(sample))
+            sent += 1
+        run.set_attribute("vera.samples", sent)
     spans = memory.get_finished_spans()
     provider.shutdown()
     exporter = otel["otlp"].OTLPSpanExporter(endpoint=url, timeout=timeout_s)
@@ -83,7 +95,6 @@ def _run_attributes(report: Report) -> dict[str, Any]:
     attributes: dict[str, Any] = {
         "vera.dataset": report.dataset,
         "vera.judge": report.judge,
-        "vera.samples": len(report.samples),
         "vera.invalid_rows": len(report.invalid_rows),
     }
     if report.pipeline is not None:

@@ -1,44 +1,59 @@
-"""Writing a run's reports: what each format needs (the dataset for the HTML report's
-responses in place, the run history for its trend), gathered once for the CLI and Python."""
+"""Writing a run's reports through one door: a `RunView` of the finished run, built once and
+shared by every output (the store opened at most once, the dataset read at most once), handed
+to each format's `Reporter.write`, built-in or plugin, for the CLI and Python alike.
+
+    with open_run_view(result) as view:          # result: a RunResult of run_plan
+        write_reports(view, [("html", Path("r.html")), ("csv", Path("r.csv"))])
+    write_run_reports(result, {"json": Path("r.json")})   # the same, in one call
+"""
 
 from __future__ import annotations
 
 import contextlib
 import errno
 import functools
-import json
+import heapq
+import io
 import os
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from vera.datasets import open_dataset
 from vera.errors import ConfigError, VeraError
 from vera.history import DEFAULT_HISTORY_PATH, RunStore
-from vera.plan import RunPlan
 from vera.report import Report, ResultSource, SampleResult
-from vera.reports.registry import RenderContext, format_for_path, render_report
+from vera.reports.registry import format_for_path, get_reporter, reporter_names
+from vera.reports.run_view import RunView
 from vera.reports.view import HistoryPoint
 from vera.settings import Settings
 from vera.types import Sample
 
+if TYPE_CHECKING:
+    from vera.run import RunResult
+
 __all__ = [
+    "ReportTargets",
     "atomic_text",
     "check_output_paths",
-    "json_chunks",
-    "render_context",
+    "check_report_targets",
+    "open_run_view",
+    "parse_report_option",
     "report_format",
     "stored_report_html",
-    "write_report",
+    "stored_run_view",
+    "write_reports",
     "write_run_reports",
     "write_stored_report",
 ]
 
 _STAMP = "%Y-%m-%dT%H:%M:%SZ"
 TREND_RUNS = 20
+
+ReportTargets = Mapping[str, Path] | Iterable[tuple[str, Path]]
+"""The reports to write: format -> path, or (format, path) pairs (a format may be named twice)."""
 
 
 def _samples(source: str | None, fields: Mapping[str, str] | None = None) -> dict[str, Sample]:
@@ -54,37 +69,16 @@ def _samples(source: str | None, fields: Mapping[str, str] | None = None) -> dic
         return {}
 
 
-def _history(report: Report, store: RunStore) -> list[HistoryPoint]:
+def _history(report: Report, store: RunStore | None) -> list[HistoryPoint]:
     # Only the dataset's newest finished runs are read, however long the history.
+    if store is None:
+        return []
     newest = store.list(dataset=report.dataset, finished=True, limit=TREND_RUNS)
     return [
         HistoryPoint(r.id, datetime.fromtimestamp(r.created, UTC).strftime(_STAMP), r.metrics)
         for r in reversed(newest)
         if r.metrics
     ]
-
-
-def render_context(
-    report: Report,
-    fmt: str,
-    *,
-    source: str | None = None,
-    store: RunStore | None = None,
-    gate_failures: Sequence[str] = (),
-    results: ResultSource | None = None,
-    fields: Mapping[str, str] | None = None,
-) -> RenderContext:
-    """What the `fmt` renderer needs beyond the report; only the HTML report reads the dataset
-    and the history. `results` reads a streamed run's results back (see `RunResult.results`)."""
-    if fmt != "html":
-        return RenderContext(gate_failures=tuple(gate_failures), results=results)
-    history = _history(report, store) if store is not None else []
-    return RenderContext(
-        samples=_samples(source, fields),
-        history=history,
-        gate_failures=tuple(gate_failures),
-        results=results,
-    )
 
 
 def report_format(path: Path, format: str | None = None) -> str:
@@ -95,40 +89,80 @@ def report_format(path: Path, format: str | None = None) -> str:
     if found is None:
         raise ConfigError(
             f"cannot tell the report format of {path} from its extension; "
-            "use --format json, html, md or junit"
+            f"use --format with one of: {', '.join(reporter_names())}"
         )
     return found
 
 
-def write_report(
-    report: Report,
-    path: Path,
-    fmt: str,
-    *,
-    source: str | None = None,
-    store: RunStore | None = None,
-    gate_failures: Sequence[str] = (),
-    results: ResultSource | None = None,
-    fields: Mapping[str, str] | None = None,
-) -> None:
-    """Render `report` as `fmt` and write it to `path`; the HTML report reads the dataset at
-    `source` and the trend from `store`. A streamed run's JSON report is written a sample at a
-    time from `results`, never built whole in memory."""
-    check_output_paths([path])
+def parse_report_option(values: Iterable[str]) -> list[tuple[str, Path]]:
+    """`--report FORMAT=PATH` values as (format, path) pairs; `ConfigError` for a value
+    without `=` or with an unknown format (suggesting the closest)."""
+    targets: list[tuple[str, Path]] = []
+    for value in values:
+        fmt, sep, path = value.partition("=")
+        if not sep or not fmt.strip() or not path.strip():
+            raise ConfigError(
+                f"--report {value!r}: give FORMAT=PATH, e.g. --report html=report.html "
+                f"(formats: {', '.join(reporter_names())})"
+            )
+        try:
+            get_reporter(fmt)
+        except ConfigError as exc:
+            raise ConfigError(f"--report {value!r}: {exc}") from None
+        targets.append((fmt.strip().lower(), Path(path.strip())))
+    return targets
+
+
+def _pairs(targets: ReportTargets) -> list[tuple[str, Path]]:
+    return list(targets.items() if isinstance(targets, Mapping) else targets)
+
+
+def check_report_targets(targets: ReportTargets) -> None:
+    """Refuse, before a run is spent, reports that cannot be written: an unknown format, a path
+    that cannot be written (`check_output_paths`), or two reports to one path."""
+    pairs = _pairs(targets)
+    for fmt, _ in pairs:
+        get_reporter(fmt)
+    seen: dict[Path, str] = {}
+    for fmt, path in pairs:
+        key = Path(os.path.abspath(path))
+        if key in seen:
+            raise ConfigError(
+                f"two reports would be written to {path} ({seen[key]} and {fmt}); "
+                "give each its own path"
+            )
+        seen[key] = fmt
+    check_output_paths(path for _, path in pairs)
+
+
+def write_reports(view: RunView, targets: ReportTargets) -> None:
+    """Write every report `targets` asks for from the one `view`, each through its format's
+    `Reporter.write`, each file atomically. One that fails (a full disk, a plugin's bug)
+    spares the others; then `ConfigError` says which failed and why."""
+    pairs = _pairs(targets)
+    check_output_paths(path for _, path in pairs)
+    failed: list[str] = []
+    for fmt, path in pairs:
+        try:
+            _write_one(view, fmt, path)
+        except VeraError as exc:
+            failed.append(str(exc))
+    if failed:
+        raise ConfigError("; ".join(failed))
+
+
+def _write_one(view: RunView, fmt: str, path: Path) -> None:
+    reporter = get_reporter(fmt)
     with atomic_text(path, what="the report") as out:
-        if fmt == "json" and results is not None:
-            out.writelines(json_chunks(report, results()))
-            return
-        context = render_context(
-            report,
-            fmt,
-            source=source,
-            store=store,
-            gate_failures=gate_failures,
-            results=results,
-            fields=fields,
-        )
-        out.write(render_report(fmt, report, context))
+        try:
+            reporter.write(view, out)
+        except (VeraError, OSError):
+            raise  # `atomic_text` says what a failed write means (a full disk)
+        except Exception as exc:  # a plugin may fail in any way; say which format did
+            raise ConfigError(
+                f"report format {reporter.name!r} failed writing {path}: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
 
 
 @functools.cache
@@ -176,28 +210,6 @@ def _write_error(path: Path, what: str, exc: OSError) -> ConfigError:
     return ConfigError(f"cannot write {what} to {path}: {reason}{kept}{fix}")
 
 
-_SAMPLES_SLOT = "\x00samples\x00"
-
-
-def json_chunks(report: Report, results: Iterable[SampleResult]) -> Iterator[str]:
-    """`report` as the text `Report.to_json()` gives, with its samples taken from `results`
-    one at a time: the same bytes, without the whole document in memory."""
-    data = report.model_copy(update={"samples": ()}).to_dict()
-    data["samples"] = _SAMPLES_SLOT
-    head, tail = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False).split(
-        json.dumps(_SAMPLES_SLOT)
-    )
-    yield head
-    first = True
-    for result in results:
-        text = json.dumps(
-            result.model_dump(mode="json"), indent=2, ensure_ascii=False, allow_nan=False
-        )
-        yield ("[\n    " if first else ",\n    ") + text.replace("\n", "\n    ")
-        first = False
-    yield ("[]" if first else "\n  ]") + tail + "\n"
-
-
 def check_output_paths(paths: Iterable[Path]) -> None:
     """Refuse report paths that cannot be written (a folder, a file where a folder must be, a
     folder that is read-only), so a run is never spent before its report fails to save."""
@@ -213,69 +225,101 @@ def check_output_paths(paths: Iterable[Path]) -> None:
             raise ConfigError(f"cannot write the report to {path}: {folder} is read-only")
 
 
-def write_run_reports(
-    report: Report,
-    plan: RunPlan,
-    outputs: Mapping[str, Path],
-    *,
-    gate_failures: Sequence[str] = (),
-    results: ResultSource | None = None,
-) -> None:
-    """Every report `outputs` asks for (format -> path) of a run of `plan`; the run history is
-    opened once, and only when the HTML report needs its trend. `results` reads a streamed
-    run's results back."""
-    settings = plan.settings
-    wants_history = "html" in outputs and settings.history
-    store = _trend_store(settings) if wants_history else None
-    failed: list[str] = []
-    try:
-        for fmt, path in outputs.items():
+class _SharedStore:
+    """The run history, opened read-only the first time an output needs it (the trend, a
+    streamed run's results) and then shared: one open per run however many outputs."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._store: RunStore | None = None
+        self._error: VeraError | None = None
+        self._tried = False
+
+    def get(self) -> RunStore | None:
+        """The store, or None where it cannot be opened (`error` says why)."""
+        if not self._tried:
+            self._tried = True
             try:
-                write_report(
-                    report,
-                    path,
-                    fmt,
-                    source=plan.dataset.source,
-                    store=store,
-                    gate_failures=gate_failures,
-                    results=results,
-                    fields=settings.fields,
+                self._store = RunStore(
+                    self._settings.history_path or DEFAULT_HISTORY_PATH,
+                    lock_timeout=self._settings.lock_timeout,
+                    read_only=True,
                 )
-            except VeraError as exc:  # one report that fails (a full disk) spares the others
-                failed.append(str(exc))
-    finally:
-        if store is not None:
-            store.close()
-    if failed:
-        raise ConfigError("; ".join(failed))
+            except VeraError as exc:
+                self._error = exc
+        return self._store
+
+    def trend(self, report: Report) -> list[HistoryPoint]:
+        # The report matters more than its trend: no store, no trend.
+        return _history(report, self.get())
+
+    def results(self, result: RunResult) -> Iterator[SampleResult]:
+        """A streamed run's results in dataset order, with those it could not store."""
+        store = self.get()
+        if store is None or result.run_id is None:
+            raise ConfigError(f"cannot read the run's results back: {self._error}")
+        stored = store.iter_positioned(result.run_id)
+        for _, sample in heapq.merge(stored, result.unstored, key=lambda item: item[0]):
+            yield sample
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
 
 
-def _trend_store(settings: Settings) -> RunStore | None:
-    """The history, read-only, for the HTML report's trend; None (no trend) when it cannot be
-    opened: the report matters more than its trend."""
+@contextlib.contextmanager
+def open_run_view(result: RunResult) -> Iterator[RunView]:
+    """The view every output of a finished run is written from: its report and gate results,
+    its results (a streamed run's read back from the history), the dataset's texts and the
+    trend, each loaded when first read; the history is opened once, and closed on leaving."""
+    plan, settings = result.plan, result.plan.settings
+    shared = _SharedStore(settings)
+    streamed = result.streamed and result.run_id is not None
+    results: ResultSource | None = (lambda: shared.results(result)) if streamed else None
     try:
-        return RunStore(
-            settings.history_path or DEFAULT_HISTORY_PATH,
-            lock_timeout=settings.lock_timeout,
-            read_only=True,
+        yield RunView(
+            result.report,
+            gate_failures=result.gate_failures,
+            run_id=result.run_id,
+            results=results,
+            samples=lambda: _samples(plan.dataset.source, settings.fields),
+            history=(lambda: shared.trend(result.report)) if settings.history else list,
         )
-    except VeraError:
-        return None
+    finally:
+        shared.close()
 
 
-def _stored_run(store: RunStore, run_id: str) -> tuple[Report, str | None]:
-    """A finished stored run's report, and the dataset source its plan read (for the HTML
-    report's texts), when that is a path or bundled name."""
+def write_run_reports(result: RunResult, targets: ReportTargets) -> None:
+    """Every report `targets` asks for (format -> path, or pairs) of a finished run, from one
+    `RunView`: what `vera eval -o/--html/--markdown/--junit/--report` writes."""
+    with open_run_view(result) as view:
+        write_reports(view, targets)
+
+
+def stored_run_view(
+    store: RunStore, run_id: str, *, links: Sequence[tuple[str, str]] = ()
+) -> RunView:
+    """A finished stored run's view, read from the open `store`: its report, the texts from
+    the dataset source its plan read (where it can still be read, with its `--field`
+    mapping) and the trend. `ConfigError` for an unknown or unfinished run."""
     record = store.get(run_id)
     report = store.report(record.id)
     source = record.options.get("dataset", {})
     source = source.get("source") if isinstance(source, dict) else source
-    return report, source if isinstance(source, str) else None
+    path = source if isinstance(source, str) else None
+    fields = _stored_fields(record.options)
+    return RunView(
+        report,
+        run_id=record.id,
+        samples=lambda: _samples(path, fields),
+        history=lambda: _history(report, store),
+        links=links,
+    )
 
 
-def _stored_fields(store: RunStore, run_id: str) -> dict[str, str]:
+def _stored_fields(options: Mapping[str, object]) -> dict[str, str]:
     """The column mapping a stored run read its dataset with (`--field`), to read it again."""
-    settings = store.get(run_id).options.get("settings", {})
+    settings = options.get("settings", {})
     fields = settings.get("fields") if isinstance(settings, dict) else None
     return dict(fields) if isinstance(fields, dict) else {}
 
@@ -283,20 +327,18 @@ def _stored_fields(store: RunStore, run_id: str) -> dict[str, str]:
 def stored_report_html(
     store: RunStore, run_id: str, *, links: Sequence[tuple[str, str]] = ()
 ) -> str:
-    """A stored run's HTML report, as `vera report RUN_ID -o report.html` writes it (the texts
-    from the dataset source where it can still be read, the trend from `store`), with `links`
-    above the title (`vera view`'s pages). `ConfigError` for an unknown or unfinished run."""
-    report, source = _stored_run(store, run_id)
-    fields = _stored_fields(store, run_id)
-    context = render_context(report, "html", source=source, store=store, fields=fields)
-    return render_report("html", report, replace(context, links=links))
+    """A stored run's HTML report, as `vera report RUN_ID -o report.html` writes it, with
+    `links` above the title (`vera view`'s pages). `ConfigError` for an unknown or unfinished
+    run."""
+    out = io.StringIO()
+    get_reporter("html").write(stored_run_view(store, run_id, links=links), out)
+    return out.getvalue()
 
 
 def write_stored_report(
     store: RunStore, run_id: str, path: Path, format: str | None = None
 ) -> None:
     """Write a stored run's report to `path` in `format` (default: from the extension), as
-    `vera report` does; the HTML is what `stored_report_html` gives without links."""
-    report, source = _stored_run(store, run_id)
-    fmt, fields = report_format(path, format), _stored_fields(store, run_id)
-    write_report(report, path, fmt, source=source, store=store, fields=fields)
+    `vera report` does, through the same door as `vera eval`'s outputs."""
+    fmt = report_format(path, format)
+    write_reports(stored_run_view(store, run_id), [(fmt, path)])

@@ -10,7 +10,8 @@ __all__ = ["PLUGIN_ENTRY_POINTS", "PLUGIN_MODULE", "PLUGIN_SOURCE", "write_plugi
 
 PLUGIN_MODULE = "vera_test_plugin"
 
-# The shape of docs/examples/custom_metric.py, plus a judge, a provider and a report format.
+# The shape of docs/examples/custom_metric.py, plus a judge, a provider and two report
+# formats (one `write(view, out)`, one the earlier `render(report, context)`).
 PLUGIN_SOURCE = """
 from typing import ClassVar
 
@@ -49,16 +50,44 @@ class EchoModel:
         self.model, self.base_url, self.api_key = model, base_url, api_key
 
 
+RENDERED = []
+
+
 class CsvReporter:
+    # The earlier shape, render(report, context) -> str: still accepted.
     name = "csv"
     extension = ".csv"
 
     def render(self, report, context):
-        rows = [f"{r.id},{r.scores.get('faithfulness')}" for r in report.samples]
+        RENDERED.append({"samples": len(context.samples), "history": len(context.history)})
+        rows = [f"{r.id},{r.scores.get('faithfulness')}" for r in context.sample_results(report)]
         return "\\n".join(["id,faithfulness", *rows, f"gate:{len(context.gate_failures)}"])
 
 
 CSV = CsvReporter()
+
+
+class CountsReporter:
+    # The one door: write(view, out), reading what the run view loads.
+    name = "counts"
+    extension = ".counts"
+
+    def write(self, view, out):
+        import json
+
+        texts = sum(1 for sample in view.samples.values() if sample.query)
+        out.write(json.dumps({
+            "samples": len(view.samples),
+            "texts": texts,
+            "results": sum(1 for _ in view.sample_results()),
+            "history": len(view.history),
+            "gate_failures": list(view.gate_failures),
+            "scored": view.report.counts["scored"],
+            "run_id": view.run_id,
+        }))
+
+
+COUNTS = CountsReporter()
 """
 
 PLUGIN_ENTRY_POINTS = """
@@ -73,6 +102,7 @@ echo = vera_test_plugin:EchoModel
 
 [vera.reporters]
 csv = vera_test_plugin:CSV
+counts = vera_test_plugin:COUNTS
 """
 
 

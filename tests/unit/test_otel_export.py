@@ -79,12 +79,15 @@ def write_rows(path: Path) -> Path:
     return path
 
 
+# With the history on, `vera eval` streams its results to the store and `report.samples` is
+# empty: the spans are sent from the run's view, as every report is written.
+@pytest.mark.parametrize("history", [["--no-history"], ["--history", "h.sqlite"]])
 def test_cli_sends_one_span_per_sample(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, collector: Collector
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, collector: Collector, history: list[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
     write_rows(tmp_path / "d.jsonl")
-    args = ["eval", "-d", "d.jsonl", "--no-history", "--otel-endpoint", collector.url]
+    args = ["eval", "-d", "d.jsonl", *history, "--otel-endpoint", collector.url]
     result = CliRunner().invoke(app, [*args, "--output", "report.json"])
     assert result.exit_code == 0, result.output
     assert "3 spans sent" in result.output

@@ -241,7 +241,7 @@ def test_plugin_providers_build_chat_models() -> None:
 
 @pytest.mark.usefixtures("plugin")
 def test_plugin_report_formats_render_by_name_and_extension() -> None:
-    assert reporter_names() == ["json", "html", "md", "junit", "csv"]
+    assert reporter_names() == ["json", "html", "md", "junit", "counts", "csv"]
     text = render_report("CSV", report(), RenderContext(gate_failures=["faithfulness < 0.9"]))
     assert text == "id,faithfulness\ns1,1.0\ns2,0.25\ngate:1"
     assert format_for_path("out/scores.csv") == "csv"

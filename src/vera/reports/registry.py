@@ -1,36 +1,39 @@
-"""Report formats by name, for `vera report --format` and output paths, on the shared
-`vera.registry.Registry`.
+"""Report formats by name, for `vera eval --report FORMAT=PATH`, `vera report --format` and
+output paths, on the shared `vera.registry.Registry`.
 
 A reporter has a `name`, the file `extension` its output goes in, and
-`render(report, context) -> str`; `RenderContext` carries what some formats need besides the
-report. Built in: "json", "html", "md" (alias "markdown") and "junit". Installed packages add
-formats under the `vera.reporters` entry-point group: the entry point's name is the format name
-and its object a reporter instance.
+`write(view, out)`: it writes the finished run a `RunView` shows (aggregates, gate results,
+streamed results, dataset texts, history) to a text file. Every format goes through that one
+door with the same view. Built in: "json", "html", "md" (alias "markdown") and "junit".
+Installed packages add formats under the `vera.reporters` entry-point group: the entry point's
+name is the format name and its object a reporter instance (one with only the earlier
+`render(report, context) -> str` is still accepted, given the same data).
 
 This module must not import `vera.providers` (reports never depend on how a run was judged).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TextIO, runtime_checkable
 
 from vera.errors import ConfigError
 from vera.registry import Registry
-from vera.report import Report, ResultSource, SampleResult
+from vera.report import Report
 from vera.reports.html import render_html
+from vera.reports.json_report import write_json
 from vera.reports.junit import render_junit
 from vera.reports.markdown import render_markdown
-from vera.reports.view import HistoryPoint
-from vera.types import Sample
+from vera.reports.run_view import RenderContext, RunView
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "REPORTER_REGISTRY",
     "FunctionReporter",
-    "RenderContext",
+    "RenderingReporter",
     "Reporter",
     "format_for_path",
     "get_reporter",
@@ -42,39 +45,36 @@ ENTRY_POINT_GROUP = "vera.reporters"
 """Packages can offer report formats under this entry-point group (name = format name)."""
 
 
-@dataclass(frozen=True)
-class RenderContext:
-    """What a format may need besides the report: the evaluated `samples` by id (the HTML report
-    shows responses with their claims in place), earlier runs' `history` for trend charts
-    (oldest first), the quality gate's `gate_failures`, and `results`, where a run streamed its
-    per-sample results to the run store instead of keeping them in `report.samples`. `links`
-    are (label, URL) pairs the HTML report shows above its title (`vera view`'s pages)."""
-
-    samples: Mapping[str, Sample] = field(default_factory=dict)
-    history: Sequence[HistoryPoint] = ()
-    gate_failures: Sequence[str] = ()
-    results: ResultSource | None = None
-    links: Sequence[tuple[str, str]] = ()
-
-    def sample_results(self, report: Report) -> Iterable[SampleResult]:
-        """Every sample's result, in dataset order, read once: from `results` when the run
-        streamed them, else `report.samples`. Renderers iterate this, never `report.samples`."""
-        return self.results() if self.results is not None else report.samples
-
-
 @runtime_checkable
 class Reporter(Protocol):
-    """A report format: its `name`, its file `extension` (with the dot) and how it renders."""
+    """A report format: its `name`, its file `extension` (with the dot) and how it writes a
+    finished run. Every output, built-in or plugin, is written through `write`."""
 
     @property
     def name(self) -> str:
-        """The format's name, as `--format` takes it."""
+        """The format's name, as `--format` and `--report FORMAT=PATH` take it."""
         ...
 
     @property
     def extension(self) -> str:
         """The file extension its output is written with, such as ".json"."""
         ...
+
+    def write(self, view: RunView, out: TextIO) -> None:
+        """Write the run `view` shows to `out` in this format."""
+        ...
+
+
+@runtime_checkable
+class RenderingReporter(Protocol):
+    """The earlier plugin shape, still accepted: `render(report, context) -> str`, given the
+    same data as `write` (`RunView.context()`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def extension(self) -> str: ...
 
     def render(self, report: Report, context: RenderContext) -> str:
         """The report as text in this format."""
@@ -83,44 +83,62 @@ class Reporter(Protocol):
 
 @dataclass(frozen=True)
 class FunctionReporter:
-    """A reporter made of a name, an extension and a render function."""
+    """A reporter made of a name, an extension and a write function."""
 
     name: str
     extension: str
-    renderer: Callable[[Report, RenderContext], str]
+    writer: Callable[[RunView, TextIO], None]
 
-    def render(self, report: Report, context: RenderContext) -> str:
-        """The report as text, by the render function."""
-        return self.renderer(report, context)
-
-
-def _json(report: Report, context: RenderContext) -> str:
-    return report.to_json() + "\n"
+    def write(self, view: RunView, out: TextIO) -> None:
+        """Write the run by the write function."""
+        self.writer(view, out)
 
 
-def _html(report: Report, context: RenderContext) -> str:
-    return render_html(
-        report,
-        samples=context.samples,
-        history=context.history,
-        results=context.sample_results(report),
-        links=context.links,
+@dataclass(frozen=True)
+class _Rendered:
+    """A `RenderingReporter` behind the one door: it renders from the view's context."""
+
+    reporter: RenderingReporter
+
+    @property
+    def name(self) -> str:
+        return self.reporter.name
+
+    @property
+    def extension(self) -> str:
+        return self.reporter.extension
+
+    def write(self, view: RunView, out: TextIO) -> None:
+        out.write(self.reporter.render(view.report, view.context()))
+
+
+def _html(view: RunView, out: TextIO) -> None:
+    out.write(
+        render_html(
+            view.report,
+            samples=view.samples,
+            history=view.history,
+            results=view.sample_results(),
+            links=view.links,
+        )
     )
 
 
-def _markdown(report: Report, context: RenderContext) -> str:
-    return render_markdown(
-        report, gate_failures=context.gate_failures, results=context.sample_results(report)
+def _markdown(view: RunView, out: TextIO) -> None:
+    out.write(
+        render_markdown(
+            view.report, gate_failures=view.gate_failures, results=view.sample_results()
+        )
     )
 
 
-def _junit(report: Report, context: RenderContext) -> str:
-    return render_junit(report, context.sample_results(report))
+def _junit(view: RunView, out: TextIO) -> None:
+    out.write(render_junit(view.report, view.sample_results()))
 
 
 REPORTER_REGISTRY: Registry[Reporter] = Registry("report format", ENTRY_POINT_GROUP)
 """Every report format by name: the built-ins and installed plugins."""
-REPORTER_REGISTRY.register("json", FunctionReporter("json", ".json", _json))
+REPORTER_REGISTRY.register("json", FunctionReporter("json", ".json", write_json))
 REPORTER_REGISTRY.register("html", FunctionReporter("html", ".html", _html))
 REPORTER_REGISTRY.register("md", FunctionReporter("md", ".md", _markdown), aliases=["markdown"])
 REPORTER_REGISTRY.register("junit", FunctionReporter("junit", ".xml", _junit))
@@ -143,23 +161,28 @@ def reporter_names() -> list[str]:
 
 
 def get_reporter(format: str) -> Reporter:
-    """The reporter `format` names; `ConfigError` suggesting the closest for an unknown one, or
-    for a plugin object that is not a reporter."""
+    """The reporter `format` names (a `render`-only plugin wrapped to write); `ConfigError`
+    suggesting the closest for an unknown one, or for a plugin object that is not a reporter."""
     reporter = REPORTER_REGISTRY.get(format)
-    if not isinstance(reporter, Reporter):
-        raise ConfigError(
-            f"report format {format.strip()!r} is {type(reporter).__name__}, not a reporter "
-            "(it needs name, extension and render(report, context))"
-        )
-    return reporter
+    if isinstance(reporter, Reporter):
+        return reporter
+    if isinstance(reporter, RenderingReporter):
+        return _Rendered(reporter)
+    raise ConfigError(
+        f"report format {format.strip()!r} is {type(reporter).__name__}, not a reporter "
+        "(it needs name, extension and write(view, out))"
+    )
 
 
 _NO_CONTEXT = RenderContext()
 
 
 def render_report(format: str, report: Report, context: RenderContext = _NO_CONTEXT) -> str:
-    """`report` as text in the format `format` names ("json", "html", "md", "junit", ...)."""
-    return get_reporter(format).render(report, context)
+    """`report` as text in the format `format` names ("json", "html", "md", "junit", ...),
+    written through the reporter's `write` like every output."""
+    out = io.StringIO()
+    get_reporter(format).write(RunView.of(report, context), out)
+    return out.getvalue()
 
 
 def format_for_path(path: str | Path) -> str | None:
