@@ -696,6 +696,8 @@ _NAMED_AGAIN = {
     "metrics": "metric",
     "generator": "generator",
     "ray_address": "ray_address",
+    "judge_base_url": "judge_base_url",
+    "generator_base_url": "generator_base_url",
 }
 """`vera.plan.NAMED_AGAIN_FLAGS` keys and the `eval` flag that gives each again on --resume."""
 

@@ -194,9 +194,12 @@ NAMED_AGAIN_FLAGS = {
     "metrics": "--metric",
     "generator": "--generator",
     "ray_address": "--ray-address",
+    "judge_base_url": "--judge-base-url",
+    "generator_base_url": "--generator-base-url",
 }
-"""What a stored plan may name that chooses code or files that carry it, and the `vera eval`
-flag that names it again (the keys of `named_again`'s `given`)."""
+"""What a stored plan may name that chooses code or files that carry it, or where the
+provider keys are sent, and the `vera eval` flag that names it again (the keys of
+`named_again`'s `given`)."""
 
 _OWN_JUDGES = frozenset({"offline", "cascade"})
 """Judges whose code is VERA's own whatever their argument (`nli:PATH` loads model files,
@@ -212,10 +215,10 @@ def _plugin_judge(spec: str | None) -> bool:
 
 
 def code_references(plan: RunPlan) -> dict[str, str]:
-    """What `plan` names that would import code, load a plugin or read prompts from a folder,
-    by `NAMED_AGAIN_FLAGS` key, as text (lists joined with ", "). A plan read from a run
-    history names these only as data: `named_again` runs them only when the user names them
-    again."""
+    """What `plan` names that would import code, load a plugin, read prompts from a folder or
+    send a provider key to a server, by `NAMED_AGAIN_FLAGS` key, as text (lists joined with
+    ", "). A plan read from a run history names these only as data: `named_again` runs them
+    only when the user names them again."""
     settings = plan.settings
     found: dict[str, str] = {}
     if plan.pipeline is not None and plan.pipeline not in BASELINES:
@@ -235,6 +238,12 @@ def code_references(plan: RunPlan) -> dict[str, str]:
         found["generator"] = plan.generator.spec
     if settings.ray_address is not None:
         found["ray_address"] = settings.ray_address
+    # Not code, but where a provider key goes: a history edited to name another server would
+    # have the resumed run send it the key.
+    if settings.judge_base_url is not None:
+        found["judge_base_url"] = settings.judge_base_url
+    if plan.generator.base_url is not None:
+        found["generator_base_url"] = plan.generator.base_url
     return found
 
 
@@ -251,6 +260,8 @@ def _stored_values(plan: RunPlan) -> dict[str, str | None]:
         "metrics": ", ".join(m.name for m in plan.metrics),
         "generator": plan.generator.spec,
         "ray_address": settings.ray_address,
+        "judge_base_url": settings.judge_base_url,
+        "generator_base_url": plan.generator.base_url,
     }
 
 
@@ -316,9 +327,9 @@ def named_again(stored: RunPlan, given: Mapping[str, object], run_id: str) -> Ru
     if problems:
         raise ConfigError(
             f"run {run_id} cannot be resumed as asked: {'; '.join(problems)}. A stored run "
-            "never chooses code to run: name its pipeline, prompts folder and plugins again "
-            "with the same values if you trust them (a resumed run keeps its options), or "
-            "start a new run"
+            "never chooses code to run or where your keys go: name its pipeline, prompts "
+            "folder, plugins and servers again with the same values if you trust them (a "
+            "resumed run keeps its options), or start a new run"
         )
     return _with_given(stored, texts, given.get("baselines"))
 

@@ -152,7 +152,8 @@ def test_a_killed_run_resumes_with_its_own_prompts_cache_and_budget(
 
     resumed = vera_cli(
         tmp_path, "eval", "--resume", run_id, "--history", str(history), "-o", "r.json",
-        "--prompts-dir", str(prompts),  # a stored run never chooses files of code or prompts
+        # A stored run never chooses files of code or prompts, nor where the key goes.
+        "--prompts-dir", str(prompts), "--judge-base-url", loopback.openai_url,
     )  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr
     report = json.loads((tmp_path / "r.json").read_text())

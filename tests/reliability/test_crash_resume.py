@@ -91,7 +91,9 @@ def resume_and_check(tmp_path: Path, loopback: LoopbackServer, run: Interrupted)
     assert integrity(run.history) == "ok"
     assert integrity(run.cache) == "ok"
 
+    # The judge's server is named again: a stored run never chooses where the key goes.
     resumed = run_vera(tmp_path, "eval", "--resume", run.run_id, "--history", str(run.history),
+                       "--judge-base-url", loopback.openai_url,
                        "-o", "report.json", timeout=60, OPENAI_API_KEY=RESUMED_KEY)  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr
 
@@ -145,4 +147,5 @@ def test_ctrl_c_stops_at_once_without_a_traceback_and_the_run_resumes(
     said = [line for line in run.stderr.splitlines() if f"--resume {run.run_id}" in line]
     assert said, run.stderr
     assert re.search(rf"\b{len(run.finished)}\b", said[0]), said[0]
+    assert f"--judge-base-url {loopback.openai_url}" in said[0]
     resume_and_check(tmp_path, loopback, run)

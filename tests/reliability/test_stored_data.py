@@ -17,6 +17,8 @@ import pytest
 
 import vera
 from tests.support.cli import run_vera
+from tests.support.loopback import LoopbackServer
+from tests.support.scripted import scripted_openai
 from vera.errors import ConfigError
 from vera.run import stored_plan
 
@@ -133,3 +135,52 @@ def test_stored_options_nested_without_end_are_refused_not_recursed(tmp_path: Pa
     # The history's reader names the damaged row before the plan is parsed.
     assert f"run {run_id} in .vera/runs.sqlite is damaged (its stored options" in said
     assert "field 'x': arrays or objects" in said and "256 levels deep" in said
+
+
+def test_a_tampered_judge_server_gets_no_key_on_resume(
+    tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    # Not code, but where the provider key goes: a history edited to name another server
+    # must not have the resumed run send it the key.
+    (tmp_path / "d.jsonl").write_text(
+        "".join(
+            json.dumps({"id": f"q{i}", "response": "Fact.", "contexts": ["Fact."]}) + "\n"
+            for i in range(3)
+        )
+    )
+    code, said = vera_cli(tmp_path, "eval", "-d", "d.jsonl")
+    assert code == 0, said
+    with closing(sqlite3.connect(tmp_path / ".vera" / "runs.sqlite")) as db, db:
+        (run_id,) = db.execute("SELECT id FROM runs").fetchone()
+        db.execute(
+            "UPDATE runs SET status = 'running', report = NULL, options = json_set(options, "
+            "'$.settings.judge', 'openai:gpt-4o-mini', '$.settings.judge_base_url', ?)",
+            (loopback.openai_url,),
+        )
+        db.execute("DELETE FROM results WHERE sample_id = 'q2'")
+    done = run_vera(
+        tmp_path,
+        "eval",
+        "--resume",
+        run_id,
+        OPENAI_API_KEY="sk-must-stay-here",
+        PYTHONPATH=os.pathsep.join([str(tmp_path), SOURCE]),
+    )
+    said = done.stdout + done.stderr
+    assert done.returncode == 2, said
+    assert f"--judge-base-url: stored {loopback.openai_url!r}, not given" in said
+    assert loopback.requests == []
+    # Named again, the user chooses that server, and the run goes on there.
+    loopback.default = scripted_openai
+    named = ("--judge-base-url", loopback.openai_url)
+    done = run_vera(
+        tmp_path,
+        "eval",
+        "--resume",
+        run_id,
+        *named,
+        OPENAI_API_KEY="sk-loopback",
+        PYTHONPATH=os.pathsep.join([str(tmp_path), SOURCE]),
+    )
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    assert loopback.requests
