@@ -23,13 +23,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from vera.errors import VeraError
 from vera.types import Sample
-
-if TYPE_CHECKING:
-    from vera.settings import Settings
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -37,6 +35,7 @@ __all__ = [
     "DEFAULT_MAX_RESPONSE_CHARS",
     "DEFAULT_SAMPLE_TIMEOUT",
     "SampleLimitError",
+    "SampleLimitOptions",
     "SampleLimits",
     "SampleTimeoutError",
     "check_deadline",
@@ -63,17 +62,31 @@ class SampleTimeoutError(SampleLimitError):
     """A sample's judge work outlasted `sample_timeout`."""
 
 
+class SampleLimitOptions(BaseModel):
+    """The configured limits, checked as settings; `vera.settings.Settings` composes them."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_response_chars: int = Field(default=DEFAULT_MAX_RESPONSE_CHARS, ge=1)
+    """A longer response makes its sample an error, unjudged."""
+    max_context_chars: int = Field(default=DEFAULT_MAX_CONTEXT_CHARS, ge=1)
+    """A longer context makes its sample an error, unjudged."""
+    sample_timeout: float = Field(default=DEFAULT_SAMPLE_TIMEOUT, gt=0)
+    """Seconds the judge work of one sample may take, with any judge; past it, the sample is
+    an error and the run goes on."""
+
+
 @dataclass(frozen=True, slots=True)
 class SampleLimits:
-    """How much work one sample may cost; `Settings` holds the configured values."""
+    """How much work one sample may cost, as the run's workers carry it."""
 
     max_response_chars: int = DEFAULT_MAX_RESPONSE_CHARS
     max_context_chars: int = DEFAULT_MAX_CONTEXT_CHARS
     sample_timeout: float = DEFAULT_SAMPLE_TIMEOUT
 
     @classmethod
-    def of(cls, settings: Settings) -> SampleLimits:
-        """The limits `settings` configure."""
+    def of(cls, settings: SampleLimitOptions) -> SampleLimits:
+        """The limits `settings` (a run's `Settings`, say) configure."""
         return cls(
             max_response_chars=settings.max_response_chars,
             max_context_chars=settings.max_context_chars,

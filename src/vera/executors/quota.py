@@ -24,7 +24,7 @@ from vera.providers.base import ProviderError, ProviderUnavailableError, RateLim
 from vera.providers.cost import BudgetExceededError, CostLedger
 from vera.providers.health import DEFAULT_FAIL_FAST, ProviderHealth
 from vera.providers.limits import Limiter
-from vera.settings import Settings
+from vera.providers.options import ProviderOptions
 
 __all__ = ["Quota", "QuotaClient", "SharedHealth", "SharedLedger", "SharedLimiter"]
 
@@ -229,13 +229,15 @@ class QuotaClient:
     """The `shared_limits` parts of one worker: a `SharedLimiter` and a `SharedHealth` per
     model, one ledger."""
 
-    def __init__(self, quota: Any, settings: Settings) -> None:
+    def __init__(self, quota: Any, settings: ProviderOptions) -> None:
         self._quota = quota
         self._spent = _Spent()
         self.ledger = SharedLedger(quota, max_cost=settings.max_cost, spent=self._spent)
         self._parts: dict[str, tuple[SharedLimiter, SharedHealth]] = {}
 
-    def __call__(self, spec: str, settings: Settings) -> tuple[Limiter, CostLedger, ProviderHealth]:
+    def __call__(
+        self, spec: str, settings: ProviderOptions
+    ) -> tuple[Limiter, CostLedger, ProviderHealth]:
         if spec not in self._parts:
             health = SharedHealth(self._quota, spec, settings.fail_fast)
             limiter = SharedLimiter(

@@ -9,8 +9,10 @@ accounting.
 
 Installed packages add judges under the `vera.judges` entry-point group. The entry point's name
 is the judge NAME and its object a factory with the built-ins' signature,
-`factory(arg: str | None, settings: Settings) -> Judge`: `arg` is the text after the first ":"
-(stripped; None without a ":"), `settings` the run's settings.
+`factory(arg: str | None, settings: JudgeOptions) -> Judge`: `arg` is the text after the first ":"
+(stripped; None without a ":"), `settings` the run's settings. A run passes its whole
+`vera.settings.Settings`, which composes `JudgeOptions`; the registry is typed by the judges' own
+options model so that it never imports the settings layer above it.
 """
 
 from __future__ import annotations
@@ -25,15 +27,16 @@ from vera.judges.cascade import CascadeJudge
 from vera.judges.llm import LLMJudge
 from vera.judges.nli import NLIJudge
 from vera.judges.offline import OfflineJudge
+from vera.judges.options import JudgeOptions
 from vera.providers.cache import ResponseCache
 from vera.providers.cost import CostLedger
 from vera.providers.health import ProviderHealth
 from vera.providers.limits import Limiter
 from vera.providers.managed import ManagedChatModel
+from vera.providers.options import ProviderOptions
 from vera.providers.registry import PROVIDER_REGISTRY, create_chat_model, provider_names
 from vera.providers.retry import RetryPolicy
 from vera.registry import Registry
-from vera.settings import Settings
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -49,11 +52,11 @@ __all__ = [
 ENTRY_POINT_GROUP = "vera.judges"
 """Packages can offer judges under this entry-point group (name = judge NAME)."""
 
-JudgeFactory = Callable[[str | None, Settings], Judge]
+JudgeFactory = Callable[[str | None, JudgeOptions], Judge]
 """`factory(arg, settings) -> Judge`: builds the judge "NAME:ARG" names (`arg` None for "NAME")."""
 
 
-def _offline(arg: str | None, settings: Settings) -> Judge:
+def _offline(arg: str | None, settings: JudgeOptions) -> Judge:
     """ "offline", or "offline:learned" with the learned support model."""
     if arg is None:
         return OfflineJudge()
@@ -62,14 +65,14 @@ def _offline(arg: str | None, settings: Settings) -> Judge:
     raise ConfigError(f"unknown offline judge variant {arg!r}; use offline or offline:learned")
 
 
-def _nli(arg: str | None, settings: Settings) -> Judge:
+def _nli(arg: str | None, settings: JudgeOptions) -> Judge:
     """ "nli:PATH_OR_HUB_ID", a local NLI model."""
     if not arg:
         raise ConfigError("the NLI judge needs a model: nli:PATH_OR_HUB_ID")
     return NLIJudge(arg)
 
 
-def _cascade_factory(arg: str | None, settings: Settings) -> Judge:
+def _cascade_factory(arg: str | None, settings: JudgeOptions) -> Judge:
     """ "cascade": its second judge comes from `settings.cascade_judge`, not from the spec."""
     if arg is not None:
         raise ConfigError(
@@ -102,12 +105,12 @@ def _accepted_forms() -> str:
     return ", ".join(judges + providers)
 
 
-def create_judge(spec: str, settings: Settings | None = None) -> Judge:
+def create_judge(spec: str, settings: JudgeOptions | None = None) -> Judge:
     """Build the judge `spec` names, configured by `settings` (see the module docstring).
 
     A NAME that is neither a judge nor a provider raises `ConfigError` suggesting the closest.
     """
-    settings = settings or Settings()
+    settings = settings or JudgeOptions()
     name, sep, rest = spec.strip().partition(":")
     arg = rest.strip() if sep else None
     factory = JUDGE_REGISTRY.find(name)
@@ -127,7 +130,7 @@ def create_judge(spec: str, settings: Settings | None = None) -> Judge:
     raise JUDGE_REGISTRY.unknown(name, within=spec, also=provider_names(), known=_accepted_forms())
 
 
-def _cascade(settings: Settings) -> CascadeJudge:
+def _cascade(settings: JudgeOptions) -> CascadeJudge:
     """The offline judge first, the judge `cascade_judge` names for the claims it is unsure of;
     that judge is built as `create_judge` builds any, with the run's limits, cache and budget."""
     second = create_judge(cascade_spec(settings), settings)  # settings are checked first
@@ -139,7 +142,7 @@ def _cascade(settings: Settings) -> CascadeJudge:
     )
 
 
-def cascade_spec(settings: Settings) -> str:
+def cascade_spec(settings: JudgeOptions) -> str:
     """The judge `settings` name for a cascade's unsure claims; `ConfigError` if none is named
     or the cascade settings cannot work."""
     second = (settings.cascade_judge or "").strip()
@@ -158,7 +161,7 @@ def cascade_spec(settings: Settings) -> str:
     return second
 
 
-SharedLimits = Callable[[str, Settings], tuple[Limiter, CostLedger, ProviderHealth]]
+SharedLimits = Callable[[str, ProviderOptions], tuple[Limiter, CostLedger, ProviderHealth]]
 """`parts(spec, settings) -> (limiter, ledger, health)`: what every managed model built inside a
 `shared_limits` block is limited, charged and checked for a dead provider by, in place of its
 own."""
@@ -179,7 +182,7 @@ def shared_limits(parts: SharedLimits) -> Iterator[None]:
 
 
 def _limits(
-    spec: str, settings: Settings, ledger: CostLedger | None
+    spec: str, settings: ProviderOptions, ledger: CostLedger | None
 ) -> tuple[Limiter, CostLedger, ProviderHealth]:
     shared = _SHARED_LIMITS.get()
     if shared is not None:
@@ -196,7 +199,7 @@ def _limits(
 
 def create_managed_model(
     spec: str,
-    settings: Settings | None = None,
+    settings: JudgeOptions | None = None,
     *,
     ledger: CostLedger | None = None,
     base_url: str | None = None,
@@ -204,7 +207,7 @@ def create_managed_model(
     """The chat model `spec` ("PROVIDER:MODEL") names, wrapped once with retries, limits, the
     response cache and cost accounting as `settings` say; `ledger` shares one budget.
     `base_url` defaults to the judge's."""
-    settings = settings or Settings()
+    settings = settings or JudgeOptions()
     model = create_chat_model(spec.strip(), base_url=base_url or settings.judge_base_url)
     limiter, ledger, health = _limits(spec.strip(), settings, ledger)
     return ManagedChatModel(
