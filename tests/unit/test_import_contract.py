@@ -1,7 +1,8 @@
 """The import contracts in pyproject.toml hold on this checkout, and they catch a break.
 
-The second test is what makes the first mean something: the same contracts, run on a copy of
-the package with one forbidden import added, must fail and name the contract it breaks.
+The other tests are what make the first mean something: the same contracts, run on a copy of
+the package with one forbidden import (or one module outside the layers) added, must fail and
+name the contract it breaks.
 """
 
 from __future__ import annotations
@@ -63,12 +64,30 @@ def test_the_checkout_keeps_every_contract() -> None:
     assert "BROKEN" not in output
 
 
-def test_a_forbidden_import_breaks_its_contract(tmp_path: Path) -> None:
+def copy_checkout(tmp_path: Path) -> Path:
+    """A copy of the package and its contracts in `tmp_path`; returns the copy of `vera`."""
     shutil.copytree(
         ROOT / "src" / "vera", tmp_path / "vera", ignore=shutil.ignore_patterns("__pycache__")
     )
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    metric = tmp_path / "vera" / "metrics" / "faithfulness.py"
+    return tmp_path / "vera"
+
+
+def layers_contract() -> str:
+    (name,) = [c["name"] for c in contracts() if c["type"] == "layers"]
+    return name
+
+
+def assert_only_broken(output: str, broken: str) -> None:
+    """`broken` is reported broken and every other contract kept: the failure is the edit's."""
+    assert f"{broken} BROKEN" in output, output
+    for contract in contracts():
+        if contract["name"] != broken:
+            assert f"{contract['name']} KEPT" in output, output
+
+
+def test_a_forbidden_import_breaks_its_contract(tmp_path: Path) -> None:
+    metric = copy_checkout(tmp_path) / "metrics" / "faithfulness.py"
     # A metric that reaches for a model: exactly what the metrics contract forbids.
     metric.write_text(metric.read_text(encoding="utf-8") + "\nimport vera.providers\n")
 
@@ -76,11 +95,34 @@ def test_a_forbidden_import_breaks_its_contract(tmp_path: Path) -> None:
 
     output = result.stdout + result.stderr
     assert result.returncode != 0, output
-    names = [c["name"] for c in contracts()]
-    (broken,) = [c["name"] for c in contracts() if c["source_modules"] == ["vera.metrics"]]
-    assert f"{broken} BROKEN" in output, output
+    (broken,) = [c["name"] for c in contracts() if c.get("source_modules") == ["vera.metrics"]]
+    assert_only_broken(output, broken)
     assert "vera.metrics.faithfulness -> vera.providers" in output, output
-    # Only that contract: the others still hold on the copy, so the failure is the import's.
-    for name in names:
-        if name != broken:
-            assert f"{name} KEPT" in output, output
+
+
+def test_an_upward_import_breaks_the_layers_contract(tmp_path: Path) -> None:
+    registry = copy_checkout(tmp_path) / "judges" / "registry.py"
+    # The chain the layers were drawn to stop: judges -> settings -> gates -> report.
+    registry.write_text(
+        registry.read_text(encoding="utf-8") + "\nfrom vera.settings import Settings\n"
+    )
+
+    result = lint_imports(tmp_path, tmp_path)
+
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert_only_broken(output, layers_contract())
+    assert "vera.judges is not allowed to import vera.settings" in output, output
+    assert "vera.judges.registry -> vera.settings" in output, output
+
+
+def test_a_module_outside_every_layer_breaks_the_layers_contract(tmp_path: Path) -> None:
+    # A new top-level module must be given a layer, or nothing would check its imports.
+    (copy_checkout(tmp_path) / "newcomer.py").write_text('"""Not in any layer."""\n')
+
+    result = lint_imports(tmp_path, tmp_path)
+
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert_only_broken(output, layers_contract())
+    assert "vera.newcomer" in output, output
