@@ -19,6 +19,7 @@ from tests.support.plugin import (
 
 from vera.errors import ConfigError
 from vera.judges import JUDGE_REGISTRY, OfflineJudge, create_judge, judge_names
+from vera.judges.options import JudgeOptions
 from vera.metrics import METRIC_REGISTRY, METRICS, Faithfulness, create_metric, metric_classes
 from vera.metrics.base import MetricResult, MetricStatus
 from vera.metrics.registry import metric_key
@@ -294,6 +295,15 @@ def test_built_in_judges_by_name() -> None:
     learned = create_judge("offline : learned", Settings(offline_min_support=0.7))
     assert isinstance(learned, OfflineJudge) and learned.model is not None
     assert learned.min_support == 0.7
+
+
+def test_judges_are_built_from_their_own_options_without_settings() -> None:
+    # The judges sit below vera.settings: their options model alone configures them.
+    learned = create_judge("offline:learned", JudgeOptions(offline_min_support=0.6))
+    assert isinstance(learned, OfflineJudge) and learned.min_support == 0.6
+    crossed = JudgeOptions(cascade_judge="openai:gpt-4o-mini", cascade_low=0.9, cascade_high=0.1)
+    with pytest.raises(ConfigError, match=r"--cascade-low \(0.9\) must not exceed"):
+        create_judge("cascade", crossed)
 
 
 def test_unknown_provider_suggests_the_closest() -> None:

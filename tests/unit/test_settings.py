@@ -3,6 +3,9 @@ from pathlib import Path
 import pytest
 
 from vera import ConfigError
+from vera.judges.options import JudgeOptions
+from vera.providers.options import ProviderOptions
+from vera.sample_limits import SampleLimitOptions
 from vera.settings import Settings, load_settings
 
 
@@ -48,9 +51,26 @@ def test_vera_toml_wins_over_pyproject(tmp_path: Path) -> None:
         ("judg = 'offline'\n", r"vera.toml: setting 'judg': extra inputs"),
         ("concurrency = 0\n", r"vera.toml: setting 'concurrency': input should be greater"),
         ("judge = \n", r"vera.toml: invalid TOML"),
+        # Checks that live with the components' own options models, still named by key.
+        ("max-response-chars = 0\n", r"setting 'max_response_chars': input should be greater"),
+        ("timeout = 0\n", r"vera.toml: setting 'timeout': input should be greater"),
+        ("cascade-low = 2\n", r"vera.toml: setting 'cascade_low': input should be less"),
+        ("judge-mode = 'all'\n", r"vera.toml: setting 'judge_mode': input should be"),
     ],
 )
 def test_bad_config_names_file_and_key(tmp_path: Path, content: str, message: str) -> None:
     (tmp_path / "vera.toml").write_text(content)
     with pytest.raises(ConfigError, match=message):
         load_settings(directory=tmp_path, environ={})
+
+
+def test_settings_compose_the_components_options_with_their_flat_keys(tmp_path: Path) -> None:
+    (tmp_path / "vera.toml").write_text(
+        "sample-timeout = 2.5\nretries = 1\ncascade-high = 0.8\nlock-timeout = 4\n"
+    )
+    settings = load_settings(directory=tmp_path, environ={})
+    # A run's settings are each component's options as they are: no copy to keep in step.
+    assert isinstance(settings, JudgeOptions) and isinstance(settings, SampleLimitOptions)
+    assert isinstance(settings, ProviderOptions)
+    assert (settings.sample_timeout, settings.retries) == (2.5, 1)
+    assert (settings.cascade_high, settings.lock_timeout) == (0.8, 4.0)
