@@ -125,6 +125,8 @@ class EvaluateOptions(TypedDict, total=False):
     reports: ReportTargets | None
     """--output/--html/--markdown/--junit/--report: format -> path, or (format, path) pairs,
     written from the finished run as `vera eval` writes them."""
+    otel_endpoint: str | None
+    """--otel-endpoint: send the finished run as OpenTelemetry spans (the `otel` extra)."""
 
 
 _SETTING_OPTIONS = (
@@ -284,11 +286,19 @@ def _bindings(
     )
 
 
-def _write_reports(result: RunResult, targets: ReportTargets | None) -> None:
-    """The reports asked for, from the finished run's one view, as `vera eval` writes them."""
-    if targets:
-        with open_run_view(result) as view:
+def _after_run(result: RunResult, options: EvaluateOptions) -> None:
+    """The reports and spans asked for, from the finished run's one view, as `vera eval`
+    writes and sends them."""
+    targets, endpoint = options.get("reports"), options.get("otel_endpoint")
+    if not targets and not endpoint:
+        return
+    with open_run_view(result) as view:
+        if targets:
             write_reports(view, targets)
+        if endpoint:
+            from vera.otel_export import export_report  # the SDK only when asked for
+
+            export_report(view.report, endpoint, results=view.sample_results())
 
 
 async def arun_evaluation(
@@ -304,7 +314,7 @@ async def arun_evaluation(
     plan, bindings = plan_evaluation(data, metrics, judge, **options)
     observer = _CallbackObserver(progress) if progress is not None else None
     result = await arun_plan(plan, bindings, observer=observer)
-    _write_reports(result, options.get("reports"))
+    _after_run(result, options)
     return result
 
 
@@ -328,7 +338,7 @@ def run_evaluation(
     plan, bindings = plan_evaluation(data, metrics, judge, **options)
     observer = _CallbackObserver(progress) if progress is not None else None
     result = run_plan(plan, bindings, observer=observer)
-    _write_reports(result, options.get("reports"))
+    _after_run(result, options)
     return result
 
 
