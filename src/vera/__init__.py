@@ -9,7 +9,16 @@ Importing VERA has no side effects: no network, no telemetry, no environment fil
 
 from vera import judges, metrics
 from vera._version import __version__
-from vera.api import aevaluate, calibrate, evaluate, plan_evaluation
+from vera.api import (
+    EvaluateOptions,
+    GateWarning,
+    aevaluate,
+    arun_evaluation,
+    calibrate,
+    evaluate,
+    plan_evaluation,
+    run_evaluation,
+)
 from vera.datasets import Dataset, InvalidRow, load_dataset
 from vera.errors import (
     ConfigError,
@@ -36,6 +45,8 @@ __all__ = [
     "Dataset",
     "DatasetError",
     "DatasetRowError",
+    "EvaluateOptions",
+    "GateWarning",
     "InvalidRow",
     "JudgeError",
     "JudgeResponseError",
@@ -52,6 +63,7 @@ __all__ = [
     "Verdict",
     "__version__",
     "aevaluate",
+    "arun_evaluation",
     "arun_plan",
     "build_plan",
     "calibrate",
@@ -61,5 +73,6 @@ __all__ = [
     "load_settings",
     "metrics",
     "plan_evaluation",
+    "run_evaluation",
     "run_plan",
 ]

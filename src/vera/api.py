@@ -1,21 +1,26 @@
-"""`vera.evaluate` and `vera.aevaluate`: a run from Python, through the same plan and run core
-as `vera eval`.
+"""`vera.evaluate`, `vera.run_evaluation` and their async forms: a run from Python, through
+the same plan and run core as `vera eval`.
 
     report = vera.evaluate(df, metrics=["faithfulness", "hallucination_rate"],
                            judge="openai:gpt-4o-mini", baselines=["naive-rag"])
+    result = vera.run_evaluation("answers.jsonl", threshold=0.8)   # RunResult
+    result.gate_failures, result.exit_code                        # as `vera eval` exits
 
 Data may be a file path or bundled name, `Sample`s, dicts, a pandas DataFrame or a Hugging Face
 `Dataset`; metrics, judge and pipelines may be names or objects. Names are checked at once: an
-unknown one raises `ConfigError` with the known names. No config file or environment is read
-unless `settings` is given (`vera.load_settings()` reads them as the CLI does), and nothing is
-written to the run history unless `history` says where.
+unknown one raises `ConfigError` with the known names. Every option is a typed keyword of
+`EvaluateOptions`; an unknown one raises `TypeError` naming the closest. No config file or
+environment is read unless `settings` is given (`vera.load_settings()` reads them as the CLI
+does), and nothing is written to the run history unless `history` says where.
 """
 
 from __future__ import annotations
 
+import difflib
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict, Unpack
 
 from vera.calibration import CalibrationTally
 from vera.datasets import SampleSource, open_dataset
@@ -24,16 +29,152 @@ from vera.history import open_history
 from vera.judges.base import Judge
 from vera.metrics.base import Metric
 from vera.metrics.registry import create_metric
+from vera.outputs import ReportTargets, open_run_view, write_reports
 from vera.pipelines.core import Pipeline
 from vera.pipelines.user import as_pipeline
-from vera.plan import DatasetRef, GeneratorSpec, MetricSpec, RetrievalOptions, RunPlan, metric_specs
+from vera.plan import (
+    DEFAULT_METRICS,
+    DatasetRef,
+    GeneratorSpec,
+    MetricSpec,
+    RetrievalOptions,
+    RunPlan,
+    metric_specs,
+)
 from vera.report import Calibration, Report, SampleResult
-from vera.run import Bindings, RunObserver, arun_plan, run_plan
+from vera.run import EXIT_OK, Bindings, RunObserver, RunResult, arun_plan, run_plan
 from vera.settings import Settings
 
-__all__ = ["aevaluate", "calibrate", "evaluate", "plan_evaluation"]
+__all__ = [
+    "OPTION_NAMES",
+    "EvaluateOptions",
+    "GateWarning",
+    "aevaluate",
+    "arun_evaluation",
+    "calibrate",
+    "evaluate",
+    "plan_evaluation",
+    "run_evaluation",
+]
 
 ProgressCallback = Callable[[SampleResult], None]
+
+
+class EvaluateOptions(TypedDict, total=False):
+    """Every option of `vera.evaluate`, `run_evaluation` and `plan_evaluation` beside `data`,
+    `metrics`, `judge` and `progress`, each as the `vera eval` flag it matches (see
+    docs/python.md). Absent or None: the setting's value from `settings` (default: VERA's)."""
+
+    # What is evaluated.
+    pipeline: Pipeline | str | object | None
+    """--pipeline: a name, a `Pipeline`, a function, a LangChain Runnable or a LlamaIndex
+    query engine."""
+    baselines: Sequence[str] | Mapping[str, Pipeline]
+    """--baseline: names, or a mapping of name to `Pipeline`."""
+    generator: str | None
+    generator_base_url: str | None
+    retrieval: RetrievalOptions | None
+    """--top-k, --chunk-size, --chunk-overlap, --documents."""
+    dataset_name: str | None
+    format: str | None
+    skip_invalid: bool
+    fields: Mapping[str, str] | None
+    """--field: VERA field -> your column, `{"contexts": "docs"}`."""
+    quick: bool
+    group_by: Sequence[str]
+    check_laws: bool
+    resume_from: Mapping[str, SampleResult] | None
+    # Gates (see `RunResult.exit_code`).
+    threshold: float | None
+    regression: bool
+    """--regression: fail on a significant drop from the last comparable run (needs
+    `history`)."""
+    baseline_run: str | None
+    any_plan: bool
+    max_errors: int | str | None
+    """--max-errors: samples that may error or be skipped, a count or "5%"."""
+    # Settings, over `settings`.
+    settings: Settings | None
+    history: bool | str | Path
+    """--history-path: record the run there (True: the settings' path); off by default."""
+    concurrency: int | None
+    judge_base_url: str | None
+    judge_mode: Literal["batched", "per_claim", "truths", "single_call"] | None
+    judge_samples: int | None
+    judge_temperature: float | None
+    judge_max_tokens: int | None
+    judge_prompts_dir: str | Path | None
+    cascade_judge: str | None
+    cascade_low: float | None
+    cascade_high: float | None
+    offline_min_support: float | None
+    timeout: float | None
+    retries: int | None
+    fail_fast: int | None
+    executor: Literal["local", "ray"] | None
+    ray_address: str | None
+    ray_workers: int | None
+    cache: bool | None
+    """False is --no-cache."""
+    cache_path: str | Path | None
+    max_cost: float | None
+    max_response_chars: int | None
+    max_context_chars: int | None
+    sample_timeout: float | None
+    # After the run (`run_evaluation` and `evaluate`).
+    reports: ReportTargets | None
+    """--output/--html/--markdown/--junit/--report: format -> path, or (format, path) pairs,
+    written from the finished run as `vera eval` writes them."""
+    otel_endpoint: str | None
+    """--otel-endpoint: send the finished run as OpenTelemetry spans (the `otel` extra)."""
+
+
+_SETTING_OPTIONS = (
+    "concurrency",
+    "judge_base_url",
+    "judge_mode",
+    "judge_samples",
+    "judge_temperature",
+    "judge_max_tokens",
+    "judge_prompts_dir",
+    "cascade_judge",
+    "cascade_low",
+    "cascade_high",
+    "offline_min_support",
+    "timeout",
+    "retries",
+    "fail_fast",
+    "executor",
+    "ray_address",
+    "ray_workers",
+    "cache",
+    "cache_path",
+    "max_cost",
+    "max_errors",
+    "max_response_chars",
+    "max_context_chars",
+    "sample_timeout",
+)
+"""Options that are settings of the same name, applied over `settings`."""
+
+OPTION_NAMES: frozenset[str] = frozenset(EvaluateOptions.__annotations__)
+"""Every keyword `EvaluateOptions` takes."""
+
+_ARGUMENTS = ("data", "metrics", "judge", "progress")
+
+
+def _check_options(function: str, options: Mapping[str, object]) -> None:
+    """`TypeError` for a keyword no option has, naming the closest (as Python would, and more)."""
+    unknown = sorted(set(options) - OPTION_NAMES)
+    if not unknown:
+        return
+    known = sorted(OPTION_NAMES | set(_ARGUMENTS))
+    close = difflib.get_close_matches(unknown[0], known, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise TypeError(
+        f"{function}() got an unexpected keyword argument {unknown[0]!r}{hint} "
+        "(every option: vera.EvaluateOptions, docs/python.md)"
+    )
 
 
 class _CallbackObserver(RunObserver):
@@ -49,7 +190,7 @@ def _metrics(
 ) -> tuple[tuple[MetricSpec, ...], list[Metric] | None]:
     """Specs for the plan, and the metric objects when any were given as objects."""
     given: list[Metric | str] = [metrics] if isinstance(metrics, str) else list(metrics or [])
-    names = [m for m in given if isinstance(m, str)] or (["faithfulness"] if not given else [])
+    names = [m for m in given if isinstance(m, str)] or (list(DEFAULT_METRICS) if not given else [])
     specs = metric_specs(names, threshold) if names else ()
     if len(names) == len(given) or not given:
         return specs, None
@@ -69,80 +210,61 @@ def _metrics(
     return tuple(MetricSpec(name=m.name) for m in objects), objects
 
 
-def _settings(
-    settings: Settings | None,
-    judge: Judge | str | None,
-    concurrency: int | None,
-    history: bool | str | Path,
-    fields: Mapping[str, str] | None = None,
-) -> Settings:
-    overrides: dict[str, Any] = {
-        "concurrency": concurrency,
+def _settings(judge: Judge | str | None, options: EvaluateOptions) -> Settings:
+    history = options.get("history", False)
+    given: Mapping[str, object] = options
+    overrides: dict[str, object] = {name: given.get(name) for name in _SETTING_OPTIONS}
+    overrides |= {
         "history": bool(history),
         "history_path": Path(history) if isinstance(history, str | Path) else None,
-        "fields": dict(fields) if fields else None,  # added to the config's [fields]
+        "fields": dict(fields) if (fields := options.get("fields")) else None,  # added to [fields]
+        "judge": judge if isinstance(judge, str) else None,
     }
-    if isinstance(judge, str):
-        overrides["judge"] = judge
-    return (settings or Settings()).merge(overrides, origin="vera.evaluate")
+    return (options.get("settings") or Settings()).merge(overrides, origin="vera.evaluate")
 
 
 def plan_evaluation(
     data: Any,
     metrics: Sequence[Metric | str] | None = None,
     judge: Judge | str | None = None,
-    *,
-    pipeline: Pipeline | str | object | None = None,
-    baselines: Sequence[str] | Mapping[str, Pipeline] = (),
-    generator: str | None = None,
-    threshold: float | None = None,
-    group_by: Sequence[str] = (),
-    concurrency: int | None = None,
-    dataset_name: str | None = None,
-    resume_from: Mapping[str, SampleResult] | None = None,
-    check_laws: bool = False,
-    settings: Settings | None = None,
-    history: bool | str | Path = False,
-    quick: bool = False,
-    skip_invalid: bool = False,
-    format: str | None = None,
-    retrieval: RetrievalOptions | None = None,
-    fields: Mapping[str, str] | None = None,
-    regression: bool = False,
-    baseline_run: str | None = None,
-    any_plan: bool = False,
+    **options: Unpack[EvaluateOptions],
 ) -> tuple[RunPlan, Bindings]:
     """The plan `evaluate` runs, and the objects given in place of names (see `evaluate`)."""
+    _check_options("plan_evaluation", options)
+    threshold = options.get("threshold")
     specs, metric_objects = _metrics(metrics, threshold)
-    source = str(data) if isinstance(data, str | Path) else None
-    run_settings = _settings(settings, judge, concurrency, history, fields)
+    run_settings = _settings(judge, options)
+    fmt, skip_invalid = options.get("format"), options.get("skip_invalid", False)
     dataset = open_dataset(
         data,
-        format=format,
+        format=fmt,
         skip_invalid=skip_invalid,
-        name=dataset_name,
+        name=options.get("dataset_name"),
         fields=run_settings.fields,
     )
-    named_baselines = tuple(baselines) if not isinstance(baselines, Mapping) else ()
+    source = str(data) if isinstance(data, str | Path) else None
+    pipeline, baselines = options.get("pipeline"), options.get("baselines", ())
+    generator = options.get("generator")
     plan = RunPlan(
-        dataset=DatasetRef(
-            source=source, name=dataset.name, format=format, skip_invalid=skip_invalid
-        ),
-        quick=quick,
+        dataset=DatasetRef(source=source, name=dataset.name, format=fmt, skip_invalid=skip_invalid),
+        quick=options.get("quick", False),
         metrics=specs,
         threshold=threshold,
         settings=run_settings,
         pipeline=pipeline if isinstance(pipeline, str) else None,
-        baselines=named_baselines,
-        generator=GeneratorSpec(spec=generator) if generator else GeneratorSpec(),
-        retrieval=retrieval or RetrievalOptions(),
-        group_by=tuple(group_by),
-        check_laws=check_laws,
-        regression=regression,
-        baseline_run=baseline_run,
-        any_plan=any_plan,
+        baselines=tuple(baselines) if not isinstance(baselines, Mapping) else (),
+        generator=GeneratorSpec(
+            spec=generator or "extractive", base_url=options.get("generator_base_url")
+        ),
+        retrieval=options.get("retrieval") or RetrievalOptions(),
+        group_by=tuple(options.get("group_by", ())),
+        check_laws=options.get("check_laws", False),
+        regression=options.get("regression", False),
+        baseline_run=options.get("baseline_run"),
+        any_plan=options.get("any_plan", False),
     )
-    return plan, _bindings(dataset, metric_objects, judge, pipeline, baselines, resume_from)
+    bindings = _bindings(dataset, metric_objects, judge, pipeline, baselines, options)
+    return plan, bindings
 
 
 def _bindings(
@@ -151,7 +273,7 @@ def _bindings(
     judge: Judge | str | None,
     pipeline: Pipeline | str | object | None,
     baselines: Sequence[str] | Mapping[str, Pipeline],
-    resume_from: Mapping[str, SampleResult] | None,
+    options: EvaluateOptions,
 ) -> Bindings:
     """The objects given from Python in place of names."""
     return Bindings(
@@ -160,8 +282,86 @@ def _bindings(
         judge=judge if judge is not None and not isinstance(judge, str) else None,
         pipeline=None if pipeline is None or isinstance(pipeline, str) else as_pipeline(pipeline),
         baselines=dict(baselines) if isinstance(baselines, Mapping) else {},
-        resume_from=resume_from,
+        resume_from=options.get("resume_from"),
     )
+
+
+def _after_run(result: RunResult, options: EvaluateOptions) -> None:
+    """The reports and spans asked for, from the finished run's one view, as `vera eval`
+    writes and sends them."""
+    targets, endpoint = options.get("reports"), options.get("otel_endpoint")
+    if not targets and not endpoint:
+        return
+    with open_run_view(result) as view:
+        if targets:
+            write_reports(view, targets)
+        if endpoint:
+            from vera.otel_export import export_report  # the SDK only when asked for
+
+            export_report(view.report, endpoint, results=view.sample_results())
+
+
+async def arun_evaluation(
+    data: Any,
+    metrics: Sequence[Metric | str] | None = None,
+    judge: Judge | str | None = None,
+    *,
+    progress: ProgressCallback | None = None,
+    **options: Unpack[EvaluateOptions],
+) -> RunResult:
+    """`run_evaluation` in a running event loop (Jupyter, an async app)."""
+    _check_options("arun_evaluation", options)
+    plan, bindings = plan_evaluation(data, metrics, judge, **options)
+    observer = _CallbackObserver(progress) if progress is not None else None
+    result = await arun_plan(plan, bindings, observer=observer)
+    _after_run(result, options)
+    return result
+
+
+def run_evaluation(
+    data: Any,
+    metrics: Sequence[Metric | str] | None = None,
+    judge: Judge | str | None = None,
+    *,
+    progress: ProgressCallback | None = None,
+    **options: Unpack[EvaluateOptions],
+) -> RunResult:
+    """`vera eval` from Python: the run's `RunResult` (report, `run_id`, `gate_failures`,
+    `exit_code` as `vera eval` exits, `incomplete` and `remedy`), through the same
+    `run_plan` the CLI calls. Arguments as `evaluate`.
+
+    Raises:
+        TypeError: a keyword no option has (naming the closest).
+        ConfigError, DatasetRowError, RuntimeError: as `evaluate`.
+    """
+    _check_options("run_evaluation", options)
+    plan, bindings = plan_evaluation(data, metrics, judge, **options)
+    observer = _CallbackObserver(progress) if progress is not None else None
+    result = run_plan(plan, bindings, observer=observer)
+    _after_run(result, options)
+    return result
+
+
+class GateWarning(UserWarning):
+    """`vera.evaluate` returned a report of a run that would not exit 0 from `vera eval`: a
+    gate failed or the run is incomplete. `vera.run_evaluation` returns the verdict itself."""
+
+
+def _report_of(result: RunResult) -> Report:
+    """The report, warning when the run's outcome is not a pass: a report alone carries no
+    gate verdict, and a failed gate must not look like a pass."""
+    code = result.exit_code
+    if code != EXIT_OK:
+        stopped = result.report.stopped
+        failed = stopped.reason if stopped is not None and not stopped.planned else None
+        why = failed or result.incomplete or "; ".join(result.gate_failures)
+        warnings.warn(
+            f"vera eval would exit {code}: {why} (vera.run_evaluation returns the gate "
+            "results and the exit code)",
+            GateWarning,
+            stacklevel=3,
+        )
+    return result.report
 
 
 async def aevaluate(
@@ -170,12 +370,12 @@ async def aevaluate(
     judge: Judge | str | None = None,
     *,
     progress: ProgressCallback | None = None,
-    **options: Any,
+    **options: Unpack[EvaluateOptions],
 ) -> Report:
     """`evaluate` in a running event loop (Jupyter, an async app)."""
-    plan, bindings = plan_evaluation(data, metrics, judge, **options)
-    observer = _CallbackObserver(progress) if progress is not None else None
-    return (await arun_plan(plan, bindings, observer=observer)).report
+    _check_options("aevaluate", options)
+    result = await arun_evaluation(data, metrics, judge, progress=progress, **options)
+    return _report_of(result)
 
 
 def evaluate(
@@ -184,37 +384,35 @@ def evaluate(
     judge: Judge | str | None = None,
     *,
     progress: ProgressCallback | None = None,
-    **options: Any,
+    **options: Unpack[EvaluateOptions],
 ) -> Report:
-    """Evaluate `data` and return the report; everything `vera eval` does, from Python.
+    """Evaluate `data` and return the report; `run_evaluation` returns the whole `RunResult`
+    (gate results and exit code). A run that `vera eval` would not exit 0 from (a failed
+    gate, an incomplete run) warns with `GateWarning`.
 
     Args:
         data: a file path or bundled name, `Sample`s or dicts (any field names `vera eval`
             reads), a pandas DataFrame or a Hugging Face `Dataset`.
         metrics: names (`["faithfulness", "hallucination_rate"]`, `["all"]`) or metric
-            objects; default faithfulness.
+            objects; default `vera.plan.DEFAULT_METRICS` (faithfulness), as `vera eval`.
         judge: a name ("offline", "offline:learned", "openai:gpt-4o-mini", …) or a judge
             object; default the offline judge.
         progress: called with each sample's result as it finishes.
-        **options: `pipeline` (a name, a `Pipeline`, a function, a LangChain Runnable or a
-            LlamaIndex query engine), `baselines` (names, or a mapping of name to `Pipeline`),
-            `generator`, `threshold`, `group_by`, `concurrency`,
-            `dataset_name`, `resume_from`, `check_laws`, `settings`, `history`, `quick`,
-            `skip_invalid`, `format`, `retrieval`; `fields` (VERA field -> your column,
-            `{"contexts": "docs"}`, as `--field`); `regression`, `baseline_run` and `any_plan`
-            (the regression gate, which needs `history`; see `run_plan` for the gates'
-            verdict) (see `plan_evaluation`).
+        **options: the typed keywords of `EvaluateOptions`, one per `vera eval` flag:
+            `pipeline`, `baselines`, `generator`, `threshold`, `regression`, `baseline_run`,
+            `any_plan`, `max_errors`, `history`, `fields`, `concurrency`, `reports`, the
+            judge's and the limits' settings, ….
 
     Raises:
+        TypeError: a keyword no option has (naming the closest).
         ConfigError: an unknown metric, judge or pipeline name (with the known ones), or
             options that cannot work together.
         DatasetRowError: an invalid row, naming the row and the field (unless
             `skip_invalid`).
         RuntimeError: inside a running event loop; use `await vera.aevaluate(...)` there.
     """
-    plan, bindings = plan_evaluation(data, metrics, judge, **options)
-    observer = _CallbackObserver(progress) if progress is not None else None
-    return run_plan(plan, bindings, observer=observer).report
+    _check_options("evaluate", options)
+    return _report_of(run_evaluation(data, metrics, judge, progress=progress, **options))
 
 
 def calibrate(

@@ -41,6 +41,7 @@ from vera.outputs import (
     write_stored_report,
 )
 from vera.plan import (
+    DEFAULT_METRICS,
     QUICK_SAMPLES,
     DatasetRef,
     GeneratorSpec,
@@ -661,7 +662,7 @@ def _plan(flags: dict[str, Any]) -> tuple[RunPlan, str | None]:
             format=flags["format"],
             skip_invalid=flags["skip_invalid"],
         ),
-        metrics=flags["metric"] or ["faithfulness"],
+        metrics=flags["metric"] or DEFAULT_METRICS,
         threshold=flags["threshold"],
         overrides={key: flags[flag] for key, flag in _SETTING_FLAGS.items()}
         | {"cache": False if flags["no_cache"] else None}

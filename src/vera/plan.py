@@ -25,6 +25,7 @@ from vera.settings import Settings, load_settings
 from vera.types.secrets import redact
 
 __all__ = [
+    "DEFAULT_METRICS",
     "NAMED_AGAIN_FLAGS",
     "QUICK_SAMPLES",
     "DatasetRef",
@@ -42,6 +43,9 @@ __all__ = [
 QUICK_SAMPLES = 10
 """How many samples `quick` evaluates."""
 EXTRACTIVE = "extractive"
+DEFAULT_METRICS: tuple[str, ...] = ("faithfulness",)
+"""The metrics a run computes when none are named: `vera eval` without `--metric`,
+`vera.evaluate` without `metrics`, a `RunPlan` without `metrics`, the same everywhere."""
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -102,7 +106,7 @@ class RunPlan(BaseModel):
     plan_version: Literal[1] = 1
     dataset: DatasetRef = Field(default_factory=DatasetRef)
     quick: bool = False
-    metrics: tuple[MetricSpec, ...] = (MetricSpec(name="faithfulness"),)
+    metrics: tuple[MetricSpec, ...] = tuple(MetricSpec(name=name) for name in DEFAULT_METRICS)
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     """`--threshold`: the pass mark of higher-is-better metrics, and a gate."""
     settings: Settings = Field(default_factory=Settings)
@@ -176,7 +180,7 @@ def build_plan(
     try:
         return RunPlan(
             dataset=dataset or DatasetRef(),
-            metrics=metric_specs(metrics or ["faithfulness"], threshold),
+            metrics=metric_specs(metrics or DEFAULT_METRICS, threshold),
             threshold=threshold,
             settings=resolved,
             **fields,

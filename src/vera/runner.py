@@ -18,8 +18,9 @@ from vera.errors import RunStopError
 from vera.judges.base import Judge, JudgeDescription
 from vera.judges.offline import OfflineJudge
 from vera.metrics.base import ClaimAnalysis, Metric
-from vera.metrics.faithfulness import Faithfulness
+from vera.metrics.registry import create_metric
 from vera.pipelines.core import Pipeline, RagState, StepRecord
+from vera.plan import DEFAULT_METRICS
 from vera.report import (
     ClaimRecord,
     Report,
@@ -109,8 +110,8 @@ def _check_metric(metric: object) -> None:
 
 
 def _checked_metrics(metrics: Sequence[Metric] | None) -> list[Metric]:
-    """The metrics to compute (faithfulness when none are named), each a metric, once."""
-    chosen: list[Metric] = list(metrics) if metrics else [Faithfulness()]
+    """The metrics to compute (`DEFAULT_METRICS` when none are named), each a metric, once."""
+    chosen = list(metrics) if metrics else [create_metric(name) for name in DEFAULT_METRICS]
     for metric in chosen:
         _check_metric(metric)
     names = [m.name for m in chosen]

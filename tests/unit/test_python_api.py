@@ -3,10 +3,12 @@ metrics, judges and baselines by name, through the same plan the CLI runs."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
+from tests.support.cli import run_vera
 
 import vera
 from vera import ConfigError, DatasetRowError, RunPlan, Sample
@@ -100,7 +102,8 @@ def test_unknown_names_raise_at_once_with_a_suggestion() -> None:
 
 
 def test_a_threshold_by_name_sets_the_pass_mark_of_higher_is_better_metrics() -> None:
-    report = vera.evaluate(ROWS, metrics=["faithfulness", "hallucination_rate"], threshold=0.9)
+    with pytest.warns(vera.GateWarning, match="faithfulness: mean 0.500 is below 0.900"):
+        report = vera.evaluate(ROWS, metrics=["faithfulness", "hallucination_rate"], threshold=0.9)
     assert report.metric_summary["faithfulness"].threshold == 0.9
     # A rate of bad things keeps its own mark: --threshold never loosens it.
     assert report.metric_summary["hallucination_rate"].threshold == 0.0
@@ -154,3 +157,150 @@ def test_a_plan_with_bindings_uses_the_objects_given(tmp_path: Path) -> None:
 
     result = run_plan(plan, Bindings(judge=vera.judges.OfflineJudge()), observer=Listener())
     assert sorted(seen) == ["p", "w"] and result.run_id is None and result.passed
+
+
+# Python = CLI (issue 28): the same options, the same verdict, the same exit code.
+
+
+def _rows_file(tmp_path: Path, rows: list[dict[str, object]], name: str = "rows.jsonl") -> Path:
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def test_a_failed_threshold_is_visible_from_python_with_the_cli_exit_code(tmp_path: Path) -> None:
+    """Row w contradicts its context: faithfulness 0.99 fails. `vera.evaluate` used to return
+    a bare report, so the failed gate looked like a pass; `vera eval` exits 1."""
+    path = _rows_file(tmp_path, ROWS)
+    result = vera.run_evaluation(path, threshold=0.99)
+    assert result.gated and not result.passed
+    assert result.exit_code == 1
+    assert any("faithfulness" in failure for failure in result.gate_failures)
+
+    cli = run_vera(tmp_path, "eval", "-d", str(path), "--threshold", "0.99", "--no-history")
+    assert cli.returncode == result.exit_code, cli.stdout + cli.stderr
+
+    with pytest.warns(vera.GateWarning, match="exit 1.*faithfulness"):
+        report = vera.evaluate(path, threshold=0.99)
+    assert report.metrics["faithfulness"] == result.report.metrics["faithfulness"]
+
+    passing = vera.run_evaluation(path, threshold=0.0)
+    assert passing.exit_code == 0 and passing.passed and passing.gated
+
+
+def test_a_regression_from_python_fails_the_gate_with_exit_code_1(tmp_path: Path) -> None:
+    """A run whose answers all copy their context, then the same plan with answers that all
+    contradict it: the second fails the regression gate against the first, from Python."""
+    history = tmp_path / "runs.sqlite"
+    good = [
+        {
+            "id": f"s{i}",
+            "query": f"What is the code of box {i}?",
+            "response": f"The code of box {i} is {100 + i}.",
+            "contexts": [f"The code of box {i} is {100 + i}."],
+        }
+        for i in range(20)
+    ]
+    bad = [dict(row, response=f"The code of box {i} is {900 + i}.") for i, row in enumerate(good)]
+    first = vera.run_evaluation(_rows_file(tmp_path, good), history=history, regression=True)
+    assert first.exit_code == 0 and first.run_id is not None
+    second = vera.run_evaluation(
+        _rows_file(tmp_path, bad),
+        history=history,
+        regression=True,
+        baseline_run=first.run_id,
+        any_plan=True,
+    )
+    assert second.compared_with == first.run_id
+    assert second.exit_code == 1, second.gate_failures
+    assert second.gate_failures
+
+
+def test_an_unknown_keyword_names_the_closest_option() -> None:
+    for function in (vera.evaluate, vera.run_evaluation, vera.plan_evaluation):
+        with pytest.raises(TypeError, match=r"'threshhold'.*did you mean 'threshold'"):
+            function(ROWS, threshhold=0.8)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"'metric'.*did you mean 'metrics'"):
+        vera.evaluate(ROWS, metric=["faithfulness"])  # type: ignore[call-arg]
+
+
+def test_every_settings_flag_of_vera_eval_is_a_typed_option() -> None:
+    """A setting `vera eval` takes from a flag can be given from Python under its name."""
+    from vera.api import OPTION_NAMES
+    from vera.cli import _SETTING_FLAGS
+
+    # `judge` is an argument; `history_path` is `history=PATH`.
+    assert set(_SETTING_FLAGS) - {"judge", "history_path"} <= OPTION_NAMES
+    plan, _ = vera.plan_evaluation(ROWS, max_errors="10%", cache=False, judge_samples=3)
+    assert plan.settings.max_errors == "10%"
+    assert plan.settings.cache is False and plan.settings.judge_samples == 3
+
+
+def test_the_default_metrics_are_the_same_in_the_cli_and_python(tmp_path: Path) -> None:
+    from vera.plan import DEFAULT_METRICS
+
+    report = vera.evaluate("example", quick=True)
+    assert tuple(report.metric_summary) == DEFAULT_METRICS
+    assert tuple(m.name for m in RunPlan().metrics) == DEFAULT_METRICS
+    assert tuple(m.name for m in build_plan().metrics) == DEFAULT_METRICS
+    cli = run_vera(tmp_path, "eval", "--quick", "--no-history", "-o", "r.json")
+    assert cli.returncode == 0, cli.stderr
+    written = json.loads((tmp_path / "r.json").read_text())
+    assert tuple(written["metric_summary"]) == DEFAULT_METRICS
+
+
+def test_reports_are_written_from_python_as_the_cli_writes_them(tmp_path: Path) -> None:
+    result = vera.run_evaluation(ROWS, reports={"json": tmp_path / "r.json"})
+    written = json.loads((tmp_path / "r.json").read_text())
+    assert written["metrics"]["faithfulness"] == result.report.metrics["faithfulness"]
+
+
+FLAG_IN_PYTHON = {
+    "dataset": "data",
+    "metric": "metrics",
+    "judge": "judge",
+    "output": "reports",
+    "html": "reports",
+    "markdown": "reports",
+    "junit": "reports",
+    "report": "reports",
+    "max_tokens": "judge_max_tokens",
+    "prompts_dir": "judge_prompts_dir",
+    "baseline": "baselines",
+    "top_k": "retrieval",
+    "documents": "retrieval",
+    "chunk_size": "retrieval",
+    "chunk_overlap": "retrieval",
+    "no_history": "history",
+    "history_path": "history",
+    "no_cache": "cache",
+    "field": "fields",
+    # Not a run's option: a function of their own (docs/python.md, "Plans").
+    "resume": "stored_plan",
+    "dry_run": "estimate_plan",
+}
+"""`vera eval` flags whose Python keyword has another name; every other flag is an option
+of the same name."""
+
+
+def test_every_flag_of_vera_eval_has_its_python_keyword() -> None:
+    """A flag added to `vera eval` fails here until Python can do it too."""
+    from vera.api import OPTION_NAMES
+    from vera.cli import _EVAL_OPTIONS
+
+    keywords = OPTION_NAMES | {"data", "metrics", "judge", "stored_plan", "estimate_plan"}
+    missing = {
+        flag: FLAG_IN_PYTHON.get(flag, flag)
+        for flag, _, _ in _EVAL_OPTIONS
+        if FLAG_IN_PYTHON.get(flag, flag) not in keywords
+    }
+    assert missing == {}
+
+
+def test_the_async_forms_give_the_same_verdict(tmp_path: Path) -> None:
+    path = _rows_file(tmp_path, ROWS)
+    result = asyncio.run(vera.arun_evaluation(path, threshold=0.99))
+    assert result.exit_code == 1 and result.gate_failures
+    with pytest.warns(vera.GateWarning, match="exit 1"):
+        report = asyncio.run(vera.aevaluate(path, threshold=0.99))
+    assert report.metrics["faithfulness"] == result.report.metrics["faithfulness"]

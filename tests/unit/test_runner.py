@@ -250,6 +250,11 @@ def test_public_api_is_pinned() -> None:
             "run_plan",
             # Calibration against human labels (issue 16).
             "calibrate",
+            # Python = CLI (issue 28): typed options, the run's result with its gates.
+            "EvaluateOptions",
+            "GateWarning",
+            "arun_evaluation",
+            "run_evaluation",
         ]
     )
     for name in vera.__all__:
