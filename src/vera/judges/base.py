@@ -1,31 +1,44 @@
 """The judge protocol, what a judge says about itself, and the checks VERA applies to whatever a
 judge returns.
 
-Every judge implements the whole `Judge` protocol; nothing is probed for. `BaseJudge` gives the
-defaults a judge of your own can inherit (extract then verify, no relevance ratings, no model
-calls), and `as_judge` adapts an object that only has `extract_claims` and `verify_claims`.
+A judge of your own needs only the two methods of `ClaimJudge` (extract claims, verify claims);
+`as_judge` adapts such an object to the `Judge` the run calls, and `BaseJudge` gives the same
+defaults to a subclass (extract then verify, no relevance ratings, no model calls). What a judge
+can do beyond that is a capability, each a small protocol (`RelevanceRater`, `MatrixVerifier`,
+`CallPlanner`) checked with isinstance, never probed for by name; `judge_capabilities` says which
+a judge has, and `check_capabilities` refuses, when the plan is built, a judge that lacks one a
+metric needs.
 """
 
 from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from vera.errors import ConfigError, JudgeResponseError
-from vera.types import Claim, ClaimVerdict, RelevanceVerdict
+from vera.types import Claim, ClaimVerdict, Need, RelevanceVerdict
 
 __all__ = [
     "NO_CALLS",
     "BaseJudge",
     "CallEstimate",
+    "CallPlanner",
+    "Capability",
+    "ClaimJudge",
+    "DeclaresCapabilities",
     "Judge",
     "JudgeDescription",
     "JudgeWork",
+    "MatrixVerifier",
+    "RelevanceRater",
     "as_judge",
+    "check_capabilities",
+    "judge_capabilities",
     "judge_matrix",
     "match_matrix",
     "match_verdicts",
@@ -112,8 +125,114 @@ NO_CALLS = CallEstimate()
 
 
 @runtime_checkable
+class ClaimJudge(Protocol):
+    """The least a judge is: it splits a response into claims and verifies them.
+
+    `verify_claims` receives all claims of one sample at once, so a judge can batch them, and
+    must return exactly one verdict per claim id. `as_judge` makes such an object a `Judge`.
+    """
+
+    async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
+        """Split `response` into atomic claims with unique ids."""
+        ...
+
+    async def verify_claims(
+        self, claims: Sequence[Claim], contexts: Sequence[str]
+    ) -> list[ClaimVerdict]:
+        """Return one verdict per claim, judged against `contexts` only."""
+        ...
+
+
+@runtime_checkable
+class RelevanceRater(Protocol):
+    """A judge that rates how relevant texts are to a query (`Need.RELEVANCE`)."""
+
+    async def rate_relevance(self, query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:
+        """How relevant each text is to `query`."""
+        ...
+
+
+@runtime_checkable
+class MatrixVerifier(Protocol):
+    """A judge that answers the claim-by-chunk matrix itself (an LLM judge, in one call);
+    any other judge gives it by one `verify_claims` call per context (`judge_matrix`)."""
+
+    async def verify_matrix(
+        self, claims: Sequence[Claim], contexts: Sequence[str]
+    ) -> list[list[ClaimVerdict]]:
+        """One row per claim, in claim order, of one verdict per context."""
+        ...
+
+
+@runtime_checkable
+class CallPlanner(Protocol):
+    """A judge that says what a piece of work costs in model calls, for the dry run."""
+
+    def plan_calls(self, work: Sequence[JudgeWork]) -> CallEstimate:
+        """The model calls and tokens `work` would take, all of it together."""
+        ...
+
+
+class Capability(StrEnum):
+    """What a judge can do beyond extracting and verifying claims."""
+
+    RATE_RELEVANCE = "rate_relevance"
+    """`RelevanceRater`: rates texts' relevance to a query."""
+    VERIFY_MATRIX = "verify_matrix"
+    """`MatrixVerifier`: answers the claim-by-chunk matrix itself."""
+    PLAN_CALLS = "plan_calls"
+    """`CallPlanner`: counts the model calls of a piece of work."""
+
+
+_PROTOCOLS: dict[Capability, type] = {
+    Capability.RATE_RELEVANCE: RelevanceRater,
+    Capability.VERIFY_MATRIX: MatrixVerifier,
+    Capability.PLAN_CALLS: CallPlanner,
+}
+
+# What each need asks of the judge beyond claims. The matrix has a fallback for every judge
+# (`judge_matrix`), so only relevance can be missing.
+_NEEDED: dict[Need, frozenset[Capability]] = {
+    Need.RELEVANCE: frozenset({Capability.RATE_RELEVANCE})
+}
+
+
+@runtime_checkable
+class DeclaresCapabilities(Protocol):
+    """A judge that says what it can do, where its methods alone do not tell: `BaseJudge`'s
+    refusing `rate_relevance` default, a cascade that rates relevance only through a part."""
+
+    @property
+    def capabilities(self) -> frozenset[Capability]: ...
+
+
+def judge_capabilities(judge: object) -> frozenset[Capability]:
+    """What `judge` can do: what it declares, else the capability protocols it implements."""
+    if isinstance(judge, DeclaresCapabilities):
+        return frozenset(judge.capabilities)
+    return frozenset(c for c, protocol in _PROTOCOLS.items() if isinstance(judge, protocol))
+
+
+def check_capabilities(judge: Judge, needs: Mapping[str, frozenset[Need]]) -> None:
+    """`ConfigError` naming the first metric (of `needs`, metric name → its needs) whose work
+    `judge` cannot do, so a run fails when it is planned rather than midway."""
+    has = judge_capabilities(judge)
+    for metric, wanted in needs.items():
+        for need in sorted(wanted):
+            missing = sorted(_NEEDED.get(need, frozenset()) - has)
+            if missing:
+                raise ConfigError(
+                    f"metric {metric} needs a judge that can {missing[0].value.replace('_', ' ')}"
+                    f" ({need.value}); judge {judge.spec} cannot: choose a judge that can "
+                    "(--judge offline or an LLM judge such as openai:gpt-4o-mini), or drop "
+                    f"-m {metric}"
+                )
+
+
+@runtime_checkable
 class Judge(Protocol):
-    """What decides whether each claim of a response is supported by the contexts.
+    """The judge a run calls: a `ClaimJudge` with a spec, a description for the report, and
+    defaults for the capabilities (see `BaseJudge`, and `as_judge` for a bare `ClaimJudge`).
 
     The work methods are async because most judges wait on a network. `verify_claims` receives
     all claims of one sample at once, so a judge can batch them, and must return exactly one
@@ -203,6 +322,17 @@ class BaseJudge(ABC):
     def plan_calls(self, work: Sequence[JudgeWork]) -> CallEstimate:
         return NO_CALLS
 
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        """Matrix and call planning always (the defaults work for any subclass); relevance
+        where the subclass overrides the refusing default."""
+        found = {Capability.VERIFY_MATRIX, Capability.PLAN_CALLS}
+        # The base class knows its own default refuses; an override is the subclass saying
+        # it rates relevance.
+        if type(self).rate_relevance is not BaseJudge.rate_relevance:
+            found.add(Capability.RATE_RELEVANCE)
+        return frozenset(found)
+
 
 class _ClaimsOnlyJudge(BaseJudge):
     """An object with only `extract_claims` and `verify_claims`, as a full `Judge`."""
@@ -228,9 +358,7 @@ def as_judge(judge: object) -> Judge:
     anything else."""
     if isinstance(judge, Judge):
         return judge
-    if callable(getattr(judge, "extract_claims", None)) and callable(
-        getattr(judge, "verify_claims", None)
-    ):
+    if isinstance(judge, ClaimJudge):
         return _ClaimsOnlyJudge(judge)
     raise ConfigError(
         f"{type(judge).__name__} is not a judge: give a judge name such as 'offline' or "
@@ -300,9 +428,8 @@ async def judge_matrix(
     alone. From the judge's own `verify_matrix` where it has one (an LLM judge answers the whole
     matrix in one call), else one `verify_claims` call per context, so a judge written to the
     protocol without the method still gives one."""
-    own = getattr(judge, "verify_matrix", None)
-    if callable(own):
-        rows = await own(claims, contexts)
+    if isinstance(judge, MatrixVerifier):
+        rows = await judge.verify_matrix(claims, contexts)
     else:
         rows = await per_context_matrix(judge, claims, contexts)
     return match_matrix(claims, rows, len(contexts))

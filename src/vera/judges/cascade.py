@@ -30,9 +30,11 @@ from vera.errors import ConfigError
 from vera.judges.base import (
     BaseJudge,
     CallEstimate,
+    Capability,
     Judge,
     JudgeDescription,
     JudgeWork,
+    judge_capabilities,
     judge_matrix,
     match_verdicts,
 )
@@ -163,6 +165,14 @@ class CascadeJudge(BaseJudge):
                 for own, mine, theirs in zip(rows[i], final[i], answer, strict=True)
             ]
         return final
+
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        """Relevance only where one of its judges rates it; the rest as every `BaseJudge`."""
+        rates = {Capability.RATE_RELEVANCE} & (
+            judge_capabilities(self.first) | judge_capabilities(self.second)
+        )
+        return frozenset({Capability.VERIFY_MATRIX, Capability.PLAN_CALLS, *rates})
 
     async def rate_relevance(self, query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:
         """Relevance from the second judge, else (one that cannot rate) the first; the cascade
