@@ -221,11 +221,12 @@ def check_capabilities(judge: Judge, needs: Mapping[str, frozenset[Need]]) -> No
         for need in sorted(wanted):
             missing = sorted(_NEEDED.get(need, frozenset()) - has)
             if missing:
+                what = missing[0].value.replace("_", " ")
                 raise ConfigError(
-                    f"metric {metric} needs a judge that can {missing[0].value.replace('_', ' ')}"
-                    f" ({need.value}); judge {judge.spec} cannot: choose a judge that can "
-                    "(--judge offline or an LLM judge such as openai:gpt-4o-mini), or drop "
-                    f"-m {metric}"
+                    f"metric {metric} needs a judge that can {what} "
+                    f"({_PROTOCOLS[missing[0]].__name__}.{missing[0].value}); judge {judge.spec} "
+                    "cannot: choose a judge that can (--judge offline or an LLM judge such as "
+                    f"openai:gpt-4o-mini), or drop -m {metric}"
                 )
 
 
