@@ -32,7 +32,7 @@ from vera.history import (
     regression_baseline,
     regression_without_history,
 )
-from vera.judges.base import Judge, as_judge, check_capabilities
+from vera.judges.base import ClaimJudge, Judge, as_judge, check_capabilities
 from vera.judges.registry import create_judge, create_managed_model
 from vera.metrics.base import Metric
 from vera.metrics.registry import create_metric
@@ -75,7 +75,7 @@ class Bindings:
 
     data: SampleSource | None = None
     metrics: Sequence[Metric] | None = None
-    judge: Judge | None = None
+    judge: Judge | ClaimJudge | None = None
     pipeline: Pipeline | None = None
     baselines: Mapping[str, Pipeline] = field(default_factory=dict)
     resume_from: Mapping[str, SampleResult] | None = None
@@ -238,9 +238,11 @@ def _data(plan: RunPlan, bindings: Bindings) -> SampleSource:
 
 
 def _judge(plan: RunPlan, bindings: Bindings) -> Judge:
-    if bindings.judge is not None:
-        return as_judge(bindings.judge)
-    return create_judge(plan.settings.judge, plan.settings)
+    # A plugin's factory may return a bare ClaimJudge, as Python may give one: adapted alike.
+    given = bindings.judge
+    return as_judge(
+        given if given is not None else create_judge(plan.settings.judge, plan.settings)
+    )
 
 
 def build_components(plan: RunPlan, bindings: Bindings | None = None) -> Components:

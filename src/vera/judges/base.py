@@ -43,6 +43,8 @@ __all__ = [
     "match_matrix",
     "match_verdicts",
     "per_context_matrix",
+    "planned_calls",
+    "relevance_rater",
 ]
 
 
@@ -213,6 +215,20 @@ def judge_capabilities(judge: object) -> frozenset[Capability]:
     return frozenset(c for c, protocol in _PROTOCOLS.items() if isinstance(judge, protocol))
 
 
+def relevance_rater(judge: object) -> RelevanceRater:
+    """`judge` as a `RelevanceRater`; `ConfigError` for a judge that cannot rate relevance."""
+    if isinstance(judge, RelevanceRater) and Capability.RATE_RELEVANCE in judge_capabilities(judge):
+        return judge
+    spec = judge.spec if isinstance(judge, Judge) else type(judge).__name__
+    raise ConfigError(f"judge {spec} cannot rate relevance; choose another judge")
+
+
+def planned_calls(judge: object, work: Sequence[JudgeWork]) -> CallEstimate:
+    """The model calls `work` takes by `judge`'s own count (`CallPlanner`); none for a judge
+    that does not count them (as `BaseJudge`, which calls no model)."""
+    return judge.plan_calls(work) if isinstance(judge, CallPlanner) else NO_CALLS
+
+
 def check_capabilities(judge: Judge, needs: Mapping[str, frozenset[Need]]) -> None:
     """`ConfigError` naming the first metric (of `needs`, metric name → its needs) whose work
     `judge` cannot do, so a run fails when it is planned rather than midway."""
@@ -238,8 +254,9 @@ class Judge(Protocol):
     The work methods are async because most judges wait on a network. `verify_claims` receives
     all claims of one sample at once, so a judge can batch them, and must return exactly one
     verdict per claim id. `analyse` extracts and verifies, in one step where the judge can.
-    `plan_calls` says what a piece of work costs in model calls, from the same logic the judge
-    runs, so a dry run counts what a run would do.
+    Relevance ratings, the claim-by-chunk matrix and counting model calls are capabilities
+    (`RelevanceRater`, `MatrixVerifier`, `CallPlanner`), reached through `relevance_rater`,
+    `judge_matrix` and `planned_calls`.
     """
 
     @property
@@ -265,14 +282,6 @@ class Judge(Protocol):
         self, response: str, contexts: Sequence[str], *, query: str | None = None
     ) -> tuple[list[Claim], list[ClaimVerdict]]:
         """Claims of `response` and one verdict each against `contexts`."""
-        ...
-
-    async def rate_relevance(self, query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:
-        """How relevant each text is to `query`; `ConfigError` from a judge that cannot say."""
-        ...
-
-    def plan_calls(self, work: Sequence[JudgeWork]) -> CallEstimate:
-        """The model calls and tokens `work` would take, all of it together."""
         ...
 
 
