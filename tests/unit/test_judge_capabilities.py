@@ -4,15 +4,18 @@ instead of failing midway through the run."""
 
 from __future__ import annotations
 
+import importlib
 import json
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
+from tests.support.plugin import PLUGIN_MODULE, write_plugin
 
 import vera
 from vera import ConfigError
-from vera.judges import BaseJudge, OfflineJudge
+from vera.judges import JUDGE_REGISTRY, BaseJudge, OfflineJudge
 from vera.judges.base import (
     Capability,
     ClaimJudge,
@@ -116,3 +119,45 @@ def test_a_judge_without_relevance_runs_the_metrics_that_need_only_claims(
 async def test_the_matrix_of_a_judge_without_its_own_is_one_verification_per_context() -> None:
     rows = await judge_matrix(as_judge(TwoMethods()), [Claim("c1", "x")], ["a", "b"])
     assert [[v.context_index for v in row] for row in rows] == [[0, 1]]
+
+
+BARE_PLUGIN = """
+from vera.types import Claim, ClaimVerdict, Verdict
+
+
+class Bare:
+    async def extract_claims(self, response, *, query=None):
+        return [Claim("c1", response)]
+
+    async def verify_claims(self, claims, contexts):
+        return [ClaimVerdict(c.id, Verdict.FULLY_SUPPORTED) for c in claims]
+
+
+def make_judge(arg, settings):
+    return Bare()
+"""
+
+
+@pytest.fixture
+def bare_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """An installed plugin whose judge factory returns a bare `ClaimJudge`."""
+    entries = f"[vera.judges]\nbare = {PLUGIN_MODULE}:make_judge\n"
+    monkeypatch.syspath_prepend(str(write_plugin(tmp_path / "site", BARE_PLUGIN, entries)))
+    monkeypatch.delitem(sys.modules, PLUGIN_MODULE, raising=False)
+    importlib.invalidate_caches()
+    JUDGE_REGISTRY.reset_plugins()
+    yield
+    sys.modules.pop(PLUGIN_MODULE, None)
+    JUDGE_REGISTRY.reset_plugins()
+
+
+@pytest.mark.usefixtures("bare_plugin")
+def test_a_plugin_judge_with_only_the_two_methods_is_adapted_and_checked(tmp_path: Path) -> None:
+    settings = vera.Settings(history=False, judge="bare")
+    dataset = plan_for(tmp_path, ["faithfulness"]).dataset
+    plan = build_plan(dataset=dataset, metrics=["faithfulness"], settings=settings)
+    report = run_plan(plan).report
+    assert report.judge == "Bare" and report.sample("p").scores["faithfulness"] == 1.0
+    relevance = build_plan(dataset=dataset, metrics=["context_relevance"], settings=settings)
+    with pytest.raises(ConfigError, match="metric context_relevance needs a judge that can rate"):
+        build_components(relevance)
