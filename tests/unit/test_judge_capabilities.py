@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
+from tests.support.cli import run_vera
 from tests.support.plugin import PLUGIN_MODULE, write_plugin
 
 import vera
@@ -161,3 +162,15 @@ def test_a_plugin_judge_with_only_the_two_methods_is_adapted_and_checked(tmp_pat
     relevance = build_plan(dataset=dataset, metrics=["context_relevance"], settings=settings)
     with pytest.raises(ConfigError, match="metric context_relevance needs a judge that can rate"):
         build_components(relevance)
+
+
+def test_vera_eval_refuses_the_plan_with_exit_2_before_any_sample(tmp_path: Path) -> None:
+    entries = f"[vera.judges]\nbare = {PLUGIN_MODULE}:make_judge\n"
+    site = write_plugin(tmp_path / "site", BARE_PLUGIN, entries)
+    result = run_vera(
+        tmp_path, "eval", "-d", "example", "--judge", "bare", "-m", "context_relevance",
+        "--history", "h.sqlite", PYTHONPATH=str(site),
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert "metric context_relevance needs a judge that can rate relevance" in result.stderr
+    assert not (tmp_path / "h.sqlite").exists()
