@@ -24,12 +24,13 @@ from vera.judges.base import (
     as_judge,
     judge_capabilities,
     judge_matrix,
+    relevance_rater,
 )
 from vera.judges.cascade import CascadeJudge
 from vera.judges.fake import FakeJudge
 from vera.plan import DatasetRef, build_plan
 from vera.run import Bindings, build_components, run_plan
-from vera.types import Claim, ClaimVerdict, Verdict
+from vera.types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Verdict
 
 ROW = {
     "id": "p",
@@ -82,6 +83,20 @@ def test_a_bare_claim_judge_is_a_claim_judge_and_can_do_nothing_more() -> None:
     assert Capability.RATE_RELEVANCE not in judge_capabilities(adapted)
 
 
+class TwoMethodsAndRelevance(TwoMethods):
+    async def rate_relevance(self, query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:
+        return [RelevanceVerdict(relevance=Relevance.RELEVANT) for _ in texts]
+
+
+async def test_a_bare_judge_that_rates_relevance_keeps_that_capability_when_adapted() -> None:
+    adapted = as_judge(TwoMethodsAndRelevance())
+    assert Capability.RATE_RELEVANCE in judge_capabilities(adapted)
+    [rated] = await relevance_rater(adapted).rate_relevance("q", ["t"])
+    assert rated.relevance is Relevance.RELEVANT
+    with pytest.raises(ConfigError, match="cannot rate relevance"):
+        relevance_rater(as_judge(TwoMethods()))
+
+
 def test_judges_that_rate_relevance_say_so_and_those_that_cannot_do_not() -> None:
     assert Capability.RATE_RELEVANCE in judge_capabilities(OfflineJudge())
     assert Capability.RATE_RELEVANCE in judge_capabilities(FakeJudge({}))
@@ -123,7 +138,7 @@ async def test_the_matrix_of_a_judge_without_its_own_is_one_verification_per_con
 
 
 BARE_PLUGIN = """
-from vera.types import Claim, ClaimVerdict, Verdict
+from vera.types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Verdict
 
 
 class Bare:

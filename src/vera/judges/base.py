@@ -345,7 +345,8 @@ class BaseJudge(ABC):
 
 
 class _ClaimsOnlyJudge(BaseJudge):
-    """An object with only `extract_claims` and `verify_claims`, as a full `Judge`."""
+    """An object with only `extract_claims` and `verify_claims`, as a full `Judge`; relevance
+    ratings pass through where the object has `rate_relevance` (`RelevanceRater`)."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
@@ -360,6 +361,17 @@ class _ClaimsOnlyJudge(BaseJudge):
     ) -> list[ClaimVerdict]:
         verdicts: list[ClaimVerdict] = await self.inner.verify_claims(claims, contexts)
         return verdicts
+
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        """The defaults', and relevance where the object given rates it."""
+        rates = {Capability.RATE_RELEVANCE} & judge_capabilities(self.inner)
+        return frozenset({Capability.VERIFY_MATRIX, Capability.PLAN_CALLS, *rates})
+
+    async def rate_relevance(self, query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:
+        if isinstance(self.inner, RelevanceRater):
+            return await self.inner.rate_relevance(query, texts)
+        return await super().rate_relevance(query, texts)
 
 
 def as_judge(judge: object) -> Judge:
