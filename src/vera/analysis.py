@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from vera.errors import JudgeResponseError
-from vera.judges.base import Judge, JudgeWork, judge_matrix, match_verdicts
+from vera.judges.base import Judge, JudgeWork, judge_matrix, match_verdicts, relevance_rater
 from vera.metrics.base import CitationCheck, ClaimAnalysis, Need
 from vera.text.citations import attach_citations, parse_citations, resolve_citation
 from vera.types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Sample, Verdict
@@ -348,7 +348,8 @@ async def _relevance(
     """Relevance of each context and of the response to the query, in one judge request."""
     response = sample.response or ""
     texts = [*sample.context_texts, *([response] if response.strip() else [])]
-    ratings: list[Any] = list(await judge.rate_relevance(sample.query, texts)) if texts else []
+    rater = relevance_rater(judge)
+    ratings: list[Any] = list(await rater.rate_relevance(sample.query, texts)) if texts else []
     if len(ratings) != len(texts) or not all(isinstance(r, RelevanceVerdict) for r in ratings):
         raise JudgeResponseError(
             f"rate_relevance must return one RelevanceVerdict per text ({len(texts)}), "

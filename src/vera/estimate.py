@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from vera.analysis import planned_work
-from vera.judges.base import CallEstimate, JudgeWork
+from vera.judges.base import CallEstimate, JudgeWork, planned_calls
 from vera.judges.offline.claims import extract_claims as split_claims
 from vera.metrics.base import Need
 from vera.pipelines.core import DryRunnable, Pipeline, RagState
@@ -108,7 +108,7 @@ def _estimate_pass(
             continue
         count += 1
         work += planned_work(scored, needs, split_claims)
-    judge = parts.judge.plan_calls(work)
+    judge = planned_calls(parts.judge, work)
     figures = PassEstimate(
         name=pipeline.name if pipeline is not None else "dataset responses",
         samples=count,

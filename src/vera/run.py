@@ -32,7 +32,7 @@ from vera.history import (
     regression_baseline,
     regression_without_history,
 )
-from vera.judges.base import Judge, as_judge
+from vera.judges.base import ClaimJudge, Judge, as_judge, check_capabilities
 from vera.judges.registry import create_judge, create_managed_model
 from vera.metrics.base import Metric
 from vera.metrics.registry import create_metric
@@ -75,7 +75,7 @@ class Bindings:
 
     data: SampleSource | None = None
     metrics: Sequence[Metric] | None = None
-    judge: Judge | None = None
+    judge: Judge | ClaimJudge | None = None
     pipeline: Pipeline | None = None
     baselines: Mapping[str, Pipeline] = field(default_factory=dict)
     resume_from: Mapping[str, SampleResult] | None = None
@@ -214,9 +214,11 @@ class Components:
     system: Pipeline | None
     baselines: dict[str, Pipeline]
 
-    def samples(self, quick: bool) -> Iterable[Sample]:
-        """The samples a pass uses: all, or the first few with `quick`."""
-        return itertools.islice(self.data, QUICK_SAMPLES) if quick else self.data
+    def samples(self, quick: bool, rows: Iterable[Sample] | None = None) -> Iterable[Sample]:
+        """The samples a pass uses, of `rows` (a pass over the data, by default a new one):
+        all, or the first few with `quick`."""
+        rows = self.data.read() if rows is None else rows
+        return itertools.islice(rows, QUICK_SAMPLES) if quick else rows
 
 
 def _data(plan: RunPlan, bindings: Bindings) -> SampleSource:
@@ -236,9 +238,11 @@ def _data(plan: RunPlan, bindings: Bindings) -> SampleSource:
 
 
 def _judge(plan: RunPlan, bindings: Bindings) -> Judge:
-    if bindings.judge is not None:
-        return as_judge(bindings.judge)
-    return create_judge(plan.settings.judge, plan.settings)
+    # A plugin's factory may return a bare ClaimJudge, as Python may give one: adapted alike.
+    given = bindings.judge
+    return as_judge(
+        given if given is not None else create_judge(plan.settings.judge, plan.settings)
+    )
 
 
 def build_components(plan: RunPlan, bindings: Bindings | None = None) -> Components:
@@ -247,6 +251,7 @@ def build_components(plan: RunPlan, bindings: Bindings | None = None) -> Compone
     data = _data(plan, bindings)
     metrics = list(bindings.metrics or [create_metric(m.name, **m.options) for m in plan.metrics])
     judge = _judge(plan, bindings)
+    check_capabilities(judge, {m.name: m.needs for m in metrics})
     system_spec, pipelines = _pipelines(plan, data, judge, bindings)
     system = bindings.pipeline or (pipelines.pop(system_spec) if system_spec else None)
     return Components(data, metrics, judge, system, {**pipelines, **bindings.baselines})
@@ -403,6 +408,8 @@ async def _pass(
         total = min(total, QUICK_SAMPLES)
     observer.pass_started(pipeline.name if pipeline else None, total, len(done or {}))
 
+    # Each pass reads the data afresh and keeps its own invalid-row log.
+    rows = parts.data.read()
     execute: Callable[..., Awaitable[Report]] = run_pass
     if plan.settings.executor == "ray":
         from vera.executors.ray import ray_pass  # imported only when chosen
@@ -410,7 +417,7 @@ async def _pass(
         execute = functools.partial(ray_pass, plan)
     try:
         return await execute(
-            parts.samples(plan.quick),
+            parts.samples(plan.quick, rows),
             parts.metrics,
             parts.judge,
             concurrency=plan.settings.concurrency,
@@ -420,7 +427,7 @@ async def _pass(
             group_by=plan.group_by,
             pipeline=pipeline,
             resume_from=done,
-            source=parts.data,
+            source=rows,
             keep_samples=keep,
             limits=SampleLimits.of(plan.settings),
         )

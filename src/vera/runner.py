@@ -13,7 +13,7 @@ from typing import Any
 
 from vera._version import __version__
 from vera.analysis import analyse_sample
-from vera.datasets.source import SampleSource
+from vera.datasets.source import PassLog
 from vera.errors import RunStopError
 from vera.judges.base import Judge, JudgeDescription
 from vera.judges.offline import OfflineJudge
@@ -302,7 +302,7 @@ async def run_pass(
     group_by: Sequence[str] = (),
     pipeline: Pipeline | None = None,
     resume_from: Mapping[str, SampleResult] | None = None,
-    source: SampleSource | None = None,
+    source: PassLog | None = None,
     keep_samples: bool = True,
     record: RecordCallback | None = None,
     limits: SampleLimits = DEFAULT_LIMITS,
@@ -318,8 +318,9 @@ async def run_pass(
     aggregates down by, beside the category. With a `pipeline`, each sample's query is
     answered by it first (see `evaluate_sample`). `resume_from` holds results of an
     interrupted run by sample id: those samples are not evaluated again, and `progress` hears
-    only of the others. `source` is the dataset (its name, invalid rows). `limits` bound each
-    sample's work (`vera.sample_limits`). A run: `arun_plan`.
+    only of the others. `source` is the pass over the dataset (its name, and the pass's own
+    invalid rows: `SampleSource.read()`). `limits` bound each sample's work
+    (`vera.sample_limits`). A run: `arun_plan`.
     """
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
@@ -369,7 +370,7 @@ def _build_report(
     started: datetime,
     stop: RunStopError | None,
     dataset_name: str | None,
-    source: SampleSource | None,
+    source: PassLog | None,
     pipeline: Pipeline | None,
 ) -> Report:
     """The report of one pass, from its builder (shared by every executor); the judge, or

@@ -13,7 +13,7 @@ from typing import Any
 
 from vera.datasets.fields import FieldMap, source_field_map
 from vera.datasets.readers import RawRow
-from vera.datasets.validate import InvalidRow, RowRules, validate_pass
+from vera.datasets.validate import InvalidRow, RowRules, SourcePass
 from vera.errors import ConfigError, DatasetError
 from vera.types import Context, Sample
 
@@ -48,7 +48,7 @@ class InMemoryDataset:
     aliases as files: `answer`, `retrieved_contexts`, ...), or the rows of a DataFrame or a
     Hugging Face dataset. A one-shot iterator is kept in a list as it is read, so a second pass
     gives the same samples. Invalid rows raise `DatasetRowError` naming "row N" (from 1) and the
-    field, or with `skip_invalid` are recorded in `invalid_rows` (reset each pass) and skipped.
+    field, or with `skip_invalid` are recorded in the log of their pass (`read()`) and skipped.
     `fields` maps VERA fields to the rows' own column names (`{"contexts": "docs"}`).
     """
 
@@ -69,8 +69,7 @@ class InMemoryDataset:
                 f"an in-memory dataset needs an iterable of rows, got {type(rows).__name__}"
             )
         self.skip_invalid = skip_invalid
-        self.invalid_rows: list[InvalidRow] = []
-        self.unrecognised_fields: set[str] = set()
+        self._last: SourcePass | None = None
         self.documents: tuple[Context, ...] = ()
         self._source: Iterable[Any] = rows
         # A generator or iterator can be read once only: its rows are kept as they come.
@@ -87,12 +86,29 @@ class InMemoryDataset:
         self._one_shot = self._pending is not None
         self.name = name or default
 
-    def __iter__(self) -> Iterator[Sample]:
-        yield from validate_pass(
+    def read(self) -> SourcePass:
+        """A new pass over the rows, with its own invalid-row log (see `SourcePass`)."""
+        return SourcePass(
             self,
             self._raw_rows(),
             RowRules(label=self._label, accepts_samples=True, fields=self.fields),
+            skip_invalid=self.skip_invalid,
         )
+
+    def __iter__(self) -> Iterator[Sample]:
+        rows = self.read()
+        self._last = rows
+        yield from rows
+
+    @property
+    def invalid_rows(self) -> list[InvalidRow]:
+        """The rows the last plain iteration skipped (a run reads each pass's own log)."""
+        return self._last.invalid_rows if self._last else []
+
+    @property
+    def unrecognised_fields(self) -> set[str]:
+        """The row keys the last plain iteration put into metadata."""
+        return self._last.unrecognised_fields if self._last else set()
 
     def size_hint(self) -> int | None:
         """How many rows there are, where the source knows (an iterator only once fully read)."""

@@ -19,7 +19,7 @@ from vera.datasets.readers import (
     unwrap_json,
 )
 from vera.datasets.seed_layout import is_seed_layout, seed_documents, seed_query_rows
-from vera.datasets.validate import InvalidRow, RowRules, validate_pass
+from vera.datasets.validate import InvalidRow, RowRules, SourcePass
 from vera.errors import DatasetError
 from vera.types import Context, Sample
 
@@ -31,7 +31,7 @@ class Dataset:
 
     Each pass re-reads the file, so a JSONL file of any size is never held in memory. Rows that
     fail validation raise `DatasetRowError`, or with `skip_invalid` are recorded in
-    `invalid_rows` (reset at the start of each pass) and skipped. `fields` maps VERA fields to
+    the log of their pass (`read()`) and skipped. `fields` maps VERA fields to
     the file's own column names (`{"contexts": "docs"}`).
     """
 
@@ -46,9 +46,8 @@ class Dataset:
         self.path = path
         self.format = detect_format(path, format)
         self.skip_invalid = skip_invalid
+        self._last: SourcePass | None = None
         self.fields = source_field_map(fields)
-        self.invalid_rows: list[InvalidRow] = []
-        self.unrecognised_fields: set[str] = set()
         check_readable(path)
         self._document: Any = None
         self.documents: tuple[Context, ...] = ()
@@ -66,12 +65,29 @@ class Dataset:
             # Reads only the footer, so a missing pyarrow or a broken file fails at load time.
             self._rows = parquet_row_count(path)
 
-    def __iter__(self) -> Iterator[Sample]:
-        yield from validate_pass(
+    def read(self) -> SourcePass:
+        """A new pass over the rows, with its own invalid-row log (see `SourcePass`)."""
+        return SourcePass(
             self,
             self._raw_rows(),
             RowRules(label=str(self.path), from_csv=self.format == "csv", fields=self.fields),
+            skip_invalid=self.skip_invalid,
         )
+
+    def __iter__(self) -> Iterator[Sample]:
+        rows = self.read()
+        self._last = rows
+        yield from rows
+
+    @property
+    def invalid_rows(self) -> list[InvalidRow]:
+        """The rows the last plain iteration skipped (a run reads each pass's own log)."""
+        return self._last.invalid_rows if self._last else []
+
+    @property
+    def unrecognised_fields(self) -> set[str]:
+        """The row keys the last plain iteration put into metadata."""
+        return self._last.unrecognised_fields if self._last else set()
 
     def size_hint(self) -> int | None:
         """How many rows the file holds, where that is cheap to know (for a progress bar)."""

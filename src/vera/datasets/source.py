@@ -13,11 +13,11 @@ from typing import Any, Protocol, TypeGuard, runtime_checkable
 from vera.datasets.fields import FieldMap
 from vera.datasets.inmemory import InMemoryDataset
 from vera.datasets.loader import Dataset, load_dataset
-from vera.datasets.validate import InvalidRow
+from vera.datasets.validate import InvalidRow, SourcePass
 from vera.errors import ConfigError
 from vera.types import Context, Sample
 
-__all__ = ["SampleSource", "open_dataset"]
+__all__ = ["PassLog", "SampleSource", "SourcePass", "open_dataset"]
 
 ACCEPTED = (
     "a dataset file path or bundled name, a Sample, a mapping of sample fields, an iterable of "
@@ -29,23 +29,54 @@ ACCEPTED = (
 class SampleSource(Protocol):
     """What a run needs from its data, whether a file (`Dataset`) or not (`InMemoryDataset`).
 
-    Iterating gives validated samples and may be done more than once (once for the system and
-    once per baseline). `invalid_rows` holds the rows the last pass skipped under
-    `skip_invalid`, and `unrecognised_fields` the row keys it put into metadata because they
-    are no known field; `documents` is the corpus the dataset ships with, if any.
+    `read()` starts a pass over the rows, and may be called more than once (once for the
+    system and once per baseline): the pass yields validated samples and keeps its own log,
+    the rows it skipped under `skip_invalid` and the row keys it put into metadata because they
+    are no known field (`SourcePass`). Iterating the source itself is a pass too, whose log
+    `invalid_rows` and `unrecognised_fields` show until the next; a run reads each pass's own.
+    `documents` is the corpus the dataset ships with, if any.
     """
 
     name: str
     documents: tuple[Context, ...]
-    invalid_rows: list[InvalidRow]
-    unrecognised_fields: set[str]
     skip_invalid: bool
 
+    def read(self) -> SourcePass:
+        """A new pass over the rows, with its own log."""
+        ...
+
     def __iter__(self) -> Iterator[Sample]: ...
+
+    @property
+    def invalid_rows(self) -> list[InvalidRow]:
+        """The rows the last plain iteration skipped."""
+        ...
+
+    @property
+    def unrecognised_fields(self) -> set[str]:
+        """The row keys the last plain iteration put into metadata."""
+        ...
 
     def size_hint(self) -> int | None:
         """How many rows there are, where that is cheap to know; else None."""
         ...
+
+
+@runtime_checkable
+class PassLog(Protocol):
+    """What a pass's report reads of its data: the source's name, size, and the pass's log.
+    A `SourcePass` is one; so is a source, for the log of its last plain iteration."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def invalid_rows(self) -> list[InvalidRow]: ...
+
+    @property
+    def unrecognised_fields(self) -> set[str]: ...
+
+    def size_hint(self) -> int | None: ...
 
 
 def open_dataset(

@@ -23,7 +23,7 @@ from vera.types import Sample
 # A report lists skipped rows, so the type is plain data in the types layer; re-exported here.
 from vera.types.report import InvalidRow
 
-__all__ = ["InvalidRow", "RowRules", "validate_pass", "validate_row", "validate_rows"]
+__all__ = ["InvalidRow", "RowRules", "SourcePass", "validate_row", "validate_rows"]
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ def validate_rows(
     """Validated samples from `rows`, each id used once.
 
     An invalid row raises `DatasetRowError`, or with `skip_invalid` is appended to `invalid`
-    (the source's `invalid_rows`, which the caller resets for each pass) and skipped. Row keys
+    (the log of this pass, see `SourcePass`) and skipped. Row keys
     that went into metadata unrecognised are added to `unrecognised`, so a run can say so.
     """
     with SeenIds() as seen:
@@ -140,23 +140,39 @@ def _checked(
     return sample
 
 
-class _PassLog(Protocol):
-    """What a sample source records of each pass over its rows (see `SampleSource`)."""
+class SourcePass:
+    """One pass over a source's rows, with its own log: iterating it validates the rows once,
+    filling `invalid_rows` (skipped under `skip_invalid`) and `unrecognised_fields` (row keys
+    put into metadata). Two passes over one source (the system's and a baseline's) so never
+    mix their logs. `name` and `size_hint` are the source's, for the report and progress.
+    """
 
-    skip_invalid: bool
-    invalid_rows: list[InvalidRow]
-    unrecognised_fields: set[str]
+    def __init__(
+        self, source: _Named, rows: Iterable[RawRow], rules: RowRules, *, skip_invalid: bool
+    ) -> None:
+        self.name = source.name
+        self._source = source
+        self._rows = rows
+        self._rules = rules
+        self._skip_invalid = skip_invalid
+        self.invalid_rows: list[InvalidRow] = []
+        self.unrecognised_fields: set[str] = set()
+
+    def __iter__(self) -> Iterator[Sample]:
+        yield from validate_rows(
+            self._rows,
+            self._rules,
+            skip_invalid=self._skip_invalid,
+            invalid=self.invalid_rows,
+            unrecognised=self.unrecognised_fields,
+        )
+
+    def size_hint(self) -> int | None:
+        """The source's row count, where that is cheap to know."""
+        return self._source.size_hint()
 
 
-def validate_pass(source: _PassLog, rows: Iterable[RawRow], rules: RowRules) -> Iterator[Sample]:
-    """One pass of `source` over `rows`: its invalid rows and unrecognised fields start
-    afresh and fill as the rows are validated."""
-    source.invalid_rows = []
-    source.unrecognised_fields = set()
-    yield from validate_rows(
-        rows,
-        rules,
-        skip_invalid=source.skip_invalid,
-        invalid=source.invalid_rows,
-        unrecognised=source.unrecognised_fields,
-    )
+class _Named(Protocol):
+    name: str
+
+    def size_hint(self) -> int | None: ...

@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vera.datasets.source import SampleSource
+from vera.datasets.source import PassLog
 from vera.errors import ConfigError, RunStopError
 from vera.executors.quota import Quota, QuotaClient
 from vera.judges.base import Judge
@@ -333,7 +333,7 @@ def _batches(rows: Iterator[tuple[int, Sample]], sink: PassResults, size: int) -
         yield batch
 
 
-def _batch_size(source: SampleSource | None, workers: int) -> int:
+def _batch_size(source: PassLog | None, workers: int) -> int:
     """`BATCH_SIZE`, or less so that a small dataset still reaches every worker."""
     total = source.size_hint() if source is not None else None
     if not total:
@@ -398,7 +398,7 @@ async def ray_pass(
     group_by: Sequence[str] = (),
     pipeline: Pipeline | None = None,
     resume_from: Mapping[str, SampleResult] | None = None,
-    source: SampleSource | None = None,
+    source: PassLog | None = None,
     keep_samples: bool = True,
     record: RecordCallback | None = None,
     limits: SampleLimits = DEFAULT_LIMITS,

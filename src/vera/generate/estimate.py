@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from vera.estimate import estimated_cost
 from vera.generate.core import GENERATOR_MAX_TOKENS, ROUNDS, task_messages
 from vera.generate.selection import Task, allocate, parse_mix, plan_tasks
-from vera.judges.base import CallEstimate, Judge, JudgeWork
+from vera.judges.base import CallEstimate, Judge, JudgeWork, planned_calls
 from vera.judges.calls import tokens
 from vera.judges.prompts import load_prompt
 from vera.judges.registry import create_judge
@@ -96,7 +96,7 @@ def estimate_testset(
     the_judge = (
         judge if isinstance(judge, Judge) else create_judge(judge or settings.judge, settings)
     )
-    judged = the_judge.plan_calls([_judge_work(task) for task in tasks])
+    judged = planned_calls(the_judge, [_judge_work(task) for task in tasks])
     table = prices or PriceTable()
     costs = [
         estimated_cost(generated, generator, table),

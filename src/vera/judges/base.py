@@ -1,35 +1,50 @@
 """The judge protocol, what a judge says about itself, and the checks VERA applies to whatever a
 judge returns.
 
-Every judge implements the whole `Judge` protocol; nothing is probed for. `BaseJudge` gives the
-defaults a judge of your own can inherit (extract then verify, no relevance ratings, no model
-calls), and `as_judge` adapts an object that only has `extract_claims` and `verify_claims`.
+A judge of your own needs only the two methods of `ClaimJudge` (extract claims, verify claims);
+`as_judge` adapts such an object to the `Judge` the run calls, and `BaseJudge` gives the same
+defaults to a subclass (extract then verify, no relevance ratings, no model calls). What a judge
+can do beyond that is a capability, each a small protocol (`RelevanceRater`, `MatrixVerifier`,
+`CallPlanner`) checked with isinstance, never probed for by name; `judge_capabilities` says which
+a judge has, and `check_capabilities` refuses, when the plan is built, a judge that lacks one a
+metric needs.
 """
 
 from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from vera.errors import ConfigError, JudgeResponseError
-from vera.types import Claim, ClaimVerdict, RelevanceVerdict
+from vera.types import Claim, ClaimVerdict, Need, RelevanceVerdict
 
 __all__ = [
     "NO_CALLS",
     "BaseJudge",
     "CallEstimate",
+    "CallPlanner",
+    "Capability",
+    "ClaimJudge",
+    "DeclaresCapabilities",
     "Judge",
     "JudgeDescription",
     "JudgeWork",
+    "MatrixVerifier",
+    "RelevanceRater",
     "as_judge",
+    "check_capabilities",
+    "judge_capabilities",
     "judge_matrix",
     "match_matrix",
     "match_verdicts",
     "per_context_matrix",
+    "planned_calls",
+    "relevance_rater",
 ]
 
 
@@ -112,14 +127,136 @@ NO_CALLS = CallEstimate()
 
 
 @runtime_checkable
+class ClaimJudge(Protocol):
+    """The least a judge is: it splits a response into claims and verifies them.
+
+    `verify_claims` receives all claims of one sample at once, so a judge can batch them, and
+    must return exactly one verdict per claim id. `as_judge` makes such an object a `Judge`.
+    """
+
+    async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
+        """Split `response` into atomic claims with unique ids."""
+        ...
+
+    async def verify_claims(
+        self, claims: Sequence[Claim], contexts: Sequence[str]
+    ) -> list[ClaimVerdict]:
+        """Return one verdict per claim, judged against `contexts` only."""
+        ...
+
+
+@runtime_checkable
+class RelevanceRater(Protocol):
+    """A judge that rates how relevant texts are to a query (`Need.RELEVANCE`)."""
+
+    async def rate_relevance(self, query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:
+        """How relevant each text is to `query`."""
+        ...
+
+
+@runtime_checkable
+class MatrixVerifier(Protocol):
+    """A judge that answers the claim-by-chunk matrix itself (an LLM judge, in one call);
+    any other judge gives it by one `verify_claims` call per context (`judge_matrix`)."""
+
+    async def verify_matrix(
+        self, claims: Sequence[Claim], contexts: Sequence[str]
+    ) -> list[list[ClaimVerdict]]:
+        """One row per claim, in claim order, of one verdict per context."""
+        ...
+
+
+@runtime_checkable
+class CallPlanner(Protocol):
+    """A judge that says what a piece of work costs in model calls, for the dry run."""
+
+    def plan_calls(self, work: Sequence[JudgeWork]) -> CallEstimate:
+        """The model calls and tokens `work` would take, all of it together."""
+        ...
+
+
+class Capability(StrEnum):
+    """What a judge can do beyond extracting and verifying claims."""
+
+    RATE_RELEVANCE = "rate_relevance"
+    """`RelevanceRater`: rates texts' relevance to a query."""
+    VERIFY_MATRIX = "verify_matrix"
+    """`MatrixVerifier`: answers the claim-by-chunk matrix itself."""
+    PLAN_CALLS = "plan_calls"
+    """`CallPlanner`: counts the model calls of a piece of work."""
+
+
+_PROTOCOLS: dict[Capability, type] = {
+    Capability.RATE_RELEVANCE: RelevanceRater,
+    Capability.VERIFY_MATRIX: MatrixVerifier,
+    Capability.PLAN_CALLS: CallPlanner,
+}
+
+# What each need asks of the judge beyond claims. The matrix has a fallback for every judge
+# (`judge_matrix`), so only relevance can be missing.
+_NEEDED: dict[Need, frozenset[Capability]] = {
+    Need.RELEVANCE: frozenset({Capability.RATE_RELEVANCE})
+}
+
+
+@runtime_checkable
+class DeclaresCapabilities(Protocol):
+    """A judge that says what it can do, where its methods alone do not tell: `BaseJudge`'s
+    refusing `rate_relevance` default, a cascade that rates relevance only through a part."""
+
+    @property
+    def capabilities(self) -> frozenset[Capability]: ...
+
+
+def judge_capabilities(judge: object) -> frozenset[Capability]:
+    """What `judge` can do: what it declares, else the capability protocols it implements."""
+    if isinstance(judge, DeclaresCapabilities):
+        return frozenset(judge.capabilities)
+    return frozenset(c for c, protocol in _PROTOCOLS.items() if isinstance(judge, protocol))
+
+
+def relevance_rater(judge: object) -> RelevanceRater:
+    """`judge` as a `RelevanceRater`; `ConfigError` for a judge that cannot rate relevance."""
+    if isinstance(judge, RelevanceRater) and Capability.RATE_RELEVANCE in judge_capabilities(judge):
+        return judge
+    spec = judge.spec if isinstance(judge, Judge) else type(judge).__name__
+    raise ConfigError(f"judge {spec} cannot rate relevance; choose another judge")
+
+
+def planned_calls(judge: object, work: Sequence[JudgeWork]) -> CallEstimate:
+    """The model calls `work` takes by `judge`'s own count (`CallPlanner`); none for a judge
+    that does not count them (as `BaseJudge`, which calls no model)."""
+    return judge.plan_calls(work) if isinstance(judge, CallPlanner) else NO_CALLS
+
+
+def check_capabilities(judge: Judge, needs: Mapping[str, frozenset[Need]]) -> None:
+    """`ConfigError` naming the first metric (of `needs`, metric name → its needs) whose work
+    `judge` cannot do, so a run fails when it is planned rather than midway."""
+    has = judge_capabilities(judge)
+    for metric, wanted in needs.items():
+        for need in sorted(wanted):
+            missing = sorted(_NEEDED.get(need, frozenset()) - has)
+            if missing:
+                what = missing[0].value.replace("_", " ")
+                raise ConfigError(
+                    f"metric {metric} needs a judge that can {what} "
+                    f"({_PROTOCOLS[missing[0]].__name__}.{missing[0].value}); judge {judge.spec} "
+                    "cannot: choose a judge that can (--judge offline or an LLM judge such as "
+                    f"openai:gpt-4o-mini), or drop -m {metric}"
+                )
+
+
+@runtime_checkable
 class Judge(Protocol):
-    """What decides whether each claim of a response is supported by the contexts.
+    """The judge a run calls: a `ClaimJudge` with a spec, a description for the report, and
+    defaults for the capabilities (see `BaseJudge`, and `as_judge` for a bare `ClaimJudge`).
 
     The work methods are async because most judges wait on a network. `verify_claims` receives
     all claims of one sample at once, so a judge can batch them, and must return exactly one
     verdict per claim id. `analyse` extracts and verifies, in one step where the judge can.
-    `plan_calls` says what a piece of work costs in model calls, from the same logic the judge
-    runs, so a dry run counts what a run would do.
+    Relevance ratings, the claim-by-chunk matrix and counting model calls are capabilities
+    (`RelevanceRater`, `MatrixVerifier`, `CallPlanner`), reached through `relevance_rater`,
+    `judge_matrix` and `planned_calls`.
     """
 
     @property
@@ -145,14 +282,6 @@ class Judge(Protocol):
         self, response: str, contexts: Sequence[str], *, query: str | None = None
     ) -> tuple[list[Claim], list[ClaimVerdict]]:
         """Claims of `response` and one verdict each against `contexts`."""
-        ...
-
-    async def rate_relevance(self, query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:
-        """How relevant each text is to `query`; `ConfigError` from a judge that cannot say."""
-        ...
-
-    def plan_calls(self, work: Sequence[JudgeWork]) -> CallEstimate:
-        """The model calls and tokens `work` would take, all of it together."""
         ...
 
 
@@ -203,9 +332,21 @@ class BaseJudge(ABC):
     def plan_calls(self, work: Sequence[JudgeWork]) -> CallEstimate:
         return NO_CALLS
 
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        """Matrix and call planning always (the defaults work for any subclass); relevance
+        where the subclass overrides the refusing default."""
+        found = {Capability.VERIFY_MATRIX, Capability.PLAN_CALLS}
+        # The base class knows its own default refuses; an override is the subclass saying
+        # it rates relevance.
+        if type(self).rate_relevance is not BaseJudge.rate_relevance:
+            found.add(Capability.RATE_RELEVANCE)
+        return frozenset(found)
+
 
 class _ClaimsOnlyJudge(BaseJudge):
-    """An object with only `extract_claims` and `verify_claims`, as a full `Judge`."""
+    """An object with only `extract_claims` and `verify_claims`, as a full `Judge`; relevance
+    ratings pass through where the object has `rate_relevance` (`RelevanceRater`)."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
@@ -221,6 +362,17 @@ class _ClaimsOnlyJudge(BaseJudge):
         verdicts: list[ClaimVerdict] = await self.inner.verify_claims(claims, contexts)
         return verdicts
 
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        """The defaults', and relevance where the object given rates it."""
+        rates = {Capability.RATE_RELEVANCE} & judge_capabilities(self.inner)
+        return frozenset({Capability.VERIFY_MATRIX, Capability.PLAN_CALLS, *rates})
+
+    async def rate_relevance(self, query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:
+        if isinstance(self.inner, RelevanceRater):
+            return await self.inner.rate_relevance(query, texts)
+        return await super().rate_relevance(query, texts)
+
 
 def as_judge(judge: object) -> Judge:
     """`judge` as a full `Judge`: itself when it implements the protocol, else an adapter for an
@@ -228,9 +380,7 @@ def as_judge(judge: object) -> Judge:
     anything else."""
     if isinstance(judge, Judge):
         return judge
-    if callable(getattr(judge, "extract_claims", None)) and callable(
-        getattr(judge, "verify_claims", None)
-    ):
+    if isinstance(judge, ClaimJudge):
         return _ClaimsOnlyJudge(judge)
     raise ConfigError(
         f"{type(judge).__name__} is not a judge: give a judge name such as 'offline' or "
@@ -300,9 +450,8 @@ async def judge_matrix(
     alone. From the judge's own `verify_matrix` where it has one (an LLM judge answers the whole
     matrix in one call), else one `verify_claims` call per context, so a judge written to the
     protocol without the method still gives one."""
-    own = getattr(judge, "verify_matrix", None)
-    if callable(own):
-        rows = await own(claims, contexts)
+    if isinstance(judge, MatrixVerifier):
+        rows = await judge.verify_matrix(claims, contexts)
     else:
         rows = await per_context_matrix(judge, claims, contexts)
     return match_matrix(claims, rows, len(contexts))

@@ -30,11 +30,15 @@ from vera.errors import ConfigError
 from vera.judges.base import (
     BaseJudge,
     CallEstimate,
+    Capability,
     Judge,
     JudgeDescription,
     JudgeWork,
+    judge_capabilities,
     judge_matrix,
     match_verdicts,
+    planned_calls,
+    relevance_rater,
 )
 from vera.types import Claim, ClaimVerdict, RelevanceVerdict
 
@@ -113,8 +117,8 @@ class CascadeJudge(BaseJudge):
                 sent.append(item.model_copy(update={"kind": "verify"}))
             elif item.kind in ("rate_relevance", "verify_matrix"):
                 sent.append(item)
-        return self.first.plan_calls([w for w in work if w.kind == "extract"]) + (
-            self.second.plan_calls(sent)
+        return planned_calls(self.first, [w for w in work if w.kind == "extract"]) + (
+            planned_calls(self.second, sent)
         )
 
     async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
@@ -164,13 +168,21 @@ class CascadeJudge(BaseJudge):
             ]
         return final
 
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        """Relevance only where one of its judges rates it; the rest as every `BaseJudge`."""
+        rates = {Capability.RATE_RELEVANCE} & (
+            judge_capabilities(self.first) | judge_capabilities(self.second)
+        )
+        return frozenset({Capability.VERIFY_MATRIX, Capability.PLAN_CALLS, *rates})
+
     async def rate_relevance(self, query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:
         """Relevance from the second judge, else (one that cannot rate) the first; the cascade
         only splits claims."""
         try:
-            return await self.second.rate_relevance(query, texts)
+            return await relevance_rater(self.second).rate_relevance(query, texts)
         except ConfigError:
-            return await self.first.rate_relevance(query, texts)
+            return await relevance_rater(self.first).rate_relevance(query, texts)
 
     def _second_requests(self, claims: int) -> int:
         if claims not in self._requests:
@@ -194,4 +206,4 @@ def _requests(judge: Judge, claims: int) -> int:
     if claims == 0:
         return 0
     work = JudgeWork(kind="verify", claims=("claim",) * claims, contexts=("context",))
-    return max(1, judge.plan_calls([work]).calls)
+    return max(1, planned_calls(judge, [work]).calls)
