@@ -13,7 +13,7 @@ from typing import Any
 
 from vera.datasets.fields import FieldMap, source_field_map
 from vera.datasets.readers import RawRow
-from vera.datasets.validate import InvalidRow, RowRules, SourcePass
+from vera.datasets.validate import LastPassLog, RowRules, SourcePass
 from vera.errors import ConfigError, DatasetError
 from vera.types import Context, Sample
 
@@ -41,7 +41,7 @@ def is_hf_dataset(data: object) -> bool:
     return module == "datasets" or module.startswith("datasets.")
 
 
-class InMemoryDataset:
+class InMemoryDataset(LastPassLog):
     """Rows held in memory, iterated as validated `Sample`s, as often as the run needs.
 
     Rows may be `Sample`s (taken as they are), mappings of sample fields (with the same field
@@ -69,7 +69,6 @@ class InMemoryDataset:
                 f"an in-memory dataset needs an iterable of rows, got {type(rows).__name__}"
             )
         self.skip_invalid = skip_invalid
-        self._last: SourcePass | None = None
         self.documents: tuple[Context, ...] = ()
         self._source: Iterable[Any] = rows
         # A generator or iterator can be read once only: its rows are kept as they come.
@@ -94,21 +93,6 @@ class InMemoryDataset:
             RowRules(label=self._label, accepts_samples=True, fields=self.fields),
             skip_invalid=self.skip_invalid,
         )
-
-    def __iter__(self) -> Iterator[Sample]:
-        rows = self.read()
-        self._last = rows
-        yield from rows
-
-    @property
-    def invalid_rows(self) -> list[InvalidRow]:
-        """The rows the last plain iteration skipped (a run reads each pass's own log)."""
-        return self._last.invalid_rows if self._last else []
-
-    @property
-    def unrecognised_fields(self) -> set[str]:
-        """The row keys the last plain iteration put into metadata."""
-        return self._last.unrecognised_fields if self._last else set()
 
     def size_hint(self) -> int | None:
         """How many rows there are, where the source knows (an iterator only once fully read)."""

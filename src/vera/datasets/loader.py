@@ -19,14 +19,14 @@ from vera.datasets.readers import (
     unwrap_json,
 )
 from vera.datasets.seed_layout import is_seed_layout, seed_documents, seed_query_rows
-from vera.datasets.validate import InvalidRow, RowRules, SourcePass
+from vera.datasets.validate import InvalidRow, LastPassLog, RowRules, SourcePass
 from vera.errors import DatasetError
-from vera.types import Context, Sample
+from vera.types import Context
 
 __all__ = ["Dataset", "InvalidRow", "load_dataset"]
 
 
-class Dataset:
+class Dataset(LastPassLog):
     """A dataset file, read lazily: iterating it streams validated `Sample`s.
 
     Each pass re-reads the file, so a JSONL file of any size is never held in memory. Rows that
@@ -46,7 +46,6 @@ class Dataset:
         self.path = path
         self.format = detect_format(path, format)
         self.skip_invalid = skip_invalid
-        self._last: SourcePass | None = None
         self.fields = source_field_map(fields)
         check_readable(path)
         self._document: Any = None
@@ -73,21 +72,6 @@ class Dataset:
             RowRules(label=str(self.path), from_csv=self.format == "csv", fields=self.fields),
             skip_invalid=self.skip_invalid,
         )
-
-    def __iter__(self) -> Iterator[Sample]:
-        rows = self.read()
-        self._last = rows
-        yield from rows
-
-    @property
-    def invalid_rows(self) -> list[InvalidRow]:
-        """The rows the last plain iteration skipped (a run reads each pass's own log)."""
-        return self._last.invalid_rows if self._last else []
-
-    @property
-    def unrecognised_fields(self) -> set[str]:
-        """The row keys the last plain iteration put into metadata."""
-        return self._last.unrecognised_fields if self._last else set()
 
     def size_hint(self) -> int | None:
         """How many rows the file holds, where that is cheap to know (for a progress bar)."""

@@ -8,6 +8,7 @@ it names the source, the row and the field as the user spelled it.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -23,7 +24,7 @@ from vera.types import Sample
 # A report lists skipped rows, so the type is plain data in the types layer; re-exported here.
 from vera.types.report import InvalidRow
 
-__all__ = ["InvalidRow", "RowRules", "SourcePass", "validate_row", "validate_rows"]
+__all__ = ["InvalidRow", "LastPassLog", "RowRules", "SourcePass", "validate_row", "validate_rows"]
 
 
 @dataclass(frozen=True)
@@ -176,3 +177,30 @@ class _Named(Protocol):
     name: str
 
     def size_hint(self) -> int | None: ...
+
+
+class LastPassLog(ABC):
+    """A source whose plain iteration is a pass of its own (`read()`), the last one's log kept
+    readable as `invalid_rows` and `unrecognised_fields` for callers that iterate it directly;
+    a run reads each pass's own log instead."""
+
+    _last: SourcePass | None = None
+
+    @abstractmethod
+    def read(self) -> SourcePass:
+        """A new pass over the rows, with its own invalid-row log."""
+
+    def __iter__(self) -> Iterator[Sample]:
+        rows = self.read()
+        self._last = rows
+        yield from rows
+
+    @property
+    def invalid_rows(self) -> list[InvalidRow]:
+        """The rows the last plain iteration skipped (a run reads each pass's own log)."""
+        return self._last.invalid_rows if self._last else []
+
+    @property
+    def unrecognised_fields(self) -> set[str]:
+        """The row keys the last plain iteration put into metadata."""
+        return self._last.unrecognised_fields if self._last else set()
