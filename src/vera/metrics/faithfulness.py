@@ -44,15 +44,15 @@ from vera.metrics.base import (
 )
 from vera.types import Sample, Verdict
 
-__all__ = ["Faithfulness"]
+__all__ = ["RATIO_WEIGHTS", "Faithfulness", "quote_claim"]
 
-_RATIO: dict[Verdict, float] = {
+RATIO_WEIGHTS: dict[Verdict, float] = {
     Verdict.FULLY_SUPPORTED: 1.0,
     Verdict.PARTIALLY_SUPPORTED: 0.5,
     Verdict.NO_EVIDENCE: 0.0,
     Verdict.CONTRADICTED: 0.0,
 }
-_WEIGHTED: dict[Verdict, float] = {**_RATIO, Verdict.CONTRADICTED: -1.0}
+_WEIGHTED: dict[Verdict, float] = {**RATIO_WEIGHTS, Verdict.CONTRADICTED: -1.0}
 _STRICT: dict[Verdict, float] = {**_WEIGHTED, Verdict.NO_EVIDENCE: -1.0}
 _QUOTE_LIMIT = 60
 
@@ -105,7 +105,7 @@ class Faithfulness(MetricOptions):
 
     def weights(self) -> dict[Verdict, float]:
         """The weight of each verdict under this configuration."""
-        base = dict(_RATIO if self.scoring == "ratio" else _WEIGHTED)
+        base = dict(RATIO_WEIGHTS if self.scoring == "ratio" else _WEIGHTED)
         if self.strict_mode:
             base[Verdict.NO_EVIDENCE] = -1.0
         return {**base, **self.verdict_scores}
@@ -123,7 +123,7 @@ class Faithfulness(MetricOptions):
         weights = self.weights()
         verdicts = [v.verdict for v in analysis.verdicts]
         sub_scores = {
-            "lenient": _clamped_mean(_RATIO[v] for v in verdicts),
+            "lenient": _clamped_mean(RATIO_WEIGHTS[v] for v in verdicts),
             "strict": _clamped_mean(_STRICT[v] for v in verdicts),
             "contradiction_rate": verdicts.count(Verdict.CONTRADICTED) / len(verdicts),
         }

@@ -36,17 +36,12 @@ from vera.metrics.base import (
     not_applicable,
     scored,
 )
-from vera.metrics.faithfulness import quote_claim
-from vera.types import ClaimVerdict, Sample, Verdict
+from vera.metrics.faithfulness import RATIO_WEIGHTS, quote_claim
+from vera.types import ClaimVerdict, Sample
 
 __all__ = ["FaithfulnessProbability"]
 
-_STAND_IN: dict[Verdict, float] = {
-    Verdict.FULLY_SUPPORTED: 1.0,
-    Verdict.PARTIALLY_SUPPORTED: 0.5,
-    Verdict.NO_EVIDENCE: 0.0,
-    Verdict.CONTRADICTED: 0.0,
-}
+_STAND_IN = RATIO_WEIGHTS
 """The p of a claim the judge gave no probability: its verdict's ratio weight."""
 PROBABILITY_JUDGES = "offline, offline:learned, nli:MODEL or cascade"
 """The judges that give claim probabilities, as a reason names them."""
