@@ -307,6 +307,21 @@ async def test_a_matrix_cell_for_a_context_that_does_not_exist_is_invalid() -> N
     assert "context 3 does not exist" in fake.requests[1].messages[-1].content
 
 
+async def test_a_truth_credited_to_a_context_that_does_not_exist_is_invalid() -> None:
+    # Truths mode (seed 004) asks for the facts each context states; one credited to context 5
+    # of 2 was dropped without a word, and the context's facts read as none.
+    fake = FakeChatModel()
+    truths = {"truths": [{"context": 5, "text": "The sky is blue."}]}
+    fake.enqueue(truths)
+    fake.enqueue(truths)
+    claim = Claim("c1", "The sky is blue.")
+    judge = LLMJudge(fake, mode="truths")
+    with pytest.raises(JudgeResponseError, match="context 5 does not exist: there are 2"):
+        await judge.verify_claims([claim], ["The sky is blue.", "Grass is green."])
+    assert len(fake.requests) == 2  # asked again once, saying why
+    assert "context 5 does not exist" in fake.requests[1].messages[-1].content
+
+
 # --- vera generate: bounded answers and quotes -------------------------------------------------
 
 

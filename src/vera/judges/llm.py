@@ -501,7 +501,7 @@ class LLMJudge(BaseJudge):
             prompt,
             TRUTHS_SCHEMA,
             "truths",
-            Truths.model_validate,
+            _checked(Truths, contexts=len(contexts)),
         )
         per_context: list[list[str]] = [[] for _ in contexts]
         for truth in reply.truths:

@@ -125,6 +125,18 @@ class Extraction(BaseModel):
         return self
 
 
+def _shown_context(value: int | None, info: ValidationInfo) -> int | None:
+    """`value` when it is the number of a context the judge was shown (or None); else the
+    reason, as a ValueError pydantic reports as the field's."""
+    shown = (info.context or {}).get("contexts")
+    if value is not None and isinstance(shown, int) and not 1 <= value <= shown:
+        raise ValueError(
+            f"context {value} does not exist: there are {shown} contexts; cite one of "
+            f"1 to {shown}, or null for none"
+        )
+    return value
+
+
 class _VerdictFields(BaseModel):
     verdict: Verdict
     context: int | None = None
@@ -144,13 +156,7 @@ class _VerdictFields(BaseModel):
     def _cited_context_exists(cls, value: int | None, info: ValidationInfo) -> int | None:
         # Left unchecked, a quote cited from context 99 of 3 is looked for in every context
         # and silently re-cited to the one that has it.
-        shown = (info.context or {}).get("contexts")
-        if value is not None and isinstance(shown, int) and not 1 <= value <= shown:
-            raise ValueError(
-                f"context {value} does not exist: there are {shown} contexts; cite one of "
-                f"1 to {shown}, or null for none"
-            )
-        return value
+        return _shown_context(value, info)
 
 
 class RawVerdict(_VerdictFields):
@@ -164,6 +170,13 @@ class Verification(BaseModel):
 class _Truth(BaseModel):
     context: int
     text: str
+
+    @field_validator("context")
+    @classmethod
+    def _cited_context_exists(cls, value: int, info: ValidationInfo) -> int:
+        # A fact credited to a context that was not shown is refused as a cited verdict is,
+        # instead of being dropped without a word.
+        return _shown_context(value, info) or value
 
 
 class Truths(BaseModel):
