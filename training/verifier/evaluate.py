@@ -7,8 +7,9 @@ PARTIALLY_SUPPORTED 0.5, NO_EVIDENCE and CONTRADICTED 0) is below 0.5, `faithful
 and default threshold; it is ranked for AUROC by 1 minus the product of its claims'
 probabilities of support (`faithfulness_probability`). Spans are the characters of the claims
 not FULLY_SUPPORTED, as `vera benchmark` marks them (`--unsupported-spans`: only those
-NO_EVIDENCE or CONTRADICTED). Computed here from the judge's verdicts
-directly, so the figures do not depend on which rule `vera.judge_benchmark` uses.
+NO_EVIDENCE or CONTRADICTED). Scored by the metrics themselves (`Faithfulness`,
+`FaithfulnessProbability`), so the figures are the ones `vera eval` and `vera benchmark` give;
+unlike `vera benchmark`, it takes `--fold`, `--model` and `--unsupported-spans`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import math
 import sys
 import time
 from collections.abc import Sequence
@@ -28,34 +28,35 @@ from data import read_rows
 from judge_accuracy import fold_of, summarise
 
 from vera.judges.offline import OfflineJudge
-from vera.types import ClaimVerdict, Verdict
+from vera.metrics import ClaimAnalysis, Faithfulness, FaithfulnessProbability
+from vera.types import Claim, ClaimVerdict, Sample, Verdict
 
-WEIGHTS = {
-    Verdict.FULLY_SUPPORTED: 1.0,
-    Verdict.PARTIALLY_SUPPORTED: 0.5,
-    Verdict.NO_EVIDENCE: 0.0,
-    Verdict.CONTRADICTED: 0.0,
-}
-THRESHOLD = 0.5
+_SAMPLE = Sample(id="row", response="")
+"""The metrics read only the claim analysis; the sample is a stand-in."""
+
+_FAITHFULNESS = Faithfulness()
+_PROBABILITY = FaithfulnessProbability()
 
 
 def outcome(
-    spans: Sequence[tuple[int, int]], verdicts: Sequence[ClaimVerdict], *, unsupported: bool
+    claims: Sequence[Claim], verdicts: Sequence[ClaimVerdict], *, unsupported: bool
 ) -> dict[str, Any]:
-    """One response's flag, probability score and marked spans from its claims' verdicts: the
-    claims not FULLY_SUPPORTED, or with `unsupported` only those NO_EVIDENCE or CONTRADICTED."""
-    if not verdicts:
-        return {"flagged": 0, "score": 0.0, "spans": []}
-    mean = sum(WEIGHTS[v.verdict] for v in verdicts) / len(verdicts)
-    probability = math.prod(
-        WEIGHTS[v.verdict] if v.entailment is None else v.entailment for v in verdicts
-    )
+    """One response's flag, probability score and marked spans from its claims' verdicts, by
+    the metrics `vera eval` uses: flagged when `faithfulness` fails its threshold, ranked by 1
+    minus `faithfulness_probability`. Spans are the claims not FULLY_SUPPORTED, or with
+    `unsupported` only those NO_EVIDENCE or CONTRADICTED."""
+    analysis = ClaimAnalysis(claims=tuple(claims), verdicts=tuple(verdicts))
+    probability = _PROBABILITY.score(_SAMPLE, analysis).score
     marked = [
-        s
-        for s, v in zip(spans, verdicts, strict=True)
+        c.span or (0, 0)
+        for c, v in zip(claims, verdicts, strict=True)
         if (v.verdict.unsupported if unsupported else v.verdict is not Verdict.FULLY_SUPPORTED)
     ]
-    return {"flagged": int(mean < THRESHOLD), "score": 1.0 - probability, "spans": marked}
+    return {
+        "flagged": int(_FAITHFULNESS.score(_SAMPLE, analysis).passed is False),
+        "score": 1.0 - (1.0 if probability is None else probability),
+        "spans": marked,
+    }
 
 
 def judge_rows(
@@ -66,8 +67,7 @@ def judge_rows(
         for row in rows:
             claims = await judge.extract_claims(str(row["response"]))
             verdicts = await judge.verify_claims(claims, [str(c) for c in row["contexts"]])
-            spans = [c.span or (0, 0) for c in claims]
-            out.append(outcome(spans, verdicts, unsupported=unsupported))
+            out.append(outcome(claims, verdicts, unsupported=unsupported))
         return out
 
     return asyncio.run(run())
