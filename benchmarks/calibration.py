@@ -19,9 +19,8 @@ import statistics
 from pathlib import Path
 
 import vera
-from vera.calibration import CalibrationTally
-from vera.types import Sample
-from vera.types.report import CorrectedEstimate
+from vera.stats import CalibrationTally
+from vera.types import CorrectedEstimate, Sample
 
 
 def _samples(path: Path) -> tuple[list[Sample], list[bool]]:

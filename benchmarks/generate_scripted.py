@@ -7,7 +7,7 @@ and "unanswerable" questions the corpus answers. The offline judge checks every 
 the acceptance rate by category (kept / generated, all rounds) and the calls and tokens spent
 per kept item, then the same run again, served by the response cache. Prompt tokens are
 and completion tokens are counted in the requests the server received and the replies it gave,
-by VERA's own estimator (`vera.judges.calls.tokens`, four characters a token), since the
+by VERA's own estimator (`vera.judges.tokens`, four characters a token), since the
 scripted replies report a fixed usage; a real model's replies differ in length.
 
     .venv/bin/python benchmarks/generate_scripted.py --n 60 --seed 0
@@ -28,10 +28,10 @@ sys.path[:0] = [str(ROOT)]
 from tests.support.loopback import LoopbackServer  # noqa: E402
 from tests.support.testset_script import TestsetScript, by_hash  # noqa: E402
 
-from vera.datasets.bundled import bundled_path  # noqa: E402
+from vera.datasets import bundled_path  # noqa: E402
 from vera.generate import CATEGORIES, GenerationResult, generate_testset  # noqa: E402
-from vera.judges.calls import tokens  # noqa: E402
-from vera.settings import Settings  # noqa: E402
+from vera.judges import tokens  # noqa: E402
+from vera.plan import Settings  # noqa: E402
 
 
 def _corpus(folder: Path) -> Path:

@@ -1,6 +1,6 @@
 """The HTML report at scale: file size and time to the first page in headless Chromium.
 
-Builds a synthetic report of N samples, writes it with `vera.reports.render_html`, opens the
+Builds a synthetic report of N samples, writes it with `vera.render.render_html`, opens the
 file in headless Chromium (the system's `/usr/bin/chromium`, driven by Playwright over a pipe,
 as `tests/browser` does) and prints the file's size and how long the page took to show its
 first page of samples and answer a click.
@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any
 
 import vera
-from vera.report import build_report
-from vera.reports import render_html
+from vera.render import render_html
+from vera.results import build_report
 from vera.types import (
     ClaimRecord,
     MetricResult,

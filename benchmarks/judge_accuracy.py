@@ -4,14 +4,14 @@ Reads JSONL files in the format of `benchmarks/data/README.md` from the path giv
 never depends on them otherwise), runs a judge on every row, and reports, for the unfaithful
 class: precision, recall, F1, balanced accuracy and AUROC, overall and per task type; the
 character-level F1 of the claims marked unsupported against `hallucinated_spans` (RAGTruth);
-and throughput. The measuring is `vera.judge_benchmark`'s (also `vera benchmark FILE`); this
+and throughput. The measuring is `vera.run`'s (also `vera benchmark FILE`); this
 script adds what only VERA's own training needs: RAGTruth folds and another model card.
 
 A response is flagged unfaithful as `vera eval` decides it: when its faithfulness score (the
 seeds' mean of verdict weights) fails the metric's default threshold (0.5), and ranked for AUROC
 by 1 - faithfulness_probability where the judge gives claim probabilities (else 1 -
 faithfulness; `ranked_by` says which). `--rule any-claim` flags it when any claim is not
-FULLY_SUPPORTED and ranks it by `1 - min support` over its claims (`vera.judge_benchmark`
+FULLY_SUPPORTED and ranks it by `1 - min support` over its claims (`vera.run`
 defines both; `vera benchmark` prints both side by side).
 
 `--fold 1` keeps only the RAGTruth rows whose source document is in fold 1 of the fixed split
@@ -20,7 +20,7 @@ the offline judge's verifier was trained with (`training/verifier/`): documents 
     .venv/bin/python benchmarks/judge_accuracy.py benchmarks/data/ragtruth_dev.jsonl
 
 `training/verifier/evaluate.py` scores the offline judges by the seeds' mean-of-weights rule
-from their verdicts directly, per task type, whatever rule `vera.judge_benchmark` uses.
+from their verdicts directly, per task type, whatever rule `vera.run` uses.
 """
 
 from __future__ import annotations
@@ -33,9 +33,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from vera.agreement import auroc
-from vera.errors import VeraError
-from vera.judge_benchmark import (
+from vera import VeraError
+from vera.judges import Judge
+from vera.judges.offline import OfflineJudge
+from vera.plan import load_settings
+from vera.run import (
     GroupFigures,
     JudgeBenchmark,
     RowOutcome,
@@ -44,9 +46,7 @@ from vera.judge_benchmark import (
     benchmark_judge,
     labelled_row,
 )
-from vera.judges.base import Judge
-from vera.judges.offline import OfflineJudge
-from vera.settings import load_settings
+from vera.stats import auroc
 
 # `auroc` is imported from here by training/verifier/.
 __all__ = ["auroc", "fold_of", "source_of", "summarise"]
@@ -76,7 +76,7 @@ def summarise(
     rows: Sequence[Mapping[str, Any]], outcomes: Sequence[Mapping[str, Any]]
 ) -> dict[str, Any]:
     """The figures for `outcomes` (one `{"flagged", "score", "spans"}` per row, as
-    training/verifier/ computes them without a judge), by `vera.judge_benchmark`."""
+    training/verifier/ computes them without a judge), by `vera.run`."""
     labelled = [labelled_row(row, location=f"row {i}", index=i) for i, row in enumerate(rows, 1)]
     judged = [
         RowOutcome(

@@ -21,12 +21,11 @@ import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from vera.agreement import auroc
 from vera.analysis import analyse_claims
-from vera.judge_benchmark import LabelledRow, read_labelled_rows
-from vera.judges.base import Judge
-from vera.judges.registry import create_judge
+from vera.judges import Judge, create_judge
 from vera.metrics import ClaimAnalysis, Faithfulness
+from vera.run import LabelledRow, read_labelled_rows
+from vera.stats import auroc
 from vera.types import Claim, ClaimVerdict, Verdict
 
 Analysed = tuple[tuple[Claim, ...], tuple[ClaimVerdict, ...]]

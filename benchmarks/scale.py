@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from vera.datasets.bundled import bundled_path
+from vera.datasets import bundled_path
 
 
 def write_rows(path: Path, rows: int) -> None:

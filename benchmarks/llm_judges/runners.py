@@ -72,8 +72,8 @@ def run_vera(
     mode: str = "batched",
 ) -> dict[str, Any]:
     import vera
-    from vera.judges.registry import create_judge
-    from vera.settings import Settings
+    from vera.judges import create_judge
+    from vera.plan import Settings
 
     settings = Settings(
         judge_base_url=f"{url}/v1",

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import vera
 from vera.metrics import ClaimAnalysis, MetricResult, MetricStatus, Need, not_applicable, scored
-from vera.metrics.registry import register_metric
+from vera.metrics import register_metric
 
 
 @register_metric  # now `vera eval -m numeric_claims` knows it too, once this module is imported

@@ -8,8 +8,7 @@ Importing VERA has no side effects: no network, no telemetry, no environment fil
 """
 
 from vera import judges, metrics
-from vera._version import __version__
-from vera.api import (
+from vera._api import (
     EvaluateOptions,
     GateWarning,
     aevaluate,
@@ -19,20 +18,26 @@ from vera.api import (
     plan_evaluation,
     run_evaluation,
 )
+from vera._version import __version__
 from vera.datasets import Dataset, InvalidRow, load_dataset
-from vera.errors import (
+from vera.plan import RunPlan, Settings, build_plan, load_settings
+from vera.results import ClaimRecord, MetricSummary, Report, SampleResult, SampleStatus
+from vera.run import Bindings, RunObserver, RunResult, arun_plan, run_plan
+from vera.types import (
+    Citation,
+    Claim,
+    ClaimVerdict,
     ConfigError,
+    Context,
     DatasetError,
     DatasetRowError,
     JudgeError,
     JudgeResponseError,
+    RunStopError,
+    Sample,
     VeraError,
+    Verdict,
 )
-from vera.plan import RunPlan, build_plan
-from vera.report import ClaimRecord, MetricSummary, Report, SampleResult, SampleStatus
-from vera.run import Bindings, RunObserver, RunResult, arun_plan, run_plan
-from vera.settings import Settings, load_settings
-from vera.types import Citation, Claim, ClaimVerdict, Context, Sample, Verdict
 
 __all__ = [
     "Bindings",
@@ -55,6 +60,7 @@ __all__ = [
     "RunObserver",
     "RunPlan",
     "RunResult",
+    "RunStopError",
     "Sample",
     "SampleResult",
     "SampleStatus",

@@ -20,27 +20,19 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from vera._version import __version__
-from vera.api import calibrate
-from vera.comparison import compare_reports, most_changed, run_differences, verdict_changes
-from vera.datasets import load_dataset
-from vera.datasets.bundled import BUNDLED
-from vera.datasets.fields import parse_field_option
-from vera.errors import ConfigError, JudgeError, VeraError
-from vera.estimate import RunEstimate, estimate_plan
-from vera.history import DEFAULT_HISTORY_PATH, PAGE_SIZE, RunStore
-from vera.judge_benchmark import JudgeBenchmark, Rule, benchmark_judge
-from vera.metrics.registry import metric_classes
-from vera.outputs import (
-    atomic_text,
-    check_output_paths,
-    check_report_targets,
-    open_run_view,
-    parse_report_option,
-    write_reports,
-    write_stored_report,
+from vera._api import calibrate
+from vera._sample_limits import (
+    DEFAULT_MAX_CONTEXT_CHARS,
+    DEFAULT_MAX_RESPONSE_CHARS,
+    DEFAULT_SAMPLE_TIMEOUT,
 )
-from vera.plan import (
+from vera._sqlite_file import MissingStoreError
+from vera._version import __version__
+from vera.datasets import load_dataset
+from vera.datasets._bundled import BUNDLED
+from vera.datasets._fields import parse_field_option
+from vera.metrics._registry import metric_classes
+from vera.plan._plan import (
     DEFAULT_METRICS,
     QUICK_SAMPLES,
     DatasetRef,
@@ -50,9 +42,9 @@ from vera.plan import (
     build_plan,
     resume_command,
 )
-from vera.report import Report
-from vera.reports.calibration import calibration_lines
-from vera.reports.console import (
+from vera.plan._settings import DEFAULT_CONCURRENCY, load_settings
+from vera.render._calibration import calibration_lines
+from vera.render._console import (
     SHOWN_FAILURES,
     Cell,
     Column,
@@ -63,9 +55,20 @@ from vera.reports.console import (
     print_summary,
     print_table,
 )
-from vera.reports.progress import RunProgress
-from vera.reports.run_view import RunView
-from vera.run import (
+from vera.render._outputs import (
+    atomic_text,
+    check_output_paths,
+    check_report_targets,
+    open_run_view,
+    parse_report_option,
+    write_reports,
+    write_stored_report,
+)
+from vera.render._progress import RunProgress
+from vera.render._run_view import RunView
+from vera.results._builder import Report
+from vera.results._comparison import compare_reports, most_changed, run_differences, verdict_changes
+from vera.run._engine import (
     EXIT_INCOMPLETE,
     EXIT_OK,
     EXIT_USAGE,
@@ -75,15 +78,12 @@ from vera.run import (
     run_plan,
     stored_plan,
 )
-from vera.sample_limits import (
-    DEFAULT_MAX_CONTEXT_CHARS,
-    DEFAULT_MAX_RESPONSE_CHARS,
-    DEFAULT_SAMPLE_TIMEOUT,
-)
-from vera.settings import DEFAULT_CONCURRENCY, load_settings
-from vera.sqlite_file import MissingStoreError
-from vera.types.extras import install_hint
-from vera.types.secrets import redact
+from vera.run._estimate import RunEstimate, estimate_plan
+from vera.run._judge_benchmark import JudgeBenchmark, Rule, benchmark_judge
+from vera.store._history import DEFAULT_HISTORY_PATH, PAGE_SIZE, RunStore
+from vera.types._errors import ConfigError, JudgeError, VeraError
+from vera.types._extras import install_hint
+from vera.types._secrets import redact
 
 if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
     from vera.generate import GenerationResult
@@ -625,7 +625,7 @@ def _finish(result: RunResult, flags: dict[str, Any]) -> NoReturn:
 
 def _export_spans(view: RunView, endpoint: str) -> None:
     """The run as OpenTelemetry spans, one per sample of the view (a streamed run's too)."""
-    from vera.otel_export import export_report  # the SDK only when asked for
+    from vera.integrations._otel_export import export_report  # the SDK only when asked for
 
     sent = export_report(view.report, endpoint, results=view.sample_results())
     out.print(f"{sent} spans sent to {escape(endpoint)}", highlight=False)
@@ -700,7 +700,7 @@ _NAMED_AGAIN = {
     "judge_base_url": "judge_base_url",
     "generator_base_url": "generator_base_url",
 }
-"""`vera.plan.NAMED_AGAIN_FLAGS` keys and the `eval` flag that gives each again on --resume."""
+"""`NAMED_AGAIN_FLAGS` keys (vera.plan) and the `eval` flag that gives each again on --resume."""
 
 _SETTING_FLAGS = {
     "judge": "judge",
@@ -1068,7 +1068,7 @@ def view_command(
 
 
 class BenchmarkRule(StrEnum):
-    """`vera benchmark --rule`: how an answer is flagged (`vera.judge_benchmark.Rule`)."""
+    """`vera benchmark --rule`: how an answer is flagged (`vera.run._judge_benchmark.Rule`)."""
 
     FAITHFULNESS = "faithfulness"
     ANY_CLAIM = "any-claim"
@@ -1325,7 +1325,7 @@ def _finish_generate(result: GenerationResult, output: Path | None) -> NoReturn:
     """Print what `vera generate` kept and turned away, write the dataset, and exit: 0 when
     something was kept, 3 when nothing was or the budget stopped it."""
     from vera.generate import summary_lines
-    from vera.generate.summary import write_dataset
+    from vera.generate._summary import write_dataset
 
     for line in summary_lines(result):
         out.print(line, highlight=False, markup=False)

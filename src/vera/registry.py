@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from importlib.metadata import EntryPoint, entry_points
 from typing import Generic, TypeVar, cast
 
-from vera.errors import ConfigError
+from vera.types._errors import ConfigError
 
 __all__ = [
     "EntryPointSource",

@@ -19,13 +19,13 @@ from __future__ import annotations
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
-from vera.analysis import analyse_sample
-from vera.judges.base import Judge
+from vera._sync import run_sync
+from vera.analysis._analysis import analyse_sample
+from vera.judges._base import Judge
 from vera.judges.offline import OfflineJudge
-from vera.metrics.base import MetricResult, MetricStatus
-from vera.metrics.faithfulness import Faithfulness
-from vera.metrics.hallucination import HallucinationRate
-from vera.sync import run_sync
+from vera.metrics._base import MetricResult, MetricStatus
+from vera.metrics._faithfulness import Faithfulness
+from vera.metrics._hallucination import HallucinationRate
 from vera.types import Context, Sample, Verdict
 
 __all__ = ["assert_faithful", "assert_faithful_async", "assert_no_hallucination"]

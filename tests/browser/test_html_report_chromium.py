@@ -30,10 +30,8 @@ from tests.support.chromium import open_page as _open
 
 import vera
 from vera.judges import OfflineJudge
-from vera.report import Report
-from vera.reports import HistoryPoint, render_html
-from vera.reports.html import read_samples
-from vera.reports.samples import VERDICTS
+from vera.render import VERDICTS, HistoryPoint, read_samples, render_html
+from vera.results import Report
 from vera.types import Sample, Verdict
 
 if TYPE_CHECKING:

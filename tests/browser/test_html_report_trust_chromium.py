@@ -4,7 +4,7 @@ sample with a contradicted claim; baselines called better or worse only when the
 interval excludes 0; latency that says who measured it; each piece of evidence shown once; a
 page that fits a phone's width; and a link to a sample by its id.
 
-Expected figures come from the report and from `vera.outcome` and `vera.comparison`,
+Expected figures come from the report and from `vera.results`,
 never from the page. Screenshots land in `test-artifacts/` (git-ignored).
 """
 
@@ -30,13 +30,19 @@ from tests.support.chromium import (
 )
 
 import vera
-from vera.comparison import MetricComparison, baseline_comparison, relative_change, significant
+from vera.baselines import build_baseline
 from vera.judges import OfflineJudge
-from vera.outcome import Outcome, sample_outcome
-from vera.pipelines.baselines import build_baseline
-from vera.report import Report, SampleResult
-from vera.reports import HistoryPoint, render_html
-from vera.reports.html import read_samples
+from vera.render import HistoryPoint, read_samples, render_html
+from vera.results import (
+    MetricComparison,
+    Outcome,
+    Report,
+    SampleResult,
+    baseline_comparison,
+    relative_change,
+    sample_outcome,
+    significant,
+)
 from vera.types import Sample, Verdict
 
 if TYPE_CHECKING:

@@ -26,8 +26,8 @@ from tests.support import chromium
 from tests.support.chromium import ARTIFACTS, READY, Log
 from tests.support.view_history import METRICS, History, make_history
 
-from vera.comparison import verdict_changes
-from vera.history import RunStore
+from vera.results import verdict_changes
+from vera.store import RunStore
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page, Playwright

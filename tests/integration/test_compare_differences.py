@@ -11,11 +11,10 @@ from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
 from vera import cli
-from vera.comparison import run_differences, verdict_changes
-from vera.history import RunStore
-from vera.plan import DatasetRef, build_plan
+from vera.plan import DatasetRef, Settings, build_plan
+from vera.results import run_differences, verdict_changes
 from vera.run import run_plan
-from vera.settings import Settings
+from vera.store import RunStore
 from vera.viewer import create_app
 
 

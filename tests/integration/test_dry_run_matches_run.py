@@ -13,10 +13,8 @@ from tests.support.scripted import scripted_openai
 import vera
 from vera import Sample
 from vera.datasets import open_dataset
-from vera.estimate import estimate_plan
-from vera.plan import build_plan
-from vera.run import Bindings
-from vera.settings import Settings
+from vera.plan import Settings, build_plan
+from vera.run import Bindings, estimate_plan
 
 JUDGE = "openai:gpt-4o-mini"
 SHARED = ["Paris is the capital of France.", "Lyon is a city in France."]

@@ -16,11 +16,11 @@ import pytest
 from tests.support.cli import run_vera
 
 import vera
-from vera.settings import Settings
+from vera.plan import Settings
 
 # A user pipeline that answers from its query, and fails on the query "boom".
 PIPELINE = """
-from vera.pipelines.core import RagState
+from vera.pipelines import RagState
 from vera.types import Context
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.support.cli import run_vera
 
-from vera.reports.html import read_samples
+from vera.render import read_samples
 
 FACT = "The refund window is 30 days."
 

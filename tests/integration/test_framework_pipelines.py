@@ -34,8 +34,8 @@ from llama_index.core.response_synthesizers.no_text import NoText
 
 import vera
 from vera import ConfigError
-from vera.pipelines.user import as_pipeline, load_user_pipeline
-from vera.report import SampleResult
+from vera.pipelines import as_pipeline, load_user_pipeline
+from vera.results import SampleResult
 from vera.types import Verdict
 
 DOCS = Path(__file__).parents[2] / "docs"

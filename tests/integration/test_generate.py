@@ -13,10 +13,10 @@ from tests.support.loopback import LoopbackServer, Recorded, Reply, ok_anthropic
 from tests.support.testset_script import TestsetScript, by_hash
 
 import vera
-from vera.datasets.bundled import bundled_path
+from vera.datasets import bundled_path
 from vera.generate import estimate_testset, generate_testset
-from vera.judges.prompts import load_prompt
-from vera.settings import Settings
+from vera.judges import load_prompt
+from vera.plan import Settings
 
 GENERATOR = "openai:loopback-model"
 KEY = "sk-test-never-shown"

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import vera
-from vera.reports.html import read_samples
+from vera.render import read_samples
 
 SOURCE = str(Path(vera.__file__).parent.parent)
 """The tree this test imports VERA from, for the `vera` it runs to use the same."""

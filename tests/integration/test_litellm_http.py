@@ -23,19 +23,19 @@ from tests.support.loopback import LoopbackServer, error, ok_openai, with_header
 from tests.support.scripted import scripted_openai
 
 import vera
-from vera.judges.registry import create_managed_model
-from vera.providers.base import (
+from vera.judges import create_managed_model
+from vera.plan import Settings
+from vera.providers import (
     AuthenticationError,
     ChatRequest,
+    LiteLLMChatModel,
     Message,
     MissingExtraError,
     RateLimitError,
     RetryableProviderError,
+    cache_key,
+    create_chat_model,
 )
-from vera.providers.cache import cache_key
-from vera.providers.litellm import LiteLLMChatModel
-from vera.providers.registry import create_chat_model
-from vera.settings import Settings
 
 pytest.importorskip("litellm", reason="the LiteLLM provider needs litellm: pip install litellm")
 
@@ -207,7 +207,7 @@ def test_cli_judge_litellm(loopback: LoopbackServer, tmp_path: Path) -> None:
 
 def test_import_vera_never_imports_litellm() -> None:
     code = (
-        "import sys, vera, vera.judges.registry, vera.providers.registry; "
+        "import sys, vera, vera.judges, vera.providers; "
         "assert 'litellm' not in sys.modules, 'litellm imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

@@ -12,11 +12,10 @@ from tests.support.loopback import LoopbackServer, Recorded, Reply, ok_openai
 from tests.support.scripted import section
 
 import vera
+from vera.baselines import build_baseline
 from vera.judges.offline import OfflineJudge
 from vera.metrics import create_metric
-from vera.pipelines.baselines import build_baseline
-from vera.providers.managed import ManagedChatModel
-from vera.providers.openai import OpenAIChatModel
+from vera.providers import ManagedChatModel, OpenAIChatModel
 
 INVENTED = "The service also guarantees a refund of 500 euros for every outage."
 

@@ -12,11 +12,8 @@ from tests.support.loopback import LoopbackServer, error, ok_openai, reset
 from tests.support.scripted import section
 
 from vera import Claim, JudgeResponseError, Verdict
-from vera.judges.llm import LLMJudge
-from vera.providers.cache import ResponseCache
-from vera.providers.managed import ManagedChatModel
-from vera.providers.openai import OpenAIChatModel
-from vera.providers.retry import RetryPolicy
+from vera.judges import LLMJudge
+from vera.providers import ManagedChatModel, OpenAIChatModel, ResponseCache, RetryPolicy
 
 CONTEXTS = ["Refunds are issued to the original card.", "The refund window is 30 days."]
 CLAIMS = [Claim("c1", "The refund window is 60 days."), Claim("c2", "Refunds go to the card.")]

@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 
 import vera
 from vera import cli
-from vera.executors.ray import INSTALL as RAY_INSTALL
 from vera.metrics import METRICS
-from vera.types.extras import install_hint
+from vera.run import INSTALL as RAY_INSTALL
+from vera.types import install_hint
 from vera.viewer import INSTALL as VIEW_INSTALL
 
 SOURCE = Path(vera.__file__).parent

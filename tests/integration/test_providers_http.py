@@ -21,24 +21,27 @@ from tests.support.loopback import (
     reset,
 )
 
-from vera.errors import ConfigError
-from vera.providers._http import is_local_url, retry_after_seconds
-from vera.providers.anthropic import AnthropicChatModel
-from vera.providers.base import (
+from vera import ConfigError
+from vera.providers import (
+    AnthropicChatModel,
     AuthenticationError,
     BadRequestError,
     ChatModel,
     ChatRequest,
+    MalformedJSONError,
     Message,
     MissingExtraError,
     ModelNotFoundError,
+    OpenAIChatModel,
     RateLimitError,
     RetryableProviderError,
+    StructuredMode,
     TruncatedOutputError,
+    create_chat_model,
+    is_local_url,
+    parse_json_object,
+    retry_after_seconds,
 )
-from vera.providers.jsonparse import MalformedJSONError, parse_json_object
-from vera.providers.openai import OpenAIChatModel, StructuredMode
-from vera.providers.registry import create_chat_model
 
 SECRET = "sk-test-0123456789abcdef"
 SCHEMA = {
@@ -392,8 +395,8 @@ def test_registry_rejects_bad_specs(spec: str) -> None:
 @pytest.mark.parametrize(
     ("sdk", "module", "cls", "spec"),
     [
-        ("openai", "vera.providers.openai", "OpenAIChatModel", "openai:m"),
-        ("anthropic", "vera.providers.anthropic", "AnthropicChatModel", "anthropic:m"),
+        ("openai", "vera.providers", "OpenAIChatModel", "openai:m"),
+        ("anthropic", "vera.providers", "AnthropicChatModel", "anthropic:m"),
     ],
 )
 def test_missing_sdk_names_the_extra(
@@ -412,8 +415,8 @@ def test_missing_sdk_names_the_extra(
 
 def test_importing_vera_imports_no_sdk() -> None:
     code = (
-        "import sys, vera, vera.providers, vera.providers.registry, vera.providers.openai, "
-        "vera.providers.anthropic; "
+        "import sys, vera, vera.providers, vera.providers._registry, vera.providers._openai, "
+        "vera.providers._anthropic; "
         "assert not {'openai', 'anthropic'} & set(sys.modules), sorted(sys.modules)"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

@@ -19,12 +19,17 @@ from tests.support.loopback import (
 )
 from tests.unit.test_managed_model import REQUEST, FakeClock
 
-from vera.providers.anthropic import AnthropicChatModel
-from vera.providers.base import ChatModel, ChatRequest, Message, RateLimitError
-from vera.providers.limits import Limiter
-from vera.providers.managed import ManagedChatModel
-from vera.providers.openai import OpenAIChatModel
-from vera.providers.retry import RetryPolicy
+from vera.providers import (
+    AnthropicChatModel,
+    ChatModel,
+    ChatRequest,
+    Limiter,
+    ManagedChatModel,
+    Message,
+    OpenAIChatModel,
+    RateLimitError,
+    RetryPolicy,
+)
 
 OPENAI_HEADERS = {
     "x-ratelimit-limit-requests": "120",

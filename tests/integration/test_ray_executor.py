@@ -16,13 +16,12 @@ from tests.support.loopback import LoopbackServer, Recorded, Reply
 from tests.support.scripted import scripted_openai
 
 import vera
+from vera import ConfigError
 from vera.datasets import open_dataset
-from vera.errors import ConfigError
 from vera.judges.offline import OfflineJudge
-from vera.plan import DatasetRef, build_plan
-from vera.report import SampleResult
+from vera.plan import DatasetRef, Settings, build_plan
+from vera.results import SampleResult
 from vera.run import RunObserver, run_plan, stored_plan
-from vera.settings import Settings
 
 # The ray extra (pip install -e '.[test-all]'); the light test install skips this module.
 ray = pytest.importorskip("ray")
@@ -73,7 +72,7 @@ def test_ray_results_land_in_the_store_and_a_resume_skips_them(tmp_path: Path) -
     plan = build_plan(dataset=DatasetRef(source="example"), settings=settings)
     with pytest.raises(_Interrupt):
         run_plan(plan, observer=_StopAfter(limit=5))
-    store = vera.history.RunStore(history)
+    store = vera.store.RunStore(history)
     try:
         (record,) = store.list()
         done = store.results(record.id)
@@ -158,7 +157,7 @@ def test_ray_refuses_pipelines_and_judge_objects() -> None:
 
 
 def test_a_missing_ray_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    from vera.executors import ray as executor
+    from vera.run import _ray as executor
 
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(ConfigError, match=r"pip install 'vera-eval\[ray\]'"):
@@ -188,8 +187,8 @@ class _DeadWorker:
 
 
 async def test_a_failed_worker_turns_its_batch_into_errors_and_loses_nothing() -> None:
-    from vera.executors import ray as executor
-    from vera.runner import PassResults, _report_builder
+    from vera.run import PassResults, _report_builder
+    from vera.run import _ray as executor
 
     samples = list(open_dataset("example"))
     recorded: dict[int, SampleResult] = {}

@@ -13,10 +13,10 @@ import pytest
 from tests.support.cli import run_vera
 
 import vera
-from vera.errors import ConfigError
-from vera.history import RunStore
+from vera import ConfigError
 from vera.plan import DatasetRef, RunPlan, build_plan
 from vera.run import run_plan
+from vera.store import RunStore
 
 
 def _run_id(stderr: str) -> str:

@@ -23,17 +23,19 @@ import pytest
 from tests.support.cli import run_vera
 from tests.support.plugin import PLUGIN_ENTRY_POINTS, PLUGIN_MODULE, PLUGIN_SOURCE, write_plugin
 
-import vera.outputs
-import vera.reports.registry
-import vera.run
+from vera import ConfigError
 from vera.datasets import open_dataset
-from vera.errors import ConfigError
-from vera.history import RunStore
-from vera.outputs import open_run_view, write_reports, write_run_reports
-from vera.plan import DatasetRef, build_plan
-from vera.reports import REPORTER_REGISTRY
+from vera.plan import DatasetRef, Settings, build_plan
+from vera.render import (
+    REPORTER_REGISTRY,
+    open_run_view,
+    render_html,
+    write_reports,
+    write_run_reports,
+)
+from vera.render._outputs import _samples
 from vera.run import Bindings, RunResult, run_plan
-from vera.settings import Settings
+from vera.store import RunStore
 from vera.types import Sample
 
 EXAMPLE_SAMPLES = sum(1 for _ in open_dataset("example"))
@@ -91,15 +93,15 @@ class CountingStore(RunStore):
 def counted(monkeypatch: pytest.MonkeyPatch) -> type[CountingStore]:
     """Every store the outputs could open (the view's, and `RunResult.results()`'s) counted."""
     CountingStore.opened = 0
-    monkeypatch.setattr(vera.outputs, "RunStore", CountingStore)
-    monkeypatch.setattr(vera.run, "RunStore", CountingStore)
+    monkeypatch.setattr("vera.render._outputs.RunStore", CountingStore)
+    monkeypatch.setattr("vera.run._engine.RunStore", CountingStore)
     return CountingStore
 
 
 def html_sample_counts(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, int]]:
     """What the built-in HTML reporter is given, recorded by a wrapper around its renderer."""
     seen: list[dict[str, int]] = []
-    real = vera.reports.registry.render_html
+    real = render_html
 
     def recording(report: Any, **kwargs: Any) -> str:
         samples: Mapping[str, Sample] = kwargs["samples"]
@@ -109,7 +111,7 @@ def html_sample_counts(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, int]]:
         )
         return real(report, **{**kwargs, "results": results})
 
-    monkeypatch.setattr(vera.reports.registry, "render_html", recording)
+    monkeypatch.setattr("vera.render._registry.render_html", recording)
     return seen
 
 
@@ -153,13 +155,13 @@ def test_one_view_reads_the_dataset_once_and_opens_nothing_it_does_not_need(
 ) -> None:
     result = streamed_run(tmp_path)
     reads: list[str | None] = []
-    real = vera.outputs._samples
+    real = _samples
 
     def counting(source: str | None, fields: Any = None) -> dict[str, Sample]:
         reads.append(source)
         return real(source, fields)
 
-    monkeypatch.setattr(vera.outputs, "_samples", counting)
+    monkeypatch.setattr("vera.render._outputs._samples", counting)
     counted.opened = 0
     with open_run_view(result) as view:
         assert counted.opened == 0 and reads == []  # nothing loaded before it is read

@@ -13,8 +13,8 @@ import pytest
 from tests.support.cli import run_vera
 
 import vera
-from vera.pipelines.documents import load_documents
-from vera.reports.markdown import render_markdown
+from vera.baselines import load_documents
+from vera.render import render_markdown
 
 
 def vera_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

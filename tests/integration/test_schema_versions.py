@@ -16,11 +16,9 @@ from typer.testing import CliRunner
 
 import vera
 from vera import cli
-from vera.history import HISTORY_SCHEMA_VERSION, RunStore
-from vera.providers.base import ChatResponse
-from vera.providers.cache import ResponseCache
-from vera.report import REPORT_SCHEMA_VERSION, Counts, Report
-from vera.sqlite_file import SqliteFile, StoreError
+from vera.providers import ChatResponse, ResponseCache
+from vera.results import REPORT_SCHEMA_VERSION, Counts, Report
+from vera.store import HISTORY_SCHEMA_VERSION, RunStore, SqliteFile, StoreError
 
 LAYOUT = Path(__file__).parents[1] / "support" / "report_layout_example.json"
 """The key paths, in document order, of `vera eval -d example -o r.json` as written before the

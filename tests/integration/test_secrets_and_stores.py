@@ -11,11 +11,9 @@ from pathlib import Path
 import pytest
 from tests.support.cli import run_vera
 
-from vera.history import RunStore
-from vera.providers.base import ChatResponse
-from vera.providers.cache import ResponseCache
-from vera.reports.html import read_samples
-from vera.sqlite_file import StoreError
+from vera.providers import ChatResponse, ResponseCache
+from vera.render import read_samples
+from vera.store import RunStore, StoreError
 from vera.types import SampleResult, SampleStatus
 
 

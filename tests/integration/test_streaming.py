@@ -11,7 +11,7 @@ from pathlib import Path
 from tests.support.cli import run_vera
 
 import vera
-from vera.history import RunStore
+from vera.store import RunStore
 
 
 def test_a_streamed_run_reports_what_a_kept_run_does(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ from tests.support.loopback import LoopbackServer, Recorded, Reply
 
 import vera
 from vera import ConfigError
-from vera.pipelines.user import UserPipelineError, load_user_pipeline
-from vera.report import SampleResult
+from vera.pipelines import UserPipelineError, load_user_pipeline
+from vera.results import SampleResult
 from vera.types import Verdict
 
 ANSWER = {
@@ -71,7 +71,7 @@ def test_a_broken_endpoint_fails_its_sample_only(loopback: LoopbackServer) -> No
     assert report.samples[0].status.value == "error"
     assert "HTTP 500" in (report.samples[0].error or "")
     with pytest.raises(UserPipelineError, match="string or a mapping"):
-        from vera.pipelines.core import RagState
-        from vera.pipelines.user import _read_answer
+        from vera.pipelines import RagState
+        from vera.pipelines._user import _read_answer
 
         _read_answer(RagState(query="q"), 42)

@@ -27,26 +27,24 @@ from tests.support.cli import run_vera
 from tests.support.faults import Handler, Provider, judge_args
 from tests.support.loopback import LoopbackServer, Recorded, Reply, error, ok_openai
 from tests.support.testset_script import TestsetScript
-from vera.errors import JudgeResponseError
-from vera.executors.quota import Quota, QuotaClient
+from vera import JudgeResponseError
 from vera.generate import REASONS, generate_testset
-from vera.judges.llm import LLMJudge
-from vera.judges.registry import create_managed_model
-from vera.providers.base import (
+from vera.judges import LLMJudge, create_managed_model
+from vera.plan import Settings
+from vera.providers import (
     AuthenticationError,
     ChatRequest,
+    FakeChatModel,
+    ManagedChatModel,
     Message,
     ProviderConnectionError,
     ProviderUnavailableError,
     RetryableProviderError,
+    RetryPolicy,
     UnreadableReplyError,
 )
-from vera.providers.fake import FakeChatModel
-from vera.providers.managed import ManagedChatModel
-from vera.providers.retry import RetryPolicy
-from vera.settings import Settings
-from vera.types import Claim
-from vera.types.secrets import mask_secret
+from vera.run import Quota, QuotaClient
+from vera.types import Claim, mask_secret
 
 SAMPLES = 12
 FLAGS = ("--no-history", "--no-cache", "--retries", "2", "--timeout", "0.5", "--concurrency", "4")
@@ -408,7 +406,7 @@ async def test_litellm_names_an_unreadable_reply(
 def test_litellm_is_imported_with_its_local_cost_map(tmp_path: Path) -> None:
     pytest.importorskip("litellm")
     code = (
-        "import os; from vera.providers.litellm import _import_litellm; _import_litellm(); "
+        "import os; from vera.providers._litellm import _import_litellm; _import_litellm(); "
         "print(os.environ['LITELLM_LOCAL_MODEL_COST_MAP'])"
     )
     env = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}
@@ -419,7 +417,7 @@ def test_litellm_is_imported_with_its_local_cost_map(tmp_path: Path) -> None:
 
 
 def test_a_users_own_cost_map_choice_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
-    from vera.providers.litellm import use_local_cost_map
+    from vera.providers import use_local_cost_map
 
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "False")
     use_local_cost_map()

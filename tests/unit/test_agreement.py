@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from vera.agreement import Confusion, auroc
+from vera.stats import Confusion, auroc
 
 
 def test_confusion_figures_match_their_definitions() -> None:

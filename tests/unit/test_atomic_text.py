@@ -1,4 +1,4 @@
-"""`vera.outputs.atomic_text`: a file is replaced whole or not at all."""
+"""`vera.render.atomic_text`: a file is replaced whole or not at all."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from vera.errors import ConfigError
-from vera.outputs import atomic_text
+from vera import ConfigError
+from vera.render import atomic_text
 
 
 def test_a_failure_mid_write_leaves_the_previous_file(tmp_path: Path) -> None:

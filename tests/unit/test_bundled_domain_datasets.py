@@ -18,8 +18,7 @@ import pytest
 
 from vera import load_dataset
 from vera.datasets import BUNDLED, bundled_path
-from vera.judges.offline import OfflineJudge
-from vera.judges.offline.segment import split_units
+from vera.judges.offline import OfflineJudge, split_units
 from vera.types import Verdict
 
 

@@ -14,12 +14,8 @@ from rich.console import Console
 
 import vera
 from vera import DatasetRowError
-from vera.calibration import CalibrationTally, corrected_mean, wilson_interval
-from vera.reports.calibration import calibration_lines
-from vera.reports.console import print_summary
-from vera.reports.html import render_html
-from vera.reports.markdown import render_markdown
-from vera.stats import ValueCounts
+from vera.render import calibration_lines, print_summary, render_html, render_markdown
+from vera.stats import CalibrationTally, ValueCounts, corrected_mean, wilson_interval
 from vera.types import Sample
 
 TRUE_SHARE = 0.3

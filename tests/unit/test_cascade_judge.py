@@ -9,20 +9,21 @@ from typing import Any
 
 import pytest
 
-from vera import Sample, evaluate
+from vera import ConfigError, Sample, evaluate
 from vera.datasets import open_dataset
-from vera.errors import ConfigError
-from vera.estimate import RunEstimate, estimate_plan
-from vera.judges import LLMJudge, OfflineJudge, create_judge
-from vera.judges.base import BaseJudge, JudgeDescription
-from vera.judges.cascade import CascadeJudge
-from vera.plan import build_plan
-from vera.providers.fake import FakeChatModel
-from vera.report import Report
-from vera.reports.cascade import cascade_summary
-from vera.reports.markdown import render_markdown
-from vera.run import Bindings
-from vera.settings import Settings, load_settings
+from vera.judges import (
+    BaseJudge,
+    CascadeJudge,
+    JudgeDescription,
+    LLMJudge,
+    OfflineJudge,
+    create_judge,
+)
+from vera.plan import Settings, build_plan, load_settings
+from vera.providers import FakeChatModel
+from vera.render import cascade_summary, render_markdown
+from vera.results import Report
+from vera.run import Bindings, RunEstimate, estimate_plan
 from vera.types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Verdict
 
 

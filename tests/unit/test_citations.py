@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vera.metrics.citations import (
+from vera.metrics import (
     CitationMark,
     attach_citations,
     parse_citations,

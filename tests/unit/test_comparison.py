@@ -2,9 +2,15 @@
 
 import pytest
 
-from vera.comparison import compare_reports, improvement
-from vera.metrics.base import MetricResult, MetricStatus
-from vera.report import Report, SampleResult, SampleStatus, build_report
+from vera.metrics import MetricResult, MetricStatus
+from vera.results import (
+    Report,
+    SampleResult,
+    SampleStatus,
+    build_report,
+    compare_reports,
+    improvement,
+)
 
 
 def report(scores: dict[str, float]) -> Report:

@@ -11,9 +11,8 @@ from rich.console import Console
 from rich.text import Text
 
 import vera
-from vera.comparison import MetricComparison, baseline_comparison, significant
-from vera.report import Report
-from vera.reports.console import Column, change_cell, print_summary, print_table
+from vera.render import Column, change_cell, print_summary, print_table
+from vera.results import MetricComparison, Report, baseline_comparison, significant
 
 WIDTHS = (40, 80, 200)
 GRID_HEADERS = ("Metric", "Mean", "95% CI", "Scored", "Not scored", "Passed", "Failed", "Threshold")

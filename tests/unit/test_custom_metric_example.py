@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 import vera
-from vera.judges.fake import FakeJudge
+from vera.judges import FakeJudge
 from vera.metrics import METRICS, create_metric
 
 EXAMPLE = Path(__file__).parents[2] / "docs" / "examples" / "custom_metric.py"

@@ -24,17 +24,21 @@ from tests.support.loopback import LoopbackServer, Recorded, Reply, ok_openai
 from tests.support.scripted import scripted_openai, section
 
 import vera
-from vera import Claim, ClaimVerdict, Sample, Verdict
+from vera import Claim, ClaimVerdict, JudgeResponseError, Sample, Verdict
 from vera.analysis import analyse_sample, planned_work, work_pieces
 from vera.datasets import open_dataset
-from vera.errors import JudgeResponseError
-from vera.estimate import estimate_plan
-from vera.judges.base import BaseJudge, JudgeWork, judge_matrix
-from vera.judges.cascade import CascadeJudge
-from vera.judges.llm import LLMJudge, Mode
+from vera.judges import (
+    DATA_TAGS,
+    BaseJudge,
+    CascadeJudge,
+    JudgeWork,
+    LLMJudge,
+    Mode,
+    judge_matrix,
+    load_prompt,
+)
 from vera.judges.offline import OfflineJudge
-from vera.judges.offline.claims import extract_claims as split_claims
-from vera.judges.prompts import DATA_TAGS, load_prompt
+from vera.judges.offline import extract_claims as split_claims
 from vera.metrics import (
     ChunkContextPrecision,
     ClaimAnalysis,
@@ -48,11 +52,10 @@ from vera.metrics import (
     SelfKnowledge,
     create_metric,
 )
-from vera.plan import build_plan, metric_specs
-from vera.providers.fake import FakeChatModel
-from vera.run import Bindings
-from vera.settings import Settings
-from vera.types.entailment import EntailmentMatrix
+from vera.plan import Settings, build_plan, metric_specs
+from vera.providers import FakeChatModel
+from vera.run import Bindings, estimate_plan
+from vera.types import EntailmentMatrix
 
 NAMES = [
     "claim_recall",

@@ -6,12 +6,9 @@ import pytest
 
 from vera import Sample
 from vera.datasets import open_dataset
-from vera.estimate import RunEstimate, estimate_plan
-from vera.plan import build_plan
-from vera.providers.cost import Price, PriceTable
-from vera.providers.managed import CHARS_PER_TOKEN
-from vera.run import Bindings
-from vera.settings import Settings
+from vera.plan import Settings, build_plan
+from vera.providers import CHARS_PER_TOKEN, Price, PriceTable
+from vera.run import Bindings, RunEstimate, estimate_plan
 
 # The metric that needs each piece of judge work, to ask for exactly that piece.
 NEED_METRICS = {

@@ -9,13 +9,18 @@ import re
 from rich.console import Console
 
 import vera
-from vera.judges.fake import FakeJudge
-from vera.report import InvalidRow, Report
-from vera.reports.console import FAILING_TITLE, print_summary
-from vera.reports.html import read_samples, render_html
-from vera.reports.junit import render_junit
-from vera.reports.markdown import render_markdown
-from vera.reports.ranking import FailingSamples, margin
+from vera.judges import FakeJudge
+from vera.render import (
+    FAILING_TITLE,
+    FailingSamples,
+    margin,
+    print_summary,
+    read_samples,
+    render_html,
+    render_junit,
+    render_markdown,
+)
+from vera.results import InvalidRow, Report
 from vera.types import Sample
 
 CONTEXT = "The refund window is 30 days."

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vera import Sample, Verdict, evaluate
-from vera.judges.fake import FakeJudge
+from vera.judges import FakeJudge
 from vera.metrics import ClaimAnalysis, Faithfulness, MetricStatus
 from vera.types import Claim, ClaimVerdict
 

@@ -13,12 +13,15 @@ import statistics
 import pytest
 
 import vera
-from vera import Sample, Verdict
-from vera.errors import ConfigError
-from vera.judges.offline import OfflineJudge
-from vera.judges.offline.lexical_support import LEXICAL_WEIGHTS, RULED_OUT
-from vera.metrics import ClaimAnalysis, Faithfulness, FaithfulnessProbability, MetricStatus
-from vera.metrics.registry import create_metric
+from vera import ConfigError, Sample, Verdict
+from vera.judges.offline import LEXICAL_WEIGHTS, RULED_OUT, OfflineJudge
+from vera.metrics import (
+    ClaimAnalysis,
+    Faithfulness,
+    FaithfulnessProbability,
+    MetricStatus,
+    create_metric,
+)
 from vera.types import Claim, ClaimVerdict
 
 F, P, N, C = (

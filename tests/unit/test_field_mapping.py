@@ -10,11 +10,9 @@ import pandas as pd
 import pytest
 
 import vera
-from vera import DatasetError, DatasetRowError, load_dataset
-from vera.datasets import open_dataset
-from vera.datasets.fields import check_field_map, parse_field_option
-from vera.errors import ConfigError
-from vera.settings import load_settings
+from vera import ConfigError, DatasetError, DatasetRowError, load_dataset
+from vera.datasets import check_field_map, open_dataset, parse_field_option
+from vera.plan import load_settings
 
 FACT = "The refund window is 30 days."
 ROWS = [

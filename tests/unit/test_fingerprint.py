@@ -4,12 +4,11 @@ field when it does not."""
 from collections.abc import Sequence
 
 from vera.datasets import InMemoryDataset
-from vera.fingerprint import run_fingerprint
-from vera.judges.registry import create_judge
-from vera.metrics.registry import create_metric
-from vera.plan import build_plan
-from vera.settings import Settings
-from vera.types.fingerprint import RegressionCheck, RunFingerprint
+from vera.judges import create_judge
+from vera.metrics import create_metric
+from vera.plan import Settings, build_plan
+from vera.run import run_fingerprint
+from vera.types import RegressionCheck, RunFingerprint
 
 ROWS = [
     {"id": "a", "query": "How long is the refund window?", "response": "30 days.",

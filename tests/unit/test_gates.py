@@ -2,10 +2,17 @@
 
 from pathlib import Path
 
-from vera.gates import GateConfig, gate_failures, regression_failures
-from vera.metrics.base import MetricResult, MetricStatus
-from vera.report import Report, SampleResult, SampleStatus, build_report
-from vera.settings import load_settings
+from vera.metrics import MetricResult, MetricStatus
+from vera.plan import load_settings
+from vera.results import (
+    GateConfig,
+    Report,
+    SampleResult,
+    SampleStatus,
+    build_report,
+    gate_failures,
+    regression_failures,
+)
 
 
 def report(scores: dict[str, float], *, latency: float | None = None) -> Report:

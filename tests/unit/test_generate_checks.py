@@ -7,18 +7,20 @@ import random
 
 import pytest
 
-from vera.errors import ConfigError
-from vera.generate.checks import (
+from vera import ConfigError
+from vera.baselines import Chunk
+from vera.generate import (
     Draft,
+    allocate,
     answer_supported,
     is_near_duplicate,
     missing_quote,
     normalise,
+    parse_mix,
+    plan_tasks,
     read_draft,
 )
-from vera.generate.selection import allocate, parse_mix, plan_tasks
 from vera.judges.offline import OfflineJudge
-from vera.pipelines.chunking import Chunk
 
 
 def test_mix_parses_and_rejects_what_it_cannot_use() -> None:

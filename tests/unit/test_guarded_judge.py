@@ -19,14 +19,18 @@ from rich.console import Console
 
 import vera
 from vera import JudgeResponseError, Verdict
-from vera.judges.evidence import checked_verdict, quote_occurs
-from vera.judges.llm import LLMJudge
-from vera.judges.prompts import DATA_TAGS, load_prompt, neutralise_tags
-from vera.providers import ChatResponse, TruncatedOutputError
-from vera.providers.fake import FakeChatModel
-from vera.report import SampleResult, SampleStatus, build_report
-from vera.reports.console import print_summary
-from vera.types.report import ClaimRecord
+from vera.judges import (
+    DATA_TAGS,
+    LLMJudge,
+    checked_verdict,
+    load_prompt,
+    neutralise_tags,
+    quote_occurs,
+)
+from vera.providers import ChatResponse, FakeChatModel, TruncatedOutputError
+from vera.render import print_summary
+from vera.results import SampleResult, SampleStatus, build_report
+from vera.types import ClaimRecord
 
 BUNDLED = (
     "extract_claims",

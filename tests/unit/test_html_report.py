@@ -21,17 +21,31 @@ from typing import Any
 import pytest
 
 import vera
-from vera.comparison import MetricComparison, baseline_comparison, relative_change, significant
-from vera.errors import RunStopError
-from vera.judges import OfflineJudge
-from vera.judges.fake import FakeJudge
-from vera.outcome import Outcome, sample_outcome
-from vera.report import Report, SampleResult, SampleStatus
-from vera.reports import HistoryPoint, render_html
-from vera.reports.charts import Bar, bar_panel, histogram
-from vera.reports.html import read_samples
-from vera.reports.samples import OUTCOMES, VERDICTS, unpack
-from vera.runner import run_pass
+from vera import RunStopError
+from vera.judges import FakeJudge, OfflineJudge
+from vera.render import (
+    OUTCOMES,
+    VERDICTS,
+    Bar,
+    HistoryPoint,
+    bar_panel,
+    histogram,
+    read_samples,
+    render_html,
+    unpack,
+)
+from vera.results import (
+    MetricComparison,
+    Outcome,
+    Report,
+    SampleResult,
+    SampleStatus,
+    baseline_comparison,
+    relative_change,
+    sample_outcome,
+    significant,
+)
+from vera.run import run_pass
 from vera.types import Claim, Context, Sample, Verdict
 
 SCRIPT = '<script>document.title = window.__pwned = "pwned"</script>'

@@ -12,11 +12,8 @@ from html.parser import HTMLParser
 import pytest
 
 import vera
-from vera.comparison import MetricComparison, relative_change
-from vera.report import Report
-from vera.reports import render_html
-from vera.reports.markdown import render_markdown
-from vera.reports.view import baseline_rows, baseline_view
+from vera.render import baseline_rows, baseline_view, render_html, render_markdown
+from vera.results import MetricComparison, Report, relative_change
 
 
 @cache

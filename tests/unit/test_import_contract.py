@@ -87,7 +87,7 @@ def assert_only_broken(output: str, broken: str) -> None:
 
 
 def test_a_forbidden_import_breaks_its_contract(tmp_path: Path) -> None:
-    metric = copy_checkout(tmp_path) / "metrics" / "faithfulness.py"
+    metric = copy_checkout(tmp_path) / "metrics" / "_faithfulness.py"
     # A metric that reaches for a model: exactly what the metrics contract forbids.
     metric.write_text(metric.read_text(encoding="utf-8") + "\nimport vera.providers\n")
 
@@ -97,23 +97,21 @@ def test_a_forbidden_import_breaks_its_contract(tmp_path: Path) -> None:
     assert result.returncode != 0, output
     (broken,) = [c["name"] for c in contracts() if c.get("source_modules") == ["vera.metrics"]]
     assert_only_broken(output, broken)
-    assert "vera.metrics.faithfulness -> vera.providers" in output, output
+    assert "vera.metrics._faithfulness -> vera.providers" in output, output
 
 
 def test_an_upward_import_breaks_the_layers_contract(tmp_path: Path) -> None:
-    registry = copy_checkout(tmp_path) / "judges" / "registry.py"
+    registry = copy_checkout(tmp_path) / "judges" / "_registry.py"
     # The chain the layers were drawn to stop: judges -> settings -> gates -> report.
-    registry.write_text(
-        registry.read_text(encoding="utf-8") + "\nfrom vera.settings import Settings\n"
-    )
+    registry.write_text(registry.read_text(encoding="utf-8") + "\nfrom vera.plan import Settings\n")
 
     result = lint_imports(tmp_path, tmp_path)
 
     output = result.stdout + result.stderr
     assert result.returncode != 0, output
     assert_only_broken(output, layers_contract())
-    assert "vera.judges is not allowed to import vera.settings" in output, output
-    assert "vera.judges.registry -> vera.settings" in output, output
+    assert "vera.judges is not allowed to import vera.plan" in output, output
+    assert "vera.judges._registry -> vera.plan" in output, output
 
 
 def test_a_module_outside_every_layer_breaks_the_layers_contract(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vera.providers.jsonparse import (
+from vera.providers import (
     IncompleteJSONError,
     MalformedJSONError,
     parse_json_object,

@@ -1,4 +1,4 @@
-"""`vera.judge_benchmark` and `vera benchmark`: a judge measured on a small labelled file, with
+"""`vera.run` and `vera benchmark`: a judge measured on a small labelled file, with
 the offline judge, whose verdicts on these rows are known (a copied answer is supported, an
 invented fact or a changed number is not, a paraphrase looks only partly supported to it, and an
 added condition whose words are all in the context slips past it). Each unfaithful answer is one
@@ -16,10 +16,11 @@ import pytest
 from typer.testing import CliRunner
 
 import vera
-from vera.agreement import auroc
+from vera import DatasetError, DatasetRowError, JudgeError
 from vera.cli import app
-from vera.errors import DatasetError, DatasetRowError, JudgeError
-from vera.judge_benchmark import (
+from vera.judges import FakeJudge
+from vera.judges.offline import OfflineJudge
+from vera.run import (
     JudgeBenchmark,
     LabelledRow,
     RowOutcome,
@@ -28,8 +29,7 @@ from vera.judge_benchmark import (
     benchmark_judge,
     read_labelled_rows,
 )
-from vera.judges.fake import FakeJudge
-from vera.judges.offline import OfflineJudge
+from vera.stats import auroc
 from vera.types import Claim, ClaimVerdict, Sample
 
 CONTEXT = "The museum opens at 9 am. Entry costs 12 euros. The museum is closed on Mondays."

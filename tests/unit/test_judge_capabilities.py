@@ -16,18 +16,20 @@ from tests.support.plugin import PLUGIN_MODULE, write_plugin
 
 import vera
 from vera import ConfigError
-from vera.judges import JUDGE_REGISTRY, BaseJudge, OfflineJudge
-from vera.judges.base import (
+from vera.judges import (
+    JUDGE_REGISTRY,
+    BaseJudge,
     Capability,
+    CascadeJudge,
     ClaimJudge,
+    FakeJudge,
+    OfflineJudge,
     RelevanceRater,
     as_judge,
     judge_capabilities,
     judge_matrix,
     relevance_rater,
 )
-from vera.judges.cascade import CascadeJudge
-from vera.judges.fake import FakeJudge
 from vera.plan import DatasetRef, build_plan
 from vera.run import Bindings, build_components, run_plan
 from vera.types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Verdict

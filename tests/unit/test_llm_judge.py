@@ -11,11 +11,14 @@ import pytest
 
 import vera
 from vera import ConfigError, JudgeResponseError, Verdict
-from vera.judges.llm import LLMJudge
-from vera.providers import ChatResponse, TruncatedOutputError
-from vera.providers.cache import ResponseCache
-from vera.providers.fake import FakeChatModel
-from vera.providers.managed import ManagedChatModel
+from vera.judges import LLMJudge
+from vera.providers import (
+    ChatResponse,
+    FakeChatModel,
+    ManagedChatModel,
+    ResponseCache,
+    TruncatedOutputError,
+)
 
 RESPONSE = "The refund window is 60 days. Refunds go to the original card."
 CONTEXTS = ["Refunds are issued to the original card.", "The refund window is 30 days."]

@@ -11,13 +11,17 @@ import pytest
 
 import vera
 from vera import Verdict
-from vera.judges.llm import LLMJudge
-from vera.judges.voting import majority_verdicts
-from vera.providers import ChatRequest, TruncatedOutputError
-from vera.providers.cache import ResponseCache
-from vera.providers.cost import CostLedger, Price, PriceTable
-from vera.providers.fake import FakeChatModel
-from vera.providers.managed import ManagedChatModel
+from vera.judges import LLMJudge, majority_verdicts
+from vera.providers import (
+    ChatRequest,
+    CostLedger,
+    FakeChatModel,
+    ManagedChatModel,
+    Price,
+    PriceTable,
+    ResponseCache,
+    TruncatedOutputError,
+)
 
 RESPONSE = "The refund window is 60 days. Refunds go to the original card."
 CONTEXTS = ["Refunds are issued to the original card.", "The refund window is 30 days."]

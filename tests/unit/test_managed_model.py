@@ -12,24 +12,24 @@ import pytest
 
 from vera.providers import (
     AuthenticationError,
-    ChatRequest,
-    Message,
-    RateLimitError,
-    RetryableProviderError,
-    Usage,
-)
-from vera.providers.cache import ResponseCache, cache_key
-from vera.providers.cost import (
     BudgetExceededError,
+    ChatRequest,
     CostLedger,
+    FakeChatModel,
+    Limiter,
+    ManagedChatModel,
+    Message,
     Price,
     PriceTable,
+    RateLimitError,
+    ResponseCache,
+    RetryableProviderError,
+    RetryPolicy,
+    Usage,
+    cache_key,
+    call_with_retries,
     merge_summaries,
 )
-from vera.providers.fake import FakeChatModel
-from vera.providers.limits import Limiter
-from vera.providers.managed import ManagedChatModel
-from vera.providers.retry import RetryPolicy, call_with_retries
 
 REQUEST = ChatRequest(messages=(Message(role="user", content="Is the sky blue?"),))
 

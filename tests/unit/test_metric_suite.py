@@ -14,13 +14,14 @@ from hypothesis import strategies as st
 import vera
 from vera import Claim, ClaimVerdict, Sample, Verdict
 from vera.analysis import analyse_sample
-from vera.judges.fake import FakeJudge
+from vera.judges import FakeJudge
 from vera.metrics import (
     METRICS,
     Abstention,
     AnswerCorrectness,
     AnswerRelevance,
     CitationAccuracy,
+    CitationCheck,
     ClaimAnalysis,
     ContextPrecision,
     ContextRecall,
@@ -34,7 +35,6 @@ from vera.metrics import (
     Need,
     create_metric,
 )
-from vera.metrics.base import CitationCheck
 from vera.types import Relevance, RelevanceVerdict
 
 FULL, PART, NONE, CONTRA = (
@@ -293,7 +293,7 @@ def test_metrics_from_installed_packages_are_found_by_entry_point(
     from importlib.metadata import EntryPoint
     from pathlib import Path
 
-    from vera.metrics import registry
+    from vera.metrics import _registry as registry
 
     folder = Path(str(tmp_path))
     (folder / "vera_plugin_demo.py").write_text(

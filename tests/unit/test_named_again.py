@@ -7,16 +7,16 @@ from typing import Any
 
 import pytest
 
-from vera.errors import ConfigError
+from vera import ConfigError
 from vera.plan import (
     DatasetRef,
     RunPlan,
+    Settings,
     build_plan,
     code_references,
     named_again,
     resume_command,
 )
-from vera.settings import Settings
 
 
 def plan_with(settings: Settings | None = None, **fields: Any) -> RunPlan:

@@ -1,4 +1,4 @@
-"""`vera.datasets.nesting`: JSON nested deeper than `MAX_NESTING` is refused by a scan, never
+"""`vera.datasets`: JSON nested deeper than `MAX_NESTING` is refused by a scan, never
 by a RecursionError, with the top-level field it is under."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from vera import DatasetRowError, load_dataset
-from vera.datasets.nesting import MAX_NESTING, TooDeepError, loads_bounded, skip_value
+from vera.datasets import MAX_NESTING, TooDeepError, loads_bounded, skip_value
 
 
 def nested(depth: int) -> str:

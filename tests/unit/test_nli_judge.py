@@ -12,11 +12,10 @@ from typing import Any
 import pytest
 from tests.support.tiny_nli import build_model
 
-from vera.errors import ConfigError, VeraError
-from vera.judges import create_judge
-from vera.judges.nli import NLIJudge, label_map, windows
-from vera.metrics.grounding import DEFAULT_MIN_ENTAILMENT
-from vera.providers.base import MissingExtraError
+from vera import ConfigError, VeraError
+from vera.judges import NLIJudge, create_judge, label_map, windows
+from vera.metrics import DEFAULT_MIN_ENTAILMENT
+from vera.providers import MissingExtraError
 from vera.types import Claim, Verdict
 
 

@@ -8,10 +8,8 @@ import io
 from rich.console import Console
 
 import vera
-from vera.report import Report
-from vera.reports.console import print_summary
-from vera.reports.html import render_html
-from vera.reports.markdown import render_markdown
+from vera.render import print_summary, render_html, render_markdown
+from vera.results import Report
 from vera.types import Sample
 
 NEEDS_REFERENCE = "(needs the sample field `reference`)"

@@ -3,7 +3,7 @@
 import pytest
 
 from vera.judges import OfflineJudge
-from vera.judges.offline.claims import is_about_sources
+from vera.judges.offline import is_about_sources
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vera.judges.offline import index
-from vera.judges.offline.index import Postings
-from vera.judges.offline.tokens import analyse, analyse_text
+from vera.judges.offline import Postings, analyse, analyse_text
+from vera.judges.offline import _index as index
 
 WORDS = [f"w{i}" for i in range(12)]
 sentences = st.lists(st.frozensets(st.sampled_from(WORDS), max_size=5), max_size=30)
@@ -63,7 +62,7 @@ def test_a_long_text_is_analysed_in_pieces_with_the_same_words(
 ) -> None:
     text = "\n\n".join(f"Clause {i} allows {i + 3} days of notice, not less." for i in range(50))
     whole = analyse(text)
-    monkeypatch.setattr("vera.judges.offline.tokens._PIECE", 200)
+    monkeypatch.setattr("vera.judges.offline._tokens._PIECE", 200)
     pieces = analyse_text(text)
     assert pieces.content == whole.content
     assert pieces.numbers == whole.numbers

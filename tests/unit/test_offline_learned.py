@@ -9,12 +9,21 @@ from pathlib import Path
 
 import pytest
 
-from vera.judges.offline import OfflineJudge
-from vera.judges.offline.features import FEATURES, SampleFacts, claim_features
-from vera.judges.offline.model import SupportModel, load_model, shipped_path
-from vera.judges.offline.passages import GAP, LONG, evidence_for, passages
-from vera.judges.registry import create_judge
-from vera.settings import load_settings
+from vera.judges import create_judge
+from vera.judges.offline import (
+    FEATURES,
+    GAP,
+    LONG,
+    OfflineJudge,
+    SampleFacts,
+    SupportModel,
+    claim_features,
+    evidence_for,
+    load_model,
+    passages,
+    shipped_path,
+)
+from vera.plan import load_settings
 from vera.types import Claim, ClaimVerdict, Verdict
 
 CONTEXT = (

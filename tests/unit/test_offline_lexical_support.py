@@ -1,15 +1,15 @@
 """The default `offline` judge's verdicts and probabilities: the support model's probability,
-weighed by what the words found, and cut into verdicts (`vera.judges.offline.lexical_support`)."""
+weighed by what the words found, and cut into verdicts (`vera.judges.offline`)."""
 
 from __future__ import annotations
 
 import pytest
 
-from vera.judges.offline import OfflineJudge
-from vera.judges.offline.lexical_support import (
+from vera.judges.offline import (
     LEXICAL_WEIGHTS,
     RULED_OUT,
     LexicalWeights,
+    OfflineJudge,
     lexical_support,
 )
 from vera.types import Claim, ClaimVerdict, Verdict

@@ -6,9 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vera.judges.offline import OfflineJudge
-from vera.judges.offline.claims import extract_claims
-from vera.judges.offline.segment import split_units
+from vera.judges.offline import OfflineJudge, extract_claims, split_units
 from vera.types import Claim
 
 

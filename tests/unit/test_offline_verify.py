@@ -11,10 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import vera
-from vera.judges.base import Judge, match_verdicts
-from vera.judges.offline import OfflineJudge
-from vera.judges.offline.tokens import analyse, stem
-from vera.judges.offline.verify import Settings, verify
+from vera.judges import Judge, match_verdicts
+from vera.judges.offline import OfflineJudge, Settings, analyse, stem, verify
 from vera.types import Claim, ClaimVerdict, Verdict
 
 

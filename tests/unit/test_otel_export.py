@@ -14,9 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 import vera
+from vera import ConfigError
 from vera.cli import app
-from vera.errors import ConfigError
-from vera.otel_export import export_report, traces_url
+from vera.integrations import export_report, traces_url
 
 pytest.importorskip("opentelemetry.exporter.otlp.proto.http.trace_exporter")
 trace_service = pytest.importorskip("opentelemetry.proto.collector.trace.v1.trace_service_pb2")

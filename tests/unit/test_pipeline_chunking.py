@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import vera
-from vera.judges.offline.segment import split_units
-from vera.metrics.citations import resolve_citation
-from vera.pipelines.chunking import Chunk, chunk_corpus, chunk_document, sentence_spans
+from vera.baselines import Chunk, chunk_corpus, chunk_document, sentence_spans
+from vera.judges.offline import split_units
+from vera.metrics import resolve_citation
 from vera.types import Context
 
 _WORDS = st.sampled_from(

@@ -7,10 +7,9 @@ import pytest
 
 import vera
 from vera import Context
+from vera.baselines import DenseRetriever, build_baseline
 from vera.judges.offline import OfflineJudge
-from vera.pipelines.baselines import build_baseline
-from vera.pipelines.dense import DenseRetriever
-from vera.providers.base import MissingExtraError
+from vera.providers import MissingExtraError
 from vera.types import Verdict
 
 VOCABULARY = ["refund", "days", "card", "paris", "france", "fee", "invoice"]

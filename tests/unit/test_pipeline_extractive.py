@@ -7,11 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import vera
-from vera.judges.offline.claims import abstains
-from vera.metrics.citations import parse_citations, resolve_citation
-from vera.pipelines.chunking import Chunk
-from vera.pipelines.extractive import ABSTENTION, ExtractiveAnswer, extractive_answer
-from vera.pipelines.retrieval import BM25Retriever
+from vera.baselines import ABSTENTION, BM25Retriever, Chunk, ExtractiveAnswer, extractive_answer
+from vera.judges.offline import abstains
+from vera.metrics import parse_citations, resolve_citation
 from vera.types import Context
 
 LEASE = [

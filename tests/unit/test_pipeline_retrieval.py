@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 import vera
-from vera.pipelines.chunking import Chunk, chunk_corpus
-from vera.pipelines.retrieval import BM25Retriever, ScoredChunk, terms
+from vera.baselines import BM25Retriever, Chunk, ScoredChunk, chunk_corpus, terms
 from vera.types import Context
 
 

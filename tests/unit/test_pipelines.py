@@ -10,14 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vera import Context
-from vera.judges.fake import FakeJudge
-from vera.judges.llm import LLMJudge
-from vera.pipelines.core import Pipeline, RagState, identity
-from vera.pipelines.laws import check_laws
-from vera.pipelines.verification import ABSTENTION, Verify
-from vera.providers.cost import CostLedger, Price, PriceTable
-from vera.providers.fake import FakeChatModel
-from vera.providers.managed import ManagedChatModel
+from vera.baselines import VERIFY_ABSTENTION, Verify
+from vera.judges import FakeJudge, LLMJudge
+from vera.pipelines import Pipeline, RagState, check_laws, identity
+from vera.providers import CostLedger, FakeChatModel, ManagedChatModel, Price, PriceTable
 
 
 async def retrieve(state: RagState) -> RagState:
@@ -78,7 +74,7 @@ async def test_verify_drops_unsupported_claims_flags_or_abstains() -> None:
     assert (await still.run("Paris")).response == "Paris is true."
     nothing = FakeJudge({"Paris is true. The moon is cheese.": [("Paris is true.", "no")]})
     abstained = await Pipeline.of(retrieve).then(answer).then(Verify(nothing)).run("Paris")
-    assert abstained.response == ABSTENTION and abstained.abstained
+    assert abstained.response == VERIFY_ABSTENTION and abstained.abstained
 
 
 async def test_each_step_records_its_own_judge_calls_and_cost() -> None:

@@ -7,21 +7,23 @@ import asyncio
 
 import pytest
 
-from vera.errors import RunStopError
-from vera.providers import ChatRequest, Message
-from vera.providers.base import (
+from vera import RunStopError
+from vera.providers import (
     BadRequestError,
+    ChatRequest,
     ChatResponse,
+    FakeChatModel,
+    ManagedChatModel,
+    Message,
     ProviderConnectionError,
+    ProviderHealth,
     ProviderTimeoutError,
     ProviderUnavailableError,
     RateLimitError,
     RetryableProviderError,
+    RetryPolicy,
+    failure_cause,
 )
-from vera.providers.fake import FakeChatModel
-from vera.providers.health import ProviderHealth, failure_cause
-from vera.providers.managed import ManagedChatModel
-from vera.providers.retry import RetryPolicy
 
 REQUEST = ChatRequest(messages=(Message(role="user", content="Is the sky blue?"),))
 

@@ -12,12 +12,17 @@ from pathlib import Path
 import pytest
 from tests.unit.test_managed_model import REQUEST, FakeClock
 
-from vera.providers._http import rate_limit_info
-from vera.providers.base import ChatRequest, ChatResponse, RateLimitError, RateLimitInfo
-from vera.providers.cache import ResponseCache
-from vera.providers.fake import FakeChatModel
-from vera.providers.limits import Limiter
-from vera.providers.managed import ManagedChatModel
+from vera.providers import (
+    ChatRequest,
+    ChatResponse,
+    FakeChatModel,
+    Limiter,
+    ManagedChatModel,
+    RateLimitError,
+    RateLimitInfo,
+    ResponseCache,
+    rate_limit_info,
+)
 
 NOW = datetime(2025, 1, 1, tzinfo=UTC).timestamp()
 

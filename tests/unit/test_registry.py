@@ -17,27 +17,33 @@ from tests.support.plugin import (
     write_plugin,
 )
 
-from vera.errors import ConfigError
-from vera.judges import JUDGE_REGISTRY, OfflineJudge, create_judge, judge_names
-from vera.judges.options import JudgeOptions
-from vera.metrics import METRIC_REGISTRY, METRICS, Faithfulness, create_metric, metric_classes
-from vera.metrics.base import MetricResult, MetricStatus
-from vera.metrics.registry import metric_key
+from vera import ConfigError
+from vera.judges import JUDGE_REGISTRY, JudgeOptions, OfflineJudge, create_judge, judge_names
+from vera.metrics import (
+    METRIC_REGISTRY,
+    METRICS,
+    Faithfulness,
+    MetricResult,
+    MetricStatus,
+    create_metric,
+    metric_classes,
+    metric_key,
+)
+from vera.plan import Settings
 from vera.providers import PROVIDER_REGISTRY, create_chat_model, provider_names
 from vera.registry import Registry
-from vera.report import Report, SampleResult, SampleStatus, build_report
-from vera.reports import (
+from vera.render import (
     REPORTER_REGISTRY,
     HistoryPoint,
     RenderContext,
     format_for_path,
     render_html,
+    render_junit,
+    render_markdown,
     render_report,
     reporter_names,
 )
-from vera.reports.junit import render_junit
-from vera.reports.markdown import render_markdown
-from vera.settings import Settings
+from vera.results import Report, SampleResult, SampleStatus, build_report
 from vera.types import Sample
 
 ALL_REGISTRIES = (METRIC_REGISTRY, JUDGE_REGISTRY, PROVIDER_REGISTRY, REPORTER_REGISTRY)
@@ -298,7 +304,7 @@ def test_built_in_judges_by_name() -> None:
 
 
 def test_judges_are_built_from_their_own_options_without_settings() -> None:
-    # The judges sit below vera.settings: their options model alone configures them.
+    # The judges sit below vera.plan: their options model alone configures them.
     learned = create_judge("offline:learned", JudgeOptions(offline_min_support=0.6))
     assert isinstance(learned, OfflineJudge) and learned.min_support == 0.6
     crossed = JudgeOptions(cascade_judge="openai:gpt-4o-mini", cascade_low=0.9, cascade_high=0.1)

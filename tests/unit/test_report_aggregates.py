@@ -8,12 +8,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vera.comparison import baseline_comparison, compare_reports
-from vera.gates import regression_failures
-from vera.metrics.base import MetricResult, MetricStatus
-from vera.report import Report, SampleResult, SampleStatus, build_report
-from vera.reports.junit import render_junit
-from vera.reports.view import HistoryPoint, trend_panels
+from vera.metrics import MetricResult, MetricStatus
+from vera.render import HistoryPoint, render_junit, trend_panels
+from vera.results import (
+    Report,
+    SampleResult,
+    SampleStatus,
+    baseline_comparison,
+    build_report,
+    compare_reports,
+    regression_failures,
+)
 
 
 def result(

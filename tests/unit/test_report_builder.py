@@ -4,7 +4,7 @@ in, and the same report `build_report` gives from a list."""
 import random
 
 import vera
-from vera.report import ReportBuilder, build_report
+from vera.results import ReportBuilder, build_report
 
 
 def _aggregates(report: vera.Report) -> dict[str, object]:

@@ -8,7 +8,7 @@ import pytest
 import vera
 from vera import ConfigError, Report, Sample, SampleStatus
 from vera.metrics import Faithfulness, HallucinationRate
-from vera.report import CLAIM_COLUMNS, build_report
+from vera.results import CLAIM_COLUMNS, build_report
 
 # The pandas extra (pip install -e '.[test-all]'); the light test install skips this module.
 pd = pytest.importorskip("pandas")

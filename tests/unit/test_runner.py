@@ -13,7 +13,7 @@ import pytest
 
 import vera
 from vera import Claim, ClaimVerdict, ConfigError, Sample, SampleStatus, aevaluate, evaluate
-from vera.judges.fake import FakeJudge
+from vera.judges import FakeJudge
 from vera.metrics import (
     ClaimAnalysis,
     Faithfulness,
@@ -229,6 +229,7 @@ def test_public_api_is_pinned() -> None:
             "Sample",
             "SampleResult",
             "SampleStatus",
+            "RunStopError",
             "Verdict",
             "VeraError",
             "__version__",
@@ -299,7 +300,7 @@ def test_a_metric_that_returns_nan_fails_its_sample_only() -> None:
     assert "NaN" not in report.to_json()
 
 
-class KeyRevoked(vera.errors.RunStopError):
+class KeyRevoked(vera.RunStopError):
     """Stands in for a provider's rejected key (AuthenticationError is one)."""
 
 

@@ -15,20 +15,20 @@ from pathlib import Path
 import pytest
 
 from vera import Claim, ClaimVerdict, ConfigError, Sample, SampleStatus
-from vera.judges.base import BaseJudge
-from vera.judges.offline import OfflineJudge
-from vera.judges.offline.index import LONG_TEXT
+from vera.judges import BaseJudge
+from vera.judges.offline import LONG_TEXT, OfflineJudge
 from vera.metrics import Faithfulness
-from vera.runner import evaluate_sample
-from vera.sample_limits import (
+from vera.plan import (
     SampleLimitError,
     SampleLimits,
     SampleTimeoutError,
+    Settings,
     check_deadline,
     check_sizes,
+    load_settings,
     sample_deadline,
 )
-from vera.settings import Settings, load_settings
+from vera.run import evaluate_sample
 
 CONTEXT = "The museum opens at 9 am. Entry costs 12 euros. The museum is closed on Mondays."
 ANSWER = "The museum opens at 9 am. Entry costs 12 euros."
@@ -41,7 +41,7 @@ def sample(response: str = ANSWER, *contexts: str) -> Sample:
 
 
 class FakeClock:
-    """Stands in for the `time` module inside `vera.sample_limits` only (asyncio keeps the real
+    """Stands in for the `time` module inside `vera.plan` only (asyncio keeps the real
     one): each reading is `step` seconds after the last."""
 
     def __init__(self, step: float) -> None:
@@ -55,7 +55,7 @@ class FakeClock:
 def slow_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every clock reading is 10 s after the last: any deadline under 10 s has passed at the
     first check."""
-    monkeypatch.setattr("vera.sample_limits.time", FakeClock(step=10.0))
+    monkeypatch.setattr("vera._sample_limits.time", FakeClock(step=10.0))
 
 
 def test_defaults_admit_the_largest_stress_sample() -> None:

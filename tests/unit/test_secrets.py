@@ -2,9 +2,8 @@
 
 import pytest
 
-from vera.providers.base import ProviderConnectionError
-from vera.types import RunStop, SampleResult, SampleStatus
-from vera.types.secrets import is_redacted, redact
+from vera.providers import ProviderConnectionError
+from vera.types import RunStop, SampleResult, SampleStatus, is_redacted, redact
 
 
 @pytest.mark.parametrize(

@@ -3,10 +3,9 @@ from pathlib import Path
 import pytest
 
 from vera import ConfigError
-from vera.judges.options import JudgeOptions
-from vera.providers.options import ProviderOptions
-from vera.sample_limits import SampleLimitOptions
-from vera.settings import Settings, load_settings
+from vera.judges import JudgeOptions
+from vera.plan import SampleLimitOptions, Settings, load_settings
+from vera.providers import ProviderOptions
 
 
 def test_defaults_when_nothing_is_configured(tmp_path: Path) -> None:

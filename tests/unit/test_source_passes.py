@@ -9,9 +9,8 @@ import itertools
 import json
 from pathlib import Path
 
-from vera.datasets import open_dataset
-from vera.datasets.source import PassLog, SampleSource
-from vera.runner import run_pass
+from vera.datasets import PassLog, SampleSource, open_dataset
+from vera.run import run_pass
 
 GOOD = {"query": "Where is Paris?", "response": "Paris is in France."}
 ROWS = [

@@ -1,4 +1,4 @@
-"""The sync edge (`vera.sync.run_sync`): one event loop from synchronous code, and inside a
+"""The sync edge (`vera._sync.run_sync`): one event loop from synchronous code, and inside a
 running loop a RuntimeError that says what to use there, with the coroutine closed unrun."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 import vera
 from vera.generate import generate_testset
-from vera.sync import run_sync
+from vera.run import run_sync
 
 
 async def _answer() -> int:

@@ -3,12 +3,17 @@ by id (samples) and by normalised text (claims), worst change first."""
 
 from __future__ import annotations
 
-from vera import comparison
-from vera.comparison import ClaimChange, ScoreChange, verdict_changes
-from vera.outcome import Outcome
-from vera.report import ClaimRecord, SampleResult, SampleStatus
-from vera.types import Verdict
-from vera.types.results import MetricResult, MetricStatus
+from vera.results import (
+    ClaimChange,
+    ClaimRecord,
+    Outcome,
+    SampleResult,
+    SampleStatus,
+    ScoreChange,
+    verdict_changes,
+)
+from vera.results import _comparison as comparison
+from vera.types import MetricResult, MetricStatus, Verdict
 
 F = Verdict.FULLY_SUPPORTED
 P = Verdict.PARTIALLY_SUPPORTED

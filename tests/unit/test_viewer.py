@@ -37,15 +37,21 @@ from tests.support.view_history import (
     stored_run,
 )
 
-from vera.comparison import compare_reports, significant, verdict_changes
-from vera.errors import ConfigError
-from vera.history import DamagedRunError, RunStore
-from vera.outputs import stored_report_html, write_stored_report
-from vera.sqlite_file import MissingStoreError, StoreError
-from vera.viewer import INSTALL, create_app, pages, serve
-from vera.viewer.access import check_token
-from vera.viewer.pages import compare_url, run_url
-from vera.viewer.server import plan_access, url_for
+from vera import ConfigError
+from vera.render import stored_report_html, write_stored_report
+from vera.results import compare_reports, significant, verdict_changes
+from vera.store import DamagedRunError, MissingStoreError, RunStore, StoreError
+from vera.viewer import (
+    INSTALL,
+    check_token,
+    compare_url,
+    create_app,
+    plan_access,
+    run_url,
+    serve,
+    url_for,
+)
+from vera.viewer import _pages as pages
 
 
 @pytest.fixture(scope="module")
@@ -185,7 +191,7 @@ def test_import_vera_imports_neither_the_viewer_nor_starlette() -> None:
     # The CLI may name the viewer, but Starlette and uvicorn load only when a view starts.
     assert [m for m in _imported_after("import vera.cli") if "vera" not in m] == []
     assert "starlette" not in _imported_after("import vera.viewer")
-    assert "starlette" in _imported_after("import vera.viewer.app")  # what the check can see
+    assert "starlette" in _imported_after("import vera.viewer._app")  # what the check can see
 
 
 def test_the_list_shows_every_run_with_its_means_and_each_datasets_trend(

@@ -6,10 +6,8 @@ import pytest
 
 from vera import Claim, ClaimVerdict, Sample, Verdict
 from vera.analysis import WorkItem, analyse_sample, planned_work, work_plan
-from vera.judges.base import BaseJudge, JudgeWork
-from vera.judges.calls import RecordingChatModel
-from vera.judges.llm import LLMJudge
-from vera.judges.offline.claims import extract_claims as split_claims
+from vera.judges import BaseJudge, JudgeWork, LLMJudge, RecordingChatModel
+from vera.judges.offline import extract_claims as split_claims
 from vera.metrics import Need
 from vera.types import Relevance, RelevanceVerdict
 

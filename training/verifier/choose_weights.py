@@ -37,13 +37,13 @@ from judge_accuracy import auroc, fold_of
 from train_features import claim_table, fit, support
 
 import vera
-from vera.judges.offline.lexical_support import (
+from vera.judges.offline import (
+    CLOSEST,
     LEXICAL_WEIGHTS,
     RULED_OUT,
     LexicalWeights,
     rules_out,
 )
-from vera.judges.offline.verify import CLOSEST
 from vera.types import ClaimVerdict, Verdict
 
 PLANTED = ("wrong_number", "negation", "invented_fact")

@@ -19,7 +19,7 @@
    from out-of-fold predictions over all of dev (fit on one fold, predict the other).
 
 Claims, lexical verdicts and features come from VERA's own code (`OfflineJudge(learned=False)`
-and `vera.judges.offline.features`), so training sees exactly what inference computes. A claim
+and `vera.judges.offline`), so training sees exactly what inference computes. A claim
 is unsupported when it overlaps a human-marked hallucinated span. Needs scikit-learn
 (`pip install -e '.[train]'`).
 """
@@ -37,9 +37,14 @@ from data import read_rows
 from judge_accuracy import auroc, fold_of, source_of, summarise
 from sklearn.linear_model import LogisticRegression
 
-from vera.judges.offline.claims import extract_claims
-from vera.judges.offline.features import FEATURES, SampleFacts, claim_features
-from vera.judges.offline.verify import Settings, verify
+from vera.judges.offline import (
+    FEATURES,
+    SampleFacts,
+    Settings,
+    claim_features,
+    extract_claims,
+    verify,
+)
 from vera.types import ClaimVerdict, Verdict
 
 C = 1.0

@@ -1,18 +1,27 @@
 """Datasets: loading, validation and the bundled examples."""
 
-from vera.datasets.bundled import BUNDLED, bundled_path
-from vera.datasets.inmemory import InMemoryDataset
-from vera.datasets.loader import Dataset, load_dataset
-from vera.datasets.source import SampleSource, open_dataset
-from vera.datasets.validate import InvalidRow
+from vera.datasets._bundled import BUNDLED, bundled_path
+from vera.datasets._fields import check_field_map, parse_field_option
+from vera.datasets._inmemory import InMemoryDataset
+from vera.datasets._loader import Dataset, load_dataset
+from vera.datasets._nesting import MAX_NESTING, TooDeepError, loads_bounded, skip_value
+from vera.datasets._source import PassLog, SampleSource, open_dataset
+from vera.datasets._validate import InvalidRow
 
 __all__ = [
     "BUNDLED",
+    "MAX_NESTING",
     "Dataset",
     "InMemoryDataset",
     "InvalidRow",
+    "PassLog",
     "SampleSource",
+    "TooDeepError",
     "bundled_path",
+    "check_field_map",
     "load_dataset",
+    "loads_bounded",
     "open_dataset",
+    "parse_field_option",
+    "skip_value",
 ]

@@ -6,11 +6,21 @@ Path("generated.json").write_text(json.dumps(result.dataset, indent=2))
 
 from __future__ import annotations
 
-from vera.generate.checks import DEFAULT_MAX_ANSWER_CHARS, DEFAULT_MAX_QUOTE_CHARS, REASONS
-from vera.generate.core import GenerationResult, generate_testset
-from vera.generate.estimate import GenerationEstimate, estimate_testset
-from vera.generate.selection import CATEGORIES, DEFAULT_MIX, parse_mix
-from vera.generate.summary import estimate_line, summary_lines, write_dataset
+from vera.generate._checks import (
+    DEFAULT_MAX_ANSWER_CHARS,
+    DEFAULT_MAX_QUOTE_CHARS,
+    REASONS,
+    Draft,
+    answer_supported,
+    is_near_duplicate,
+    missing_quote,
+    normalise,
+    read_draft,
+)
+from vera.generate._core import GenerationResult, generate_testset
+from vera.generate._estimate import GenerationEstimate, estimate_testset
+from vera.generate._selection import CATEGORIES, DEFAULT_MIX, allocate, parse_mix, plan_tasks
+from vera.generate._summary import estimate_line, summary_lines, write_dataset
 
 __all__ = [
     "CATEGORIES",
@@ -18,12 +28,20 @@ __all__ = [
     "DEFAULT_MAX_QUOTE_CHARS",
     "DEFAULT_MIX",
     "REASONS",
+    "Draft",
     "GenerationEstimate",
     "GenerationResult",
+    "allocate",
+    "answer_supported",
     "estimate_line",
     "estimate_testset",
     "generate_testset",
+    "is_near_duplicate",
+    "missing_quote",
+    "normalise",
     "parse_mix",
+    "plan_tasks",
+    "read_draft",
     "summary_lines",
     "write_dataset",
 ]

@@ -1,7 +1,8 @@
 """Metrics: pure functions from a sample and its shared judge analysis to a scored result."""
 
-from vera.metrics.answer import Abstention, AnswerCorrectness, AnswerRelevance
-from vera.metrics.base import (
+from vera.metrics._answer import Abstention, AnswerCorrectness, AnswerRelevance
+from vera.metrics._base import (
+    CitationCheck,
     ClaimAnalysis,
     Metric,
     MetricResult,
@@ -10,9 +11,16 @@ from vera.metrics.base import (
     not_applicable,
     scored,
 )
-from vera.metrics.citation_accuracy import CitationAccuracy
-from vera.metrics.context import ContextPrecision, ContextRecall, ContextRelevance
-from vera.metrics.diagnostics import (
+from vera.metrics._citation_accuracy import CitationAccuracy
+from vera.metrics._citations import (
+    CitationMark,
+    attach_citations,
+    parse_citations,
+    resolve_citation,
+    strip_citations,
+)
+from vera.metrics._context import ContextPrecision, ContextRecall, ContextRelevance
+from vera.metrics._diagnostics import (
     ChunkContextPrecision,
     ClaimRecall,
     ContextUtilization,
@@ -21,19 +29,26 @@ from vera.metrics.diagnostics import (
     ReferenceHallucination,
     SelfKnowledge,
 )
-from vera.metrics.faithfulness import Faithfulness
-from vera.metrics.faithfulness_probability import FaithfulnessProbability
-from vera.metrics.grounding import GroundingF1, GroundingPrecision, GroundingRecall
-from vera.metrics.hallucination import HallucinationRate
-from vera.metrics.registry import (
+from vera.metrics._faithfulness import Faithfulness
+from vera.metrics._faithfulness_probability import FaithfulnessProbability
+from vera.metrics._grounding import (
+    DEFAULT_MIN_ENTAILMENT,
+    GroundingF1,
+    GroundingPrecision,
+    GroundingRecall,
+)
+from vera.metrics._hallucination import HallucinationRate
+from vera.metrics._registry import (
     METRIC_REGISTRY,
     METRICS,
     create_metric,
     metric_classes,
+    metric_key,
     register_metric,
 )
 
 __all__ = [
+    "DEFAULT_MIN_ENTAILMENT",
     "METRICS",
     "METRIC_REGISTRY",
     "Abstention",
@@ -41,6 +56,8 @@ __all__ = [
     "AnswerRelevance",
     "ChunkContextPrecision",
     "CitationAccuracy",
+    "CitationCheck",
+    "CitationMark",
     "ClaimAnalysis",
     "ClaimRecall",
     "ContextPrecision",
@@ -61,9 +78,14 @@ __all__ = [
     "NoiseSensitivityRelevant",
     "ReferenceHallucination",
     "SelfKnowledge",
+    "attach_citations",
     "create_metric",
     "metric_classes",
+    "metric_key",
     "not_applicable",
+    "parse_citations",
     "register_metric",
+    "resolve_citation",
     "scored",
+    "strip_citations",
 ]

@@ -1,6 +1,7 @@
 """LLM providers: thin adapters over the official SDKs, behind one `ChatModel` protocol."""
 
-from vera.providers.base import (
+from vera.providers._anthropic import AnthropicChatModel
+from vera.providers._base import (
     AuthenticationError,
     BadRequestError,
     ChatModel,
@@ -9,29 +10,84 @@ from vera.providers.base import (
     Message,
     MissingExtraError,
     ModelNotFoundError,
+    ProviderConnectionError,
     ProviderError,
+    ProviderTimeoutError,
+    ProviderUnavailableError,
     RateLimitError,
+    RateLimitInfo,
     RetryableProviderError,
     TruncatedOutputError,
+    UnreadableReplyError,
     Usage,
 )
-from vera.providers.registry import PROVIDER_REGISTRY, create_chat_model, provider_names
+from vera.providers._cache import ResponseCache, cache_key
+from vera.providers._cost import BudgetExceededError, CostLedger, Price, PriceTable, merge_summaries
+from vera.providers._fake import FakeChatModel
+from vera.providers._health import ProviderHealth, failure_cause
+from vera.providers._http import is_local_url, rate_limit_info, retry_after_seconds
+from vera.providers._jsonparse import (
+    IncompleteJSONError,
+    MalformedJSONError,
+    parse_json_object,
+    try_parse_json_object,
+)
+from vera.providers._limits import Limiter
+from vera.providers._litellm import LiteLLMChatModel, use_local_cost_map
+from vera.providers._managed import CHARS_PER_TOKEN, ManagedChatModel
+from vera.providers._openai import OpenAIChatModel, StructuredMode
+from vera.providers._options import ProviderOptions
+from vera.providers._registry import PROVIDER_REGISTRY, create_chat_model, provider_names
+from vera.providers._retry import RetryPolicy, call_with_retries
 
 __all__ = [
+    "CHARS_PER_TOKEN",
     "PROVIDER_REGISTRY",
+    "AnthropicChatModel",
     "AuthenticationError",
     "BadRequestError",
+    "BudgetExceededError",
     "ChatModel",
     "ChatRequest",
     "ChatResponse",
+    "CostLedger",
+    "FakeChatModel",
+    "IncompleteJSONError",
+    "Limiter",
+    "LiteLLMChatModel",
+    "MalformedJSONError",
+    "ManagedChatModel",
     "Message",
     "MissingExtraError",
     "ModelNotFoundError",
+    "OpenAIChatModel",
+    "Price",
+    "PriceTable",
+    "ProviderConnectionError",
     "ProviderError",
+    "ProviderHealth",
+    "ProviderOptions",
+    "ProviderTimeoutError",
+    "ProviderUnavailableError",
     "RateLimitError",
+    "RateLimitInfo",
+    "ResponseCache",
+    "RetryPolicy",
     "RetryableProviderError",
+    "StructuredMode",
     "TruncatedOutputError",
+    "UnreadableReplyError",
     "Usage",
+    "cache_key",
+    "call_with_retries",
     "create_chat_model",
+    "failure_cause",
+    "is_local_url",
+    "merge_summaries",
+    "parse_json_object",
     "provider_names",
+    "rate_limit_info",
+    "retry_after_seconds",
+    "try_parse_json_object",
+    "use_local_cost_map",
 ]

@@ -17,7 +17,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, cast
 from urllib.parse import urlsplit
 
-from vera.providers.base import (
+from vera.providers._base import (
     AuthenticationError,
     BadRequestError,
     ModelNotFoundError,
@@ -29,7 +29,7 @@ from vera.providers.base import (
     RetryableProviderError,
     UnreadableReplyError,
 )
-from vera.types.secrets import mask_secret
+from vera.types._secrets import mask_secret
 
 __all__ = [
     "BACKSTOP_TIMEOUT",

@@ -4,10 +4,10 @@ Every type here is a frozen pydantic model, so a value can be shared between con
 and metrics without copies. This package imports nothing else of VERA (an import contract in
 pyproject.toml checks it), so any layer can use these types: judges write verdicts, metrics
 read them, the runner fills a `Report` and renderers read it. VERA's exception tree is here
-too, in `vera.types.errors` (imported as `vera.errors`), because `Verdict.parse` raises it.
+too, in `vera.types._errors` (imported as `vera.types._errors`), because `Verdict.parse` raises it.
 """
 
-from vera.types.claims import (
+from vera.types._claims import (
     DEFAULT_MIN_ENTAILMENT,
     Claim,
     ClaimVerdict,
@@ -15,8 +15,21 @@ from vera.types.claims import (
     RelevanceVerdict,
     Verdict,
 )
-from vera.types.report import (
+from vera.types._entailment import EntailmentMatrix
+from vera.types._errors import (
+    ConfigError,
+    DatasetError,
+    DatasetRowError,
+    JudgeError,
+    JudgeResponseError,
+    RunStopError,
+    VeraError,
+)
+from vera.types._extras import install_hint
+from vera.types._fingerprint import RegressionCheck, RunFingerprint
+from vera.types._report import (
     ClaimRecord,
+    CorrectedEstimate,
     Estimate,
     GroupStats,
     InvalidRow,
@@ -28,14 +41,15 @@ from vera.types.report import (
     SampleStatus,
     StepRecord,
 )
-from vera.types.results import (
+from vera.types._results import (
     CitationCheck,
     ClaimAnalysis,
     MetricResult,
     MetricStatus,
     Need,
 )
-from vera.types.samples import Citation, Context, Sample
+from vera.types._samples import Citation, Context, Sample
+from vera.types._secrets import is_redacted, mask_secret, redact
 
 __all__ = [
     "DEFAULT_MIN_ENTAILMENT",
@@ -45,22 +59,37 @@ __all__ = [
     "ClaimAnalysis",
     "ClaimRecord",
     "ClaimVerdict",
+    "ConfigError",
     "Context",
+    "CorrectedEstimate",
+    "DatasetError",
+    "DatasetRowError",
+    "EntailmentMatrix",
     "Estimate",
     "GroupStats",
     "InvalidRow",
+    "JudgeError",
+    "JudgeResponseError",
     "LatencySummary",
     "MetricResult",
     "MetricStatus",
     "MetricSummary",
     "Need",
+    "RegressionCheck",
     "Relevance",
     "RelevanceVerdict",
     "Report",
+    "RunFingerprint",
     "RunStop",
+    "RunStopError",
     "Sample",
     "SampleResult",
     "SampleStatus",
     "StepRecord",
+    "VeraError",
     "Verdict",
+    "install_hint",
+    "is_redacted",
+    "mask_secret",
+    "redact",
 ]

@@ -10,7 +10,7 @@ one run's HTML report (the one `vera report` writes); `/compare?a=A&b=B`, run B 
 with the samples whose verdicts changed. Only GET and HEAD are answered, the history is opened
 read-only, and no page loads anything but itself: each carries a content security policy that
 allows only its own inline style (and the report's script) by hash. Off loopback every request
-needs the access token (`vera.viewer.access`).
+needs the access token (`vera.viewer._access`).
 
 Starlette and uvicorn come with every install (the `view` extra is kept as an empty alias);
 they are imported here only when an app is made, so `import vera` never needs them (and never
@@ -24,18 +24,45 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vera.errors import ConfigError
-from vera.types.extras import install_hint
+from vera.types._errors import ConfigError
+from vera.types._extras import install_hint
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
-__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "INSTALL", "create_app", "serve"]
+from vera.viewer._pages import compare_url, run_url
+
+__all__ = [
+    "DEFAULT_HOST",
+    "DEFAULT_PORT",
+    "INSTALL",
+    "check_token",
+    "compare_url",
+    "create_app",
+    "plan_access",
+    "run_url",
+    "serve",
+    "url_for",
+]
+
+_LAZY = {
+    "check_token": "vera.viewer._access",
+    "plan_access": "vera.viewer._server",
+    "url_for": "vera.viewer._server",
+}
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 INSTALL = install_hint("view")
 """What installs what `vera view` needs."""
+
+
+def __getattr__(name: str) -> object:
+    # These live beside the Starlette middleware and the uvicorn server; importing them on first
+    # use keeps `import vera.viewer` free of both.
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _require(*modules: str) -> None:
@@ -59,9 +86,9 @@ def create_app(
     file fails here (`MissingStoreError`, naming the path). `allowed_hosts` are the only Host
     headers answered (None: any), which keeps a web page that rebinds its domain to this
     machine's address from reading the history. With `token`, only requests that carry it
-    are answered (`vera.viewer.access.TokenGuard`)."""
+    are answered (`vera.viewer._access.TokenGuard`)."""
     _require("starlette")
-    from vera.viewer.app import build_app
+    from vera.viewer._app import build_app
 
     return build_app(history, allowed_hosts=allowed_hosts, token=token)
 
@@ -84,9 +111,9 @@ def serve(
     `token` is asked for only when one is given. On any other host a warning says the history
     is reachable from the network; only the host itself and `allow_hosts` are answered (a
     wildcard host, 0.0.0.0 or ::, needs at least one), and every request must carry `token`,
-    generated when not given and part of the URL `on_ready` gets (see `vera.viewer.access`)."""
+    generated when not given and part of the URL `on_ready` gets (see `vera.viewer._access`)."""
     _require("starlette", "uvicorn")
-    from vera.viewer.server import run_server
+    from vera.viewer._server import run_server
 
     run_server(
         history,

@@ -1,5 +1,49 @@
 """The offline judge: VERA's default, embedded, dependency-free judge."""
 
-from vera.judges.offline.judge import OfflineJudge
+from vera.judges.offline._claims import abstains, extract_claims, is_about_sources
+from vera.judges.offline._features import FEATURES, SampleFacts, claim_features
+from vera.judges.offline._index import LONG_TEXT, Postings
+from vera.judges.offline._judge import OfflineJudge
+from vera.judges.offline._lexical_support import (
+    LEXICAL_WEIGHTS,
+    RULED_OUT,
+    LexicalWeights,
+    lexical_support,
+    rules_out,
+)
+from vera.judges.offline._model import SupportModel, load_model, shipped_path
+from vera.judges.offline._passages import GAP, LONG, evidence_for, passages
+from vera.judges.offline._segment import split_units
+from vera.judges.offline._tokens import analyse, analyse_text, stem
+from vera.judges.offline._verify import CLOSEST, Settings, verify
 
-__all__ = ["OfflineJudge"]
+__all__ = [
+    "CLOSEST",
+    "FEATURES",
+    "GAP",
+    "LEXICAL_WEIGHTS",
+    "LONG",
+    "LONG_TEXT",
+    "RULED_OUT",
+    "LexicalWeights",
+    "OfflineJudge",
+    "Postings",
+    "SampleFacts",
+    "Settings",
+    "SupportModel",
+    "abstains",
+    "analyse",
+    "analyse_text",
+    "claim_features",
+    "evidence_for",
+    "extract_claims",
+    "is_about_sources",
+    "lexical_support",
+    "load_model",
+    "passages",
+    "rules_out",
+    "shipped_path",
+    "split_units",
+    "stem",
+    "verify",
+]

@@ -1,0 +1,258 @@
+"""`SqliteFile`: the one way VERA opens its SQLite files (the run history, the response cache).
+
+Both are shared by threads of one run and by runs in other processes. Writers take turns: a
+writer waits at most `lock_timeout` seconds for another to finish, then fails with a message
+that names the file and what to do, never a bare "database is locked". A path that is a folder
+or a file that is not SQLite fails the same way, before any sample is evaluated.
+
+Each file's layout has a number, kept in SQLite's `PRAGMA user_version`: the count of the
+numbered migrations (`Migration`) applied to it. A writer applies those the file lacks, in
+order, in one transaction, when it opens it; a reader never writes, so it reads an older file as
+it is; both refuse a file of a higher number than they know (written by a newer VERA).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from vera.types._errors import ConfigError, RunStopError
+
+__all__ = [
+    "DEFAULT_LOCK_TIMEOUT",
+    "Migration",
+    "MissingStoreError",
+    "SqliteFile",
+    "StoreError",
+    "StoreWriteError",
+]
+
+DEFAULT_LOCK_TIMEOUT = 30.0
+"""Seconds a write waits for another process's write to finish."""
+
+
+_WAL_RETRY_SECONDS = 0.01
+
+Migration = Callable[[sqlite3.Connection], None]
+"""One numbered step of a file's layout: migration N (from 1) turns a file of version N - 1
+into version N. It runs inside the opening writer's transaction, so it uses `execute` only
+(`executescript` would commit half of it). Files from before versions existed are version 0
+whatever they hold, so the first steps must allow what they create to be there already
+(`IF NOT EXISTS`)."""
+
+_WRITE_FAILURES = frozenset(
+    {"SQLITE_FULL", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_FSYNC", "SQLITE_IOERR_TRUNCATE"}
+)
+"""SQLite's names for a write the disk refused: full, over quota, a file-size limit."""
+
+
+class StoreError(ConfigError):
+    """A SQLite file cannot be used: locked too long, not SQLite, or not a file path."""
+
+
+class MissingStoreError(StoreError):
+    """A file opened only to read does not exist (and was not created)."""
+
+
+class StoreWriteError(StoreError, RunStopError):
+    """A statement failed on a file that opened fine: a full disk or quota, read-only media,
+    a lock held too long, an I/O error, a damaged page. Every later write would fail alike,
+    so it stops a run as a rejected key does (exit 2): the run cannot record what it does."""
+
+
+class SqliteFile:
+    """One SQLite file in WAL mode, safe to share between threads; `what` names it in errors
+    ("the run history") and `flag` is the option that chooses it ("--history")."""
+
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        what: str,
+        flag: str,
+        migrations: Sequence[Migration],
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        read_only: bool = False,
+    ) -> None:
+        self.path = Path(path)
+        self.what = what
+        self.flag = flag
+        self.lock_timeout = lock_timeout
+        self._lock = threading.Lock()
+        if self.path.is_dir():
+            raise StoreError(f"{self.flag} {self.path} is a folder; give the path of a file")
+        self.latest = len(migrations)
+        """The version this code writes: how many migrations it knows."""
+        if read_only:
+            self._db = self._open_read_only()
+        else:
+            self._db = self._open_writer()
+        try:
+            with self._translated():
+                self.version = self._known_version() if read_only else self._migrated(migrations)
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _open_writer(self) -> sqlite3.Connection:
+        with self._translated():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(
+                self.path, timeout=self.lock_timeout, check_same_thread=False, isolation_level=None
+            )
+            try:
+                self._enter_wal(db)
+                # With WAL, NORMAL survives a crash of VERA; only a power cut can lose the
+                # newest commits, and each is one sample's result or one cached reply.
+                db.execute("PRAGMA synchronous=NORMAL")
+            except BaseException:
+                db.close()
+                raise
+        return db
+
+    def _known_version(self) -> int:
+        """The file's layout version, refused when it is newer than this code knows."""
+        version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+        if version > self.latest:
+            raise StoreError(
+                f"{self.what} {self.path} has layout version {version}, written by a newer "
+                f"VERA; this one knows up to version {self.latest} and will neither misread nor "
+                f"change it: upgrade vera-eval (pip install -U vera-eval), or point {self.flag} "
+                "at another file"
+            )
+        return version
+
+    def _migrated(self, migrations: Sequence[Migration]) -> int:
+        """Apply the migrations the file lacks, all or none, and return its version."""
+        if self._known_version() == self.latest:
+            return self.latest
+        # IMMEDIATE takes the write lock first, so of two writers opening an old file at once
+        # one migrates and the other, once it has the lock, reads the version again: done.
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            for step in migrations[self._known_version() :]:
+                step(self._db)
+            self._db.execute(f"PRAGMA user_version = {self.latest:d}")
+            self._db.execute("COMMIT")
+        except BaseException:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise
+        return self.latest
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        """The file as it is, for reading: a missing file is an error, never created. On
+        read-only media it is opened immutable (see `_open_immutable`)."""
+        if not self.path.is_file():
+            raise MissingStoreError(
+                f"{self.what} {self.path} does not exist: nothing has been recorded there yet; "
+                f"point {self.flag} at an existing file"
+            )
+        with self._translated():
+            try:
+                return self._connect_read_only("mode=ro")
+            except sqlite3.OperationalError as exc:
+                # A reader of a WAL file creates its `-shm` beside it; in a folder nobody
+                # may write to (a read-only mount, a locked-down CI artifact) SQLite cannot,
+                # and says only "unable to open database file".
+                if "unable to open" not in str(exc):
+                    raise
+            return self._open_immutable()
+
+    def _open_immutable(self) -> sqlite3.Connection:
+        """The file read as it lies on disk, with no lock and no `-shm` (SQLite's
+        `immutable=1`): right for media nobody writes to. Commits still in a `-wal` file
+        beside it are not seen, which is said, never passed over."""
+        wal = self.path.with_name(self.path.name + "-wal")
+        if wal.is_file() and wal.stat().st_size > 0:
+            warnings.warn(
+                f"{self.path} is in a read-only folder and its {wal.name} holds commits "
+                f"that cannot be read from there; the newest runs may be missing: copy "
+                f"{self.path} and {wal.name} to a writable folder to see them",
+                stacklevel=2,
+            )
+        return self._connect_read_only("immutable=1")
+
+    def _connect_read_only(self, mode: str) -> sqlite3.Connection:
+        db = sqlite3.connect(
+            self.path.resolve().as_uri() + "?" + mode,
+            uri=True,
+            timeout=self.lock_timeout,
+            check_same_thread=False,
+            isolation_level=None,
+        )
+        try:
+            db.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        except sqlite3.Error:
+            db.close()
+            raise
+        return db
+
+    def _enter_wal(self, db: sqlite3.Connection) -> None:
+        # Switching a new file to WAL needs a lock SQLite does not wait for (it answers BUSY at
+        # once, busy timeout or not), so two runs creating one file together would fail; the
+        # switch is retried within the same bounded wait.
+        deadline = time.monotonic() + self.lock_timeout
+        while True:
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(_WAL_RETRY_SECONDS)
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """Run one statement (its own transaction) and return its rows; `StoreWriteError`
+        when the file fails it."""
+        with self._lock, self._translated(StoreWriteError):
+            return self._db.execute(sql, params).fetchall()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def _translated(self, kind: type[StoreError] = StoreError) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.OperationalError as exc:
+            raise kind(self._message(exc)) from None
+        except sqlite3.DatabaseError as exc:
+            raise kind(
+                f"{self.path} is not {self.what}, or is damaged ({exc}); point {self.flag} at "
+                "a new file or at one VERA wrote"
+            ) from None
+        except OSError as exc:
+            raise kind(f"cannot use {self.path} for {self.what}: {exc.strerror}") from None
+
+    def _message(self, exc: sqlite3.OperationalError) -> str:
+        text = str(exc)
+        if "locked" in text or "busy" in text:
+            return (
+                f"{self.what} {self.path} stayed locked by another process for "
+                f"{self.lock_timeout:g}s; wait for that run to finish, raise lock_timeout in "
+                f"vera.toml, or use another {self.flag}"
+            )
+        code = getattr(exc, "sqlite_errorname", "")
+        if "full" in text or code in _WRITE_FAILURES:
+            return (
+                f"{self.what} {self.path} cannot grow ({text}, {code or 'SQLITE_FULL'}): its "
+                f"disk is full, over quota or failing; free some space, or use another "
+                f"{self.flag}"
+            )
+        if "readonly" in text or "read-only" in text:
+            return (
+                f"cannot write to {self.what} {self.path} ({text}): the file or its folder is "
+                f"read-only; use another {self.flag}"
+            )
+        return (
+            f"cannot use {self.path} for {self.what} ({text}); check that its folder is "
+            f"writable and its disk sound, or use another {self.flag}"
+        )

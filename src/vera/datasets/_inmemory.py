@@ -1,0 +1,189 @@
+"""`InMemoryDataset`: samples already in Python (a list, a generator, a pandas DataFrame, a
+Hugging Face dataset), validated exactly as a dataset file's rows are.
+
+pandas and `datasets` are never imported here: their objects are recognised by the module their
+type comes from, so supporting them costs nothing to users who have neither installed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from vera.datasets._fields import FieldMap, source_field_map
+from vera.datasets._readers import RawRow
+from vera.datasets._validate import LastPassLog, RowRules, SourcePass
+from vera.types import Context, Sample
+from vera.types._errors import ConfigError, DatasetError
+
+__all__ = ["InMemoryDataset", "is_dataframe", "is_hf_dataset"]
+
+DATAFRAME_LABEL = "<DataFrame>"
+HF_LABEL = "<Hugging Face dataset>"
+ROWS_LABEL = "<rows>"
+# Scalar types, by name, that pandas uses for a missing cell besides None and NaN.
+_MISSING_TYPES = frozenset({"NAType", "NaTType"})
+
+
+def is_dataframe(data: object) -> bool:
+    """Whether `data` is a pandas DataFrame (or a subclass, such as GeoPandas'), without
+    importing pandas."""
+    return any(
+        kind.__module__.startswith("pandas") and kind.__name__ == "DataFrame"
+        for kind in type(data).__mro__
+    )
+
+
+def is_hf_dataset(data: object) -> bool:
+    """Whether `data` is a Hugging Face `datasets` dataset, without importing `datasets`."""
+    module = type(data).__module__
+    return module == "datasets" or module.startswith("datasets.")
+
+
+class InMemoryDataset(LastPassLog):
+    """Rows held in memory, iterated as validated `Sample`s, as often as the run needs.
+
+    Rows may be `Sample`s (taken as they are), mappings of sample fields (with the same field
+    aliases as files: `answer`, `retrieved_contexts`, ...), or the rows of a DataFrame or a
+    Hugging Face dataset. A one-shot iterator is kept in a list as it is read, so a second pass
+    gives the same samples. Invalid rows raise `DatasetRowError` naming "row N" (from 1) and the
+    field, or with `skip_invalid` are recorded in the log of their pass (`read()`) and skipped.
+    `fields` maps VERA fields to the rows' own column names (`{"contexts": "docs"}`).
+    """
+
+    def __init__(
+        self,
+        rows: Iterable[Any] | Sample,
+        *,
+        name: str | None = None,
+        skip_invalid: bool = False,
+        fields: FieldMap | None = None,
+    ) -> None:
+        _refuse_split_dict(rows)
+        self.fields = source_field_map(fields)
+        if isinstance(rows, Sample | Mapping):
+            rows = [rows]  # one sample, or one row of sample fields
+        if isinstance(rows, str | bytes) or not isinstance(rows, Iterable):
+            raise ConfigError(
+                f"an in-memory dataset needs an iterable of rows, got {type(rows).__name__}"
+            )
+        self.skip_invalid = skip_invalid
+        self.documents: tuple[Context, ...] = ()
+        self._source: Iterable[Any] = rows
+        # A generator or iterator can be read once only: its rows are kept as they come.
+        self._pending: Iterator[Any] | None = None
+        self._seen: list[Any] = []
+        if is_dataframe(rows):
+            self._label, default = DATAFRAME_LABEL, "dataframe"
+        elif is_hf_dataset(rows):
+            self._label, default = HF_LABEL, _hf_name(rows)
+        else:
+            self._label, default = ROWS_LABEL, "samples"
+            if iter(rows) is rows:
+                self._pending = iter(rows)
+        self._one_shot = self._pending is not None
+        self.name = name or default
+
+    def read(self) -> SourcePass:
+        """A new pass over the rows, with its own invalid-row log (see `SourcePass`)."""
+        return SourcePass(
+            self,
+            self._raw_rows(),
+            RowRules(label=self._label, accepts_samples=True, fields=self.fields),
+            skip_invalid=self.skip_invalid,
+        )
+
+    def size_hint(self) -> int | None:
+        """How many rows there are, where the source knows (an iterator only once fully read)."""
+        if self._one_shot:
+            return len(self._seen) if self._pending is None else None
+        try:
+            return len(self._source)  # type: ignore[arg-type]
+        except TypeError:
+            return None
+
+    def __repr__(self) -> str:
+        return f"InMemoryDataset(name={self.name!r}, source={self._label!r})"
+
+    def _raw_rows(self) -> Iterator[RawRow]:
+        for index, data in enumerate(self._rows(), start=1):
+            yield RawRow(f"row {index}", data)
+
+    def _rows(self) -> Iterator[Any]:
+        if self._label == DATAFRAME_LABEL:
+            yield from _dataframe_rows(self._source)
+        elif self._label == HF_LABEL:
+            yield from (_plain_row(row) for row in self._source)
+        elif self._one_shot:
+            yield from self._seen_then_pending()
+        else:
+            yield from self._source
+
+    def _seen_then_pending(self) -> Iterator[Any]:
+        # Rows are replayed by position, so a pass that stopped early (an invalid row, a
+        # consumer that broke off) or two passes read side by side each see every row once.
+        index = 0
+        while True:
+            if index < len(self._seen):
+                yield self._seen[index]
+                index += 1
+                continue
+            if self._pending is None:
+                return
+            try:
+                self._seen.append(next(self._pending))
+            except StopIteration:
+                self._pending = None
+
+
+def _refuse_split_dict(rows: object) -> None:
+    if is_hf_dataset(rows) and type(rows).__name__ in {"DatasetDict", "IterableDatasetDict"}:
+        splits = ", ".join(repr(k) for k in rows)  # type: ignore[attr-defined]
+        raise ConfigError(
+            f"a Hugging Face DatasetDict holds several splits ({splits}); pass one of them, "
+            "e.g. data['test']"
+        )
+
+
+def _hf_name(data: Any) -> str:
+    info = getattr(data, "info", None)
+    name = getattr(info, "dataset_name", None)
+    return str(name) if name else "hf_dataset"
+
+
+def _dataframe_rows(frame: Any) -> Iterator[dict[str, Any]]:
+    columns = [str(c) for c in frame.columns]
+    duplicates = sorted({c for c in columns if columns.count(c) > 1})
+    if duplicates:
+        raise DatasetError(f"{DATAFRAME_LABEL}: duplicate column names {duplicates}")
+    # itertuples reads one row at a time, so no copy of the whole frame is made.
+    for cells in frame.itertuples(index=False, name=None):
+        yield _plain_row(dict(zip(columns, cells, strict=True)))
+
+
+def _plain_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A table row as plain Python: a missing cell is left out, as an empty CSV cell is (an
+    absent reference says nothing; an explicit null would mark the question unanswerable)."""
+    plain = {str(key): _plain(value) for key, value in row.items()}
+    return {key: value for key, value in plain.items() if not _missing(value)}
+
+
+def _plain(value: Any) -> Any:
+    """numpy arrays and tuples as lists, numpy scalars as Python numbers, recursively."""
+    if type(value).__module__ == "numpy":
+        value = value.tolist()  # ndarray -> nested list; numpy scalar -> Python scalar
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _missing(value: Any) -> bool:
+    if value is None:
+        return True
+    kind = type(value)
+    if kind.__module__.startswith("pandas") and kind.__name__ in _MISSING_TYPES:
+        return True
+    return isinstance(value, float) and math.isnan(value)

@@ -1,0 +1,379 @@
+"""OpenTelemetry traces (OTLP/JSON, OpenInference attributes) as a dataset: one sample a trace.
+
+The file holds ExportTraceServiceRequest objects in OTLP's JSON encoding, one a line as
+OpenTelemetry's file exporter writes them, or a single (possibly pretty-printed) object. The
+root span gives the query (`input.value`), the response (`output.value`) and the latency; the
+trace's RETRIEVER spans, in start order, give the contexts (`retrieval.documents.N.document.*`).
+
+OTLP has no end-of-trace marker and a trace's spans may come in any request of the file, so
+samples are built after the whole file is read. Memory grows with the traces in the file, not
+with their spans: of each trace only its root span and its retrieved documents are kept.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vera.datasets._nesting import TooDeepError, loads_bounded
+from vera.datasets._readers import (
+    RawRow,
+    invalid_data,
+    is_invalid_json,
+    read_json_document,
+    unwrap_json,
+)
+
+__all__ = ["looks_like_otlp", "read_otlp_rows"]
+
+SPAN_KIND = "openinference.span.kind"
+INPUT_VALUE = "input.value"
+OUTPUT_VALUE = "output.value"
+SERVICE_NAME = "service.name"
+_DOCUMENT_KEY = re.compile(r"retrieval\.documents\.(\d+)\.document\.(content|id|score|metadata)")
+# Fields of a JSON `input.value` / `output.value` that hold the text itself, most likely first.
+QUERY_KEYS = ("query", "question", "input", "user_input")
+RESPONSE_KEYS = ("response", "answer", "output", "result")
+# Enough of a file's head to hold its first key; OTLP requests have `resourceSpans` first.
+_SNIFF_BYTES = 65536
+_OTLP_START = re.compile(r'\s*\{\s*"resourceSpans"\s*:')
+
+
+def looks_like_otlp(path: Path) -> bool:
+    """Whether a .json / .jsonl file holds OTLP trace requests rather than sample rows."""
+    with path.open("rb") as fh:
+        head = fh.read(_SNIFF_BYTES).decode("utf-8", errors="ignore").removeprefix("\ufeff")
+    if _OTLP_START.match(head):
+        return True
+    if '"resourceSpans"' not in head or not head.lstrip().startswith("{"):
+        return False
+    # A key other than `resourceSpans` came first: parse the first line to be sure.
+    with path.open("rb") as fh:
+        first = next((line for line in fh if line.strip()), b"")
+    try:
+        request = loads_bounded(first.decode("utf-8").removeprefix("\ufeff"))
+    except (json.JSONDecodeError, UnicodeDecodeError, TooDeepError):
+        # Not a request; read as rows, a line too deep is one invalid row that says so.
+        return False
+    return isinstance(request, dict) and "resourceSpans" in request
+
+
+class _SpanProblem(Exception):
+    """Part of a request is not OTLP; `where` is its path in the request."""
+
+    def __init__(self, where: str, problem: str) -> None:
+        super().__init__(f"{where}: {problem}")
+
+
+@dataclass(frozen=True)
+class _Span:
+    trace_id: str
+    span_id: str
+    parent_id: str
+    name: str
+    start: int
+    end: int
+    attributes: dict[str, Any]
+    service: str | None
+
+
+@dataclass
+class _Trace:
+    """What a sample needs of one trace, gathered as its spans are read."""
+
+    line: int
+    root: _Span | None = None
+    retrievals: list[tuple[int, str, list[dict[str, Any]]]] = field(default_factory=list)
+
+
+def read_otlp_rows(path: Path) -> Iterator[RawRow]:
+    """One `RawRow` a trace, located "line N (trace <id>)" at its root span's line.
+
+    A line that is not JSON or not OTLP is an invalid row of its own; a trace without a root
+    span, a response or contexts is an invalid row saying which it lacks.
+    """
+    traces: dict[str, _Trace] = {}
+    for line, request in _requests(path):
+        problem = _request_problem(request)
+        if problem is None:
+            try:
+                spans = list(_spans(request))
+            except _SpanProblem as exc:
+                problem = f"not an OTLP trace request ({exc})"
+        if problem is not None:
+            yield RawRow(f"line {line}", invalid_data(problem))
+            continue
+        for span in spans:
+            _add_span(traces, span, line)
+    for trace_id, trace in traces.items():
+        yield RawRow(f"line {trace.line} (trace {trace_id})", _sample_row(trace_id, trace))
+
+
+def _request_problem(request: Any) -> str | None:
+    if isinstance(request, _Unreadable):
+        return request.problem
+    unreadable = is_invalid_json(request)  # an element of a JSON array the reader refused
+    if unreadable is not None:
+        return unreadable
+    if not isinstance(request, dict) or "resourceSpans" not in request:
+        return "expected an OTLP trace request (an object with 'resourceSpans')"
+    return None
+
+
+class _Unreadable:
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+
+
+def _requests(path: Path) -> Iterator[tuple[int, Any]]:
+    """Each request with its line. A file whose first line is not JSON by itself is one JSON
+    document: a pretty-printed request (or an array of them), located at line 1."""
+    if not _first_line_is_json(path):
+        document = unwrap_json(read_json_document(path))
+        for request in document if isinstance(document, list) else [document]:
+            yield 1, request
+        return
+    with path.open("rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            try:
+                text = raw.decode("utf-8").removeprefix("\ufeff")
+            except UnicodeDecodeError as exc:
+                yield number, _Unreadable(f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})")
+                continue
+            if not text.strip():
+                continue
+            try:
+                yield number, loads_bounded(text)
+            except TooDeepError as exc:
+                yield number, _Unreadable(str(exc))
+            except json.JSONDecodeError as exc:
+                yield number, _Unreadable(f"invalid JSON ({exc.msg} at column {exc.colno})")
+
+
+def _first_line_is_json(path: Path) -> bool:
+    with path.open("rb") as fh:
+        first = next((line for line in fh if line.strip()), b"{}")
+    try:
+        loads_bounded(first.decode("utf-8").removeprefix("\ufeff"))
+    except TooDeepError:
+        return True  # JSON by itself, too deep: one invalid row of a line-by-line read
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False
+    return True
+
+
+def _objects(parent: Any, keys: tuple[str, ...], where: str) -> Iterator[tuple[str, Any]]:
+    """The objects of `parent`'s list under the first of `keys` present, with their paths."""
+    if not isinstance(parent, dict):
+        raise _SpanProblem(where, f"expected an object, got {type(parent).__name__}")
+    key = next((k for k in keys if k in parent), keys[0])
+    items = parent.get(key) or []
+    if not isinstance(items, list):
+        raise _SpanProblem(f"{where}.{key}", f"expected a list, got {type(items).__name__}")
+    for index, item in enumerate(items):
+        yield f"{where}.{key}[{index}]", item
+
+
+def _spans(request: Any) -> Iterator[_Span]:
+    # `instrumentationLibrarySpans` is the name OTLP used before 0.15 for `scopeSpans`.
+    for where, resource_spans in _objects(request, ("resourceSpans",), "request"):
+        resource = resource_spans.get("resource") if isinstance(resource_spans, dict) else None
+        resource_attributes = _attributes(resource, f"{where}.resource")
+        service = resource_attributes.get(SERVICE_NAME)
+        scopes = ("scopeSpans", "instrumentationLibrarySpans")
+        for scope_where, scope_spans in _objects(resource_spans, scopes, where):
+            for span_where, span in _objects(scope_spans, ("spans",), scope_where):
+                yield _span(span, span_where, service if isinstance(service, str) else None)
+
+
+def _span(span: Any, where: str, service: str | None) -> _Span:
+    if not isinstance(span, dict):
+        raise _SpanProblem(where, f"expected a span object, got {type(span).__name__}")
+    parent = span.get("parentSpanId") or ""
+    return _Span(
+        trace_id=_hex_id(span.get("traceId"), 16, f"{where}.traceId"),
+        span_id=_hex_id(span.get("spanId"), 8, f"{where}.spanId"),
+        parent_id=_hex_id(parent, 8, f"{where}.parentSpanId") if parent else "",
+        name=str(span.get("name", "")),
+        start=_nanos(span.get("startTimeUnixNano"), f"{where}.startTimeUnixNano"),
+        end=_nanos(span.get("endTimeUnixNano"), f"{where}.endTimeUnixNano"),
+        attributes=_attributes(span, where),
+        service=service,
+    )
+
+
+def _hex_id(value: Any, size: int, where: str) -> str:
+    """An id as lowercase hex. OTLP/JSON writes hex; protobuf's generic JSON mapping (what
+    `MessageToJson` gives) writes the same bytes as base64, so both are read."""
+    if isinstance(value, str) and value:
+        if len(value) == 2 * size and all(c in "0123456789abcdefABCDEF" for c in value):
+            return value.lower()
+        try:
+            raw = base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raw = b""
+        if len(raw) == size:
+            return raw.hex()
+    raise _SpanProblem(where, f"expected {2 * size} hex digits, got {value!r}")
+
+
+def _nanos(value: Any, where: str) -> int:
+    if value is None:
+        return 0
+    try:
+        return int(value)  # a JSON string: 64-bit integers do not fit every JSON reader
+    except (TypeError, ValueError):
+        raise _SpanProblem(where, f"expected unix nanoseconds, got {value!r}") from None
+
+
+def _attributes(owner: Any, where: str) -> dict[str, Any]:
+    if not isinstance(owner, dict):
+        return {}
+    result: dict[str, Any] = {}
+    for item_where, item in _objects(owner, ("attributes",), where):
+        if not isinstance(item, dict) or not isinstance(item.get("key"), str):
+            raise _SpanProblem(item_where, "expected an attribute {'key': ..., 'value': ...}")
+        result[item["key"]] = _any_value(item.get("value"), f"{item_where}.value")
+    return result
+
+
+def _any_value(value: Any, where: str) -> Any:
+    """An OTLP AnyValue as plain Python."""
+    if not isinstance(value, dict) or not value:
+        return None
+    if "stringValue" in value:
+        return str(value["stringValue"])
+    if "boolValue" in value:
+        return bool(value["boolValue"])
+    try:
+        if "intValue" in value:
+            return int(value["intValue"])
+        if "doubleValue" in value:
+            return float(value["doubleValue"])
+    except (TypeError, ValueError):
+        raise _SpanProblem(where, f"expected a number, got {value!r}") from None
+    if "arrayValue" in value:
+        items = (value["arrayValue"] or {}).get("values") or []
+        return [_any_value(v, f"{where}.arrayValue[{i}]") for i, v in enumerate(items)]
+    if "kvlistValue" in value:
+        pairs = (value["kvlistValue"] or {}).get("values") or []
+        return {p.get("key"): _any_value(p.get("value"), where) for p in pairs}
+    return value.get("bytesValue")
+
+
+def _add_span(traces: dict[str, _Trace], span: _Span, line: int) -> None:
+    trace = traces.get(span.trace_id)
+    if trace is None:
+        trace = traces[span.trace_id] = _Trace(line=line)
+    if not span.parent_id and (trace.root is None or span.start < trace.root.start):
+        trace.root = span
+        trace.line = line
+    if span.attributes.get(SPAN_KIND) == "RETRIEVER":
+        trace.retrievals.append((span.start, span.span_id, _documents(span.attributes)))
+
+
+def _documents(attributes: dict[str, Any]) -> list[dict[str, Any]]:
+    """A retriever span's flattened `retrieval.documents.N.document.*` attributes, in N order."""
+    documents: dict[int, dict[str, Any]] = {}
+    for key, value in attributes.items():
+        match = _DOCUMENT_KEY.fullmatch(key)
+        if match:
+            documents.setdefault(int(match[1]), {})[match[2]] = value
+    return [documents[n] for n in sorted(documents)]
+
+
+def _sample_row(trace_id: str, trace: _Trace) -> Any:
+    root = trace.root
+    if root is None:
+        return invalid_data("no root span (a span without parentSpanId) in this file")
+    response = _text(root.attributes.get(OUTPUT_VALUE), RESPONSE_KEYS)
+    if response is None:
+        return invalid_data(f"no response: the root span {root.name!r} has no {OUTPUT_VALUE}")
+    retrieved = [
+        (span_id, document)
+        for _, span_id, documents in sorted(trace.retrievals, key=lambda r: r[0])
+        for document in documents
+    ]
+    if not retrieved:
+        return invalid_data("no contexts: the trace has no RETRIEVER span with retrieval.documents")
+    metadata: dict[str, Any] = {
+        "trace_id": trace_id,
+        "root_span_id": root.span_id,
+        "root_span_name": root.name,
+    }
+    if root.service is not None:
+        metadata["service_name"] = root.service
+    row: dict[str, Any] = {
+        "id": trace_id,
+        "query": _text(root.attributes.get(INPUT_VALUE), QUERY_KEYS),
+        "response": response,
+        "contexts": [_context(span_id, document) for span_id, document in retrieved],
+        "metadata": metadata,
+    }
+    if root.start and root.end >= root.start:
+        row["latency_ms"] = (root.end - root.start) / 1e6
+    return row
+
+
+def _context(span_id: str, document: dict[str, Any]) -> dict[str, Any]:
+    # No `text` key when the content is missing, so validation names `contexts[N].text`.
+    context: dict[str, Any] = {"metadata": _retrieved(span_id, document)}
+    if document.get("content") is not None:
+        context["text"] = document["content"]
+    if document.get("id") is not None:
+        context["id"] = str(document["id"])
+    source = _metadata(document).get("source") or _metadata(document).get("url")
+    if isinstance(source, str):
+        context["source"] = source
+    return context
+
+
+def _retrieved(span_id: str, document: dict[str, Any]) -> dict[str, Any]:
+    """A context's metadata: the retriever span that found it, its score and its document's
+    metadata."""
+    entry: dict[str, Any] = {"retriever_span_id": span_id}
+    if document.get("id") is not None:
+        entry["id"] = str(document["id"])
+    if document.get("score") is not None:
+        entry["score"] = document["score"]
+    if document.get("metadata") is not None:
+        entry["metadata"] = _metadata(document) or document["metadata"]
+    return entry
+
+
+def _metadata(document: dict[str, Any]) -> dict[str, Any]:
+    """`document.metadata`, a JSON string by the conventions, as an object (empty if not)."""
+    value = document.get("metadata")
+    if isinstance(value, str):
+        try:
+            value = loads_bounded(value)
+        except ValueError:  # not JSON, or nested too deep: no metadata
+            return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: Any, keys: tuple[str, ...]) -> str | None:
+    """`input.value` / `output.value` as text: a JSON string or an object's text field is
+    unwrapped (`{"query": "..."}`), anything else is taken as written."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        return json.dumps(value)
+    if value.lstrip()[:1] in ("{", '"'):
+        try:
+            parsed = loads_bounded(value)
+        except ValueError:  # not JSON, or nested too deep: the text as written
+            return value
+        if isinstance(parsed, str):
+            return parsed
+        if isinstance(parsed, dict):
+            found = next((parsed[k] for k in keys if isinstance(parsed.get(k), str)), None)
+            if found is not None:
+                return str(found)
+    return value

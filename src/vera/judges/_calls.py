@@ -1,0 +1,178 @@
+"""How many calls, and about how many tokens, an LLM judge spends on a piece of work.
+
+The judge's own code counts them: `count_calls` runs a copy of the judge over the work against
+a `RecordingChatModel`, which records each request and answers it with the smallest valid
+reply for the schema asked. So the dry run, and a cascade counting the calls it saved, see
+exactly the calls a run makes (modes, draws, batches, truths asked once per context set), with
+no second description of the judge to keep in step. Prompt tokens are the requests' own text;
+completion tokens are estimated from what a model writes per claim, rating or fact. Tokens
+are counted at four characters each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Coroutine, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from vera.judges._base import CallEstimate, JudgeWork
+from vera.judges.offline._claims import extract_claims as split_claims
+from vera.providers._base import ChatRequest, ChatResponse, Usage
+from vera.providers._managed import CHARS_PER_TOKEN
+from vera.types import Claim
+
+if TYPE_CHECKING:
+    from vera.judges._llm import LLMJudge
+
+__all__ = ["RecordingChatModel", "count_calls", "tokens"]
+
+T = TypeVar("T")
+
+# Tokens a model writes per claim: its text in the extraction, a verdict with quote and reason.
+EXTRACTION_TOKENS_PER_CLAIM = 12
+VERDICT_TOKENS_PER_CLAIM = 45
+RATING_TOKENS = 25
+# A matrix row lists only the contexts that address its claim, rarely more than one or two of
+# them: a row's number and brackets, and about one verdict with its quote.
+MATRIX_ROW_TOKENS = 8 + VERDICT_TOKENS_PER_CLAIM
+
+
+def tokens(text: str) -> int:
+    return len(text) // CHARS_PER_TOKEN
+
+
+class RecordingChatModel:
+    """A chat model that calls nothing: it records each request and answers with a minimal
+    valid reply for the schema asked (no evidence for every claim, every text relevant, each
+    context's facts the context itself), so a judge runs its whole path of calls at no cost.
+
+    `work` is the piece of work being run: an extraction lists its claims (else the offline
+    splitter's, of the answer sent), and the numbered replies cover what the request shows
+    or the work plans, whichever is more (the judge drops numbers it did not ask).
+    """
+
+    def __init__(self, provider: str, model: str) -> None:
+        self._provider = provider
+        self._model = model
+        self.work = JudgeWork(kind="extract")
+        self.requests: list[ChatRequest] = []
+        self.completion_tokens = 0
+
+    @property
+    def provider(self) -> str:
+        return self._provider
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(tokens(m.content) for r in self.requests for m in r.messages)
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        self.requests.append(request)
+        data, written = self._reply(request)
+        self.completion_tokens += written
+        return ChatResponse(text="", data=data, usage=Usage(), model=self._model)
+
+    def _reply(self, request: ChatRequest) -> tuple[dict[str, Any], int]:
+        """The reply's JSON and the tokens a model would write for it."""
+        asked = request.messages[-1].content
+        name = request.schema_name
+        if name == "claims":
+            return self._claims(request)
+        if name == "truths":
+            # At most, the facts restate the contexts: the verifications after them are
+            # priced with texts as long as the contexts themselves.
+            facts = [{"context": n, "text": t} for n, t in enumerate(self.work.contexts, 1)]
+            return {"truths": facts}, sum(tokens(t) + 2 for t in self.work.contexts)
+        if name == "ratings":
+            shown, most = _numbered_items(asked, "texts", len(self.work.texts))
+            ratings = [{"text": n, "relevance": "RELEVANT"} for n in range(1, most + 1)]
+            return {"ratings": ratings}, shown * RATING_TOKENS
+        shown, most = _numbered_items(asked, "claims", len(self.work.claims))
+        if name == "matrix":
+            rows = [{"claim": n, "contexts": []} for n in range(1, most + 1)]
+            return {"claims": rows}, shown * MATRIX_ROW_TOKENS
+        verdicts = [{"claim": n, "verdict": "NO_EVIDENCE"} for n in range(1, most + 1)]
+        return {"verdicts": verdicts}, shown * VERDICT_TOKENS_PER_CLAIM
+
+    def _claims(self, request: ChatRequest) -> tuple[dict[str, Any], int]:
+        work = self.work
+        answer = work.text or _section(request.messages[-1].content, "answer") or ""
+        texts = work.claims or tuple(c.text for c in split_claims(answer))
+        judged = "verdict" in str(request.json_schema)  # single-call mode: claims with verdicts
+        per_claim = EXTRACTION_TOKENS_PER_CLAIM + (VERDICT_TOKENS_PER_CLAIM if judged else 0)
+        verdict = {"verdict": "NO_EVIDENCE"} if judged else {}
+        claims = [{"number": n, "text": t, **verdict} for n, t in enumerate(texts, start=1)]
+        return {"claims": claims}, tokens(answer) + len(texts) * per_claim
+
+
+def _section(prompt: str, tag: str) -> str | None:
+    """The data between `<tag>` and `</tag>` in a prompt; None where the prompt has no such
+    tags (a prompt of your own)."""
+    opening, closing = f"<{tag}>\n", f"\n</{tag}>"
+    if opening not in prompt or closing not in prompt:
+        return None
+    return prompt.rsplit(opening, 1)[1].split(closing, 1)[0]
+
+
+def _numbered_items(prompt: str, tag: str, planned: int) -> tuple[int, int]:
+    """How many numbered items ("1. ", "[1] ") a request shows in its `tag` section (the
+    work's `planned` count where it cannot tell), and how many the reply answers: enough for
+    both, as the judge drops numbers it did not ask."""
+    section = _section(prompt, tag)
+    found = len(re.findall(r"^(?:\d+\. |\[\d+\] )", section, flags=re.M)) if section else 0
+    shown = min(found, planned) if found and planned else found or planned
+    return shown, max(found, planned)
+
+
+async def _perform(judge: LLMJudge, work: JudgeWork) -> None:
+    """What the run asks of the judge for `work`."""
+    query = work.query or None
+    claims = [Claim(id=f"c{n}", text=text) for n, text in enumerate(work.claims, start=1)]
+    if work.kind == "analyse":
+        await judge.analyse(work.text, work.contexts, query=query)
+    elif work.kind == "extract":
+        await judge.extract_claims(work.text, query=query)
+    elif work.kind == "verify":
+        if claims:
+            await judge.verify_claims(claims, work.contexts)
+    elif work.kind == "verify_matrix":
+        await judge.verify_matrix(claims, work.contexts)
+    elif work.texts:
+        await judge.rate_relevance(work.query, work.texts)
+
+
+def count_calls(judge: LLMJudge, work: Sequence[JudgeWork]) -> CallEstimate:
+    """The calls and tokens `judge` makes for `work`, counted by running a copy of it against
+    a `RecordingChatModel`; what it remembers across samples (truths) it remembers here too."""
+    recorder = RecordingChatModel(judge.model.provider, judge.model.model)
+    twin = judge.replica(recorder)
+
+    async def run_all() -> None:
+        for item in work:
+            recorder.work = item
+            await _perform(twin, item)
+
+    _run(run_all())
+    return CallEstimate(
+        calls=len(recorder.requests),
+        prompt_tokens=recorder.prompt_tokens,
+        completion_tokens=recorder.completion_tokens,
+        model=judge.spec,
+    )
+
+
+def _run(job: Coroutine[Any, Any, T]) -> T:
+    """`job` to its end from synchronous code, inside a running event loop too (a cascade
+    counts its calls while it judges): then on a thread of its own, as a loop cannot be nested."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(job)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, job).result()

@@ -1,0 +1,681 @@
+"""`LLMJudge`: claims and verdicts from a chat model, in one of four modes.
+
+- `batched` (default): one call extracts the numbered claims, one call verifies all of them
+  against the numbered contexts: 2 calls per sample.
+- `per_claim` (seed 000): one extraction call, then one verification call per claim: 1 + N.
+- `truths` (seed 004): claims, then the facts each context states (once per context set, then
+  reused), then verdicts of the claims against those facts: 3 calls, 2 on a repeated set.
+- `single_call` (seed 003): claims and verdicts in one call: 1 call per sample.
+
+Every mode produces the same `ClaimVerdict`s; the model only classifies, every score is still
+VERA's arithmetic. What the model returns is checked, not trusted:
+
+- a reply that fails validation is re-asked once with the validation error;
+- verdicts must come back for exactly the claim numbers asked; missing ones are re-asked alone;
+- each quote is looked up in the context it cites, and an invented quote, or a supported or
+  contradicted verdict with none, is flagged (see `vera.judges._evidence`); a verdict citing a
+  context that does not exist (context 99 of 3) is an invalid reply;
+- each claim is traced to the response: one found nowhere in it that shares no content word
+  with it is flagged (`Claim.traceable`), and a claim list made mostly of such claims is an
+  invalid reply;
+- an empty claim list for a response in which VERA's own splitter finds checkable sentences is
+  asked for again once, then an error: it would otherwise score a vacuous faithfulness of 1.0;
+- a reply cut off at max_tokens makes the judge split the work into smaller calls, and a reply
+  that ends mid-JSON whatever its finish reason is reported as cut off, not as a missing field.
+
+The sample's texts reach the model between tags that they cannot close (see
+`vera.judges._prompts`), and every prompt says that text inside the tags is data, never
+instructions.
+
+With `samples=k`, verification is drawn k times and each claim gets the majority verdict and
+the share of draws that agreed with it.
+
+RAGChecker's claim-by-chunk matrix (`verify_matrix`, asked only by the diagnostic metrics) is one
+call per draw in every mode: each claim against each context alone, all claims together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import hashlib
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Literal, TypeVar, get_args
+
+from pydantic import BaseModel, ValidationError
+
+from vera.judges._base import BaseJudge, CallEstimate, JudgeDescription, JudgeWork
+from vera.judges._calls import count_calls
+from vera.judges._evidence import checked_verdict, shares_a_word
+from vera.judges._prompts import Prompt, load_prompt
+from vera.judges._replies import (
+    EXTRACTION_SCHEMA,
+    MATRIX_SCHEMA,
+    RELEVANCE_SCHEMA,
+    SINGLE_CALL_SCHEMA,
+    TRUTHS_SCHEMA,
+    VERIFICATION_SCHEMA,
+    Extraction,
+    Matrix,
+    MatrixCell,
+    Ratings,
+    SingleCall,
+    Truths,
+    Verification,
+)
+from vera.judges._voting import majority_verdicts
+from vera.judges.offline._claims import checkable_sentences
+from vera.providers._base import (
+    ChatModel,
+    ChatRequest,
+    ChatResponse,
+    Message,
+    TruncatedOutputError,
+)
+from vera.providers._jsonparse import IncompleteJSONError, MalformedJSONError, parse_json_object
+from vera.providers._managed import ManagedChatModel
+from vera.text._segment import split_units
+from vera.types import Claim, ClaimVerdict, RelevanceVerdict, Verdict
+from vera.types._errors import JudgeResponseError
+
+__all__ = ["MODES", "LLMJudge", "Mode"]
+
+T = TypeVar("T")
+ClaimReply = TypeVar("ClaimReply", Extraction, SingleCall)
+Reply = TypeVar("Reply", bound=BaseModel)
+
+Mode = Literal["batched", "per_claim", "truths", "single_call"]
+MODES: tuple[str, ...] = get_args(Mode)
+
+_PROMPTS: dict[str, tuple[str, ...]] = {
+    "batched": ("extract_claims", "verify_claims", "rate_relevance"),
+    "per_claim": ("extract_claims", "verify_claims", "rate_relevance"),
+    "truths": ("extract_claims", "extract_truths", "verify_claims", "rate_relevance"),
+    # Extra draws (samples > 1) and a cut-off reply fall back on the two-step prompts.
+    "single_call": ("single_call", "extract_claims", "verify_claims", "rate_relevance"),
+}
+# Loaded in every mode, but only the diagnostic metrics ask for it (see `prompt_versions`).
+_MATRIX = "verify_matrix"
+_NO_TRUTHS = "(this context states no facts)"
+_RAISE_MAX_TOKENS = "raise --max-tokens (judge_max_tokens in vera.toml)"
+
+
+class LLMJudge(BaseJudge):
+    """A judge backed by any `ChatModel` (wrap it in `ManagedChatModel` for retries and cache).
+
+    Args:
+        model: the chat model that answers.
+        mode: "batched", "per_claim", "truths" or "single_call" (see the module docstring).
+        samples: verification draws per claim; above 1, the majority verdict is kept and the
+            agreement rate reported. Use a temperature above 0 with it.
+        prompts_dir: a folder with your own prompt files (same names as the bundled ones).
+        max_claims_per_call: claims verified in one call; more are split across calls.
+        temperature: sampling temperature (0 for the most repeatable verdicts).
+        max_tokens: the reply budget of one call.
+        truths_cache_size: context sets whose truths are kept in memory (truths mode).
+    """
+
+    def __init__(
+        self,
+        model: ChatModel,
+        *,
+        mode: Mode = "batched",
+        samples: int = 1,
+        prompts_dir: Path | None = None,
+        max_claims_per_call: int = 25,
+        temperature: float = 0.0,
+        max_tokens: int = 2048,
+        truths_cache_size: int = 1024,
+    ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+        if samples < 1:
+            raise ValueError("samples must be at least 1")
+        if max_claims_per_call < 1:
+            raise ValueError("max_claims_per_call must be at least 1")
+        self.model = model
+        self.mode = mode
+        self.samples = samples
+        self.prompts = {name: load_prompt(name, prompts_dir) for name in (*_PROMPTS[mode], _MATRIX)}
+        self._matrix_asked = False
+        self.max_claims_per_call = 1 if mode == "per_claim" else max_claims_per_call
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self._truths: OrderedDict[str, list[str]] = OrderedDict()
+        self._truths_pending: dict[str, asyncio.Task[list[str]]] = {}
+        self._truths_cache_size = truths_cache_size
+
+    @property
+    def spec(self) -> str:
+        return f"{self.model.provider}:{self.model.model}"
+
+    @property
+    def prompt_versions(self) -> dict[str, str]:
+        """The version of each prompt, recorded with every result; the matrix prompt's only
+        once a matrix was asked for, as a run without the diagnostic metrics never uses it."""
+        return {
+            name: prompt.version
+            for name, prompt in self.prompts.items()
+            if name != _MATRIX or self._matrix_asked
+        }
+
+    def describe(self) -> JudgeDescription:
+        """Mode, prompt versions, and calls, tokens and cost where the model keeps a ledger."""
+        usage = self.model.ledger.summary() if isinstance(self.model, ManagedChatModel) else None
+        return JudgeDescription(
+            spec=self.spec,
+            kind="llm",
+            mode=self.mode,
+            samples=self.samples,
+            temperature=self.temperature,
+            prompt_versions=self.prompt_versions,
+            usage=usage,
+        )
+
+    def plan_calls(self, work: Sequence[JudgeWork]) -> CallEstimate:
+        """The calls and tokens `work` would take: this judge's own code run over it against a
+        model that records each request (`vera.judges._calls.count_calls`); each context set's
+        truths (truths mode) are counted once, as the judge asks for them once."""
+        return count_calls(self, work)
+
+    def replica(self, model: ChatModel) -> LLMJudge:
+        """This judge with the same settings and prompts, asking `model`, with nothing
+        remembered (no truths, no matrix asked)."""
+        twin = copy.copy(self)
+        twin.model = model
+        twin._matrix_asked = False
+        twin._truths = OrderedDict()
+        twin._truths_pending = {}
+        return twin
+
+    async def analyse(
+        self, response: str, contexts: Sequence[str], *, query: str | None = None
+    ) -> tuple[list[Claim], list[ClaimVerdict]]:
+        """Claims of `response` and their verdicts against `contexts`, the way `mode` says."""
+        if not response.strip():
+            return [], []
+        draws: list[list[ClaimVerdict]] = []
+        claims: list[Claim] | None = None
+        if self.mode == "single_call" and contexts:
+            judged = await self._single_call(response, contexts, query or "")
+            if judged is not None:
+                claims, first_draw = judged
+                draws.append(first_draw)
+        if claims is None:
+            claims = await self.extract_claims(response, query=query)
+        if not claims:
+            return [], []
+        draws += await asyncio.gather(
+            *(self._verify_draw(claims, contexts, draw) for draw in range(len(draws), self.samples))
+        )
+        return claims, majority_verdicts(draws)
+
+    async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
+        """Numbered atomic claims, each located in the response where it appears verbatim."""
+        if not response.strip():
+            return []
+        texts = await self._extract_texts(response, query or "")
+        return [_claim(f"c{n}", text, response) for n, text in enumerate(texts, start=1)]
+
+    async def verify_claims(
+        self, claims: Sequence[Claim], contexts: Sequence[str]
+    ) -> list[ClaimVerdict]:
+        """One verdict per claim (the majority over `samples` draws)."""
+        draws = await asyncio.gather(
+            *(self._verify_draw(claims, contexts, draw) for draw in range(self.samples))
+        )
+        return majority_verdicts(draws)
+
+    async def verify_matrix(
+        self, claims: Sequence[Claim], contexts: Sequence[str]
+    ) -> list[list[ClaimVerdict]]:
+        """Each claim against each context alone, the whole matrix in one call per draw; a
+        context the reply does not list for a claim is NO_EVIDENCE, and with several draws each
+        cell gets its majority verdict."""
+        if not claims or not contexts:
+            return [[] for _ in claims]
+        self._matrix_asked = True
+        draws = await asyncio.gather(
+            *(self._matrix_draw(claims, contexts, draw) for draw in range(self.samples))
+        )
+        # Voting is per cell: flattened, every draw lists the same cells in the same order.
+        voted = majority_verdicts([[cell for row in draw for cell in row] for draw in draws])
+        width = len(contexts)
+        return [voted[i * width : (i + 1) * width] for i in range(len(claims))]
+
+    async def rate_relevance(self, query: str, texts: Sequence[str]) -> list[RelevanceVerdict]:
+        """How relevant each text is to `query`, all texts in one call; missing ratings are
+        asked for again once."""
+        prompt = self.prompts["rate_relevance"]
+        found: dict[int, RelevanceVerdict] = {}
+        for _ in range(2):
+            missing = [n for n in range(1, len(texts) + 1) if n not in found]
+            if not missing:
+                break
+            reply = await self._ask(
+                prompt.render(query=query, texts=_numbered([texts[n - 1] for n in missing])),
+                prompt,
+                RELEVANCE_SCHEMA,
+                "ratings",
+                Ratings.model_validate,
+            )
+            for rating in reply.ratings:
+                if 1 <= rating.text <= len(missing):
+                    found.setdefault(
+                        missing[rating.text - 1],
+                        RelevanceVerdict(relevance=rating.relevance, reason=rating.reason),
+                    )
+        absent = [n for n in range(1, len(texts) + 1) if n not in found]
+        if absent:
+            raise JudgeResponseError(f"the judge gave no relevance rating for texts {absent}")
+        return [found[n] for n in range(1, len(texts) + 1)]
+
+    async def _single_call(
+        self, response: str, contexts: Sequence[str], query: str
+    ) -> tuple[list[Claim], list[ClaimVerdict]] | None:
+        """Claims and verdicts from one call; None when the reply was cut off."""
+        prompt = self.prompts["single_call"]
+        messages = prompt.render(
+            contexts=_numbered(contexts), query=query or "(none)", response=response
+        )
+        try:
+            reply = await self._ask_for_claims(
+                messages,
+                prompt,
+                SINGLE_CALL_SCHEMA,
+                _checked(SingleCall, response=response, contexts=len(contexts)),
+                response,
+            )
+        except TruncatedOutputError:
+            return None
+        judged = sorted((c for c in reply.claims if c.text.strip()), key=lambda c: c.number)
+        claims: list[Claim] = []
+        verdicts: list[ClaimVerdict] = []
+        for n, item in enumerate(judged, start=1):
+            text = item.text.strip()
+            claims.append(_claim(f"c{n}", text, response))
+            verdicts.append(
+                checked_verdict(
+                    f"c{n}",
+                    item.verdict,
+                    context=item.context,
+                    quote=item.quote,
+                    reason=item.reason,
+                    contexts=contexts,
+                )
+            )
+        return claims, verdicts
+
+    async def _extract_texts(self, response: str, query: str) -> list[str]:
+        prompt = self.prompts["extract_claims"]
+        messages = prompt.render(query=query or "(none)", response=response)
+        try:
+            extraction = await self._ask_for_claims(
+                messages,
+                prompt,
+                EXTRACTION_SCHEMA,
+                _checked(Extraction, response=response),
+                response,
+            )
+        except TruncatedOutputError:
+            halves = _split_in_two(response)
+            if halves is None:
+                raise JudgeResponseError(
+                    "the claim list was cut off at max_tokens even for one sentence; "
+                    f"{_RAISE_MAX_TOKENS}"
+                ) from None
+            first, second = halves
+            return [
+                *await self._extract_texts(first, query),
+                *await self._extract_texts(second, query),
+            ]
+        ordered = sorted(extraction.claims, key=lambda c: c.number)
+        return [c.text.strip() for c in ordered if c.text.strip()]
+
+    async def _verify_draw(
+        self, claims: Sequence[Claim], contexts: Sequence[str], draw: int
+    ) -> list[ClaimVerdict]:
+        """One full verification of `claims`: every claim gets a verdict, or this raises."""
+        if not contexts:
+            return [
+                ClaimVerdict(c.id, Verdict.NO_EVIDENCE, reason="no context was given")
+                for c in claims
+            ]
+        shown = await self._truths_of(contexts) if self.mode == "truths" else list(contexts)
+        found: dict[str, ClaimVerdict] = {}
+        await self._verify_batches(list(claims), shown, contexts, found, draw)
+        missing = [c for c in claims if c.id not in found]
+        if missing:
+            # Asking again for just the missing claims keeps the verdicts already given.
+            await self._verify_batches(missing, shown, contexts, found, draw)
+        still_missing = [c.id for c in claims if c.id not in found]
+        if still_missing:
+            raise JudgeResponseError(f"the judge gave no verdict for claims {still_missing}")
+        return [found[c.id] for c in claims]
+
+    async def _verify_batches(
+        self,
+        claims: list[Claim],
+        shown: Sequence[str],
+        contexts: Sequence[str],
+        found: dict[str, ClaimVerdict],
+        draw: int,
+    ) -> None:
+        size = self.max_claims_per_call
+        await asyncio.gather(
+            *(
+                self._verify_batch(claims[start : start + size], shown, contexts, found, draw)
+                for start in range(0, len(claims), size)
+            )
+        )
+
+    async def _verify_batch(
+        self,
+        batch: list[Claim],
+        shown: Sequence[str],
+        contexts: Sequence[str],
+        found: dict[str, ClaimVerdict],
+        draw: int,
+    ) -> None:
+        """Verify `batch` against `shown` (the contexts, or their truths); quotes are checked
+        against the contexts themselves."""
+        prompt = self.prompts["verify_claims"]
+        messages = prompt.render(
+            contexts=_numbered(shown),
+            claims="\n".join(f"{i}. {c.text}" for i, c in enumerate(batch, start=1)),
+        )
+        try:
+            reply = await self._ask(
+                messages,
+                prompt,
+                VERIFICATION_SCHEMA,
+                "verdicts",
+                _checked(Verification, contexts=len(shown)),
+                draw=draw,
+            )
+        except TruncatedOutputError:
+            if len(batch) == 1:
+                raise JudgeResponseError(
+                    f"the verdict was cut off at max_tokens even for one claim; {_RAISE_MAX_TOKENS}"
+                ) from None
+            half = len(batch) // 2
+            await self._verify_batch(batch[:half], shown, contexts, found, draw)
+            await self._verify_batch(batch[half:], shown, contexts, found, draw)
+            return
+        for raw in reply.verdicts:
+            # Numbers outside the batch answer no question we asked; they are dropped.
+            if 1 <= raw.claim <= len(batch):
+                claim = batch[raw.claim - 1]
+                found.setdefault(
+                    claim.id,
+                    checked_verdict(
+                        claim.id,
+                        raw.verdict,
+                        context=raw.context,
+                        quote=raw.quote,
+                        reason=raw.reason,
+                        contexts=contexts,
+                    ),
+                )
+
+    async def _matrix_draw(
+        self, claims: Sequence[Claim], contexts: Sequence[str], draw: int
+    ) -> list[list[ClaimVerdict]]:
+        """One full matrix: every claim gets its row, or this raises. Claims whose row the
+        reply left out are asked for again once, alone."""
+        found: dict[str, list[ClaimVerdict]] = {}
+        await self._matrix_batch(list(claims), contexts, found, draw)
+        missing = [c for c in claims if c.id not in found]
+        if missing:
+            await self._matrix_batch(missing, contexts, found, draw)
+        still_missing = [c.id for c in claims if c.id not in found]
+        if still_missing:
+            raise JudgeResponseError(f"the judge gave no matrix row for claims {still_missing}")
+        return [found[c.id] for c in claims]
+
+    async def _matrix_batch(
+        self,
+        batch: list[Claim],
+        contexts: Sequence[str],
+        found: dict[str, list[ClaimVerdict]],
+        draw: int,
+    ) -> None:
+        prompt = self.prompts[_MATRIX]
+        messages = prompt.render(
+            contexts=_numbered(contexts),
+            claims="\n".join(f"{i}. {c.text}" for i, c in enumerate(batch, start=1)),
+        )
+        try:
+            reply = await self._ask(
+                messages,
+                prompt,
+                MATRIX_SCHEMA,
+                "matrix",
+                _checked(Matrix, contexts=len(contexts)),
+                draw=draw,
+            )
+        except TruncatedOutputError:
+            # The reply grows with claims-by-contexts; halving the claims is the only cut left.
+            if len(batch) == 1:
+                raise JudgeResponseError(
+                    f"the matrix row was cut off at max_tokens even for one claim; "
+                    f"{_RAISE_MAX_TOKENS}"
+                ) from None
+            half = len(batch) // 2
+            await self._matrix_batch(batch[:half], contexts, found, draw)
+            await self._matrix_batch(batch[half:], contexts, found, draw)
+            return
+        for row in reply.claims:
+            # Numbers outside the batch answer no question we asked; they are dropped.
+            if 1 <= row.claim <= len(batch):
+                claim = batch[row.claim - 1]
+                found.setdefault(claim.id, _matrix_row(claim.id, row.contexts, contexts))
+
+    async def _truths_of(self, contexts: Sequence[str]) -> list[str]:
+        """The facts each context states, one text per context; asked once per context set.
+
+        Concurrent samples with the same contexts share one call; a failed call is not kept, so
+        the next sample asks again.
+        """
+        key = hashlib.sha256("\x00".join(contexts).encode("utf-8")).hexdigest()
+        if key in self._truths:
+            self._truths.move_to_end(key)
+            return self._truths[key]
+        task = self._truths_pending.get(key)
+        if task is None:
+            task = asyncio.ensure_future(self._ask_truths(contexts))
+            self._truths_pending[key] = task
+            task.add_done_callback(lambda _: self._truths_pending.pop(key, None))
+        truths = await asyncio.shield(task)
+        self._truths[key] = truths
+        while len(self._truths) > self._truths_cache_size:
+            self._truths.popitem(last=False)
+        return truths
+
+    async def _ask_truths(self, contexts: Sequence[str]) -> list[str]:
+        prompt = self.prompts["extract_truths"]
+        reply = await self._ask(
+            prompt.render(contexts=_numbered(contexts)),
+            prompt,
+            TRUTHS_SCHEMA,
+            "truths",
+            _checked(Truths, contexts=len(contexts)),
+        )
+        per_context: list[list[str]] = [[] for _ in contexts]
+        for truth in reply.truths:
+            if 1 <= truth.context <= len(contexts) and truth.text.strip():
+                per_context[truth.context - 1].append(truth.text.strip())
+        return [" ".join(found) if found else _NO_TRUTHS for found in per_context]
+
+    async def _ask_for_claims(
+        self,
+        messages: tuple[Message, ...],
+        prompt: Prompt,
+        schema: dict[str, Any],
+        validate: Callable[[Any], ClaimReply],
+        response: str,
+    ) -> ClaimReply:
+        """`_ask` for a claim list. An empty one, for a response in which VERA's splitter (the
+        offline judge's) finds checkable sentences, is asked for again once, then an error:
+        no claims would score a vacuous faithfulness of 1.0."""
+        reply = await self._ask(messages, prompt, schema, "claims", validate)
+        checkable = 0 if _has_claims(reply) else checkable_sentences(response)
+        if not checkable:
+            return reply
+        reask = (
+            *messages,
+            Message(role="assistant", content=reply.model_dump_json()),
+            Message(
+                role="user",
+                content="Your reply lists no claims, but the answer inside the <answer> tags "
+                f"does contain factual statements: {checkable} of its sentences state something "
+                "that can be checked. Split it into claims as asked, and reply again with only "
+                "the JSON object.",
+            ),
+        )
+        reply = await self._ask(reask, prompt, schema, "claims", validate)
+        if _has_claims(reply):
+            return reply
+        raise JudgeResponseError(
+            f"the judge extracted no claims from a response with {checkable} checkable "
+            "sentence(s), even when asked again; the sample is not scored, as no claims would "
+            "give it a vacuous faithfulness of 1.0"
+        )
+
+    async def _ask(
+        self,
+        messages: tuple[Message, ...],
+        prompt: Prompt,
+        schema: dict[str, Any],
+        schema_name: str,
+        validate: Callable[[Any], T],
+        *,
+        draw: int = 0,
+    ) -> T:
+        request = ChatRequest(
+            messages=messages,
+            json_schema=schema,
+            schema_name=schema_name,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            prompt_version=prompt.version,
+            draw=draw,
+        )
+        response = await self._complete(request, prompt.name)
+        try:
+            return validate(_reply_data(response))
+        except (ValidationError, MalformedJSONError) as first_error:
+            problem = _describe(first_error)
+        retry = request.model_copy(
+            update={
+                "messages": (
+                    *messages,
+                    Message(role="assistant", content=response.text),
+                    Message(
+                        role="user",
+                        content=f"That reply was not valid: {problem}. Reply again with only "
+                        "the JSON object, in exactly the format asked for.",
+                    ),
+                )
+            }
+        )
+        response = await self._complete(retry, prompt.name)
+        try:
+            return validate(_reply_data(response))
+        except (ValidationError, MalformedJSONError) as second_error:
+            raise JudgeResponseError(_invalid_twice(second_error)) from None
+
+    async def _complete(self, request: ChatRequest, label: str) -> ChatResponse:
+        """Call the model; a managed model also books the call's cost under the prompt's name."""
+        if isinstance(self.model, ManagedChatModel):
+            return await self.model.complete(request, label=label)
+        return await self.model.complete(request)
+
+
+def _matrix_row(
+    claim_id: str, cells: Sequence[MatrixCell], contexts: Sequence[str]
+) -> list[ClaimVerdict]:
+    """One claim's verdict on each context, its quotes checked; the first cell the reply
+    gives for a context counts, and a context it does not list is NO_EVIDENCE."""
+    given: dict[int, ClaimVerdict] = {}
+    for cell in cells:
+        if 1 <= cell.context <= len(contexts) and cell.context not in given:
+            checked = checked_verdict(
+                claim_id,
+                cell.verdict,
+                context=cell.context,
+                quote=cell.quote,
+                reason=cell.reason,
+                contexts=contexts,
+            )
+            given[cell.context] = checked.model_copy(update={"context_index": cell.context - 1})
+    unlisted = "the judge found nothing on the claim in this context"
+    return [
+        given.get(k, ClaimVerdict(claim_id, Verdict.NO_EVIDENCE, "", k - 1, unlisted))
+        for k in range(1, len(contexts) + 1)
+    ]
+
+
+def _numbered(texts: Sequence[str]) -> str:
+    return "\n\n".join(f"[{i}] {text}" for i, text in enumerate(texts, start=1))
+
+
+def _reply_data(response: ChatResponse) -> Any:
+    """The reply's JSON: structured output where the provider gave it, else parsed from text."""
+    return response.data if response.data is not None else parse_json_object(response.text)
+
+
+def _has_claims(reply: Extraction | SingleCall) -> bool:
+    return any(claim.text.strip() for claim in reply.claims)
+
+
+def _invalid_twice(error: ValidationError | MalformedJSONError) -> str:
+    if isinstance(error, IncompleteJSONError):
+        # Only the user can give the judge a bigger budget, so only the user is told how.
+        return (
+            "the judge's reply is not complete JSON, even when asked again (it ends mid-object: "
+            f"cut off? {_RAISE_MAX_TOKENS})"
+        )
+    return f"the judge's reply was invalid twice: {_describe(error)}"
+
+
+def _describe(error: ValidationError | MalformedJSONError) -> str:
+    if isinstance(error, IncompleteJSONError):
+        # A cut-off reply can hold a complete inner object; it is named for what it is, never
+        # as the outer object's missing field.
+        return "it is not complete JSON (it ends mid-object)"
+    if isinstance(error, ValidationError):
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return f"{where}: {first['msg']}" if where else first["msg"]
+    return str(error)
+
+
+def _checked(model: type[Reply], **sample: str | int) -> Callable[[Any], Reply]:
+    """`model`'s validation of a reply, checked against the sample (`vera.judges._replies`):
+    `contexts`, how many were shown; `response`, the answer the claims come from."""
+    return lambda data: model.model_validate(data, context=sample)
+
+
+def _claim(claim_id: str, text: str, response: str) -> Claim:
+    """A claim of `response`, located where it appears verbatim, and flagged when it cannot
+    come from it (no span, no content word in common)."""
+    span = _locate(response, text)
+    return Claim(claim_id, text, span, traceable=span is not None or shares_a_word(text, response))
+
+
+def _locate(response: str, text: str) -> tuple[int, int] | None:
+    start = response.find(text)
+    if start < 0:
+        start = response.lower().find(text.lower())
+    return (start, start + len(text)) if start >= 0 else None
+
+
+def _split_in_two(response: str) -> tuple[str, str] | None:
+    units = split_units(response)
+    if len(units) < 2:
+        return None
+    middle = units[len(units) // 2].start
+    return response[:middle], response[middle:]

@@ -1,0 +1,108 @@
+"""Prompts as versioned data files that users can override.
+
+A prompt file is TOML with `version`, `system` and `user`; `$name` placeholders in `user` are
+filled per call. The version goes into every result and every cache key, so changing a prompt
+never serves a stale cached reply. A file from `prompts_dir` that replaces a bundled prompt
+gets its content's hash appended to the version it declares: a copy that keeps the bundled
+`version` string cannot pass for the bundled prompt, and every edit changes the cache key.
+
+Every placeholder value is data (an answer, a question, contexts, claims), and the prompts
+fence it between tags such as `<answer>` and `</answer>`. `Prompt.render` makes any mention
+of those tags inside a value inert (`</answer>` becomes `&lt;/answer&gt;`) before it fills
+the template, so no response or context can close its own tag and pose as instructions.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+from string import Template
+
+from vera.providers._base import Message
+from vera.types._errors import ConfigError
+
+__all__ = ["DATA_TAGS", "Prompt", "load_prompt", "neutralise_tags"]
+
+DATA_TAGS = frozenset(
+    {"answer", "claims", "contexts", "passages", "question", "texts", "unsupported"}
+)
+"""The tags the bundled prompts fence data with. A custom prompt's own closing tags are read
+from its template and protected as well."""
+
+_CLOSING_TAG = re.compile(r"</\s*([A-Za-z][\w-]*)\s*>")
+
+
+@functools.lru_cache(maxsize=64)
+def _tag_pattern(names: frozenset[str]) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+    # Whitespace inside the brackets and attributes ("< /ANSWER >", "<answer foo>") still read
+    # as the tag to a model; a mention left unclosed at a line end ("</answer") is caught too.
+    return re.compile(rf"<(\s*/?\s*(?:{alternatives})\b[^<>\n]{{0,200}})(>?)", re.IGNORECASE)
+
+
+def neutralise_tags(text: str, names: Iterable[str]) -> str:
+    """`text` with every mention of the tags `names` made inert: the angle brackets of
+    `</answer>`, `< /ANSWER >` or `<answer foo>` become `&lt;` and `&gt;`.
+
+    Nothing else changes, other `<` and `>` included, so a quote the judge copies from the
+    text is still found in the original.
+    """
+    pattern = _tag_pattern(frozenset(name.lower() for name in names))
+    return pattern.sub(lambda m: f"&lt;{m.group(1)}{'&gt;' if m.group(2) else ''}", text)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A loaded prompt: its version and the messages it renders to."""
+
+    name: str
+    version: str
+    system: str
+    user: str
+
+    def render(self, **values: str) -> tuple[Message, ...]:
+        """System message, then the user message with `$placeholders` filled by `values`, each
+        with the prompt's data tags neutralised (see `neutralise_tags`)."""
+        tags = DATA_TAGS | set(_CLOSING_TAG.findall(self.user))
+        safe = {key: neutralise_tags(value, tags) for key, value in values.items()}
+        try:
+            user = Template(self.user).substitute(safe)
+        except KeyError as exc:
+            raise ConfigError(f"prompt {self.name!r} uses an unknown placeholder {exc}") from None
+        return (Message(role="system", content=self.system), Message(role="user", content=user))
+
+
+def load_prompt(name: str, prompts_dir: Path | None = None) -> Prompt:
+    """Load `name`.toml from `prompts_dir` when it has one, else the bundled prompt.
+
+    A file from `prompts_dir` is versioned `"<its version>+sha256:<12 hex digits of its
+    bytes>"`; a bundled prompt keeps the version it declares.
+    """
+    user_file = prompts_dir / f"{name}.toml" if prompts_dir is not None else None
+    digest: str | None = None
+    if user_file is not None and user_file.exists():
+        raw = user_file.read_bytes()
+        origin = str(user_file)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ConfigError(f"{origin}: not UTF-8 text") from None
+        digest = hashlib.sha256(raw).hexdigest()[:12]
+    else:
+        text = (files("vera.judges") / "prompts" / f"{name}.toml").read_text(encoding="utf-8")
+        origin = f"bundled {name}.toml"
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{origin}: invalid TOML ({exc})") from None
+    missing = [key for key in ("version", "system", "user") if not isinstance(data.get(key), str)]
+    if missing:
+        raise ConfigError(f"{origin}: missing string field(s) {', '.join(missing)}")
+    version = data["version"] if digest is None else f"{data['version']}+sha256:{digest}"
+    return Prompt(name=name, version=version, system=data["system"], user=data["user"])

@@ -1,0 +1,437 @@
+"""Lexical facts about a piece of text: content stems, numbers, names and negations.
+
+`analyse` is the one tokeniser the offline judge uses for claims and context sentences alike,
+so both sides are normalised the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from vera._sample_limits import check_deadline
+from vera.judges.offline._lexicon import (
+    CURRENCY_WORDS,
+    EXCLUSIVE,
+    LIGHT_WORDS,
+    MONTHS,
+    NEGATIONS,
+    NUMBER_WORDS,
+    NUMBER_WORDS_NEEDING_UNIT,
+    PERCENT_WORDS,
+    SCALE_WORDS,
+    STOPWORDS,
+    UNIT_WORDS,
+)
+
+__all__ = [
+    "Facts",
+    "Name",
+    "Negation",
+    "Number",
+    "analyse",
+    "analyse_text",
+    "mask_citations",
+    "merge",
+    "stem",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Number:
+    """A quantity stated in text: canonical value, unit (or kind) and the words that said it.
+
+    `unit` is a currency symbol, "%", a stemmed unit noun ("day"), "@year" for a bare
+    calendar year, "@date" for a day after a month name, or None when nothing qualifies it.
+    """
+
+    key: str
+    unit: str | None
+    surface: str
+
+
+@dataclass(frozen=True, slots=True)
+class Name:
+    """A run of capitalised words that is not just a sentence's first word."""
+
+    surface: str
+    words: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Negation:
+    """A negating word and the content key it negates: the first one after it ("" if none).
+
+    Scoping a negation to its word keeps "for any reason or no reason" from negating a whole
+    sentence about termination notice.
+    """
+
+    cue: str
+    scope: str
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What the offline judge compares: see `analyse`."""
+
+    content: frozenset[str]
+    numbers: tuple[Number, ...] = ()
+    words: frozenset[str] = frozenset()
+    names: tuple[Name, ...] = ()
+    negations: tuple[Negation, ...] = ()
+    surfaces: dict[str, str] = field(default_factory=dict, compare=False)
+    affirmed: frozenset[str] = frozenset()
+    """Content keys stated at least once outside a negation's scope: a text that says both
+    "accept or reject each order" and "an order not rejected" does affirm rejecting."""
+    exclusive: frozenset[str] = frozenset()
+    """Content keys an "only" (or "solely", "exclusively") restricts: the two before it and
+    the one after, "email" and "support" in "includes email support only"."""
+
+
+_TOKEN = re.compile(
+    r"(?P<num>\d+(?:[.,]\d+)*)(?:st|nd|rd|th)?(?![^\W\d_])"
+    r"|(?P<word>[^\W\d_]+(?:['\u2019][^\W\d_]+)*)"
+    r"|(?P<sym>[$€£%])"
+)
+# Citation markers ([1], [2, 3], [doc-3], [^2], [S1]) are references, not numbers to check.
+_CITATION = re.compile(r"\[\^?(?:\d+(?:\s*[,\u2013-]\s*\d+)*|[A-Za-z]+[-_:]?\d+)\]")
+_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_NAME_GAP = re.compile(r"\.?[ \t]?|-")
+_CONTRACTIONS = ("'s", "'re", "'ll", "'ve", "'d", "'m")
+_ATTACHED_SCALES = frozenset({"k", "bn"})
+_TENS = frozenset({"twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"})
+_VOWELS = frozenset("aeiouy")
+_STEM_CACHE: dict[str, str] = {}
+_STEM_CACHE_LIMIT = 200_000
+
+_Token = tuple[str, str, int, int]
+
+
+def stem(word: str) -> str:
+    """Light suffix stripping so inflections meet: "contracts"/"contract", "terminated"/"terminate".
+
+    Far cruder than Porter on purpose: it only has to map a word and its inflections to the
+    same key, and it is cached because the same words recur across claims and contexts.
+    """
+    cached = _STEM_CACHE.get(word)
+    if cached is None:
+        cached = _stem(word)
+        if len(_STEM_CACHE) < _STEM_CACHE_LIMIT:
+            _STEM_CACHE[word] = cached
+    return cached
+
+
+def _stem(w: str) -> str:
+    if len(w) <= 3 or not w.isalpha():
+        return w
+    if w.endswith(("ies", "ied")) and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith("sses"):
+        w = w[:-2]
+    elif w.endswith("ations") and len(w) >= 9:
+        w = w[:-6] + "ate"
+    elif w.endswith("ation") and len(w) >= 8:
+        w = w[:-5] + "ate"
+    elif w.endswith("ings") and _has_vowel(w[:-4]) and len(w) >= 7:
+        w = _undouble(w[:-4])
+    elif w.endswith("ing") and _has_vowel(w[:-3]) and len(w) >= 6:
+        w = _undouble(w[:-3])
+    elif w.endswith("ed") and _has_vowel(w[:-2]) and len(w) >= 5:
+        w = _undouble(w[:-2])
+    elif w.endswith("ed") and len(w) == 4:
+        w = w[:-1]
+    elif w.endswith("es") and w[:-2].endswith(("s", "x", "z", "ch", "sh")):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    elif w.endswith("ly") and len(w) >= 6:
+        w = w[:-2]
+    if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]
+    return w
+
+
+def _has_vowel(w: str) -> bool:
+    return any(c in _VOWELS for c in w)
+
+
+def _undouble(w: str) -> str:
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
+        return w[:-1]
+    return w
+
+
+def analyse(text: str) -> Facts:
+    """Tokenise `text` into the facts the judge compares.
+
+    - `content`: stems of words that are neither stopwords nor light words, plus each number's
+      canonical value ("1,000" and "one thousand" both give "1000").
+    - `numbers`: every quantity, with its unit.
+    - `words`: every word, lowercased and unstemmed, to look names up.
+    - `names`: runs of capitalised words other than the opening word.
+    - `negations`: negating words with the content key each one negates, in order.
+    """
+    text = mask_citations(text)
+    tokens = _tokens(text)
+    content: set[str] = set()
+    numbers: list[Number] = []
+    words: set[str] = set()
+    negations: list[Negation] = []
+    affirmed: set[str] = set()
+    pending: list[str] = []  # negation cues still looking for the word they negate
+    surfaces: dict[str, str] = {}
+    order: list[str] = []  # content keys in text order, to find what an "only" restricts
+    cues: list[int] = []  # where in `order` each "only" stood
+    first_word = next((i for i, t in enumerate(tokens) if t[0] == "word"), -1)
+    i = 0
+    while i < len(tokens):
+        kind, raw, _, _ = tokens[i]
+        if kind == "sym":
+            i += 1
+            continue
+        low = raw.lower().replace("\u2019", "'") if kind == "word" else raw
+        if kind == "num" or (low in NUMBER_WORDS and _counts_as_number(low, tokens, i)):
+            number, i = _read_number(text, tokens, i)
+            numbers.append(number)
+            content.add(number.key)
+            _settle(pending, number.key, negations, affirmed)
+            continue
+        i += 1
+        if low in NEGATIONS or low.endswith("n't"):
+            pending.append(low)
+        if low in EXCLUSIVE:
+            cues.append(len(order))
+        base = _base(low)
+        words.add(base)
+        if len(base) < 2 or base in STOPWORDS or base in LIGHT_WORDS or low in STOPWORDS:
+            continue
+        key = stem(base)
+        content.add(key)
+        order.append(key)
+        surfaces.setdefault(key, raw)
+        _settle(pending, key, negations, affirmed)
+    negations.extend(Negation(cue, "") for cue in pending)
+    return Facts(
+        content=frozenset(content),
+        numbers=tuple(numbers),
+        words=frozenset(words),
+        names=_names(text, tokens, first_word),
+        negations=tuple(negations),
+        surfaces=surfaces,
+        affirmed=frozenset(affirmed),
+        exclusive=frozenset(key for cue in cues for key in order[max(0, cue - 2) : cue + 1]),
+    )
+
+
+def _tokens(text: str) -> list[_Token]:
+    # An ordinal keeps its digits only ("16th" is 16); its span still covers the suffix.
+    return [
+        (m.lastgroup or "", m.group(m.lastgroup or 0), m.start(), m.end())
+        for m in _TOKEN.finditer(text)
+    ]
+
+
+_PIECE = 1_000_000
+"""Most characters `analyse_text` tokenises at once: the token list costs about 30 bytes a
+character until the text's facts are read off, 300 MB for a 10 MB context read whole."""
+
+
+def analyse_text(text: str) -> Facts:
+    """`analyse` for a text of any length, in pieces of at most `_PIECE` characters cut at
+    line breaks, merged. Only what straddles a cut reads differently (a "5" ending one piece
+    and a "million" opening the next, a negation and the word it negates); a text up to
+    `_PIECE` characters is one piece, read exactly as by `analyse`.
+    """
+    if len(text) <= _PIECE:
+        return analyse(text)
+    pieces: list[Facts] = []
+    start = 0
+    while start < len(text):
+        check_deadline()
+        end = _cut(text, start)
+        pieces.append(analyse(text[start:end]))
+        start = end
+    return merge(tuple(pieces))
+
+
+def _cut(text: str, start: int) -> int:
+    """Where the piece from `start` ends: at a blank line, else a line break, else a space."""
+    limit = start + _PIECE
+    if limit >= len(text):
+        return len(text)
+    for separator in ("\n\n", "\n", " "):
+        cut = text.rfind(separator, start + _PIECE // 2, limit)
+        if cut > start:
+            return cut + len(separator)
+    return limit
+
+
+def _settle(pending: list[str], key: str, negations: list[Negation], affirmed: set[str]) -> None:
+    """`key` is the word the waiting negation cues negate; with none waiting, it is affirmed."""
+    if pending:
+        negations.extend(Negation(cue, key) for cue in pending)
+        pending.clear()
+    else:
+        affirmed.add(key)
+
+
+def mask_citations(text: str) -> str:
+    """`text` with citation markers blanked out, keeping every other offset in place."""
+    if "[" not in text:
+        return text
+    return _CITATION.sub(lambda m: " " * len(m.group()), text)
+
+
+def merge(parts: tuple[Facts, ...]) -> Facts:
+    """The facts of adjacent sentences read as one window."""
+    if len(parts) == 1:
+        return parts[0]
+    surfaces: dict[str, str] = {}
+    for part in reversed(parts):
+        surfaces.update(part.surfaces)
+    return Facts(
+        content=frozenset().union(*(p.content for p in parts)),
+        numbers=tuple(n for p in parts for n in p.numbers),
+        words=frozenset().union(*(p.words for p in parts)),
+        names=tuple(n for p in parts for n in p.names),
+        negations=tuple(n for p in parts for n in p.negations),
+        surfaces=surfaces,
+        affirmed=frozenset().union(*(p.affirmed for p in parts)),
+        exclusive=frozenset().union(*(p.exclusive for p in parts)),
+    )
+
+
+def _base(low: str) -> str:
+    if "'" not in low:
+        return low
+    if low.endswith("n't"):
+        head = low[:-3]
+        return {"ca": "can", "wo": "will", "sha": "shall"}.get(head, head)
+    for suffix in _CONTRACTIONS:
+        if low.endswith(suffix):
+            return low[: -len(suffix)]
+    return low.replace("'", "")
+
+
+def _word_at(tokens: list[_Token], i: int) -> str:
+    if i < len(tokens) and tokens[i][0] == "word":
+        return tokens[i][1].lower()
+    return ""
+
+
+def _counts_as_number(low: str, tokens: list[_Token], i: int) -> bool:
+    if low not in NUMBER_WORDS_NEEDING_UNIT:
+        return True
+    return _word_at(tokens, i + 1) in UNIT_WORDS
+
+
+def _read_number(text: str, tokens: list[_Token], i: int) -> tuple[Number, int]:
+    """Read the quantity starting at token `i`; return it and the index after what it used."""
+    kind, raw, start, end = tokens[i]
+    first = i
+    literal: str | None = None
+    if kind == "word":
+        value = float(NUMBER_WORDS[raw.lower()])
+        follower = _word_at(tokens, i + 1)
+        if raw.lower() in _TENS and follower in NUMBER_WORDS and NUMBER_WORDS[follower] < 10:
+            value += NUMBER_WORDS[follower]
+            end = tokens[i + 1][3]
+            i += 1
+    elif _THOUSANDS.fullmatch(raw):
+        value = float(raw.replace(",", ""))
+    elif "," in raw or raw.count(".") > 1:
+        # Versions (2.1.0) and other dotted codes compare as written.
+        value, literal = 0.0, raw
+    else:
+        value = float(raw)
+    is_bare_integer = kind == "num" and literal is None and raw.isdigit()
+    i += 1
+
+    unit: str | None = None
+    sym = tokens[first - 1] if first > 0 else None
+    if sym is not None and sym[0] == "sym" and sym[1] != "%" and start - sym[3] <= 1:
+        unit, start = sym[1], sym[2]
+
+    while i < len(tokens) and tokens[i][0] == "word":
+        scale_word = tokens[i][1].lower()
+        if scale_word not in SCALE_WORDS:
+            break
+        if scale_word in _ATTACHED_SCALES and tokens[i][2] != end:
+            break
+        value *= SCALE_WORDS[scale_word]
+        end = tokens[i][3]
+        i += 1
+        is_bare_integer = False
+
+    unit_end = end
+    nxt = tokens[i][1].lower() if i < len(tokens) else ""
+    if nxt == "%" or nxt in PERCENT_WORDS:
+        unit, end, unit_end = "%", tokens[i][3], tokens[i][3]
+        i += 1
+    elif nxt == "per" and _word_at(tokens, i + 1) == "cent":
+        unit, end, unit_end = "%", tokens[i + 1][3], tokens[i + 1][3]
+        i += 2
+    elif nxt in CURRENCY_WORDS and unit is None:
+        unit, unit_end = CURRENCY_WORDS[nxt], tokens[i][3]
+    elif unit is None:
+        # A bare 1000-2100 is a calendar year unless a unit noun follows ("2000 employees").
+        is_year = is_bare_integer and len(raw) == 4 and 1000 <= value <= 2100
+        unit, unit_end = _unit_after(tokens, i, end, any_word=not is_year)
+        if unit is None:
+            if first > 0 and _word_at(tokens, first - 1) in MONTHS:
+                unit = "@date"
+            elif is_year:
+                unit = "@year"
+
+    key = literal if literal is not None else _canonical(value)
+    return Number(key=key, unit=unit, surface=text[start:unit_end]), i
+
+
+def _unit_after(
+    tokens: list[_Token], i: int, end: int, *, any_word: bool
+) -> tuple[str | None, int]:
+    for j in (i, i + 1):
+        word = _word_at(tokens, j)
+        if word in UNIT_WORDS:
+            return stem(word), tokens[j][3]
+    word = _word_at(tokens, i)
+    if any_word and word and word not in STOPWORDS and word not in NUMBER_WORDS:
+        return stem(_base(word)), tokens[i][3]
+    return None, end
+
+
+def _canonical(value: float) -> str:
+    if value.is_integer():
+        return str(int(value))
+    return repr(round(value, 9))
+
+
+def _names(text: str, tokens: list[_Token], first_word: int) -> tuple[Name, ...]:
+    names: list[Name] = []
+    run: list[int] = []
+    for i, token in enumerate(tokens):
+        is_cap = token[0] == "word" and token[1][0].isupper() and token[1] != "I"
+        if is_cap and run and _NAME_GAP.fullmatch(text, tokens[run[-1]][3], token[2]):
+            run.append(i)
+            continue
+        _close_run(text, tokens, run, first_word, names)
+        run = [i] if is_cap else []
+    _close_run(text, tokens, run, first_word, names)
+    return tuple(names)
+
+
+def _close_run(
+    text: str, tokens: list[_Token], run: list[int], first_word: int, names: list[Name]
+) -> None:
+    if run and run[0] == first_word:
+        # A capital on the opening word is grammar, not a name; "New York is" keeps "York".
+        run = run[1:]
+        while run and tokens[run[0]][1].lower() in STOPWORDS:
+            run = run[1:]
+    if not run:
+        return
+    lows = [_base(tokens[i][1].lower().replace("\u2019", "'")) for i in run]
+    if all(w in STOPWORDS for w in lows):
+        return
+    surface = text[tokens[run[0]][2] : tokens[run[-1]][3]]
+    names.append(Name(surface=surface, words=frozenset(lows)))

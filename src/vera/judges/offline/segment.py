@@ -1,6 +1,0 @@
-"""Sentence segmentation, under its former name: it moved to `vera.text.segment` so that metrics
-can split sentences without importing a judge; re-exported here for existing imports."""
-
-from vera.text.segment import Unit, split_units
-
-__all__ = ["Unit", "split_units"]

@@ -1,0 +1,19 @@
+"""Citation parsing, under its former name: it moved to `vera.text._citations`, in the text layer
+below judges and metrics, so the claim analysis reads citations without importing a metric;
+re-exported here for existing imports."""
+
+from vera.text._citations import (
+    CitationMark,
+    attach_citations,
+    parse_citations,
+    resolve_citation,
+    strip_citations,
+)
+
+__all__ = [
+    "CitationMark",
+    "attach_citations",
+    "parse_citations",
+    "resolve_citation",
+    "strip_citations",
+]

@@ -1,0 +1,130 @@
+"""One settings object, merged in layers: defaults < config file < environment < CLI flags.
+
+The config file is `vera.toml` in the working directory, else the `[tool.vera]` table of
+`pyproject.toml` there. Keys are the field names of `Settings` and of the components' options
+models it composes (dashes or underscores). The environment
+gives `VERA_JUDGE` and `VERA_JUDGE_BASE_URL`; provider keys stay in the providers' own
+variables and are never part of settings.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field, ValidationError, field_validator
+
+from vera._sample_limits import SampleLimitOptions
+from vera.datasets._fields import check_field_map
+from vera.judges._options import JudgeOptions
+from vera.results._gates import GateConfig
+from vera.types._errors import ConfigError
+
+__all__ = ["DEFAULT_CONCURRENCY", "Settings", "load_settings"]
+
+DEFAULT_CONCURRENCY = 8
+"""Samples evaluated at once unless configured."""
+
+ENVIRONMENT = {"VERA_JUDGE": "judge", "VERA_JUDGE_BASE_URL": "judge_base_url"}
+
+
+class Settings(JudgeOptions, SampleLimitOptions):
+    """Everything a run can be configured with.
+
+    Composed, not repeated: the judge and provider options (`vera.judges._options`,
+    `vera.providers._options`) and the sample limits (`vera._sample_limits`) are defined beside
+    their components; this class adds what only a run has. Each component reads its own
+    model, so none of them imports this module.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    concurrency: int = Field(default=DEFAULT_CONCURRENCY, ge=1)
+    """Samples evaluated at once."""
+    max_errors: str = Field(default="0", pattern=r"^\s*\d+(\.\d+)?\s*%?\s*$")
+    """Samples that may error or be skipped before the run counts as incomplete (exit 3): a
+    count ("5") or a share of the samples ("2%"). Default 0, like inspect's fail_on_error."""
+    history: bool = True
+    """Store every run and its results as they finish (see `vera.store._history`)."""
+    history_path: Path | None = None
+    """The run store; default `.vera/runs.sqlite` in the working directory."""
+    executor: Literal["local", "ray"] = "local"
+    """Where samples are evaluated: "local" (this process) or "ray" (worker processes of a
+    Ray cluster, the `ray` extra; see `vera.run._ray`)."""
+    ray_address: str | None = None
+    """With `executor = "ray"`: the cluster to join ("auto", "ray://HOST:10001"); None
+    starts a local Ray on this machine."""
+    ray_workers: int | None = Field(default=None, ge=1)
+    """With `executor = "ray"`: worker processes; None takes one per CPU of the cluster."""
+    gates: GateConfig = Field(default_factory=GateConfig)
+    """The `[gates]` table: per-metric, per-category and latency limits (see `vera.results`)."""
+    fields: dict[str, str] = Field(default_factory=dict)
+    """The `[fields]` table: VERA field -> the dataset's column that holds it, as RAGAS's
+    `column_map` (`contexts = "docs"`; `--field contexts=docs`). Later layers add to it."""
+
+    @field_validator("fields", mode="before")
+    @classmethod
+    def _known_fields(cls, value: object) -> object:
+        if not isinstance(value, dict):
+            raise ValueError('expected a table of FIELD = "COLUMN"')
+        return check_field_map(value)
+
+    def error_budget(self, samples: int) -> int:
+        """How many of `samples` may error or be skipped under `max_errors`."""
+        text = self.max_errors.strip()
+        if text.endswith("%"):
+            return int(float(text[:-1]) / 100 * samples)
+        return int(float(text))
+
+    def merge(self, overrides: Mapping[str, Any], *, origin: str) -> Settings:
+        """A copy with `overrides` applied; None values leave a setting as it is."""
+        given = {k.replace("-", "_"): v for k, v in overrides.items() if v is not None}
+        if isinstance(given.get("fields"), dict):
+            given["fields"] = {**self.fields, **given["fields"]}  # --field adds to the config's
+        if isinstance(given.get("max_errors"), int | float):
+            given["max_errors"] = str(given["max_errors"])
+        try:
+            return Settings.model_validate({**self.model_dump(), **given})
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            key = ".".join(str(p) for p in error["loc"])
+            raise ConfigError(f"{origin}: setting '{key}': {error['msg'].lower()}") from None
+
+
+def _config_file(directory: Path) -> tuple[str, dict[str, Any]] | None:
+    vera_toml = directory / "vera.toml"
+    pyproject = directory / "pyproject.toml"
+    for path, table in ((vera_toml, None), (pyproject, "tool.vera")):
+        if not path.exists():
+            continue
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: invalid TOML ({exc})") from None
+        if table is None:
+            return str(path), data
+        section = data.get("tool", {}).get("vera")
+        if isinstance(section, dict):
+            return f"{path} [tool.vera]", section
+    return None
+
+
+def load_settings(
+    cli: Mapping[str, Any] | None = None,
+    *,
+    directory: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """Resolve settings from every layer; CLI values of None mean "not given"."""
+    settings = Settings()
+    found = _config_file(directory or Path.cwd())
+    if found is not None:
+        origin, values = found
+        settings = settings.merge(values, origin=origin)
+    env = os.environ if environ is None else environ
+    from_env = {field: env[name] for name, field in ENVIRONMENT.items() if env.get(name)}
+    settings = settings.merge(from_env, origin="environment")
+    return settings.merge(cli or {}, origin="command line")

@@ -1,0 +1,71 @@
+"""Chat models by spec, "PROVIDER:MODEL", for the CLI and config files.
+
+Adapters are registered as lazy "module:Class" strings on the shared `vera.registry.Registry`,
+so an adapter (and its SDK) is imported only when chosen and a missing SDK matters only to those
+who pick it. Installed packages add providers under the `vera.providers` entry-point group: the
+entry point's name is the provider name and its object a factory called as
+`factory(model, base_url=..., api_key=...)` that returns a `ChatModel`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from vera.providers._base import ChatModel
+from vera.registry import Registry
+from vera.types._errors import ConfigError
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "PROVIDERS",
+    "PROVIDER_REGISTRY",
+    "ChatModelFactory",
+    "create_chat_model",
+    "provider_names",
+]
+
+ENTRY_POINT_GROUP = "vera.providers"
+"""Packages can offer chat-model providers under this entry-point group."""
+
+ChatModelFactory = Callable[..., ChatModel]
+"""`factory(model, *, base_url=None, api_key=None) -> ChatModel`: an adapter class or function."""
+
+PROVIDERS: dict[str, tuple[str, str]] = {
+    "openai": ("vera.providers._openai", "OpenAIChatModel"),
+    "anthropic": ("vera.providers._anthropic", "AnthropicChatModel"),
+    "litellm": ("vera.providers._litellm", "LiteLLMChatModel"),
+}
+"""Built-in provider name → (module, class) of its adapter."""
+
+PROVIDER_REGISTRY: Registry[ChatModelFactory] = Registry("provider", ENTRY_POINT_GROUP)
+"""Every provider by name: the built-in adapters and installed plugins."""
+
+for _name, (_module, _class) in PROVIDERS.items():
+    PROVIDER_REGISTRY.register(_name, f"{_module}:{_class}")
+
+
+def provider_names() -> list[str]:
+    """Every provider name, built-ins first, then plugins by name."""
+    return PROVIDER_REGISTRY.names()
+
+
+def create_chat_model(
+    spec: str, *, base_url: str | None = None, api_key: str | None = None
+) -> ChatModel:
+    """Build a model from a spec such as "openai:gpt-4o-mini" or "anthropic:claude-sonnet-4-5".
+
+    Only the first ":" separates, so "openai:llama3.1:8b" (an Ollama tag) works. An unknown
+    provider raises `ConfigError` suggesting the closest known one.
+    """
+    provider, sep, model = spec.strip().partition(":")
+    model = model.strip()
+    if not sep or not model or not provider.strip():
+        known = ", ".join(sorted(provider_names()))
+        raise ConfigError(
+            f"model spec {spec!r} must look like PROVIDER:MODEL, e.g. openai:gpt-4o-mini "
+            f"(providers: {known})"
+        )
+    factory = PROVIDER_REGISTRY.find(provider)
+    if factory is None:
+        raise PROVIDER_REGISTRY.unknown(provider, within=spec)
+    return factory(model, base_url=base_url, api_key=api_key)

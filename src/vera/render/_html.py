@@ -1,0 +1,242 @@
+"""Render a `Report` as one self-contained HTML file that a person can read offline.
+
+    from vera.render import render_html
+    html = render_html(report, samples={s.id: s for s in dataset})
+    Path("report.html").write_text(html, encoding="utf-8")
+
+The page holds everything inline: styles, SVG charts drawn here in Python, and a script. The
+summary, charts and tables are HTML. The samples are one compressed JSON document (see
+`vera.render._samples`) that the script decompresses in the browser and shows a page at a time,
+with search and filters over all of them; that keeps a report of thousands of samples a few
+megabytes that opens in about a second. Without JavaScript the summary still reads, and a note
+says the samples need it.
+
+It fetches nothing: a content security policy forbids every external load, and allows only the
+page's own style and script by their hashes. All text from the dataset and the judge is
+escaped by the template engine (`autoescape` is always on) or, in the samples, set as DOM text
+by the script (never parsed as HTML), so a response holding `<script>` shows as text.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from importlib import resources
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+from vera._version import __version__
+from vera.render import _view as view
+from vera.render._calibration import calibration_lines
+from vera.render._cascade import cascade_summary
+from vera.render._samples import OUTCOMES, VERDICTS, PackedSamples, SamplePacker, unpack
+from vera.render._view import HistoryPoint, SampleTally
+from vera.results._builder import Report, SampleResult, SampleStatus
+from vera.results._outcome import sample_outcome
+from vera.types import Sample
+
+__all__ = [
+    "DETAIL_LIMIT",
+    "FILTERS",
+    "PAGE_SIZE",
+    "STYLE",
+    "HistoryPoint",
+    "csp_hash",
+    "inline_template",
+    "read_samples",
+    "render_html",
+    "template_environment",
+]
+
+TEMPLATE = "report.html.j2"
+OPENED_SAMPLES = 3
+"""How many of the worst samples the page shows expanded."""
+PAGE_SIZE = 50
+"""Samples per page of the sample list."""
+DETAIL_LIMIT = 5_000
+"""The most samples whose full detail the page holds: the worst ones. Each further sample is
+listed with its id, status, category and first score only, so a run of 100,000 samples still
+gives a page of a few megabytes; the JSON report has every sample's detail."""
+
+
+def _score(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def _num(value: float) -> str:
+    return f"{value:g}"
+
+
+def _ms(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.1f} ms"
+
+
+def _p_value(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _usd(value: Any) -> str:
+    return f"${value:,.4f}" if isinstance(value, int | float) else "—"
+
+
+def _signed(value: float | None) -> str:
+    return "—" if value is None else f"{value:+.3f}"
+
+
+def _thousands(value: int) -> str:
+    return f"{value:,}"
+
+
+def csp_hash(text: str) -> str:
+    """The CSP source expression that allows exactly this inline style or script."""
+    digest = hashlib.sha256(str(text).encode("utf-8")).digest()
+    return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
+
+
+FILTERS: dict[str, Callable[..., str]] = {
+    "score": _score,
+    "num": _num,
+    "ms": _ms,
+    "p_value": _p_value,
+    "usd": _usd,
+    "signed": _signed,
+    "thousands": _thousands,
+    "csp_hash": csp_hash,
+}
+"""How the report's templates format numbers; `vera view`'s pages use the same."""
+
+
+def template_environment(package: str) -> Environment:
+    """The Jinja environment for the `templates/` of `package`: autoescape always on, the
+    report's number filters (`vera view`'s pages are rendered the same way)."""
+    env = Environment(
+        loader=PackageLoader(package, "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(FILTERS)
+    return env
+
+
+_ENV = template_environment("vera.render")
+
+
+def inline_template(package: str, name: str, element: str) -> Markup:
+    """A file of `package`'s `templates/` to put in a page verbatim (VERA's own code, allowed
+    by its hash), so it must not be able to close its `element`."""
+    text = resources.files(package).joinpath(f"templates/{name}").read_text("utf-8")
+    if f"</{element}" in text.lower() or "<!--" in text:
+        raise RuntimeError(f"templates/{name} must not contain '</{element}' or '<!--'")
+    return Markup(text)
+
+
+STYLE = inline_template("vera.render", "report.css", "style")
+"""The report's style sheet, which `vera view`'s own pages share."""
+_SCRIPT = inline_template("vera.render", "report.js", "script")
+_DATA = re.compile(r'<script type="application/octet-stream" id="sample-data"[^>]*>([^<]*)<')
+
+
+def _details(details: Mapping[str, Any]) -> dict[str, Any]:
+    """The judge's details less its usage, which has a table of its own; a cascade's second
+    judge keeps its usage nested too, so that copy is dropped as well."""
+    shown: dict[str, Any] = {}
+    for key, value in details.items():
+        if key == "usage":
+            continue
+        if isinstance(value, Mapping) and "usage" in value:
+            value = {k: v for k, v in value.items() if k != "usage"}
+        shown[key] = value
+    return shown
+
+
+def _read(
+    report: Report,
+    results: Iterable[SampleResult],
+    texts: Mapping[str, Sample],
+    detail_limit: int | None,
+) -> tuple[PackedSamples, SampleTally]:
+    """The one pass over the samples: each packed for the page and counted for the charts."""
+    packer = SamplePacker(
+        report.metric_summary, limit=detail_limit, measured=report.pipeline is not None
+    )
+    tally = SampleTally()
+    for result in results:
+        outcome = sample_outcome(result)
+        tally.add(result, outcome.outcome)
+        packer.add(result, texts.get(result.id), outcome)
+    return packer.finish(), tally
+
+
+def render_html(
+    report: Report,
+    *,
+    samples: Mapping[str, Sample] | None = None,
+    history: Sequence[HistoryPoint] = (),
+    results: Iterable[SampleResult] | None = None,
+    detail_limit: int | None = DETAIL_LIMIT,
+    links: Sequence[tuple[str, str]] = (),
+) -> str:
+    """The report as one HTML document.
+
+    `results` are the per-sample results, read once in one pass (a streamed run's); by default
+    `report.samples`. `samples` maps sample ids to the evaluated samples; with them (or where a
+    result carries its own response), each response is shown with its claims highlighted by
+    verdict, and each claim with the context it cites. Without them (or for a claim without a
+    span) the claims are listed. `history` gives earlier runs' means, oldest first, for the
+    trend chart, drawn from two runs on; include this run in it to see it on the chart.
+    `detail_limit` caps how many samples, the worst, keep their full detail (None: all).
+    `links` are (label, URL) pairs shown above the title (`vera view` links its other pages).
+    """
+    packed, tally = _read(
+        report,
+        report.samples if results is None else results,
+        samples if samples is not None else {},
+        detail_limit,
+    )
+    baseline_panels, baseline_rows = view.baseline_view(report)
+    return _ENV.get_template(TEMPLATE).render(
+        report=report,
+        renderer_version=__version__,
+        cards=view.cards(report),
+        distributions=view.distributions(report, tally),
+        breakdowns=view.breakdown_panels(report),
+        baseline_panels=baseline_panels,
+        baseline_rows=baseline_rows,
+        trend=view.trend_panels(report, history),
+        history=history,
+        steps=view.step_rows(tally),
+        usage=view.usage_view(report),
+        cascade=cascade_summary(report.judge_details),
+        calibration=calibration_lines(report.calibration) if report.calibration else None,
+        details=_details(report.judge_details),
+        packed=packed,
+        payload=Markup(packed.data),  # base64: nothing in it to escape
+        primary=next(iter(report.metric_summary), None),
+        statuses=[s.value for s in SampleStatus if s in tally.statuses],
+        outcomes={o: style for o, style in OUTCOMES.items() if o in tally.outcomes},
+        latency_source=view.latency_source(report),
+        categories=sorted(tally.categories),
+        verdicts=VERDICTS,
+        js=_SCRIPT,
+        css=STYLE,
+        links=links,
+        page_size=PAGE_SIZE,
+        opened=OPENED_SAMPLES,
+    )
+
+
+def read_samples(page: str) -> dict[str, Any]:
+    """The sample data embedded in an HTML report `render_html` wrote, as the page's script
+    reads it (the layout is in `vera.render._samples`); ValueError for a page without it."""
+    found = _DATA.search(page)
+    if found is None:
+        raise ValueError("no VERA sample data in this page")
+    return unpack(found.group(1))

@@ -1,0 +1,57 @@
+"""JUnit XML, so CI systems show VERA's failures natively: each sample and metric is a test case.
+
+A failed metric is a `<failure>` whose message is the metric's reason (which names the
+unsupported claims); a sample whose judge failed is an `<error>`; a metric that does not
+apply, or a sample that was not evaluated, is `<skipped>`.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections import Counter
+from collections.abc import Iterable
+
+from vera.results._builder import Report, SampleResult, SampleStatus
+
+__all__ = ["render_junit"]
+
+
+def render_junit(report: Report, results: Iterable[SampleResult] | None = None) -> str:
+    """The report as a JUnit XML document (one test suite per metric); `results` are the
+    samples' results when they are not in `report.samples` (a streamed run), read once."""
+    suites = ET.Element("testsuites", name=f"vera {report.dataset}")
+    metrics = {
+        metric: (ET.SubElement(suites, "testsuite", name=f"vera.{metric}"), Counter[str]())
+        for metric in report.metric_summary
+    }
+    for sample in report.samples if results is None else results:
+        for metric, (suite, counts) in metrics.items():
+            _add_case(suite, counts, metric, sample)
+    for suite, counts in metrics.values():
+        for key in ("tests", "failures", "errors", "skipped"):
+            suite.set(key, str(counts[key]))
+    ET.indent(suites)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _add_case(suite: ET.Element, counts: Counter[str], metric: str, sample: SampleResult) -> None:
+    """One sample's test case for `metric`, counted by its outcome."""
+    case = ET.SubElement(suite, "testcase", classname=f"vera.{metric}", name=sample.id)
+    counts["tests"] += 1
+    if sample.latency_ms is not None:
+        case.set("time", f"{sample.latency_ms / 1000:.3f}")
+    result = sample.results.get(metric)
+    if sample.status is SampleStatus.ERROR:
+        counts["errors"] += 1
+        ET.SubElement(case, "error", message=sample.error or "error").text = sample.error
+    elif sample.status is not SampleStatus.SCORED or result is None:
+        counts["skipped"] += 1
+        ET.SubElement(case, "skipped", message=sample.error or sample.status.value)
+    elif result.score is None:
+        counts["skipped"] += 1
+        ET.SubElement(case, "skipped", message=result.reason)
+    elif result.passed is False:
+        counts["failures"] += 1
+        message = f"{metric} {result.score:.3f} misses {result.threshold:.2f}: {result.reason}"
+        failure = ET.SubElement(case, "failure", message=message)
+        failure.text = "\n".join(f"{claim.verdict.value}: {claim.text}" for claim in sample.claims)

@@ -1,0 +1,378 @@
+"""Is a difference between two pipelines real? Paired comparisons on the same samples.
+
+For each metric, only samples scored in both reports count, paired by id. The mean of the
+per-sample differences gets a 95 % paired bootstrap interval, and a two-sided p-value from a
+sign-flip permutation test (under "no difference", each paired difference is as likely to
+have either sign). Both are seeded, so the same reports give the same figures.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from vera.results._builder import ClaimRecord, MetricSummary, Report, SampleResult, SampleStatus
+from vera.results._outcome import SampleOutcome, sample_outcome
+from vera.stats._stats import bootstrap_ci
+from vera.types import Verdict
+
+__all__ = [
+    "ClaimChange",
+    "MetricComparison",
+    "SampleChange",
+    "ScoreChange",
+    "baseline_comparison",
+    "compare_reports",
+    "improvement",
+    "most_changed",
+    "relative_change",
+    "run_differences",
+    "significant",
+    "verdict_changes",
+]
+
+PERMUTATIONS = 2000
+
+
+class MetricComparison(BaseModel):
+    """System minus baseline on one metric, over the samples both scored."""
+
+    model_config = ConfigDict(frozen=True)
+
+    system_mean: float | None
+    baseline_mean: float | None
+    difference: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    paired_samples: int
+    improvement: str | None
+    """Relative change of the mean, as seed 001 writes it ("+41.5%")."""
+
+
+def improvement(system: float | None, baseline: float | None) -> str | None:
+    """The relative change from `baseline` to `system` ("+41.5%"); None when undefined."""
+    if system is None or baseline is None or baseline == 0:
+        return None
+    return f"{(system - baseline) / abs(baseline) * 100:+.1f}%"
+
+
+RELATIVE_FLOOR = 0.05
+"""The smallest baseline mean, in size, a relative change is shown against: below it a ratio
+overstates a small move (0.010 to 0.000 is not a "-100 %" change worth a headline)."""
+
+
+def relative_change(system: float | None, baseline: float | None) -> str | None:
+    """The relative change to show a person ("+41.5 %"); None where it would mislead: no
+    means, or a baseline mean within `RELATIVE_FLOOR` of 0 (show the difference instead)."""
+    if system is None or baseline is None or abs(baseline) < RELATIVE_FLOOR:
+        return None
+    return f"{(system - baseline) / abs(baseline) * 100:+.1f} %"
+
+
+SIGNIFICANCE = 0.05
+
+
+def significant(comparison: MetricComparison) -> bool:
+    """Whether the change is more than noise: the paired 95 % interval of the difference
+    excludes 0 and the permutation p-value is under `SIGNIFICANCE` (one pair's "interval" is
+    a single point, which excludes 0 at p = 1). Only then is a change shown as better or
+    worse, and coloured; the same test as the regression gate's."""
+    low, high, p_value = comparison.ci_low, comparison.ci_high, comparison.p_value
+    if low is None or high is None or p_value is None or p_value >= SIGNIFICANCE:
+        return False
+    return low > 0 or high < 0
+
+
+def _scores(report: Report, metric: str) -> dict[str, float]:
+    return {
+        r.id: score
+        for r in report.samples
+        if r.status is SampleStatus.SCORED and (score := r.scores.get(metric)) is not None
+    }
+
+
+def _p_value(differences: Sequence[float], seed: int = 0) -> float:
+    observed = abs(sum(differences))
+    if observed == 0:
+        return 1.0
+    rng = random.Random(seed)
+    extreme = 0
+    for _ in range(PERMUTATIONS):
+        flipped = sum(d if rng.random() < 0.5 else -d for d in differences)
+        if abs(flipped) >= observed - 1e-12:
+            extreme += 1
+    # Counting the observed arrangement itself keeps the estimate from ever being 0.
+    return (extreme + 1) / (PERMUTATIONS + 1)
+
+
+def compare_reports(system: Report, baseline: Report) -> dict[str, MetricComparison]:
+    """Per metric both reports have: means, paired difference with interval and p-value.
+
+    Only metrics count: the figures seed 001 adds to `metrics` (`f1_score`, `latency_p99_ms`)
+    have no per-sample scores to pair.
+    """
+    comparisons = {}
+    for metric, summary in system.metric_summary.items():
+        theirs_summary = baseline.metric_summary.get(metric)
+        if theirs_summary is None:
+            continue
+        ours, theirs = _scores(system, metric), _scores(baseline, metric)
+        shared = sorted(set(ours) & set(theirs))
+        differences = [ours[i] - theirs[i] for i in shared]
+        interval = bootstrap_ci(differences)
+        system_mean, baseline_mean = summary.mean, theirs_summary.mean
+        comparisons[metric] = MetricComparison(
+            system_mean=system_mean,
+            baseline_mean=baseline_mean,
+            difference=sum(differences) / len(differences) if differences else None,
+            ci_low=interval[0] if interval else None,
+            ci_high=interval[1] if interval else None,
+            p_value=_p_value(differences) if differences else None,
+            paired_samples=len(shared),
+            improvement=improvement(system_mean, baseline_mean),
+        )
+    return comparisons
+
+
+def baseline_comparison(system: Report, baselines: dict[str, Report]) -> dict[str, Any]:
+    """Seed 001's `baseline_comparison` block, for any number of baselines.
+
+    Each baseline's metric means under its name ("naive_rag"), then
+    `improvement_over_baseline` and `significance` keyed by baseline. Metrics only: the
+    figures beside the means in `Report.metrics` (`f1_score`, `latency_p99_ms`) are left out.
+    """
+    block: dict[str, Any] = {}
+    improvements: dict[str, dict[str, str | None]] = {}
+    significance: dict[str, dict[str, Any]] = {}
+    for name, baseline in baselines.items():
+        key = name.replace("-", "_")
+        block[key] = {metric: s.mean for metric, s in baseline.metric_summary.items()}
+        compared = compare_reports(system, baseline)
+        improvements[key] = {metric: c.improvement for metric, c in compared.items()}
+        significance[key] = {metric: c.model_dump() for metric, c in compared.items()}
+    block["improvement_over_baseline"] = improvements
+    block["significance"] = significance
+    return block
+
+
+def most_changed(before: Report, after: Report, top: int = 5) -> list[str]:
+    """The `top` samples whose scores moved most between two runs, with their claims' verdicts
+    after, as lines a person can read."""
+    old = {r.id: r for r in before.samples}
+    moves: list[tuple[float, str, str, float, float]] = []
+    for result in after.samples:
+        previous = old.get(result.id)
+        if previous is None:
+            continue
+        for metric, score in result.scores.items():
+            was = previous.scores.get(metric)
+            if score is not None and was is not None and score != was:
+                moves.append((abs(score - was), result.id, metric, was, score))
+    moves.sort(key=lambda m: (-m[0], m[1], m[2]))
+    lines = []
+    by_id = {r.id: r for r in after.samples}
+    for _, sample_id, metric, was, score in moves[:top]:
+        lines.append(f"{sample_id} · {metric} {was:.3f} -> {score:.3f}")
+        lines.extend(
+            f"    {claim.verdict.value}: {claim.text}" for claim in by_id[sample_id].claims
+        )
+    if len(moves) > top:
+        left = len(moves) - top
+        lines.append(
+            f"… and {left} more score change{'' if left == 1 else 's'}: vera view's compare page "
+            "lists every changed sample (or --top N)"
+        )
+    return lines
+
+
+_CLAIM_GOODNESS = {
+    Verdict.FULLY_SUPPORTED: 3,
+    Verdict.PARTIALLY_SUPPORTED: 2,
+    Verdict.NO_EVIDENCE: 1,
+    Verdict.CONTRADICTED: 0,
+}
+# Keyed by `vera.results.Outcome`'s values (a StrEnum, so they hash alike): that module
+# is imported only when a change is computed (see `verdict_changes`). An error ranks above a
+# fail so that pass -> fail is the worst move of all.
+_OUTCOME_GOODNESS = {
+    "pass": 4,
+    "pass_with_contradiction": 3,
+    "not_gated": 2,
+    "not_scored": 1,
+    "fail": 0,
+}
+
+
+@dataclass(frozen=True)
+class ClaimChange:
+    """One claim of a sample in both runs whose verdict moved, or a claim only one run made."""
+
+    text: str
+    """The claim as the later run stated it (the earlier run's words for a removed claim)."""
+    before: Verdict | None
+    """None: the earlier run did not make this claim (it was added)."""
+    after: Verdict | None
+    """None: the later run did not make this claim (it was removed)."""
+
+    @property
+    def kind(self) -> str:
+        """One of "added", "removed" and "changed"."""
+        if self.before is None:
+            return "added"
+        return "removed" if self.after is None else "changed"
+
+
+@dataclass(frozen=True)
+class ScoreChange:
+    """One metric's score of a sample that differs between two runs (None: not scored)."""
+
+    metric: str
+    before: float | None
+    after: float | None
+
+
+@dataclass(frozen=True)
+class SampleChange:
+    """A sample in both runs whose claims' verdicts or metric scores differ. A badge that moved
+    only because the two runs' thresholds differ is not a change of the sample."""
+
+    id: str
+    before: SampleOutcome
+    after: SampleOutcome
+    claims: tuple[ClaimChange, ...]
+    """The changed claims: the later run's in its order, then the removed ones."""
+    unchanged_claims: int
+    """Claims both runs made with the same verdict."""
+    scores: tuple[ScoreChange, ...] = ()
+    """The metrics whose score differs, in the later run's order, then those it lacks."""
+
+    @property
+    def shift(self) -> int:
+        """How far the badge moved: below 0 worse (pass -> fail is the lowest), above 0 better."""
+        return _OUTCOME_GOODNESS[self.after.outcome] - _OUTCOME_GOODNESS[self.before.outcome]
+
+    @property
+    def claim_shift(self) -> int:
+        """The verdicts' moves summed over the claims both runs made (below 0: worse); added
+        and removed claims have no earlier or later verdict to move from, so count 0."""
+        return sum(
+            _CLAIM_GOODNESS[c.after] - _CLAIM_GOODNESS[c.before]
+            for c in self.claims
+            if c.before is not None and c.after is not None
+        )
+
+    @property
+    def direction(self) -> str:
+        """Whether the sample got "worse" or "better": by its badge, else by its claims'
+        verdicts; "changed" when neither moved (a claim only added or removed)."""
+        for shift in (self.shift, self.claim_shift):
+            if shift:
+                return "worse" if shift < 0 else "better"
+        return "changed"
+
+
+def _claim_key(text: str) -> str:
+    """A claim's text as claims are paired across runs: case, spacing and the punctuation
+    around it do not matter ("Paris is in France." pairs with "paris is in  France")."""
+    return " ".join(text.casefold().split()).strip(" .,;:!?\"'")
+
+
+def _claim_changes(
+    before: Sequence[ClaimRecord], after: Sequence[ClaimRecord]
+) -> tuple[list[ClaimChange], int]:
+    """The claims that changed between two results of one sample, and how many did not. Claims
+    with the same text pair in order, so a claim stated twice pairs twice."""
+    earlier: dict[str, list[ClaimRecord]] = {}
+    for claim in before:
+        earlier.setdefault(_claim_key(claim.text), []).append(claim)
+    changes: list[ClaimChange] = []
+    unchanged = 0
+    for claim in after:
+        waiting = earlier.get(_claim_key(claim.text))
+        was = waiting.pop(0) if waiting else None
+        if was is not None and was.verdict is claim.verdict:
+            unchanged += 1
+            continue
+        changes.append(ClaimChange(claim.text, was.verdict if was else None, claim.verdict))
+    removed = (claim for left in earlier.values() for claim in left)
+    changes += [ClaimChange(claim.text, claim.verdict, None) for claim in removed]
+    return changes, unchanged
+
+
+def _score_changes(before: SampleResult, after: SampleResult) -> list[ScoreChange]:
+    """Each metric whose score differs between two results of one sample (a score one of them
+    lacks included); a pass or fail that differs with the same score is the threshold's doing,
+    not the sample's, and is not listed."""
+    old, new = _sample_scores(before), _sample_scores(after)
+    names = [*new, *(name for name in old if name not in new)]
+    return [
+        ScoreChange(name, old.get(name), new.get(name))
+        for name in names
+        if old.get(name) != new.get(name)
+    ]
+
+
+def _sample_scores(result: SampleResult) -> dict[str, float | None]:
+    if result.status is not SampleStatus.SCORED:
+        return {}
+    return {name: r.score for name, r in result.results.items()}
+
+
+def verdict_changes(
+    before: Iterable[SampleResult], after: Iterable[SampleResult]
+) -> list[SampleChange]:
+    """The samples of two runs, paired by id, whose claims' verdicts or metric scores changed;
+    claims pair by their normalised text. A sample whose verdicts and scores are the same is
+    not changed, even where its badge (`sample_outcome`) differs because the runs' thresholds
+    do (`run_differences` says so). Worst change first: by how far the badge fell (pass ->
+    fail first), then by how far the claims' verdicts fell, then by id; the improvements come
+    last. Samples only one run has do not pair and are left out."""
+    earlier = {result.id: result for result in before}
+    found = []
+    for result in after:
+        was = earlier.get(result.id)
+        if was is None:
+            continue
+        claims, unchanged = _claim_changes(was.claims, result.claims)
+        scores = _score_changes(was, result)
+        if claims or scores:
+            old, new = sample_outcome(was), sample_outcome(result)
+            found.append(SampleChange(result.id, old, new, tuple(claims), unchanged, tuple(scores)))
+    found.sort(key=lambda c: (c.shift, c.claim_shift, c.id))
+    return found
+
+
+def _rule(summary: MetricSummary) -> str:
+    return f"{'≥' if summary.higher_is_better else '≤'} {summary.threshold:g}"
+
+
+def run_differences(before: Report, after: Report) -> list[str]:
+    """What differs between two runs beyond their samples' answers, a sentence each: the
+    judge, the metrics measured, and each shared metric's threshold (or direction). A change
+    between such runs may be the setting's and not the system's; the badges of samples whose
+    scores did not move may differ by the thresholds alone. Empty when none differs."""
+    found = []
+    if before.judge != after.judge:
+        found.append(f"The judges differ: A {before.judge}, B {after.judge}.")
+    only_a = [name for name in before.metric_summary if name not in after.metric_summary]
+    only_b = [name for name in after.metric_summary if name not in before.metric_summary]
+    if only_a or only_b:
+        parts = [f"only A measured {', '.join(only_a)}"] if only_a else []
+        parts += [f"only B measured {', '.join(only_b)}"] if only_b else []
+        found.append(f"The metrics differ: {'; '.join(parts)}.")
+    rules = [
+        f"{name} A {_rule(before.metric_summary[name])}, B {_rule(summary)}"
+        for name, summary in after.metric_summary.items()
+        if name in before.metric_summary and _rule(before.metric_summary[name]) != _rule(summary)
+    ]
+    if rules:
+        found.append(
+            f"The thresholds differ: {'; '.join(rules)}. A sample's pass or fail may differ by "
+            "the threshold alone; it counts as changed only where its verdicts or scores did."
+        )
+    return found

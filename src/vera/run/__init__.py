@@ -1,0 +1,61 @@
+"""Running a plan: the engine (resume, skips, recording, gates), the per-sample runner, the
+executors (in-process, Ray), the dry-run estimate, and the judge benchmark.
+"""
+
+from vera._sync import run_sync
+from vera.run._engine import (
+    Bindings,
+    RunObserver,
+    RunResult,
+    arun_plan,
+    build_components,
+    run_plan,
+    stored_plan,
+)
+from vera.run._estimate import RunEstimate, estimate_plan
+from vera.run._fingerprint import run_fingerprint
+from vera.run._judge_benchmark import (
+    GroupFigures,
+    JudgeBenchmark,
+    LabelledRow,
+    RowOutcome,
+    SpanFigures,
+    abenchmark_judge,
+    benchmark_figures,
+    benchmark_judge,
+    labelled_row,
+    read_labelled_rows,
+)
+from vera.run._quota import Quota, QuotaClient
+from vera.run._ray import INSTALL
+from vera.run._runner import PassResults, evaluate_sample, run_pass
+
+__all__ = [
+    "INSTALL",
+    "Bindings",
+    "GroupFigures",
+    "JudgeBenchmark",
+    "LabelledRow",
+    "PassResults",
+    "Quota",
+    "QuotaClient",
+    "RowOutcome",
+    "RunEstimate",
+    "RunObserver",
+    "RunResult",
+    "SpanFigures",
+    "abenchmark_judge",
+    "arun_plan",
+    "benchmark_figures",
+    "benchmark_judge",
+    "build_components",
+    "estimate_plan",
+    "evaluate_sample",
+    "labelled_row",
+    "read_labelled_rows",
+    "run_fingerprint",
+    "run_pass",
+    "run_plan",
+    "run_sync",
+    "stored_plan",
+]

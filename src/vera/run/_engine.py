@@ -1,0 +1,646 @@
+"""Running a `RunPlan`: the one place a run is coordinated, for the CLI and Python alike.
+
+`arun_plan` does everything in one event loop: the system pass, each baseline's pass, the law
+checks, and the recording of each finished sample in the run history. It returns the report
+with the gates' verdict; the caller renders it and picks an exit code. `run_plan` is the one
+synchronous edge.
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import itertools
+import os
+import warnings
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vera._sample_limits import SampleLimits
+from vera._sqlite_file import StoreWriteError
+from vera._sync import run_sync
+from vera.baselines._documents import load_documents
+from vera.baselines._verification import Verify
+from vera.datasets import SampleSource, open_dataset
+from vera.datasets._nesting import TooDeepError
+from vera.datasets._unread import unread_contexts_column
+from vera.judges._base import ClaimJudge, Judge, as_judge, check_capabilities
+from vera.judges._registry import create_judge, create_managed_model
+from vera.metrics._base import Metric
+from vera.metrics._registry import create_metric
+from vera.pipelines import _laws as laws
+from vera.pipelines._core import Pipeline
+from vera.plan._plan import QUICK_SAMPLES, RunPlan, named_again
+from vera.results._builder import Report, RunStop, SampleResult
+from vera.results._comparison import baseline_comparison
+from vera.results._gates import gate_failures, regression_failures
+from vera.run._experiment import resolve_pipeline
+from vera.run._fingerprint import run_fingerprint
+from vera.run._runner import run_pass
+from vera.store._history import (
+    DEFAULT_HISTORY_PATH,
+    RunStore,
+    open_history,
+    regression_baseline,
+    regression_without_history,
+)
+from vera.types import Context, Need, Sample
+from vera.types._errors import ConfigError, DatasetError
+from vera.types._fingerprint import RegressionCheck, RunFingerprint
+from vera.types._secrets import is_redacted, redact
+
+__all__ = [
+    "EXIT_GATE_FAILED",
+    "EXIT_INCOMPLETE",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "LAW_QUERIES",
+    "Bindings",
+    "RunObserver",
+    "RunResult",
+    "arun_plan",
+    "build_components",
+    "run_plan",
+    "stored_plan",
+]
+
+LAW_QUERIES = 5
+"""Queries the pipeline laws are checked on."""
+
+
+@dataclass(frozen=True)
+class Bindings:
+    """Live objects given from Python, used in place of what the plan names."""
+
+    data: SampleSource | None = None
+    metrics: Sequence[Metric] | None = None
+    judge: Judge | ClaimJudge | None = None
+    pipeline: Pipeline | None = None
+    baselines: Mapping[str, Pipeline] = field(default_factory=dict)
+    resume_from: Mapping[str, SampleResult] | None = None
+    """Results of an earlier run by sample id: kept, not evaluated again."""
+    keep_samples: bool = True
+    """Keep every sample's result in `Report.samples`. False streams them: each goes to the
+    run store as it finishes and leaves memory (`RunResult.results()` reads them back), so a
+    run's memory does not grow with its size. Runs without a history, and runs that compare
+    per sample (baselines, `--regression`), keep them regardless."""
+
+
+class RunObserver:
+    """Hears how a run goes; every method does nothing unless overridden (the CLI's progress
+    bar, a callback from Python)."""
+
+    def run_started(self, run_id: str) -> None:
+        """The run was recorded in the history under `run_id`."""
+
+    def pass_started(self, pipeline: str | None, total: int | None, done: int) -> None:
+        """A pass over the samples begins: the system's (`pipeline` None when the responses
+        came with the data) or a baseline's; `done` of `total` were finished earlier."""
+
+    def sample_finished(self, result: SampleResult) -> None:
+        """One sample of the current pass has its result."""
+
+    def pass_finished(self) -> None:
+        """The current pass is over."""
+
+
+EXIT_OK = 0
+EXIT_GATE_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INCOMPLETE = 3
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A finished run: its report, where it is stored, and what the gates found.
+
+    `exit_code` reads the outcome the way `vera eval` exits (see docs/reliability.md):
+    0 every sample scored and every gate holds; 1 a gate failed; 2 the run stopped on a
+    failure every sample would hit (a rejected key); 3 the run is incomplete: samples errored
+    or were skipped beyond `max_errors`, or no sample could be scored at all.
+    """
+
+    plan: RunPlan
+    report: Report
+    run_id: str | None = None
+    gate_failures: tuple[str, ...] = ()
+    compared_with: str | None = None
+    """The stored run a regression check compared against, if any."""
+    unstored: tuple[tuple[int, SampleResult], ...] = ()
+    """Results (by dataset position) a streamed run could not store: the run history failed
+    a write (a full disk) and the run stopped."""
+
+    def results(self) -> Iterable[SampleResult]:
+        """Every sample's result in dataset order: `report.samples`, or, for a streamed run,
+        read from the run store a batch at a time (with those it could not store)."""
+        if self.report.samples or self.run_id is None or not self.report.counts.total:
+            return self.report.samples
+        return _stored_results(self.plan, self.run_id, self.unstored)
+
+    @property
+    def streamed(self) -> bool:
+        """Whether the results went to the store only (see `Bindings.keep_samples`)."""
+        return not self.report.samples and bool(self.report.counts.total)
+
+    @property
+    def incomplete(self) -> str | None:
+        """Why the run measured less than it was asked to, or None when it is complete."""
+        counts = self.report.counts
+        if counts.scored == 0:
+            return "no sample could be scored"
+        missed = counts.errors + counts.skipped
+        allowed = self.plan.settings.error_budget(counts.total)
+        if missed > allowed:
+            return (
+                f"{missed} of {counts.total} samples errored or were skipped "
+                f"(--max-errors allows {allowed})"
+            )
+        return None
+
+    @property
+    def remedy(self) -> str | None:
+        """What to do about an incomplete run, fitted to its cause; None when it is complete.
+
+        `--max-errors` only lets some samples fail, so it is advised only when some were
+        scored; a run stopped by a failure every sample would hit (a missing key, a server
+        that is down) is fixed where its reason says (the variable to set, the URL to check).
+        """
+        if self.incomplete is None:
+            return None
+        stopped, counts = self.report.stopped, self.report.counts
+        if stopped is not None and not stopped.planned:
+            return f"fix what stopped it and run again: {stopped.reason}"
+        if stopped is not None:
+            return f"it stopped at a limit you set ({stopped.reason}); raise it to go further"
+        if counts.scored == 0 and counts.errors:
+            return (
+                f"every sample that was tried errored ({counts.errors} of "
+                f"{counts.total}); fix the errors above (--max-errors cannot help: it lets "
+                "some samples error, and none was scored)"
+            )
+        if counts.scored == 0:
+            return "nothing was scored; check that the samples have what the metrics read"
+        return "fix the errors above, or allow some with --max-errors"
+
+    @property
+    def exit_code(self) -> int:
+        stopped = self.report.stopped
+        if stopped is not None and not stopped.planned:
+            return EXIT_USAGE
+        if self.incomplete is not None:
+            return EXIT_INCOMPLETE
+        if self.gated and self.gate_failures:
+            return EXIT_GATE_FAILED
+        return EXIT_OK
+
+    @property
+    def gated(self) -> bool:
+        return self.plan.gated
+
+    @property
+    def passed(self) -> bool:
+        """No gate failed (vacuously true for an ungated run)."""
+        return not self.gate_failures
+
+
+@dataclass(frozen=True)
+class Components:
+    """What a plan names, built: the data, metrics, judge and pipelines of one run."""
+
+    data: SampleSource
+    metrics: list[Metric]
+    judge: Judge
+    system: Pipeline | None
+    baselines: dict[str, Pipeline]
+
+    def samples(self, quick: bool, rows: Iterable[Sample] | None = None) -> Iterable[Sample]:
+        """The samples a pass uses, of `rows` (a pass over the data, by default a new one):
+        all, or the first few with `quick`."""
+        rows = self.data.read() if rows is None else rows
+        return itertools.islice(rows, QUICK_SAMPLES) if quick else rows
+
+
+def _data(plan: RunPlan, bindings: Bindings) -> SampleSource:
+    if bindings.data is not None:
+        return bindings.data
+    ref = plan.dataset
+    source = ref.source or ("example" if plan.quick else None)
+    if source is None:
+        raise ConfigError("give --dataset PATH, or --quick to try the bundled example")
+    return open_dataset(
+        source,
+        format=ref.format,
+        skip_invalid=ref.skip_invalid,
+        name=ref.name,
+        fields=plan.settings.fields,
+    )
+
+
+def _judge(plan: RunPlan, bindings: Bindings) -> Judge:
+    # A plugin's factory may return a bare ClaimJudge, as Python may give one: adapted alike.
+    given = bindings.judge
+    return as_judge(
+        given if given is not None else create_judge(plan.settings.judge, plan.settings)
+    )
+
+
+def build_components(plan: RunPlan, bindings: Bindings | None = None) -> Components:
+    """Build what `plan` names; objects in `bindings` stand in for their names."""
+    bindings = bindings or Bindings()
+    data = _data(plan, bindings)
+    metrics = list(bindings.metrics or [create_metric(m.name, **m.options) for m in plan.metrics])
+    judge = _judge(plan, bindings)
+    check_capabilities(judge, {m.name: m.needs for m in metrics})
+    system_spec, pipelines = _pipelines(plan, data, judge, bindings)
+    system = bindings.pipeline or (pipelines.pop(system_spec) if system_spec else None)
+    return Components(data, metrics, judge, system, {**pipelines, **bindings.baselines})
+
+
+def _pipelines(
+    plan: RunPlan, data: SampleSource, judge: Judge, bindings: Bindings
+) -> tuple[str | None, dict[str, Pipeline]]:
+    """The system's spec and every pipeline the plan names, built by name."""
+    retrieval = plan.retrieval
+    corpus: Sequence[Context] | None = (
+        load_documents(Path(retrieval.documents)) if retrieval.documents else None
+    )
+    generator = plan.generator
+    chat = (
+        create_managed_model(generator.spec, plan.settings, base_url=generator.base_url)
+        if generator.uses_model
+        else None
+    )
+    # With baselines and a corpus but no pipeline of yours, the system is VERA's own.
+    has_corpus = bool(data.documents or corpus)
+    system_spec = plan.pipeline or ("vera" if plan.baselines and has_corpus else None)
+    if bindings.pipeline is not None:
+        system_spec = None
+    names = list(dict.fromkeys([*([system_spec] if system_spec else []), *plan.baselines]))
+    pipelines = {
+        name: resolve_pipeline(
+            name,
+            data,
+            judge,
+            generator=chat,
+            top_k=retrieval.top_k,
+            chunk_size=retrieval.chunk_size,
+            chunk_overlap=retrieval.chunk_overlap,
+            documents=corpus,
+        )
+        for name in names
+        if name not in bindings.baselines
+    }
+    # The system's entry is taken out by the caller, so it is never its own baseline.
+    return system_spec, pipelines
+
+
+def stored_plan(
+    run_id: str, history: Path | str | None = None, *, named: Mapping[str, object] | None = None
+) -> tuple[RunPlan, str]:
+    """The plan of a stored run and its full id, to resume it as it was asked for.
+
+    The history is data, so it never chooses code: a pipeline (module:function or URL), a
+    prompts folder or a plugin it names is used only when `named` names it again with the same
+    value (keys as `vera.plan._plan.NAMED_AGAIN_FLAGS`: `{"pipeline": "my_rag:answer"}`); otherwise,
+    or when a value given differs from the stored one, `ConfigError` says both.
+    """
+    store = RunStore(history or DEFAULT_HISTORY_PATH, read_only=True)
+    try:
+        try:
+            record = store.get(run_id)
+        except TooDeepError as exc:  # a stored plan edited to nest without end
+            raise ConfigError(
+                f"{store.path}: run {run_id}'s stored options are damaged: {exc}"
+            ) from None
+        plan = named_again(store.plan(record.id), named or {}, record.id)
+        return _with_secrets(plan, record.id), record.id
+    finally:
+        store.close()
+
+
+def _stored_results(
+    plan: RunPlan, run_id: str, unstored: Sequence[tuple[int, SampleResult]] = ()
+) -> Iterator[SampleResult]:
+    settings = plan.settings
+    # Only read: a history that just failed a write (full, read-only) can still be read.
+    store = RunStore(
+        settings.history_path or DEFAULT_HISTORY_PATH,
+        lock_timeout=settings.lock_timeout,
+        read_only=True,
+    )
+    try:
+        merged = heapq.merge(store.iter_positioned(run_id), unstored, key=lambda item: item[0])
+        for _, result in merged:
+            yield result
+    finally:
+        store.close()
+
+
+def _with_secrets(plan: RunPlan, run_id: str) -> RunPlan:
+    """`plan` with the base URLs the store redacted given back from the environment.
+
+    The store never keeps a key, so a URL that carried one must come from where it came from
+    the first time; `VERA_JUDGE_BASE_URL` is read for the judge's.
+    """
+    settings = plan.settings
+    if is_redacted(settings.judge_base_url):
+        given = os.environ.get("VERA_JUDGE_BASE_URL")
+        if not given or redact(given) != settings.judge_base_url:
+            raise ConfigError(
+                f"run {run_id} sent its judge calls to {settings.judge_base_url}, whose "
+                "credentials VERA does not store; set VERA_JUDGE_BASE_URL to the full URL "
+                "to resume it"
+            )
+        plan = plan.model_copy(
+            update={"settings": settings.model_copy(update={"judge_base_url": given})}
+        )
+    if is_redacted(plan.generator.base_url):
+        raise ConfigError(
+            f"run {run_id}'s generator URL {plan.generator.base_url} carried credentials, "
+            "which VERA does not store; start the run again instead of resuming it"
+        )
+    return plan
+
+
+class _Recorder:
+    """Commits each finished sample of the system's pass to the store, at once and at its
+    dataset position, so a killed run keeps it and the store reads back in dataset order.
+
+    When the store fails a write (a full disk), the `StoreWriteError` stops the run (the
+    runner hears it as a stop), and this and every later result is kept in `unstored`, so
+    the run's reports still have them."""
+
+    def __init__(self, store: RunStore | None, run_id: str | None) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.failure: StoreWriteError | None = None
+        self.unstored: list[tuple[int, SampleResult]] = []
+
+    def __call__(self, position: int, result: SampleResult) -> None:
+        if self.store is None or self.run_id is None:
+            return
+        if self.failure is None:
+            try:
+                self.store.add_result(self.run_id, position, result)
+                return
+            except StoreWriteError as exc:
+                self.failure = exc
+                self.unstored.append((position, result))
+                raise
+        self.unstored.append((position, result))
+
+
+async def _pass(
+    plan: RunPlan,
+    parts: Components,
+    pipeline: Pipeline | None,
+    observer: RunObserver,
+    *,
+    record: _Recorder | None = None,
+    done: Mapping[str, SampleResult] | None = None,
+    keep: bool = True,
+) -> Report:
+    """One pass over the samples, with `pipeline` answering them when given; `keep` False
+    leaves the results to `record` (see `Bindings.keep_samples`)."""
+    total = parts.data.size_hint()
+    if plan.quick and total is not None:
+        total = min(total, QUICK_SAMPLES)
+    observer.pass_started(pipeline.name if pipeline else None, total, len(done or {}))
+
+    # Each pass reads the data afresh and keeps its own invalid-row log.
+    rows = parts.data.read()
+    execute: Callable[..., Awaitable[Report]] = run_pass
+    if plan.settings.executor == "ray":
+        from vera.run._ray import ray_pass  # imported only when chosen
+
+        execute = functools.partial(ray_pass, plan)
+    try:
+        return await execute(
+            parts.samples(plan.quick, rows),
+            parts.metrics,
+            parts.judge,
+            concurrency=plan.settings.concurrency,
+            dataset_name=parts.data.name,
+            progress=observer.sample_finished,
+            record=record,
+            group_by=plan.group_by,
+            pipeline=pipeline,
+            resume_from=done,
+            source=rows,
+            keep_samples=keep,
+            limits=SampleLimits.of(plan.settings),
+        )
+    finally:
+        observer.pass_finished()
+
+
+async def _extras(
+    plan: RunPlan, parts: Components, report: Report, observer: RunObserver
+) -> Report:
+    """The baselines' passes and the law checks, added to the system's report."""
+    updates: dict[str, object] = {}
+    if parts.baselines:
+        others = {
+            name: await _pass(plan, parts, pipeline, observer)
+            for name, pipeline in parts.baselines.items()
+            if pipeline is not parts.system
+        }
+        updates["baseline_comparison"] = baseline_comparison(report, others)
+    if plan.check_laws:
+        if parts.system is None:
+            raise ConfigError("--check-laws needs --pipeline (or --baseline)")
+        queries = [s.query for s in itertools.islice(parts.data, LAW_QUERIES) if s.query]
+        updates["categorical_tests"] = await laws.check_laws(
+            parts.system, Verify(parts.judge), queries
+        )
+    return report.model_copy(update=updates) if updates else report
+
+
+def _open_store(plan: RunPlan, resume: str | None) -> RunStore | None:
+    settings = plan.settings
+    if resume is None and not settings.history:
+        return None
+    return open_history(settings)
+
+
+async def arun_plan(
+    plan: RunPlan,
+    bindings: Bindings | None = None,
+    *,
+    resume: str | None = None,
+    observer: RunObserver | None = None,
+) -> RunResult:
+    """Run `plan` in the running event loop: system, baselines, laws, history, gates.
+
+    With `resume` (a stored run's id), the samples that run finished are kept and only the
+    others are evaluated; the plan should be the stored one (`stored_plan`).
+    """
+    observer = observer or RunObserver()
+    bindings = bindings or Bindings()
+    parts = build_components(plan, bindings)
+    _check_contexts_read(plan, parts)
+    # In every report, so that it says what it measured, whether or not a history keeps it.
+    fingerprint = run_fingerprint(plan, parts.data, parts.judge, parts.metrics, parts.system)
+    store = _open_store(plan, resume)
+    try:
+        baseline = _baseline(plan, store, fingerprint, parts.data.name)
+        run_id, done = _start(store, plan, parts, resume, bindings)
+        if run_id is not None:
+            observer.run_started(run_id)
+        recorder = _Recorder(store, run_id)
+        report = await _pass(
+            plan,
+            parts,
+            parts.system,
+            observer,
+            record=recorder,
+            done=done,
+            keep=_keeps_samples(plan, parts, bindings, store),
+        )
+        report = await _extras(plan, parts, report, observer)
+        report = report.model_copy(update={"fingerprint": fingerprint, "regression": baseline})
+        failures = _gates(plan, report, store)
+        report = _record_end(recorder, report)
+        _check_measured(plan, parts, report)
+    finally:
+        if store is not None:
+            store.close()
+    compared = baseline.compared_with if baseline is not None else None
+    return RunResult(plan, report, run_id, tuple(failures), compared, tuple(recorder.unstored))
+
+
+def _record_end(recorder: _Recorder, report: Report) -> Report:
+    """Store the run's report and mark it finished; a run that could not record everything
+    is marked `stopped` instead (as far as the file still takes it), and its report says
+    why, so it never passes for a finished one."""
+    store, run_id = recorder.store, recorder.run_id
+    if store is None or run_id is None:
+        return report
+    if recorder.failure is None:
+        try:
+            store.finish(run_id, report)
+            return report
+        except StoreWriteError as exc:
+            recorder.failure = exc
+    if report.stopped is None:
+        report = report.model_copy(
+            update={"stopped": RunStop(reason=str(recorder.failure), planned=False)}
+        )
+    if not store.stop(run_id, report):
+        warnings.warn(
+            f"run {run_id} could not be marked stopped in {store.path} either; it shows as "
+            f"running, and `vera eval --resume {run_id}` completes it",
+            stacklevel=2,
+        )
+    return report
+
+
+def _baseline(
+    plan: RunPlan, store: RunStore | None, fingerprint: RunFingerprint, dataset: str
+) -> RegressionCheck | None:
+    """The stored run the regression gate will compare with, found (or refused, exit 2)
+    before any sample is evaluated; None when the plan has no regression gate."""
+    if not (plan.regression or plan.baseline_run):
+        if plan.any_plan:
+            raise ConfigError(
+                "--any-plan (any_plan=True) only widens a regression gate: add --regression "
+                "or --baseline-run RUN_ID, or drop it"
+            )
+        return None
+    if store is None:
+        raise regression_without_history(plan)
+    return regression_baseline(store, plan, fingerprint, dataset)
+
+
+def _keeps_samples(
+    plan: RunPlan, parts: Components, bindings: Bindings, store: RunStore | None
+) -> bool:
+    """Whether the system pass keeps its results in memory: asked to, or needed there (no
+    store to stream to; baselines and regression checks pair samples across reports)."""
+    pairs = bool(parts.baselines) or plan.regression or plan.baseline_run is not None
+    return bindings.keep_samples or store is None or pairs
+
+
+def _check_measured(plan: RunPlan, parts: Components, report: Report) -> None:
+    """Refuse a run that had nothing to measure: bad input, not a result (exit 2)."""
+    counts = report.counts
+    where = plan.dataset.source or parts.data.name
+    if counts.total == 0 and counts.invalid_rows == 0:
+        raise DatasetError(f"no samples in {where}")
+    if counts.total and counts.needs_pipeline == counts.total:
+        unread = ", ".join(report.unrecognised_fields)
+        hint = (
+            f" (fields VERA did not read: {unread}; is one of them the response?)" if unread else ""
+        )
+        raise ConfigError(
+            f"no sample in {where} has a response{hint}, so there is nothing to score: name "
+            "the system that answers the queries with --pipeline (a baseline, module:function "
+            "or a URL), or compare baselines with --baseline naive-rag"
+        )
+
+
+_READS_CONTEXTS = frozenset(Need) - {Need.REFERENCE_IN_RESPONSE}
+"""Judge work done against the contexts: with none, a metric needing it scores nothing true."""
+
+
+def _check_contexts_read(plan: RunPlan, parts: Components) -> None:
+    """Refuse (exit 2) a run whose metrics read contexts when no sample has any and a column
+    VERA did not read holds text: its contexts under another name, to map with --field."""
+    if parts.system is not None or not any(m.needs & _READS_CONTEXTS for m in parts.metrics):
+        return
+    column = unread_contexts_column(parts.data, QUICK_SAMPLES if plan.quick else None)
+    if column is None:
+        return
+    where = plan.dataset.source or parts.data.name
+    raise ConfigError(
+        f"no sample in {where} has contexts, so every claim would be NO_EVIDENCE and score 0; "
+        f"its column {column!r} holds text VERA did not read. If it holds the retrieved "
+        f"contexts, map it: --field contexts={column} (fields={{'contexts': {column!r}}} in "
+        f'Python, contexts = "{column}" under [tool.vera.fields]); if not, move it under '
+        "'metadata' and name the contexts' column the same way"
+    )
+
+
+def _start(
+    store: RunStore | None,
+    plan: RunPlan,
+    parts: Components,
+    resume: str | None,
+    bindings: Bindings,
+) -> tuple[str | None, Mapping[str, SampleResult]]:
+    """The run's id in the store (new, or the resumed one) and the results it already has."""
+    if store is None:
+        return None, bindings.resume_from or {}
+    if resume is not None:
+        run_id = store.get(resume).id
+        return run_id, store.results(run_id)
+    return store.start(parts.data.name, plan), bindings.resume_from or {}
+
+
+def _gates(plan: RunPlan, report: Report, store: RunStore | None) -> list[str]:
+    """What fails the run's gates, the regression gate against `report.regression`'s run
+    included."""
+    if not plan.gated:
+        return []
+    failures = gate_failures(report, plan.settings.gates)
+    compared = report.regression.compared_with if report.regression is not None else None
+    if compared is not None and store is not None:
+        failures += regression_failures(report, store.report(compared), compared)
+    return failures
+
+
+def run_plan(
+    plan: RunPlan,
+    bindings: Bindings | None = None,
+    *,
+    resume: str | None = None,
+    observer: RunObserver | None = None,
+) -> RunResult:
+    """`arun_plan` from synchronous code: the one event loop of the run. Inside a running
+    loop (Jupyter, an async app) use `await arun_plan(...)`."""
+    return run_sync(
+        arun_plan(plan, bindings, resume=resume, observer=observer),
+        inside_a_loop="vera was called inside a running event loop (Jupyter, an async app); "
+        "use the async form there: `await vera.aevaluate(...)` or `await vera.arun_plan(...)`",
+    )

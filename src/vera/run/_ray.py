@@ -1,0 +1,446 @@
+"""The Ray executor: one pass over the samples on the worker processes of a Ray cluster.
+
+Chosen with `executor = "ray"` (`--executor ray`); needs the `ray` extra. The driver (this
+process) reads the samples, skips those an earlier run finished, and sends the others in
+batches to N worker actors, a bounded number of batches in flight. Each worker builds its
+judge and metrics from the run plan, as `vera eval --resume` would, and evaluates its batches
+with `evaluate_sample`; the results come back as batches finish and go through the same report
+builder, `record` (the run store, at each sample's dataset position) and `progress` as a local
+pass, so the driver owns the store and the report is built alike. A batch whose worker fails
+comes back as ERROR results for its samples: nothing is lost.
+
+Every worker's provider calls are paced by one `Quota` actor (the rate limits) and charged to
+it (the budget): see `vera.run._quota`. The response cache is the file the settings name;
+workers on one machine share it (SQLite takes concurrent writers), and each other machine keeps
+its own at the same path. Pipelines are not run under Ray yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import signal
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from vera._sample_limits import DEFAULT_LIMITS, SampleLimits
+from vera.datasets._source import PassLog
+from vera.judges._base import Judge
+from vera.judges._registry import create_judge, shared_limits
+from vera.metrics._base import Metric
+from vera.metrics._registry import create_metric
+from vera.pipelines._core import Pipeline
+from vera.plan._plan import RunPlan
+from vera.plan._settings import DEFAULT_CONCURRENCY, Settings
+from vera.providers._cost import merge_summaries
+from vera.results._builder import Report, RunStop, SampleResult, SampleStatus
+from vera.run._quota import Quota, QuotaClient
+from vera.run._runner import (
+    PassResults,
+    ProgressCallback,
+    RecordCallback,
+    _build_report,
+    _checked_metrics,
+    _identity,
+    _report_builder,
+    _skipped,
+    evaluate_sample,
+)
+from vera.types import Sample
+from vera.types._errors import ConfigError, RunStopError
+from vera.types._extras import install_hint
+
+__all__ = ["BATCH_SIZE", "IN_FLIGHT_PER_WORKER", "ray_pass"]
+
+BATCH_SIZE = 32
+"""Samples sent to a worker at once (fewer when the dataset is small)."""
+IN_FLIGHT_PER_WORKER = 2
+"""Batches each worker holds at once: one running, one waiting, so no worker idles."""
+INSTALL = install_hint("ray")
+_FORWARDED_PREFIXES = ("VERA_",)
+_FORWARDED_SUFFIXES = ("_API_KEY", "_BASE_URL")
+
+Batch = list[tuple[int, Sample]]
+BatchResult = tuple[list[tuple[int, SampleResult]], RunStop | None]
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError(f"--executor ray needs Ray: {INSTALL}") from None
+    return ray
+
+
+class _Worker:
+    """One worker process: the plan's judge and metrics, built once, and its batches."""
+
+    def __init__(self, plan_json: str, quota: Any) -> None:
+        plan = RunPlan.model_validate_json(plan_json)
+        settings = plan.settings
+        with shared_limits(QuotaClient(quota, settings)):
+            self.judge = create_judge(settings.judge, settings)
+        self.metrics = _checked_metrics([create_metric(m.name, **m.options) for m in plan.metrics])
+        self.group_by = plan.group_by
+        self.limits = SampleLimits.of(settings)
+        self.slots = asyncio.Semaphore(settings.concurrency)
+        self.stop: RunStopError | None = None
+
+    def ready(self) -> bool:
+        return True
+
+    def usage(self) -> dict[str, Any] | None:
+        """This worker's calls, tokens and cost, where its judge keeps a ledger."""
+        return self.judge.describe().usage
+
+    async def _one(self, index: int, sample: Sample) -> tuple[int, SampleResult]:
+        async with self.slots:
+            if self.stop is not None:
+                return index, _skipped(sample, self.stop, self.group_by)
+            try:
+                result = await evaluate_sample(
+                    sample, self.metrics, self.judge, self.group_by, None, self.limits
+                )
+            except RunStopError as exc:
+                self.stop = self.stop or exc
+                result = _skipped(sample, exc, self.group_by)
+            return index, result
+
+    async def run(self, batch: Batch) -> BatchResult:
+        """Evaluate a batch; its results by dataset position, and the stop one raised."""
+        results = await asyncio.gather(*(self._one(i, s) for i, s in batch))
+        stop = self.stop
+        return list(results), (
+            None if stop is None else RunStop(reason=str(stop), planned=stop.planned)
+        )
+
+
+class _RemoteStop(RunStopError):
+    """A run stop a worker heard (a rejected key), told to the driver."""
+
+
+class _RemotePlannedStop(_RemoteStop):
+    """A planned run stop a worker heard (a spent budget), told to the driver."""
+
+    planned = True
+
+
+def _stop_error(stop: RunStop) -> RunStopError:
+    return (_RemotePlannedStop if stop.planned else _RemoteStop)(stop.reason)
+
+
+def _forwarded_environment() -> dict[str, str]:
+    """What workers read from the environment: VERA's variables and provider keys and URLs
+    (workers on other machines, or started before they were set, would not have them)."""
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if name.startswith(_FORWARDED_PREFIXES) or name.endswith(_FORWARDED_SUFFIXES)
+    }
+
+
+def _connect(ray: Any, settings: Settings) -> None:
+    """Join `ray_address`, or start a Ray on this machine, unless this process already has."""
+    if ray.is_initialized():
+        return
+    ray.init(
+        address=settings.ray_address,
+        ignore_reinit_error=True,
+        include_dashboard=False,
+        log_to_driver=False,
+        num_cpus=None if settings.ray_address else os.cpu_count(),
+    )
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    signal.raise_signal(signal.SIGINT)
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """While the pass runs, SIGTERM ends it as Ctrl-C does: results stored so far are kept
+    and the CLI prints the `vera eval --resume` that finishes the run. Ray's core replaces
+    SIGTERM's handler with its own, which aborts the process with a stack dump and no word."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals reach only the main thread; its owner decides
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        # None: a handler not set from Python (Ray's), which cannot be put back from here.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def _worker_plan(plan: RunPlan) -> str:
+    """The plan the workers build from, with the paths they read made absolute (a worker's
+    working directory need not be the driver's)."""
+    settings = plan.settings
+    paths = {
+        key: Path(value).resolve()
+        for key, value in (
+            ("cache_path", settings.cache_path),
+            ("judge_prompts_dir", settings.judge_prompts_dir),
+        )
+        if value is not None
+    }
+    return plan.model_copy(update={"settings": settings.model_copy(update=paths)}).model_dump_json()
+
+
+@dataclass
+class _Cluster:
+    """The actors of one pass: the quota and the workers."""
+
+    ray: Any
+    quota: Any
+    workers: list[Any]
+
+    @classmethod
+    def start(cls, ray: Any, plan: RunPlan) -> _Cluster:
+        settings = plan.settings
+        cpus = float(ray.cluster_resources().get("CPU", 1))
+        count = settings.ray_workers or max(1, int(cpus))
+        quota = ray.remote(num_cpus=0)(Quota).remote(
+            settings.requests_per_minute, settings.tokens_per_minute, settings.fail_fast
+        )
+        env = _forwarded_environment()
+        options: dict[str, Any] = {"num_cpus": min(1.0, cpus / count), "max_restarts": 0}
+        if env:
+            options["runtime_env"] = {"env_vars": env}
+        actor = ray.remote(_Worker).options(**options)
+        plan_json = _worker_plan(plan)
+        workers = [actor.remote(plan_json, quota) for _ in range(count)]
+        cluster = cls(ray, quota, workers)
+        try:
+            ray.get([w.ready.remote() for w in workers])
+        except Exception as exc:
+            cluster.stop()
+            raise ConfigError(f"the Ray workers could not start: {_first_line(exc)}") from None
+        return cluster
+
+    def usage(self) -> dict[str, Any] | None:
+        """Every worker's calls, tokens and cost added up; `workers_unreported` counts the
+        workers that died first, whose calls are then missing from the figures."""
+        found: list[dict[str, Any]] = []
+        unreported = 0
+        for worker in self.workers:
+            try:
+                usage = self.ray.get(worker.usage.remote())
+            except Exception:  # a dead worker: say so rather than drop it silently
+                unreported += 1
+                continue
+            if usage is not None:
+                found.append(usage)
+        if not found:
+            return None
+        merged = merge_summaries(found)
+        if unreported:
+            merged["workers_unreported"] = unreported
+        return merged
+
+    def stop(self) -> None:
+        for actor in [*self.workers, self.quota]:
+            self.ray.kill(actor)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[-1] if text else ''}"
+
+
+@dataclass
+class _Dispatch:
+    """Batches in flight on the workers, at most `IN_FLIGHT_PER_WORKER` each, and what to do
+    with their results."""
+
+    cluster: _Cluster
+    sink: PassResults
+    group_by: Sequence[str]
+    pending: dict[asyncio.Future[BatchResult], tuple[int, Batch]] = field(default_factory=dict)
+    load: dict[int, int] = field(default_factory=dict)
+    failed: set[int] = field(default_factory=set)
+    """Workers a batch failed on: no more batches go to them while another is left."""
+
+    async def submit(self, batch: Batch) -> None:
+        limit = IN_FLIGHT_PER_WORKER * len(self.cluster.workers)
+        while len(self.pending) >= limit:
+            await self.settle()
+        every = range(len(self.cluster.workers))
+        alive = [w for w in every if w not in self.failed] or list(every)
+        worker = min(alive, key=lambda w: self.load.get(w, 0))
+        ref = self.cluster.workers[worker].run.remote(batch)
+        self.pending[asyncio.wrap_future(ref.future())] = (worker, batch)
+        self.load[worker] = self.load.get(worker, 0) + 1
+
+    async def settle(self) -> None:
+        """Wait for at least one batch, and hand each finished one's results on."""
+        done, _ = await asyncio.wait(self.pending, return_when=asyncio.FIRST_COMPLETED)
+        for future in done:
+            worker, batch = self.pending.pop(future)
+            self.load[worker] -= 1
+            try:
+                results, stop = future.result()
+            except Exception as exc:  # the worker died or failed: the batch errs, not lost
+                results, stop = self._failed(batch, exc), None
+                self.failed.add(worker)
+            if stop is not None and self.sink.stop is None:
+                self.sink.stop = _stop_error(stop)
+            for index, result in results:
+                self.sink.record(index, result)
+
+    def _failed(self, batch: Batch, exc: BaseException) -> list[tuple[int, SampleResult]]:
+        error = f"ray worker failed: {_first_line(exc)}"
+        return [
+            (i, SampleResult(**_identity(s, self.group_by), status=SampleStatus.ERROR, error=error))
+            for i, s in batch
+        ]
+
+    async def drain(self) -> None:
+        while self.pending:
+            await self.settle()
+
+    def abandon(self) -> None:
+        """Forget the batches in flight (the pass was interrupted): their actors are killed
+        next, and each unread failure would be printed as "Future exception was never
+        retrieved" after the resume hint."""
+        for future in self.pending:
+            if not future.done():
+                future.cancel()
+            elif not future.cancelled():
+                future.exception()  # read, so nothing reports it unread
+        self.pending.clear()
+
+
+def _batches(rows: Iterator[tuple[int, Sample]], sink: PassResults, size: int) -> Iterator[Batch]:
+    """Batches of the samples still to evaluate; settled ones (resumed, or after a stop) are
+    handed to `sink` as they are read."""
+    batch: Batch = []
+    for index, sample in rows:
+        if sink.settled(index, sample):
+            continue
+        batch.append((index, sample))
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _batch_size(source: PassLog | None, workers: int) -> int:
+    """`BATCH_SIZE`, or less so that a small dataset still reaches every worker."""
+    total = source.size_hint() if source is not None else None
+    if not total:
+        return BATCH_SIZE
+    return max(1, min(BATCH_SIZE, math.ceil(total / (workers * IN_FLIGHT_PER_WORKER))))
+
+
+def _check_bindings(plan: RunPlan, metrics: Sequence[Metric], judge: Judge) -> None:
+    """Refuse what workers cannot rebuild from the plan: objects given from Python."""
+    if judge.describe().spec != plan.settings.judge.strip():
+        raise ConfigError(
+            "--executor ray builds the judge from its name in every worker; give the judge "
+            "by name (such as 'openai:gpt-4o-mini'), not as an object"
+        )
+    if [m.name for m in metrics] != [create_metric(m.name, **m.options).name for m in plan.metrics]:
+        raise ConfigError(
+            "--executor ray builds the metrics from their registered names in every worker; "
+            "give metrics by name"
+        )
+
+
+async def _dispatch(
+    cluster: _Cluster,
+    sink: PassResults,
+    samples: Iterable[Sample],
+    size: int,
+    group_by: Sequence[str],
+) -> None:
+    """Send every batch, and hand on every result; a row that cannot be read stops the
+    reading, and is raised once the batches already sent have finished (as `run_pass` does).
+    Any other exception (an interrupt) abandons the batches in flight to the actors' end."""
+    dispatch = _Dispatch(cluster, sink, group_by)
+    batches = _batches(enumerate(samples), sink, size)
+    read_error: Exception | None = None
+    try:
+        while True:
+            try:
+                batch = next(batches)
+            except StopIteration:
+                break
+            except Exception as exc:
+                read_error = exc
+                break
+            await dispatch.submit(batch)
+        await dispatch.drain()
+    except BaseException:
+        dispatch.abandon()
+        raise
+    if read_error is not None:
+        raise read_error
+
+
+async def ray_pass(
+    plan: RunPlan,
+    samples: Iterable[Sample],
+    metrics: Sequence[Metric] | None = None,
+    judge: Judge | None = None,
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    dataset_name: str | None = None,
+    progress: ProgressCallback | None = None,
+    group_by: Sequence[str] = (),
+    pipeline: Pipeline | None = None,
+    resume_from: Mapping[str, SampleResult] | None = None,
+    source: PassLog | None = None,
+    keep_samples: bool = True,
+    record: RecordCallback | None = None,
+    limits: SampleLimits = DEFAULT_LIMITS,
+) -> Report:
+    """`vera.run.run_pass` on Ray workers, with the same arguments after `plan` (whose
+    judge, metrics and settings the workers build); `concurrency` and `limits` apply in each
+    worker as the plan's settings say. Returns the report `run_pass` would."""
+    if pipeline is not None:
+        raise ConfigError("--executor ray does not yet run pipelines; use --executor local")
+    checked = _checked_metrics(metrics)
+    active_judge = judge if judge is not None else create_judge(plan.settings.judge)
+    _check_bindings(plan, checked, active_judge)
+    ray = _import_ray()
+    _connect(ray, plan.settings)
+    started = datetime.now(UTC)
+    builder = _report_builder(checked, group_by)
+    sink = PassResults(
+        builder,
+        keep=keep_samples,
+        progress=progress,
+        record=record,
+        resume_from=resume_from or {},
+        group_by=group_by,
+    )
+    with _terminate_as_interrupt():
+        cluster = await asyncio.to_thread(_Cluster.start, ray, plan)
+        try:
+            size = _batch_size(source, len(cluster.workers))
+            await _dispatch(cluster, sink, samples, size, group_by)
+            usage = await asyncio.to_thread(cluster.usage)
+        finally:
+            cluster.stop()
+    description = active_judge.describe()
+    if usage is not None:  # the driver's judge made no call: the workers made them all
+        description = description.model_copy(update={"usage": usage})
+    return _build_report(
+        builder,
+        description,
+        sink.kept(),
+        started=started,
+        stop=sink.stop,
+        dataset_name=dataset_name,
+        source=source,
+        pipeline=None,
+    )
