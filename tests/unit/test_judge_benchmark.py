@@ -342,7 +342,7 @@ def test_vera_benchmark_when_the_judge_fails_is_exit_3_without_figures(
     def failing(*args: object, **kwargs: object) -> JudgeBenchmark:
         raise JudgeError("the judge answered nothing for row 'copy'")
 
-    monkeypatch.setattr("vera.cli.benchmark_judge", failing)
+    monkeypatch.setattr("vera.cli._benchmark.benchmark_judge", failing)
     figures = tmp_path / "figures.json"
 
     result = CliRunner().invoke(app, ["benchmark", str(labelled), "--json", str(figures)])
@@ -391,7 +391,7 @@ def test_rows_without_probabilities_are_ranked_by_faithfulness_and_counted(
     assert result.overall.auroc == auroc([0.1, 0.7, 1.0], [0, 1, 1]) == 1.0
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("vera.cli.benchmark_judge", lambda *a, **k: result)
+    monkeypatch.setattr("vera.cli._benchmark.benchmark_judge", lambda *a, **k: result)
     shown = CliRunner().invoke(app, ["benchmark", str(path)])
     assert shown.exit_code == 0, shown.output
     text = " ".join(shown.stdout.split())

@@ -227,7 +227,7 @@ def test_an_unknown_keyword_names_the_closest_option() -> None:
 def test_every_settings_flag_of_vera_eval_is_a_typed_option() -> None:
     """A setting `vera eval` takes from a flag can be given from Python under its name."""
     OPTION_NAMES = frozenset(vera.EvaluateOptions.__annotations__)
-    from vera.cli import _SETTING_FLAGS
+    from vera.cli._eval_flags import _SETTING_FLAGS
 
     # `judge` is an argument; `history_path` is `history=PATH`.
     assert set(_SETTING_FLAGS) - {"judge", "history_path"} <= OPTION_NAMES
@@ -286,7 +286,7 @@ of the same name."""
 def test_every_flag_of_vera_eval_has_its_python_keyword() -> None:
     """A flag added to `vera eval` fails here until Python can do it too."""
     OPTION_NAMES = frozenset(vera.EvaluateOptions.__annotations__)
-    from vera.cli import _EVAL_OPTIONS
+    from vera.cli._eval_flags import _EVAL_OPTIONS
 
     keywords = OPTION_NAMES | {"data", "metrics", "judge", "stored_plan", "estimate_plan"}
     missing = {

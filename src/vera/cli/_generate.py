@@ -1,0 +1,134 @@
+"""`vera generate`: a test set written from documents."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import typer
+from rich.markup import escape
+
+from vera.cli._app import _fail, app, out
+from vera.cli._eval_flags import (
+    _CachePathFlag,
+    _ConcurrencyFlag,
+    _DryRunFlag,
+    _GeneratorBaseUrlFlag,
+    _JudgeBaseUrlFlag,
+    _JudgeFlag,
+    _MaxCostFlag,
+    _NoCacheFlag,
+    _PromptsDirFlag,
+)
+from vera.plan._settings import load_settings
+from vera.render._outputs import (
+    check_output_paths,
+)
+from vera.run._engine import (
+    EXIT_INCOMPLETE,
+    EXIT_OK,
+)
+from vera.types._errors import ConfigError, VeraError
+
+if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
+    from vera.generate import GenerationResult
+
+
+_MaxAnswerCharsFlag = Annotated[
+    int | None,
+    typer.Option(
+        "--max-answer-chars",
+        min=1,
+        help="Reject items whose answer is longer, as too_long (default 2,000).",
+    ),
+]
+_MaxQuoteCharsFlag = Annotated[
+    int | None,
+    typer.Option(
+        "--max-quote-chars",
+        min=1,
+        help="Reject items with a longer quote, as too_long (default 1,000).",
+    ),
+]
+
+
+@app.command("generate")
+def generate_command(
+    documents: Annotated[
+        Path, typer.Option("--documents", help="Folder of .txt/.md files to write items from.")
+    ],
+    generator: Annotated[
+        str, typer.Option("--generator", help="PROVIDER:MODEL that writes the items.")
+    ],
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the dataset (JSON) here.")
+    ] = None,
+    n: Annotated[int, typer.Option("--n", min=1, help="Items to generate.")] = 100,
+    mix: Annotated[
+        str | None,
+        typer.Option("--mix", help="Category shares, e.g. fact_single=0.5,unanswerable=0.1."),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the chunks drawn.")] = 0,
+    max_answer_chars: _MaxAnswerCharsFlag = None,
+    max_quote_chars: _MaxQuoteCharsFlag = None,
+    judge: _JudgeFlag = None,
+    judge_base_url: _JudgeBaseUrlFlag = None,
+    generator_base_url: _GeneratorBaseUrlFlag = None,
+    prompts_dir: _PromptsDirFlag = None,
+    no_cache: _NoCacheFlag = False,
+    cache_path: _CachePathFlag = None,
+    max_cost: _MaxCostFlag = None,
+    concurrency: _ConcurrencyFlag = None,
+    dry_run: _DryRunFlag = False,
+) -> None:
+    """Write a test set from your documents; every item is checked before it is kept.
+
+    Example: vera generate --documents docs/ --generator openai:gpt-4o-mini -o generated.json
+    """
+    # Imported here: the chunker and BM25 index load only for the command that needs them.
+    from vera.generate import estimate_line, estimate_testset, generate_testset
+
+    cli: dict[str, Any] = {"judge": judge, "judge_base_url": judge_base_url}
+    cli |= {"judge_prompts_dir": prompts_dir, "cache_path": cache_path, "max_cost": max_cost}
+    cli |= {"cache": False if no_cache else None, "concurrency": concurrency}
+    try:
+        if output is None and not dry_run:
+            raise ConfigError("give -o PATH for the generated dataset")
+        check_output_paths([output] if output is not None else [])
+        options: dict[str, Any] = {"n": n, "mix": mix, "seed": seed}
+        options["settings"] = load_settings(cli)
+        if dry_run:
+            estimate = estimate_testset(documents, generator, **options)
+            out.print(estimate_line(estimate), highlight=False, markup=False)
+            raise typer.Exit(EXIT_OK)
+        given = {"max_answer_chars": max_answer_chars, "max_quote_chars": max_quote_chars}
+        options |= {name: value for name, value in given.items() if value is not None}
+        result = generate_testset(
+            documents, generator, generator_base_url=generator_base_url, **options
+        )
+    except (VeraError, ValueError) as exc:
+        _fail(exc)
+    _finish_generate(result, output)
+
+
+def _finish_generate(result: GenerationResult, output: Path | None) -> NoReturn:
+    """Print what `vera generate` kept and turned away, write the dataset, and exit: 0 when
+    something was kept, 3 when nothing was or the budget stopped it."""
+    from vera.generate import summary_lines
+    from vera.generate._summary import write_dataset
+
+    for line in summary_lines(result):
+        out.print(line, highlight=False, markup=False)
+    if result.kept_total and output is not None:
+        _save_dataset(write_dataset, result, output)
+    raise typer.Exit(EXIT_OK if result.kept_total and not result.stopped else EXIT_INCOMPLETE)
+
+
+def _save_dataset(write: Callable[[Any, Path], None], result: Any, output: Path) -> None:
+    """`vera generate`'s dataset written (whole, or the old file kept); a failure is exit 2."""
+    try:
+        write(result, output)
+    except VeraError as exc:
+        _fail(exc)
+    out.print(f"Dataset written to {escape(str(output))}", highlight=False)
