@@ -10,16 +10,14 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from vera._version import __version__
-from vera.render._outputs import (
+from vera import __version__
+from vera.render import (
     atomic_text,
 )
-from vera.run._engine import (
+from vera.run import (
     EXIT_USAGE,
 )
-from vera.types._errors import VeraError
-from vera.types._extras import install_hint
-from vera.types._secrets import redact
+from vera.types import VeraError, install_hint, redact
 
 if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
     pass

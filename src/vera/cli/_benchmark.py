@@ -11,20 +11,20 @@ from rich.markup import escape
 
 from vera.cli._app import _fail, _write_json, app, err, out
 from vera.cli._eval_flags import _ConcurrencyFlag, _JudgeFlag, _OfflineMinSupportFlag
-from vera.plan._settings import load_settings
-from vera.render._console import (
+from vera.plan import load_settings
+from vera.render import (
     Column,
+    check_output_paths,
     format_score,
     print_table,
 )
-from vera.render._outputs import (
-    check_output_paths,
-)
-from vera.run._engine import (
+from vera.run import (
     EXIT_INCOMPLETE,
+    JudgeBenchmark,
+    Rule,
+    benchmark_judge,
 )
-from vera.run._judge_benchmark import JudgeBenchmark, Rule, benchmark_judge
-from vera.types._errors import JudgeError, VeraError
+from vera.types import JudgeError, VeraError
 
 if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
     pass

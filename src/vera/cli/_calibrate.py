@@ -8,16 +8,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from vera._api import calibrate
+from vera import calibrate
 from vera.cli._app import _fail, _write_json, app, out
 from vera.cli._eval_flags import _JudgeFlag
 from vera.cli._runs import HistoryOption
-from vera.plan._settings import load_settings
-from vera.render._calibration import calibration_lines
-from vera.render._outputs import (
+from vera.plan import load_settings
+from vera.render import (
+    calibration_lines,
     check_output_paths,
 )
-from vera.types._errors import VeraError
+from vera.types import VeraError
 
 if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
     pass

@@ -9,7 +9,7 @@ from rich.markup import escape
 
 from vera.cli._app import _fail, app, err, out
 from vera.cli._runs import HistoryOption, _store
-from vera.render._console import (
+from vera.render import (
     SHOWN_FAILURES,
     Cell,
     Column,
@@ -18,9 +18,8 @@ from vera.render._console import (
     format_score,
     print_table,
 )
-from vera.results._builder import Report
-from vera.results._comparison import compare_reports, most_changed, run_differences, verdict_changes
-from vera.types._errors import ConfigError, VeraError
+from vera.results import Report, compare_reports, most_changed, run_differences, verdict_changes
+from vera.types import ConfigError, VeraError
 
 if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
     pass

@@ -8,9 +8,8 @@ import typer
 from rich.table import Table
 
 from vera.cli._app import app, out
-from vera.datasets import load_dataset
-from vera.datasets._bundled import BUNDLED
-from vera.render._console import (
+from vera.datasets import BUNDLED, load_dataset
+from vera.render import (
     plain_cells,
 )
 

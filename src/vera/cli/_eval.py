@@ -10,8 +10,8 @@ from rich.markup import escape
 
 from vera.cli._app import EXIT_INTERRUPTED, _fail, app, err, out
 from vera.cli._eval_flags import _EVAL_OPTIONS, _NAMED_AGAIN, _SETTING_FLAGS, _takes
-from vera.datasets._fields import parse_field_option
-from vera.plan._plan import (
+from vera.datasets import parse_field_option
+from vera.plan import (
     DEFAULT_METRICS,
     DatasetRef,
     GeneratorSpec,
@@ -20,27 +20,26 @@ from vera.plan._plan import (
     build_plan,
     resume_command,
 )
-from vera.render._console import (
-    print_summary,
-)
-from vera.render._outputs import (
+from vera.render import (
+    RunProgress,
+    RunView,
     check_report_targets,
     open_run_view,
     parse_report_option,
+    print_summary,
     write_reports,
 )
-from vera.render._progress import RunProgress
-from vera.render._run_view import RunView
-from vera.run._engine import (
+from vera.run import (
     EXIT_OK,
     Bindings,
+    RunEstimate,
     RunObserver,
     RunResult,
+    estimate_plan,
     run_plan,
     stored_plan,
 )
-from vera.run._estimate import RunEstimate, estimate_plan
-from vera.types._errors import VeraError
+from vera.types import VeraError
 
 if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
     pass
@@ -100,7 +99,7 @@ def _finish(result: RunResult, flags: dict[str, Any]) -> NoReturn:
 
 def _export_spans(view: RunView, endpoint: str) -> None:
     """The run as OpenTelemetry spans, one per sample of the view (a streamed run's too)."""
-    from vera.integrations._otel_export import export_report  # the SDK only when asked for
+    from vera.integrations import export_report  # the SDK only when asked for
 
     sent = export_report(view.report, endpoint, results=view.sample_results())
     out.print(f"{sent} spans sent to {escape(endpoint)}", highlight=False)

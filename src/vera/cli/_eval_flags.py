@@ -11,16 +11,14 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from vera._sample_limits import (
+from vera.cli._app import _help_hint
+from vera.plan import (
+    DEFAULT_CONCURRENCY,
     DEFAULT_MAX_CONTEXT_CHARS,
     DEFAULT_MAX_RESPONSE_CHARS,
     DEFAULT_SAMPLE_TIMEOUT,
-)
-from vera.cli._app import _help_hint
-from vera.plan._plan import (
     QUICK_SAMPLES,
 )
-from vera.plan._settings import DEFAULT_CONCURRENCY
 
 if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
     pass

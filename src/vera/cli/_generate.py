@@ -21,15 +21,15 @@ from vera.cli._eval_flags import (
     _NoCacheFlag,
     _PromptsDirFlag,
 )
-from vera.plan._settings import load_settings
-from vera.render._outputs import (
+from vera.plan import load_settings
+from vera.render import (
     check_output_paths,
 )
-from vera.run._engine import (
+from vera.run import (
     EXIT_INCOMPLETE,
     EXIT_OK,
 )
-from vera.types._errors import ConfigError, VeraError
+from vera.types import ConfigError, VeraError
 
 if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
     from vera.generate import GenerationResult
@@ -115,8 +115,7 @@ def generate_command(
 def _finish_generate(result: GenerationResult, output: Path | None) -> NoReturn:
     """Print what `vera generate` kept and turned away, write the dataset, and exit: 0 when
     something was kept, 3 when nothing was or the budget stopped it."""
-    from vera.generate import summary_lines
-    from vera.generate._summary import write_dataset
+    from vera.generate import summary_lines, write_dataset
 
     for line in summary_lines(result):
         out.print(line, highlight=False, markup=False)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from vera.cli._app import app, out
-from vera.metrics._registry import metric_classes
-from vera.render._console import (
+from vera.metrics import metric_classes
+from vera.render import (
     Cell,
     Column,
     print_table,

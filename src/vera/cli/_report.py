@@ -10,10 +10,10 @@ from rich.markup import escape
 
 from vera.cli._app import _fail, app, out
 from vera.cli._runs import HistoryOption, _store
-from vera.render._outputs import (
+from vera.render import (
     write_stored_report,
 )
-from vera.types._errors import VeraError
+from vera.types import VeraError
 
 if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
     pass

@@ -9,17 +9,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from vera._sqlite_file import MissingStoreError
 from vera.cli._app import _fail, app, err, out
-from vera.render._console import (
+from vera.render import (
     Cell,
     Column,
     format_score,
     print_summary,
     print_table,
 )
-from vera.store._history import DEFAULT_HISTORY_PATH, PAGE_SIZE, RunStore
-from vera.types._errors import VeraError
+from vera.store import DEFAULT_HISTORY_PATH, PAGE_SIZE, MissingStoreError, RunStore
+from vera.types import VeraError
 
 if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
     pass

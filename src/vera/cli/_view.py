@@ -8,8 +8,8 @@ import typer
 
 from vera.cli._app import _fail, app
 from vera.cli._runs import HistoryOption
-from vera.store._history import DEFAULT_HISTORY_PATH
-from vera.types._errors import VeraError
+from vera.store import DEFAULT_HISTORY_PATH
+from vera.types import VeraError
 
 if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
     pass

@@ -3,6 +3,9 @@ options, and the `RunPlan` built from them.
 """
 
 from vera._sample_limits import (
+    DEFAULT_MAX_CONTEXT_CHARS,
+    DEFAULT_MAX_RESPONSE_CHARS,
+    DEFAULT_SAMPLE_TIMEOUT,
     SampleLimitError,
     SampleLimitOptions,
     SampleLimits,
@@ -13,8 +16,11 @@ from vera._sample_limits import (
 )
 from vera.plan._plan import (
     DEFAULT_METRICS,
+    QUICK_SAMPLES,
     DatasetRef,
+    GeneratorSpec,
     MetricSpec,
+    RetrievalOptions,
     RunPlan,
     build_plan,
     code_references,
@@ -22,12 +28,19 @@ from vera.plan._plan import (
     named_again,
     resume_command,
 )
-from vera.plan._settings import Settings, load_settings
+from vera.plan._settings import DEFAULT_CONCURRENCY, Settings, load_settings
 
 __all__ = [
+    "DEFAULT_CONCURRENCY",
+    "DEFAULT_MAX_CONTEXT_CHARS",
+    "DEFAULT_MAX_RESPONSE_CHARS",
     "DEFAULT_METRICS",
+    "DEFAULT_SAMPLE_TIMEOUT",
+    "QUICK_SAMPLES",
     "DatasetRef",
+    "GeneratorSpec",
     "MetricSpec",
+    "RetrievalOptions",
     "RunPlan",
     "SampleLimitError",
     "SampleLimitOptions",

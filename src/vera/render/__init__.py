@@ -9,13 +9,27 @@ get_reporter("md").write(RunView(report), sys.stdout)   # the one door every out
 from vera.render._calibration import calibration_lines
 from vera.render._cascade import cascade_summary
 from vera.render._charts import Bar, bar_panel, histogram
-from vera.render._console import FAILING_TITLE, Column, change_cell, print_summary, print_table
+from vera.render._console import (
+    FAILING_TITLE,
+    SHOWN_FAILURES,
+    Cell,
+    Column,
+    change_cell,
+    format_interval,
+    format_score,
+    plain_cells,
+    print_summary,
+    print_table,
+)
 from vera.render._html import HistoryPoint, read_samples, render_html
 from vera.render._junit import render_junit
 from vera.render._markdown import render_markdown
 from vera.render._outputs import (
     atomic_text,
+    check_output_paths,
+    check_report_targets,
     open_run_view,
+    parse_report_option,
     stored_report_html,
     write_reports,
     write_run_reports,
@@ -40,8 +54,10 @@ __all__ = [
     "FAILING_TITLE",
     "OUTCOMES",
     "REPORTER_REGISTRY",
+    "SHOWN_FAILURES",
     "VERDICTS",
     "Bar",
+    "Cell",
     "Column",
     "FailingSamples",
     "HistoryPoint",
@@ -57,12 +73,18 @@ __all__ = [
     "calibration_lines",
     "cascade_summary",
     "change_cell",
+    "check_output_paths",
+    "check_report_targets",
     "format_duration",
     "format_for_path",
+    "format_interval",
+    "format_score",
     "get_reporter",
     "histogram",
     "margin",
     "open_run_view",
+    "parse_report_option",
+    "plain_cells",
     "print_summary",
     "print_table",
     "read_samples",

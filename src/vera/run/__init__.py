@@ -4,6 +4,9 @@ executors (in-process, Ray), the dry-run estimate, and the judge benchmark.
 
 from vera._sync import run_sync
 from vera.run._engine import (
+    EXIT_INCOMPLETE,
+    EXIT_OK,
+    EXIT_USAGE,
     Bindings,
     RunObserver,
     RunResult,
@@ -19,6 +22,7 @@ from vera.run._judge_benchmark import (
     JudgeBenchmark,
     LabelledRow,
     RowOutcome,
+    Rule,
     SpanFigures,
     abenchmark_judge,
     benchmark_figures,
@@ -27,11 +31,12 @@ from vera.run._judge_benchmark import (
     read_labelled_rows,
 )
 from vera.run._quota import Quota, QuotaClient
-from vera.run._ray import INSTALL
 from vera.run._runner import PassResults, evaluate_sample, run_pass
 
 __all__ = [
-    "INSTALL",
+    "EXIT_INCOMPLETE",
+    "EXIT_OK",
+    "EXIT_USAGE",
     "Bindings",
     "GroupFigures",
     "JudgeBenchmark",
@@ -40,6 +45,7 @@ __all__ = [
     "Quota",
     "QuotaClient",
     "RowOutcome",
+    "Rule",
     "RunEstimate",
     "RunObserver",
     "RunResult",

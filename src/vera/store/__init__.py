@@ -1,10 +1,18 @@
 """The run history: one SQLite file per project, with numbered schema migrations."""
 
 from vera._sqlite_file import MissingStoreError, SqliteFile, StoreError
-from vera.store._history import HISTORY_SCHEMA_VERSION, DamagedRunError, RunStore
+from vera.store._history import (
+    DEFAULT_HISTORY_PATH,
+    HISTORY_SCHEMA_VERSION,
+    PAGE_SIZE,
+    DamagedRunError,
+    RunStore,
+)
 
 __all__ = [
+    "DEFAULT_HISTORY_PATH",
     "HISTORY_SCHEMA_VERSION",
+    "PAGE_SIZE",
     "DamagedRunError",
     "MissingStoreError",
     "RunStore",
