@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 import vera
 from vera import cli
+from vera.cli import _app as cli_app
 from vera.metrics import METRICS
 from vera.types import install_hint
 from vera.viewer import INSTALL as VIEW_INSTALL
@@ -86,7 +87,7 @@ def test_vera_metrics_never_cuts_a_name(
     runner: CliRunner, monkeypatch: pytest.MonkeyPatch, width: int
 ) -> None:
     # Before: at 80 columns the names came out as "chunk_context_preci…".
-    monkeypatch.setattr(cli.out, "_width", width)
+    monkeypatch.setattr(cli_app.out, "_width", width)
     result = runner.invoke(cli.app, ["metrics"])
     assert result.exit_code == 0, result.output
     assert "…" not in result.stdout

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from vera import cli
+from vera import RunObserver, cli
+from vera.cli import _app as cli_app
+from vera.cli import _eval as cli_eval
 from vera.metrics import METRICS
 
 ESCAPE = "\x1b"
@@ -28,11 +30,11 @@ def runner(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> CliRunner:
 
 def at_width(monkeypatch: pytest.MonkeyPatch, width: int) -> None:
     """The summary's console as wide as a terminal of `width` columns."""
-    monkeypatch.setattr(cli.out, "_width", width)
+    monkeypatch.setattr(cli_app.out, "_width", width)
 
 
 def test_eval_in_a_log_prints_plain_progress_lines(runner: CliRunner) -> None:
-    assert not cli.err.is_terminal
+    assert not cli_app.err.is_terminal
     result = runner.invoke(cli.app, ["eval", "--dataset", "example"])
     assert result.exit_code == 0, result.stderr
     assert re.search(r"^Run \S+$", result.stderr, re.MULTILINE)
@@ -45,14 +47,14 @@ def test_eval_in_a_log_prints_plain_progress_lines(runner: CliRunner) -> None:
 def test_an_interrupted_run_still_says_how_to_finish_it(
     runner: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def interrupted(*args: object, observer: cli.RunObserver, **kwargs: object) -> None:
+    def interrupted(*args: object, observer: RunObserver, **kwargs: object) -> None:
         observer.run_started("20260101-120000-ab12cd")
         observer.pass_started(None, 28, 0)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "run_plan", interrupted)
+    monkeypatch.setattr(cli_eval, "run_plan", interrupted)
     result = runner.invoke(cli.app, ["eval", "--dataset", "example"])
-    assert result.exit_code == cli.EXIT_INTERRUPTED
+    assert result.exit_code == cli_app.EXIT_INTERRUPTED
     said = " ".join(result.stderr.split())  # the message may wrap at the console's width
     ended = said.index("Evaluated 0/28 samples in ")
     assert said.index("Interrupted: ") > ended

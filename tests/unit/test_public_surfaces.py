@@ -509,6 +509,8 @@ WHITEBOX = {
     "tests/unit/test_viewer.py": "the page model behind the viewer's routes",
     "tests/unit/test_verdict_changes.py": "the outcome order that sorts changed samples",
     "tests/integration/test_ray_executor.py": "the Ray import guard, without Ray installed",
+    "tests/integration/test_messages_cli.py": "the CLI console's width",
+    "tests/integration/test_terminal_cli.py": "the CLI console, and a run interrupted inside it",
     "tests/integration/test_reporters.py": "what the built-in reporters are handed, counted",
     "tests/integration/test_user_pipelines.py": "a callable's answer of a type no text comes from",
     "tests/unit/test_python_api.py": "the eval flags table, kept in step with Python's keywords",
