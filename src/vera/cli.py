@@ -22,6 +22,7 @@ from rich.table import Table
 
 from vera._version import __version__
 from vera.api import calibrate
+from vera.cli_labels import labels_app
 from vera.comparison import compare_reports, most_changed, run_differences, verdict_changes
 from vera.datasets import load_dataset
 from vera.datasets.bundled import BUNDLED
@@ -804,6 +805,7 @@ def _print_estimate(estimate: RunEstimate) -> None:
 
 runs_app = typer.Typer(help="The run history (.vera/runs.sqlite).", no_args_is_help=True)
 app.add_typer(runs_app, name="runs")
+app.add_typer(labels_app, name="labels")
 HistoryOption = Annotated[
     Path | None, typer.Option("--history", help="The run store (default .vera/runs.sqlite).")
 ]
