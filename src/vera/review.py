@@ -326,9 +326,16 @@ def reviewed_report_html(
     """The run's HTML report (`vera.outputs.stored_report_html`) with its calibration block
     from the stored labels, where it has any."""
     view = stored_run_view(store, run_id, links=links)
-    calibration = review_calibration(store, view.run_id or run_id)
-    if calibration is not None:
-        view.report = view.report.model_copy(update={"calibration": calibration})
+    try:
+        calibration = review_calibration(store, view.run_id or run_id)
+    except ReviewError:
+        # Labels are stored but none is in the calibration sample: the dataset's labels no
+        # longer count and the stored ones cannot yet, so there is no block (the review page
+        # says what to label).
+        view.report = view.report.model_copy(update={"calibration": None})
+    else:
+        if calibration is not None:
+            view.report = view.report.model_copy(update={"calibration": calibration})
     out = io.StringIO()
     get_reporter("html").write(view, out)
     return out.getvalue()
