@@ -140,6 +140,18 @@ class _Handlers:
 
         return handle
 
+    def read_only(self, request: Request) -> Response:
+        """The label form's address in a view started without `--review`."""
+        error = PageError(
+            405,
+            "Method not allowed",
+            "This view only reads: it was started without --review. Restart it with "
+            "`vera view --review` to store labels.",
+        )
+        response = _page(self.pages.message(error), error.status)
+        response.headers["Allow"] = "GET, HEAD"
+        return response
+
     def compare(self, request: Request) -> Response:
         query = request.query_params
         return self._answer(lambda: self.pages.compare(query.get("a"), query.get("b")))
@@ -197,14 +209,10 @@ def build_app(
         Route("/compare", view.compare, methods=["GET"]),
         Route("/favicon.ico", view.no_icon, methods=["GET"]),
     ]
-    if writer is not None and csrf is not None:
-        routes.append(
-            Route(
-                "/review/{run_id}/labels",
-                view.writes(LabelWriter(writer, csrf)),
-                methods=["POST"],
-            )
-        )
+    takes = (
+        view.read_only if writer is None or csrf is None else view.writes(LabelWriter(writer, csrf))
+    )
+    routes.append(Route("/review/{run_id}/labels", takes, methods=["POST"]))
     app = Starlette(
         routes=routes,
         exception_handlers={HTTPException: view.http_error, VeraError: view.store_error},
