@@ -115,7 +115,7 @@ class _Handlers:
 
     def review(self, request: Request) -> Response:
         query = request.query_params
-        return self._answer(
+        response = self._answer(
             lambda: self.pages.review(
                 request.path_params["run_id"],
                 query.get("queue", "calibration"),
@@ -123,6 +123,10 @@ class _Handlers:
                 saved=query.get("saved", ""),
             )
         )
+        # With the view's usual no-referrer, a browser posts its forms with "Origin: null";
+        # same-origin lets it name this page's origin, which the write checks.
+        response.headers["Referrer-Policy"] = "same-origin"
+        return response
 
     def writes(self, writer: LabelWriter) -> Callable[[Request], Awaitable[Response]]:
         """The label form's handler: `writer`, its refusals shown as the view's pages."""

@@ -2,9 +2,9 @@
 one sample.
 
 A write is answered only when all of these hold, else 403 (or 413/415) and nothing is written:
-- it comes from the view's own page: its `Origin` header is this view's own address (a
-  browser sends it with every form post; a request without one must say
-  `Sec-Fetch-Site: same-origin`), so another site open in the same browser cannot post;
+- it comes from the view's own page: the browser says so (`Sec-Fetch-Site: same-origin`, a
+  header no page can set), or its `Origin` header is this view's own address (what a script
+  sends), so another site open in the same browser cannot post;
 - it carries the session's CSRF token, a secret made when the view starts and written only into
   its own forms (compared in constant time);
 - off loopback, the access token too (`vera.viewer.access.TokenGuard`, outside this handler);
@@ -71,6 +71,8 @@ def _origin(request: Request) -> str:
 def check_same_origin(request: Request) -> None:
     """`WriteRefused` unless the request comes from a page of this view."""
     origin = request.headers.get("origin")
+    if request.headers.get("sec-fetch-site") == "same-origin":
+        return  # set by the browser itself, which no page can forge
     if origin is not None:
         if origin.lower() != _origin(request):
             raise WriteRefused(
