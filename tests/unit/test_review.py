@@ -266,3 +266,12 @@ def test_vera_labels_export_writes_the_file_and_refuses_a_run_without_labels(
     assert done.returncode == 0, done.stderr
     assert "2 samples written" in done.stdout
     assert len((tmp_path / "out.jsonl").read_text().splitlines()) == 2
+
+
+def test_the_docs_example_runs(tmp_path: Path) -> None:
+    from tests.support.docs import run_example
+
+    ran = run_example("review.md", tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    assert "6 rows exported" in ran.stdout
+    assert len((tmp_path / "labelled.jsonl").read_text().splitlines()) == 6
