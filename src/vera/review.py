@@ -283,12 +283,16 @@ def _reviewed(results: Iterable[SampleResult], state: ReviewState) -> Iterator[S
             yield result.model_copy(update={"human_faithful": None, "human_claims": ()})
 
 
-def review_calibration(store: RunStore, run_id: str) -> Calibration | None:
+def review_calibration(
+    store: RunStore, run_id: str, results: Sequence[SampleResult] | None = None
+) -> Calibration | None:
     """The run's calibration block from its stored labels (see the module's docstring); None
-    when the run has none. Samples labelled outside the calibration sample, and labels the
-    dataset carried, are left out, and the block's warnings say so."""
+    when the run has none (`results`: the run's, when already read). Samples labelled outside
+    the calibration sample, and labels the dataset carried, are left out, and the block's
+    warnings say so."""
     record = store.get(run_id)
-    results = list(store.iter_results(record.id))
+    if results is None:
+        results = list(store.iter_results(record.id))
     state = review_state(store, record.id, results)
     if not state.labels:
         return None

@@ -275,3 +275,27 @@ def test_the_docs_example_runs(tmp_path: Path) -> None:
     assert ran.returncode == 0, ran.stderr
     assert "6 rows exported" in ran.stdout
     assert len((tmp_path / "labelled.jsonl").read_text().splitlines()) == 6
+
+
+def test_vera_calibrate_run_prints_the_block_of_the_stored_labels(
+    store: RunStore, history: tuple[Path, str], tmp_path: Path
+) -> None:
+    run_id = history[1]
+    # Only a label past the start of the calibration order: nothing to calibrate with yet.
+    add_label(
+        store,
+        run_id,
+        review_state(store, run_id).order[3],
+        "faithful",
+        reviewer="a",
+        queue="triage",
+    )
+    early = run_vera(tmp_path, "calibrate", run_id, "--history", str(store.path))
+    assert early.returncode == 2
+    assert "none in its calibration sample" in early.stderr
+    assert review_state(store, run_id).order[0] in early.stderr  # the sample to label first
+    _label_calibration(store, run_id, 3)
+    done = run_vera(tmp_path, "calibrate", run_id, "--history", str(store.path))
+    assert done.returncode == 0, done.stderr
+    # The triage label of the fourth sample joins the prefix: it is part of the random order.
+    assert "Calibration against 4 human labels" in done.stdout

@@ -173,3 +173,27 @@ def test_the_run_page_shows_the_calibration_block_from_stored_labels(
         report = client.get(f"/runs/{run_id}").text
     assert "Calibration against 2 human labels" in report
     assert f'href="/review/{run_id}?queue=calibration"' in report
+
+
+def test_with_an_access_token_a_write_without_it_is_refused(history: tuple[Path, str]) -> None:
+    """Off loopback the view asks for its token (`vera view --host`): a write is no exception,
+    even one with the right origin and CSRF token."""
+    path, run_id = history
+    token = "t" * 24
+    app = create_app(path, allowed_hosts=["127.0.0.1"], review=True, token=token)
+    with TestClient(app, base_url=ORIGIN) as client:
+        fields = _form(client.get(f"/review/{run_id}?token={token}").text)  # sets the cookie
+        client.cookies.clear()
+        posted = client.post(
+            f"/review/{run_id}/labels",
+            data={**fields, "label": "faithful", "reviewer": "ana"},
+            headers={"Origin": ORIGIN},
+        )
+        assert posted.status_code == 401 and _labels(path, run_id) == 0
+        allowed = client.post(
+            f"/review/{run_id}/labels",
+            data={**fields, "label": "faithful", "reviewer": "ana"},
+            headers={"Origin": ORIGIN, "Authorization": f"Bearer {token}"},
+        )
+    assert allowed.status_code == 200, allowed.text  # the redirect, followed, with the token
+    assert _labels(path, run_id) == 1

@@ -94,10 +94,12 @@ def _items(
     ]
 
 
-def _calibration_block(store: RunStore, run_id: str) -> tuple[list[str], str]:
+def _calibration_block(
+    store: RunStore, run_id: str, results: Sequence[SampleResult]
+) -> tuple[list[str], str]:
     """The block's lines from the stored labels, or why there are none."""
     try:
-        found = review_calibration(store, run_id)
+        found = review_calibration(store, run_id, results)
     except ReviewError as exc:
         return [], str(exc)
     if found is None:
@@ -147,7 +149,7 @@ def review_page_values(store: RunStore, run_id: str, queue: str) -> dict[str, An
     else:
         triage = triage_order(results.values())
         ids, why = [t.sample_id for t in triage], {t.sample_id: t.why for t in triage}
-    lines, no_block = _calibration_block(store, record.id)
+    lines, no_block = _calibration_block(store, record.id, list(results.values()))
     return {
         "record": record,
         "queue": queue,
