@@ -299,3 +299,30 @@ def test_vera_calibrate_run_prints_the_block_of_the_stored_labels(
     assert done.returncode == 0, done.stderr
     # The triage label of the fourth sample joins the prefix: it is part of the random order.
     assert "Calibration against 4 human labels" in done.stdout
+
+
+def test_stored_labels_take_the_place_of_the_datasets_and_the_block_says_so(
+    tmp_path: Path,
+) -> None:
+    rows = [
+        {"id": f"s{i}", "response": "Paris is in France.", "contexts": [c], "human_faithful": ok}
+        for i, (c, ok) in enumerate([("Paris is in France.", True), ("Rome is in Italy.", False)])
+    ]
+    data = tmp_path / "labelled.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    path = tmp_path / "runs.sqlite"
+    settings = Settings(history_path=path, cache=False)
+    plan = build_plan(dataset=DatasetRef(source=str(data)), settings=settings)
+    run_id = run_plan(plan).run_id
+    assert run_id is not None
+    store = RunStore(path)
+    assert review_calibration(store, run_id) is None  # no stored label: the dataset's count
+    assert api.calibrate(run_id, settings=settings).labelled == 2
+    first = review_state(store, run_id).order[0]
+    add_label(store, run_id, first, "faithful", reviewer="ana", queue="calibration")
+    found = api.calibrate(run_id, settings=settings)
+    store.close()
+    assert found.labelled == 1
+    assert any(
+        "2 human_faithful label(s) from the dataset are not used" in w for w in found.warnings
+    )
