@@ -266,3 +266,17 @@ def test_without_review_the_view_shows_the_queue_and_takes_no_label(
     assert answer.status == 405
     assert len(_labels(path, run_id)) == before
     assert log.problems_outside(read_only) == []
+
+
+def test_the_review_page_fits_390_pixels_without_scrolling_sideways(
+    tab: tuple[Page, Log], origins: tuple[str, str], history: tuple[Path, str]
+) -> None:
+    page, log = tab
+    origin, _ = origins
+    page.set_viewport_size({"width": 390, "height": 844})
+    for queue in ("calibration", "triage"):
+        page.goto(f"{origin}/review/{history[1]}?queue={queue}")
+        width = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        assert width[0] <= width[1], (queue, width)
+        _shot(page, f"review-{queue}-390.png")
+    assert log.problems_outside(origin) == []
