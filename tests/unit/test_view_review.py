@@ -197,3 +197,16 @@ def test_with_an_access_token_a_write_without_it_is_refused(history: tuple[Path,
         )
     assert allowed.status_code == 200, allowed.text  # the redirect, followed, with the token
     assert _labels(path, run_id) == 1
+
+
+def test_a_label_for_an_unknown_run_is_refused(history: tuple[Path, str]) -> None:
+    path, run_id = history
+    with _client(path, review=True) as client:
+        fields = _form(client.get(f"/review/{run_id}").text)
+        posted = client.post(
+            "/review/no-such-run/labels",
+            data={**fields, "label": "faithful", "reviewer": "ana"},
+            headers={"Origin": ORIGIN},
+        )
+    assert posted.status_code == 404 and "no run &#39;no-such-run&#39;" in posted.text
+    assert _labels(path, run_id) == 0

@@ -22,6 +22,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from vera.errors import VeraError
 from vera.history import RunStore
 from vera.review import ReviewError
+from vera.sqlite_file import StoreError
 from vera.viewer.access import TokenGuard
 from vera.viewer.pages import PageError, Pages, content_security_policy
 from vera.viewer.writes import LabelWriter, WriteRefused, new_csrf_token, reviewer_of
@@ -138,8 +139,10 @@ class _Handlers:
                 error = PageError(refused.status, "Not written", refused.message)
             except ReviewError as exc:
                 error = PageError(400, "Not written", str(exc))
-            except VeraError as exc:  # an unknown run; a history that fails the write
-                error = PageError(404 if "no run" in str(exc) else 503, "Not written", str(exc))
+            except StoreError as exc:  # the history failed the write: locked, full, damaged
+                error = PageError(503, "Not written", str(exc))
+            except VeraError as exc:  # an unknown or ambiguous run
+                error = PageError(404, "Not written", str(exc))
             return _page(self.pages.message(error), error.status)
 
         return handle
