@@ -40,6 +40,7 @@ from vera.plan._plan import (
 from vera.plan._settings import Settings
 from vera.render._outputs import ReportTargets, open_run_view, write_reports
 from vera.results._builder import Calibration, Report, SampleResult
+from vera.review._review import review_calibration
 from vera.run._engine import EXIT_OK, Bindings, RunObserver, RunResult, arun_plan, run_plan
 from vera.stats._calibration import CalibrationTally
 from vera.store._history import open_history
@@ -426,7 +427,8 @@ def calibrate(
 
     `source` is a JSON report file, a labelled dataset file (evaluated with faithfulness and
     faithfulness_probability by `judge`), or the id (or a unique prefix) of a run in the
-    history `settings` name.
+    history `settings` name: its labels stored by review (`vera.review._review`), else those its
+    dataset carried.
 
     Raises:
         ConfigError: no sample carries a label, or no such run.
@@ -442,7 +444,11 @@ def calibrate(
     else:
         store = open_history(settings or Settings())
         try:
-            found = CalibrationTally.of(store.iter_results(store.get(source).id)).calibration()
+            # Labels stored by review (`vera view --review`) take the dataset's place.
+            run_id = store.get(source).id
+            found = review_calibration(store, run_id)
+            if found is None:
+                found = CalibrationTally.of(store.iter_results(run_id)).calibration()
         finally:
             store.close()
     if found is None:

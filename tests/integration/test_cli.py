@@ -1,6 +1,7 @@
 """`vera eval` as a user runs it: a subprocess, real files, real exit codes."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,13 +12,17 @@ from vera import load_dataset
 
 
 def vera(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": "/usr/bin:/bin", "COLUMNS": "200", "NO_COLOR": "1"}
+    # Kept, so the subprocess imports the `vera` the tests import (a worktree's src/).
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     return subprocess.run(
         [sys.executable, "-m", "vera", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=120,
-        env={"PATH": "/usr/bin:/bin", "COLUMNS": "200", "NO_COLOR": "1"},
+        env=env,
     )
 
 

@@ -336,9 +336,10 @@ def test_a_runs_page_is_the_report_vera_report_writes_with_links(
     page = client.get(run_url(history.b)).text
     links = [
         ("All runs", "/"),
+        ("Review: label samples", f"/review/{history.b}?queue=calibration"),
         (f"Compare with the previous run ({history.a})", f"/compare?a={history.a}&b={history.b}"),
     ]
-    assert page == stored_report_html(store, history.b, links=links)
+    assert page == stored_report_html(store, history.b, links=links)  # no labels: unchanged
     nav = page.split('<nav class="app"')[1].split("</nav>")[0]
     assert '<a href="/">All runs</a>' in nav
     assert f'<a href="/compare?a={history.a}&amp;b={history.b}">' in nav

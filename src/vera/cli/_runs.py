@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 
 from vera.cli._app import _fail, app, err, out
+from vera.cli._labels import labels_app
 from vera.render import (
     Cell,
     Column,
@@ -26,6 +27,7 @@ if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
 
 runs_app = typer.Typer(help="The run history (.vera/runs.sqlite).", no_args_is_help=True)
 app.add_typer(runs_app, name="runs")
+app.add_typer(labels_app, name="labels")
 HistoryOption = Annotated[
     Path | None, typer.Option("--history", help="The run store (default .vera/runs.sqlite).")
 ]

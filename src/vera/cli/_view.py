@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
 _VIEW_HELP = (
     "Browse the run history in a web browser: its runs 50 a page, newest first, with a trend "
     "per dataset, one run's report (claims, verdicts, evidence), and two runs compared. "
-    "Read-only; Ctrl-C stops it.\n\n"
+    "Read-only unless --review, which lets its review pages store labels; Ctrl-C stops it.\n\n"
     "Example: vera view --port 8765; off this machine: vera view --host 0.0.0.0 "
     "--allow-host myhost.example"
 )
@@ -57,6 +57,14 @@ def view_command(
             "when not given, and printed in the address.",
         ),
     ] = None,
+    review: Annotated[
+        bool,
+        typer.Option(
+            "--review",
+            help="Let the review pages (/review/RUN) store people's labels in the history; "
+            "without it the view only reads.",
+        ),
+    ] = False,
 ) -> None:
     """Browse the run history in a web browser (the help is `_VIEW_HELP`)."""
     from vera.viewer import serve
@@ -75,6 +83,7 @@ def view_command(
             on_ready=ready,
             token=token,
             allow_hosts=allow_host or (),
+            review=review,
         )
     except VeraError as exc:
         _fail(exc)

@@ -37,6 +37,7 @@ __all__ = [
     "RunPage",
     "RunRecord",
     "RunStore",
+    "StoredLabel",
     "open_history",
     "regression_baseline",
     "regression_without_history",
@@ -78,7 +79,29 @@ def _m2_indexes(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS runs_by_dataset ON runs (dataset, status, created, id)")
 
 
-_MIGRATIONS: tuple[Migration, ...] = (_m1_tables, _m2_indexes)
+_LABELS = """
+CREATE TABLE IF NOT EXISTS labels (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    sample_id TEXT NOT NULL,
+    claim TEXT,  -- NULL: the label of the whole response; else the claim's text
+    label TEXT NOT NULL,  -- faithful / unfaithful, or the verdict a person gave the claim
+    note TEXT NOT NULL,
+    reviewer TEXT NOT NULL,
+    queue TEXT NOT NULL,
+    created REAL NOT NULL
+)"""
+
+
+def _m3_labels(db: sqlite3.Connection) -> None:
+    """Version 3: the labels people give in `vera view --review`, beside the judge's verdicts
+    (never in place of them). Rows are only added: the newest per sample (and claim) counts,
+    and the older ones stay as the record of who said what when."""
+    db.execute(_LABELS)
+    db.execute("CREATE INDEX IF NOT EXISTS labels_by_run ON labels (run_id, sample_id, id)")
+
+
+_MIGRATIONS: tuple[Migration, ...] = (_m1_tables, _m2_indexes, _m3_labels)
 """The history's layout, one numbered step each (see `vera._sqlite_file.Migration`): a writer
 that opens a file applies those it lacks; a reader reads an older file as it is. Add a step at
 the end; never change or remove one that has shipped."""
@@ -164,6 +187,22 @@ class RunPage:
     def pages(self) -> int:
         """How many pages the history has (at least 1, even when empty)."""
         return max(1, -(-self.total // self.size))
+
+
+@dataclass(frozen=True)
+class StoredLabel:
+    """One label a person gave (`RunStore.add_label`): of a sample's whole response (`claim`
+    None: "faithful" or "unfaithful") or of one of its claims (a verdict's value)."""
+
+    id: int
+    run_id: str
+    sample_id: str
+    claim: str | None
+    label: str
+    note: str
+    reviewer: str
+    queue: str
+    created: float
 
 
 class RunStore:
@@ -304,6 +343,55 @@ class RunStore:
             raise StoreError(f"{problem}; `vera eval --resume {run_id}` evaluates it again")
         warnings.warn(f"{problem}; it is evaluated again", stacklevel=2)
         return None
+
+    def result(self, run_id: str, sample_id: str) -> SampleResult | None:
+        """One stored sample's result (None: the run has no such sample)."""
+        rows = self._file.execute(
+            "SELECT result FROM results WHERE run_id = ? AND sample_id = ?", (run_id, sample_id)
+        )
+        return self._readable(run_id, sample_id, rows[0][0], "raise") if rows else None
+
+    def add_labels(
+        self,
+        run_id: str,
+        sample_id: str,
+        labels: Sequence[tuple[str | None, str]],
+        *,
+        reviewer: str,
+        queue: str,
+        note: str = "",
+    ) -> list[StoredLabel]:
+        """Store a person's labels of one sample, (claim or None for the whole response,
+        label) each, `note` with the first, as one INSERT: one transaction that only adds
+        rows. The caller checks what they say (`vera.review._review.add_label`)."""
+        created, note = time.time(), redact(note)
+        rows = [
+            (run_id, sample_id, claim, label, note if i == 0 else "", reviewer, queue, created)
+            for i, (claim, label) in enumerate(labels)
+        ]
+        marks = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * len(rows))
+        ids = self._file.execute(
+            "INSERT INTO labels (run_id, sample_id, claim, label, note, reviewer, queue, "
+            f"created) VALUES {marks} RETURNING id",
+            [value for row in rows for value in row],
+        )
+        # Row ids grow in insertion order; RETURNING promises no order, so they are sorted.
+        found = sorted(int(row[0]) for row in ids)
+        return [StoredLabel(i, *row) for i, row in zip(found, rows, strict=True)]
+
+    def labels(self, run_id: str) -> list[StoredLabel]:
+        """Every label of a run, oldest first; none in a file from before labels existed
+        (read as it is, never migrated by a reader)."""
+        if not self._file.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'labels'"
+        ):
+            return []
+        rows = self._file.execute(
+            "SELECT id, run_id, sample_id, claim, label, note, reviewer, queue, created "
+            "FROM labels WHERE run_id = ? ORDER BY id",
+            (run_id,),
+        )
+        return [StoredLabel(*row) for row in rows]
 
     def get(self, run_id: str) -> RunRecord:
         """One run, by id or by a unique prefix of its id."""

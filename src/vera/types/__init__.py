@@ -28,6 +28,7 @@ from vera.types._errors import (
 from vera.types._extras import install_hint
 from vera.types._fingerprint import RegressionCheck, RunFingerprint
 from vera.types._report import (
+    Calibration,
     ClaimRecord,
     CorrectedEstimate,
     Estimate,
@@ -52,7 +53,7 @@ from vera.types._samples import Citation, Context, Sample
 from vera.types._secrets import is_redacted, mask_secret, redact
 
 __all__ = [
-    "DEFAULT_MIN_ENTAILMENT",
+    "Calibration",
     "Citation",
     "CitationCheck",
     "Claim",
@@ -62,6 +63,7 @@ __all__ = [
     "ConfigError",
     "Context",
     "CorrectedEstimate",
+    "DEFAULT_MIN_ENTAILMENT",
     "DatasetError",
     "DatasetRowError",
     "EntailmentMatrix",

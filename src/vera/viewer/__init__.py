@@ -7,8 +7,10 @@
 Three pages: `/`, the stored runs, 50 a page (`?page=N`), with their metric means and a trend
 per dataset; `/runs/ID`,
 one run's HTML report (the one `vera report` writes); `/compare?a=A&b=B`, run B against run A
-with the samples whose verdicts changed. Only GET and HEAD are answered, the history is opened
-read-only, and no page loads anything but itself: each carries a content security policy that
+with the samples whose verdicts changed; `/review/ID`, the run's review queues (`vera.review`).
+Only GET and HEAD are answered, the history is opened read-only (unless `review=True`: then
+the review page's label form too, see `vera.viewer._writes`), and no page loads anything but
+itself: each carries a content security policy that
 allows only its own inline style (and the report's script) by hash. Off loopback every request
 needs the access token (`vera.viewer._access`).
 
@@ -81,16 +83,19 @@ def create_app(
     *,
     allowed_hosts: Sequence[str] | None = None,
     token: str | None = None,
+    review: bool = False,
 ) -> Starlette:
     """The web app over the run history at `history`, opened read-only now, so a missing
     file fails here (`MissingStoreError`, naming the path). `allowed_hosts` are the only Host
     headers answered (None: any), which keeps a web page that rebinds its domain to this
     machine's address from reading the history. With `token`, only requests that carry it
-    are answered (`vera.viewer._access.TokenGuard`)."""
+    are answered (`vera.viewer._access.TokenGuard`). With `review`, the review pages take
+    labels (`vera.viewer._writes`: same origin and a CSRF token per session); without, nothing
+    is written."""
     _require("starlette")
     from vera.viewer._app import build_app
 
-    return build_app(history, allowed_hosts=allowed_hosts, token=token)
+    return build_app(history, allowed_hosts=allowed_hosts, token=token, review=review)
 
 
 def serve(
@@ -102,6 +107,7 @@ def serve(
     on_ready: Callable[[str], None] | None = None,
     token: str | None = None,
     allow_hosts: Sequence[str] = (),
+    review: bool = False,
 ) -> None:
     """Serve the run history at `history` on `host`:`port` (0: any free port) until
     interrupted. Once listening, `on_ready` is called with the page's URL (by default it is
@@ -123,4 +129,5 @@ def serve(
         on_ready=on_ready,
         token=token,
         allow_hosts=allow_hosts,
+        review=review,
     )

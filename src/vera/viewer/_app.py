@@ -1,13 +1,14 @@
-"""The Starlette app of `vera view`: three read-only pages over the run history.
+"""The Starlette app of `vera view`: read-only pages over the run history.
 
 Only GET (and HEAD, which Starlette answers with every GET route) is routed; any other method
-gets 405. Every response carries a content security policy: an HTML page its own (see
+gets 405, except, with `review`, the label form's POST (`vera.viewer._writes`). Every
+response carries a content security policy: an HTML page its own (see
 `pages.content_security_policy`), anything else one that allows nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -18,10 +19,13 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from vera._sqlite_file import StoreError
+from vera.review._review import ReviewError
 from vera.store._history import RunStore
 from vera.types._errors import VeraError
 from vera.viewer._access import TokenGuard
 from vera.viewer._pages import PageError, Pages, content_security_policy
+from vera.viewer._writes import LabelWriter, WriteRefused, new_csrf_token, reviewer_of
 
 __all__ = ["build_app"]
 
@@ -110,6 +114,51 @@ class _Handlers:
     def run(self, request: Request) -> Response:
         return self._answer(lambda: self.pages.run(request.path_params["run_id"]))
 
+    def review(self, request: Request) -> Response:
+        query = request.query_params
+        response = self._answer(
+            lambda: self.pages.review(
+                request.path_params["run_id"],
+                query.get("queue", "calibration"),
+                reviewer=reviewer_of(request),
+                saved=query.get("saved", ""),
+            )
+        )
+        # With the view's usual no-referrer, a browser posts its forms with "Origin: null";
+        # same-origin lets it name this page's origin, which the write checks.
+        response.headers["Referrer-Policy"] = "same-origin"
+        return response
+
+    def writes(self, writer: LabelWriter) -> Callable[[Request], Awaitable[Response]]:
+        """The label form's handler: `writer`, its refusals shown as the view's pages."""
+
+        async def handle(request: Request) -> Response:
+            try:
+                return await writer(request)
+            except WriteRefused as refused:
+                error = PageError(refused.status, "Not written", refused.message)
+            except ReviewError as exc:
+                error = PageError(400, "Not written", str(exc))
+            except StoreError as exc:  # the history failed the write: locked, full, damaged
+                error = PageError(503, "Not written", str(exc))
+            except VeraError as exc:  # an unknown or ambiguous run
+                error = PageError(404, "Not written", str(exc))
+            return _page(self.pages.message(error), error.status)
+
+        return handle
+
+    def read_only(self, request: Request) -> Response:
+        """The label form's address in a view started without `--review`."""
+        error = PageError(
+            405,
+            "Method not allowed",
+            "This view only reads: it was started without --review. Restart it with "
+            "`vera view --review` to store labels.",
+        )
+        response = _page(self.pages.message(error), error.status)
+        response.headers["Allow"] = "GET, HEAD"
+        return response
+
     def compare(self, request: Request) -> Response:
         query = request.query_params
         return self._answer(lambda: self.pages.compare(query.get("a"), query.get("b")))
@@ -124,7 +173,8 @@ class _Handlers:
         title = _STATUS_TITLES.get(exc.status_code, "Error")
         message = {
             404: f"Nothing is at {request.url.path}; the list of runs links every page.",
-            405: f"{request.method} is not answered here: this view only reads (GET).",
+            405: f"{request.method} is not answered here: this view only reads (GET); "
+            "labels are taken only by `vera view --review`, on its review pages.",
         }.get(exc.status_code, str(exc.detail))
         page = self.pages.message(PageError(exc.status_code, title, message))
         response = _page(page, exc.status_code)
@@ -142,22 +192,34 @@ def build_app(
     *,
     allowed_hosts: Sequence[str] | None = None,
     token: str | None = None,
+    review: bool = False,
 ) -> Starlette:
     """The app over `history` (see `vera.viewer.create_app`)."""
+    # With review, the writer opens (and brings the file to the current layout) first, so the
+    # read-only connection the pages use sees the labels table.
+    writer = RunStore(history) if review else None
     store = RunStore(history, read_only=True)
-    view = _Handlers(Pages(store))
+    csrf = new_csrf_token() if review else None
+    view = _Handlers(Pages(store, csrf=csrf))
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
         store.close()
+        if writer is not None:
+            writer.close()
 
     routes = [
         Route("/", view.runs, methods=["GET"]),
         Route("/runs/{run_id:path}", view.run, methods=["GET"]),
+        Route("/review/{run_id}", view.review, methods=["GET"]),
         Route("/compare", view.compare, methods=["GET"]),
         Route("/favicon.ico", view.no_icon, methods=["GET"]),
     ]
+    takes = (
+        view.read_only if writer is None or csrf is None else view.writes(LabelWriter(writer, csrf))
+    )
+    routes.append(Route("/review/{run_id}/labels", takes, methods=["POST"]))
     app = Starlette(
         routes=routes,
         exception_handlers={HTTPException: view.http_error, VeraError: view.store_error},

@@ -23,7 +23,7 @@ from markupsafe import Markup
 
 from vera._version import __version__
 from vera.render._html import STYLE, csp_hash, inline_template, template_environment
-from vera.render._outputs import TREND_RUNS, stored_report_html
+from vera.render._outputs import TREND_RUNS
 from vera.render._samples import OUTCOMES, VERDICTS
 from vera.render._view import HistoryPoint, Panel, meets, trend_panels
 from vera.results._builder import Counts, Report
@@ -36,9 +36,11 @@ from vera.results._comparison import (
     verdict_changes,
 )
 from vera.results._outcome import SampleOutcome
+from vera.review._review import reviewed_report_html
 from vera.store._history import PAGE_SIZE, DamagedRun, DamagedRunError, RunRecord, RunStore
 from vera.types import Verdict
 from vera.types._errors import ConfigError
+from vera.viewer._review import review_page_values, review_url
 
 __all__ = [
     "AGGREGATES_KEPT",
@@ -242,9 +244,14 @@ class MetricRow:
 class Pages:
     """Every page of the view over one run history, opened read-only."""
 
-    def __init__(self, store: RunStore, *, page_size: int = PAGE_SIZE) -> None:
+    def __init__(
+        self, store: RunStore, *, page_size: int = PAGE_SIZE, csrf: str | None = None
+    ) -> None:
+        """`csrf`: the session's token that review forms carry; None keeps the pages
+        read-only (no form is shown)."""
         self.store = store
         self.page_size = page_size
+        self.csrf = csrf
         self._env = _environment()
         # A finished run's stored aggregates never change, so the most recently shown are
         # kept parsed; only so many, so that browsing a long history keeps memory bounded.
@@ -252,7 +259,9 @@ class Pages:
         self._kept = threading.Lock()
 
     def _render(self, template: str, **values: Any) -> str:
-        return self._env.get_template(template).render(history=self.store.path, **values)
+        return self._env.get_template(template).render(
+            history=self.store.path, writable=self.csrf is not None, **values
+        )
 
     def message(self, error: PageError) -> str:
         """The page for a run that cannot be shown, an unknown address or a bad request."""
@@ -377,7 +386,7 @@ class Pages:
         """`/runs/ID`: the run's HTML report, as `vera report` writes it, with links to the
         list and to the comparison with the dataset's previous run."""
         record = self._finished(run_id)
-        links = [("All runs", "/")]
+        links = [("All runs", "/"), ("Review: label samples", review_url(record.id))]
         previous = self._previous(record)
         if previous is not None:
             links.append(
@@ -387,9 +396,26 @@ class Pages:
                 )
             )
         try:
-            return stored_report_html(self.store, record.id, links=links)
+            return reviewed_report_html(self.store, record.id, links=links)
         except ConfigError as exc:
             raise PageError(409, f"Run {record.id} cannot be shown", str(exc)) from None
+
+    def review(self, run_id: str, queue: str, *, reviewer: str = "", saved: str = "") -> str:
+        """`/review/ID?queue=calibration|triage`: the queue's next samples to label (a form
+        each when the view takes labels), the labels so far and the calibration they give."""
+        record = self._finished(run_id)
+        try:
+            values = review_page_values(self.store, record.id, queue)
+        except ConfigError as exc:
+            raise PageError(400, "Bad request", str(exc)) from None
+        return self._render(
+            "review.html.j2",
+            title=f"Review {record.id}",
+            csrf=self.csrf or "",
+            reviewer=reviewer,
+            saved=saved,
+            **values,
+        )
 
     # Two runs compared
 

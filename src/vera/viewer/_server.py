@@ -122,10 +122,11 @@ def run_server(
     on_ready: Callable[[str], None] | None,
     token: str | None = None,
     allow_hosts: Sequence[str] = (),
+    review: bool = False,
 ) -> None:
     """See `vera.viewer.serve`."""
     access = plan_access(host, allow_hosts, token)
-    app = build_app(history, allowed_hosts=access.hosts, token=access.token)
+    app = build_app(history, allowed_hosts=access.hosts, token=access.token, review=review)
     if access.exposed:
         _exposed_warning(host, access)
     announce = on_ready or _announce
