@@ -32,7 +32,17 @@ from vera.plan import RunPlan, build_plan
 from vera.report import ClaimRecord, MetricSummary, Report, SampleResult, SampleStatus
 from vera.run import Bindings, RunObserver, RunResult, arun_plan, run_plan
 from vera.settings import Settings, load_settings
-from vera.types import Citation, Claim, ClaimVerdict, Context, Sample, Verdict
+from vera.types import (
+    Citation,
+    Claim,
+    ClaimVerdict,
+    Context,
+    Conversation,
+    Sample,
+    ToolResult,
+    Turn,
+    Verdict,
+)
 
 __all__ = [
     "Bindings",
@@ -42,6 +52,7 @@ __all__ = [
     "ClaimVerdict",
     "ConfigError",
     "Context",
+    "Conversation",
     "Dataset",
     "DatasetError",
     "DatasetRowError",
@@ -59,6 +70,8 @@ __all__ = [
     "SampleResult",
     "SampleStatus",
     "Settings",
+    "ToolResult",
+    "Turn",
     "VeraError",
     "Verdict",
     "__version__",

@@ -11,11 +11,12 @@ import math
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from vera.datasets.conversations import is_message_list
 from vera.datasets.fields import FieldMap, source_field_map
 from vera.datasets.readers import RawRow
 from vera.datasets.validate import LastPassLog, RowRules, SourcePass
 from vera.errors import ConfigError, DatasetError
-from vera.types import Context, Sample
+from vera.types import Context, Conversation, Sample
 
 __all__ = ["InMemoryDataset", "is_dataframe", "is_hf_dataset"]
 
@@ -62,8 +63,10 @@ class InMemoryDataset(LastPassLog):
     ) -> None:
         _refuse_split_dict(rows)
         self.fields = source_field_map(fields)
-        if isinstance(rows, Sample | Mapping):
-            rows = [rows]  # one sample, or one row of sample fields
+        if is_message_list(rows):
+            rows = [{"messages": list(rows)}]  # one conversation's OpenAI-style messages
+        if isinstance(rows, Sample | Conversation | Mapping):
+            rows = [rows]  # one sample or conversation, or one row of sample fields
         if isinstance(rows, str | bytes) or not isinstance(rows, Iterable):
             raise ConfigError(
                 f"an in-memory dataset needs an iterable of rows, got {type(rows).__name__}"

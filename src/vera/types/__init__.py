@@ -15,6 +15,14 @@ from vera.types.claims import (
     RelevanceVerdict,
     Verdict,
 )
+from vera.types.conversations import (
+    Conversation,
+    Role,
+    SourceKind,
+    ToolCall,
+    ToolResult,
+    Turn,
+)
 from vera.types.report import (
     ClaimRecord,
     Estimate,
@@ -46,6 +54,7 @@ __all__ = [
     "ClaimRecord",
     "ClaimVerdict",
     "Context",
+    "Conversation",
     "Estimate",
     "GroupStats",
     "InvalidRow",
@@ -57,10 +66,15 @@ __all__ = [
     "Relevance",
     "RelevanceVerdict",
     "Report",
+    "Role",
     "RunStop",
     "Sample",
     "SampleResult",
     "SampleStatus",
+    "SourceKind",
     "StepRecord",
+    "ToolCall",
+    "ToolResult",
+    "Turn",
     "Verdict",
 ]
