@@ -54,7 +54,7 @@ def test_openai_messages_become_one_sample_per_assistant_turn(tmp_path: Path) ->
     tool = first.contexts[0]
     assert (tool.metadata["tool_name"], tool.metadata["call_id"]) == ("lookup_order", "call_1")
     assert kinds(first) == ["tool", "user"]
-    assert kinds(second) == ["retrieved", "earlier-turn", "user", "user", "assistant"]
+    assert kinds(second) == ["retrieved", "earlier-turn", "user", "user"]
     assert second.human_faithful is True
     assert second.metadata["conversation_id"] == "c1"
     assert second.metadata["assistant_turn"] == 2

@@ -18,11 +18,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from vera.datasets.bundled import bundled_path
+from vera.datasets.readers import RawRow, detect_format, json_rows, read_json_document, read_rows
+from vera.errors import ConfigError, DatasetError, DatasetRowError
 from vera.text.segment import split_units
 from vera.types import Context, Sample
 from vera.types.conversations import (
@@ -38,9 +42,11 @@ from vera.types.conversations import (
 __all__ = [
     "CONVERSATION_KEYS",
     "ConversationProblem",
+    "consistency_samples",
     "conversation_from_row",
     "is_conversation_row",
     "is_message_list",
+    "read_conversations",
     "turn_samples",
 ]
 
@@ -147,6 +153,7 @@ def _turn(
             tool_name=str(name) if name else None,
             call_id=str(call_id) if call_id else None,
             human_faithful=_label(message, where),
+            metadata=_metadata(message.get("metadata"), f"{where}.metadata"),
         )
     except ValidationError as exc:
         error = exc.errors()[0]
@@ -268,8 +275,54 @@ def _label(message: Mapping[str, Any], where: str) -> bool | None:
     return None
 
 
+def _metadata(value: Any, where: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConversationProblem(where, f"expected an object, got {_kind(value)}")
+    return dict(value)
+
+
 def _kind(value: object) -> str:
     return type(value).__name__
+
+
+def read_conversations(data: object) -> list[Conversation]:
+    """Conversations from a JSON/JSONL file or bundled name, a `Conversation`, one list of
+    message dicts, or an iterable of conversations and conversation rows. A row that is no
+    conversation, or an invalid one, raises `DatasetRowError` naming its place and field."""
+    if isinstance(data, Conversation):
+        return [data]
+    label, rows = _rows_of(data)
+    found: list[Conversation] = []
+    for index, raw in enumerate(rows, start=1):
+        if not is_conversation_row(raw.data):
+            keys = ", ".join(f"'{k}'" for k in CONVERSATION_KEYS)
+            problem = f"not a conversation: expected {keys} holding a list of messages"
+            raise DatasetRowError(label, raw.location, None, problem)
+        try:
+            found.append(conversation_from_row(raw.data, f"conversation-{index}"))
+        except ConversationProblem as exc:
+            raise DatasetRowError(label, raw.location, exc.field, exc.problem) from None
+    return found
+
+
+def _rows_of(data: object) -> tuple[str, Iterable[RawRow]]:
+    if isinstance(data, str | Path):
+        path = Path(data)
+        if not path.exists():
+            path = bundled_path(str(data)) or path
+        if not path.exists():
+            raise DatasetError(f"dataset file not found: {data}")
+        fmt = detect_format(path, None)
+        if fmt == "json":
+            return str(path), json_rows(path, read_json_document(path))
+        return str(path), read_rows(path, fmt)
+    if is_message_list(data):
+        return "<rows>", [RawRow("row 1", {"messages": list(data)})]  # type: ignore[call-overload]
+    if isinstance(data, Iterable) and not isinstance(data, bytes | Mapping):
+        return "<rows>", (RawRow(f"row {i}", r) for i, r in enumerate(data, start=1))
+    raise ConfigError(f"cannot read conversations from {type(data).__name__}")
 
 
 # ---- each assistant turn as a sample ------------------------------------------------------
@@ -280,13 +333,32 @@ def turn_samples(conversation: Conversation, *, user_facts: bool = True) -> list
 
     Its contexts, each tagged with its `SourceKind`: the turn's own retrieved contexts and
     tool results, earlier turns' ones, what the user said so far (left out with
-    `user_facts=False`, so a claim resting only on the user's word has no evidence), and the
-    assistant's own earlier turns. Sentences that repeat an earlier assistant turn word for
-    word are not verified again: they leave the response and are listed in
-    `metadata["repeated"]` (their verdict is the earlier turn's).
+    `user_facts=False`, so a claim resting only on the user's word has no evidence). The
+    assistant's own earlier words are no evidence (see `consistency_samples`). Sentences
+    that repeat an earlier assistant turn word for word are not verified again: they leave
+    the response and are listed in `metadata["repeated"]` (their verdict is the earlier
+    turn's). A turn that only repeats yields no sample.
     """
     state = _Thread(conversation, user_facts=user_facts)
     return [s for s in (state.step(i, turn) for i, turn in enumerate(conversation.turns)) if s]
+
+
+def consistency_samples(conversation: Conversation, *, user_facts: bool = True) -> list[Sample]:
+    """Each turn sample again, its contexts the assistant's own earlier turns only (tagged
+    `SourceKind.ASSISTANT`): a claim the judge finds CONTRADICTED here contradicts what the
+    assistant said before. Turns with no earlier assistant turn have nothing to check."""
+    said: list[tuple[int, str]] = []
+    out: list[Sample] = []
+    turns = {s.metadata["turn"]: s for s in turn_samples(conversation, user_facts=user_facts)}
+    for index, turn in enumerate(conversation.turns):
+        if turn.role is not Role.ASSISTANT or not turn.content.strip():
+            continue
+        sample = turns.get(index + 1)
+        if sample is not None and said:
+            contexts = tuple(_tagged(text, SourceKind.ASSISTANT, i) for i, text in said)
+            out.append(sample.model_copy(update={"contexts": contexts, "human_faithful": None}))
+        said.append((index, turn.content))
+    return out
 
 
 class _Thread:
@@ -298,7 +370,6 @@ class _Thread:
         self.pending_tools: list[tuple[int, ToolResult]] = []
         self.earlier: list[Context] = []
         self.user: list[Context] = []
-        self.assistant: list[Context] = []
         self.said: set[str] = set()
         self.query = ""
         self.position = 0
@@ -323,7 +394,6 @@ class _Thread:
         self.earlier += [_tagged(c.text, SourceKind.EARLIER_TURN, index, c) for c in turn.contexts]
         self.earlier += [_tool_context(r, SourceKind.EARLIER_TURN, i) for i, r in tools]
         if turn.content.strip():
-            self.assistant.append(_tagged(turn.content, SourceKind.ASSISTANT, index))
             self.said.update(_key(s) for s in _sentences(turn.content))
         return sample
 
@@ -340,7 +410,7 @@ class _Thread:
             id=f"{conversation.id}/turn-{index + 1}",
             query=self.query,
             response=" ".join(fresh) if repeated else turn.content,
-            contexts=(*own, *self.earlier, *user, *self.assistant),
+            contexts=(*own, *self.earlier, *user),
             category=conversation.category,
             human_faithful=turn.human_faithful,
             metadata={

@@ -1,0 +1,19 @@
+"""Conversations verified turn by turn: each assistant turn against what it could rely on,
+and each conversation's scores (faithful turns, the first unfaithful one, consistency).
+
+    report = vera.conversations.evaluate_conversations("conversations")
+    report.conversations[0].first_unfaithful_turn
+
+See docs/conversations.md.
+"""
+
+from vera.conversations._evaluate import ConversationReport, evaluate_conversations
+from vera.conversations._scores import ConversationScore, TurnClaim, TurnScore
+
+__all__ = [
+    "ConversationReport",
+    "ConversationScore",
+    "TurnClaim",
+    "TurnScore",
+    "evaluate_conversations",
+]

@@ -1,0 +1,97 @@
+"""`evaluate_conversations`: conversations verified turn by turn through the same run as
+`vera.evaluate`, with their conversation scores.
+
+Two runs of the engine: one over each assistant turn (its contexts, tool results, earlier
+turns' ones and the user's words), one over each turn again with only the assistant's own
+earlier turns as contexts, whose CONTRADICTED verdicts are the inconsistencies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Unpack
+
+from pydantic import BaseModel, ConfigDict
+
+from vera.api import EvaluateOptions, evaluate
+from vera.conversations._scores import FAITHFULNESS, ConversationScore, conversation_score
+from vera.datasets.conversations import (
+    consistency_samples,
+    read_conversations,
+    turn_samples,
+)
+from vera.errors import ConfigError
+from vera.judges.base import Judge
+from vera.metrics.base import Metric
+from vera.report import Report, SampleResult
+from vera.types import Sample
+
+__all__ = ["ConversationReport", "evaluate_conversations"]
+
+
+class ConversationReport(BaseModel):
+    """The conversations' scores, the per-turn run's report (every metric, turn by turn) and
+    the consistency run's (None when no turn had an earlier assistant turn)."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    conversations: tuple[ConversationScore, ...]
+    turns: Report
+    consistency: Report | None
+
+    @property
+    def faithful_turns(self) -> float | None:
+        """The share of scored assistant turns, over every conversation, that are faithful
+        and consistent (None when no turn was scored)."""
+        scored = [t for c in self.conversations for t in c.turns if t.flagged is not None]
+        return sum(not t.flagged for t in scored) / len(scored) if scored else None
+
+
+def evaluate_conversations(
+    data: Any,
+    metrics: Sequence[Metric | str] | None = None,
+    judge: Judge | str | None = None,
+    *,
+    user_facts: bool = True,
+    **options: Unpack[EvaluateOptions],
+) -> ConversationReport:
+    """Verify each conversation's assistant turns and score the conversations.
+
+    Args:
+        data: a JSON/JSONL file or bundled name ("conversations"), a `Conversation`, one
+            list of OpenAI-style message dicts, or an iterable of those and conversation rows.
+        metrics: the per-turn metrics (default faithfulness, which the conversation scores
+            read and which is always run).
+        judge: as for `vera.evaluate`.
+        user_facts: whether what the user said counts as evidence; False leaves the user's
+            words out of every turn's contexts, so a claim resting on them has no evidence.
+        **options: `vera.evaluate`'s options, applied to both runs.
+    """
+    conversations = read_conversations(data)
+    if not conversations:
+        raise ConfigError("no conversations to evaluate: the data holds none")
+    names = list(metrics or [FAITHFULNESS])
+    if not any(getattr(m, "name", m) == FAITHFULNESS for m in names):
+        names.insert(0, FAITHFULNESS)
+    turns = {c.id: turn_samples(c, user_facts=user_facts) for c in conversations}
+    checks = [s for c in conversations for s in consistency_samples(c, user_facts=user_facts)]
+    flat = [s for samples in turns.values() for s in samples]
+    if not flat:
+        raise ConfigError("no assistant turn to verify: every conversation lacks one")
+    report = evaluate(flat, names, judge, **options)
+    check_report = evaluate(checks, [FAITHFULNESS], judge, **options) if checks else None
+    results = _by_id(report.samples)
+    checked = _by_id(check_report.samples) if check_report else {}
+    scores = tuple(
+        conversation_score(c, turns[c.id], results, _of(turns[c.id], checked))
+        for c in conversations
+    )
+    return ConversationReport(conversations=scores, turns=report, consistency=check_report)
+
+
+def _by_id(results: Sequence[SampleResult]) -> dict[str, SampleResult]:
+    return {r.id: r for r in results}
+
+
+def _of(samples: Sequence[Sample], results: Mapping[str, SampleResult]) -> dict[str, SampleResult]:
+    return {s.id: results[s.id] for s in samples if s.id in results}
