@@ -200,3 +200,29 @@ def test_a_turn_that_only_repeats_is_left_out_and_ids_stay_unique(tmp_path: Path
     ]
     samples = list(load_dataset(write_jsonl(tmp_path / "d.jsonl", [{"messages": messages}])))
     assert [s.id for s in samples] == ["conversation-1/turn-2"]
+
+
+FIXTURES = Path(__file__).parents[1] / "support" / "conversations"
+
+
+def test_a_file_ragas_wrote_reads_turn_by_turn() -> None:
+    first, second = list(load_dataset(FIXTURES / "ragas_multi_turn.jsonl"))
+    assert first.response == "It is 18 C and cloudy in Paris."
+    assert first.contexts[0].metadata["tool_name"] == "weather"
+    assert second.query == "And tomorrow?"
+    assert [(c.metadata["source_kind"], c.metadata.get("tool_name")) for c in second.contexts] == [
+        ("tool", "forecast"),
+        ("earlier-turn", "weather"),
+        ("user", None),
+        ("user", None),
+    ]
+
+
+def test_a_file_deepeval_wrote_reads_turn_by_turn() -> None:
+    first, second = list(load_dataset(FIXTURES / "deepeval_conversation.jsonl"))
+    assert first.id == "refund/turn-2"
+    assert kinds(first) == ["retrieved", "tool", "user"]
+    assert json.loads(first.contexts[1].text) == {"id": 7, "total": "40 EUR"}
+    assert kinds(second) == ["retrieved", "earlier-turn", "earlier-turn", "user", "user"]
+    report = vera.evaluate(FIXTURES / "deepeval_conversation.jsonl")
+    assert [r.id for r in report.samples] == ["refund/turn-2", "refund/turn-4"]
