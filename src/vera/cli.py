@@ -22,6 +22,8 @@ from rich.table import Table
 
 from vera._version import __version__
 from vera.api import calibrate
+from vera.cli_conversations import HELP as CONVERSATIONS_HELP
+from vera.cli_conversations import conversations_command
 from vera.comparison import compare_reports, most_changed, run_differences, verdict_changes
 from vera.datasets import load_dataset
 from vera.datasets.bundled import BUNDLED
@@ -1345,6 +1347,7 @@ def _save_dataset(write: Callable[[Any, Path], None], result: Any, output: Path)
 
 datasets_app = typer.Typer(help="The datasets bundled with VERA.", no_args_is_help=True)
 app.add_typer(datasets_app, name="datasets")
+app.command("conversations", help=CONVERSATIONS_HELP)(conversations_command)
 
 
 @datasets_app.command("list")

@@ -8,6 +8,7 @@ earlier turns as contexts, whose CONTRADICTED verdicts are the inconsistencies.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Unpack
 
@@ -45,6 +46,16 @@ class ConversationReport(BaseModel):
         and consistent (None when no turn was scored)."""
         scored = [t for c in self.conversations for t in c.turns if t.flagged is not None]
         return sum(not t.flagged for t in scored) / len(scored) if scored else None
+
+    def turns_json(self) -> str:
+        """The conversations as JSON: each one's aggregates, its turns as read, and each
+        verified turn's claims with their verdicts and sources (the runs' reports are not
+        repeated here)."""
+        block = {
+            "faithful_turns": self.faithful_turns,
+            "conversations": [c.model_dump(mode="json") for c in self.conversations],
+        }
+        return json.dumps(block, indent=2, ensure_ascii=False)
 
 
 def evaluate_conversations(

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from vera.types import Sample, SampleResult, SampleStatus, Verdict
-from vera.types.conversations import SOURCE_KIND_KEY, Conversation, SourceKind
+from vera.types.conversations import SOURCE_KIND_KEY, Conversation, SourceKind, Turn
 
 __all__ = ["ConversationScore", "TurnClaim", "TurnScore", "conversation_score"]
 
@@ -82,7 +82,10 @@ class ConversationScore(BaseModel):
     model_config = _FROZEN
 
     id: str
+    messages: tuple[Turn, ...]
+    """The conversation's turns as read, for showing it as a thread."""
     turns: tuple[TurnScore, ...]
+    """One per assistant turn that was verified."""
     faithful_turns: float | None
     first_unfaithful_turn: int | None
     consistency: float | None
@@ -106,6 +109,7 @@ def conversation_score(
     contradicting = sum(len(t.inconsistent) for t in turns)
     return ConversationScore(
         id=conversation.id,
+        messages=conversation.turns,
         turns=turns,
         faithful_turns=(sum(not t.flagged for t in scored) / len(scored)) if scored else None,
         first_unfaithful_turn=first,

@@ -1,0 +1,53 @@
+"""`vera conversations` and `vera eval -d conversations`, as a user runs them."""
+
+import json
+from pathlib import Path
+
+from tests.support.cli import run_vera
+
+
+def test_threads_gates_and_the_turns_json(tmp_path: Path) -> None:
+    done = run_vera(
+        tmp_path, "conversations", "conversations", "--min-faithful-turns", "0.9", "-o", "t.json"
+    )
+    assert done.returncode == 1, done.stderr
+    assert "gate failed: faithful turns 0.75 < 0.9" in done.stderr
+    assert "CONTRADICTED [earlier-turn get_account, turn 4] You pay 240 USD" in done.stdout
+    block = json.loads((tmp_path / "t.json").read_text())
+    assert block["faithful_turns"] == 0.75
+    first = block["conversations"][0]
+    assert first["first_unfaithful_turn"] == 9
+    assert first["turns"][0]["claims"][0]["source_kind"] == "tool"
+
+
+def test_a_passing_gate_exits_0_and_bad_input_exits_2(tmp_path: Path) -> None:
+    (tmp_path / "c.jsonl").write_text(
+        json.dumps(
+            {
+                "messages": [
+                    {"role": "user", "content": "What does Pro cost?"},
+                    {
+                        "role": "assistant",
+                        "content": "Pro costs 20 dollars.",
+                        "contexts": ["Pro: 20 dollars."],
+                    },
+                ]
+            }
+        )
+        + "\n"
+    )
+    assert (
+        run_vera(tmp_path, "conversations", "c.jsonl", "--min-faithful-turns", "1").returncode == 0
+    )
+    (tmp_path / "bad.jsonl").write_text('{"messages": [{"role": "robot", "content": "x"}]}\n')
+    bad = run_vera(tmp_path, "conversations", "bad.jsonl")
+    assert bad.returncode == 2
+    assert "line 1, field 'messages[0].role': unknown role 'robot'" in bad.stderr
+
+
+def test_vera_eval_on_the_bundled_conversations(tmp_path: Path) -> None:
+    done = run_vera(tmp_path, "eval", "-d", "conversations", "-o", "r.json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert len(report["samples"]) == 36
+    assert report["samples"][0]["id"] == "conv-01/turn-5"
