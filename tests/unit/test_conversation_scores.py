@@ -2,7 +2,10 @@
 repeats are not verified twice, inconsistencies with earlier turns are found, and the
 conversation aggregates never turn "nothing measured" into a pass."""
 
+from pathlib import Path
+
 import pytest
+from tests.support.docs import run_example
 
 from vera import ConfigError, Conversation, DatasetRowError, Turn, Verdict
 from vera.conversations import evaluate_conversations
@@ -98,3 +101,9 @@ def test_bundled_conversations_offline_judge_figures() -> None:
     failed = sorted(t.sample_id for t in clean if t.flagged)
     assert missed == ["conv-08/turn-7", "conv-11/turn-7"]
     assert failed == ["conv-03/turn-5", "conv-07/turn-5"]
+
+
+def test_the_docs_example_runs(tmp_path: Path) -> None:
+    done = run_example("conversations.md", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "0.5 5 0.0"

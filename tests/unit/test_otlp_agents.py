@@ -124,3 +124,22 @@ def test_an_agent_trace_without_an_answer_is_an_invalid_row(tmp_path: Path) -> N
     path = _write(tmp_path / "bad.jsonl", list(exporter.get_finished_spans()))
     with pytest.raises(DatasetRowError, match="no response"):
         list(load_dataset(path))
+
+
+def test_vera_conversations_reads_an_agent_trace_file(tmp_path: Path) -> None:
+    from vera.conversations import evaluate_conversations
+
+    provider, exporter = _provider()
+    tracer = provider.get_tracer("agent")
+    _genai_turn(
+        tracer,
+        "Where is order 42?",
+        {"order": 42, "status": "shipped May 3"},
+        "Order 42 shipped on May 3.",
+    )
+    provider.shutdown()
+    path = _write(tmp_path / "agent.jsonl", list(exporter.get_finished_spans()))
+    [score] = evaluate_conversations(path).conversations
+    assert score.id == "session-7"
+    [turn] = score.turns
+    assert turn.claims[0].tool_name == "get_order"

@@ -25,7 +25,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from vera.datasets.bundled import bundled_path
-from vera.datasets.readers import RawRow, detect_format, json_rows, read_json_document, read_rows
+from vera.datasets.readers import (
+    RawRow,
+    detect_format,
+    invalid_field,
+    is_invalid_json,
+    read_rows,
+)
 from vera.errors import ConfigError, DatasetError, DatasetRowError
 from vera.text.segment import split_units
 from vera.types import Context, Sample
@@ -296,6 +302,9 @@ def read_conversations(data: object) -> list[Conversation]:
     label, rows = _rows_of(data)
     found: list[Conversation] = []
     for index, raw in enumerate(rows, start=1):
+        unreadable = is_invalid_json(raw.data)
+        if unreadable is not None:
+            raise DatasetRowError(label, raw.location, invalid_field(raw.data), unreadable)
         if not is_conversation_row(raw.data):
             keys = ", ".join(f"'{k}'" for k in CONVERSATION_KEYS)
             problem = f"not a conversation: expected {keys} holding a list of messages"
@@ -314,10 +323,7 @@ def _rows_of(data: object) -> tuple[str, Iterable[RawRow]]:
             path = bundled_path(str(data)) or path
         if not path.exists():
             raise DatasetError(f"dataset file not found: {data}")
-        fmt = detect_format(path, None)
-        if fmt == "json":
-            return str(path), json_rows(path, read_json_document(path))
-        return str(path), read_rows(path, fmt)
+        return str(path), read_rows(path, detect_format(path, None))
     if is_message_list(data):
         return "<rows>", [RawRow("row 1", {"messages": list(data)})]  # type: ignore[call-overload]
     if isinstance(data, Iterable) and not isinstance(data, bytes | Mapping):
