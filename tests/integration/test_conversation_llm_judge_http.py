@@ -1,0 +1,43 @@
+"""An LLM judge over conversations, through the loopback server: each assistant turn is a
+sample of the work plan, so the dry run counts the calls the run makes."""
+
+from typing import Any
+
+import pytest
+from tests.support.loopback import LoopbackServer
+from tests.support.scripted import scripted_openai
+
+import vera
+from vera.datasets import open_dataset
+from vera.estimate import estimate_plan
+from vera.plan import build_plan
+from vera.run import Bindings
+from vera.settings import Settings
+
+JUDGE = "openai:gpt-4o-mini"
+
+
+@pytest.mark.parametrize("mode", ["single_call", "batched", "per_claim"])
+def test_dry_run_counts_a_conversations_calls(
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch, mode: Any
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
+    loopback.default = scripted_openai
+    settings = Settings(
+        judge=JUDGE,
+        judge_mode=mode,
+        judge_base_url=loopback.openai_url,
+        cache=False,
+        history=False,
+    )
+    turns = list(open_dataset("conversations"))
+    estimate = estimate_plan(
+        build_plan(metrics=["faithfulness"], settings=settings),
+        Bindings(data=open_dataset(turns)),
+    )
+    assert loopback.request_count == 0
+    report = vera.evaluate("conversations", ["faithfulness"], JUDGE, settings=settings)
+    assert len(report.samples) == 36
+    assert all(s.status.value == "scored" for s in report.samples), report.samples
+    assert abs(estimate.calls - loopback.request_count) <= 0.05 * loopback.request_count
+    assert report.judge_details["usage"]["calls"] == loopback.request_count
