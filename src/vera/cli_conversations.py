@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from vera.conversations import ConversationReport, evaluate_conversations
+from vera.conversations._html import threads_html
 from vera.conversations._render import thread_lines
 from vera.errors import VeraError
 from vera.run import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE
@@ -49,7 +50,10 @@ def conversations_command(
         typer.Option(min=0.0, max=1.0, help="Exit 1 when a conversation's consistency is lower."),
     ] = None,
     output: Annotated[
-        Path | None, typer.Option("-o", "--output", help="Write the turns as JSON here.")
+        Path | None,
+        typer.Option(
+            "-o", "--output", help="Write the turns here: JSON, or HTML for a .html path."
+        ),
     ] = None,
 ) -> None:
     try:
@@ -61,7 +65,8 @@ def conversations_command(
         for line in thread_lines(score):
             out.print(line, markup=False, soft_wrap=True)
     if output is not None:
-        output.write_text(report.turns_json(), encoding="utf-8")
+        html = output.suffix.lower() in (".html", ".htm")
+        output.write_text(threads_html(report) if html else report.turns_json(), encoding="utf-8")
     raise typer.Exit(_exit_code(report, min_faithful_turns, min_consistency))
 
 

@@ -51,3 +51,30 @@ def test_vera_eval_on_the_bundled_conversations(tmp_path: Path) -> None:
     report = json.loads((tmp_path / "r.json").read_text())
     assert len(report["samples"]) == 36
     assert report["samples"][0]["id"] == "conv-01/turn-5"
+
+
+def test_the_html_threads_escape_what_came_from_the_data(tmp_path: Path) -> None:
+    (tmp_path / "c.jsonl").write_text(
+        json.dumps(
+            {
+                "id": "<b>x</b>",
+                "messages": [
+                    {"role": "user", "content": "What does <script>alert(1)</script> cost?"},
+                    {
+                        "role": "assistant",
+                        "content": "Pro costs 20 dollars.",
+                        "contexts": ["Pro: 20 dollars."],
+                    },
+                ],
+            }
+        )
+        + "\n"
+    )
+    done = run_vera(tmp_path, "conversations", "c.jsonl", "-o", "t.html")
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "t.html").read_text()
+    assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)" in page
+    assert "&lt;b&gt;x&lt;/b&gt;" in page
+    # Each claim beside its verdict badge and the source it rests on.
+    assert 'Pro costs 20 dollars. <span class="muted small">[retrieved, turn 2]</span>' in page
+    assert page.count('<span class="v v-') == 1

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from vera.conversations._scores import ConversationScore, TurnClaim, TurnScore
 from vera.types.conversations import Role, Turn
 
-__all__ = ["thread_lines"]
+__all__ = ["source_label", "thread_lines"]
 
 _WIDTH = 96
 
@@ -46,14 +46,15 @@ def _turn_lines(number: int, turn: Turn, verified: TurnScore | None) -> Iterator
     score = "—" if verified.faithfulness is None else f"{verified.faithfulness:.2f}"
     yield f"       └ {badge} (faithfulness {score})"
     for claim in verified.claims:
-        yield f"         · {claim.verdict.value} [{_source(claim)}] {_short(claim.text, 60)}"
+        yield f"         · {claim.verdict.value} [{source_label(claim)}] {_short(claim.text, 60)}"
     for claim in verified.inconsistent:
         yield f"         ! contradicts an earlier assistant turn: {_short(claim.text, 60)}"
     for sentence in verified.repeated:
         yield f"         = repeats an earlier turn, not verified again: {_short(sentence, 50)}"
 
 
-def _source(claim: TurnClaim) -> str:
+def source_label(claim: TurnClaim) -> str:
+    """Where a verdict rests: its source kind, tool name and turn."""
     if claim.source_kind is None:
         return "no source"
     where = claim.source_kind.value
