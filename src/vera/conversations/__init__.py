@@ -8,12 +8,15 @@ See docs/conversations.md.
 """
 
 from vera.conversations._evaluate import ConversationReport, evaluate_conversations
+from vera.conversations._replay import Assistant, replay
 from vera.conversations._scores import ConversationScore, TurnClaim, TurnScore
 
 __all__ = [
+    "Assistant",
     "ConversationReport",
     "ConversationScore",
     "TurnClaim",
     "TurnScore",
     "evaluate_conversations",
+    "replay",
 ]

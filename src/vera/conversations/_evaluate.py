@@ -15,6 +15,7 @@ from typing import Any, Unpack
 from pydantic import BaseModel, ConfigDict
 
 from vera.api import EvaluateOptions, evaluate
+from vera.conversations._replay import Assistant, replay
 from vera.conversations._scores import FAITHFULNESS, ConversationScore, conversation_score
 from vera.datasets.conversations import (
     consistency_samples,
@@ -64,6 +65,7 @@ def evaluate_conversations(
     judge: Judge | str | None = None,
     *,
     user_facts: bool = True,
+    assistant: Assistant | None = None,
     **options: Unpack[EvaluateOptions],
 ) -> ConversationReport:
     """Verify each conversation's assistant turns and score the conversations.
@@ -76,9 +78,18 @@ def evaluate_conversations(
         judge: as for `vera.evaluate`.
         user_facts: whether what the user said counts as evidence; False leaves the user's
             words out of every turn's contexts, so a claim resting on them has no evidence.
+        assistant: the system under test, for conversations to replay: called at each user
+            turn with the history so far, it returns the next turn (see `replay`).
         **options: `vera.evaluate`'s options, applied to both runs.
     """
+    if options.get("pipeline") is not None:
+        raise ConfigError(
+            "pipeline= answers one query at a time; for conversations pass assistant=, a "
+            "function from the history to the next turn"
+        )
     conversations = read_conversations(data)
+    if assistant is not None:
+        conversations = [replay(c, assistant) for c in conversations]
     if not conversations:
         raise ConfigError("no conversations to evaluate: the data holds none")
     names = list(metrics or [FAITHFULNESS])
