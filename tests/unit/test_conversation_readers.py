@@ -55,6 +55,13 @@ def test_openai_messages_become_one_sample_per_assistant_turn(tmp_path: Path) ->
     assert (tool.metadata["tool_name"], tool.metadata["call_id"]) == ("lookup_order", "call_1")
     assert kinds(first) == ["tool", "user"]
     assert kinds(second) == ["retrieved", "earlier-turn", "user", "user"]
+    # Every report shows a context's source: there it names the kind, tool and turn.
+    assert [c.source for c in second.contexts] == [
+        "retrieved, turn 7",
+        "earlier-turn lookup_order, turn 4",
+        "user, turn 2",
+        "user, turn 6",
+    ]
     assert second.human_faithful is True
     assert second.metadata["conversation_id"] == "c1"
     assert second.metadata["assistant_turn"] == 2
@@ -226,3 +233,9 @@ def test_a_file_deepeval_wrote_reads_turn_by_turn() -> None:
     assert kinds(second) == ["retrieved", "earlier-turn", "earlier-turn", "user", "user"]
     report = vera.evaluate(FIXTURES / "deepeval_conversation.jsonl")
     assert [r.id for r in report.samples] == ["refund/turn-2", "refund/turn-4"]
+
+
+def test_a_dataframe_column_of_message_lists() -> None:
+    pandas = pytest.importorskip("pandas")
+    frame = pandas.DataFrame([{"id": "df", "messages": OPENAI}])
+    assert [s.id for s in open_dataset(frame)] == ["df/turn-5", "df/turn-7"]

@@ -431,13 +431,23 @@ class _Thread:
 
 
 def _tagged(text: str, kind: SourceKind, index: int, context: Context | None = None) -> Context:
-    base = context.metadata if context else {}
+    base = dict(context.metadata) if context else {}
+    original = context.source if context else None
+    if original is not None:
+        base["document_source"] = original
     return Context(
         text=text,
         id=context.id if context else None,
-        source=context.source if context else None,
+        source=_source_label(kind, index, original),
         metadata={**base, SOURCE_KIND_KEY: kind.value, "turn": index + 1},
     )
+
+
+def _source_label(kind: SourceKind, index: int, name: str | None) -> str:
+    """A context's `source` as every report shows it: its kind, name and turn, so a verdict
+    that cites it says where its support came from ("tool get_order, turn 4")."""
+    named = f"{kind.value} {name}" if name else kind.value
+    return f"{named}, turn {index + 1}"
 
 
 def _tool_context(result: ToolResult, kind: SourceKind, index: int) -> Context:
@@ -446,7 +456,9 @@ def _tool_context(result: ToolResult, kind: SourceKind, index: int) -> Context:
         metadata["tool_name"] = result.tool_name
     if result.call_id:
         metadata["call_id"] = result.call_id
-    return Context(text=result.text, source=result.tool_name, metadata=metadata)
+    return Context(
+        text=result.text, source=_source_label(kind, index, result.tool_name), metadata=metadata
+    )
 
 
 def _sentences(text: str) -> list[str]:
