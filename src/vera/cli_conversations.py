@@ -10,7 +10,12 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from vera.conversations import ConversationReport, evaluate_conversations
+from vera.conversations import (
+    ConversationEstimate,
+    ConversationReport,
+    estimate_conversations,
+    evaluate_conversations,
+)
 from vera.conversations._html import threads_html
 from vera.conversations._render import thread_lines
 from vera.errors import VeraError
@@ -49,6 +54,10 @@ def conversations_command(
         float | None,
         typer.Option(min=0.0, max=1.0, help="Exit 1 when a conversation's consistency is lower."),
     ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Count the judge calls both runs would make; call nothing."),
+    ] = False,
     output: Annotated[
         Path | None,
         typer.Option(
@@ -57,6 +66,9 @@ def conversations_command(
     ] = None,
 ) -> None:
     try:
+        if dry_run:
+            _print_estimate(estimate_conversations(data, judge=judge, user_facts=user_facts))
+            raise typer.Exit(EXIT_OK)
         report = evaluate_conversations(data, judge=judge, user_facts=user_facts)
     except VeraError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
@@ -68,6 +80,17 @@ def conversations_command(
         html = output.suffix.lower() in (".html", ".htm")
         output.write_text(threads_html(report) if html else report.turns_json(), encoding="utf-8")
     raise typer.Exit(_exit_code(report, min_faithful_turns, min_consistency))
+
+
+def _print_estimate(estimate: ConversationEstimate) -> None:
+    check = estimate.consistency
+    out.print(
+        f"Dry run ({estimate.turns.judge}): {estimate.turns.samples} turns, "
+        f"{estimate.turns.calls} judge calls; consistency check: "
+        f"{check.samples if check else 0} turns, {check.calls if check else 0} calls; "
+        f"{estimate.calls} calls in all",
+        markup=False,
+    )
 
 
 def _exit_code(

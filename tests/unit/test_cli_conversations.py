@@ -78,3 +78,10 @@ def test_the_html_threads_escape_what_came_from_the_data(tmp_path: Path) -> None
     # Each claim beside its verdict badge and the source it rests on.
     assert 'Pro costs 20 dollars. <span class="muted small">[retrieved, turn 2]</span>' in page
     assert page.count('<span class="v v-') == 1
+
+
+def test_dry_run_counts_both_runs_and_judges_nothing(tmp_path: Path) -> None:
+    done = run_vera(tmp_path, "conversations", "conversations", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert "36 turns" in done.stdout and "consistency check: 24 turns" in done.stdout
+    assert "Conversation conv-01" not in done.stdout

@@ -7,16 +7,23 @@ and each conversation's scores (faithful turns, the first unfaithful one, consis
 See docs/conversations.md.
 """
 
-from vera.conversations._evaluate import ConversationReport, evaluate_conversations
+from vera.conversations._evaluate import (
+    ConversationEstimate,
+    ConversationReport,
+    estimate_conversations,
+    evaluate_conversations,
+)
 from vera.conversations._replay import Assistant, replay
 from vera.conversations._scores import ConversationScore, TurnClaim, TurnScore
 
 __all__ = [
     "Assistant",
+    "ConversationEstimate",
     "ConversationReport",
     "ConversationScore",
     "TurnClaim",
     "TurnScore",
+    "estimate_conversations",
     "evaluate_conversations",
     "replay",
 ]

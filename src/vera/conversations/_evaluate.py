@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Unpack
 
 from pydantic import BaseModel, ConfigDict
 
-from vera.api import EvaluateOptions, evaluate
+from vera.api import EvaluateOptions, evaluate, plan_evaluation
 from vera.conversations._replay import Assistant, replay
 from vera.conversations._scores import FAITHFULNESS, ConversationScore, conversation_score
 from vera.datasets.conversations import (
@@ -23,12 +24,18 @@ from vera.datasets.conversations import (
     turn_samples,
 )
 from vera.errors import ConfigError
+from vera.estimate import RunEstimate, estimate_plan
 from vera.judges.base import Judge
 from vera.metrics.base import Metric
 from vera.report import Report, SampleResult
-from vera.types import Sample
+from vera.types import Conversation, Sample
 
-__all__ = ["ConversationReport", "evaluate_conversations"]
+__all__ = [
+    "ConversationEstimate",
+    "ConversationReport",
+    "estimate_conversations",
+    "evaluate_conversations",
+]
 
 
 class ConversationReport(BaseModel):
@@ -82,6 +89,75 @@ def evaluate_conversations(
             turn with the history so far, it returns the next turn (see `replay`).
         **options: `vera.evaluate`'s options, applied to both runs.
     """
+    work = _work(data, metrics, user_facts, assistant, options)
+    report = evaluate(work.flat, work.metrics, judge, **options)
+    checks = work.checks
+    check_report = evaluate(checks, [FAITHFULNESS], judge, **options) if checks else None
+    results = _by_id(report.samples)
+    checked = _by_id(check_report.samples) if check_report else {}
+    turns = work.turns
+    scores = tuple(
+        conversation_score(c, turns[c.id], results, _of(turns[c.id], checked))
+        for c in work.conversations
+    )
+    return ConversationReport(conversations=scores, turns=report, consistency=check_report)
+
+
+class ConversationEstimate(BaseModel):
+    """What `evaluate_conversations` would cost: its two runs' estimates."""
+
+    model_config = ConfigDict(frozen=True)
+
+    turns: RunEstimate
+    consistency: RunEstimate | None
+
+    @property
+    def calls(self) -> int:
+        """The judge calls of both runs."""
+        return self.turns.calls + (self.consistency.calls if self.consistency else 0)
+
+
+def estimate_conversations(
+    data: Any,
+    metrics: Sequence[Metric | str] | None = None,
+    judge: Judge | str | None = None,
+    *,
+    user_facts: bool = True,
+    **options: Unpack[EvaluateOptions],
+) -> ConversationEstimate:
+    """The dry run of `evaluate_conversations`: the judge calls, tokens and cost of its two
+    runs, counted from the same work plan, calling nothing. (A replay's `assistant` is the
+    user's code, which a dry run cannot call, so it takes none.)"""
+    work = _work(data, metrics, user_facts, None, options)
+    turns = estimate_plan(*plan_evaluation(work.flat, work.metrics, judge, **options))
+    consistency = (
+        estimate_plan(*plan_evaluation(work.checks, [FAITHFULNESS], judge, **options))
+        if work.checks
+        else None
+    )
+    return ConversationEstimate(turns=turns, consistency=consistency)
+
+
+@dataclass(frozen=True)
+class _Work:
+    conversations: list[Conversation]
+    metrics: list[Metric | str]
+    turns: dict[str, list[Sample]]
+    checks: list[Sample]
+
+    @property
+    def flat(self) -> list[Sample]:
+        return [s for samples in self.turns.values() for s in samples]
+
+
+def _work(
+    data: Any,
+    metrics: Sequence[Metric | str] | None,
+    user_facts: bool,
+    assistant: Assistant | None,
+    options: EvaluateOptions,
+) -> _Work:
+    """The turn samples and consistency samples both runs (and their dry runs) read."""
     if options.get("pipeline") is not None:
         raise ConfigError(
             "pipeline= answers one query at a time; for conversations pass assistant=, a "
@@ -97,18 +173,10 @@ def evaluate_conversations(
         names.insert(0, FAITHFULNESS)
     turns = {c.id: turn_samples(c, user_facts=user_facts) for c in conversations}
     checks = [s for c in conversations for s in consistency_samples(c, user_facts=user_facts)]
-    flat = [s for samples in turns.values() for s in samples]
-    if not flat:
+    work = _Work(conversations, names, turns, checks)
+    if not work.flat:
         raise ConfigError("no assistant turn to verify: every conversation lacks one")
-    report = evaluate(flat, names, judge, **options)
-    check_report = evaluate(checks, [FAITHFULNESS], judge, **options) if checks else None
-    results = _by_id(report.samples)
-    checked = _by_id(check_report.samples) if check_report else {}
-    scores = tuple(
-        conversation_score(c, turns[c.id], results, _of(turns[c.id], checked))
-        for c in conversations
-    )
-    return ConversationReport(conversations=scores, turns=report, consistency=check_report)
+    return work
 
 
 def _by_id(results: Sequence[SampleResult]) -> dict[str, SampleResult]:
