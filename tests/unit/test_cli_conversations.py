@@ -85,3 +85,30 @@ def test_dry_run_counts_both_runs_and_judges_nothing(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "36 turns" in done.stdout and "consistency check: 24 turns" in done.stdout
     assert "Conversation conv-01" not in done.stdout
+
+
+USER_FACT = {
+    "id": "u",
+    "messages": [
+        {"role": "user", "content": "My order number is 4417."},
+        {"role": "assistant", "content": "Your order number is 4417."},
+    ],
+}
+
+
+def test_no_user_facts_in_vera_eval_python_and_vera_toml(tmp_path: Path) -> None:
+    import vera
+
+    (tmp_path / "c.jsonl").write_text(json.dumps(USER_FACT) + "\n")
+    counted = vera.evaluate(tmp_path / "c.jsonl")
+    left_out = vera.evaluate(tmp_path / "c.jsonl", user_facts=False)
+    assert counted.samples[0].claims[0].verdict is vera.Verdict.FULLY_SUPPORTED
+    assert left_out.samples[0].claims[0].verdict is vera.Verdict.NO_EVIDENCE
+    done = run_vera(tmp_path, "eval", "-d", "c.jsonl", "--no-user-facts", "-o", "r.json")
+    assert done.returncode == 0, done.stderr
+    [sample] = json.loads((tmp_path / "r.json").read_text())["samples"]
+    assert sample["claims"][0]["verdict"] == "NO_EVIDENCE"
+    (tmp_path / "vera.toml").write_text("user_facts = false\n")
+    done = run_vera(tmp_path, "eval", "-d", "c.jsonl", "-o", "r2.json")
+    [sample] = json.loads((tmp_path / "r2.json").read_text())["samples"]
+    assert sample["claims"][0]["verdict"] == "NO_EVIDENCE"

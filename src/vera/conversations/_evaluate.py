@@ -71,7 +71,6 @@ def evaluate_conversations(
     metrics: Sequence[Metric | str] | None = None,
     judge: Judge | str | None = None,
     *,
-    user_facts: bool = True,
     assistant: Assistant | None = None,
     **options: Unpack[EvaluateOptions],
 ) -> ConversationReport:
@@ -83,13 +82,13 @@ def evaluate_conversations(
         metrics: the per-turn metrics (default faithfulness, which the conversation scores
             read and which is always run).
         judge: as for `vera.evaluate`.
-        user_facts: whether what the user said counts as evidence; False leaves the user's
-            words out of every turn's contexts, so a claim resting on them has no evidence.
         assistant: the system under test, for conversations to replay: called at each user
             turn with the history so far, it returns the next turn (see `replay`).
-        **options: `vera.evaluate`'s options, applied to both runs.
+        **options: `vera.evaluate`'s options, applied to both runs. `user_facts=False`
+            (`--no-user-facts`) leaves the user's words out of every turn's contexts, so a
+            claim resting on them has no evidence.
     """
-    work = _work(data, metrics, user_facts, assistant, options)
+    work = _work(data, metrics, assistant, options)
     report = evaluate(work.flat, work.metrics, judge, **options)
     checks = work.checks
     check_report = evaluate(checks, [FAITHFULNESS], judge, **options) if checks else None
@@ -121,14 +120,12 @@ def estimate_conversations(
     data: Any,
     metrics: Sequence[Metric | str] | None = None,
     judge: Judge | str | None = None,
-    *,
-    user_facts: bool = True,
     **options: Unpack[EvaluateOptions],
 ) -> ConversationEstimate:
     """The dry run of `evaluate_conversations`: the judge calls, tokens and cost of its two
     runs, counted from the same work plan, calling nothing. (A replay's `assistant` is the
     user's code, which a dry run cannot call, so it takes none.)"""
-    work = _work(data, metrics, user_facts, None, options)
+    work = _work(data, metrics, None, options)
     turns = estimate_plan(*plan_evaluation(work.flat, work.metrics, judge, **options))
     consistency = (
         estimate_plan(*plan_evaluation(work.checks, [FAITHFULNESS], judge, **options))
@@ -153,7 +150,6 @@ class _Work:
 def _work(
     data: Any,
     metrics: Sequence[Metric | str] | None,
-    user_facts: bool,
     assistant: Assistant | None,
     options: EvaluateOptions,
 ) -> _Work:
@@ -171,6 +167,9 @@ def _work(
     names = list(metrics or [FAITHFULNESS])
     if not any(getattr(m, "name", m) == FAITHFULNESS for m in names):
         names.insert(0, FAITHFULNESS)
+    user_facts = options.get("user_facts", True)
+    if user_facts is None:  # the CLI's "not given"
+        user_facts = True
     turns = {c.id: turn_samples(c, user_facts=user_facts) for c in conversations}
     checks = [s for c in conversations for s in consistency_samples(c, user_facts=user_facts)]
     work = _Work(conversations, names, turns, checks)

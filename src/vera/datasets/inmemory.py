@@ -72,6 +72,7 @@ class InMemoryDataset(LastPassLog):
                 f"an in-memory dataset needs an iterable of rows, got {type(rows).__name__}"
             )
         self.skip_invalid = skip_invalid
+        self.user_facts = True  # conversations: the user's words are evidence
         self.documents: tuple[Context, ...] = ()
         self._source: Iterable[Any] = rows
         # A generator or iterator can be read once only: its rows are kept as they come.
@@ -93,7 +94,12 @@ class InMemoryDataset(LastPassLog):
         return SourcePass(
             self,
             self._raw_rows(),
-            RowRules(label=self._label, accepts_samples=True, fields=self.fields),
+            RowRules(
+                label=self._label,
+                accepts_samples=True,
+                fields=self.fields,
+                user_facts=self.user_facts,
+            ),
             skip_invalid=self.skip_invalid,
         )
 

@@ -47,6 +47,8 @@ class RowRules:
     from_csv: bool = False
     accepts_samples: bool = False
     fields: FieldMap | None = None
+    user_facts: bool = True
+    """Conversations: whether the user's words are evidence for an assistant turn."""
 
 
 def validate_row(raw: RawRow, index: int, rules: RowRules) -> Sample:
@@ -140,7 +142,8 @@ def _checked_rows(
     if not is_conversation_row(raw.data):
         return [_checked(raw, index, rules, seen, unrecognised)]
     try:
-        turns = turn_samples(conversation_from_row(raw.data, f"conversation-{index}"))
+        conversation = conversation_from_row(raw.data, f"conversation-{index}")
+        turns = turn_samples(conversation, user_facts=rules.user_facts)
     except ConversationProblem as exc:
         raise DatasetRowError(rules.label, raw.location, exc.field, exc.problem) from None
     for sample in turns:
