@@ -105,6 +105,10 @@ def _exit_code(
     failures = []
     if min_faithful is not None and (share is None or share < min_faithful):
         failures.append(f"faithful turns {share} < {min_faithful}")
+    measured = [c for c in report.conversations if c.consistency is not None]
+    if min_consistency is not None and not measured:
+        # A gate over nothing measured is no pass: no conversation had two assistant turns.
+        failures.append("consistency measured on no conversation (none has two assistant turns)")
     if min_consistency is not None:
         failures += [
             f"{c.id}: consistency {c.consistency:.3f} < {min_consistency}"
