@@ -39,6 +39,10 @@ def test_a_passing_gate_exits_0_and_bad_input_exits_2(tmp_path: Path) -> None:
     assert (
         run_vera(tmp_path, "conversations", "c.jsonl", "--min-faithful-turns", "1").returncode == 0
     )
+    # One assistant turn: consistency is not measured, so a consistency gate cannot pass.
+    vacuous = run_vera(tmp_path, "conversations", "c.jsonl", "--min-consistency", "0.5")
+    assert vacuous.returncode == 1
+    assert "consistency measured on no conversation" in vacuous.stderr
     (tmp_path / "bad.jsonl").write_text('{"messages": [{"role": "robot", "content": "x"}]}\n')
     bad = run_vera(tmp_path, "conversations", "bad.jsonl")
     assert bad.returncode == 2
