@@ -143,3 +143,28 @@ def test_vera_conversations_reads_an_agent_trace_file(tmp_path: Path) -> None:
     assert score.id == "session-7"
     [turn] = score.turns
     assert turn.claims[0].tool_name == "get_order"
+
+
+def test_flattened_gen_ai_prompt_and_completion_attributes(tmp_path: Path) -> None:
+    provider, exporter = _provider()
+    tracer = provider.get_tracer("agent")
+    with tracer.start_as_current_span("agent") as root:
+        root.set_attribute("session.id", "s-9")
+        with tracer.start_as_current_span("search") as tool:
+            tool.set_attribute("openinference.span.kind", "TOOL")
+            tool.set_attribute("tool.name", "search")
+            tool.set_attribute("output.value", "The museum opens at 9 am.")
+        with tracer.start_as_current_span("openai.chat") as chat:
+            chat.set_attribute("gen_ai.prompt.0.role", "system")
+            chat.set_attribute("gen_ai.prompt.0.content", "Be brief.")
+            chat.set_attribute("gen_ai.prompt.1.role", "user")
+            chat.set_attribute("gen_ai.prompt.1.content", "When does the museum open?")
+            chat.set_attribute("gen_ai.completion.0.content", "The museum opens at 9 am.")
+    provider.shutdown()
+    path = _write(tmp_path / "flat.jsonl", list(exporter.get_finished_spans()))
+    [sample] = list(load_dataset(path))
+    assert (sample.query, sample.response) == (
+        "When does the museum open?",
+        "The museum opens at 9 am.",
+    )
+    assert sample.contexts[0].source == "tool search, turn 2"

@@ -6,13 +6,15 @@ its root span and its retrievers. A tool span is an OpenInference TOOL span (`to
 `gen_ai.tool.call.id`, `gen_ai.tool.call.result`); its result becomes a tool message with the
 tool's name and call id. A trace's session is OpenInference's `session.id` or GenAI's
 `gen_ai.conversation.id`. A GenAI chat span's `gen_ai.input.messages` and
-`gen_ai.output.messages` give the query and the answer where the root span has no
-`input.value` / `output.value`.
+`gen_ai.output.messages` (or the flattened `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` of
+earlier conventions) give the query and the answer where the root span has no `input.value` /
+`output.value`.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +24,7 @@ SESSION_KEYS = ("session.id", "gen_ai.conversation.id")
 _TOOL_NAME_KEYS = ("tool.name", "gen_ai.tool.name")
 _CALL_ID_KEYS = ("tool_call.id", "gen_ai.tool.call.id")
 _RESULT_KEYS = ("output.value", "gen_ai.tool.call.result")
+_INDEXED = re.compile(r"gen_ai\.(prompt|completion)\.(\d+)\.(role|content)")
 
 
 @dataclass
@@ -40,8 +43,8 @@ class AgentSpans:
         operation = attributes.get("gen_ai.operation.name")
         if attributes.get("openinference.span.kind") == "TOOL" or operation == "execute_tool":
             self.tools.append((start, _tool_message(name, attributes)))
-        inputs = attributes.get("gen_ai.input.messages")
-        outputs = attributes.get("gen_ai.output.messages")
+        inputs = attributes.get("gen_ai.input.messages") or _indexed(attributes, "prompt")
+        outputs = attributes.get("gen_ai.output.messages") or _indexed(attributes, "completion")
         if inputs is not None or outputs is not None:
             self.chats.append((start, _json(inputs), _json(outputs)))
 
@@ -84,6 +87,20 @@ def _tool_message(name: str, attributes: dict[str, Any]) -> dict[str, Any]:
     if call_id is not None:
         message["tool_call_id"] = str(call_id)
     return message
+
+
+def _indexed(attributes: dict[str, Any], kind: str) -> list[dict[str, Any]] | None:
+    """The flattened form earlier GenAI conventions (and OpenLLMetry) write:
+    `gen_ai.prompt.N.role` / `.content`, `gen_ai.completion.N.content`."""
+    found: dict[int, dict[str, Any]] = {}
+    for key, value in attributes.items():
+        match = _INDEXED.fullmatch(key)
+        if match and match[1] == kind:
+            found.setdefault(int(match[2]), {})[match[3]] = value
+    if not found:
+        return None
+    default = "user" if kind == "prompt" else "assistant"
+    return [{"role": default, **found[n]} for n in sorted(found)]
 
 
 def _json(value: Any) -> Any:
