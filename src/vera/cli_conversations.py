@@ -15,9 +15,9 @@ from vera.conversations import (
     ConversationReport,
     estimate_conversations,
     evaluate_conversations,
+    thread_lines,
+    threads_html,
 )
-from vera.conversations._html import threads_html
-from vera.conversations._render import thread_lines
 from vera.errors import VeraError
 from vera.run import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE
 

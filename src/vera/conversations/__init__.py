@@ -13,6 +13,8 @@ from vera.conversations._evaluate import (
     estimate_conversations,
     evaluate_conversations,
 )
+from vera.conversations._html import threads_html
+from vera.conversations._render import thread_lines
 from vera.conversations._replay import Assistant, replay
 from vera.conversations._scores import ConversationScore, TurnClaim, TurnScore
 
@@ -26,4 +28,6 @@ __all__ = [
     "estimate_conversations",
     "evaluate_conversations",
     "replay",
+    "thread_lines",
+    "threads_html",
 ]
