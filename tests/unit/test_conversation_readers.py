@@ -8,8 +8,7 @@ import pytest
 
 import vera
 from vera import Conversation, DatasetRowError, Sample, Turn, load_dataset
-from vera.datasets import open_dataset
-from vera.datasets.conversations import conversation_from_row, turn_samples
+from vera.datasets import conversation_from_row, open_dataset, turn_samples
 
 OPENAI = [
     {"role": "system", "content": "You are a support assistant."},

@@ -18,11 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from vera.api import EvaluateOptions, evaluate, plan_evaluation
 from vera.conversations._replay import Assistant, replay
 from vera.conversations._scores import FAITHFULNESS, ConversationScore, conversation_score
-from vera.datasets.conversations import (
-    consistency_samples,
-    read_conversations,
-    turn_samples,
-)
+from vera.datasets import consistency_samples, read_conversations, turn_samples
 from vera.errors import ConfigError
 from vera.estimate import RunEstimate, estimate_plan
 from vera.judges.base import Judge
