@@ -79,6 +79,8 @@ class EvaluateOptions(TypedDict, total=False):
     dataset_name: str | None
     format: str | None
     skip_invalid: bool
+    user_facts: bool
+    """--no-user-facts: in conversations, the user's words are no evidence."""
     fields: Mapping[str, str] | None
     """--field: VERA field -> your column, `{"contexts": "docs"}`."""
     quick: bool
@@ -132,6 +134,7 @@ class EvaluateOptions(TypedDict, total=False):
 
 _SETTING_OPTIONS = (
     "concurrency",
+    "user_facts",
     "judge_base_url",
     "judge_mode",
     "judge_samples",
@@ -242,6 +245,7 @@ def plan_evaluation(
         skip_invalid=skip_invalid,
         name=options.get("dataset_name"),
         fields=run_settings.fields,
+        user_facts=run_settings.user_facts,
     )
     source = str(data) if isinstance(data, str | Path) else None
     pipeline, baselines = options.get("pipeline"), options.get("baselines", ())

@@ -256,6 +256,9 @@ def test_public_api_is_pinned() -> None:
             "GateWarning",
             "arun_evaluation",
             "run_evaluation",
+            "Conversation",
+            "ToolResult",
+            "Turn",
         ]
     )
     for name in vera.__all__:

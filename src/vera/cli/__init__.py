@@ -12,6 +12,7 @@ from vera.cli import (  # noqa: F401
     _benchmark,
     _calibrate,
     _compare,
+    _conversations,
     _datasets,
     _eval,
     _generate,

@@ -289,6 +289,14 @@ _MaxErrorsFlag = Annotated[
         "the run counts as incomplete and exits 3. Default 0.",
     ),
 ]
+_UserFactsFlag = Annotated[
+    bool | None,
+    typer.Option(
+        "--user-facts/--no-user-facts",
+        help="Conversations: whether what the user said counts as evidence (default yes).",
+        show_default=False,
+    ),
+]
 _SkipInvalidFlag = Annotated[
     bool,
     typer.Option("--skip-invalid", help="Record invalid rows in the report and go on."),
@@ -415,6 +423,7 @@ _EVAL_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
     ("max_cost", _MaxCostFlag, None),
     ("max_errors", _MaxErrorsFlag, None),
     ("skip_invalid", _SkipInvalidFlag, False),
+    ("user_facts", _UserFactsFlag, None),
     ("format", _FormatFlag, None),
     ("field", _FieldFlag, None),
     ("dry_run", _DryRunFlag, False),
@@ -490,5 +499,6 @@ _SETTING_FLAGS = {
     "max_response_chars": "max_response_chars",
     "max_context_chars": "max_context_chars",
     "sample_timeout": "sample_timeout",
+    "user_facts": "user_facts",
 }
 """Settings as `vera.toml` names them, and the `eval` flag that overrides each."""

@@ -1,6 +1,12 @@
 """Datasets: loading, validation and the bundled examples."""
 
 from vera.datasets._bundled import BUNDLED, bundled_path
+from vera.datasets._conversations import (
+    consistency_samples,
+    conversation_from_row,
+    read_conversations,
+    turn_samples,
+)
 from vera.datasets._fields import check_field_map, parse_field_option
 from vera.datasets._inmemory import InMemoryDataset
 from vera.datasets._loader import Dataset, load_dataset
@@ -19,9 +25,13 @@ __all__ = [
     "TooDeepError",
     "bundled_path",
     "check_field_map",
+    "consistency_samples",
+    "conversation_from_row",
     "load_dataset",
     "loads_bounded",
     "open_dataset",
     "parse_field_option",
+    "read_conversations",
     "skip_value",
+    "turn_samples",
 ]

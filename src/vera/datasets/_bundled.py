@@ -8,6 +8,7 @@ from pathlib import Path
 __all__ = ["BUNDLED", "bundled_path"]
 
 BUNDLED: dict[str, str] = {
+    "conversations": "conversations.jsonl",
     "example": "example.jsonl",
     "legal": "legal.json",
     "research": "research.json",

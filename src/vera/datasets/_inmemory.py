@@ -11,10 +11,11 @@ import math
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from vera.datasets._conversations import is_message_list
 from vera.datasets._fields import FieldMap, source_field_map
 from vera.datasets._readers import RawRow
 from vera.datasets._validate import LastPassLog, RowRules, SourcePass
-from vera.types import Context, Sample
+from vera.types import Context, Conversation, Sample
 from vera.types._errors import ConfigError, DatasetError
 
 __all__ = ["InMemoryDataset", "is_dataframe", "is_hf_dataset"]
@@ -62,13 +63,16 @@ class InMemoryDataset(LastPassLog):
     ) -> None:
         _refuse_split_dict(rows)
         self.fields = source_field_map(fields)
-        if isinstance(rows, Sample | Mapping):
-            rows = [rows]  # one sample, or one row of sample fields
+        if is_message_list(rows):
+            rows = [{"messages": list(rows)}]  # one conversation's OpenAI-style messages
+        if isinstance(rows, Sample | Conversation | Mapping):
+            rows = [rows]  # one sample or conversation, or one row of sample fields
         if isinstance(rows, str | bytes) or not isinstance(rows, Iterable):
             raise ConfigError(
                 f"an in-memory dataset needs an iterable of rows, got {type(rows).__name__}"
             )
         self.skip_invalid = skip_invalid
+        self.user_facts = True  # conversations: the user's words are evidence
         self.documents: tuple[Context, ...] = ()
         self._source: Iterable[Any] = rows
         # A generator or iterator can be read once only: its rows are kept as they come.
@@ -90,7 +94,12 @@ class InMemoryDataset(LastPassLog):
         return SourcePass(
             self,
             self._raw_rows(),
-            RowRules(label=self._label, accepts_samples=True, fields=self.fields),
+            RowRules(
+                label=self._label,
+                accepts_samples=True,
+                fields=self.fields,
+                user_facts=self.user_facts,
+            ),
             skip_invalid=self.skip_invalid,
         )
 

@@ -47,6 +47,7 @@ class Dataset(LastPassLog):
         self.format = detect_format(path, format)
         self.skip_invalid = skip_invalid
         self.fields = source_field_map(fields)
+        self.user_facts = True  # conversations: the user's words are evidence
         check_readable(path)
         self._document: Any = None
         self.documents: tuple[Context, ...] = ()
@@ -69,7 +70,12 @@ class Dataset(LastPassLog):
         return SourcePass(
             self,
             self._raw_rows(),
-            RowRules(label=str(self.path), from_csv=self.format == "csv", fields=self.fields),
+            RowRules(
+                label=str(self.path),
+                from_csv=self.format == "csv",
+                fields=self.fields,
+                user_facts=self.user_facts,
+            ),
             skip_invalid=self.skip_invalid,
         )
 

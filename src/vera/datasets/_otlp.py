@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from vera.datasets._nesting import TooDeepError, loads_bounded
+from vera.datasets._otlp_agents import AgentSpans
 from vera.datasets._readers import (
     RawRow,
     invalid_data,
@@ -90,6 +91,7 @@ class _Trace:
     line: int
     root: _Span | None = None
     retrievals: list[tuple[int, str, list[dict[str, Any]]]] = field(default_factory=list)
+    agent: AgentSpans = field(default_factory=AgentSpans)
 
 
 def read_otlp_rows(path: Path) -> Iterator[RawRow]:
@@ -112,7 +114,9 @@ def read_otlp_rows(path: Path) -> Iterator[RawRow]:
         for span in spans:
             _add_span(traces, span, line)
     for trace_id, trace in traces.items():
-        yield RawRow(f"line {trace.line} (trace {trace_id})", _sample_row(trace_id, trace))
+        if not trace.agent.is_agent:
+            yield RawRow(f"line {trace.line} (trace {trace_id})", _sample_row(trace_id, trace))
+    yield from _agent_rows({i: t for i, t in traces.items() if t.agent.is_agent})
 
 
 def _request_problem(request: Any) -> str | None:
@@ -276,6 +280,7 @@ def _add_span(traces: dict[str, _Trace], span: _Span, line: int) -> None:
         trace.line = line
     if span.attributes.get(SPAN_KIND) == "RETRIEVER":
         trace.retrievals.append((span.start, span.span_id, _documents(span.attributes)))
+    trace.agent.add(span.name, span.start, span.attributes)
 
 
 def _documents(attributes: dict[str, Any]) -> list[dict[str, Any]]:
@@ -377,3 +382,51 @@ def _text(value: Any, keys: tuple[str, ...]) -> str | None:
             if found is not None:
                 return str(found)
     return value
+
+
+def _agent_rows(traces: dict[str, _Trace]) -> Iterator[RawRow]:
+    """Agent traces as conversation rows: one a session (its traces in start order), or one
+    a trace without a session. Each trace is a user turn, its tool results, and the answer
+    with the trace's retrieved contexts (see `vera.datasets._otlp_agents`)."""
+    sessions: dict[str, list[tuple[str, _Trace]]] = {}
+    for trace_id, trace in traces.items():
+        sessions.setdefault(trace.agent.session or trace_id, []).append((trace_id, trace))
+    for key, members in sessions.items():
+        members.sort(key=lambda m: m[1].root.start if m[1].root else 0)
+        line = min(t.line for _, t in members)
+        kind = "session" if members[0][1].agent.session else "trace"
+        messages: list[dict[str, Any]] = []
+        for trace_id, trace in members:
+            turn = _agent_turn(trace_id, trace)
+            if isinstance(turn, list):
+                messages += turn
+            else:  # one trace without a root or an answer spoils its conversation
+                yield RawRow(f"line {trace.line} (trace {trace_id})", turn)
+                break
+        else:
+            row = {"id": key, "messages": messages, "metadata": {f"{kind}_id": key}}
+            yield RawRow(f"line {line} ({kind} {key})", row)
+
+
+def _agent_turn(trace_id: str, trace: _Trace) -> list[dict[str, Any]] | Any:
+    root = trace.root
+    if root is None:
+        return invalid_data("no root span (a span without parentSpanId) in this file")
+    agent = trace.agent
+    answer = _text(root.attributes.get(OUTPUT_VALUE), RESPONSE_KEYS) or agent.answer()
+    if answer is None:
+        return invalid_data(
+            f"no response: the root span {root.name!r} has no {OUTPUT_VALUE} and no GenAI chat "
+            "span has gen_ai.output.messages"
+        )
+    query = _text(root.attributes.get(INPUT_VALUE), QUERY_KEYS) or agent.query() or ""
+    retrieved = [
+        _context(span_id, document)
+        for _, span_id, documents in sorted(trace.retrievals, key=lambda r: r[0])
+        for document in documents
+    ]
+    metadata = {"trace_id": trace_id, "root_span_name": root.name}
+    assistant: dict[str, Any] = {"role": "assistant", "content": answer, "metadata": metadata}
+    if retrieved:
+        assistant["contexts"] = retrieved
+    return [{"role": "user", "content": query}, *agent.tool_messages(), assistant]

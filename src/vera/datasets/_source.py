@@ -86,6 +86,7 @@ def open_dataset(
     skip_invalid: bool = False,
     name: str | None = None,
     fields: FieldMap | None = None,
+    user_facts: bool = True,
 ) -> Dataset | InMemoryDataset:
     """Any supported data as a source of validated samples.
 
@@ -98,6 +99,7 @@ def open_dataset(
     """
     if isinstance(data, str | Path):
         found = load_dataset(data, format=format, skip_invalid=skip_invalid, fields=fields)
+        found.user_facts = user_facts
         if name:
             found.name = name
         return found
@@ -111,9 +113,13 @@ def open_dataset(
         # False is also the default, so only an explicit True can be told apart and applied.
         if skip_invalid:
             data.skip_invalid = True
+        if not user_facts:
+            data.user_facts = False
         return data
     if _is_rows(data):
-        return InMemoryDataset(data, name=name, skip_invalid=skip_invalid, fields=fields)
+        found_rows = InMemoryDataset(data, name=name, skip_invalid=skip_invalid, fields=fields)
+        found_rows.user_facts = user_facts
+        return found_rows
     raise ConfigError(f"cannot read samples from {type(data).__name__}; expected {ACCEPTED}")
 
 

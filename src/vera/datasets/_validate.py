@@ -15,6 +15,12 @@ from typing import Protocol
 
 from pydantic import ValidationError
 
+from vera.datasets._conversations import (
+    ConversationProblem,
+    conversation_from_row,
+    is_conversation_row,
+    turn_samples,
+)
 from vera.datasets._fields import FieldMap, NormalisedRow, RowProblem, normalise_row
 from vera.datasets._readers import RawRow, invalid_field, is_invalid_json
 from vera.datasets._seen_ids import SeenIds
@@ -41,6 +47,8 @@ class RowRules:
     from_csv: bool = False
     accepts_samples: bool = False
     fields: FieldMap | None = None
+    user_facts: bool = True
+    """Conversations: whether the user's words are evidence for an assistant turn."""
 
 
 def validate_row(raw: RawRow, index: int, rules: RowRules) -> Sample:
@@ -111,7 +119,7 @@ def validate_rows(
     with SeenIds() as seen:
         for index, raw in enumerate(rows, start=1):
             try:
-                sample = _checked(raw, index, rules, seen, unrecognised)
+                samples = _checked_rows(raw, index, rules, seen, unrecognised)
             except DatasetRowError as exc:
                 if not skip_invalid:
                     raise
@@ -124,7 +132,31 @@ def validate_rows(
                     )
                 )
                 continue
-            yield sample
+            yield from samples
+
+
+def _checked_rows(
+    raw: RawRow, index: int, rules: RowRules, seen: SeenIds, unrecognised: set[str] | None
+) -> list[Sample]:
+    # A conversation row is one sample per assistant turn (see `datasets.conversations`).
+    if not is_conversation_row(raw.data):
+        return [_checked(raw, index, rules, seen, unrecognised)]
+    try:
+        conversation = conversation_from_row(raw.data, f"conversation-{index}")
+        turns = turn_samples(conversation, user_facts=rules.user_facts)
+    except ConversationProblem as exc:
+        raise DatasetRowError(rules.label, raw.location, exc.field, exc.problem) from None
+    for sample in turns:
+        _first_use(sample, raw, rules, seen)
+    return turns
+
+
+def _first_use(sample: Sample, raw: RawRow, rules: RowRules, seen: SeenIds) -> None:
+    first = seen.first_use(sample.id, raw.location)
+    if first is not None:
+        raise DatasetRowError(
+            rules.label, raw.location, "id", f"duplicate id {sample.id!r} (first used at {first})"
+        )
 
 
 def _checked(
@@ -133,11 +165,7 @@ def _checked(
     sample, extra = _validated(raw, index, rules)
     if unrecognised is not None:
         unrecognised.update(extra)
-    first = seen.first_use(sample.id, raw.location)
-    if first is not None:
-        raise DatasetRowError(
-            rules.label, raw.location, "id", f"duplicate id {sample.id!r} (first used at {first})"
-        )
+    _first_use(sample, raw, rules, seen)
     return sample
 
 

@@ -61,6 +61,9 @@ class Settings(JudgeOptions, SampleLimitOptions):
     """With `executor = "ray"`: worker processes; None takes one per CPU of the cluster."""
     gates: GateConfig = Field(default_factory=GateConfig)
     """The `[gates]` table: per-metric, per-category and latency limits (see `vera.results`)."""
+    user_facts: bool = True
+    """In conversations, whether what the user said is evidence for an assistant turn (False:
+    a claim resting only on the user's word has no evidence; see docs/conversations.md)."""
     fields: dict[str, str] = Field(default_factory=dict)
     """The `[fields]` table: VERA field -> the dataset's column that holds it, as RAGAS's
     `column_map` (`contexts = "docs"`; `--field contexts=docs`). Later layers add to it."""

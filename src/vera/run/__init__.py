@@ -4,6 +4,7 @@ executors (in-process, Ray), the dry-run estimate, and the judge benchmark.
 
 from vera._sync import run_sync
 from vera.run._engine import (
+    EXIT_GATE_FAILED,
     EXIT_INCOMPLETE,
     EXIT_OK,
     EXIT_USAGE,
@@ -34,6 +35,7 @@ from vera.run._quota import Quota, QuotaClient
 from vera.run._runner import PassResults, evaluate_sample, run_pass
 
 __all__ = [
+    "EXIT_GATE_FAILED",
     "EXIT_INCOMPLETE",
     "EXIT_OK",
     "EXIT_USAGE",

@@ -234,6 +234,7 @@ def _data(plan: RunPlan, bindings: Bindings) -> SampleSource:
         skip_invalid=ref.skip_invalid,
         name=ref.name,
         fields=plan.settings.fields,
+        user_facts=plan.settings.user_facts,
     )
 
 

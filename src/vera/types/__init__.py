@@ -4,7 +4,7 @@ Every type here is a frozen pydantic model, so a value can be shared between con
 and metrics without copies. This package imports nothing else of VERA (an import contract in
 pyproject.toml checks it), so any layer can use these types: judges write verdicts, metrics
 read them, the runner fills a `Report` and renderers read it. VERA's exception tree is here
-too, in `vera.types._errors` (imported as `vera.types._errors`), because `Verdict.parse` raises it.
+too, in `vera.types._errors` (exported here and by `vera`), because `Verdict.parse` raises it.
 """
 
 from vera.types._claims import (
@@ -14,6 +14,14 @@ from vera.types._claims import (
     Relevance,
     RelevanceVerdict,
     Verdict,
+)
+from vera.types._conversations import (
+    Conversation,
+    Role,
+    SourceKind,
+    ToolCall,
+    ToolResult,
+    Turn,
 )
 from vera.types._entailment import EntailmentMatrix
 from vera.types._errors import (
@@ -53,6 +61,7 @@ from vera.types._samples import Citation, Context, Sample
 from vera.types._secrets import is_redacted, mask_secret, redact
 
 __all__ = [
+    "DEFAULT_MIN_ENTAILMENT",
     "Calibration",
     "Citation",
     "CitationCheck",
@@ -62,8 +71,8 @@ __all__ = [
     "ClaimVerdict",
     "ConfigError",
     "Context",
+    "Conversation",
     "CorrectedEstimate",
-    "DEFAULT_MIN_ENTAILMENT",
     "DatasetError",
     "DatasetRowError",
     "EntailmentMatrix",
@@ -81,13 +90,18 @@ __all__ = [
     "Relevance",
     "RelevanceVerdict",
     "Report",
+    "Role",
     "RunFingerprint",
     "RunStop",
     "RunStopError",
     "Sample",
     "SampleResult",
     "SampleStatus",
+    "SourceKind",
     "StepRecord",
+    "ToolCall",
+    "ToolResult",
+    "Turn",
     "VeraError",
     "Verdict",
     "install_hint",

@@ -1,0 +1,124 @@
+"""`vera conversations`: conversations verified turn by turn, shown as threads, with gates on
+the faithful-turn share and on consistency."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from vera import VeraError
+from vera.cli._app import app
+from vera.conversations import (
+    ConversationEstimate,
+    ConversationReport,
+    estimate_conversations,
+    evaluate_conversations,
+    thread_lines,
+    threads_html,
+)
+from vera.run import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE
+
+__all__ = ["HELP", "conversations_command"]
+
+HELP = (
+    "Verify conversations turn by turn and show each as a thread.\n\n"
+    "Example: vera conversations conversations --min-faithful-turns 0.9 -o turns.json"
+)
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+
+def conversations_command(
+    data: Annotated[
+        str, typer.Argument(help="A JSON/JSONL file of conversations, or a bundled name.")
+    ],
+    judge: Annotated[
+        str | None, typer.Option("--judge", help="The judge (default offline).")
+    ] = None,
+    user_facts: Annotated[
+        bool,
+        typer.Option(
+            "--user-facts/--no-user-facts",
+            help="Whether what the user said counts as evidence (default: it does, and each "
+            "claim resting on it is shown as 'user').",
+        ),
+    ] = True,
+    min_faithful_turns: Annotated[
+        float | None,
+        typer.Option(min=0.0, max=1.0, help="Exit 1 when the share of faithful turns is lower."),
+    ] = None,
+    min_consistency: Annotated[
+        float | None,
+        typer.Option(min=0.0, max=1.0, help="Exit 1 when a conversation's consistency is lower."),
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Count the judge calls both runs would make; call nothing."),
+    ] = False,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "-o", "--output", help="Write the turns here: JSON, or HTML for a .html path."
+        ),
+    ] = None,
+) -> None:
+    try:
+        if dry_run:
+            _print_estimate(estimate_conversations(data, judge=judge, user_facts=user_facts))
+            raise typer.Exit(EXIT_OK)
+        report = evaluate_conversations(data, judge=judge, user_facts=user_facts)
+    except VeraError as exc:
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    for score in report.conversations:
+        for line in thread_lines(score):
+            out.print(line, markup=False, soft_wrap=True)
+    if output is not None:
+        html = output.suffix.lower() in (".html", ".htm")
+        output.write_text(threads_html(report) if html else report.turns_json(), encoding="utf-8")
+    raise typer.Exit(_exit_code(report, min_faithful_turns, min_consistency))
+
+
+def _print_estimate(estimate: ConversationEstimate) -> None:
+    check = estimate.consistency
+    out.print(
+        f"Dry run ({estimate.turns.judge}): {estimate.turns.samples} turns, "
+        f"{estimate.turns.calls} judge calls; consistency check: "
+        f"{check.samples if check else 0} turns, {check.calls if check else 0} calls; "
+        f"{estimate.calls} calls in all",
+        markup=False,
+    )
+
+
+def _exit_code(
+    report: ConversationReport, min_faithful: float | None, min_consistency: float | None
+) -> int:
+    share = report.faithful_turns
+    out.print(f"Faithful turns: {'n/a' if share is None else f'{share:.3f}'}", markup=False)
+    unscored = sum(c.unscored_turns for c in report.conversations)
+    if unscored:
+        err.print(f"{unscored} turn(s) were not scored: the run is incomplete", markup=False)
+        return EXIT_INCOMPLETE
+    failures = []
+    if min_faithful is not None and (share is None or share < min_faithful):
+        failures.append(f"faithful turns {share} < {min_faithful}")
+    measured = [c for c in report.conversations if c.consistency is not None]
+    if min_consistency is not None and not measured:
+        # A gate over nothing measured is no pass: no conversation had two assistant turns.
+        failures.append("consistency measured on no conversation (none has two assistant turns)")
+    if min_consistency is not None:
+        failures += [
+            f"{c.id}: consistency {c.consistency:.3f} < {min_consistency}"
+            for c in report.conversations
+            if c.consistency is not None and c.consistency < min_consistency
+        ]
+    for failure in failures:
+        err.print(f"gate failed: {failure}", markup=False)
+    return EXIT_GATE_FAILED if failures else EXIT_OK
+
+
+app.command("conversations", help=HELP)(conversations_command)

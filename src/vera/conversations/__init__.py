@@ -1,0 +1,33 @@
+"""Conversations verified turn by turn: each assistant turn against what it could rely on,
+and each conversation's scores (faithful turns, the first unfaithful one, consistency).
+
+    report = vera.conversations.evaluate_conversations("conversations")
+    report.conversations[0].first_unfaithful_turn
+
+See docs/conversations.md.
+"""
+
+from vera.conversations._evaluate import (
+    ConversationEstimate,
+    ConversationReport,
+    estimate_conversations,
+    evaluate_conversations,
+)
+from vera.conversations._html import threads_html
+from vera.conversations._render import thread_lines
+from vera.conversations._replay import Assistant, replay
+from vera.conversations._scores import ConversationScore, TurnClaim, TurnScore
+
+__all__ = [
+    "Assistant",
+    "ConversationEstimate",
+    "ConversationReport",
+    "ConversationScore",
+    "TurnClaim",
+    "TurnScore",
+    "estimate_conversations",
+    "evaluate_conversations",
+    "replay",
+    "thread_lines",
+    "threads_html",
+]

@@ -1,0 +1,472 @@
+"""Conversation rows: reading them, and turning each assistant turn into a sample to verify.
+
+A row is a conversation when it holds a list of messages under one of these keys:
+
+- `turns`: VERA's own turns, or DeepEval's `ConversationalTestCase` (`role`, `content`,
+  `retrieval_context`, `tools_called` with each tool's `output`);
+- `messages`: an OpenAI chat message list (`tool_calls` on assistant messages, `tool` messages
+  with `tool_call_id`); an assistant message may carry its retrieved `contexts`;
+- `user_input`: a RAGAS `MultiTurnSample` as `model_dump` writes it (`type` human / ai /
+  tool, `tool_calls` with `name` and `args`).
+
+Each assistant turn becomes one `Sample` (`turn_samples`), verified by the same engine as any
+other: its contexts are what the turn could rely on, each tagged with its `SourceKind` in
+`metadata["source_kind"]`, so a verdict's `context_index` says which source supports it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from vera.datasets._bundled import bundled_path
+from vera.datasets._readers import (
+    RawRow,
+    detect_format,
+    invalid_field,
+    is_invalid_json,
+    read_rows,
+)
+from vera.text._segment import split_units
+from vera.types import Context, Sample
+from vera.types._conversations import (
+    SOURCE_KIND_KEY,
+    Conversation,
+    Role,
+    SourceKind,
+    ToolCall,
+    ToolResult,
+    Turn,
+)
+from vera.types._errors import ConfigError, DatasetError, DatasetRowError
+
+__all__ = [
+    "CONVERSATION_KEYS",
+    "ConversationProblem",
+    "consistency_samples",
+    "conversation_from_row",
+    "is_conversation_row",
+    "is_message_list",
+    "read_conversations",
+    "turn_samples",
+]
+
+CONVERSATION_KEYS = ("turns", "messages", "user_input")
+_ROLES = {
+    "user": Role.USER,
+    "human": Role.USER,
+    "assistant": Role.ASSISTANT,
+    "ai": Role.ASSISTANT,
+    "tool": Role.TOOL,
+    "function": Role.TOOL,
+    "system": Role.SYSTEM,
+    "developer": Role.SYSTEM,
+}
+_CONTEXT_KEYS = ("contexts", "retrieval_context", "retrieved_contexts")
+_LABEL_KEYS = ("human_faithful", "faithful")
+_CONVERSATION_FIELDS = {"id", "category", "metadata", *CONVERSATION_KEYS}
+
+
+class ConversationProblem(ValueError):
+    """A conversation row is invalid: `field` names the place ("turns[3].role")."""
+
+    def __init__(self, field: str | None, problem: str) -> None:
+        super().__init__(problem)
+        self.field = field
+        self.problem = problem
+
+
+def is_message_list(rows: object) -> bool:
+    """Whether in-memory rows are one conversation's messages (a list of dicts, each with a
+    `role` and no sample field), rather than rows of samples."""
+    if not isinstance(rows, list | tuple) or not rows:
+        return False
+    return all(
+        isinstance(m, Mapping) and "role" in m and "response" not in m and "query" not in m
+        for m in rows
+    )
+
+
+def is_conversation_row(row: object) -> bool:
+    """Whether a row is a conversation: a `Conversation`, or a mapping whose messages key
+    holds a list (RAGAS's single-turn `user_input` is a string, so it stays a sample)."""
+    if isinstance(row, Conversation):
+        return True
+    if not isinstance(row, Mapping):
+        return False
+    return any(isinstance(row.get(key), list) for key in CONVERSATION_KEYS)
+
+
+def conversation_from_row(row: Mapping[str, Any] | Conversation, default_id: str) -> Conversation:
+    """A conversation row as a `Conversation`; a problem raises `ConversationProblem`."""
+    if isinstance(row, Conversation):
+        return row
+    key = next(k for k in CONVERSATION_KEYS if isinstance(row.get(k), list))
+    turns = _turns(row[key], key)
+    metadata = row.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise ConversationProblem("metadata", "expected an object")
+    extra = {k: v for k, v in row.items() if k not in _CONVERSATION_FIELDS}
+    try:
+        return Conversation(
+            id=str(row.get("id") or row.get("name") or default_id),
+            turns=tuple(turns),
+            category=row.get("category"),
+            metadata={**extra, **metadata},
+        )
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(p) for p in error["loc"]) or key
+        raise ConversationProblem(field, error["msg"].lower()) from None
+
+
+def _turns(messages: list[Any], key: str) -> list[Turn]:
+    turns: list[Turn] = []
+    calls: dict[str, str] = {}
+    for i, message in enumerate(messages):
+        where = f"{key}[{i}]"
+        if not isinstance(message, Mapping):
+            raise ConversationProblem(where, f"expected a message object, got {_kind(message)}")
+        turn = _turn(message, where, calls, turns)
+        for call in turn.tool_calls:
+            if call.id:
+                calls[call.id] = call.name
+        turns.append(turn)
+    return turns
+
+
+def _turn(
+    message: Mapping[str, Any], where: str, calls: Mapping[str, str], earlier: Sequence[Turn]
+) -> Turn:
+    role = _role(message, where)
+    called = _tools_called(message.get("tools_called"), where)
+    call_id = message.get("tool_call_id") or message.get("call_id")
+    name = message.get("name") or message.get("tool_name")
+    if role is Role.TOOL and not name:
+        name = calls.get(str(call_id)) if call_id else _positional_tool(earlier)
+    try:
+        return Turn(
+            role=role,
+            content=_content(message.get("content"), f"{where}.content"),
+            contexts=_contexts(message, where),
+            tool_results=tuple(called[1]),
+            tool_calls=tuple(_tool_calls(message.get("tool_calls"), where)) + called[0],
+            tool_name=str(name) if name else None,
+            call_id=str(call_id) if call_id else None,
+            human_faithful=_label(message, where),
+            metadata=_metadata(message.get("metadata"), f"{where}.metadata"),
+        )
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        loc = ".".join(str(p) for p in error["loc"])
+        raise ConversationProblem(f"{where}.{loc}", error["msg"].lower()) from None
+
+
+def _role(message: Mapping[str, Any], where: str) -> Role:
+    raw = message.get("role", message.get("type"))
+    if raw is None:
+        raise ConversationProblem(f"{where}.role", "missing; expected user, assistant or tool")
+    role = _ROLES.get(str(raw).lower())
+    if role is None:
+        known = ", ".join(sorted(_ROLES))
+        raise ConversationProblem(f"{where}.role", f"unknown role {raw!r}; expected one of {known}")
+    return role
+
+
+def _content(value: Any, where: str) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        # OpenAI content parts: the text parts are what the turn says.
+        texts = [p.get("text", "") for p in value if isinstance(p, Mapping)]
+        return "\n".join(t for t in texts if isinstance(t, str))
+    raise ConversationProblem(where, f"expected text, got {_kind(value)}")
+
+
+def _contexts(message: Mapping[str, Any], where: str) -> tuple[Context, ...]:
+    for key in _CONTEXT_KEYS:
+        value = message.get(key)
+        if value is None:
+            continue
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list):
+            raise ConversationProblem(f"{where}.{key}", f"expected a list, got {_kind(value)}")
+        return tuple(_context(v, f"{where}.{key}[{j}]") for j, v in enumerate(value))
+    return ()
+
+
+def _context(value: Any, where: str) -> Context:
+    if isinstance(value, str):
+        return Context(text=value)
+    if isinstance(value, Mapping) and isinstance(value.get("text"), str):
+        try:
+            return Context.model_validate(dict(value))
+        except ValidationError as exc:
+            raise ConversationProblem(where, exc.errors()[0]["msg"].lower()) from None
+    raise ConversationProblem(where, f"expected text or an object with 'text', got {_kind(value)}")
+
+
+def _tool_calls(value: Any, where: str) -> Iterator[ToolCall]:
+    if value is None:
+        return
+    if not isinstance(value, list):
+        raise ConversationProblem(f"{where}.tool_calls", f"expected a list, got {_kind(value)}")
+    for j, call in enumerate(value):
+        place = f"{where}.tool_calls[{j}]"
+        if not isinstance(call, Mapping):
+            raise ConversationProblem(place, f"expected an object, got {_kind(call)}")
+        # OpenAI nests the name and arguments under `function`; RAGAS has `name` and `args`.
+        nested = call.get("function")
+        function: Mapping[str, Any] = nested if isinstance(nested, Mapping) else call
+        name = function.get("name")
+        if not isinstance(name, str) or not name:
+            raise ConversationProblem(f"{place}.name", "missing; a tool call needs its name")
+        args = function.get("arguments", function.get("args", ""))
+        arguments = args if isinstance(args, str) else json.dumps(args, sort_keys=True)
+        call_id = call.get("id")
+        yield ToolCall(name=name, id=str(call_id) if call_id else None, arguments=arguments)
+
+
+def _tools_called(value: Any, where: str) -> tuple[tuple[ToolCall, ...], list[ToolResult]]:
+    """DeepEval's `tools_called`: each call with its output, on the assistant turn itself."""
+    if value is None:
+        return (), []
+    if not isinstance(value, list):
+        raise ConversationProblem(f"{where}.tools_called", f"expected a list, got {_kind(value)}")
+    calls: list[ToolCall] = []
+    results: list[ToolResult] = []
+    for j, tool in enumerate(value):
+        place = f"{where}.tools_called[{j}]"
+        if not isinstance(tool, Mapping) or not isinstance(tool.get("name"), str):
+            raise ConversationProblem(f"{place}.name", "missing; a tool call needs its name")
+        params = tool.get("input_parameters") or {}
+        calls.append(ToolCall(name=tool["name"], arguments=json.dumps(params, sort_keys=True)))
+        output = tool.get("output")
+        if output is not None:
+            text = output if isinstance(output, str) else json.dumps(output, sort_keys=True)
+            results.append(ToolResult(text=text, tool_name=tool["name"]))
+    return tuple(calls), results
+
+
+def _positional_tool(earlier: Sequence[Turn]) -> str | None:
+    """RAGAS's tool messages name no call: they answer the last assistant's calls in order."""
+    answered = 0
+    for turn in reversed(earlier):
+        if turn.role is Role.TOOL:
+            answered += 1
+        elif turn.role is Role.ASSISTANT:
+            calls = turn.tool_calls
+            return calls[answered].name if answered < len(calls) else None
+        else:
+            return None
+    return None
+
+
+def _label(message: Mapping[str, Any], where: str) -> bool | None:
+    for key in _LABEL_KEYS:
+        value = message.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, bool):
+            raise ConversationProblem(f"{where}.{key}", f"expected true or false, got {value!r}")
+        return value
+    return None
+
+
+def _metadata(value: Any, where: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConversationProblem(where, f"expected an object, got {_kind(value)}")
+    return dict(value)
+
+
+def _kind(value: object) -> str:
+    return type(value).__name__
+
+
+def read_conversations(data: object) -> list[Conversation]:
+    """Conversations from a JSON/JSONL file or bundled name, a `Conversation`, one list of
+    message dicts, or an iterable of conversations and conversation rows. A row that is no
+    conversation, or an invalid one, raises `DatasetRowError` naming its place and field."""
+    if isinstance(data, Conversation):
+        return [data]
+    label, rows = _rows_of(data)
+    found: list[Conversation] = []
+    for index, raw in enumerate(rows, start=1):
+        unreadable = is_invalid_json(raw.data)
+        if unreadable is not None:
+            raise DatasetRowError(label, raw.location, invalid_field(raw.data), unreadable)
+        if not is_conversation_row(raw.data):
+            keys = ", ".join(f"'{k}'" for k in CONVERSATION_KEYS)
+            problem = f"not a conversation: expected {keys} holding a list of messages"
+            raise DatasetRowError(label, raw.location, None, problem)
+        try:
+            found.append(conversation_from_row(raw.data, f"conversation-{index}"))
+        except ConversationProblem as exc:
+            raise DatasetRowError(label, raw.location, exc.field, exc.problem) from None
+    return found
+
+
+def _rows_of(data: object) -> tuple[str, Iterable[RawRow]]:
+    if isinstance(data, str | Path):
+        path = Path(data)
+        if not path.exists():
+            path = bundled_path(str(data)) or path
+        if not path.exists():
+            raise DatasetError(f"dataset file not found: {data}")
+        return str(path), read_rows(path, detect_format(path, None))
+    if is_message_list(data):
+        return "<rows>", [RawRow("row 1", {"messages": list(data)})]  # type: ignore[call-overload]
+    if isinstance(data, Iterable) and not isinstance(data, bytes | Mapping):
+        return "<rows>", (RawRow(f"row {i}", r) for i, r in enumerate(data, start=1))
+    raise ConfigError(f"cannot read conversations from {type(data).__name__}")
+
+
+# ---- each assistant turn as a sample ------------------------------------------------------
+
+
+def turn_samples(conversation: Conversation, *, user_facts: bool = True) -> list[Sample]:
+    """One `Sample` per assistant turn with something to verify, in order.
+
+    Its contexts, each tagged with its `SourceKind`: the turn's own retrieved contexts and
+    tool results, earlier turns' ones, what the user said so far (left out with
+    `user_facts=False`, so a claim resting only on the user's word has no evidence). The
+    assistant's own earlier words are no evidence (see `consistency_samples`). Sentences
+    that repeat an earlier assistant turn word for word are not verified again: they leave
+    the response and are listed in `metadata["repeated"]` (their verdict is the earlier
+    turn's). A turn that only repeats yields no sample.
+    """
+    state = _Thread(conversation, user_facts=user_facts)
+    return [s for s in (state.step(i, turn) for i, turn in enumerate(conversation.turns)) if s]
+
+
+def consistency_samples(conversation: Conversation, *, user_facts: bool = True) -> list[Sample]:
+    """Each turn sample again, its contexts the assistant's own earlier turns only (tagged
+    `SourceKind.ASSISTANT`): a claim the judge finds CONTRADICTED here contradicts what the
+    assistant said before. Turns with no earlier assistant turn have nothing to check."""
+    said: list[tuple[int, str]] = []
+    out: list[Sample] = []
+    turns = {s.metadata["turn"]: s for s in turn_samples(conversation, user_facts=user_facts)}
+    for index, turn in enumerate(conversation.turns):
+        if turn.role is not Role.ASSISTANT or not turn.content.strip():
+            continue
+        sample = turns.get(index + 1)
+        if sample is not None and said:
+            contexts = tuple(_tagged(text, SourceKind.ASSISTANT, i) for i, text in said)
+            out.append(sample.model_copy(update={"contexts": contexts, "human_faithful": None}))
+        said.append((index, turn.content))
+    return out
+
+
+class _Thread:
+    """What the conversation has said up to a turn, as tagged contexts."""
+
+    def __init__(self, conversation: Conversation, *, user_facts: bool) -> None:
+        self.conversation = conversation
+        self.user_facts = user_facts
+        self.pending_tools: list[tuple[int, ToolResult]] = []
+        self.earlier: list[Context] = []
+        self.user: list[Context] = []
+        self.said: set[str] = set()
+        self.query = ""
+        self.position = 0
+
+    def step(self, index: int, turn: Turn) -> Sample | None:
+        if turn.role is Role.USER:
+            self.query = turn.content
+            self.user.append(_tagged(turn.content, SourceKind.USER, index))
+        elif turn.role is Role.TOOL:
+            result = ToolResult(text=turn.content, tool_name=turn.tool_name, call_id=turn.call_id)
+            self.pending_tools.append((index, result))
+        elif turn.role is Role.ASSISTANT:
+            return self._assistant(index, turn)
+        return None
+
+    def _assistant(self, index: int, turn: Turn) -> Sample | None:
+        tools = [*self.pending_tools, *((index, r) for r in turn.tool_results)]
+        own = [_tagged(c.text, SourceKind.RETRIEVED, index, c) for c in turn.contexts]
+        own += [_tool_context(r, SourceKind.TOOL, i) for i, r in tools]
+        sample = self._sample(index, turn, own) if turn.content.strip() else None
+        self.pending_tools = []
+        self.earlier += [_tagged(c.text, SourceKind.EARLIER_TURN, index, c) for c in turn.contexts]
+        self.earlier += [_tool_context(r, SourceKind.EARLIER_TURN, i) for i, r in tools]
+        if turn.content.strip():
+            self.said.update(_key(s) for s in _sentences(turn.content))
+        return sample
+
+    def _sample(self, index: int, turn: Turn, own: list[Context]) -> Sample | None:
+        self.position += 1
+        sentences = _sentences(turn.content)
+        repeated = [s for s in sentences if _key(s) in self.said]
+        fresh = [s for s in sentences if _key(s) not in self.said]
+        if not fresh:
+            return None
+        user = self.user if self.user_facts else []
+        conversation = self.conversation
+        return Sample(
+            id=f"{conversation.id}/turn-{index + 1}",
+            query=self.query,
+            response=" ".join(fresh) if repeated else turn.content,
+            contexts=(*own, *self.earlier, *user),
+            category=conversation.category,
+            human_faithful=turn.human_faithful,
+            metadata={
+                **conversation.metadata,
+                **turn.metadata,
+                "conversation_id": conversation.id,
+                "turn": index + 1,
+                "assistant_turn": self.position,
+                "repeated": repeated,
+            },
+        )
+
+
+def _tagged(text: str, kind: SourceKind, index: int, context: Context | None = None) -> Context:
+    base = dict(context.metadata) if context else {}
+    original = context.source if context else None
+    if original is not None:
+        base["document_source"] = original
+    return Context(
+        text=text,
+        id=context.id if context else None,
+        source=_source_label(kind, index, original),
+        metadata={**base, SOURCE_KIND_KEY: kind.value, "turn": index + 1},
+    )
+
+
+def _source_label(kind: SourceKind, index: int, name: str | None) -> str:
+    """A context's `source` as every report shows it: its kind, name and turn, so a verdict
+    that cites it says where its support came from ("tool get_order, turn 4")."""
+    named = f"{kind.value} {name}" if name else kind.value
+    return f"{named}, turn {index + 1}"
+
+
+def _tool_context(result: ToolResult, kind: SourceKind, index: int) -> Context:
+    metadata: dict[str, Any] = {SOURCE_KIND_KEY: kind.value, "turn": index + 1}
+    if result.tool_name:
+        metadata["tool_name"] = result.tool_name
+    if result.call_id:
+        metadata["call_id"] = result.call_id
+    return Context(
+        text=result.text, source=_source_label(kind, index, result.tool_name), metadata=metadata
+    )
+
+
+def _sentences(text: str) -> list[str]:
+    return [text[u.start : u.end] for u in split_units(text)]
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def _key(sentence: str) -> str:
+    return _SPACE.sub(" ", sentence.strip().lower())

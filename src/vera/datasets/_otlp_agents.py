@@ -1,0 +1,130 @@
+"""Agent traces in OTLP/JSON: tool spans, sessions and GenAI chat spans, as conversations.
+
+`vera.datasets._otlp` reads a file's spans; this module keeps what an agent trace adds beside
+its root span and its retrievers. A tool span is an OpenInference TOOL span (`tool.name`,
+`output.value`) or an OpenTelemetry GenAI `execute_tool` span (`gen_ai.tool.name`,
+`gen_ai.tool.call.id`, `gen_ai.tool.call.result`); its result becomes a tool message with the
+tool's name and call id. A trace's session is OpenInference's `session.id` or GenAI's
+`gen_ai.conversation.id`. A GenAI chat span's `gen_ai.input.messages` and
+`gen_ai.output.messages` (or the flattened `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` of
+earlier conventions) give the query and the answer where the root span has no `input.value` /
+`output.value`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["AgentSpans", "message_text"]
+
+SESSION_KEYS = ("session.id", "gen_ai.conversation.id")
+_TOOL_NAME_KEYS = ("tool.name", "gen_ai.tool.name")
+_CALL_ID_KEYS = ("tool_call.id", "gen_ai.tool.call.id")
+_RESULT_KEYS = ("output.value", "gen_ai.tool.call.result")
+_INDEXED = re.compile(r"gen_ai\.(prompt|completion)\.(\d+)\.(role|content)")
+
+
+@dataclass
+class AgentSpans:
+    """What one trace says beyond a RAG sample: its tool calls, session and chat messages."""
+
+    tools: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    chats: list[tuple[int, Any, Any]] = field(default_factory=list)
+    session: str | None = None
+
+    def add(self, name: str, start: int, attributes: dict[str, Any]) -> None:
+        """Keep what an agent trace needs of one span (nothing from other spans)."""
+        session = next((attributes[k] for k in SESSION_KEYS if attributes.get(k)), None)
+        if session is not None and self.session is None:
+            self.session = str(session)
+        operation = attributes.get("gen_ai.operation.name")
+        if attributes.get("openinference.span.kind") == "TOOL" or operation == "execute_tool":
+            self.tools.append((start, _tool_message(name, attributes)))
+        inputs = attributes.get("gen_ai.input.messages") or _indexed(attributes, "prompt")
+        outputs = attributes.get("gen_ai.output.messages") or _indexed(attributes, "completion")
+        if inputs is not None or outputs is not None:
+            self.chats.append((start, _json(inputs), _json(outputs)))
+
+    @property
+    def is_agent(self) -> bool:
+        """Whether the trace is read as a conversation rather than one RAG sample."""
+        return bool(self.tools or self.session or self.chats)
+
+    def query(self) -> str | None:
+        """The last user message of the first chat span, where the root names no query."""
+        for _, inputs, _ in sorted(self.chats, key=lambda c: c[0]):
+            users = [m for m in _messages(inputs) if m.get("role") == "user"]
+            if users:
+                return message_text(users[-1])
+        return None
+
+    def answer(self) -> str | None:
+        """The last chat span's assistant text, where the root names no response."""
+        for _, _, outputs in sorted(self.chats, key=lambda c: c[0], reverse=True):
+            for message in reversed(_messages(outputs)):
+                text = message_text(message)
+                if text:
+                    return text
+        return None
+
+    def tool_messages(self) -> list[dict[str, Any]]:
+        """The trace's tool results as `tool` messages, in start order."""
+        return [message for _, message in sorted(self.tools, key=lambda t: t[0])]
+
+
+def _tool_message(name: str, attributes: dict[str, Any]) -> dict[str, Any]:
+    tool = next((attributes[k] for k in _TOOL_NAME_KEYS if attributes.get(k)), name)
+    call_id = next((attributes[k] for k in _CALL_ID_KEYS if attributes.get(k)), None)
+    result = next((attributes[k] for k in _RESULT_KEYS if attributes.get(k) is not None), "")
+    message: dict[str, Any] = {
+        "role": "tool",
+        "name": str(tool),
+        "content": result if isinstance(result, str) else json.dumps(result, sort_keys=True),
+    }
+    if call_id is not None:
+        message["tool_call_id"] = str(call_id)
+    return message
+
+
+def _indexed(attributes: dict[str, Any], kind: str) -> list[dict[str, Any]] | None:
+    """The flattened form earlier GenAI conventions (and OpenLLMetry) write:
+    `gen_ai.prompt.N.role` / `.content`, `gen_ai.completion.N.content`."""
+    found: dict[int, dict[str, Any]] = {}
+    for key, value in attributes.items():
+        match = _INDEXED.fullmatch(key)
+        if match and match[1] == kind:
+            found.setdefault(int(match[2]), {})[match[3]] = value
+    if not found:
+        return None
+    default = "user" if kind == "prompt" else "assistant"
+    return [{"role": default, **found[n]} for n in sorted(found)]
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return None
+    return value
+
+
+def _messages(value: Any) -> list[dict[str, Any]]:
+    return [m for m in value if isinstance(m, dict)] if isinstance(value, list) else []
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """A GenAI semantic-convention message's text: its text `parts`, or a plain `content`."""
+    parts = message.get("parts")
+    if isinstance(parts, list):
+        texts = [
+            p.get("content")
+            for p in parts
+            if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("content"), str)
+        ]
+        return "\n".join(t for t in texts if t)
+    content = message.get("content")
+    return content if isinstance(content, str) else ""

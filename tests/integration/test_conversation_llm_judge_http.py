@@ -1,0 +1,63 @@
+"""An LLM judge over conversations, through the loopback server: each assistant turn is a
+sample of the work plan, so the dry run counts the calls the run makes."""
+
+from typing import Any
+
+import pytest
+from tests.support.loopback import LoopbackServer
+from tests.support.scripted import scripted_openai
+
+import vera
+from vera.conversations import estimate_conversations, evaluate_conversations
+from vera.datasets import open_dataset
+from vera.plan import Settings, build_plan
+from vera.run import Bindings, estimate_plan
+
+JUDGE = "openai:gpt-4o-mini"
+
+
+@pytest.mark.parametrize("mode", ["single_call", "batched", "per_claim"])
+def test_dry_run_counts_a_conversations_calls(
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch, mode: Any
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
+    loopback.default = scripted_openai
+    settings = Settings(
+        judge=JUDGE,
+        judge_mode=mode,
+        judge_base_url=loopback.openai_url,
+        cache=False,
+        history=False,
+    )
+    turns = list(open_dataset("conversations"))
+    estimate = estimate_plan(
+        build_plan(metrics=["faithfulness"], settings=settings),
+        Bindings(data=open_dataset(turns)),
+    )
+    assert loopback.request_count == 0
+    report = vera.evaluate("conversations", ["faithfulness"], JUDGE, settings=settings)
+    assert len(report.samples) == 36
+    assert all(s.status.value == "scored" for s in report.samples), report.samples
+    assert abs(estimate.calls - loopback.request_count) <= 0.05 * loopback.request_count
+    assert report.judge_details["usage"]["calls"] == loopback.request_count
+
+
+def test_estimate_conversations_counts_both_runs_calls(
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
+    loopback.default = scripted_openai
+    settings = Settings(
+        judge=JUDGE,
+        judge_mode="single_call",
+        judge_base_url=loopback.openai_url,
+        cache=False,
+        history=False,
+    )
+    estimate = estimate_conversations("conversations", judge=JUDGE, settings=settings)
+    assert loopback.request_count == 0
+    result = evaluate_conversations("conversations", judge=JUDGE, settings=settings)
+    assert result.consistency is not None
+    # One call a turn in each run: the turns, then the turns with an earlier assistant turn.
+    assert (estimate.turns.calls, estimate.consistency and estimate.consistency.calls) == (36, 24)
+    assert abs(estimate.calls - loopback.request_count) <= 0.05 * loopback.request_count

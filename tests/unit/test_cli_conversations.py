@@ -1,0 +1,118 @@
+"""`vera conversations` and `vera eval -d conversations`, as a user runs them."""
+
+import json
+from pathlib import Path
+
+from tests.support.cli import run_vera
+
+
+def test_threads_gates_and_the_turns_json(tmp_path: Path) -> None:
+    done = run_vera(
+        tmp_path, "conversations", "conversations", "--min-faithful-turns", "0.9", "-o", "t.json"
+    )
+    assert done.returncode == 1, done.stderr
+    assert "gate failed: faithful turns 0.75 < 0.9" in done.stderr
+    assert "CONTRADICTED [earlier-turn get_account, turn 4] You pay 240 USD" in done.stdout
+    block = json.loads((tmp_path / "t.json").read_text())
+    assert block["faithful_turns"] == 0.75
+    first = block["conversations"][0]
+    assert first["first_unfaithful_turn"] == 9
+    assert first["turns"][0]["claims"][0]["source_kind"] == "tool"
+
+
+def test_a_passing_gate_exits_0_and_bad_input_exits_2(tmp_path: Path) -> None:
+    (tmp_path / "c.jsonl").write_text(
+        json.dumps(
+            {
+                "messages": [
+                    {"role": "user", "content": "What does Pro cost?"},
+                    {
+                        "role": "assistant",
+                        "content": "Pro costs 20 dollars.",
+                        "contexts": ["Pro: 20 dollars."],
+                    },
+                ]
+            }
+        )
+        + "\n"
+    )
+    assert (
+        run_vera(tmp_path, "conversations", "c.jsonl", "--min-faithful-turns", "1").returncode == 0
+    )
+    # One assistant turn: consistency is not measured, so a consistency gate cannot pass.
+    vacuous = run_vera(tmp_path, "conversations", "c.jsonl", "--min-consistency", "0.5")
+    assert vacuous.returncode == 1
+    assert "consistency measured on no conversation" in vacuous.stderr
+    (tmp_path / "bad.jsonl").write_text('{"messages": [{"role": "robot", "content": "x"}]}\n')
+    bad = run_vera(tmp_path, "conversations", "bad.jsonl")
+    assert bad.returncode == 2
+    assert "line 1, field 'messages[0].role': unknown role 'robot'" in bad.stderr
+
+
+def test_vera_eval_on_the_bundled_conversations(tmp_path: Path) -> None:
+    done = run_vera(tmp_path, "eval", "-d", "conversations", "-o", "r.json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert len(report["samples"]) == 36
+    assert report["samples"][0]["id"] == "conv-01/turn-5"
+
+
+def test_the_html_threads_escape_what_came_from_the_data(tmp_path: Path) -> None:
+    (tmp_path / "c.jsonl").write_text(
+        json.dumps(
+            {
+                "id": "<b>x</b>",
+                "messages": [
+                    {"role": "user", "content": "What does <script>alert(1)</script> cost?"},
+                    {
+                        "role": "assistant",
+                        "content": "Pro costs 20 dollars.",
+                        "contexts": ["Pro: 20 dollars."],
+                    },
+                ],
+            }
+        )
+        + "\n"
+    )
+    done = run_vera(tmp_path, "conversations", "c.jsonl", "-o", "t.html")
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "t.html").read_text()
+    assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)" in page
+    assert "&lt;b&gt;x&lt;/b&gt;" in page
+    # Each claim beside its verdict badge and the source it rests on.
+    assert 'Pro costs 20 dollars. <span class="muted small">[retrieved, turn 2]</span>' in page
+    assert page.count('<span class="v v-') == 1
+
+
+def test_dry_run_counts_both_runs_and_judges_nothing(tmp_path: Path) -> None:
+    done = run_vera(tmp_path, "conversations", "conversations", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert "36 turns" in done.stdout and "consistency check: 24 turns" in done.stdout
+    assert "Conversation conv-01" not in done.stdout
+
+
+USER_FACT = {
+    "id": "u",
+    "messages": [
+        {"role": "user", "content": "My order number is 4417."},
+        {"role": "assistant", "content": "Your order number is 4417."},
+    ],
+}
+
+
+def test_no_user_facts_in_vera_eval_python_and_vera_toml(tmp_path: Path) -> None:
+    import vera
+
+    (tmp_path / "c.jsonl").write_text(json.dumps(USER_FACT) + "\n")
+    counted = vera.evaluate(tmp_path / "c.jsonl")
+    left_out = vera.evaluate(tmp_path / "c.jsonl", user_facts=False)
+    assert counted.samples[0].claims[0].verdict is vera.Verdict.FULLY_SUPPORTED
+    assert left_out.samples[0].claims[0].verdict is vera.Verdict.NO_EVIDENCE
+    done = run_vera(tmp_path, "eval", "-d", "c.jsonl", "--no-user-facts", "-o", "r.json")
+    assert done.returncode == 0, done.stderr
+    [sample] = json.loads((tmp_path / "r.json").read_text())["samples"]
+    assert sample["claims"][0]["verdict"] == "NO_EVIDENCE"
+    (tmp_path / "vera.toml").write_text("user_facts = false\n")
+    done = run_vera(tmp_path, "eval", "-d", "c.jsonl", "-o", "r2.json")
+    [sample] = json.loads((tmp_path / "r2.json").read_text())["samples"]
+    assert sample["claims"][0]["verdict"] == "NO_EVIDENCE"
