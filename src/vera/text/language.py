@@ -34,9 +34,31 @@ _KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
 _HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
 _HAN = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff]")
 _THAI = re.compile(r"[\u0e01-\u0e5b]")
+# Any of the four above, to rule them all out in one pass.
+_SCRIPTS = re.compile(
+    r"[\u0e01-\u0e5b\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf"
+    r"\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]"
+)
 _LETTER = re.compile(r"[^\W\d_]")
-# How much of the text is read: identification needs a few sentences, not a whole context.
+# How much of the text is read: identification needs a few sentences, not a whole context
+# (the model's time grows with the text: 0.6 ms for 300 characters, 3.4 ms for 2000).
 _SAMPLE_CHARS = 2000
+_MODEL_CHARS = 600
+_PROFILE_CHARS = 300
+_WORD = re.compile(r"[^\W\d_]+")
+# The commonest function words of each language the function-word check can settle.
+_PROFILES = {
+    code: frozenset(words.split())
+    for code, words in {
+        "en": "the and of to is are for with that this it by from be has have was were which",
+        "de": "der die das und ist nicht mit von den dem des sich auf für eine ein zu im wird",
+        "fr": "le les et est des une du que pour dans sur pas par au aux sont avec ce qui",
+        "es": "el los las y es que en una por para con del al se son lo está como",
+        "pt": "o os as e é que em um uma por para com do da dos das não são ao",
+        "it": "il le e è di che in un una per con del della dei gli sono non al alla",
+        "nl": "de het een en is van dat op te voor met zijn niet aan er ook wordt naar",
+    }.items()
+}
 
 _NAMES = {
     "en": "English", "de": "German", "fr": "French", "es": "Spanish", "pt": "Portuguese",
@@ -58,18 +80,43 @@ def language_name(code: str) -> str:
 def guess_language(text: str) -> LanguageGuess:
     """The language `text` is written in, with the identifier's confidence."""
     sample = text[:_SAMPLE_CHARS]
+    if _SCRIPTS.search(sample):
+        return _by_script(sample)
+    if not _LETTER.search(sample):
+        return LanguageGuess(None, 0.0)
+    profiled = _by_function_words(sample)
+    if profiled is not None:
+        return LanguageGuess(profiled, 0.9)
+    code, confidence = _identifier().classify(sample[:_MODEL_CHARS])
+    return LanguageGuess(code, float(confidence))
+
+
+def _by_script(sample: str) -> LanguageGuess:
     if _KANA.search(sample):
         return LanguageGuess("ja", 1.0)
     if _HANGUL.search(sample):
         return LanguageGuess("ko", 1.0)
     if _HAN.search(sample):
         return LanguageGuess("zh", 1.0)
-    if _THAI.search(sample):
-        return LanguageGuess("th", 1.0)
-    if not _LETTER.search(sample):
-        return LanguageGuess(None, 0.0)
-    code, confidence = _identifier().classify(sample)
-    return LanguageGuess(code, float(confidence))
+    return LanguageGuess("th", 1.0)
+
+
+def _by_function_words(sample: str) -> str | None:
+    """The language whose commonest function words fill the text's opening, when one does so
+    clearly: most texts in the offline judge's Latin-script languages are settled here in
+    tens of microseconds instead of the model's milliseconds."""
+    words = _WORD.findall(sample[:_PROFILE_CHARS].lower())
+    if len(words) < 4:
+        return None
+    hits = dict.fromkeys(_PROFILES, 0)
+    for word in words:
+        for code in _MARKED.get(word, ()):
+            hits[code] += 1
+    ranked = sorted(hits.items(), key=lambda item: item[1], reverse=True)
+    (best, top), (_, second) = ranked[0], ranked[1]
+    if top >= 3 and top >= 2 * second and top >= 0.15 * len(words):
+        return best
+    return None
 
 
 def identify(text: str, *, min_confidence: float = 0.5) -> str | None:
@@ -77,6 +124,12 @@ def identify(text: str, *, min_confidence: float = 0.5) -> str | None:
     `min_confidence` (a text too short or too mixed to tell)."""
     found = guess_language(text)
     return found.code if found.confidence >= min_confidence else None
+
+
+_MARKED: dict[str, tuple[str, ...]] = {}
+for _code, _marks in _PROFILES.items():
+    for _mark in _marks:
+        _MARKED[_mark] = (*_MARKED.get(_mark, ()), _code)
 
 
 @cache

@@ -9,20 +9,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from vera.judges.offline.cjk import cjk_tokens
+from vera.judges.offline.languages import ENGLISH, Lexicon, current_lexicon
 from vera.judges.offline.lexicon import (
     CURRENCY_WORDS,
-    EXCLUSIVE,
-    LIGHT_WORDS,
     MONTHS,
-    NEGATIONS,
-    NUMBER_WORDS,
     NUMBER_WORDS_NEEDING_UNIT,
     PERCENT_WORDS,
     SCALE_WORDS,
-    STOPWORDS,
     UNIT_WORDS,
 )
 from vera.sample_limits import check_deadline
+from vera.text.numbers import canonical_numbers
 
 __all__ = [
     "Facts",
@@ -170,9 +168,17 @@ def analyse(text: str) -> Facts:
     - `words`: every word, lowercased and unstemmed, to look names up.
     - `names`: runs of capitalised words other than the opening word.
     - `negations`: negating words with the content key each one negates, in order.
+
+    Words are read in the language `languages.reading` set (English by default): its
+    stopwords, negations and number words; CJK text as character bigrams (cjk.py).
     """
+    lex = current_lexicon()
     text = mask_citations(text)
-    tokens = _tokens(text)
+    if lex is not ENGLISH:
+        text = canonical_numbers(text, lex.code)
+    tokens = cjk_tokens(text, lex) if lex.cjk else _tokens(text)
+    stopwords, light_words, negating = lex.stopwords, lex.light_words, lex.negations
+    shortest = 1 if lex.cjk else 2
     content: set[str] = set()
     numbers: list[Number] = []
     words: set[str] = set()
@@ -186,36 +192,44 @@ def analyse(text: str) -> Facts:
     i = 0
     while i < len(tokens):
         kind, raw, _, _ = tokens[i]
-        if kind == "sym":
+        if kind == "sym" or kind == "neg":
+            if kind == "neg":
+                pending.append(raw)
             i += 1
             continue
         low = raw.lower().replace("\u2019", "'") if kind == "word" else raw
-        if kind == "num" or (low in NUMBER_WORDS and _counts_as_number(low, tokens, i)):
-            number, i = _read_number(text, tokens, i)
+        if kind == "num" or (low in lex.number_words and _counts_as_number(low, tokens, i)):
+            number, i = _read_number(text, tokens, i, lex)
             numbers.append(number)
             content.add(number.key)
             _settle(pending, number.key, negations, affirmed)
             continue
         i += 1
-        if low in NEGATIONS or low.endswith("n't"):
+        if low in negating or low.endswith("n't"):
             pending.append(low)
-        if low in EXCLUSIVE:
+        if low in lex.exclusive:
             cues.append(len(order))
-        base = _base(low)
+        base = _elided(low) if lex.elisions else _base(low)
         words.add(base)
-        if len(base) < 2 or base in STOPWORDS or base in LIGHT_WORDS or low in STOPWORDS:
+        if len(base) < shortest or base in stopwords or base in light_words or low in stopwords:
             continue
         key = stem(base)
         content.add(key)
         order.append(key)
         surfaces.setdefault(key, raw)
         _settle(pending, key, negations, affirmed)
-    negations.extend(Negation(cue, "") for cue in pending)
+    if pending and order and lex is not ENGLISH:
+        # "Wir erstatten die Kosten nicht", "返品できません": a negation that ends its sentence
+        # negates the word before it.
+        affirmed.discard(order[-1])
+        negations.extend(Negation(cue, order[-1]) for cue in pending)
+    else:
+        negations.extend(Negation(cue, "") for cue in pending)
     return Facts(
         content=frozenset(content),
         numbers=tuple(numbers),
         words=frozenset(words),
-        names=_names(text, tokens, first_word),
+        names=_names(text, tokens, first_word, lex.stopwords) if lex.names else (),
         negations=tuple(negations),
         surfaces=surfaces,
         affirmed=frozenset(affirmed),
@@ -313,6 +327,12 @@ def _base(low: str) -> str:
     return low.replace("'", "")
 
 
+def _elided(low: str) -> str:
+    """A French or Italian word without its elided article: "l'article" reads "article"."""
+    cut = low.find("'")
+    return low[cut + 1 :] if 0 < cut <= 4 else _base(low)
+
+
 def _word_at(tokens: list[_Token], i: int) -> str:
     if i < len(tokens) and tokens[i][0] == "word":
         return tokens[i][1].lower()
@@ -325,16 +345,19 @@ def _counts_as_number(low: str, tokens: list[_Token], i: int) -> bool:
     return _word_at(tokens, i + 1) in UNIT_WORDS
 
 
-def _read_number(text: str, tokens: list[_Token], i: int) -> tuple[Number, int]:
+def _read_number(
+    text: str, tokens: list[_Token], i: int, lex: Lexicon = ENGLISH
+) -> tuple[Number, int]:
     """Read the quantity starting at token `i`; return it and the index after what it used."""
     kind, raw, start, end = tokens[i]
     first = i
     literal: str | None = None
     if kind == "word":
-        value = float(NUMBER_WORDS[raw.lower()])
+        number_words = lex.number_words
+        value = float(number_words[raw.lower()])
         follower = _word_at(tokens, i + 1)
-        if raw.lower() in _TENS and follower in NUMBER_WORDS and NUMBER_WORDS[follower] < 10:
-            value += NUMBER_WORDS[follower]
+        if raw.lower() in _TENS and follower in number_words and number_words[follower] < 10:
+            value += number_words[follower]
             end = tokens[i + 1][3]
             i += 1
     elif _THOUSANDS.fullmatch(raw):
@@ -376,7 +399,7 @@ def _read_number(text: str, tokens: list[_Token], i: int) -> tuple[Number, int]:
     elif unit is None:
         # A bare 1000-2100 is a calendar year unless a unit noun follows ("2000 employees").
         is_year = is_bare_integer and len(raw) == 4 and 1000 <= value <= 2100
-        unit, unit_end = _unit_after(tokens, i, end, any_word=not is_year)
+        unit, unit_end = _unit_after(tokens, i, end, lex, any_word=not is_year)
         if unit is None:
             if first > 0 and _word_at(tokens, first - 1) in MONTHS:
                 unit = "@date"
@@ -388,14 +411,14 @@ def _read_number(text: str, tokens: list[_Token], i: int) -> tuple[Number, int]:
 
 
 def _unit_after(
-    tokens: list[_Token], i: int, end: int, *, any_word: bool
+    tokens: list[_Token], i: int, end: int, lex: Lexicon, *, any_word: bool
 ) -> tuple[str | None, int]:
     for j in (i, i + 1):
         word = _word_at(tokens, j)
         if word in UNIT_WORDS:
             return stem(word), tokens[j][3]
     word = _word_at(tokens, i)
-    if any_word and word and word not in STOPWORDS and word not in NUMBER_WORDS:
+    if any_word and word and word not in lex.stopwords and word not in lex.number_words:
         return stem(_base(word)), tokens[i][3]
     return None, end
 
@@ -406,7 +429,9 @@ def _canonical(value: float) -> str:
     return repr(round(value, 9))
 
 
-def _names(text: str, tokens: list[_Token], first_word: int) -> tuple[Name, ...]:
+def _names(
+    text: str, tokens: list[_Token], first_word: int, stopwords: frozenset[str]
+) -> tuple[Name, ...]:
     names: list[Name] = []
     run: list[int] = []
     for i, token in enumerate(tokens):
@@ -414,24 +439,29 @@ def _names(text: str, tokens: list[_Token], first_word: int) -> tuple[Name, ...]
         if is_cap and run and _NAME_GAP.fullmatch(text, tokens[run[-1]][3], token[2]):
             run.append(i)
             continue
-        _close_run(text, tokens, run, first_word, names)
+        _close_run(text, tokens, run, first_word, names, stopwords)
         run = [i] if is_cap else []
-    _close_run(text, tokens, run, first_word, names)
+    _close_run(text, tokens, run, first_word, names, stopwords)
     return tuple(names)
 
 
 def _close_run(
-    text: str, tokens: list[_Token], run: list[int], first_word: int, names: list[Name]
+    text: str,
+    tokens: list[_Token],
+    run: list[int],
+    first_word: int,
+    names: list[Name],
+    stopwords: frozenset[str],
 ) -> None:
     if run and run[0] == first_word:
         # A capital on the opening word is grammar, not a name; "New York is" keeps "York".
         run = run[1:]
-        while run and tokens[run[0]][1].lower() in STOPWORDS:
+        while run and tokens[run[0]][1].lower() in stopwords:
             run = run[1:]
     if not run:
         return
     lows = [_base(tokens[i][1].lower().replace("\u2019", "'")) for i in run]
-    if all(w in STOPWORDS for w in lows):
+    if all(w in stopwords for w in lows):
         return
     surface = text[tokens[run[0]][2] : tokens[run[-1]][3]]
     names.append(Name(surface=surface, words=frozenset(lows)))
