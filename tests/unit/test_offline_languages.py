@@ -191,3 +191,24 @@ def test_english_reading_is_unchanged_by_a_previous_sample_in_another_language()
     english = "The period is 60 days. Shipping is free."
     (verdict,) = judge("The period is 60 days.", [english])
     assert verdict.verdict is Verdict.FULLY_SUPPORTED
+
+
+def test_the_bundled_multilingual_example_meets_the_documented_rates() -> None:
+    # docs/languages.md: at least 80 % of planted errors caught and of clean samples passed
+    # in every supported language, two scenarios' worth at least of each.
+    import vera
+
+    caught: dict[str, list[bool]] = {}
+    passed: dict[str, list[bool]] = {}
+    for sample in vera.load_dataset("multilingual"):
+        verdicts = judge(sample.response or "", [c.text for c in sample.contexts])
+        flagged = any(v.verdict is not Verdict.FULLY_SUPPORTED for v in verdicts)
+        language = str(sample.metadata["language"])
+        if sample.metadata.get("planted"):
+            caught.setdefault(language, []).append(flagged)
+        else:
+            passed.setdefault(language, []).append(not flagged)
+    assert set(caught) == set(passed) == set(SUPPORTED)
+    for language in SUPPORTED:
+        assert sum(caught[language]) >= 0.8 * len(caught[language]), language
+        assert sum(passed[language]) >= 0.8 * len(passed[language]), language

@@ -23,13 +23,18 @@ __all__ = ["cjk_tokens"]
 
 _Token = tuple[str, str, int, int]
 
+_CJK_RANGES = (
+    "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
+    "\uac00-\ud7af\u1100-\u11ff\u3130-\u318f々〆"
+)
 _TOKEN = re.compile(
     r"(?P<num>\d+(?:[.,]\d+)*)(?![A-Za-z])"
     r"|(?P<han>[\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff々〆]+)"
     r"|(?P<kata>[\u30a0-\u30ff\u31f0-\u31ff\uff66-\uff9f]+)"
     r"|(?P<hira>[\u3040-\u309f]+)"
     r"|(?P<hangul>[\uac00-\ud7af]+)"
-    r"|(?P<word>[^\W\d_]+(?:['\u2019][^\W\d_]+)*)"
+    # Any other letters (Latin names in CJK text: "GmbHの間"), up to the next CJK character.
+    rf"|(?P<word>[^\W\d_{_CJK_RANGES}]+(?:['\u2019][^\W\d_{_CJK_RANGES}]+)*)"
     r"|(?P<sym>[$€£%¥￥])"
 )
 _HIRAGANA_NEGATIONS = ("ません", "なかった", "ない")
@@ -38,7 +43,7 @@ _HANGUL_NEGATIONS = ("않", "없", "못")
 _ENDINGS = (
     "했습니다 되었습니다 입니다 습니다 합니다 됩니다 이었다 였다 이다 했다 된다 한다 "
     "이며 이고 하고 하며 에서는 에서 으로는 으로 에게 까지 부터 보다 처럼 이나 에는 "
-    "과 와 은 는 이 가 을 를 의 에 도 만 로 한 할 된 하는 되는 인"
+    "하지 되지 하여 하면 해야 과 와 은 는 이 가 을 를 의 에 도 만 로 한 할 된 하는 되는 인"
 )
 _HANGUL_ENDINGS = tuple(sorted(_ENDINGS.split(), key=len, reverse=True))
 
