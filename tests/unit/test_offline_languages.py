@@ -212,3 +212,34 @@ def test_the_bundled_multilingual_example_meets_the_documented_rates() -> None:
     for language in SUPPORTED:
         assert sum(caught[language]) >= 0.8 * len(caught[language]), language
         assert sum(passed[language]) >= 0.8 * len(passed[language]), language
+
+
+def test_each_sample_records_its_languages_and_groups_by_them() -> None:
+    import vera
+    from vera import Sample, SampleStatus
+
+    samples = [
+        Sample(id=f"s-{language}", query="?", response=CASES[language][1],
+               contexts=[CASES[language][0]])
+        for language in ("en", "de", "ja")
+    ]  # fmt: skip
+    samples.append(
+        Sample(id="s-pl", query="?", response="Okres zwrotu wynosi 60 dni od dostawy towaru.",
+               contexts=["Okres zwrotu wynosi 60 dni od otrzymania towaru przez klienta."])
+    )  # fmt: skip
+    # A refused sample leaves the run incomplete: never a pass.
+    with pytest.warns(Warning, match="would exit 3"):
+        report = vera.evaluate(samples, group_by=["language"])
+    by_id = {s.id: s for s in report.samples}
+    for language in ("en", "de", "ja"):
+        result = by_id[f"s-{language}"]
+        assert result.status is SampleStatus.SCORED
+        assert (result.language, result.context_language) == (language, language)
+        assert result.group_values == {"language": language}
+    refused = by_id["s-pl"]
+    assert refused.status is SampleStatus.ERROR
+    assert refused.language == "pl"
+    assert refused.error is not None and "unsupported_language" in str(refused.error)
+    assert "Polish (pl)" in str(refused.error)
+    assert refused.scores == {}
+    assert set(report.breakdowns["language"]) >= {"en", "de", "ja"}  # type: ignore[index]

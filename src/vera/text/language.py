@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Protocol
 
 __all__ = ["LanguageGuess", "guess_language", "identify", "language_name"]
@@ -77,8 +77,12 @@ def language_name(code: str) -> str:
     return _NAMES.get(code, code)
 
 
+@lru_cache(maxsize=1024)
 def guess_language(text: str) -> LanguageGuess:
-    """The language `text` is written in, with the identifier's confidence."""
+    """The language `text` is written in, with the identifier's confidence.
+
+    Cached: a run identifies each response and its contexts once for the sample's record and
+    again in the offline judge."""
     sample = text[:_SAMPLE_CHARS]
     if _SCRIPTS.search(sample):
         return _by_script(sample)
