@@ -240,6 +240,10 @@
       return {claim: claim, number: i + 1, anchor: "s" + rank + "-c" + (i + 1),
         verdict: data.verdicts[claim.v]};
     });
+    if (detail.lg) {
+      put(node, el("p", "small muted language", "Language: " + (detail.lg[0] || "unknown") +
+        (detail.lg[1] && detail.lg[1] !== detail.lg[0] ? " · contexts: " + detail.lg[1] : "")));
+    }
     if (detail.t) {
       put(node, el("h3", null, "Response"), response(detail, claims));
     } else if (detail.t === null && status !== "error") {
@@ -269,6 +273,8 @@
 
   function response(detail, claims) {
     const node = el("p", "response");
+    // The language picks the glyphs where scripts share code points (Japanese and Chinese Han).
+    if (detail.lg && detail.lg[0]) { node.lang = detail.lg[0]; }
     const placed = claims.filter(function (c) { return c.claim.s; })
       .sort(function (a, b) { return a.claim.s[0] - b.claim.s[0]; });
     let position = 0;
