@@ -18,7 +18,7 @@ from vera.reports import render_html
 from vera.types import Sample
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Page, Playwright
+    from playwright.sync_api import Page
 
 SAMPLES = [
     Sample(
