@@ -1,4 +1,5 @@
-"""Text utilities shared by judges, metrics and pipelines: no model, only rules over strings.
+"""Text utilities shared by judges, metrics and pipelines: rules over strings, and language
+identification on a model that ships inside its package (py3langid).
 
 - `vera.text.segment`: sentence units with exact character spans, in any script (CJK and
   Devanagari full stops, Thai spaces, Arabic question marks).
