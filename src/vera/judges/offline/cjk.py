@@ -49,8 +49,8 @@ _HANGUL_ENDINGS = tuple(sorted(_ENDINGS.split(), key=len, reverse=True))
 
 
 def cjk_tokens(text: str, lexicon: Lexicon) -> list[_Token]:
-    """`text`'s tokens as (kind, text, start, end): "num", "word", "sym", and "neg" for a
-    negation cue, with CJK runs cut into character bigrams."""
+    """`text`'s tokens as (kind, text, start, end), "num", "word" or "sym", with CJK runs cut
+    into character bigrams and each negation as a word of `lexicon.negations`."""
     tokens: list[_Token] = []
     last_number_end = -1
     for match in _TOKEN.finditer(text):
@@ -65,7 +65,7 @@ def cjk_tokens(text: str, lexicon: Lexicon) -> list[_Token]:
         elif kind == "hira":
             cue = next((c for c in _HIRAGANA_NEGATIONS if c in raw), None)
             if cue is not None:
-                tokens.append(("neg", cue, start, end))
+                tokens.append(("word", cue, start, end))
         else:
             _hangul(raw, start, lexicon, tokens, unit=start == last_number_end)
         if kind == "num":
@@ -81,7 +81,7 @@ def _han(run: str, offset: int, lexicon: Lexicon, tokens: list[_Token], *, unit:
             _bigrams(run[piece_start:i], offset + piece_start, tokens, unit=unit)
             unit = False
             if char in lexicon.negations:
-                tokens.append(("neg", char, offset + i, offset + i + 1))
+                tokens.append(("word", char, offset + i, offset + i + 1))
             piece_start = i + 1
     _bigrams(run[piece_start:], offset + piece_start, tokens, unit=unit)
 
@@ -89,7 +89,7 @@ def _han(run: str, offset: int, lexicon: Lexicon, tokens: list[_Token], *, unit:
 def _hangul(word: str, offset: int, lexicon: Lexicon, tokens: list[_Token], *, unit: bool) -> None:
     """A Korean word without its particle or ending, as bigrams; a negation as a cue."""
     if word == "안" or word.startswith("아니") or any(s in word for s in _HANGUL_NEGATIONS):
-        tokens.append(("neg", "않", offset, offset + len(word)))
+        tokens.append(("word", "않", offset, offset + len(word)))
         return
     stem = word
     for ending in _HANGUL_ENDINGS:

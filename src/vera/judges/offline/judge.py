@@ -111,12 +111,7 @@ class OfflineJudge(BaseJudge):
             )
         if window_sentences < 1:
             raise ValueError(f"window_sentences must be at least 1, got {window_sentences}")
-        if language is not None and language not in SUPPORTED:
-            raise ValueError(
-                f"the offline judge does not read language {language!r}; it reads "
-                f"{', '.join(SUPPORTED)} (docs/languages.md)"
-            )
-        self.language = language
+        self.language = _checked_language(language)
         self.settings = Settings(
             full_support=full_support,
             partial_support=partial_support,
@@ -237,6 +232,15 @@ class OfflineJudge(BaseJudge):
         """How relevant each text is to `query`, by the query words it mentions."""
         chars = len(query) + sum(map(len, texts))
         return await _off_loop_if_long(chars, rate_relevance, query, texts)
+
+
+def _checked_language(language: str | None) -> str | None:
+    if language is not None and language not in SUPPORTED:
+        raise ValueError(
+            f"the offline judge does not read language {language!r}; it reads "
+            f"{', '.join(SUPPORTED)} (docs/languages.md)"
+        )
+    return language
 
 
 async def _off_loop_if_long(

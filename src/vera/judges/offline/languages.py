@@ -51,6 +51,11 @@ class Lexicon:
     elisions: bool = False
     """Whether "l'", "d'", "dell'" open a word and are dropped (French, Italian)."""
 
+    @property
+    def shortest(self) -> int:
+        """The fewest characters a content word has: one in CJK (天, 日), else two."""
+        return 1 if self.cjk else 2
+
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())

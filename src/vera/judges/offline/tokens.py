@@ -160,7 +160,7 @@ def _undouble(w: str) -> str:
 
 
 def analyse(text: str) -> Facts:
-    """Tokenise `text` into the facts the judge compares.
+    """Tokenise `text` into the facts the judge compares, with the lexicon being read.
 
     - `content`: stems of words that are neither stopwords nor light words, plus each number's
       canonical value ("1,000" and "one thousand" both give "1000").
@@ -168,17 +168,9 @@ def analyse(text: str) -> Facts:
     - `words`: every word, lowercased and unstemmed, to look names up.
     - `names`: runs of capitalised words other than the opening word.
     - `negations`: negating words with the content key each one negates, in order.
-
-    Words are read in the language `languages.reading` set (English by default): its
-    stopwords, negations and number words; CJK text as character bigrams (cjk.py).
     """
     lex = current_lexicon()
-    text = mask_citations(text)
-    if lex is not ENGLISH:
-        text = canonical_numbers(text, lex.code)
-    tokens = cjk_tokens(text, lex) if lex.cjk else _tokens(text)
-    stopwords, light_words, negating = lex.stopwords, lex.light_words, lex.negations
-    shortest = 1 if lex.cjk else 2
+    text, tokens = _read_tokens(text, lex)
     content: set[str] = set()
     numbers: list[Number] = []
     words: set[str] = set()
@@ -192,9 +184,7 @@ def analyse(text: str) -> Facts:
     i = 0
     while i < len(tokens):
         kind, raw, _, _ = tokens[i]
-        if kind == "sym" or kind == "neg":
-            if kind == "neg":
-                pending.append(raw)
+        if kind == "sym":
             i += 1
             continue
         low = raw.lower().replace("\u2019", "'") if kind == "word" else raw
@@ -205,26 +195,20 @@ def analyse(text: str) -> Facts:
             _settle(pending, number.key, negations, affirmed)
             continue
         i += 1
-        if low in negating or low.endswith("n't"):
+        if low in lex.negations or low.endswith("n't"):
             pending.append(low)
         if low in lex.exclusive:
             cues.append(len(order))
         base = _elided(low) if lex.elisions else _base(low)
         words.add(base)
-        if len(base) < shortest or base in stopwords or base in light_words or low in stopwords:
+        if _says_nothing(base, low, lex):
             continue
         key = stem(base)
         content.add(key)
         order.append(key)
         surfaces.setdefault(key, raw)
         _settle(pending, key, negations, affirmed)
-    if pending and order and lex is not ENGLISH:
-        # "Wir erstatten die Kosten nicht", "返品できません": a negation that ends its sentence
-        # negates the word before it.
-        affirmed.discard(order[-1])
-        negations.extend(Negation(cue, order[-1]) for cue in pending)
-    else:
-        negations.extend(Negation(cue, "") for cue in pending)
+    _close_negations(pending, order, negations, affirmed, lex)
     return Facts(
         content=frozenset(content),
         numbers=tuple(numbers),
@@ -235,6 +219,43 @@ def analyse(text: str) -> Facts:
         affirmed=frozenset(affirmed),
         exclusive=frozenset(key for cue in cues for key in order[max(0, cue - 2) : cue + 1]),
     )
+
+
+def _says_nothing(base: str, low: str, lex: Lexicon) -> bool:
+    """Whether a word is too short, a stopword or a light word to count as content."""
+    stopwords = lex.stopwords
+    return (
+        len(base) < lex.shortest
+        or base in stopwords
+        or base in lex.light_words
+        or (low in stopwords)
+    )
+
+
+def _read_tokens(text: str, lex: Lexicon) -> tuple[str, list[_Token]]:
+    """`text` as the tokeniser reads it (citations masked; outside English, numbers in one
+    form), and its tokens: CJK as character bigrams (cjk.py)."""
+    text = mask_citations(text)
+    if lex is ENGLISH:
+        return text, _tokens(text)
+    text = canonical_numbers(text, lex.code)
+    return text, cjk_tokens(text, lex) if lex.cjk else _tokens(text)
+
+
+def _close_negations(
+    pending: list[str],
+    order: list[str],
+    negations: list[Negation],
+    affirmed: set[str],
+    lex: Lexicon,
+) -> None:
+    """Scope the negation cues no word followed: none in English; elsewhere the word before
+    ("Wir erstatten die Kosten nicht", "返品できません": the negation ends its sentence)."""
+    if pending and order and lex is not ENGLISH:
+        affirmed.discard(order[-1])
+        negations.extend(Negation(cue, order[-1]) for cue in pending)
+    else:
+        negations.extend(Negation(cue, "") for cue in pending)
 
 
 def _tokens(text: str) -> list[_Token]:
@@ -345,21 +366,13 @@ def _counts_as_number(low: str, tokens: list[_Token], i: int) -> bool:
     return _word_at(tokens, i + 1) in UNIT_WORDS
 
 
-def _read_number(
-    text: str, tokens: list[_Token], i: int, lex: Lexicon = ENGLISH
-) -> tuple[Number, int]:
+def _read_number(text: str, tokens: list[_Token], i: int, lex: Lexicon) -> tuple[Number, int]:
     """Read the quantity starting at token `i`; return it and the index after what it used."""
     kind, raw, start, end = tokens[i]
     first = i
     literal: str | None = None
     if kind == "word":
-        number_words = lex.number_words
-        value = float(number_words[raw.lower()])
-        follower = _word_at(tokens, i + 1)
-        if raw.lower() in _TENS and follower in number_words and number_words[follower] < 10:
-            value += number_words[follower]
-            end = tokens[i + 1][3]
-            i += 1
+        value, end, i = _number_word(tokens, i, lex.number_words)
     elif _THOUSANDS.fullmatch(raw):
         value = float(raw.replace(",", ""))
     elif "," in raw or raw.count(".") > 1:
@@ -408,6 +421,17 @@ def _read_number(
 
     key = literal if literal is not None else _canonical(value)
     return Number(key=key, unit=unit, surface=text[start:unit_end]), i
+
+
+def _number_word(tokens: list[_Token], i: int, words: dict[str, int]) -> tuple[float, int, int]:
+    """The value of the number word at `i` ("twenty five" is 25), where it ends, and the index
+    of its last token."""
+    raw, end = tokens[i][1].lower(), tokens[i][3]
+    value = float(words[raw])
+    follower = _word_at(tokens, i + 1)
+    if raw in _TENS and follower in words and words[follower] < 10:
+        return value + words[follower], tokens[i + 1][3], i + 1
+    return value, end, i
 
 
 def _unit_after(
