@@ -111,6 +111,8 @@ class EvaluateOptions(TypedDict, total=False):
     cascade_low: float | None
     cascade_high: float | None
     offline_min_support: float | None
+    language: str | None
+    """--language: the offline judge reads every sample in this language (ISO 639-1)."""
     timeout: float | None
     retries: int | None
     fail_fast: int | None
@@ -145,6 +147,7 @@ _SETTING_OPTIONS = (
     "cascade_low",
     "cascade_high",
     "offline_min_support",
+    "language",
     "timeout",
     "retries",
     "fail_fast",

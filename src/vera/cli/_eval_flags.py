@@ -161,6 +161,14 @@ _OfflineMinSupportFlag = Annotated[
         "claims.",
     ),
 ]
+_LanguageFlag = Annotated[
+    str | None,
+    typer.Option(
+        "--language",
+        help="The offline judge reads every sample in this language (en, de, fr, es, pt, it, "
+        "nl, ja, zh, ko) instead of identifying each one's; see docs/languages.md.",
+    ),
+]
 _JudgeBaseUrlFlag = Annotated[
     str | None,
     typer.Option(
@@ -397,6 +405,7 @@ _EVAL_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
     ("cascade_low", _CascadeLowFlag, None),
     ("cascade_high", _CascadeHighFlag, None),
     ("offline_min_support", _OfflineMinSupportFlag, None),
+    ("language", _LanguageFlag, None),
     ("judge_base_url", _JudgeBaseUrlFlag, None),
     ("judge_mode", _JudgeModeFlag, None),
     ("judge_samples", _JudgeSamplesFlag, None),
@@ -491,6 +500,7 @@ _SETTING_FLAGS = {
     "cascade_low": "cascade_low",
     "cascade_high": "cascade_high",
     "offline_min_support": "offline_min_support",
+    "language": "language",
     "cache_path": "cache_path",
     "max_cost": "max_cost",
     "max_errors": "max_errors",

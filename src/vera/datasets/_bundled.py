@@ -13,6 +13,7 @@ BUNDLED: dict[str, str] = {
     "legal": "legal.json",
     "research": "research.json",
     "technical": "technical.json",
+    "multilingual": "multilingual.jsonl",
 }
 
 

@@ -45,3 +45,6 @@ class JudgeOptions(ProviderOptions):
     offline_min_support: float | None = Field(default=None, ge=0.0, le=1.0)
     """With `judge = "offline:learned"`: the least P(supported) that counts as FULLY_SUPPORTED
     for a claim words alone do not settle; None keeps the shipped model's threshold."""
+    language: str | None = None
+    """The offline judge reads every sample in this language (ISO 639-1, one of those
+    docs/languages.md lists) instead of identifying each sample's; None identifies."""

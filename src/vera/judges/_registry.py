@@ -58,10 +58,15 @@ JudgeFactory = Callable[[str | None, JudgeOptions], Judge]
 
 def _offline(arg: str | None, settings: JudgeOptions) -> Judge:
     """ "offline", or "offline:learned" with the learned support model."""
-    if arg is None:
-        return OfflineJudge()
-    if arg.lower().replace(" ", "") == "learned":
-        return OfflineJudge(learned=True, min_support=settings.offline_min_support)
+    try:
+        if arg is None:
+            return OfflineJudge(language=settings.language)
+        if arg.lower().replace(" ", "") == "learned":
+            return OfflineJudge(
+                learned=True, min_support=settings.offline_min_support, language=settings.language
+            )
+    except ValueError as exc:  # a language the offline judge does not read
+        raise ConfigError(f"{exc}; drop --language to identify each sample's") from exc
     raise ConfigError(f"unknown offline judge variant {arg!r}; use offline or offline:learned")
 
 

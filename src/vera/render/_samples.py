@@ -28,8 +28,9 @@ not given the text), the contexts ("x": an index into "contexts", or [index, id,
 claims ("c"), the metrics ("m": [metric, score, passed, status, reason, threshold]), the
 sentence that decided its outcome ("o"), how many of its claims are contradicted ("k", absent
 when none), the error ("err"), the latency ("lat": the pipeline call's time as VERA measured it
-when the run had a pipeline, else the dataset's own `latency_ms`) and the pipeline steps ("st":
-[name, ms]). A claim is {"id", "v": verdict, "s": [start, end] where it is highlighted in the
+when the run had a pipeline, else the dataset's own `latency_ms`), the pipeline steps ("st":
+[name, ms]) and the identified languages of the response and the contexts ("lg", absent when
+neither is known). A claim is {"id", "v": verdict, "s": [start, end] where it is highlighted in the
 response, "t": its text where the span does not give it, "r": reason, "e": the evidence as
 [start, end] in its cited context where it is found there, else the quote, "cx": cited context,
 "qf", "ag", "en": quote found (absent when the judge did not check), agreement, P(supported)}.
@@ -228,6 +229,8 @@ def _detail(
         detail["t"] = response
     if query:
         detail["q"] = query
+    if result.language or result.context_language:
+        detail["lg"] = [result.language, result.context_language]
     if result.error:
         detail["err"] = str(result.error)
     if (latency := _number(result.latency_ms)) is not None:

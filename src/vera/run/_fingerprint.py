@@ -64,6 +64,7 @@ def _judge_part(plan: RunPlan, judge: Judge) -> str:
             ("temperature", described.temperature),
             ("prompts", plan.settings.judge_prompts_dir),
             ("min_support", plan.settings.offline_min_support),
+            ("language", plan.settings.language),
         )
         if value is not None
     ]

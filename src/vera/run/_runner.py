@@ -30,6 +30,7 @@ from vera.results._builder import (
     SampleResult,
     SampleStatus,
 )
+from vera.text._language import identify
 from vera.types import Sample
 from vera.types._errors import RunStopError
 
@@ -69,6 +70,7 @@ async def evaluate_sample(
             )
     base = {
         **_identity(sample, group_by),
+        **_languages(sample),
         "steps": steps,
         "response": sample.response,
         "contexts": sample.contexts if pipeline is not None else (),
@@ -142,12 +144,30 @@ def _identity(sample: Sample, group_by: Sequence[str]) -> dict[str, Any]:
         "latency_ms": sample.latency_ms,
         "human_faithful": sample.human_faithful,
         "human_claims": sample.human_claims,
-        "group_values": {key: _group_value(sample.metadata.get(key)) for key in group_by},
+        "group_values": {key: _group_by(sample, key) for key in group_by},
     }
+
+
+def _group_by(sample: Sample, key: str) -> str | None:
+    """The sample's `key` metadata; for "language" without such metadata, the response's
+    identified language (`--group-by language`)."""
+    if key == "language" and key not in sample.metadata:
+        return identify(sample.response) if sample.response else None
+    return _group_value(sample.metadata.get(key))
 
 
 def _group_value(value: object) -> str | None:
     return None if value is None else str(value)
+
+
+def _languages(sample: Sample) -> dict[str, str | None]:
+    """The languages the response and contexts are in, as the offline judge identifies them
+    (the identification is cached, so the judge does not pay for it twice)."""
+    contexts = "\n".join(c.text for c in sample.contexts)
+    return {
+        "language": identify(sample.response) if sample.response else None,
+        "context_language": identify(contexts) if contexts else None,
+    }
 
 
 def _skipped(sample: Sample, reason: RunStopError, group_by: Sequence[str]) -> SampleResult:

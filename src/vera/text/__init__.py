@@ -1,8 +1,13 @@
-"""Text utilities shared by judges, metrics and pipelines: no model, only rules over strings.
+"""Text utilities shared by judges, metrics and pipelines: rules over strings, and language
+identification on a model that ships inside its package (py3langid).
 
-- `split_units`: sentence units with exact character spans.
+- `split_units`: sentence units with exact character spans, in any script (CJK and
+  Devanagari full stops, Thai spaces, Arabic question marks).
+- `read_numbers` and friends: numbers in any locale or script (`1.234,5`, `三十`, `3万`).
+- `identify`: which language a text is in (ISO 639-1), see docs/languages.md.
 - `parse_citations` and friends: citation markers, what they resolve to and which claim they back.
-- `abstains`: whether a response declines to answer from its sources.
+- `abstains`: whether a response declines to answer from its sources, in the offline judge's
+  languages.
 
 This layer sits just above `vera.types` and imports nothing else of VERA (an import contract
 in pyproject.toml checks it), so metrics and judges can both use it without importing each
@@ -17,7 +22,9 @@ from vera.text._citations import (
     resolve_citation,
     strip_citations,
 )
+from vera.text._language import guess_language, identify, language_name
 from vera.text._lexicon import ABBREVIATIONS, NEVER_FINAL_ABBREVIATIONS, STOPWORDS
+from vera.text._numbers import canonical_numbers, parse_number, read_numbers
 from vera.text._segment import Unit, split_units
 
 __all__ = [
@@ -28,8 +35,14 @@ __all__ = [
     "Unit",
     "abstains",
     "attach_citations",
+    "canonical_numbers",
+    "guess_language",
+    "identify",
     "is_about_sources",
+    "language_name",
     "parse_citations",
+    "parse_number",
+    "read_numbers",
     "resolve_citation",
     "split_units",
     "strip_citations",

@@ -38,6 +38,45 @@ _ABOUT_SOURCES = re.compile(
     rf"|\b{_SOURCES}\s+(?:reach|draw|report)\s+(?:opposite|conflicting|different)\b",
     re.IGNORECASE,
 )
+# The same declines in the offline judge's other languages (docs/languages.md): "no
+# information", "the sources do not mention", "I do not know", each as its speakers say it.
+_ABOUT_SOURCES_ELSEWHERE = re.compile(
+    # German
+    r"\bkeine\s+(?:weiteren\s+)?(?:Informationen|Angaben)\b"
+    r"|\b(?:Dokumente|Quellen|Kontexte?|Unterlagen|Texte?)\b[^.]*?\b(?:nicht|keine)\b"
+    r"[^.]*?\b(?:angegeben|erwähnt|genannt|enthalten|beschrieben)\b"
+    r"|\b(?:weiß|wissen)\s+(?:ich|wir)\s+nicht\b|\bkann\s+(?:ich|man)\s+nicht\s+"
+    r"(?:beantworten|sagen|bestimmen)\b"
+    # French
+    r"|\baucune\s+information\b|\bpas\s+d['’]informations?\b"
+    r"|\bne\s+(?:précisent|précise|mentionnent|mentionne|indiquent|indique|contiennent"
+    r"|contient|disent|dit|donnent|donne)\s+pas\b"
+    r"|\b(?:je|nous)\s+ne\s+(?:sais|savons|peux|pouvons)\s+pas\b"
+    # Spanish and Portuguese
+    r"|\b(?:no|não)\s+(?:hay|há|se\s+dispone\s+de)\s+(?:\w+\s+)?informa(?:ción|ções|ção)\b"
+    r"|\b(?:ninguna|nenhuma)\s+informa(?:ción|ção)\b"
+    r"|\b(?:no|não)\s+(?:especifican?|especificam|mencionan?|mencionam|indican?|indicam"
+    r"|dicen|dizem|contienen|contêm|se\s+(?:menciona|especifica|indica)|é\s+mencionad[oa])\b"
+    r"|\b(?:no|não)\s+(?:lo\s+)?(?:sé|sei)\b"
+    r"|\b(?:no\s+puedo|não\s+(?:posso|é\s+possível))\s+(?:responder|determinar)\b"
+    # Italian
+    r"|\bnessuna\s+informazione\b|\bnon\s+(?:ci|vi)\s+sono\s+informazioni\b"
+    r"|\bnon\s+(?:specificano|specifica|menzionano|menziona|indicano|indica|dicono|dice"
+    r"|contengono|contiene|(?:è|viene)\s+(?:indicat|menzionat|specificat)[oa])\b"
+    r"|\bnon\s+(?:lo\s+)?so\b|\bnon\s+(?:è\s+possibile|posso)\s+(?:rispondere|determinare)\b"
+    # Dutch
+    r"|\bgeen\s+informatie\b|\b(?:documenten|bronnen|context|teksten)\s+(?:vermelden|noemen"
+    r"|specificeren|bevatten|geven|zeggen)\b[^.]*?\b(?:niet|geen)\b"
+    r"|\b(?:weet|weten)\s+(?:ik|we)\s+(?:het\s+)?niet\b"
+    r"|\bkan\s+ik\s+niet\s+(?:beantwoorden|zeggen)\b"
+    # Japanese, Chinese, Korean: no word boundaries to lean on.
+    r"|情報(?:は|が)(?:ありません|ない|見つかりません)|記載(?:されていません|がありません|はありません)"
+    r"|言及(?:されていません|がありません)|(?:わかりません|分かりません)|答えられません"
+    r"|没有(?:提供|提到|说明|相关信息|信息)|未(?:提及|提供|说明)|无法(?:回答|确定)|不知道"
+    r"|정보가\s*없습니다|언급(?:되어\s*있지\s*않|하지\s*않)|알\s*수\s*없습니다"
+    r"|답변할\s*수\s*없습니다|나와\s*있지\s*않",
+    re.IGNORECASE,
+)
 
 
 def abstains(response: str) -> bool:
@@ -56,4 +95,6 @@ def is_about_sources(text: str) -> bool:
     no information about X.") and for remarks that the sources disagree. A sentence that
     reports what the sources say ("The documents say the fee is $50.") stays a claim.
     """
-    return _ABOUT_SOURCES.search(text) is not None
+    return (
+        _ABOUT_SOURCES.search(text) is not None or _ABOUT_SOURCES_ELSEWHERE.search(text) is not None
+    )

@@ -34,11 +34,13 @@ STOPWORDS: frozenset[str] = _words(
 )
 
 # Abbreviations after which a full stop never ends a sentence: titles and Latin shorthands
-# that always lead into more text.
+# that always lead into more text, in English and the offline judge's other languages.
 NEVER_FINAL_ABBREVIATIONS: frozenset[str] = _words(
     """
     mr mrs ms dr prof rev hon gen col capt lt sgt mt ft
     e.g i.e eg ie vs v cf viz approx incl esp ca
+    bzw z.b d.h vgl evtl ggf inkl zzgl nr dipl
+    p.ex mme mlle sra srta dra aprox núm bijv d.w.z dott sig
     """
 )
 
@@ -50,5 +52,6 @@ ABBREVIATIONS: frozenset[str] = _words(
     sec ch art dept est al min max avg
     jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur thurs fri sat sun
     u.s u.k u.n u.s.a e.u a.m p.m ph.d b.a m.a b.sc m.sc d.c n.y l.a
+    usw etc.pp ecc enz
     """
 )

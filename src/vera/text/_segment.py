@@ -7,6 +7,7 @@ trimmed of surrounding whitespace, so `text[start:end]` is what a claim or evide
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from vera.text._lexicon import ABBREVIATIONS, NEVER_FINAL_ABBREVIATIONS, STOPWORDS
@@ -27,6 +28,14 @@ class Unit:
     claimable: bool
 
 
+# Sentence ends that close a sentence whatever follows, and the brackets and quotes that may
+# close after them (「…。」).
+_HARD_STOPS = "。！？｡।॥؟۔።။"
+_CLOSING = "」』）】〕〉》”’\"'"
+_QUESTION_MARKS = ("?", "？", "؟", "\u037e")
+_COLONS = (":", "：")
+# Thai and Lao write no full stop: a space between two of their letters ends a sentence.
+_SPACED_SCRIPTS = re.compile(r"(?<=[\u0e01-\u0eff])[ \t\u00a0]+(?=[\u0e01-\u0eff])")
 _LINE_BREAKS = "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _HEADING = re.compile(r"[ \t]{0,3}#{1,6}(?:[ \t]+|$)")
 _BOLD_HEADING = re.compile(r"[ \t]*(?:\*\*|__)[^*_\n]+(?:\*\*|__)[ \t]*:?[ \t]*$")
@@ -37,10 +46,15 @@ _BULLET = re.compile(r"[ \t]*(?:[-*+•‣◦▪>]|\d{1,3}[.)])[ \t]+")
 # A full stop, ellipsis, "!" or "?" run, then any closing quotes, brackets or Markdown emphasis,
 # then whitespace or the end: a candidate sentence end. Dots inside tokens (3.5, v2.1, a.b.com)
 # are never followed by whitespace, so they are not candidates.
-_TERMINATOR = re.compile(r"(?:\.{2,}|…|[.!?]+)[\"'\u201d\u2019)\]*_]*(?=\s|$)")
+_TERMINATOR = re.compile(
+    r"(?:\.{2,}|…|[.!?]+)[\"'\u201d\u2019)\]*_]*(?=\s|$)"
+    # Full stops that need no space after them: CJK (。！？ and their half/full-width forms),
+    # Devanagari danda, Arabic and Urdu question mark and full stop, Ethiopic, Myanmar.
+    rf"|[{_HARD_STOPS}]+[{_CLOSING}]*"
+)
 _NEXT_WORD = re.compile(r"\s*[\"'\u201c\u2018(\[*_]*([^\W_]+|\S)?")
 _DOTTED = re.compile(r"(?:[a-z]\.)+[a-z]")
-_CLOSERS = "\"'\u201d\u2019)]*_ \t"
+_CLOSERS = "\"'\u201d\u2019)]*_ \t" + _CLOSING
 
 
 def split_units(text: str) -> list[Unit]:
@@ -88,7 +102,7 @@ def split_units(text: str) -> list[Unit]:
             para_start = line_start
         para_end = line_end
         # A line ending in ":" introduces what follows; it never runs on into it.
-        if body.rstrip(_CLOSERS).endswith(":"):
+        if body.rstrip(_CLOSERS).endswith(_COLONS):
             _split_paragraph(text, para_start, para_end, units)
             para_start = -1
     if para_start >= 0:
@@ -100,13 +114,25 @@ def _split_paragraph(text: str, start: int, end: int, units: list[Unit]) -> None
     sentence_start = start
     for match in _TERMINATOR.finditer(text, start, end):
         if _is_sentence_end(text, match, end):
-            _emit(text, sentence_start, match.end(), units, claimable=True)
+            _emit_spaced(text, sentence_start, match.end(), units)
             sentence_start = match.end()
-    _emit(text, sentence_start, end, units, claimable=True)
+    _emit_spaced(text, sentence_start, end, units)
+
+
+def _emit_spaced(text: str, start: int, end: int, units: list[Unit]) -> None:
+    """Emit a sentence, split further where Thai or Lao mark sentence ends with a space."""
+    for gap in _SPACED_SCRIPTS.finditer(text, start, end):
+        _emit(text, start, gap.start(), units, claimable=True)
+        start = gap.end()
+    _emit(text, start, end, units, claimable=True)
 
 
 def _is_sentence_end(text: str, match: re.Match[str], limit: int) -> bool:
     mark = match.group().rstrip(_CLOSERS)
+    if mark[-1:] in _HARD_STOPS:
+        # 「…。」と言った: a quoted sentence that the text runs on from is not an end.
+        quoted = match.group() != mark and match.group()[-1] in _CLOSING
+        return not (quoted and match.end() < limit and not text[match.end()].isspace())
     if "!" in mark or "?" in mark:
         return True
     following = _NEXT_WORD.match(text, match.end(), limit)
@@ -119,6 +145,10 @@ def _is_sentence_end(text: str, match: re.Match[str], limit: int) -> bool:
     if nxt[0].islower():
         return False
     prev = _word_before(text, match.start()).lower()
+    if nxt[0].isalpha() and not nxt[0].isupper():
+        # A script without case (Arabic, Hebrew, Devanagari, Hangul...): no capital to wait
+        # for, so only a title that always leads on keeps the sentence open.
+        return prev not in NEVER_FINAL_ABBREVIATIONS
     if prev in NEVER_FINAL_ABBREVIATIONS:
         return False
     if prev in ABBREVIATIONS or len(prev) == 1 or _DOTTED.fullmatch(prev):
@@ -130,7 +160,11 @@ def _is_sentence_end(text: str, match: re.Match[str], limit: int) -> bool:
 
 def _word_before(text: str, end: int) -> str:
     start = end
-    while start > 0 and (text[start - 1].isalpha() or text[start - 1] == "."):
+    while start > 0 and (
+        text[start - 1].isalpha()
+        or text[start - 1] == "."
+        or unicodedata.combining(text[start - 1])
+    ):
         start -= 1
     return text[start:end].lstrip(".")
 
@@ -144,5 +178,5 @@ def _emit(text: str, start: int, end: int, units: list[Unit], *, claimable: bool
         return
     if claimable:
         tail = text[start:end].rstrip(_CLOSERS)
-        claimable = not tail.endswith(("?", ":"))
+        claimable = not tail.endswith((*_QUESTION_MARKS, *_COLONS))
     units.append(Unit(start, end, claimable))

@@ -181,6 +181,11 @@ class SampleResult(BaseModel):
     """The sample's human label, where it has one (see `Report.calibration`)."""
     human_claims: tuple[LabelledClaim, ...] = ()
     """Claims a person gave a verdict, where the sample has them (see `Report.calibration`)."""
+    language: str | None = None
+    """The response's language as identified (ISO 639-1, `vera.text._language`); None when
+    there was no response or too little text to tell."""
+    context_language: str | None = None
+    """The contexts' language, identified the same way."""
 
 
 class MetricSummary(BaseModel):

@@ -4,6 +4,7 @@ from vera.judges.offline._claims import abstains, extract_claims, is_about_sourc
 from vera.judges.offline._features import FEATURES, SampleFacts, claim_features
 from vera.judges.offline._index import LONG_TEXT, Postings
 from vera.judges.offline._judge import OfflineJudge
+from vera.judges.offline._languages import SUPPORTED
 from vera.judges.offline._lexical_support import (
     LEXICAL_WEIGHTS,
     RULED_OUT,
@@ -13,6 +14,7 @@ from vera.judges.offline._lexical_support import (
 )
 from vera.judges.offline._model import SupportModel, load_model, shipped_path
 from vera.judges.offline._passages import GAP, LONG, evidence_for, passages
+from vera.judges.offline._sample_language import UnsupportedLanguageError
 from vera.judges.offline._segment import split_units
 from vera.judges.offline._tokens import analyse, analyse_text, stem
 from vera.judges.offline._verify import CLOSEST, Settings, verify
@@ -25,12 +27,14 @@ __all__ = [
     "LONG",
     "LONG_TEXT",
     "RULED_OUT",
+    "SUPPORTED",
     "LexicalWeights",
     "OfflineJudge",
     "Postings",
     "SampleFacts",
     "Settings",
     "SupportModel",
+    "UnsupportedLanguageError",
     "abstains",
     "analyse",
     "analyse_text",

@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vera._sample_limits import check_deadline
+from vera.judges.offline._languages import current_lexicon
 from vera.judges.offline._structured import structured_facts
 from vera.judges.offline._tokens import Facts, Number, analyse, stem
 from vera.text._segment import split_units
@@ -46,16 +47,22 @@ Window = tuple[int, int, int]
 def by_length(build: Callable[[str], _T]) -> Callable[[str], _T]:
     """`build`, cached by text: many short texts (datasets share passages across samples),
     and a few long ones, each built once even when concurrent samples share it."""
-    short = lru_cache(maxsize=2048)(build)
-    long = lru_cache(maxsize=2)(build)
+
+    def in_language(text: str, code: str) -> _T:
+        # The language is part of the key: the same text reads differently in another one.
+        return build(text)
+
+    short = lru_cache(maxsize=2048)(in_language)
+    long = lru_cache(maxsize=2)(in_language)
 
     def cached(text: str) -> _T:
+        code = current_lexicon().code
         if len(text) <= LONG_TEXT:
-            return short(text)
+            return short(text, code)
         # One lock for every long build: a second sample waits for the first's index instead
         # of building its own copy, and the GIL would interleave two builds anyway.
         with _LONG_BUILD:
-            return long(text)
+            return long(text, code)
 
     return cached
 

@@ -12,9 +12,11 @@ from vera.judges._base import BaseJudge, JudgeDescription
 from vera.judges.offline._claims import extract_claims
 from vera.judges.offline._features import SampleFacts, claim_features
 from vera.judges.offline._index import LONG_TEXT
+from vera.judges.offline._languages import SUPPORTED, reading
 from vera.judges.offline._lexical_support import RULED_OUT, lexical_support, with_probability
 from vera.judges.offline._model import SupportModel, load_model
 from vera.judges.offline._relevance import rate_relevance
+from vera.judges.offline._sample_language import response_lexicon, sample_lexicon
 from vera.judges.offline._verify import Settings, verify
 from vera.types import Claim, ClaimVerdict, RelevanceVerdict, Verdict
 
@@ -70,10 +72,14 @@ class OfflineJudge(BaseJudge):
             the model.
         model_path: Another `support_model.json` (as `training/verifier/train_features.py`
             writes it) to use instead of the shipped one, learned or not.
+        language: Read every sample in this language (an ISO 639-1 code of `SUPPORTED`)
+            instead of identifying each one's. By default a sample is read in its response's
+            language; one outside `SUPPORTED`, or whose contexts are in another language, is
+            refused with `UnsupportedLanguageError` (docs/languages.md).
 
     Raises:
         ValueError: if a threshold is outside (0, 1], `partial_support` exceeds
-            `full_support`, or `window_sentences` is below 1.
+            `full_support`, `window_sentences` is below 1, or `language` is not supported.
     """
 
     def __init__(
@@ -88,6 +94,7 @@ class OfflineJudge(BaseJudge):
         min_support: float | None = None,
         partial_probability: float | None = None,
         model_path: Path | None = None,
+        language: str | None = None,
     ) -> None:
         thresholds = {
             "full_support": full_support,
@@ -104,6 +111,7 @@ class OfflineJudge(BaseJudge):
             )
         if window_sentences < 1:
             raise ValueError(f"window_sentences must be at least 1, got {window_sentences}")
+        self.language = _checked_language(language)
         self.settings = Settings(
             full_support=full_support,
             partial_support=partial_support,
@@ -156,7 +164,16 @@ class OfflineJudge(BaseJudge):
 
     async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
         """Split `response` into claims "c1", "c2", ... with exact spans; `query` is unused."""
-        return await _off_loop_if_long(len(response), extract_claims, response)
+        return await _off_loop_if_long(len(response), self._extract, response)
+
+    def _extract(self, response: str) -> list[Claim]:
+        # A language the judge cannot read is still split into claims (by sentence, which
+        # every script has); `verify_claims` then refuses them.
+        lexicon = response_lexicon(response, self.language)
+        if lexicon is None:
+            return extract_claims(response)
+        with reading(lexicon):
+            return extract_claims(response)
 
     async def verify_claims(
         self, claims: Sequence[Claim], contexts: Sequence[str]
@@ -166,6 +183,14 @@ class OfflineJudge(BaseJudge):
         return await _off_loop_if_long(chars, self._verify, claims, contexts)
 
     def _verify(self, claims: Sequence[Claim], contexts: Sequence[str]) -> list[ClaimVerdict]:
+        if not claims:
+            return []
+        with reading(sample_lexicon(claims, contexts, self.language)):
+            return self._verify_in_language(claims, contexts)
+
+    def _verify_in_language(
+        self, claims: Sequence[Claim], contexts: Sequence[str]
+    ) -> list[ClaimVerdict]:
         lexical = verify(claims, contexts, self.settings)
         if not claims:
             return lexical
@@ -207,6 +232,15 @@ class OfflineJudge(BaseJudge):
         """How relevant each text is to `query`, by the query words it mentions."""
         chars = len(query) + sum(map(len, texts))
         return await _off_loop_if_long(chars, rate_relevance, query, texts)
+
+
+def _checked_language(language: str | None) -> str | None:
+    if language is not None and language not in SUPPORTED:
+        raise ValueError(
+            f"the offline judge does not read language {language!r}; it reads "
+            f"{', '.join(SUPPORTED)} (docs/languages.md)"
+        )
+    return language
 
 
 async def _off_loop_if_long(

@@ -10,19 +10,17 @@ import re
 from dataclasses import dataclass, field
 
 from vera._sample_limits import check_deadline
+from vera.judges.offline._cjk import cjk_tokens
+from vera.judges.offline._languages import ENGLISH, Lexicon, current_lexicon
 from vera.judges.offline._lexicon import (
     CURRENCY_WORDS,
-    EXCLUSIVE,
-    LIGHT_WORDS,
     MONTHS,
-    NEGATIONS,
-    NUMBER_WORDS,
     NUMBER_WORDS_NEEDING_UNIT,
     PERCENT_WORDS,
     SCALE_WORDS,
-    STOPWORDS,
     UNIT_WORDS,
 )
+from vera.text._numbers import canonical_numbers
 
 __all__ = [
     "Facts",
@@ -162,7 +160,7 @@ def _undouble(w: str) -> str:
 
 
 def analyse(text: str) -> Facts:
-    """Tokenise `text` into the facts the judge compares.
+    """Tokenise `text` into the facts the judge compares, with the lexicon being read.
 
     - `content`: stems of words that are neither stopwords nor light words, plus each number's
       canonical value ("1,000" and "one thousand" both give "1000").
@@ -171,8 +169,8 @@ def analyse(text: str) -> Facts:
     - `names`: runs of capitalised words other than the opening word.
     - `negations`: negating words with the content key each one negates, in order.
     """
-    text = mask_citations(text)
-    tokens = _tokens(text)
+    lex = current_lexicon()
+    text, tokens = _read_tokens(text, lex)
     content: set[str] = set()
     numbers: list[Number] = []
     words: set[str] = set()
@@ -190,37 +188,74 @@ def analyse(text: str) -> Facts:
             i += 1
             continue
         low = raw.lower().replace("\u2019", "'") if kind == "word" else raw
-        if kind == "num" or (low in NUMBER_WORDS and _counts_as_number(low, tokens, i)):
-            number, i = _read_number(text, tokens, i)
+        if kind == "num" or (low in lex.number_words and _counts_as_number(low, tokens, i)):
+            number, i = _read_number(text, tokens, i, lex)
             numbers.append(number)
             content.add(number.key)
             _settle(pending, number.key, negations, affirmed)
             continue
         i += 1
-        if low in NEGATIONS or low.endswith("n't"):
+        if low in lex.negations or low.endswith("n't"):
             pending.append(low)
-        if low in EXCLUSIVE:
+        if low in lex.exclusive:
             cues.append(len(order))
-        base = _base(low)
+        base = _elided(low) if lex.elisions else _base(low)
         words.add(base)
-        if len(base) < 2 or base in STOPWORDS or base in LIGHT_WORDS or low in STOPWORDS:
+        if _says_nothing(base, low, lex):
             continue
         key = stem(base)
         content.add(key)
         order.append(key)
         surfaces.setdefault(key, raw)
         _settle(pending, key, negations, affirmed)
-    negations.extend(Negation(cue, "") for cue in pending)
+    _close_negations(pending, order, negations, affirmed, lex)
     return Facts(
         content=frozenset(content),
         numbers=tuple(numbers),
         words=frozenset(words),
-        names=_names(text, tokens, first_word),
+        names=_names(text, tokens, first_word, lex.stopwords) if lex.names else (),
         negations=tuple(negations),
         surfaces=surfaces,
         affirmed=frozenset(affirmed),
         exclusive=frozenset(key for cue in cues for key in order[max(0, cue - 2) : cue + 1]),
     )
+
+
+def _says_nothing(base: str, low: str, lex: Lexicon) -> bool:
+    """Whether a word is too short, a stopword or a light word to count as content."""
+    stopwords = lex.stopwords
+    return (
+        len(base) < lex.shortest
+        or base in stopwords
+        or base in lex.light_words
+        or (low in stopwords)
+    )
+
+
+def _read_tokens(text: str, lex: Lexicon) -> tuple[str, list[_Token]]:
+    """`text` as the tokeniser reads it (citations masked; outside English, numbers in one
+    form), and its tokens: CJK as character bigrams (cjk.py)."""
+    text = mask_citations(text)
+    if lex is ENGLISH:
+        return text, _tokens(text)
+    text = canonical_numbers(text, lex.code)
+    return text, cjk_tokens(text, lex) if lex.cjk else _tokens(text)
+
+
+def _close_negations(
+    pending: list[str],
+    order: list[str],
+    negations: list[Negation],
+    affirmed: set[str],
+    lex: Lexicon,
+) -> None:
+    """Scope the negation cues no word followed: none in English; elsewhere the word before
+    ("Wir erstatten die Kosten nicht", "返品できません": the negation ends its sentence)."""
+    if pending and order and lex is not ENGLISH:
+        affirmed.discard(order[-1])
+        negations.extend(Negation(cue, order[-1]) for cue in pending)
+    else:
+        negations.extend(Negation(cue, "") for cue in pending)
 
 
 def _tokens(text: str) -> list[_Token]:
@@ -313,6 +348,12 @@ def _base(low: str) -> str:
     return low.replace("'", "")
 
 
+def _elided(low: str) -> str:
+    """A French or Italian word without its elided article: "l'article" reads "article"."""
+    cut = low.find("'")
+    return low[cut + 1 :] if 0 < cut <= 4 else _base(low)
+
+
 def _word_at(tokens: list[_Token], i: int) -> str:
     if i < len(tokens) and tokens[i][0] == "word":
         return tokens[i][1].lower()
@@ -325,18 +366,13 @@ def _counts_as_number(low: str, tokens: list[_Token], i: int) -> bool:
     return _word_at(tokens, i + 1) in UNIT_WORDS
 
 
-def _read_number(text: str, tokens: list[_Token], i: int) -> tuple[Number, int]:
+def _read_number(text: str, tokens: list[_Token], i: int, lex: Lexicon) -> tuple[Number, int]:
     """Read the quantity starting at token `i`; return it and the index after what it used."""
     kind, raw, start, end = tokens[i]
     first = i
     literal: str | None = None
     if kind == "word":
-        value = float(NUMBER_WORDS[raw.lower()])
-        follower = _word_at(tokens, i + 1)
-        if raw.lower() in _TENS and follower in NUMBER_WORDS and NUMBER_WORDS[follower] < 10:
-            value += NUMBER_WORDS[follower]
-            end = tokens[i + 1][3]
-            i += 1
+        value, end, i = _number_word(tokens, i, lex.number_words)
     elif _THOUSANDS.fullmatch(raw):
         value = float(raw.replace(",", ""))
     elif "," in raw or raw.count(".") > 1:
@@ -376,7 +412,7 @@ def _read_number(text: str, tokens: list[_Token], i: int) -> tuple[Number, int]:
     elif unit is None:
         # A bare 1000-2100 is a calendar year unless a unit noun follows ("2000 employees").
         is_year = is_bare_integer and len(raw) == 4 and 1000 <= value <= 2100
-        unit, unit_end = _unit_after(tokens, i, end, any_word=not is_year)
+        unit, unit_end = _unit_after(tokens, i, end, lex, any_word=not is_year)
         if unit is None:
             if first > 0 and _word_at(tokens, first - 1) in MONTHS:
                 unit = "@date"
@@ -387,15 +423,26 @@ def _read_number(text: str, tokens: list[_Token], i: int) -> tuple[Number, int]:
     return Number(key=key, unit=unit, surface=text[start:unit_end]), i
 
 
+def _number_word(tokens: list[_Token], i: int, words: dict[str, int]) -> tuple[float, int, int]:
+    """The value of the number word at `i` ("twenty five" is 25), where it ends, and the index
+    of its last token."""
+    raw, end = tokens[i][1].lower(), tokens[i][3]
+    value = float(words[raw])
+    follower = _word_at(tokens, i + 1)
+    if raw in _TENS and follower in words and words[follower] < 10:
+        return value + words[follower], tokens[i + 1][3], i + 1
+    return value, end, i
+
+
 def _unit_after(
-    tokens: list[_Token], i: int, end: int, *, any_word: bool
+    tokens: list[_Token], i: int, end: int, lex: Lexicon, *, any_word: bool
 ) -> tuple[str | None, int]:
     for j in (i, i + 1):
         word = _word_at(tokens, j)
         if word in UNIT_WORDS:
             return stem(word), tokens[j][3]
     word = _word_at(tokens, i)
-    if any_word and word and word not in STOPWORDS and word not in NUMBER_WORDS:
+    if any_word and word and word not in lex.stopwords and word not in lex.number_words:
         return stem(_base(word)), tokens[i][3]
     return None, end
 
@@ -406,7 +453,9 @@ def _canonical(value: float) -> str:
     return repr(round(value, 9))
 
 
-def _names(text: str, tokens: list[_Token], first_word: int) -> tuple[Name, ...]:
+def _names(
+    text: str, tokens: list[_Token], first_word: int, stopwords: frozenset[str]
+) -> tuple[Name, ...]:
     names: list[Name] = []
     run: list[int] = []
     for i, token in enumerate(tokens):
@@ -414,24 +463,29 @@ def _names(text: str, tokens: list[_Token], first_word: int) -> tuple[Name, ...]
         if is_cap and run and _NAME_GAP.fullmatch(text, tokens[run[-1]][3], token[2]):
             run.append(i)
             continue
-        _close_run(text, tokens, run, first_word, names)
+        _close_run(text, tokens, run, first_word, names, stopwords)
         run = [i] if is_cap else []
-    _close_run(text, tokens, run, first_word, names)
+    _close_run(text, tokens, run, first_word, names, stopwords)
     return tuple(names)
 
 
 def _close_run(
-    text: str, tokens: list[_Token], run: list[int], first_word: int, names: list[Name]
+    text: str,
+    tokens: list[_Token],
+    run: list[int],
+    first_word: int,
+    names: list[Name],
+    stopwords: frozenset[str],
 ) -> None:
     if run and run[0] == first_word:
         # A capital on the opening word is grammar, not a name; "New York is" keeps "York".
         run = run[1:]
-        while run and tokens[run[0]][1].lower() in STOPWORDS:
+        while run and tokens[run[0]][1].lower() in stopwords:
             run = run[1:]
     if not run:
         return
     lows = [_base(tokens[i][1].lower().replace("\u2019", "'")) for i in run]
-    if all(w in STOPWORDS for w in lows):
+    if all(w in stopwords for w in lows):
         return
     surface = text[tokens[run[0]][2] : tokens[run[-1]][3]]
     names.append(Name(surface=surface, words=frozenset(lows)))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from vera._sample_limits import check_deadline
 from vera.judges.offline._index import context_index
-from vera.judges.offline._lexicon import ANTONYM_PAIRS
+from vera.judges.offline._languages import current_lexicon, lexicons
 from vera.judges.offline._quantities import agreeing_keys
 from vera.judges.offline._tokens import Facts, analyse, merge, stem
 from vera.types import Claim, ClaimVerdict, Verdict
@@ -73,16 +73,21 @@ class _Match:
     hits: int
 
 
-def _antonym_table() -> dict[str, frozenset[str]]:
+def _antonym_table(pairs: tuple[tuple[str, str], ...]) -> dict[str, frozenset[str]]:
     table: dict[str, set[str]] = {}
-    for left, right in ANTONYM_PAIRS:
+    for left, right in pairs:
         a, b = stem(left), stem(right)
         table.setdefault(a, set()).add(b)
         table.setdefault(b, set()).add(a)
     return {word: frozenset(opposites) for word, opposites in table.items()}
 
 
-_ANTONYMS = _antonym_table()
+# Each language's antonyms, by lexicon code; English's is ANTONYM_PAIRS.
+_ANTONYM_TABLES = {lex.code: _antonym_table(lex.antonym_pairs) for lex in lexicons()}
+
+
+def _antonyms() -> dict[str, frozenset[str]]:
+    return _ANTONYM_TABLES[current_lexicon().code]
 
 
 class _Contexts:
@@ -290,8 +295,9 @@ def _flip(facts: Facts, window: _Window, settings: Settings) -> str | None:
         else:
             reasons.append(f'context is negated ("{context_negated[0].cue}"); claim is not')
     # `surfaces` keeps text order, so the reason names the same word on every run.
+    antonyms = _antonyms()
     for word in facts.surfaces:
-        opposites = _ANTONYMS.get(word)
+        opposites = antonyms.get(word)
         if not opposites or word in anchor.content or total < 2:
             continue
         # A claim that holds both words ("excludes …, including …") is not a swap.
@@ -344,7 +350,7 @@ def _beyond_only(facts: Facts, window: _Window, settings: Settings) -> str | Non
 
 def _states(word: str, content: frozenset[str]) -> bool:
     """Whether `content` states `word` or its antonym."""
-    return bool(word) and (word in content or bool(_ANTONYMS.get(word, frozenset()) & content))
+    return bool(word) and (word in content or bool(_antonyms().get(word, frozenset()) & content))
 
 
 def _missing(facts: Facts, window: Facts, restated: frozenset[str]) -> list[str]:

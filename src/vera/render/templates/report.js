@@ -44,9 +44,15 @@
   }
 
   // Small DOM helpers: text only, never markup.
+  // Text the RAG system or its user wrote, in any script: its own first strong character sets
+  // its direction (right to left for Arabic or Hebrew), whatever the page's.
+  const USER_TEXT = /(^| )(response|query-text|claim-text|evidence|context)( |$)/;
   function el(tag, className, text) {
     const node = document.createElement(tag);
-    if (className) { node.className = className; }
+    if (className) {
+      node.className = className;
+      if (USER_TEXT.test(className)) { node.dir = "auto"; }
+    }
     if (text !== undefined && text !== null) { node.textContent = String(text); }
     return node;
   }
@@ -227,11 +233,17 @@
       put(node, put(el("p", "outcome-why " + outcome[1]), el("strong", null, outcome[2] + ":"),
         " " + detail.o));
     }
-    if (detail.q) { put(node, put(el("p", "query"), el("span", "muted", "Query:"), " " + detail.q)); }
+    if (detail.q) {
+      put(node, put(el("p", "query"), el("span", "muted", "Query:"), " ", el("span", "query-text", detail.q)));
+    }
     const claims = detail.c.map(function (claim, i) {
       return {claim: claim, number: i + 1, anchor: "s" + rank + "-c" + (i + 1),
         verdict: data.verdicts[claim.v]};
     });
+    if (detail.lg) {
+      put(node, el("p", "small muted language", "Language: " + (detail.lg[0] || "unknown") +
+        (detail.lg[1] && detail.lg[1] !== detail.lg[0] ? " · contexts: " + detail.lg[1] : "")));
+    }
     if (detail.t) {
       put(node, el("h3", null, "Response"), response(detail, claims));
     } else if (detail.t === null && status !== "error") {
@@ -261,6 +273,8 @@
 
   function response(detail, claims) {
     const node = el("p", "response");
+    // The language picks the glyphs where scripts share code points (Japanese and Chinese Han).
+    if (detail.lg && detail.lg[0]) { node.lang = detail.lg[0]; }
     const placed = claims.filter(function (c) { return c.claim.s; })
       .sort(function (a, b) { return a.claim.s[0] - b.claim.s[0]; });
     let position = 0;
