@@ -391,6 +391,26 @@ _MaxCostFlag = Annotated[
     float | None,
     typer.Option("--max-cost", min=0.0, help="US dollars; stop starting judge calls after."),
 ]
+_BatchFlag = Annotated[
+    bool | None,
+    typer.Option(
+        "--batch/--no-batch",
+        help="Send judge and generator calls through the provider's batch API (openai, "
+        "anthropic): half the price, replies within hours; --resume picks up pending batches.",
+    ),
+]
+_BatchRetryFlag = Annotated[
+    str | None,
+    typer.Option(
+        "--batch-retry",
+        help="With --batch: send what a batch left unanswered in a later batch (batch, the "
+        "default) or directly (direct).",
+    ),
+]
+_BatchPollFlag = Annotated[
+    float | None,
+    typer.Option("--batch-poll", min=0.001, help="With --batch: seconds between polls (30)."),
+]
 _MaxErrorsFlag = Annotated[
     str | None,
     typer.Option(
@@ -523,6 +543,9 @@ _EVAL_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
     ("no_cache", _NoCacheFlag, False),
     ("cache_path", _CachePathFlag, None),
     ("max_cost", _MaxCostFlag, None),
+    ("batch", _BatchFlag, None),
+    ("batch_retry", _BatchRetryFlag, None),
+    ("batch_poll", _BatchPollFlag, None),
     ("max_errors", _MaxErrorsFlag, None),
     ("skip_invalid", _SkipInvalidFlag, False),
     ("format", _FormatFlag, None),
@@ -580,6 +603,9 @@ EXIT_INTERRUPTED = 130
 
 class _Progress(RunProgress, RunObserver):
     """`RunProgress` as the observer `run_plan` takes."""
+
+    def batch_changed(self, line: str) -> None:
+        err.print(line, highlight=False, markup=False)
 
 
 def _run(plan: RunPlan, resume_id: str | None) -> RunResult:
@@ -722,6 +748,9 @@ _SETTING_FLAGS = {
     "offline_min_support": "offline_min_support",
     "cache_path": "cache_path",
     "max_cost": "max_cost",
+    "batch": "batch",
+    "batch_retry": "batch_retry",
+    "batch_poll": "batch_poll",
     "max_errors": "max_errors",
     "concurrency": "concurrency",
     "history_path": "history_path",

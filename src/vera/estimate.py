@@ -25,6 +25,7 @@ from vera.judges.offline.claims import extract_claims as split_claims
 from vera.metrics.base import Need
 from vera.pipelines.core import DryRunnable, Pipeline, RagState
 from vera.plan import RunPlan
+from vera.providers._batch import BatchPriceTable
 from vera.providers.base import Usage
 from vera.providers.cost import PriceTable
 from vera.run import Bindings, Components, build_components
@@ -148,6 +149,8 @@ def estimate_plan(
         generator += generated
         judge += judged
     table = prices or PriceTable()
+    if plan.settings.batch:
+        table = BatchPriceTable(table)  # both providers bill a batched call at half price
     costs = [
         estimated_cost(generator, plan.generator.spec, table),
         estimated_cost(judge, judge.model, table),

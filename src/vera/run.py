@@ -26,6 +26,7 @@ from vera.experiment import resolve_pipeline
 from vera.fingerprint import run_fingerprint
 from vera.gates import gate_failures, regression_failures
 from vera.history import (
+    HistoryBatchJournal,
     DEFAULT_HISTORY_PATH,
     RunStore,
     open_history,
@@ -40,6 +41,7 @@ from vera.pipelines import laws
 from vera.pipelines.core import Pipeline
 from vera.pipelines.documents import load_documents
 from vera.pipelines.verification import Verify
+from vera.providers._batch import batch_journal
 from vera.plan import QUICK_SAMPLES, RunPlan, named_again
 from vera.report import Report, RunStop, SampleResult
 from vera.runner import run_pass
@@ -103,6 +105,9 @@ class RunObserver:
 
     def pass_finished(self) -> None:
         """The current pass is over."""
+
+    def batch_changed(self, line: str) -> None:
+        """A provider batch of a `--batch` run was submitted or changed state."""
 
 
 EXIT_OK = 0
@@ -420,7 +425,7 @@ async def _pass(
             parts.samples(plan.quick, rows),
             parts.metrics,
             parts.judge,
-            concurrency=plan.settings.concurrency,
+            concurrency=_concurrency(plan),
             dataset_name=parts.data.name,
             progress=observer.sample_finished,
             record=record,
@@ -457,6 +462,15 @@ async def _extras(
     return report.model_copy(update=updates) if updates else report
 
 
+def _concurrency(plan: RunPlan) -> int:
+    """Samples in flight: with `batch`, enough for a whole batch, so that each wave of
+    requests (claims, then verdicts) goes in one batch rather than in many small ones."""
+    settings = plan.settings
+    if settings.batch:
+        return max(settings.concurrency, settings.batch_size)
+    return settings.concurrency
+
+
 def _open_store(plan: RunPlan, resume: str | None) -> RunStore | None:
     settings = plan.settings
     if resume is None and not settings.history:
@@ -489,16 +503,17 @@ async def arun_plan(
         if run_id is not None:
             observer.run_started(run_id)
         recorder = _Recorder(store, run_id)
-        report = await _pass(
-            plan,
-            parts,
-            parts.system,
-            observer,
-            record=recorder,
-            done=done,
-            keep=_keeps_samples(plan, parts, bindings, store),
-        )
-        report = await _extras(plan, parts, report, observer)
+        with batch_journal(HistoryBatchJournal(store, run_id, observer.batch_changed)):
+            report = await _pass(
+                plan,
+                parts,
+                parts.system,
+                observer,
+                record=recorder,
+                done=done,
+                keep=_keeps_samples(plan, parts, bindings, store),
+            )
+            report = await _extras(plan, parts, report, observer)
         report = report.model_copy(update={"fingerprint": fingerprint, "regression": baseline})
         failures = _gates(plan, report, store)
         report = _record_end(recorder, report)
