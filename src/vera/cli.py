@@ -50,6 +50,7 @@ from vera.plan import (
     build_plan,
     resume_command,
 )
+from vera.providers._batch import describe_batches
 from vera.report import Report
 from vera.reports.calibration import calibration_lines
 from vera.reports.console import (
@@ -812,6 +813,8 @@ def _print_estimate(estimate: RunEstimate) -> None:
         cost = "unknown (no price for this model)"
     else:
         cost = f"${estimate.cost_usd:.4f}"
+    if estimate.batch and estimate.cost_usd is not None:
+        cost += " at batch prices (half)"
     out.print(
         f"Dry run · judge {estimate.judge} · {estimate.samples} samples · "
         f"{estimate.calls} calls · about {estimate.prompt_tokens} prompt and "
@@ -914,6 +917,8 @@ def runs_show(
                 markup=False,
                 highlight=False,
             )
+        for line in describe_batches(store.batches(record.id)):
+            out.print(line, markup=False, highlight=False)
     except VeraError as exc:
         _fail(exc)
     if plan:

@@ -60,6 +60,8 @@ class RunEstimate(BaseModel):
     cost_usd: float | None
     """None when the price of a model that would be called is unknown."""
     passes: tuple[PassEstimate, ...] = ()
+    batch: bool = False
+    """Priced at batch prices (`batch = true`): half the interactive ones."""
 
 
 def _dry_pipeline(
@@ -164,4 +166,5 @@ def estimate_plan(
         completion_tokens=total.completion_tokens,
         cost_usd=None if None in costs else sum(c for c in costs if c is not None),
         passes=tuple(passes),
+        batch=plan.settings.batch,
     )

@@ -26,8 +26,8 @@ from vera.experiment import resolve_pipeline
 from vera.fingerprint import run_fingerprint
 from vera.gates import gate_failures, regression_failures
 from vera.history import (
-    HistoryBatchJournal,
     DEFAULT_HISTORY_PATH,
+    HistoryBatchJournal,
     RunStore,
     open_history,
     regression_baseline,
@@ -41,8 +41,8 @@ from vera.pipelines import laws
 from vera.pipelines.core import Pipeline
 from vera.pipelines.documents import load_documents
 from vera.pipelines.verification import Verify
-from vera.providers._batch import batch_journal
 from vera.plan import QUICK_SAMPLES, RunPlan, named_again
+from vera.providers._batch import batch_journal
 from vera.report import Report, RunStop, SampleResult
 from vera.runner import run_pass
 from vera.sample_limits import SampleLimits

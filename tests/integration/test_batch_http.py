@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 from tests.support.loopback import LoopbackServer, Reply, error, ok_anthropic_tool, ok_openai
 
+from vera.api import plan_evaluation
 from vera.errors import ConfigError
+from vera.estimate import estimate_plan
 from vera.history import HistoryBatchJournal, RunStore
 from vera.judges.options import JudgeOptions
 from vera.judges.registry import create_managed_model
@@ -215,3 +217,17 @@ def test_a_batched_call_is_charged_half(loopback: LoopbackServer) -> None:
     model = create_managed_model("openai:gpt-4o-mini", options, base_url=loopback.openai_url)
     asyncio.run(model.complete(request("x")))
     assert model.ledger.total.cost == pytest.approx(0.15 / 2)
+
+
+def test_the_dry_run_prices_a_batched_run_at_half(loopback: LoopbackServer) -> None:
+    samples = [{"id": "a", "query": "q", "response": "It is 5. It is red.", "contexts": ["c"]}]
+    costs = []
+    for batch in (False, True):
+        plan, bindings = plan_evaluation(
+            samples, judge="openai:gpt-4o-mini", judge_base_url=loopback.openai_url, batch=batch
+        )
+        estimate = estimate_plan(plan, bindings)
+        assert estimate.batch is batch and estimate.cost_usd
+        costs.append(estimate.cost_usd)
+    assert costs[1] == pytest.approx(costs[0] / 2)
+    assert loopback.request_count == 0

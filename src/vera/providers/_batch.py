@@ -54,6 +54,7 @@ __all__ = [
     "batch_backend",
     "batch_journal",
     "check_batch_provider",
+    "describe_batches",
 ]
 
 BATCH_PROVIDERS = ("openai", "anthropic")
@@ -158,6 +159,23 @@ def batch_journal(journal: BatchJournal) -> Iterator[None]:
         yield
     finally:
         _JOURNAL.reset(token)
+
+
+def describe_batches(records: Sequence[BatchRecord]) -> list[str]:
+    """What `vera runs show` says of a run's batches: a count by state, then one line each."""
+    if not records:
+        return []
+    states: dict[str, int] = {}
+    for record in records:
+        states[record.status] = states.get(record.status, 0) + 1
+    counts = ", ".join(f"{n} {status}" for status, n in states.items())
+    lines = [f"Batches: {len(records)} ({counts})"]
+    for r in records:
+        lines.append(
+            f"  {r.batch_id} · {r.provider}:{r.model} · {r.status} · {len(r.keys)} requests · "
+            f"{r.succeeded} succeeded, {r.failed} failed"
+        )
+    return lines
 
 
 def check_batch_provider(spec: str) -> None:
