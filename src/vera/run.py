@@ -42,7 +42,7 @@ from vera.pipelines.core import Pipeline
 from vera.pipelines.documents import load_documents
 from vera.pipelines.verification import Verify
 from vera.plan import QUICK_SAMPLES, RunPlan, named_again
-from vera.providers._batch import batch_journal
+from vera.providers._batch import BATCH_PROVIDERS, batch_journal
 from vera.report import Report, RunStop, SampleResult
 from vera.runner import run_pass
 from vera.sample_limits import SampleLimits
@@ -253,6 +253,7 @@ def _judge(plan: RunPlan, bindings: Bindings) -> Judge:
 def build_components(plan: RunPlan, bindings: Bindings | None = None) -> Components:
     """Build what `plan` names; objects in `bindings` stand in for their names."""
     bindings = bindings or Bindings()
+    _check_batch(plan, bindings)
     data = _data(plan, bindings)
     metrics = list(bindings.metrics or [create_metric(m.name, **m.options) for m in plan.metrics])
     judge = _judge(plan, bindings)
@@ -260,6 +261,24 @@ def build_components(plan: RunPlan, bindings: Bindings | None = None) -> Compone
     system_spec, pipelines = _pipelines(plan, data, judge, bindings)
     system = bindings.pipeline or (pipelines.pop(system_spec) if system_spec else None)
     return Components(data, metrics, judge, system, {**pipelines, **bindings.baselines})
+
+
+def _check_batch(plan: RunPlan, bindings: Bindings) -> None:
+    """Refuse (exit 2) `batch` for a run that would make no provider call to batch: it
+    would look like a run at batch prices and be none."""
+    settings = plan.settings
+    if not settings.batch or bindings.judge is not None:
+        return
+    specs = [settings.judge, settings.cascade_judge or ""]
+    if plan.generator.uses_model:
+        specs.append(plan.generator.spec)
+    if any(spec.partition(":")[0].strip().lower() in BATCH_PROVIDERS for spec in specs):
+        return
+    raise ConfigError(
+        f"--batch (batch = true) sends provider calls in batches, and this run makes none "
+        f"(judge {settings.judge!r}): use --judge openai:MODEL or anthropic:MODEL, or drop "
+        "--batch"
+    )
 
 
 def _pipelines(

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from tests.support.loopback import LoopbackServer, Reply, error, ok_anthropic_tool, ok_openai
 
-from vera.api import plan_evaluation
+from vera.api import plan_evaluation, run_evaluation
 from vera.errors import ConfigError
 from vera.estimate import estimate_plan
 from vera.history import HistoryBatchJournal, RunStore
@@ -231,3 +231,9 @@ def test_the_dry_run_prices_a_batched_run_at_half(loopback: LoopbackServer) -> N
         costs.append(estimate.cost_usd)
     assert costs[1] == pytest.approx(costs[0] / 2)
     assert loopback.request_count == 0
+
+
+def test_batch_on_a_run_that_makes_no_provider_call_is_refused() -> None:
+    samples = [{"id": "a", "query": "q", "response": "It is 5.", "contexts": ["It is 5."]}]
+    with pytest.raises(ConfigError, match="makes none"):
+        run_evaluation(samples, judge="offline", batch=True)
