@@ -329,6 +329,15 @@ class BatchingChatModel:
 
     async def _run_batch(self, items: dict[str, _Waiting]) -> None:
         try:
+            await self._answer_batch(items)
+        finally:
+            # Answered requests leave memory: a run of any size holds only those in flight.
+            for key, waiting in items.items():
+                if self._in_flight.get(key) is waiting.future:
+                    del self._in_flight[key]
+
+    async def _answer_batch(self, items: dict[str, _Waiting]) -> None:
+        try:
             batch_id = await self.backend.submit([(k, w.request) for k, w in items.items()])
             self.submitted.append(batch_id)
             self._save(batch_id, "submitted", tuple(items))
