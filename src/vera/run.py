@@ -267,7 +267,11 @@ def _check_batch(plan: RunPlan, bindings: Bindings) -> None:
     """Refuse (exit 2) `batch` for a run that would make no provider call to batch: it
     would look like a run at batch prices and be none."""
     settings = plan.settings
-    if not settings.batch or bindings.judge is not None:
+    if not settings.batch:
+        return
+    if settings.executor != "local":
+        raise ConfigError("--batch runs on the local executor: drop --executor ray or --batch")
+    if bindings.judge is not None:
         return
     specs = [settings.judge, settings.cascade_judge or ""]
     if plan.generator.uses_model:

@@ -9,6 +9,7 @@ resumed, and no request reaches the server twice.
 from __future__ import annotations
 
 import asyncio
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -237,3 +238,31 @@ def test_batch_on_a_run_that_makes_no_provider_call_is_refused() -> None:
     samples = [{"id": "a", "query": "q", "response": "It is 5.", "contexts": ["It is 5."]}]
     with pytest.raises(ConfigError, match="makes none"):
         run_evaluation(samples, judge="offline", batch=True)
+
+
+def test_a_batch_cancelled_at_the_provider_loses_nothing(loopback: LoopbackServer) -> None:
+    loopback.batches.answer = echo
+    loopback.batches.hold = True
+    model = batching(loopback, "openai")
+
+    async def go() -> list[Any]:
+        asking = asyncio.ensure_future(ask_all(model, ["a", "b"]))
+        while not loopback.batches.created:
+            await asyncio.sleep(0.01)
+        # Someone cancels the batch in the provider's console; later batches may end.
+        loopback.batches.hold = False
+        cancel = urllib.request.Request(
+            f"{loopback.openai_url}/batches/{loopback.batches.created[0]}/cancel", method="POST"
+        )
+        await asyncio.to_thread(urllib.request.urlopen, cancel)
+        return await asyncio.wait_for(asking, 30)
+
+    assert asyncio.run(go()) == ["a", "b"]
+    assert len(loopback.batches.created) == 2
+    assert len(loopback.batches.received) == 4  # each once more, after the cancel
+
+
+def test_batch_with_the_ray_executor_is_refused_before_it_starts() -> None:
+    samples = [{"id": "a", "query": "q", "response": "It is 5.", "contexts": ["It is 5."]}]
+    with pytest.raises(ConfigError, match="local executor"):
+        run_evaluation(samples, judge="openai:gpt-4o-mini", batch=True, executor="ray")

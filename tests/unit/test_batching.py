@@ -104,3 +104,18 @@ def test_batch_prices_are_half_of_the_table_they_discount() -> None:
 def test_window_and_poll_must_be_positive() -> None:
     with pytest.raises(ValueError, match="positive"):
         BatchingChatModel(FakeChatModel(), FakeBackend(), window=0)
+
+
+def test_a_batch_is_submitted_before_its_text_passes_the_size_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("vera.providers._batch.MAX_BATCH_BYTES", 2_500)
+    backend = FakeBackend()
+    batching = model(backend)
+
+    async def go() -> None:
+        await asyncio.gather(*(batching.complete(ask(t * 1_000)) for t in "abcde"))
+
+    asyncio.run(go())
+    # About 1,200 bytes a request: two fill a batch, the fifth waits for the window.
+    assert sorted(len(items) for items in backend.batches.values()) == [1, 2, 2]

@@ -43,6 +43,7 @@ __all__ = [
     "BATCH_DISCOUNT",
     "BATCH_PROVIDERS",
     "BATCH_WAIT",
+    "MAX_BATCH_BYTES",
     "BatchBackend",
     "BatchJournal",
     "BatchPriceTable",
@@ -65,6 +66,11 @@ BATCH_DISCOUNT = 0.5
 
 BATCH_WAIT = 25 * 3600.0
 """Seconds a request may wait for its batch: the providers' 24-hour window, and some slack."""
+
+MAX_BATCH_BYTES = 100_000_000
+"""A batch is submitted before its requests' text passes this many bytes: OpenAI takes an
+input file of at most 200 MB, Anthropic a batch of at most 256 MB, and the JSON around the
+text (schemas, escapes) adds to it."""
 
 BatchRetry = Literal["batch", "direct"]
 
@@ -252,6 +258,7 @@ class BatchingChatModel:
         self.window, self.max_size, self.poll, self.retry = window, max_size, poll, retry
         self._sleep = sleep
         self._pending: dict[str, _Waiting] = {}
+        self._pending_bytes = 0
         self._in_flight: dict[str, asyncio.Future[Outcome]] = {}
         self._gatherer: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -292,9 +299,13 @@ class BatchingChatModel:
         running = self._in_flight.get(key)
         if running is not None and not running.done():
             return running  # the same request twice at once: one batch line answers both
+        size = _size(request)
+        if self._pending and self._pending_bytes + size > MAX_BATCH_BYTES:
+            self._submit_pending()  # this request would take the batch past the limit
         future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
         self._pending[key] = _Waiting(request, future)
         self._in_flight[key] = future
+        self._pending_bytes += size
         if len(self._pending) >= self.max_size:
             self._submit_pending()
         elif self._gatherer is None:
@@ -316,7 +327,8 @@ class BatchingChatModel:
 
     def _submit_pending(self) -> None:
         items, self._pending = self._pending, {}
-        if self._gatherer is not None and len(items) >= self.max_size:
+        self._pending_bytes = 0
+        if self._gatherer is not None:
             self._gatherer.cancel()
             self._gatherer = None
         self._spawn(self._run_batch(items))
@@ -435,6 +447,12 @@ class BatchingChatModel:
         journal = _JOURNAL.get()
         if journal is not None:
             journal.progress(f"{self.provider}:{self.model} {line}")
+
+
+def _size(request: ChatRequest) -> int:
+    """About the bytes `request` takes in a batch: its text, UTF-8, and its schema."""
+    text = sum(len(m.content.encode("utf-8")) for m in request.messages)
+    return text + (len(str(request.json_schema)) if request.json_schema else 0) + 200
 
 
 def _outcome(outcomes: Mapping[str, Outcome], key: str, batch_id: str) -> Outcome:
