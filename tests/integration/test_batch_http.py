@@ -266,3 +266,15 @@ def test_batch_with_the_ray_executor_is_refused_before_it_starts() -> None:
     samples = [{"id": "a", "query": "q", "response": "It is 5.", "contexts": ["It is 5."]}]
     with pytest.raises(ConfigError, match="local executor"):
         run_evaluation(samples, judge="openai:gpt-4o-mini", batch=True, executor="ray")
+
+
+@pytest.mark.parametrize("dialect", ["openai", "anthropic"])
+def test_a_failed_look_at_a_pending_batch_is_retried_not_the_batch(
+    loopback: LoopbackServer, dialect: str
+) -> None:
+    loopback.batches.answer = echo
+    loopback.batches.failing_polls = 3
+    model = batching(loopback, dialect)
+    assert asyncio.run(ask_all(model, ["a", "b"])) == ["a", "b"]
+    assert len(loopback.batches.created) == 1  # the batch was waited for, not resubmitted
+    assert len(loopback.batches.received) == 2

@@ -393,6 +393,8 @@ class BatchApis:
         self.answer: Callable[[str, str, Any], Reply] | None = None
         self.received: list[str] = []
         self.created: list[str] = []
+        self.failing_polls = 0
+        """The next this many looks at a batch are answered 503."""
         self._batches: dict[str, _Batch] = {}
         self._files: dict[str, bytes] = {}
         self._ids = itertools.count(1)
@@ -476,6 +478,9 @@ class BatchApis:
     # -- polling, results, cancel ----------------------------------------------------------
 
     def _batch_call(self, batch_id: str, rest: list[str], dialect: str) -> Reply:
+        if not rest and self.failing_polls > 0:
+            self.failing_polls -= 1
+            return error(503)
         batch = self._batches.get(batch_id)
         if batch is None or batch.dialect != dialect:
             return error(404, {"error": {"message": f"no batch {batch_id}"}})

@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from vera.errors import ConfigError
 from vera.providers.base import (
@@ -72,7 +72,12 @@ MAX_BATCH_BYTES = 100_000_000
 input file of at most 200 MB, Anthropic a batch of at most 256 MB, and the JSON around the
 text (schemas, escapes) adds to it."""
 
+POLL_ATTEMPTS = 10
+"""Looks at a submitted batch that may fail in a row (a 5xx, a dropped connection) before
+its requests fail too."""
+
 BatchRetry = Literal["batch", "direct"]
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -377,7 +382,7 @@ class BatchingChatModel:
         """Poll until the batch ends, recording each change of state; then its results."""
         last = ""
         while True:
-            state = await self.backend.status(batch_id)
+            state = await self._patiently(lambda: self.backend.status(batch_id))
             if state.status != last:
                 last = state.status
                 self._save(batch_id, state.status, keys, state)
@@ -386,8 +391,20 @@ class BatchingChatModel:
                     f"{state.total or len(keys)} done)"
                 )
             if state.ended:
-                return await self.backend.results(batch_id)
+                return await self._patiently(lambda: self.backend.results(batch_id))
             await self._sleep(self.poll)
+
+    async def _patiently(self, look: Callable[[], Awaitable[_T]]) -> _T:
+        """`look()` at a submitted batch, again after a failure that may pass: giving up on
+        a batch the provider still runs would send (and pay for) its requests twice."""
+        for attempt in range(POLL_ATTEMPTS):
+            try:
+                return await look()
+            except RetryableProviderError:
+                if attempt + 1 == POLL_ATTEMPTS:
+                    raise
+                await self._sleep(self.poll)
+        raise AssertionError("unreachable")
 
     # -- the batches of an earlier, interrupted run ------------------------------------------
 
