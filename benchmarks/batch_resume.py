@@ -8,7 +8,7 @@ in the run history and held pending at the server; the server then lets batches 
 eval --resume RUN_ID` finishes the run. The server counts every request id it received in a
 batch (a request's id is the hash of all of it), so a request sent twice shows.
 
-    .venv/bin/python benchmarks/batch_resume.py --samples 10000
+    .venv/bin/python benchmarks/batch_resume.py --samples 10000 [--provider anthropic]
 """
 
 from __future__ import annotations
@@ -64,11 +64,23 @@ def held_batch_recorded(history: Path) -> bool:
             states = [s for (s,) in db.execute("SELECT status FROM batches")]
         except sqlite3.OperationalError:
             return False
-    return "completed" in states and "in_progress" in states
+    ended = "completed" in states or "ended" in states  # OpenAI's word, Anthropic's
+    return ended and "in_progress" in states
 
 
 def vera(folder: Path, *args: str) -> list[str]:
     return [sys.executable, "-m", "vera", "eval", *args]
+
+
+JUDGES = {
+    "openai": lambda port: [
+        "--judge", "openai:gpt-4o-mini", "--judge-base-url", f"http://127.0.0.1:{port}/v1"
+    ],
+    "anthropic": lambda port: [
+        "--judge", "anthropic:claude-haiku-4-5", "--judge-base-url", f"http://127.0.0.1:{port}"
+    ],
+}  # fmt: skip
+"""The judge and its base URL on the simulated server, by provider."""
 
 
 def main() -> None:
@@ -76,6 +88,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=10_000)
     parser.add_argument("--batch-s", type=float, default=2.0, help="seconds a batch takes")
     parser.add_argument("--timeout", type=float, default=1800.0)
+    parser.add_argument("--provider", choices=("openai", "anthropic"), default="openai")
     args = parser.parse_args()
 
     folder = Path(tempfile.mkdtemp(prefix="vera-batch-"))
@@ -88,8 +101,8 @@ def main() -> None:
          "--batch-s", str(args.batch_s)],
         stdout=subprocess.DEVNULL,
     )  # fmt: skip
-    env = {**os.environ, "OPENAI_API_KEY": "sk-sim"}
-    judge = ["--judge", "openai:gpt-4o-mini", "--judge-base-url", f"http://127.0.0.1:{port}/v1"]
+    env = {**os.environ, "OPENAI_API_KEY": "sk-sim", "ANTHROPIC_API_KEY": "sk-sim"}
+    judge = JUDGES[args.provider](port)
     try:
         wait_for(lambda: _up(port), "the simulated server", 30)
         call(port, "/batches/hold-after-end", "POST")
@@ -99,7 +112,13 @@ def main() -> None:
             cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         history = folder / ".vera" / "runs.sqlite"
-        wait_for(lambda: held_batch_recorded(history), "a pending second wave", args.timeout)
+        wait_for(
+            lambda: held_batch_recorded(history) or _ended(first),
+            "a pending second wave",
+            args.timeout,
+        )
+        if first.returncode is not None:
+            raise SystemExit(f"the first run ended by itself (exit {first.returncode})")
         first.kill()
         first.wait()
         killed_after = time.monotonic() - started
@@ -123,6 +142,7 @@ def main() -> None:
         json.dumps(
             {
                 "samples": args.samples,
+                "provider": args.provider,
                 "killed_after_s": round(killed_after, 1),
                 "samples_stored_when_killed": done_before,
                 "batches_when_killed": before["batch_states"],
@@ -141,6 +161,10 @@ def main() -> None:
     )
     if resumed.returncode != 0:
         print(resumed.stderr[-2000:], file=sys.stderr)
+
+
+def _ended(process: subprocess.Popen[bytes]) -> bool:
+    return process.poll() is not None
 
 
 def _up(port: int) -> bool:
