@@ -99,6 +99,9 @@ _MIGRATIONS: tuple[Migration, ...] = (_m1_tables, _m2_indexes, _m3_batches)
 that opens a file applies those it lacks; a reader reads an older file as it is. Add a step at
 the end; never change or remove one that has shipped."""
 
+_BATCHES_VERSION = _MIGRATIONS.index(_m3_batches) + 1
+"""The first layout with the `batches` table; a reader of an older file finds no batches."""
+
 HISTORY_SCHEMA_VERSION = len(_MIGRATIONS)
 """The history layout this VERA writes, in the file's `PRAGMA user_version`."""
 
@@ -296,7 +299,7 @@ class RunStore:
 
     def batches(self, run_id: str) -> list[BatchRecord]:
         """The provider batches of a run, oldest first (none in a file from before them)."""
-        if self._file.version < 3:
+        if self._file.version < _BATCHES_VERSION:
             return []
         rows = self._file.execute(
             "SELECT batch_id, provider, model, status, succeeded, failed, keys, created "

@@ -9,7 +9,9 @@ resumed, and no request reaches the server twice.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import urllib.request
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -278,3 +280,14 @@ def test_a_failed_look_at_a_pending_batch_is_retried_not_the_batch(
     assert asyncio.run(ask_all(model, ["a", "b"])) == ["a", "b"]
     assert len(loopback.batches.created) == 1  # the batch was waited for, not resubmitted
     assert len(loopback.batches.received) == 2
+
+
+def test_a_history_from_before_batches_reads_as_having_none(tmp_path: Path) -> None:
+    path = tmp_path / "runs.sqlite"
+    with closing(sqlite3.connect(path)) as db:
+        db.execute("CREATE TABLE runs (id TEXT PRIMARY KEY, status TEXT NOT NULL)")
+        db.execute("PRAGMA user_version = 2")
+        db.commit()
+    reader = RunStore(path, read_only=True)
+    assert reader.batches("any") == []
+    reader.close()
