@@ -17,7 +17,9 @@ from typing import Any
 
 import pytest
 from tests.support.loopback import LoopbackServer, Reply, error, ok_anthropic_tool, ok_openai
+from tests.support.scripted import GeneratorScript
 
+import vera
 from vera.api import plan_evaluation, run_evaluation
 from vera.errors import ConfigError
 from vera.estimate import estimate_plan
@@ -291,3 +293,24 @@ def test_a_history_from_before_batches_reads_as_having_none(tmp_path: Path) -> N
     reader = RunStore(path, read_only=True)
     assert reader.batches("any") == []
     reader.close()
+
+
+def test_generator_calls_are_batched_too(loopback: LoopbackServer) -> None:
+    loopback.default = GeneratorScript(invented=None)
+    report = vera.evaluate(
+        "technical",
+        ["hallucination_rate"],
+        "offline",
+        pipeline="naive-rag",
+        generator="openai:gpt-4o-mini",
+        generator_base_url=loopback.openai_url,
+        batch=True,
+        batch_window=0.05,
+        batch_poll=0.01,
+        cache=False,
+        quick=True,
+    )
+    assert report.counts.scored == 10
+    assert len(loopback.batches.received) == 10  # one generation per sample, in one batch
+    assert len(loopback.batches.created) == 1
+    assert not [r for r in loopback.requests if r.path.endswith("/chat/completions")]
