@@ -42,7 +42,8 @@ from vera.pipelines.core import Pipeline
 from vera.pipelines.documents import load_documents
 from vera.pipelines.verification import Verify
 from vera.plan import QUICK_SAMPLES, RunPlan, named_again
-from vera.providers._batch import BATCH_PROVIDERS, batch_journal
+from vera.providers._batch import batch_journal, check_batch_provider
+from vera.providers.registry import provider_names
 from vera.report import Report, RunStop, SampleResult
 from vera.runner import run_pass
 from vera.sample_limits import SampleLimits
@@ -276,7 +277,11 @@ def _check_batch(plan: RunPlan, bindings: Bindings) -> None:
     specs = [settings.judge, settings.cascade_judge or ""]
     if plan.generator.uses_model:
         specs.append(plan.generator.spec)
-    if any(spec.partition(":")[0].strip().lower() in BATCH_PROVIDERS for spec in specs):
+    providers = set(provider_names())
+    called = [s for s in specs if s.partition(":")[0].strip().lower() in providers]
+    for spec in called:
+        check_batch_provider(spec)  # no batch API: exit 2, naming the providers that have one
+    if called:
         return
     raise ConfigError(
         f"--batch (batch = true) sends provider calls in batches, and this run makes none "
