@@ -15,6 +15,8 @@ a second on one core, so at 0 ms latency the frameworks, not the server, are mea
   `x-ratelimit-reset-requests` (until the bucket is full again, as "20ms" or "1.5s").
   `--no-ratelimit-headers` leaves them out, as servers that state no limit do.
 - GET /v1/models, GET /stats, POST or GET /reset.
+- The OpenAI Batch API and Anthropic Message Batches (`sim_batches.py`): a batch ends
+  --batch-s seconds after it was created; POST /batches/hold and /batches/release.
 
     python benchmarks/llm_judges/sim_server.py --port 8765 --latency-ms 200 --rps-limit 50
 """
@@ -32,6 +34,7 @@ from collections import Counter
 from typing import Any
 
 from replies import reply_for
+from sim_batches import BatchApis
 from tokens import make_counter
 
 count_tokens, TOKEN_RULE = make_counter()
@@ -240,8 +243,9 @@ def _forced_tool(request: dict[str, Any]) -> dict[str, Any] | None:
 class HttpServer:
     """Minimal HTTP/1.1 with keep-alive over asyncio streams; bodies need Content-Length."""
 
-    def __init__(self, sim: Simulator) -> None:
+    def __init__(self, sim: Simulator, batch_s: float = 1.0) -> None:
         self.sim = sim
+        self.batches = BatchApis(sim, batch_s)
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.sim.connections += 1
@@ -260,7 +264,9 @@ class HttpServer:
                     break
                 length = int(headers.get("content-length") or 0)
                 body = await reader.readexactly(length) if length else b""
-                status, payload, extra = await self.route(method, target.split("?")[0], body)
+                status, payload, extra = await self.route(
+                    method, target.split("?")[0], body, headers
+                )
                 await self._send(writer, status, payload, extra)
                 if headers.get("connection", "").lower() == "close":
                     break
@@ -270,13 +276,16 @@ class HttpServer:
             writer.close()
 
     async def route(
-        self, method: str, path: str, body: bytes
-    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        self, method: str, path: str, body: bytes, headers: dict[str, str] | None = None
+    ) -> tuple[int, Any, dict[str, str]]:
         path = path.rstrip("/")
         if method == "POST" and path.endswith("/chat/completions"):
             return await self.sim.chat(body)
+        batched = self.batches.route(method, path, headers or {}, body)
+        if batched is not None:
+            return batched
         if path == "/stats":
-            return 200, self.sim.stats(), {}
+            return 200, self.sim.stats() | self.batches.stats(), {}
         if path == "/reset":
             self.sim.reset()
             return 200, {"reset": True}, {}
@@ -289,10 +298,11 @@ class HttpServer:
     async def _send(
         writer: asyncio.StreamWriter,
         status: int,
-        payload: dict[str, Any],
+        payload: Any,
         extra: dict[str, str] | None = None,
     ) -> None:
-        body = json.dumps(payload).encode()
+        # Bytes are a file's content (a batch's output), sent as they are.
+        body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         head = [
             f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}",
             "Content-Type: application/json",
@@ -304,8 +314,9 @@ class HttpServer:
         await writer.drain()
 
 
-async def serve(port: int, sim: Simulator) -> None:
-    server = await asyncio.start_server(HttpServer(sim).handle, "127.0.0.1", port, backlog=1024)
+async def serve(port: int, sim: Simulator, batch_s: float = 1.0) -> None:
+    handler = HttpServer(sim, batch_s).handle
+    server = await asyncio.start_server(handler, "127.0.0.1", port, backlog=1024)
     limit = f"{sim.rps_limit:g} req/s" if sim.rps_limit else "no limit"
     if sim.rps_limit and not sim.limit_headers:
         limit += " (not stated in headers)"
@@ -331,6 +342,9 @@ def main() -> None:
     )
     parser.add_argument("--dump", help="append every request and reply to this JSONL file")
     parser.add_argument(
+        "--batch-s", type=float, default=1.0, help="seconds until a batch ends (default 1)"
+    )
+    parser.add_argument(
         "--no-ratelimit-headers",
         action="store_true",
         help="do not state the limit in x-ratelimit-* headers",
@@ -344,7 +358,7 @@ def main() -> None:
         limit_headers=not args.no_ratelimit_headers,
     )
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(args.port, sim))
+        asyncio.run(serve(args.port, sim, args.batch_s))
 
 
 if __name__ == "__main__":

@@ -123,6 +123,12 @@ class EvaluateOptions(TypedDict, total=False):
     """False is --no-cache."""
     cache_path: str | Path | None
     max_cost: float | None
+    batch: bool | None
+    """--batch: judge and generator calls through the provider's batch API."""
+    batch_retry: Literal["batch", "direct"] | None
+    batch_poll: float | None
+    batch_window: float | None
+    batch_size: int | None
     max_response_chars: int | None
     max_context_chars: int | None
     sample_timeout: float | None
@@ -157,6 +163,11 @@ _SETTING_OPTIONS = (
     "cache",
     "cache_path",
     "max_cost",
+    "batch",
+    "batch_retry",
+    "batch_poll",
+    "batch_window",
+    "batch_size",
     "max_errors",
     "max_response_chars",
     "max_context_chars",

@@ -62,6 +62,9 @@ def eval_command(**flags: Any) -> None:
 class _Progress(RunProgress, RunObserver):
     """`RunProgress` as the observer `run_plan` takes."""
 
+    def batch_changed(self, line: str) -> None:
+        err.print(line, highlight=False, markup=False)
+
 
 def _run(plan: RunPlan, resume_id: str | None) -> RunResult:
     """Run `plan` showing its progress on stderr; Ctrl-C ends it saying how to finish it."""
@@ -213,6 +216,8 @@ def _print_estimate(estimate: RunEstimate) -> None:
         cost = "unknown (no price for this model)"
     else:
         cost = f"${estimate.cost_usd:.4f}"
+    if estimate.batch and estimate.cost_usd is not None:
+        cost += " at batch prices (half)"
     out.print(
         f"Dry run · judge {estimate.judge} · {estimate.samples} samples · "
         f"{estimate.calls} calls · about {estimate.prompt_tokens} prompt and "

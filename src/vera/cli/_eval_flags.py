@@ -289,6 +289,26 @@ _MaxCostFlag = Annotated[
     float | None,
     typer.Option("--max-cost", min=0.0, help="US dollars; stop starting judge calls after."),
 ]
+_BatchFlag = Annotated[
+    bool | None,
+    typer.Option(
+        "--batch/--no-batch",
+        help="Send judge and generator calls through the provider's batch API (openai, "
+        "anthropic): half the price, replies within hours; --resume picks up pending batches.",
+    ),
+]
+_BatchRetryFlag = Annotated[
+    str | None,
+    typer.Option(
+        "--batch-retry",
+        help="With --batch: send what a batch left unanswered in a later batch (batch, the "
+        "default) or directly (direct).",
+    ),
+]
+_BatchPollFlag = Annotated[
+    float | None,
+    typer.Option("--batch-poll", min=0.001, help="With --batch: seconds between polls (30)."),
+]
 _MaxErrorsFlag = Annotated[
     str | None,
     typer.Option(
@@ -430,6 +450,9 @@ _EVAL_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
     ("no_cache", _NoCacheFlag, False),
     ("cache_path", _CachePathFlag, None),
     ("max_cost", _MaxCostFlag, None),
+    ("batch", _BatchFlag, None),
+    ("batch_retry", _BatchRetryFlag, None),
+    ("batch_poll", _BatchPollFlag, None),
     ("max_errors", _MaxErrorsFlag, None),
     ("skip_invalid", _SkipInvalidFlag, False),
     ("user_facts", _UserFactsFlag, None),
@@ -503,6 +526,9 @@ _SETTING_FLAGS = {
     "language": "language",
     "cache_path": "cache_path",
     "max_cost": "max_cost",
+    "batch": "batch",
+    "batch_retry": "batch_retry",
+    "batch_poll": "batch_poll",
     "max_errors": "max_errors",
     "concurrency": "concurrency",
     "history_path": "history_path",

@@ -11,6 +11,7 @@ from rich.markup import escape
 
 from vera.cli._app import _fail, app, err, out
 from vera.cli._labels import labels_app
+from vera.providers import describe_batches
 from vera.render import (
     Cell,
     Column,
@@ -109,6 +110,8 @@ def runs_show(
                 markup=False,
                 highlight=False,
             )
+        for line in describe_batches(store.batches(record.id)):
+            out.print(line, markup=False, highlight=False)
     except VeraError as exc:
         _fail(exc)
     if plan:

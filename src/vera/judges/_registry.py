@@ -27,6 +27,13 @@ from vera.judges._llm import LLMJudge
 from vera.judges._nli import NLIJudge
 from vera.judges._options import JudgeOptions
 from vera.judges.offline import OfflineJudge
+from vera.providers._base import ChatModel
+from vera.providers._batch import (
+    BATCH_WAIT,
+    BatchingChatModel,
+    BatchPriceTable,
+    check_batch_provider,
+)
 from vera.providers._cache import ResponseCache
 from vera.providers._cost import CostLedger
 from vera.providers._health import ProviderHealth
@@ -191,13 +198,21 @@ def _limits(
 ) -> tuple[Limiter, CostLedger, ProviderHealth]:
     shared = _SHARED_LIMITS.get()
     if shared is not None:
+        if settings.batch:
+            raise ConfigError("--batch runs on the local executor: drop --executor ray")
         limiter, shared_ledger, health = shared(spec, settings)
         return limiter, ledger or shared_ledger, health
-    limiter = Limiter(
-        concurrency=settings.provider_concurrency,
-        requests_per_minute=settings.requests_per_minute,
-        tokens_per_minute=settings.tokens_per_minute,
-    )
+    if settings.batch:
+        # A batched request waits in a slot until its batch ends; the batch API has its own
+        # queue limits, so the interactive rate limits do not apply.
+        limiter = Limiter(concurrency=settings.batch_size)
+        ledger = ledger or CostLedger(BatchPriceTable(), max_cost=settings.max_cost)
+    else:
+        limiter = Limiter(
+            concurrency=settings.provider_concurrency,
+            requests_per_minute=settings.requests_per_minute,
+            tokens_per_minute=settings.tokens_per_minute,
+        )
     health = ProviderHealth(spec, settings.fail_fast)
     return limiter, ledger or CostLedger(max_cost=settings.max_cost), health
 
@@ -213,12 +228,22 @@ def create_managed_model(
     response cache and cost accounting as `settings` say; `ledger` shares one budget.
     `base_url` defaults to the judge's."""
     settings = settings or JudgeOptions()
-    model = create_chat_model(spec.strip(), base_url=base_url or settings.judge_base_url)
+    if settings.batch:
+        check_batch_provider(spec)
+    model: ChatModel = create_chat_model(spec.strip(), base_url=base_url or settings.judge_base_url)
+    if settings.batch:
+        model = BatchingChatModel(
+            model,
+            window=settings.batch_window,
+            max_size=settings.batch_size,
+            poll=settings.batch_poll,
+            retry=settings.batch_retry,
+        )
     limiter, ledger, health = _limits(spec.strip(), settings, ledger)
     return ManagedChatModel(
         model,
         retry=RetryPolicy(max_attempts=settings.retries + 1),
-        timeout=settings.timeout,
+        timeout=BATCH_WAIT if settings.batch else settings.timeout,
         health=health,
         limiter=limiter,
         cache=(

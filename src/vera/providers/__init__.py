@@ -21,6 +21,15 @@ from vera.providers._base import (
     UnreadableReplyError,
     Usage,
 )
+from vera.providers._batch import (
+    BATCH_DISCOUNT,
+    BatchingChatModel,
+    BatchPriceTable,
+    BatchStatus,
+    Unanswered,
+    batch_journal,
+    describe_batches,
+)
 from vera.providers._cache import ResponseCache, cache_key
 from vera.providers._cost import BudgetExceededError, CostLedger, Price, PriceTable, merge_summaries
 from vera.providers._fake import FakeChatModel
@@ -41,11 +50,15 @@ from vera.providers._registry import PROVIDER_REGISTRY, create_chat_model, provi
 from vera.providers._retry import RetryPolicy, call_with_retries
 
 __all__ = [
+    "BATCH_DISCOUNT",
     "CHARS_PER_TOKEN",
     "PROVIDER_REGISTRY",
     "AnthropicChatModel",
     "AuthenticationError",
     "BadRequestError",
+    "BatchPriceTable",
+    "BatchStatus",
+    "BatchingChatModel",
     "BudgetExceededError",
     "ChatModel",
     "ChatRequest",
@@ -76,11 +89,14 @@ __all__ = [
     "RetryableProviderError",
     "StructuredMode",
     "TruncatedOutputError",
+    "Unanswered",
     "UnreadableReplyError",
     "Usage",
+    "batch_journal",
     "cache_key",
     "call_with_retries",
     "create_chat_model",
+    "describe_batches",
     "failure_cause",
     "is_local_url",
     "merge_summaries",

@@ -8,6 +8,7 @@ The providers' own options, defined beside them so that the code building a mana
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -42,6 +43,18 @@ class ProviderOptions(BaseModel):
     """The cache file; default `~/.cache/vera/responses.sqlite` (see `VERA_CACHE_DIR`)."""
     max_cost: float | None = Field(default=None, ge=0)
     """US dollars; no new judge call starts once this is spent."""
+    batch: bool = False
+    """Send judge and generator calls through the provider's batch API (OpenAI, Anthropic):
+    half the price, replies within hours (see docs/cost.md, "Batch APIs")."""
+    batch_retry: Literal["batch", "direct"] = "batch"
+    """With `batch`: a request its batch did not answer (expired, cancelled, failed in a way
+    that may pass) goes in a later batch, or "direct"ly through the interactive API."""
+    batch_poll: float = Field(default=30.0, gt=0)
+    """With `batch`: seconds between two looks at a pending batch."""
+    batch_window: float = Field(default=2.0, gt=0)
+    """With `batch`: a batch is submitted once no new request came for this many seconds."""
+    batch_size: int = Field(default=10_000, ge=1, le=50_000)
+    """With `batch`: the most requests in one batch, and the samples in flight at once."""
     lock_timeout: float = Field(default=DEFAULT_LOCK_TIMEOUT, gt=0)
     """Seconds a write to the history or the cache waits for another run's write, before the
     run fails with exit 2."""

@@ -32,6 +32,8 @@ from vera.metrics._registry import create_metric
 from vera.pipelines import _laws as laws
 from vera.pipelines._core import Pipeline
 from vera.plan._plan import QUICK_SAMPLES, RunPlan, named_again
+from vera.providers._batch import batch_journal, check_batch_provider
+from vera.providers._registry import provider_names
 from vera.results._builder import Report, RunStop, SampleResult
 from vera.results._comparison import baseline_comparison
 from vera.results._gates import gate_failures, regression_failures
@@ -40,6 +42,7 @@ from vera.run._fingerprint import run_fingerprint
 from vera.run._runner import run_pass
 from vera.store._history import (
     DEFAULT_HISTORY_PATH,
+    HistoryBatchJournal,
     RunStore,
     open_history,
     regression_baseline,
@@ -103,6 +106,9 @@ class RunObserver:
 
     def pass_finished(self) -> None:
         """The current pass is over."""
+
+    def batch_changed(self, line: str) -> None:
+        """A provider batch of a `--batch` run was submitted or changed state."""
 
 
 EXIT_OK = 0
@@ -249,6 +255,7 @@ def _judge(plan: RunPlan, bindings: Bindings) -> Judge:
 def build_components(plan: RunPlan, bindings: Bindings | None = None) -> Components:
     """Build what `plan` names; objects in `bindings` stand in for their names."""
     bindings = bindings or Bindings()
+    _check_batch(plan, bindings)
     data = _data(plan, bindings)
     metrics = list(bindings.metrics or [create_metric(m.name, **m.options) for m in plan.metrics])
     judge = _judge(plan, bindings)
@@ -256,6 +263,32 @@ def build_components(plan: RunPlan, bindings: Bindings | None = None) -> Compone
     system_spec, pipelines = _pipelines(plan, data, judge, bindings)
     system = bindings.pipeline or (pipelines.pop(system_spec) if system_spec else None)
     return Components(data, metrics, judge, system, {**pipelines, **bindings.baselines})
+
+
+def _check_batch(plan: RunPlan, bindings: Bindings) -> None:
+    """Refuse (exit 2) `batch` for a run that would make no provider call to batch: it
+    would look like a run at batch prices and be none."""
+    settings = plan.settings
+    if not settings.batch:
+        return
+    if settings.executor != "local":
+        raise ConfigError("--batch runs on the local executor: drop --executor ray or --batch")
+    if bindings.judge is not None:
+        return
+    specs = [settings.judge, settings.cascade_judge or ""]
+    if plan.generator.uses_model:
+        specs.append(plan.generator.spec)
+    providers = set(provider_names())
+    called = [s for s in specs if s.partition(":")[0].strip().lower() in providers]
+    for spec in called:
+        check_batch_provider(spec)  # no batch API: exit 2, naming the providers that have one
+    if called:
+        return
+    raise ConfigError(
+        f"--batch (batch = true) sends provider calls in batches, and this run makes none "
+        f"(judge {settings.judge!r}): use --judge openai:MODEL or anthropic:MODEL, or drop "
+        "--batch"
+    )
 
 
 def _pipelines(
@@ -421,7 +454,7 @@ async def _pass(
             parts.samples(plan.quick, rows),
             parts.metrics,
             parts.judge,
-            concurrency=plan.settings.concurrency,
+            concurrency=_concurrency(plan),
             dataset_name=parts.data.name,
             progress=observer.sample_finished,
             record=record,
@@ -458,6 +491,15 @@ async def _extras(
     return report.model_copy(update=updates) if updates else report
 
 
+def _concurrency(plan: RunPlan) -> int:
+    """Samples in flight: with `batch`, enough for a whole batch, so that each wave of
+    requests (claims, then verdicts) goes in one batch rather than in many small ones."""
+    settings = plan.settings
+    if settings.batch:
+        return max(settings.concurrency, settings.batch_size)
+    return settings.concurrency
+
+
 def _open_store(plan: RunPlan, resume: str | None) -> RunStore | None:
     settings = plan.settings
     if resume is None and not settings.history:
@@ -490,16 +532,17 @@ async def arun_plan(
         if run_id is not None:
             observer.run_started(run_id)
         recorder = _Recorder(store, run_id)
-        report = await _pass(
-            plan,
-            parts,
-            parts.system,
-            observer,
-            record=recorder,
-            done=done,
-            keep=_keeps_samples(plan, parts, bindings, store),
-        )
-        report = await _extras(plan, parts, report, observer)
+        with batch_journal(HistoryBatchJournal(store, run_id, observer.batch_changed)):
+            report = await _pass(
+                plan,
+                parts,
+                parts.system,
+                observer,
+                record=recorder,
+                done=done,
+                keep=_keeps_samples(plan, parts, bindings, store),
+            )
+            report = await _extras(plan, parts, report, observer)
         report = report.model_copy(update={"fingerprint": fingerprint, "regression": baseline})
         failures = _gates(plan, report, store)
         report = _record_end(recorder, report)

@@ -26,6 +26,7 @@ from vera.metrics._base import Need
 from vera.pipelines._core import DryRunnable, Pipeline, RagState
 from vera.plan._plan import RunPlan
 from vera.providers._base import Usage
+from vera.providers._batch import BatchPriceTable
 from vera.providers._cost import PriceTable
 from vera.run._engine import Bindings, Components, build_components
 from vera.types import Sample
@@ -59,6 +60,8 @@ class RunEstimate(BaseModel):
     cost_usd: float | None
     """None when the price of a model that would be called is unknown."""
     passes: tuple[PassEstimate, ...] = ()
+    batch: bool = False
+    """Priced at batch prices (`batch = true`): half the interactive ones."""
 
 
 def _dry_pipeline(
@@ -148,6 +151,8 @@ def estimate_plan(
         generator += generated
         judge += judged
     table = prices or PriceTable()
+    if plan.settings.batch:
+        table = BatchPriceTable(table)  # both providers bill a batched call at half price
     costs = [
         estimated_cost(generator, plan.generator.spec, table),
         estimated_cost(judge, judge.model, table),
@@ -161,4 +166,5 @@ def estimate_plan(
         completion_tokens=total.completion_tokens,
         cost_usd=None if None in costs else sum(c for c in costs if c is not None),
         passes=tuple(passes),
+        batch=plan.settings.batch,
     )

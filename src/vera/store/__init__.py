@@ -6,6 +6,7 @@ from vera.store._history import (
     HISTORY_SCHEMA_VERSION,
     PAGE_SIZE,
     DamagedRunError,
+    HistoryBatchJournal,
     RunStore,
 )
 
@@ -14,6 +15,7 @@ __all__ = [
     "HISTORY_SCHEMA_VERSION",
     "PAGE_SIZE",
     "DamagedRunError",
+    "HistoryBatchJournal",
     "MissingStoreError",
     "RunStore",
     "SqliteFile",

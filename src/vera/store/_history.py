@@ -7,12 +7,13 @@ whole report, so any report can be rendered again, and two runs compared, from t
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 import uuid
 import warnings
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from vera._sqlite_file import DEFAULT_LOCK_TIMEOUT, Migration, SqliteFile, Store
 from vera.datasets._nesting import loads_bounded
 from vera.plan._plan import RunPlan
 from vera.plan._settings import Settings
+from vera.providers._batch import BatchRecord
 from vera.results._builder import Report, SampleResult
 from vera.types._errors import ConfigError
 from vera.types._fingerprint import RegressionCheck, RunFingerprint
@@ -34,6 +36,7 @@ __all__ = [
     "PAGE_SIZE",
     "DamagedRun",
     "DamagedRunError",
+    "HistoryBatchJournal",
     "RunPage",
     "RunRecord",
     "RunStore",
@@ -101,10 +104,26 @@ def _m3_labels(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS labels_by_run ON labels (run_id, sample_id, id)")
 
 
-_MIGRATIONS: tuple[Migration, ...] = (_m1_tables, _m2_indexes, _m3_labels)
+def _m4_batches(db: sqlite3.Connection) -> None:
+    """Version 4: the provider batches of `--batch` runs, recorded as soon as the provider
+    accepted them, so a resumed run takes their results instead of paying for them again.
+    `keys` is the zlib-compressed JSON list of the request ids (response-cache keys)."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS batches (run_id TEXT NOT NULL REFERENCES runs(id), "
+        "batch_id TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, "
+        "status TEXT NOT NULL, succeeded INTEGER NOT NULL, failed INTEGER NOT NULL, "
+        "requests INTEGER NOT NULL, keys BLOB NOT NULL, created REAL NOT NULL, "
+        "updated REAL NOT NULL, PRIMARY KEY (run_id, batch_id))"
+    )
+
+
+_MIGRATIONS: tuple[Migration, ...] = (_m1_tables, _m2_indexes, _m3_labels, _m4_batches)
 """The history's layout, one numbered step each (see `vera._sqlite_file.Migration`): a writer
 that opens a file applies those it lacks; a reader reads an older file as it is. Add a step at
 the end; never change or remove one that has shipped."""
+
+_BATCHES_VERSION = _MIGRATIONS.index(_m4_batches) + 1
+"""The first layout with the `batches` table; a reader of an older file finds no batches."""
 
 HISTORY_SCHEMA_VERSION = len(_MIGRATIONS)
 """The history layout this VERA writes, in the file's `PRAGMA user_version`."""
@@ -292,6 +311,53 @@ class RunStore:
             "UPDATE runs SET status = 'finished', report = ? WHERE id = ?",
             (aggregates.to_json(indent=None), run_id),
         )
+
+    def save_batch(self, run_id: str, batch: BatchRecord) -> None:
+        """Record a provider batch of the run, or its new status and counts."""
+        keys = zlib.compress(json.dumps(list(batch.keys)).encode("utf-8"), 6)
+        self._file.execute(
+            "INSERT INTO batches (run_id, batch_id, provider, model, status, succeeded, failed, "
+            "requests, keys, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (run_id, batch_id) DO UPDATE SET status = excluded.status, "
+            "succeeded = excluded.succeeded, failed = excluded.failed, "
+            "updated = excluded.updated",
+            (
+                run_id,
+                batch.batch_id,
+                batch.provider,
+                batch.model,
+                batch.status,
+                batch.succeeded,
+                batch.failed,
+                len(batch.keys),
+                keys,
+                batch.created,
+                time.time(),
+            ),
+        )
+
+    def batches(self, run_id: str) -> list[BatchRecord]:
+        """The provider batches of a run, oldest first (none in a file from before them)."""
+        if self._file.version < _BATCHES_VERSION:
+            return []
+        rows = self._file.execute(
+            "SELECT batch_id, provider, model, status, succeeded, failed, keys, created "
+            "FROM batches WHERE run_id = ? ORDER BY created, batch_id",
+            (run_id,),
+        )
+        return [
+            BatchRecord(
+                batch_id=row[0],
+                provider=row[1],
+                model=row[2],
+                status=row[3],
+                succeeded=row[4],
+                failed=row[5],
+                keys=tuple(json.loads(zlib.decompress(row[6]))),
+                created=row[7],
+            )
+            for row in rows
+        ]
 
     def results(self, run_id: str) -> dict[str, SampleResult]:
         """The finished samples of a run, by sample id (what `--resume` keeps: a damaged one
@@ -586,6 +652,32 @@ def _record(row: Sequence[Any], history: Path) -> RunRecord | DamagedRun:
         )
     except ValidationError as exc:
         return DamagedRun(run_id, "row", _first_error(exc), history)
+
+
+class HistoryBatchJournal:
+    """The `BatchJournal` of one run (`vera.providers._batch`): its batches in the history
+    where the run has one, and each change of state told to `progress`."""
+
+    def __init__(
+        self,
+        store: RunStore | None,
+        run_id: str | None,
+        progress: Callable[[str], None] | None = None,
+    ) -> None:
+        self.store, self.run_id, self._progress = store, run_id, progress
+
+    def recorded(self) -> list[BatchRecord]:
+        if self.store is None or self.run_id is None:
+            return []
+        return self.store.batches(self.run_id)
+
+    def save(self, record: BatchRecord) -> None:
+        if self.store is not None and self.run_id is not None:
+            self.store.save_batch(self.run_id, record)
+
+    def progress(self, line: str) -> None:
+        if self._progress is not None:
+            self._progress(line)
 
 
 def open_history(settings: Settings) -> RunStore:

@@ -1,0 +1,121 @@
+"""Anthropic Message Batches (`/v1/messages/batches`) for `BatchingChatModel`, via the SDK.
+
+A batch carries each request's Messages API parameters under its `custom_id`; once its
+processing status is "ended", its results (JSONL behind `results_url`) say for each request
+"succeeded" with the message, "errored" with the error, or "canceled" / "expired".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+from vera.providers._anthropic import AnthropicChatModel, _messages
+from vera.providers._base import ChatRequest, ChatResponse
+from vera.providers._batch import BatchStatus, Outcome, Unanswered
+from vera.providers._http import status_error
+
+__all__ = ["AnthropicBatchBackend"]
+
+_ERROR_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "overloaded_error": 529,
+}
+"""Anthropic's error types and the HTTP status each stands for, so that a failed request of
+a batch is retried, or not, as the same failure of an interactive call is."""
+
+
+class AnthropicBatchBackend:
+    """`BatchBackend` for an `AnthropicChatModel`."""
+
+    def __init__(self, adapter: AnthropicChatModel) -> None:
+        self.adapter = adapter
+
+    def params(self, request: ChatRequest) -> dict[str, Any]:
+        """One request's parameters, as the interactive call sends them."""
+        adapter = self.adapter
+        params: dict[str, Any] = {
+            "model": adapter.model,
+            "max_tokens": request.max_tokens,
+            "messages": _messages(request),
+        }
+        system = [m.content for m in request.messages if m.role == "system"]
+        if system:
+            params["system"] = "\n\n".join(system)
+        if request.json_schema is not None:
+            tools, choice = adapter._tooling(request)
+            params["tools"], params["tool_choice"] = tools, choice
+        return params
+
+    async def submit(self, items: Sequence[tuple[str, ChatRequest]]) -> str:
+        requests = [{"custom_id": key, "params": self.params(r)} for key, r in items]
+        async with self._translated():
+            batch = await self.adapter._get_client().messages.batches.create(
+                requests=requests  # type: ignore[arg-type]
+            )
+        return batch.id
+
+    async def status(self, batch_id: str) -> BatchStatus:
+        async with self._translated():
+            batch = await self.adapter._get_client().messages.batches.retrieve(batch_id)
+        counts = batch.request_counts
+        failed = counts.errored + counts.canceled + counts.expired
+        return BatchStatus(
+            status=batch.processing_status,
+            ended=batch.processing_status == "ended",
+            succeeded=counts.succeeded,
+            failed=failed,
+            total=counts.processing + counts.succeeded + failed,
+        )
+
+    async def results(self, batch_id: str) -> dict[str, Outcome]:
+        found: dict[str, Outcome] = {}
+        async with self._translated():
+            lines = await self.adapter._get_client().messages.batches.results(batch_id)
+            async for line in lines:
+                result = line.result
+                if result.type in ("canceled", "expired"):
+                    found[line.custom_id] = Unanswered(
+                        f"the batch ended unanswered ({result.type})"
+                    )
+                else:
+                    found[line.custom_id] = result
+        return found
+
+    def succeeded(self, outcome: Outcome) -> bool:
+        return getattr(outcome, "type", None) == "succeeded"
+
+    def response(self, request: ChatRequest, outcome: Outcome) -> ChatResponse:
+        if outcome.type == "succeeded":
+            return self.adapter._response(request, outcome.message, None)
+        error = outcome.error.error
+        raise status_error(
+            provider="Anthropic",
+            status=_ERROR_STATUS.get(error.type, 500),
+            message=error.message,
+            headers={},
+            key_env=self.adapter.key_env,
+        )
+
+    @asynccontextmanager
+    async def _translated(self) -> AsyncIterator[None]:
+        """SDK failures as VERA's errors, as the interactive calls translate them."""
+        adapter, sdk = self.adapter, self.adapter._sdk
+        try:
+            yield
+        except sdk.APIStatusError as exc:
+            raise adapter._status_error(exc) from None
+        except sdk.APITimeoutError as exc:
+            raise adapter._timeout_error() from exc
+        except sdk.APIConnectionError as exc:
+            raise adapter._connection_error(exc) from exc
+        except (sdk.APIResponseValidationError, json.JSONDecodeError) as exc:
+            raise adapter._unreadable() from exc
