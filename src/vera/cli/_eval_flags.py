@@ -17,6 +17,7 @@ from vera._sample_limits import (
     DEFAULT_SAMPLE_TIMEOUT,
 )
 from vera.cli._app import _help_hint
+from vera.datasets import format_help
 from vera.plan._plan import (
     QUICK_SAMPLES,
 )
@@ -299,10 +300,7 @@ _FormatFlag = Annotated[
     str | None,
     typer.Option(
         "--format",
-        help=(
-            "Dataset format when the extension does not say: json, jsonl, csv, parquet, or "
-            "otlp (OpenTelemetry traces; found by content in .json/.jsonl files)."
-        ),
+        help=format_help(),
     ),
 ]
 _DryRunFlag = Annotated[

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vera.datasets._formats import DatasetFormat
 from vera.datasets._nesting import TooDeepError, loads_bounded
 from vera.datasets._readers import (
     RawRow,
@@ -30,7 +31,7 @@ from vera.datasets._readers import (
     unwrap_json,
 )
 
-__all__ = ["looks_like_otlp", "read_otlp_rows"]
+__all__ = ["OTLP", "looks_like_otlp", "read_otlp_rows"]
 
 SPAN_KIND = "openinference.span.kind"
 INPUT_VALUE = "input.value"
@@ -377,3 +378,11 @@ def _text(value: Any, keys: tuple[str, ...]) -> str | None:
             if found is not None:
                 return str(found)
     return value
+
+
+OTLP = DatasetFormat(
+    read_otlp_rows,
+    summary="OpenTelemetry traces; found by content in .json/.jsonl files",
+    detects=looks_like_otlp,
+    within=("json", "jsonl"),
+)
