@@ -26,7 +26,12 @@ from vera.types._errors import (
     VeraError,
 )
 from vera.types._extras import install_hint
-from vera.types._fingerprint import RegressionCheck, RunFingerprint
+from vera.types._fingerprint import (
+    MeasuredPlan,
+    RegressionCheck,
+    RunFingerprint,
+    describe_differences,
+)
 from vera.types._report import (
     ClaimRecord,
     CorrectedEstimate,
@@ -71,6 +76,7 @@ __all__ = [
     "JudgeError",
     "JudgeResponseError",
     "LatencySummary",
+    "MeasuredPlan",
     "MetricResult",
     "MetricStatus",
     "MetricSummary",
@@ -88,6 +94,7 @@ __all__ = [
     "StepRecord",
     "VeraError",
     "Verdict",
+    "describe_differences",
     "install_hint",
     "is_redacted",
     "mask_secret",
