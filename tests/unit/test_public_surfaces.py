@@ -432,6 +432,7 @@ SURFACES: dict[str, list[str]] = {
         "strip_citations",
     ],
     "vera.types": [
+        "BaselineComparison",
         "Citation",
         "CitationCheck",
         "Claim",
@@ -452,6 +453,7 @@ SURFACES: dict[str, list[str]] = {
         "JudgeResponseError",
         "LatencySummary",
         "MeasuredPlan",
+        "MetricComparison",
         "MetricResult",
         "MetricStatus",
         "MetricSummary",

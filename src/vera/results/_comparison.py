@@ -13,12 +13,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from vera.results._builder import ClaimRecord, MetricSummary, Report, SampleResult, SampleStatus
 from vera.results._outcome import SampleOutcome, sample_outcome
 from vera.stats._stats import bootstrap_ci
-from vera.types import MeasuredPlan, Verdict, describe_differences
+from vera.types import (
+    BaselineComparison,
+    MeasuredPlan,
+    MetricComparison,
+    Verdict,
+    describe_differences,
+)
 
 __all__ = [
     "ClaimChange",
@@ -37,22 +41,6 @@ __all__ = [
 ]
 
 PERMUTATIONS = 2000
-
-
-class MetricComparison(BaseModel):
-    """System minus baseline on one metric, over the samples both scored."""
-
-    model_config = ConfigDict(frozen=True)
-
-    system_mean: float | None
-    baseline_mean: float | None
-    difference: float | None
-    ci_low: float | None
-    ci_high: float | None
-    p_value: float | None
-    paired_samples: int
-    improvement: str | None
-    """Relative change of the mean, as seed 001 writes it ("+41.5%")."""
 
 
 def improvement(system: float | None, baseline: float | None) -> str | None:
@@ -140,7 +128,7 @@ def compare_reports(system: Report, baseline: Report) -> dict[str, MetricCompari
     return comparisons
 
 
-def baseline_comparison(system: Report, baselines: dict[str, Report]) -> dict[str, Any]:
+def baseline_comparison(system: Report, baselines: dict[str, Report]) -> BaselineComparison:
     """Seed 001's `baseline_comparison` block, for any number of baselines.
 
     Each baseline's metric means under its name ("naive_rag"), then
@@ -158,7 +146,7 @@ def baseline_comparison(system: Report, baselines: dict[str, Report]) -> dict[st
         significance[key] = {metric: c.model_dump() for metric, c in compared.items()}
     block["improvement_over_baseline"] = improvements
     block["significance"] = significance
-    return block
+    return BaselineComparison.model_validate(block)
 
 
 def most_changed(before: Report, after: Report, top: int = 5) -> list[str]:

@@ -7,6 +7,7 @@ read them, the runner fills a `Report` and renderers read it. VERA's exception t
 too, in `vera.types._errors` (imported as `vera.types._errors`), because `Verdict.parse` raises it.
 """
 
+from vera.types._baselines import BaselineComparison, MetricComparison
 from vera.types._claims import (
     DEFAULT_MIN_ENTAILMENT,
     Claim,
@@ -58,6 +59,7 @@ from vera.types._secrets import is_redacted, mask_secret, redact
 
 __all__ = [
     "DEFAULT_MIN_ENTAILMENT",
+    "BaselineComparison",
     "Citation",
     "CitationCheck",
     "Claim",
@@ -77,6 +79,7 @@ __all__ = [
     "JudgeResponseError",
     "LatencySummary",
     "MeasuredPlan",
+    "MetricComparison",
     "MetricResult",
     "MetricStatus",
     "MetricSummary",

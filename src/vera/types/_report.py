@@ -17,6 +17,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
+from vera.types._baselines import BaselineComparison
 from vera.types._claims import Verdict
 from vera.types._errors import ConfigError
 from vera.types._extras import install_hint
@@ -374,9 +375,10 @@ class Report(BaseModel):
     metric was meant to read would show up here."""
     stopped: RunStop | None = None
     """Set when the run stopped early; its unevaluated samples have status "skipped"."""
-    baseline_comparison: dict[str, Any] | None = None
+    baseline_comparison: BaselineComparison | None = None
     """With baselines: each baseline's metric means, the improvement over each (seed 001's
-    "+41.5%"), and a paired 95 % interval and p-value per metric (`significance`)."""
+    "+41.5%"), and a paired 95 % interval and p-value per metric (`significance`); written as
+    seed 001's flat block."""
     categorical_tests: dict[str, str] | None = None
     """With `--check-laws`: seed 001's laws on the evaluated pipeline, each PASS or FAIL."""
     calibration: Calibration | None = None
