@@ -265,6 +265,38 @@ class RecommendedThreshold(BaseModel):
     accuracy: float
 
 
+class VerdictAgreement(BaseModel):
+    """How the judge and a person gave one verdict on the same claims."""
+
+    model_config = ConfigDict(frozen=True)
+
+    human: int
+    """Claims the person gave this verdict."""
+    judge: int
+    """Claims the judge gave this verdict."""
+    both: int
+    """Claims both gave it."""
+    precision: float
+    """`both / judge` (0 where the judge never gave it)."""
+    recall: float
+    """`both / human` (0 where the person never gave it)."""
+
+
+class ClaimAgreement(BaseModel):
+    """The judge's verdicts against a person's on the same claims (`human_claims`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    claims: int
+    """Claims compared: labelled claims the judge also stated."""
+    accuracy: float
+    kappa: float
+    """Cohen's kappa over the verdicts."""
+    per_verdict: dict[str, VerdictAgreement]
+    unmatched: int
+    """Labelled claims the judge did not state."""
+
+
 class Calibration(BaseModel):
     """How the judge agrees with the samples a human labelled (`human_faithful`), and the
     run's figures corrected by them. "Positive" is unfaithful throughout."""
@@ -288,11 +320,9 @@ class Calibration(BaseModel):
     unfaithful_share: CorrectedEstimate | None = None
     mean_faithfulness: CorrectedEstimate | None = None
     recommended_threshold: RecommendedThreshold | None = None
-    claims: dict[str, Any] | None = None
+    claims: ClaimAgreement | None = None
     """Where samples carry `human_claims`: the judge's verdicts on the same claims against the
-    person's: `claims` compared, `unmatched` (labelled claims the judge did not state),
-    `accuracy`, `kappa`, and per verdict how often each side gave it, both did, precision and
-    recall."""
+    person's."""
     warnings: tuple[str, ...] = ()
     """What makes these figures unsteady: fewer than 30 labelled samples, or labels of one
     class (`vera.stats._calibration.calibration_warnings`)."""
