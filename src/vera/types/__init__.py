@@ -33,6 +33,7 @@ from vera.types._fingerprint import (
     RunFingerprint,
     describe_differences,
 )
+from vera.types._judge_details import DrawAgreement, EvidenceCount, JudgeDetails, QuoteCheck
 from vera.types._report import (
     ClaimRecord,
     CorrectedEstimate,
@@ -71,10 +72,13 @@ __all__ = [
     "CorrectedEstimate",
     "DatasetError",
     "DatasetRowError",
+    "DrawAgreement",
     "EntailmentMatrix",
     "Estimate",
+    "EvidenceCount",
     "GroupStats",
     "InvalidRow",
+    "JudgeDetails",
     "JudgeError",
     "JudgeResponseError",
     "LatencySummary",
@@ -84,6 +88,7 @@ __all__ = [
     "MetricStatus",
     "MetricSummary",
     "Need",
+    "QuoteCheck",
     "RegressionCheck",
     "Relevance",
     "RelevanceVerdict",

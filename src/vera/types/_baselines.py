@@ -73,6 +73,12 @@ class BaselineComparison(BaseModel):
             "significance": parts["significance"],
         }
 
+    def __getitem__(self, key: str) -> Any:
+        """The block's `key` as plain data (`block["significance"]`), for code written when
+        this was a dict."""
+        plain: dict[str, Any] = self.model_dump()
+        return plain[key]
+
     def comparison(self, baseline: str, metric: str) -> MetricComparison | None:
         """The stored paired comparison of `metric` against `baseline`, if there is one."""
         return self.significance.get(baseline, {}).get(metric)

@@ -22,6 +22,7 @@ from vera.types._claims import Verdict
 from vera.types._errors import ConfigError
 from vera.types._extras import install_hint
 from vera.types._fingerprint import RegressionCheck, RunFingerprint
+from vera.types._judge_details import JudgeDetails
 from vera.types._results import MetricResult
 from vera.types._samples import Context, LabelledClaim
 from vera.types._secrets import redact
@@ -381,8 +382,9 @@ class Report(BaseModel):
     judge: str
     pipeline: str | None = None
     """The pipeline that produced the responses; None when they came with the dataset."""
-    judge_details: dict[str, Any] = Field(default_factory=dict)
-    """Prompt versions, calls, tokens and cost, for judges that report them."""
+    judge_details: JudgeDetails = Field(default_factory=JudgeDetails)
+    """Prompt versions, calls, tokens and cost, for judges that report them, and the run's
+    evidence checks of the verdicts."""
     vera_version: str
     queries_evaluated: int
     metrics: dict[str, float | None]
