@@ -1,4 +1,5 @@
-"""One registry pattern for everything chosen by name: metrics, judges, providers, report formats.
+"""One registry pattern for everything chosen by name: metrics, judges, providers, report and
+dataset formats.
 
 A `Registry` maps names to factories (a metric class, a judge factory, a provider adapter class,
 a reporter object). A factory may be registered as the object itself or as a lazy
@@ -6,11 +7,11 @@ a reporter object). A factory may be registered as the object itself or as a laz
 backend is imported only by those who choose it.
 
 Installed packages add names through an entry-point group (`vera.metrics`, `vera.judges`,
-`vera.providers`, `vera.reporters`; see docs/plugins.md). Plugins are loaded when a name is not
-built in and before any listing, so `names()` always shows them. Loading follows what is
-installed now: each load enumerates the group again (about a millisecond) but imports each entry
-point only once; `reset_plugins()` forgets the imported ones, for tests that install and remove
-plugins.
+`vera.providers`, `vera.reporters`, `vera.dataset_formats`; see docs/plugins.md). Plugins are
+loaded when a name is not built in and before any listing, so `names()` always shows them.
+Loading follows what is installed now: each load enumerates the group again (about a
+millisecond) but imports each entry point only once; `reset_plugins()` forgets the imported
+ones, for tests that install and remove plugins.
 """
 
 from __future__ import annotations

@@ -34,7 +34,6 @@ from vera.baselines import build_baseline
 from vera.judges import OfflineJudge
 from vera.render import HistoryPoint, read_samples, render_html
 from vera.results import (
-    MetricComparison,
     Outcome,
     Report,
     SampleResult,
@@ -319,11 +318,9 @@ def test_baselines_are_better_or_worse_only_when_the_interval_excludes_0(
 ) -> None:
     rendered = pages.full
     tab, log = _open(browser, tabs, rendered.url)
-    block = rendered.report.baseline_comparison or {}
-    compared = {
-        metric: MetricComparison.model_validate(stats)
-        for metric, stats in block["significance"]["naive_rag"].items()
-    }
+    block = rendered.report.baseline_comparison
+    assert block is not None
+    compared = dict(block.significance["naive_rag"])
     verdicts = {significant(c) for c in compared.values()}
     assert verdicts == {True, False}  # both kinds of row are on the page
     assert any(relative_change(c.system_mean, c.baseline_mean) is None for c in compared.values())

@@ -61,20 +61,22 @@ def test_a_threshold_alone_changes_no_sample_and_is_named(
     assert passed[0] > passed[1]
     # ... but no verdict or score moved, so no sample changed.
     assert verdict_changes(before.samples, after.samples) == []
+    # --threshold is each metric's pass mark and a gate: both are named.
     assert run_differences(before, after) == [
-        "The thresholds differ: faithfulness A ≥ 0.5, B ≥ 0.9. A sample's pass or fail may differ "
-        "by the threshold alone; it counts as changed only where its verdicts or scores did."
+        "The metric thresholds differ: faithfulness A ≥ 0.5, B ≥ 0.9 (a sample's pass or fail "
+        "may differ by the threshold alone)",
+        "The gates differ: A --threshold 0.5, gates {}; B --threshold 0.9, gates {}",
     ]
 
     page = TestClient(create_app(path)).get(f"/compare?a={loose}&b={strict}").text
     assert 'id="run-differences"' in page
-    assert "The thresholds differ: faithfulness A ≥ 0.5, B ≥ 0.9." in page
+    assert "The metric thresholds differ: faithfulness A ≥ 0.5, B ≥ 0.9 (" in page
     assert 'id="no-changes"' in page and '<article class="change' not in page
 
     result = CliRunner().invoke(cli.app, ["compare", loose, strict, "--history", str(path)])
     assert result.exit_code == 0, result.stderr
     said = " ".join(result.stderr.split())
-    assert "warning: The thresholds differ: faithfulness A ≥ 0.5, B ≥ 0.9." in said
+    assert "warning: The metric thresholds differ: faithfulness A ≥ 0.5, B ≥ 0.9 (" in said
     assert "0 samples changed a claim's verdict or a score: 0 worse, 0 better" in result.stdout
 
 
@@ -83,8 +85,8 @@ def test_judges_and_metrics_that_differ_are_named(runs: tuple[Path, str, str, st
     store = RunStore(path, read_only=True)
     found = run_differences(store.report(loose), store.report(other))
     assert found == [
-        "The judges differ: A offline, B offline:learned.",
-        "The metrics differ: only B measured hallucination_rate.",
+        "The judges differ: A offline; B offline:learned",
+        "The metrics differ: only B measured hallucination_rate",
     ]
     page = TestClient(create_app(path)).get(f"/compare?a={loose}&b={other}").text
     for line in found:
@@ -108,3 +110,17 @@ def test_runs_measured_alike_have_no_differences(runs: tuple[Path, str, str, str
     store = RunStore(path, read_only=True)
     report = store.report(loose)
     assert run_differences(report, report) == []
+
+
+def test_a_run_stored_before_fingerprints_is_compared_by_its_report(
+    runs: tuple[Path, str, str, str],
+) -> None:
+    path, loose, _, other = runs
+    store = RunStore(path, read_only=True)
+    old = store.report(loose).model_copy(update={"fingerprint": None})
+    assert run_differences(old, store.report(other)) == [
+        "The judges differ: A offline; B offline:learned",
+        "The metrics differ: only B measured hallucination_rate",
+        "A stored no fingerprint (a run from before fingerprints): only the judges and the "
+        "metrics were compared, not the test sets, systems or gates",
+    ]

@@ -74,8 +74,8 @@ def test_llm_judge_with_two_baselines_at_concurrency_16_scores_and_pairs_every_s
     assert python.counts["scored"] == 10
     assert python.baseline_comparison is not None
     for baseline in ("naive_rag", "simple_verification"):
-        paired = python.baseline_comparison["significance"][baseline]["faithfulness"]
-        assert paired["paired_samples"] == 10
+        paired = python.baseline_comparison.comparison(baseline, "faithfulness")
+        assert paired is not None and paired.paired_samples == 10
 
 
 MARKER = "CUSTOM PROMPT IN USE."

@@ -174,9 +174,9 @@ def test_claim_verdicts_a_person_gave_are_compared_with_the_judges(tmp_path: Pat
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     claims = vera.evaluate(str(path)).calibration.claims  # type: ignore[union-attr]
     assert claims is not None
-    assert (claims["claims"], claims["unmatched"], claims["accuracy"]) == (2, 1, 0.5)
-    assert claims["per_verdict"]["FULLY_SUPPORTED"]["both"] == 1
-    assert claims["per_verdict"]["NO_EVIDENCE"] == {
+    assert (claims.claims, claims.unmatched, claims.accuracy) == (2, 1, 0.5)
+    assert claims.per_verdict["FULLY_SUPPORTED"].both == 1
+    assert claims.per_verdict["NO_EVIDENCE"].model_dump() == {
         "human": 1, "judge": 0, "both": 0, "precision": 0.0, "recall": 0.0,
     }  # fmt: skip
     assert "Claims a person labelled: 2 compared (1 not stated by the judge)" in render_markdown(

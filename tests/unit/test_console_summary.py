@@ -13,6 +13,7 @@ from rich.text import Text
 import vera
 from vera.render import Column, change_cell, print_summary, print_table
 from vera.results import MetricComparison, Report, baseline_comparison, significant
+from vera.types import BaselineComparison
 
 WIDTHS = (40, 80, 200)
 GRID_HEADERS = ("Metric", "Mean", "95% CI", "Scored", "Not scored", "Passed", "Failed", "Threshold")
@@ -110,10 +111,11 @@ def test_the_baselines_table_fits_and_cuts_no_name(with_baselines: Report, width
     # Better or worse is said once per significant change: the invented answers lose on
     # several metrics, the baseline identical to the system on none.
     said = len(re.findall(r"\b(better|worse)\b", shown))
-    block = with_baselines.baseline_comparison or {}
+    block = with_baselines.baseline_comparison
+    assert block is not None
     found = {
-        (name, metric): significant(MetricComparison.model_validate(c))
-        for name, by_metric in block["significance"].items()
+        (name, metric): significant(c)
+        for name, by_metric in block.significance.items()
         for metric, c in by_metric.items()
     }
     assert not any(v for (name, _), v in found.items() if name == "simple_verification")
@@ -131,7 +133,9 @@ def test_a_change_from_near_zero_is_no_percentage(report: Report) -> None:
         paired_samples=28,
         improvement="-100.0%",
     )
-    block = {"significance": {"naive_rag": {"hallucination_rate": tiny.model_dump()}}}
+    block = BaselineComparison.model_validate(
+        {"significance": {"naive_rag": {"hallucination_rate": tiny.model_dump()}}}
+    )
     text = render(report.model_copy(update={"baseline_comparison": block}), 200)
     shown = text.split("against the baselines", 1)[1]
     row = next(line for line in shown.splitlines() if "│ hallucination_rate" in line)

@@ -8,7 +8,7 @@ from vera.judges import create_judge
 from vera.metrics import create_metric
 from vera.plan import Settings, build_plan
 from vera.run import run_fingerprint
-from vera.types import RegressionCheck, RunFingerprint
+from vera.types import MeasuredPlan, RegressionCheck, RunFingerprint, describe_differences
 
 ROWS = [
     {"id": "a", "query": "How long is the refund window?", "response": "30 days.",
@@ -46,14 +46,39 @@ def test_what_was_asked_judged_scored_or_gated_changes_it_and_is_named() -> None
         "metrics": _fingerprint(metrics=("faithfulness", "hallucination_rate")),
         "thresholds": _fingerprint(threshold=0.8),
     }
+    said = {
+        "dataset": ["The test sets differ: this run sha256:"],
+        "judge": ["The judges differ: this run offline; the compared run offline:learned"],
+        "metrics": ["The metrics differ: only the compared run measured hallucination_rate"],
+        # --threshold is also each metric's pass mark, so it changes the metrics' field too.
+        "thresholds": [
+            "The metric thresholds differ: faithfulness this run ≥ 0.5, the compared run ≥ 0.8 "
+            "(a sample's pass or fail may differ by the threshold alone)",
+            "The gates differ: this run --threshold none, gates {}; the compared run "
+            "--threshold 0.8, gates {}",
+        ],
+    }
     for field, other in changed.items():
         assert other.digest != base.digest
         lines = base.differences(other)
-        # --threshold is also each metric's pass mark, so it changes the metrics' field too.
-        assert len(lines) == (2 if field == "thresholds" else 1), lines
-        assert any(line.startswith(f"{field}: ") and " (this run) vs " in line for line in lines)
+        assert len(lines) == len(said[field]), lines
+        assert all(line.startswith(start) for line, start in zip(lines, said[field], strict=True))
     assert base.differences(base) == []
-    assert len(base.differences(None)) == 5  # a run stored before fingerprints
+    assert base.differences(None) == [  # a run stored before fingerprints
+        "the compared run has no fingerprint (it was stored before fingerprints), so whether it "
+        "measured the same dataset, judge, metrics, pipeline and thresholds is unknown"
+    ]
+
+
+def test_a_metrics_text_that_does_not_read_as_rules_is_compared_whole() -> None:
+    odd = MeasuredPlan(judge="offline", metrics="a metric, written freely")
+    rules = MeasuredPlan(judge="offline", metrics={"faithfulness": "≥ 0.5"})
+    assert describe_differences(odd, rules) == [
+        "The metrics differ: A a metric, written freely; B {'faithfulness': '≥ 0.5'}"
+    ]
+    assert describe_differences(odd, odd) == []
+    # A part one side does not know (a run stored before fingerprints) is not compared.
+    assert describe_differences(rules, MeasuredPlan("offline", rules.metrics, "sha256:x")) == []
 
 
 def test_the_regression_check_says_what_it_compared_with() -> None:
@@ -61,7 +86,6 @@ def test_the_regression_check_says_what_it_compared_with() -> None:
     assert "nothing was compared" in nothing.describe() and "runs.sqlite" in nothing.describe()
     same = RegressionCheck(compared_with="run-1", fingerprint="abc")
     assert same.describe() == "Regression: compared with run run-1 (fingerprint abc, the same plan)"
-    other = RegressionCheck(
-        compared_with="run-1", fingerprint="abc", differences=("judge: a (this run) vs b",)
-    )
-    assert "a different plan: judge: a (this run) vs b" in other.describe()
+    judges = "The judges differ: this run a; the compared run b"
+    other = RegressionCheck(compared_with="run-1", fingerprint="abc", differences=(judges,))
+    assert f"a different plan: {judges}" in other.describe()

@@ -14,6 +14,7 @@ import pytest
 import vera
 from vera.render import baseline_rows, baseline_view, render_html, render_markdown
 from vera.results import MetricComparison, Report, relative_change
+from vera.types import BaselineComparison
 
 
 @cache
@@ -49,7 +50,7 @@ def _compared(metric: str, comparison: MetricComparison) -> Report:
     return base.model_copy(
         update={
             "metric_summary": {metric: base.metric_summary[metric]},
-            "baseline_comparison": block,
+            "baseline_comparison": BaselineComparison.model_validate(block),
         }
     )
 
@@ -168,7 +169,7 @@ def test_a_comparison_without_paired_samples_says_so() -> None:
     report = base.model_copy(
         update={
             "metric_summary": {"faithfulness": base.metric_summary["faithfulness"]},
-            "baseline_comparison": block,
+            "baseline_comparison": BaselineComparison.model_validate(block),
         }
     )
     row, badges = _table(report)

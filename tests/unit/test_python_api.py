@@ -113,8 +113,8 @@ def test_baselines_from_python_compare_on_the_same_samples() -> None:
     report = vera.evaluate("technical", metrics=["faithfulness"], baselines=["naive-rag"])
     assert report.pipeline == "vera"
     assert report.baseline_comparison is not None
-    paired = report.baseline_comparison["significance"]["naive_rag"]["faithfulness"]
-    assert paired["paired_samples"] == report.counts["scored"] == 20
+    paired = report.baseline_comparison.significance["naive_rag"]["faithfulness"]
+    assert paired.paired_samples == report.counts["scored"] == 20
 
 
 def test_to_pandas_from_a_named_run() -> None:

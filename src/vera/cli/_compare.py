@@ -51,7 +51,8 @@ def compare_command(
 ) -> None:
     """Compare run B against run A: per-metric change with a paired 95 % interval and p-value,
     how many samples changed a verdict or a score, and those whose scores changed most. Warns
-    when the two runs' judges, metrics or thresholds differ.
+    when the two runs were not measured alike (test set, judge, metrics, thresholds, system,
+    gates; `run_differences`).
 
     Example: vera compare 20261122-101500 20261123-090000
     """

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from vera.cli._app import _help_hint
+from vera.datasets import format_help
 from vera.plan import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_CONTEXT_CHARS,
@@ -333,10 +334,7 @@ _FormatFlag = Annotated[
     str | None,
     typer.Option(
         "--format",
-        help=(
-            "Dataset format when the extension does not say: json, jsonl, csv, parquet, or "
-            "otlp (OpenTelemetry traces; found by content in .json/.jsonl files)."
-        ),
+        help=format_help(),
     ),
 ]
 _DryRunFlag = Annotated[

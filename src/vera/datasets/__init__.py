@@ -8,25 +8,33 @@ from vera.datasets._conversations import (
     turn_samples,
 )
 from vera.datasets._fields import check_field_map, parse_field_option
+from vera.datasets._formats import FORMAT_REGISTRY, DatasetFormat, dataset_format, format_help
 from vera.datasets._inmemory import InMemoryDataset
 from vera.datasets._loader import Dataset, load_dataset
 from vera.datasets._nesting import MAX_NESTING, TooDeepError, loads_bounded, skip_value
+from vera.datasets._readers import RawRow, invalid_data
 from vera.datasets._source import PassLog, SampleSource, open_dataset
 from vera.datasets._validate import InvalidRow
 
 __all__ = [
     "BUNDLED",
+    "FORMAT_REGISTRY",
     "MAX_NESTING",
     "Dataset",
+    "DatasetFormat",
     "InMemoryDataset",
     "InvalidRow",
     "PassLog",
+    "RawRow",
     "SampleSource",
     "TooDeepError",
     "bundled_path",
     "check_field_map",
     "consistency_samples",
     "conversation_from_row",
+    "dataset_format",
+    "format_help",
+    "invalid_data",
     "load_dataset",
     "loads_bounded",
     "open_dataset",

@@ -25,9 +25,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from vera.datasets._bundled import bundled_path
+from vera.datasets._formats import detect_format
 from vera.datasets._readers import (
     RawRow,
-    detect_format,
     invalid_field,
     is_invalid_json,
     read_rows,

@@ -8,14 +8,12 @@ from typing import Any
 
 from vera.datasets._bundled import bundled_path
 from vera.datasets._fields import FieldMap, source_field_map
-from vera.datasets._parquet import parquet_row_count
+from vera.datasets._formats import dataset_format, detect_format
 from vera.datasets._readers import (
     RawRow,
     check_readable,
-    detect_format,
     json_rows,
     read_json_document,
-    read_rows,
     unwrap_json,
 )
 from vera.datasets._seed_layout import is_seed_layout, seed_documents, seed_query_rows
@@ -60,10 +58,9 @@ class Dataset(LastPassLog):
                 self.name = str(plain.get("name") or self.name)
                 self._document = plain
                 self.documents = seed_documents(path, plain)
-        self._rows: int | None = None
-        if self.format == "parquet":
-            # Reads only the footer, so a missing pyarrow or a broken file fails at load time.
-            self._rows = parquet_row_count(path)
+        self._reader = dataset_format(self.format)
+        if self._reader.check is not None:
+            self._reader.check(path)
 
     def read(self) -> SourcePass:
         """A new pass over the rows, with its own invalid-row log (see `SourcePass`)."""
@@ -72,7 +69,7 @@ class Dataset(LastPassLog):
             self._raw_rows(),
             RowRules(
                 label=str(self.path),
-                from_csv=self.format == "csv",
+                from_csv=self._reader.text_cells,
                 fields=self.fields,
                 user_facts=self.user_facts,
             ),
@@ -81,11 +78,6 @@ class Dataset(LastPassLog):
 
     def size_hint(self) -> int | None:
         """How many rows the file holds, where that is cheap to know (for a progress bar)."""
-        if self._rows is not None:
-            return self._rows
-        if self.format == "jsonl":
-            with self.path.open("rb") as fh:
-                return sum(1 for line in fh if line.strip())
         if self.format == "json":
             if is_seed_layout(self._document):
                 return len(self._document["queries"])
@@ -93,14 +85,15 @@ class Dataset(LastPassLog):
                 return sum(1 for _ in json_rows(self.path, self._document))
             except DatasetError:
                 return None
-        return None
+        count = self._reader.count_rows
+        return None if count is None else count(self.path)
 
     def __repr__(self) -> str:
         return f"Dataset(name={self.name!r}, path={str(self.path)!r}, format={self.format!r})"
 
     def _raw_rows(self) -> Iterator[RawRow]:
         if self.format != "json":
-            yield from read_rows(self.path, self.format)
+            yield from self._reader.read(self.path)
         elif isinstance(self._document, dict) and is_seed_layout(self._document):
             yield from seed_query_rows(self._document, self.documents)
         else:

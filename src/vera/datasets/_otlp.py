@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vera.datasets._formats import DatasetFormat
 from vera.datasets._nesting import TooDeepError, loads_bounded
 from vera.datasets._otlp_agents import AgentSpans
 from vera.datasets._readers import (
@@ -31,7 +32,7 @@ from vera.datasets._readers import (
     unwrap_json,
 )
 
-__all__ = ["looks_like_otlp", "read_otlp_rows"]
+__all__ = ["OTLP", "looks_like_otlp", "read_otlp_rows"]
 
 SPAN_KIND = "openinference.span.kind"
 INPUT_VALUE = "input.value"
@@ -430,3 +431,11 @@ def _agent_turn(trace_id: str, trace: _Trace) -> list[dict[str, Any]] | Any:
     if retrieved:
         assistant["contexts"] = retrieved
     return [{"role": "user", "content": query}, *agent.tool_messages(), assistant]
+
+
+OTLP = DatasetFormat(
+    read_otlp_rows,
+    summary="OpenTelemetry traces; found by content in .json/.jsonl files",
+    detects=looks_like_otlp,
+    within=("json", "jsonl"),
+)

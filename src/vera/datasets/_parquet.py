@@ -14,11 +14,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from vera.datasets._formats import DatasetFormat
 from vera.datasets._readers import RawRow
 from vera.types._errors import DatasetError
 from vera.types._extras import install_hint
 
-__all__ = ["INSTALL_HINT", "parquet_row_count", "read_parquet_rows"]
+__all__ = ["INSTALL_HINT", "PARQUET", "parquet_row_count", "read_parquet_rows"]
 
 INSTALL_HINT = install_hint("parquet")
 # Rows converted to Python at a time: bounds memory within a large row group.
@@ -83,3 +84,12 @@ def _plain(value: Any) -> Any:
         except UnicodeDecodeError:
             return base64.b64encode(value).decode("ascii")
     return value
+
+
+PARQUET = DatasetFormat(
+    read_parquet_rows,
+    (".parquet",),
+    # Reads only the footer, so a missing pyarrow or a broken file fails at load time.
+    check=parquet_row_count,
+    count_rows=parquet_row_count,
+)

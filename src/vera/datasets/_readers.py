@@ -1,5 +1,5 @@
-"""Raw rows out of JSON, JSONL and CSV files (and, through `parquet` and `otlp`, Parquet
-files and OpenTelemetry traces), each with the place it came from.
+"""Raw rows out of JSON, JSONL and CSV files, each with the place it came from (`_formats`
+registers these readers, Parquet's and OTLP's by name and extension).
 
 JSONL and CSV are streamed line by line, so a file of a million rows is never held in memory.
 Bytes are decoded one line at a time so that a bad byte is reported with its line number.
@@ -18,28 +18,19 @@ from vera.datasets._nesting import MAX_NESTING, TooDeepError, loads_bounded, ope
 from vera.types._errors import DatasetError
 
 __all__ = [
-    "FORMATS",
     "RawRow",
     "check_readable",
-    "detect_format",
     "invalid_data",
     "invalid_field",
     "is_invalid_json",
     "json_rows",
+    "read_csv_rows",
     "read_json_document",
+    "read_jsonl_rows",
     "read_rows",
     "unwrap_json",
 ]
 
-FORMATS = {
-    ".json": "json",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".csv": "csv",
-    ".parquet": "parquet",
-}
-# Formats named only by `format=` / `--format`, or (OTLP traces) found in a file's content.
-NAMED_FORMATS = {*FORMATS.values(), "otlp"}
 ROW_LIST_KEYS = ("samples", "data", "rows", "examples", "test_cases")
 
 
@@ -51,28 +42,6 @@ class RawRow:
     data: Any
 
 
-def detect_format(path: Path, format: str | None) -> str:
-    if format is not None:
-        fmt = format.lower().lstrip(".")
-        if fmt in NAMED_FORMATS:
-            return fmt
-        raise DatasetError(
-            f"unknown dataset format {format!r}; expected json, jsonl, csv, parquet or otlp"
-        )
-    detected = FORMATS.get(path.suffix.lower())
-    if detected is None:
-        raise DatasetError(
-            f"{path}: unknown dataset format {path.suffix or '(no extension)'!r}; expected a "
-            ".json, .jsonl, .csv or .parquet file (or pass format='jsonl' / --format)"
-        )
-    if detected in {"json", "jsonl"} and path.is_file():
-        from vera.datasets._otlp import looks_like_otlp  # otlp builds on this module
-
-        if looks_like_otlp(path):
-            return "otlp"
-    return detected
-
-
 def check_readable(path: Path) -> None:
     if not path.exists():
         raise DatasetError(f"dataset file not found: {path}")
@@ -81,23 +50,10 @@ def check_readable(path: Path) -> None:
 
 
 def read_rows(path: Path, fmt: str) -> Iterator[RawRow]:
-    """Yield the rows of a JSONL, CSV, Parquet or OTLP trace file, or of a JSON array."""
-    if fmt == "jsonl":
-        yield from _read_jsonl(path)
-    elif fmt == "csv":
-        yield from _read_csv(path)
-    elif fmt == "parquet":
-        # Imported here: both build on this module, and Parquet's pyarrow is optional.
-        from vera.datasets._parquet import read_parquet_rows
+    """Yield the rows of a file in the registered dataset format `fmt` (see `_formats`)."""
+    from vera.datasets._formats import dataset_format  # the registry builds on this module
 
-        yield from read_parquet_rows(path)
-    elif fmt == "otlp":
-        from vera.datasets._otlp import read_otlp_rows
-
-        yield from read_otlp_rows(path)
-    else:
-        document = read_json_document(path)
-        yield from json_rows(path, document)
+    yield from dataset_format(fmt).read(path)
 
 
 def _decode(raw: bytes, path: Path, line_no: int) -> str:
@@ -110,7 +66,7 @@ def _decode(raw: bytes, path: Path, line_no: int) -> str:
         ) from None
 
 
-def _read_jsonl(path: Path) -> Iterator[RawRow]:
+def read_jsonl_rows(path: Path) -> Iterator[RawRow]:
     with path.open("rb") as fh:
         for line_no, raw in enumerate(fh, start=1):
             try:
@@ -178,7 +134,7 @@ class _LineTrackingReader:
             yield text.removeprefix("\ufeff") if self.line_no == 1 else text
 
 
-def _read_csv(path: Path) -> Iterator[RawRow]:
+def read_csv_rows(path: Path) -> Iterator[RawRow]:
     with path.open("rb") as fh:
         lines = _LineTrackingReader(fh, path)
         reader = csv.reader(lines)

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from vera.types._report import Calibration, CorrectedEstimate
+from vera.types._report import Calibration, ClaimAgreement, CorrectedEstimate
 
 __all__ = ["calibration_lines"]
 
@@ -64,14 +61,12 @@ def calibration_lines(calibration: Calibration) -> list[str]:
     return lines + claims
 
 
-def _claims(found: Mapping[str, Any] | None) -> list[str]:
+def _claims(found: ClaimAgreement | None) -> list[str]:
     if found is None:
         return []
-    per = ", ".join(
-        f"{verdict} {f['both']}/{f['human']}" for verdict, f in found["per_verdict"].items()
-    )
+    per = ", ".join(f"{verdict} {f.both}/{f.human}" for verdict, f in found.per_verdict.items())
     return [
-        f"Claims a person labelled: {found['claims']} compared ({found['unmatched']} not "
-        f"stated by the judge) · accuracy {_f(found['accuracy'])} · Cohen's kappa "
-        f"{_f(found['kappa'])} · the judge agreed on {per or 'none'}"
+        f"Claims a person labelled: {found.claims} compared ({found.unmatched} not "
+        f"stated by the judge) · accuracy {_f(found.accuracy)} · Cohen's kappa "
+        f"{_f(found.kappa)} · the judge agreed on {per or 'none'}"
     ]

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from vera.types import JudgeDetails
+
 __all__ = ["cascade_summary"]
 
 
-def cascade_summary(details: Mapping[str, Any]) -> str | None:
+def cascade_summary(details: JudgeDetails | Mapping[str, Any]) -> str | None:
     """One line for a report on what a cascade judge sent on; None for any other judge."""
     share = details.get("share_sent")
     if "claims_sent" not in details or "calls_saved" not in details:

@@ -278,8 +278,8 @@ def _print_breakdowns(report: Report, out: Console) -> None:
 def _print_baselines(report: Report, out: Console) -> None:
     """Each metric's mean here and in each baseline, with the paired change; stacked, a
     baseline's mean and change stay together."""
-    block = report.baseline_comparison or {}
-    significance: dict[str, dict[str, dict[str, object]]] = block.get("significance", {})
+    block = report.baseline_comparison
+    significance = {} if block is None else block.significance
     system = report.pipeline or "system"
     columns = [Column("Metric"), Column(system)]
     for name in significance:
@@ -290,8 +290,7 @@ def _print_baselines(report: Report, out: Console) -> None:
         row: list[Cell] = [metric, format_score(summary.mean)]
         parts: list[Cell] = [metric, f"{system} {format_score(summary.mean)}"]
         for name, by_metric in significance.items():
-            found = by_metric.get(metric)
-            compared = None if found is None else MetricComparison.model_validate(found)
+            compared = by_metric.get(metric)
             mean = format_score(None if compared is None else compared.baseline_mean)
             change = (
                 Text("—")

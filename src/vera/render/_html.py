@@ -37,7 +37,7 @@ from vera.render._samples import OUTCOMES, VERDICTS, PackedSamples, SamplePacker
 from vera.render._view import HistoryPoint, SampleTally
 from vera.results._builder import Report, SampleResult, SampleStatus
 from vera.results._outcome import sample_outcome
-from vera.types import Sample
+from vera.types import JudgeDetails, Sample
 
 __all__ = [
     "DETAIL_LIMIT",
@@ -144,7 +144,7 @@ _SCRIPT = inline_template("vera.render", "report.js", "script")
 _DATA = re.compile(r'<script type="application/octet-stream" id="sample-data"[^>]*>([^<]*)<')
 
 
-def _details(details: Mapping[str, Any]) -> dict[str, Any]:
+def _details(details: JudgeDetails) -> dict[str, Any]:
     """The judge's details less its usage, which has a table of its own; a cascade's second
     judge keeps its usage nested too, so that copy is dropped as well."""
     shown: dict[str, Any] = {}

@@ -269,20 +269,19 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _baselines(report: Report) -> dict[str, dict[str, Any]]:
+def _baselines(report: Report) -> dict[str, dict[str, float | None]]:
     """Each baseline's metric means by its name, from the report's `baseline_comparison`."""
-    special = {"improvement_over_baseline", "significance"}
-    block = report.baseline_comparison or {}
-    return {k: v for k, v in block.items() if k not in special and isinstance(v, dict)}
+    block = report.baseline_comparison
+    return {} if block is None else block.means
 
 
 def _comparison(report: Report, baseline: str, metric: str) -> MetricComparison:
     """The stored paired comparison, or the two means alone for a report that has none."""
-    block = report.baseline_comparison or {}
-    stats = ((block.get("significance") or {}).get(baseline) or {}).get(metric)
-    if isinstance(stats, dict):
-        return MetricComparison.model_validate(stats)
-    improvements = block.get("improvement_over_baseline") or {}
+    block = report.baseline_comparison
+    stats = None if block is None else block.comparison(baseline, metric)
+    if stats is not None:
+        return stats
+    improvements = {} if block is None else block.improvement_over_baseline
     return MetricComparison(
         system_mean=report.metric_summary[metric].mean,
         baseline_mean=_number(_baselines(report)[baseline].get(metric)),
@@ -291,7 +290,7 @@ def _comparison(report: Report, baseline: str, metric: str) -> MetricComparison:
         ci_high=None,
         p_value=None,
         paired_samples=0,
-        improvement=(improvements.get(baseline) or {}).get(metric),
+        improvement=improvements.get(baseline, {}).get(metric),
     )
 
 

@@ -13,12 +13,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from vera.results._builder import ClaimRecord, MetricSummary, Report, SampleResult, SampleStatus
 from vera.results._outcome import SampleOutcome, sample_outcome
 from vera.stats._stats import bootstrap_ci
-from vera.types import Verdict
+from vera.types import (
+    BaselineComparison,
+    MeasuredPlan,
+    MetricComparison,
+    Verdict,
+    describe_differences,
+)
 
 __all__ = [
     "ClaimChange",
@@ -28,6 +32,7 @@ __all__ = [
     "baseline_comparison",
     "compare_reports",
     "improvement",
+    "measured_plan",
     "most_changed",
     "relative_change",
     "run_differences",
@@ -36,22 +41,6 @@ __all__ = [
 ]
 
 PERMUTATIONS = 2000
-
-
-class MetricComparison(BaseModel):
-    """System minus baseline on one metric, over the samples both scored."""
-
-    model_config = ConfigDict(frozen=True)
-
-    system_mean: float | None
-    baseline_mean: float | None
-    difference: float | None
-    ci_low: float | None
-    ci_high: float | None
-    p_value: float | None
-    paired_samples: int
-    improvement: str | None
-    """Relative change of the mean, as seed 001 writes it ("+41.5%")."""
 
 
 def improvement(system: float | None, baseline: float | None) -> str | None:
@@ -139,7 +128,7 @@ def compare_reports(system: Report, baseline: Report) -> dict[str, MetricCompari
     return comparisons
 
 
-def baseline_comparison(system: Report, baselines: dict[str, Report]) -> dict[str, Any]:
+def baseline_comparison(system: Report, baselines: dict[str, Report]) -> BaselineComparison:
     """Seed 001's `baseline_comparison` block, for any number of baselines.
 
     Each baseline's metric means under its name ("naive_rag"), then
@@ -157,7 +146,7 @@ def baseline_comparison(system: Report, baselines: dict[str, Report]) -> dict[st
         significance[key] = {metric: c.model_dump() for metric, c in compared.items()}
     block["improvement_over_baseline"] = improvements
     block["significance"] = significance
-    return block
+    return BaselineComparison.model_validate(block)
 
 
 def most_changed(before: Report, after: Report, top: int = 5) -> list[str]:
@@ -351,28 +340,29 @@ def _rule(summary: MetricSummary) -> str:
     return f"{'≥' if summary.higher_is_better else '≤'} {summary.threshold:g}"
 
 
+def measured_plan(report: Report) -> MeasuredPlan:
+    """What `report`'s run measured: its fingerprint's parts, or, for a run stored before
+    fingerprints, the judge and the metrics' pass rules its report holds."""
+    if report.fingerprint is not None:
+        return report.fingerprint.plan()
+    rules = {name: _rule(summary) for name, summary in report.metric_summary.items()}
+    return MeasuredPlan(judge=report.judge, metrics=rules)
+
+
 def run_differences(before: Report, after: Report) -> list[str]:
-    """What differs between two runs beyond their samples' answers, a sentence each: the
-    judge, the metrics measured, and each shared metric's threshold (or direction). A change
-    between such runs may be the setting's and not the system's; the badges of samples whose
-    scores did not move may differ by the thresholds alone. Empty when none differs."""
-    found = []
-    if before.judge != after.judge:
-        found.append(f"The judges differ: A {before.judge}, B {after.judge}.")
-    only_a = [name for name in before.metric_summary if name not in after.metric_summary]
-    only_b = [name for name in after.metric_summary if name not in before.metric_summary]
-    if only_a or only_b:
-        parts = [f"only A measured {', '.join(only_a)}"] if only_a else []
-        parts += [f"only B measured {', '.join(only_b)}"] if only_b else []
-        found.append(f"The metrics differ: {'; '.join(parts)}.")
-    rules = [
-        f"{name} A {_rule(before.metric_summary[name])}, B {_rule(summary)}"
-        for name, summary in after.metric_summary.items()
-        if name in before.metric_summary and _rule(before.metric_summary[name]) != _rule(summary)
+    """What differs between two runs beyond their samples' answers, a line each (see
+    `vera.types.describe_differences`): the test set, judge, metrics and their thresholds,
+    the system answering and the gates. A change between such runs may be the setting's and
+    not the system's; the badges of samples whose scores did not move may differ by the
+    thresholds alone. A run stored before fingerprints is compared by its judge and metrics,
+    and a line says what could not be compared. Empty when none differs."""
+    found = describe_differences(measured_plan(before), measured_plan(after))
+    unknown = [
+        label for label, report in (("A", before), ("B", after)) if report.fingerprint is None
     ]
-    if rules:
+    if unknown:
         found.append(
-            f"The thresholds differ: {'; '.join(rules)}. A sample's pass or fail may differ by "
-            "the threshold alone; it counts as changed only where its verdicts or scores did."
+            f"{' and '.join(unknown)} stored no fingerprint (a run from before fingerprints): "
+            "only the judges and the metrics were compared, not the test sets, systems or gates"
         )
     return found

@@ -35,12 +35,12 @@ import itertools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from vera.stats._agreement import Confusion, auroc, label_agreement
 from vera.stats._stats import ValueCounts
 from vera.types._report import (
     Calibration,
+    ClaimAgreement,
     CorrectedEstimate,
     RecommendedThreshold,
     SampleResult,
@@ -174,12 +174,12 @@ class CalibrationTally:
             warnings=tuple(calibration_warnings(labelled)),
         )
 
-    def _claim_agreement(self) -> dict[str, Any] | None:
+    def _claim_agreement(self) -> ClaimAgreement | None:
         if not self.claim_verdicts and not self.claims_unmatched:
             return None
         judged = [judge for judge, _ in self.claim_verdicts]
         found = label_agreement(judged, [human for _, human in self.claim_verdicts])
-        return {**found, "unmatched": self.claims_unmatched}
+        return ClaimAgreement.model_validate({**found, "unmatched": self.claims_unmatched})
 
 
 def _ranking(labelled: Sequence[LabelledSample]) -> tuple[str, list[float]]:

@@ -7,6 +7,7 @@ read them, the runner fills a `Report` and renderers read it. VERA's exception t
 too, in `vera.types._errors` (exported here and by `vera`), because `Verdict.parse` raises it.
 """
 
+from vera.types._baselines import BaselineComparison, MetricComparison
 from vera.types._claims import (
     DEFAULT_MIN_ENTAILMENT,
     Claim,
@@ -34,7 +35,13 @@ from vera.types._errors import (
     VeraError,
 )
 from vera.types._extras import install_hint
-from vera.types._fingerprint import RegressionCheck, RunFingerprint
+from vera.types._fingerprint import (
+    MeasuredPlan,
+    RegressionCheck,
+    RunFingerprint,
+    describe_differences,
+)
+from vera.types._judge_details import DrawAgreement, EvidenceCount, JudgeDetails, QuoteCheck
 from vera.types._report import (
     Calibration,
     ClaimRecord,
@@ -62,6 +69,7 @@ from vera.types._secrets import is_redacted, mask_secret, redact
 
 __all__ = [
     "DEFAULT_MIN_ENTAILMENT",
+    "BaselineComparison",
     "Calibration",
     "Citation",
     "CitationCheck",
@@ -75,17 +83,23 @@ __all__ = [
     "CorrectedEstimate",
     "DatasetError",
     "DatasetRowError",
+    "DrawAgreement",
     "EntailmentMatrix",
     "Estimate",
+    "EvidenceCount",
     "GroupStats",
     "InvalidRow",
+    "JudgeDetails",
     "JudgeError",
     "JudgeResponseError",
     "LatencySummary",
+    "MeasuredPlan",
+    "MetricComparison",
     "MetricResult",
     "MetricStatus",
     "MetricSummary",
     "Need",
+    "QuoteCheck",
     "RegressionCheck",
     "Relevance",
     "RelevanceVerdict",
@@ -104,6 +118,7 @@ __all__ = [
     "Turn",
     "VeraError",
     "Verdict",
+    "describe_differences",
     "install_hint",
     "is_redacted",
     "mask_secret",

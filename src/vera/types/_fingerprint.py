@@ -10,10 +10,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["FINGERPRINT_FIELDS", "RegressionCheck", "RunFingerprint"]
+__all__ = [
+    "FINGERPRINT_FIELDS",
+    "MeasuredPlan",
+    "RegressionCheck",
+    "RunFingerprint",
+    "describe_differences",
+]
 
 FINGERPRINT_FIELDS = ("dataset", "judge", "metrics", "pipeline", "thresholds")
 """The parts of a plan that must match for two runs' scores to be compared, in the order a
@@ -55,18 +64,106 @@ class RunFingerprint(BaseModel):
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
         return cls(**parts, digest=digest)
 
+    def plan(self) -> MeasuredPlan:
+        """The fingerprint's parts, as `describe_differences` compares them."""
+        return MeasuredPlan(
+            judge=self.judge,
+            metrics=metric_rules(self.metrics),
+            dataset=self.dataset,
+            pipeline=self.pipeline,
+            thresholds=self.thresholds,
+        )
+
     def differences(self, other: RunFingerprint | None) -> list[str]:
-        """Field by field, how `other` (an earlier run's) differs from this one: lines such as
-        "judge: offline (this run) vs openai:gpt-4o-mini (run …)"; empty when they match.
-        None (a run stored before fingerprints) differs in every field, unknown."""
+        """How `other` (the run compared with) measured something else than this one, a line
+        per difference (`describe_differences`); empty when they match. None (a run stored
+        before fingerprints) is one line saying that nothing could be checked."""
         if other is None:
-            return [f"{name}: not recorded for that run" for name in FINGERPRINT_FIELDS]
-        lines = []
-        for name in FINGERPRINT_FIELDS:
-            mine, theirs = getattr(self, name), getattr(other, name)
-            if mine != theirs:
-                lines.append(f"{name}: {mine} (this run) vs {theirs}")
-        return lines
+            fields = f"{', '.join(FINGERPRINT_FIELDS[:-1])} and {FINGERPRINT_FIELDS[-1]}"
+            return [
+                "the compared run has no fingerprint (it was stored before fingerprints), so "
+                f"whether it measured the same {fields} is unknown"
+            ]
+        return describe_differences(self.plan(), other.plan(), ("this run", "the compared run"))
+
+
+_METRIC = re.compile(r"(?P<name>.+)\((?P<rule>[≥≤])(?P<mark>[^()]*)\)")
+
+
+def metric_rules(text: str) -> dict[str, str] | str:
+    """A fingerprint's metrics ("faithfulness(≥0.5), ...", as `vera.run` writes them) as
+    name → pass rule ("≥ 0.5"); the text itself where it does not read so."""
+    rules: dict[str, str] = {}
+    for part in text.split(", ") if text else []:
+        found = _METRIC.fullmatch(part)
+        if found is None:
+            return text
+        rules[found["name"]] = f"{found['rule']} {found['mark']}"
+    return rules
+
+
+@dataclass(frozen=True)
+class MeasuredPlan:
+    """What a run measured, in parts two runs can be compared by: from its fingerprint
+    (`RunFingerprint.plan`), or, for a run stored before fingerprints, from its report (then
+    `dataset`, `pipeline` and `thresholds` are None: not known). `metrics` maps each metric to
+    its pass rule ("≥ 0.5"), or is the fingerprint's text where that does not read so."""
+
+    judge: str
+    metrics: Mapping[str, str] | str
+    dataset: str | None = None
+    pipeline: str | None = None
+    thresholds: str | None = None
+
+
+def describe_differences(
+    a: MeasuredPlan, b: MeasuredPlan, labels: tuple[str, str] = ("A", "B")
+) -> list[str]:
+    """What differs between two runs' plans, a line each, in `FINGERPRINT_FIELDS` order: the
+    one description `vera compare`, `vera view` and the regression gate (`--any-plan`) give.
+    A part one side does not know is not compared. Empty when nothing differs."""
+    la, lb = labels
+    found = []
+    for what, mine, theirs in (
+        ("test sets", a.dataset, b.dataset),
+        ("judges", a.judge, b.judge),
+    ):
+        if mine is not None and theirs is not None and mine != theirs:
+            found.append(f"The {what} differ: {la} {mine}; {lb} {theirs}")
+    found += _metric_differences(a.metrics, b.metrics, labels)
+    for what, mine, theirs in (
+        ("systems answering", a.pipeline, b.pipeline),
+        ("gates", a.thresholds, b.thresholds),
+    ):
+        if mine is not None and theirs is not None and mine != theirs:
+            found.append(f"The {what} differ: {la} {mine}; {lb} {theirs}")
+    return found
+
+
+def _metric_differences(
+    a: Mapping[str, str] | str, b: Mapping[str, str] | str, labels: tuple[str, str]
+) -> list[str]:
+    """The metrics only one run measured, and the shared ones whose pass rule differs."""
+    la, lb = labels
+    if isinstance(a, str) or isinstance(b, str):
+        return [] if a == b else [f"The metrics differ: {la} {a}; {lb} {b}"]
+    parts = []
+    for label, mine, other in ((la, a, b), (lb, b, a)):
+        only = [name for name in mine if name not in other]
+        if only:
+            parts.append(f"only {label} measured {', '.join(only)}")
+    found = [f"The metrics differ: {'; '.join(parts)}"] if parts else []
+    rules = [
+        f"{name} {la} {a[name]}, {lb} {rule}"
+        for name, rule in b.items()
+        if name in a and a[name] != rule
+    ]
+    if rules:
+        found.append(
+            f"The metric thresholds differ: {'; '.join(rules)} (a sample's pass or fail may "
+            "differ by the threshold alone)"
+        )
+    return found
 
 
 class RegressionCheck(BaseModel):

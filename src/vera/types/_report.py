@@ -17,10 +17,12 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
+from vera.types._baselines import BaselineComparison
 from vera.types._claims import Verdict
 from vera.types._errors import ConfigError
 from vera.types._extras import install_hint
 from vera.types._fingerprint import RegressionCheck, RunFingerprint
+from vera.types._judge_details import JudgeDetails
 from vera.types._results import MetricResult
 from vera.types._samples import Context, LabelledClaim
 from vera.types._secrets import redact
@@ -269,6 +271,38 @@ class RecommendedThreshold(BaseModel):
     accuracy: float
 
 
+class VerdictAgreement(BaseModel):
+    """How the judge and a person gave one verdict on the same claims."""
+
+    model_config = ConfigDict(frozen=True)
+
+    human: int
+    """Claims the person gave this verdict."""
+    judge: int
+    """Claims the judge gave this verdict."""
+    both: int
+    """Claims both gave it."""
+    precision: float
+    """`both / judge` (0 where the judge never gave it)."""
+    recall: float
+    """`both / human` (0 where the person never gave it)."""
+
+
+class ClaimAgreement(BaseModel):
+    """The judge's verdicts against a person's on the same claims (`human_claims`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    claims: int
+    """Claims compared: labelled claims the judge also stated."""
+    accuracy: float
+    kappa: float
+    """Cohen's kappa over the verdicts."""
+    per_verdict: dict[str, VerdictAgreement]
+    unmatched: int
+    """Labelled claims the judge did not state."""
+
+
 class Calibration(BaseModel):
     """How the judge agrees with the samples a human labelled (`human_faithful`), and the
     run's figures corrected by them. "Positive" is unfaithful throughout."""
@@ -292,11 +326,9 @@ class Calibration(BaseModel):
     unfaithful_share: CorrectedEstimate | None = None
     mean_faithfulness: CorrectedEstimate | None = None
     recommended_threshold: RecommendedThreshold | None = None
-    claims: dict[str, Any] | None = None
+    claims: ClaimAgreement | None = None
     """Where samples carry `human_claims`: the judge's verdicts on the same claims against the
-    person's: `claims` compared, `unmatched` (labelled claims the judge did not state),
-    `accuracy`, `kappa`, and per verdict how often each side gave it, both did, precision and
-    recall."""
+    person's."""
     warnings: tuple[str, ...] = ()
     """What makes these figures unsteady: fewer than 30 labelled samples, or labels of one
     class (`vera.stats._calibration.calibration_warnings`)."""
@@ -355,8 +387,9 @@ class Report(BaseModel):
     judge: str
     pipeline: str | None = None
     """The pipeline that produced the responses; None when they came with the dataset."""
-    judge_details: dict[str, Any] = Field(default_factory=dict)
-    """Prompt versions, calls, tokens and cost, for judges that report them."""
+    judge_details: JudgeDetails = Field(default_factory=JudgeDetails)
+    """Prompt versions, calls, tokens and cost, for judges that report them, and the run's
+    evidence checks of the verdicts."""
     vera_version: str
     queries_evaluated: int
     metrics: dict[str, float | None]
@@ -379,9 +412,10 @@ class Report(BaseModel):
     metric was meant to read would show up here."""
     stopped: RunStop | None = None
     """Set when the run stopped early; its unevaluated samples have status "skipped"."""
-    baseline_comparison: dict[str, Any] | None = None
+    baseline_comparison: BaselineComparison | None = None
     """With baselines: each baseline's metric means, the improvement over each (seed 001's
-    "+41.5%"), and a paired 95 % interval and p-value per metric (`significance`)."""
+    "+41.5%"), and a paired 95 % interval and p-value per metric (`significance`); written as
+    seed 001's flat block."""
     categorical_tests: dict[str, str] | None = None
     """With `--check-laws`: seed 001's laws on the evaluated pipeline, each PASS or FAIL."""
     calibration: Calibration | None = None
