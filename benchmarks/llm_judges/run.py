@@ -35,6 +35,7 @@ from typing import Any
 
 import env  # noqa: F401  (the offline environment, inherited by every subprocess)
 import synth
+from prices import describe, usd_per_1k_samples
 from report import markdown
 
 HERE = Path(__file__).resolve().parent
@@ -174,6 +175,8 @@ def run_framework(
     result["calls_per_sample"] = stats["ok"] / n
     result["prompt_tokens_per_sample"] = stats["prompt_tokens"] / n
     result["completion_tokens_per_sample"] = stats["completion_tokens"] / n
+    result["cached_tokens_per_sample"] = stats["cached_tokens"] / n
+    result["usd_per_1k_samples"] = usd_per_1k_samples(stats, n)
     limit = stats.get("rps_limit")
     if limit and result["calls_per_sample"] and result["samples_per_s"]:
         result["ceiling_samples_per_s"] = limit / result["calls_per_sample"]
@@ -292,6 +295,7 @@ def main() -> None:
             "pinned": client_cpu is not None,
             "burst_s": args.burst_s,
             "limit_headers": not args.no_ratelimit_headers,
+            "prices": describe(),
             "versions": {
                 p: _version(p)
                 for p in (

@@ -14,6 +14,11 @@ a second on one core, so at 0 ms latency the frameworks, not the server, are mea
   (per minute), `x-ratelimit-remaining-requests` (what is left in the bucket) and
   `x-ratelimit-reset-requests` (until the bucket is full again, as "20ms" or "1.5s").
   `--no-ratelimit-headers` leaves them out, as servers that state no limit do.
+- Prompt caching as OpenAI documents it: a request whose first 1,024 prompt tokens or more are
+  identical to an earlier request's is served that prefix from cache, in 128-token steps
+  (1,024, 1,152, 1,280, ...), reported in `usage.prompt_tokens_details.cached_tokens`. The
+  prompt is read in the order OpenAI caches it: the JSON schema or tool definitions, then the
+  messages in order. /reset empties the cache, so no framework inherits another's.
 - GET /v1/models, GET /stats, POST or GET /reset.
 
     python benchmarks/llm_judges/sim_server.py --port 8765 --latency-ms 200 --rps-limit 50
@@ -24,17 +29,50 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import hashlib
 import json
 import math
 import time
 import uuid
+from array import array
 from collections import Counter
 from typing import Any
 
 from replies import reply_for
-from tokens import make_counter
+from tokens import make_encoder
 
-count_tokens, TOKEN_RULE = make_counter()
+encode_tokens, TOKEN_RULE = make_encoder()
+MESSAGE_OVERHEAD = 3  # tokens OpenAI adds around each message, and once to prime the reply
+
+
+def count_tokens(text: str) -> int:
+    return len(encode_tokens(text))
+
+
+class PrefixCache:
+    """OpenAI's automatic prompt caching: the longest earlier-seen prefix of a prompt, of at
+    least `minimum` tokens and counted in `step`-token increments, is a cache hit."""
+
+    def __init__(self, minimum: int = 1024, step: int = 128) -> None:
+        self.minimum = minimum
+        self.step = step
+        self.seen: set[bytes] = set()
+
+    def hit(self, tokens: list[int]) -> int:
+        """Cached tokens for this prompt; every cacheable prefix of it is remembered."""
+        digest = hashlib.blake2b(digest_size=16)
+        cached = 0
+        start = 0
+        for end in range(self.minimum, len(tokens) + 1, self.step):
+            digest.update(array("q", tokens[start:end]).tobytes())
+            start = end
+            key = digest.digest()
+            if key in self.seen:  # the digest covers the whole prefix up to `end`
+                cached = end
+            self.seen.add(key)
+        return cached
+
+
 _REASONS = {
     200: "OK",
     400: "Bad Request",
@@ -109,7 +147,10 @@ class Simulator:
         self.in_flight = 0
         self.max_in_flight = 0
         self.prompt_tokens = 0
+        self.cached_tokens = 0
+        self.cache_write_tokens = 0
         self.completion_tokens = 0
+        self.prefix_cache = PrefixCache()
         self.kinds: Counter[str] = Counter()
         self.kind_tokens: Counter[str] = Counter()
         self.first: float | None = None
@@ -124,6 +165,8 @@ class Simulator:
             "connections": self.connections,
             "max_in_flight": self.max_in_flight,
             "prompt_tokens": self.prompt_tokens,
+            "cached_tokens": self.cached_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
             "completion_tokens": self.completion_tokens,
             "kinds": dict(self.kinds),
             "kind_tokens": dict(self.kind_tokens),
@@ -177,13 +220,13 @@ class Simulator:
             schema = tool.get("parameters")
         kind, data = reply_for(texts, schema)
         content = json.dumps(data, ensure_ascii=False)
-        prompt_tokens = sum(count_tokens(t) + 3 for t in texts) + 3
-        for extra in (response_format.get("json_schema"), request.get("tools")):
-            if extra:  # schemas and tool definitions are billed as prompt tokens too
-                prompt_tokens += count_tokens(json.dumps(extra))
+        tokens = _prompt_tokens(texts, response_format.get("json_schema"), request.get("tools"))
+        prompt_tokens = len(tokens) + MESSAGE_OVERHEAD
+        cached = self.prefix_cache.hit(tokens)
         n = int(request.get("n") or 1)
         completion_tokens = count_tokens(content) * n
         self.prompt_tokens += prompt_tokens
+        self.cached_tokens += cached
         self.completion_tokens += completion_tokens
         self.kinds[kind] += 1
         self.kind_tokens[kind] += prompt_tokens + completion_tokens
@@ -215,8 +258,22 @@ class Simulator:
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
+                "prompt_tokens_details": {"cached_tokens": cached},
             },
         }
+
+
+def _prompt_tokens(texts: list[str], *extras: Any) -> list[int]:
+    """The prompt as OpenAI caches it: schemas and tool definitions (billed as prompt tokens
+    too), then each message behind its overhead tokens (a marker no text can produce)."""
+    tokens: list[int] = []
+    for extra in extras:
+        if extra:
+            tokens += encode_tokens(json.dumps(extra))
+    for text in texts:
+        tokens += [-1] * MESSAGE_OVERHEAD
+        tokens += encode_tokens(text)
+    return tokens
 
 
 def _text(content: Any) -> str:

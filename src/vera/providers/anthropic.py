@@ -197,4 +197,5 @@ def _usage(message: Message) -> Usage:
         prompt_tokens=(usage.input_tokens or 0) + cache_read + cache_write,
         completion_tokens=usage.output_tokens or 0,
         cached_prompt_tokens=cache_read,
+        cache_write_prompt_tokens=cache_write,
     )

@@ -83,12 +83,18 @@ class Usage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_prompt_tokens: int = 0
+    """Prompt tokens read from the provider's prompt cache (part of `prompt_tokens`)."""
+    cache_write_prompt_tokens: int = 0
+    """Prompt tokens written to the provider's prompt cache (part of `prompt_tokens`); only
+    Anthropic reports and bills them apart."""
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             cached_prompt_tokens=self.cached_prompt_tokens + other.cached_prompt_tokens,
+            cache_write_prompt_tokens=self.cache_write_prompt_tokens
+            + other.cache_write_prompt_tokens,
         )
 
 
