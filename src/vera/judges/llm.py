@@ -65,8 +65,10 @@ from vera.judges.replies import (
     Ratings,
     SingleCall,
     Truths,
+    VerdictFields,
     Verification,
 )
+from vera.judges.sentence_ids import SentenceIds
 from vera.judges.voting import majority_verdicts
 from vera.providers.base import (
     ChatModel,
@@ -277,15 +279,16 @@ class LLMJudge(BaseJudge):
     ) -> tuple[list[Claim], list[ClaimVerdict]] | None:
         """Claims and verdicts from one call; None when the reply was cut off."""
         prompt = self.prompts["single_call"]
+        numbered = SentenceIds.of(contexts)
         messages = prompt.render(
-            contexts=_numbered(contexts), query=query or "(none)", response=response
+            contexts=numbered.render(), query=query or "(none)", response=response
         )
         try:
             reply = await self._ask_for_claims(
                 messages,
                 prompt,
                 SINGLE_CALL_SCHEMA,
-                _checked(SingleCall, response=response, contexts=len(contexts)),
+                _checked(SingleCall, response=response, contexts=len(contexts), sentences=numbered),
                 response,
             )
         except TruncatedOutputError:
@@ -296,12 +299,13 @@ class LLMJudge(BaseJudge):
         for n, item in enumerate(judged, start=1):
             text = item.text.strip()
             claims.append(_claim(f"c{n}", text, response))
+            context, quote = _evidence(item, numbered)
             verdicts.append(
                 checked_verdict(
                     f"c{n}",
                     item.verdict,
-                    context=item.context,
-                    quote=item.quote,
+                    context=context,
+                    quote=quote,
                     reason=item.reason,
                     contexts=contexts,
                 )
@@ -382,8 +386,11 @@ class LLMJudge(BaseJudge):
         """Verify `batch` against `shown` (the contexts, or their truths); quotes are checked
         against the contexts themselves."""
         prompt = self.prompts["verify_claims"]
+        numbered = SentenceIds.of(shown)
+        # Contexts before claims: calls on the same contexts (per_claim, several batches or
+        # draws) share their prompt up to the claims, which a provider's prompt cache reuses.
         messages = prompt.render(
-            contexts=_numbered(shown),
+            contexts=numbered.render(),
             claims="\n".join(f"{i}. {c.text}" for i, c in enumerate(batch, start=1)),
         )
         try:
@@ -392,7 +399,7 @@ class LLMJudge(BaseJudge):
                 prompt,
                 VERIFICATION_SCHEMA,
                 "verdicts",
-                _checked(Verification, contexts=len(shown)),
+                _checked(Verification, contexts=len(shown), sentences=numbered),
                 draw=draw,
             )
         except TruncatedOutputError:
@@ -408,13 +415,14 @@ class LLMJudge(BaseJudge):
             # Numbers outside the batch answer no question we asked; they are dropped.
             if 1 <= raw.claim <= len(batch):
                 claim = batch[raw.claim - 1]
+                context, quote = _evidence(raw, numbered)
                 found.setdefault(
                     claim.id,
                     checked_verdict(
                         claim.id,
                         raw.verdict,
-                        context=raw.context,
-                        quote=raw.quote,
+                        context=context,
+                        quote=quote,
                         reason=raw.reason,
                         contexts=contexts,
                     ),
@@ -618,6 +626,13 @@ def _matrix_row(
     ]
 
 
+def _evidence(given: VerdictFields, numbered: SentenceIds) -> tuple[int | None, str]:
+    """The context (1-based) and quote of a verdict: the cited sentence's own text, quoted by
+    VERA; or, from a prompt that asks for quotes (an override), the judge's copy."""
+    cited = numbered.resolve(given.sentence) if given.sentence else None
+    return cited if cited is not None else (given.context, given.quote)
+
+
 def _numbered(texts: Sequence[str]) -> str:
     return "\n\n".join(f"[{i}] {text}" for i, text in enumerate(texts, start=1))
 
@@ -653,9 +668,10 @@ def _describe(error: ValidationError | MalformedJSONError) -> str:
     return str(error)
 
 
-def _checked(model: type[Reply], **sample: str | int) -> Callable[[Any], Reply]:
+def _checked(model: type[Reply], **sample: object) -> Callable[[Any], Reply]:
     """`model`'s validation of a reply, checked against the sample (`vera.judges.replies`):
-    `contexts`, how many were shown; `response`, the answer the claims come from."""
+    `contexts`, how many were shown; `response`, the answer the claims come from;
+    `sentences`, the numbered sentences a verdict may cite."""
     return lambda data: model.model_validate(data, context=sample)
 
 

@@ -1,0 +1,148 @@
+"""Lean, cache-friendly judge prompts over real HTTP, with the real `openai` and `anthropic`
+SDKs against a scripted server on 127.0.0.1: the judge cites sentence ids and VERA quotes the
+sentence itself; calls on the same contexts share their prompt up to the claims, an override
+prompt's too."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from tests.support.loopback import LoopbackServer, Recorded, Reply, ok_openai
+from tests.support.scripted import scripted_anthropic, scripted_openai
+
+from vera.judges.llm import LLMJudge
+from vera.providers.anthropic import AnthropicChatModel
+from vera.providers.cache import ResponseCache
+from vera.providers.managed import ManagedChatModel
+from vera.providers.openai import OpenAIChatModel
+from vera.types import Verdict
+
+CONTEXTS = [
+    "Refunds are issued to the original card. Refunds take 5 days.",
+    "The refund window is 30 days. Returns need a receipt.",
+]
+RESPONSE = "The refund window is 60 days. Refunds go to the card."
+
+
+def gpt(loopback: LoopbackServer, **options: Any) -> LLMJudge:
+    model = OpenAIChatModel("gpt-4o-mini", api_key="k", base_url=loopback.openai_url, timeout=5)
+    cache = options.pop("cache", None)
+    return LLMJudge(ManagedChatModel(model, cache=cache), **options)
+
+
+def reply(payload: Any) -> Reply:
+    return ok_openai(json.dumps(payload))
+
+
+def messages(request: Recorded) -> list[dict[str, Any]]:
+    return list(request.json["messages"])
+
+
+def shared_prefix(a: str, b: str) -> str:
+    return a[: len(os.path.commonprefix([a, b]))]
+
+
+async def test_cited_sentence_ids_become_exact_quotes(loopback: LoopbackServer) -> None:
+    loopback.script(
+        reply({"claims": ["The refund window is 60 days.", "Refunds go to the card."]}),
+        reply(
+            {
+                "verdicts": [
+                    {"claim": 1, "verdict": "CONTRADICTED", "sentence": "2.1", "reason": "30"},
+                    {"claim": 2, "verdict": "FULLY_SUPPORTED", "sentence": "1.1"},
+                ]
+            }
+        ),
+    )
+    claims, verdicts = await gpt(loopback).analyse(RESPONSE, CONTEXTS)
+    assert [c.text for c in claims] == ["The refund window is 60 days.", "Refunds go to the card."]
+    assert [(v.verdict, v.context_index, v.evidence, v.quote_found) for v in verdicts] == [
+        (Verdict.CONTRADICTED, 1, "The refund window is 30 days.", True),
+        (Verdict.FULLY_SUPPORTED, 0, "Refunds are issued to the original card.", True),
+    ]
+    prompt = messages(loopback.requests[1])[-1]["content"]
+    assert "[2]\n2.1 The refund window is 30 days.\n2.2 Returns need a receipt." in prompt
+    # The reply's schema asks for an id, not a copy of the sentence.
+    schema = loopback.requests[1].json["response_format"]["json_schema"]["schema"]
+    fields = schema["properties"]["verdicts"]["items"]["properties"]
+    assert "sentence" in fields and "quote" not in fields
+
+
+async def test_a_sentence_that_was_not_shown_is_asked_again_with_the_ids(
+    loopback: LoopbackServer,
+) -> None:
+    loopback.script(
+        reply({"claims": ["Refunds go to the card."]}),
+        reply({"verdicts": [{"claim": 1, "verdict": "FULLY_SUPPORTED", "sentence": "3.1"}]}),
+        reply({"verdicts": [{"claim": 1, "verdict": "FULLY_SUPPORTED", "sentence": "1.1"}]}),
+    )
+    _, [verdict] = await gpt(loopback).analyse("Refunds go to the card.", CONTEXTS)
+    assert verdict.evidence == "Refunds are issued to the original card."
+    reask = messages(loopback.requests[2])[-1]["content"]
+    assert "sentence '3.1' does not exist; cite one of 1.1 to 1.2, 2.1 to 2.2" in reask
+
+
+async def test_calls_on_one_sample_share_the_prompt_up_to_the_claims(
+    loopback: LoopbackServer,
+) -> None:
+    loopback.default = scripted_openai
+    await gpt(loopback, mode="per_claim").analyse(RESPONSE, CONTEXTS)
+    extract, first, second = loopback.requests
+    assert messages(first)[0] == messages(second)[0]  # the same system message
+    one, two = messages(first)[-1]["content"], messages(second)[-1]["content"]
+    # Instructions, then the contexts: everything up to the claims repeats, so a provider's
+    # prefix cache serves it; only the claim differs.
+    assert shared_prefix(one, two).endswith("</contexts>\n\n<claims>\n1. ")
+    assert one.index("<claims>\n") > one.rindex("2.2 Returns need a receipt.")
+    # Across samples, the extraction prompt's instructions are the shared prefix.
+    await gpt(loopback).extract_claims("Something else entirely.", query="Q")
+    other = messages(loopback.requests[-1])[-1]["content"]
+    assert shared_prefix(messages(extract)[-1]["content"], other).endswith("<question>\n")
+
+
+async def test_an_override_prompt_is_cached_by_its_content(
+    loopback: LoopbackServer, tmp_path: Path
+) -> None:
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    override = prompts / "verify_claims.toml"
+    override.write_text(
+        'version = "mine/1"\nsystem = "Check claims."\n'
+        'user = """Judge each claim; cite sentence ids.\n\n<contexts>\n$contexts\n</contexts>'
+        '\n\n<claims>\n$claims\n</claims>"""\n',
+        encoding="utf-8",
+    )
+    loopback.default = scripted_openai
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    judge = gpt(loopback, mode="per_claim", prompts_dir=prompts, cache=cache)
+    _, verdicts = await judge.analyse(RESPONSE, CONTEXTS)
+    assert [v.evidence for v in verdicts] == ["Refunds are issued to the original card."] * 2
+    first, second = (messages(r)[-1]["content"] for r in loopback.requests[1:3])
+    # The override's own order is kept: its instructions and contexts are the shared prefix.
+    assert shared_prefix(first, second).endswith("</contexts>\n\n<claims>\n1. ")
+    calls = loopback.request_count
+    # The same override again: every reply from VERA's cache, no call.
+    again = gpt(loopback, mode="per_claim", prompts_dir=prompts, cache=cache)
+    await again.analyse(RESPONSE, CONTEXTS)
+    assert loopback.request_count == calls
+    # An edited override is another prompt: its verifications are asked anew.
+    override.write_text(override.read_text().replace("Check claims.", "Check."), "utf-8")
+    edited = gpt(loopback, mode="per_claim", prompts_dir=prompts, cache=cache)
+    await edited.analyse(RESPONSE, CONTEXTS)
+    assert loopback.request_count == calls + 2
+    cache.close()
+
+
+async def test_anthropic_sentence_ids_become_exact_quotes(loopback: LoopbackServer) -> None:
+    loopback.default = scripted_anthropic
+    model = AnthropicChatModel(
+        "claude-haiku-4-5", api_key="k", base_url=loopback.anthropic_url, timeout=5
+    )
+    _, verdicts = await LLMJudge(ManagedChatModel(model)).analyse(RESPONSE, CONTEXTS)
+    assert [(v.verdict, v.evidence, v.quote_found) for v in verdicts] == [
+        (Verdict.CONTRADICTED, "Refunds are issued to the original card.", True),
+        (Verdict.FULLY_SUPPORTED, "Refunds are issued to the original card.", True),
+    ]
