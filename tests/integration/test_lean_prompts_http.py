@@ -6,7 +6,6 @@ prompt's too."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +41,11 @@ def messages(request: Recorded) -> list[dict[str, Any]]:
 
 
 def shared_prefix(a: str, b: str) -> str:
-    return a[: len(os.path.commonprefix([a, b]))]
+    """The longest text both `a` and `b` start with."""
+    end = next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+    return a[:end]
 
 
 async def test_cited_sentence_ids_become_exact_quotes(loopback: LoopbackServer) -> None:
@@ -146,3 +149,68 @@ async def test_anthropic_sentence_ids_become_exact_quotes(loopback: LoopbackServ
         (Verdict.CONTRADICTED, "Refunds are issued to the original card.", True),
         (Verdict.FULLY_SUPPORTED, "Refunds are issued to the original card.", True),
     ]
+
+
+def claude(loopback: LoopbackServer, model: str = "claude-sonnet-4-5", **options: Any) -> LLMJudge:
+    chat = AnthropicChatModel(model, api_key="k", base_url=loopback.anthropic_url, timeout=5)
+    return LLMJudge(ManagedChatModel(chat), **options)
+
+
+LONG = [" ".join(f"Fact {i} of the policy is stated here." for i in range(130))]  # ~5,000 chars
+
+
+def breakpoints(request: Recorded) -> list[str]:
+    """The text before each `cache_control` breakpoint of an Anthropic request."""
+    marked = []
+    system = request.json.get("system")
+    if isinstance(system, list):
+        marked += [b["text"] for b in system if "cache_control" in b]
+    for message in request.json["messages"]:
+        if isinstance(message["content"], list):
+            marked += [b["text"] for b in message["content"] if "cache_control" in b]
+    return marked
+
+
+async def test_anthropic_breakpoint_after_contexts_that_are_sent_again(
+    loopback: LoopbackServer,
+) -> None:
+    loopback.default = scripted_anthropic
+    response = "Fact 1 of the policy is stated here. Fact 2 of the policy is stated here."
+    await claude(loopback, mode="per_claim").analyse(response, LONG)
+    first, second = loopback.requests[1:]
+    # Both verifications mark the same prefix, instructions and contexts, and vary after it.
+    assert breakpoints(first) == breakpoints(second)
+    [prefix] = breakpoints(first)
+    assert prefix.endswith("</contexts>") and "<claims>\n" not in prefix
+    assert breakpoints(loopback.requests[0]) == []  # extraction: nothing long repeats
+
+
+async def test_anthropic_marks_no_breakpoint_where_it_would_not_pay(
+    loopback: LoopbackServer,
+) -> None:
+    loopback.default = scripted_anthropic
+    response = "Fact 1 of the policy is stated here. Fact 2 of the policy is stated here."
+    # One verification per sample: a cache write (1.25x input) would never be read.
+    await claude(loopback).analyse(response, LONG)
+    # Contexts sent again but too short for the model to cache (Haiku 4.5: 4,096 tokens).
+    await claude(loopback, "claude-haiku-4-5", mode="per_claim").analyse(response, LONG)
+    assert all(breakpoints(r) == [] for r in loopback.requests)
+
+
+async def test_anthropic_override_prompt_keeps_its_breakpoints(
+    loopback: LoopbackServer, tmp_path: Path
+) -> None:
+    loopback.default = scripted_anthropic
+    long_system = "Check claims strictly. " * 200  # a long static prefix, worth caching
+    (tmp_path / "verify_claims.toml").write_text(
+        f'version = "mine/1"\nsystem = "{long_system}"\n'
+        'user = """Judge each claim.\n<contexts>\n$contexts\n</contexts>\n<claims>\n$claims'
+        '\n</claims>"""\n',
+        encoding="utf-8",
+    )
+    response = "Fact 1 of the policy is stated here. Fact 2 of the policy is stated here."
+    await claude(loopback, mode="per_claim", prompts_dir=tmp_path).analyse(response, LONG)
+    system, contexts = breakpoints(loopback.requests[1])
+    assert system == long_system
+    assert contexts.startswith("Judge each claim.\n<contexts>\n[1]\n1.1 Fact 0")
+    assert contexts.endswith("</contexts>")

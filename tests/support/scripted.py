@@ -95,5 +95,7 @@ def scripted_openai(request: Recorded) -> Reply:
 
 
 def scripted_anthropic(request: Recorded) -> Reply:
-    prompt = request.json["messages"][-1]["content"]
+    content = request.json["messages"][-1]["content"]
+    # A message with a cache breakpoint comes as text blocks; the model reads them as one.
+    prompt = content if isinstance(content, str) else "".join(b["text"] for b in content)
     return ok_anthropic_tool(scripted_reply(prompt), name=request.json["tools"][0]["name"])

@@ -368,9 +368,14 @@ class LLMJudge(BaseJudge):
         draw: int,
     ) -> None:
         size = self.max_claims_per_call
+        # Several calls on these contexts (per_claim, batches, draws): their shared prefix
+        # is worth a provider cache write.
+        reused = len(claims) > size or self.samples > 1
         await asyncio.gather(
             *(
-                self._verify_batch(claims[start : start + size], shown, contexts, found, draw)
+                self._verify_batch(
+                    claims[start : start + size], shown, contexts, found, draw, reused=reused
+                )
                 for start in range(0, len(claims), size)
             )
         )
@@ -382,6 +387,8 @@ class LLMJudge(BaseJudge):
         contexts: Sequence[str],
         found: dict[str, ClaimVerdict],
         draw: int,
+        *,
+        reused: bool = True,
     ) -> None:
         """Verify `batch` against `shown` (the contexts, or their truths); quotes are checked
         against the contexts themselves."""
@@ -390,6 +397,7 @@ class LLMJudge(BaseJudge):
         # Contexts before claims: calls on the same contexts (per_claim, several batches or
         # draws) share their prompt up to the claims, which a provider's prompt cache reuses.
         messages = prompt.render(
+            cache_contexts=reused,
             contexts=numbered.render(),
             claims="\n".join(f"{i}. {c.text}" for i, c in enumerate(batch, start=1)),
         )

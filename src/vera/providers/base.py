@@ -54,6 +54,11 @@ class Message(BaseModel):
 
     role: Literal["system", "user", "assistant"]
     content: str
+    cache_break: int | None = None
+    """Where the part of `content` that repeats across calls ends (instructions and the
+    sample's contexts, before what varies): a provider with explicit prompt caching
+    (Anthropic) marks a cache breakpoint there when the prefix is long enough to be cached.
+    Not part of the response cache key: it changes the bill, never the reply."""
 
 
 class ChatRequest(BaseModel):
