@@ -12,7 +12,8 @@ by the simulated provider's caching rule), never from its own accounting:
 - claude-haiku-4-5: the same prompt and completion token counts (counted by the o200k rule, not
   Claude's own tokenizer: an approximation, the same for every framework). Anthropic caches
   only at explicit `cache_control` breakpoints, which no request over the chat-completions API
-  carries, so these runs read no cached tokens at its rates.
+  carries: only a run over the simulated Messages API ("vera-claude") reads and writes its
+  cache, at Claude's cache rates (and has nothing cached at gpt-4o-mini's).
 
 "interactive" is the price of the calls as sent; "batch" is the same tokens at the provider's
 batch discount (priced, not measured: the batch APIs are a separate run).
@@ -41,11 +42,15 @@ def usd_per_1k_samples(stats: dict[str, Any], samples: int) -> dict[str, dict[st
     out: dict[str, dict[str, float]] = {}
     for model, (key, reads_cache) in MODELS.items():
         price = DEFAULT_PRICES[key]
+        # Each provider's cache counts at its own rates only: OpenAI's prefix-cache reads for
+        # gpt-4o-mini, Anthropic's breakpoint reads and writes for Claude.
+        read = stats.get("cached_tokens" if reads_cache else "anthropic_read_tokens", 0)
+        written = 0 if reads_cache else stats.get("cache_write_tokens", 0)
         usage = Usage(
             prompt_tokens=int(stats["prompt_tokens"]),
             completion_tokens=int(stats["completion_tokens"]),
-            cached_prompt_tokens=int(stats.get("cached_tokens", 0)) if reads_cache else 0,
-            cache_write_prompt_tokens=int(stats.get("cache_write_tokens", 0)) if reads_cache else 0,
+            cached_prompt_tokens=int(read),
+            cache_write_prompt_tokens=int(written),
         )
         scale = 1000 / max(1, samples)
         out[model] = {

@@ -19,6 +19,12 @@ a second on one core, so at 0 ms latency the frameworks, not the server, are mea
   (1,024, 1,152, 1,280, ...), reported in `usage.prompt_tokens_details.cached_tokens`. The
   prompt is read in the order OpenAI caches it: the JSON schema or tool definitions, then the
   messages in order. /reset empties the cache, so no framework inherits another's.
+- POST /v1/messages: Anthropic's Messages API, the reply as a forced tool call, with its
+  caching rules: only a prefix ending at a `cache_control` breakpoint is cached, only when it
+  reaches the model's minimum length (1,024 tokens; 2,048 for Haiku 3.x; 4,096 for Haiku 4.5);
+  the longest earlier-written breakpoint prefix is read (`cache_read_input_tokens`), the
+  prompt up to the last breakpoint beyond it is written (`cache_creation_input_tokens`), and
+  `input_tokens` counts the rest. Prefix order: tools, system, messages.
 - GET /v1/models, GET /stats, POST or GET /reset.
 
     python benchmarks/llm_judges/sim_server.py --port 8765 --latency-ms 200 --rps-limit 50
@@ -148,9 +154,11 @@ class Simulator:
         self.max_in_flight = 0
         self.prompt_tokens = 0
         self.cached_tokens = 0
+        self.anthropic_read_tokens = 0
         self.cache_write_tokens = 0
         self.completion_tokens = 0
         self.prefix_cache = PrefixCache()
+        self.breakpoint_cache = BreakpointCache()
         self.kinds: Counter[str] = Counter()
         self.kind_tokens: Counter[str] = Counter()
         self.first: float | None = None
@@ -166,6 +174,7 @@ class Simulator:
             "max_in_flight": self.max_in_flight,
             "prompt_tokens": self.prompt_tokens,
             "cached_tokens": self.cached_tokens,
+            "anthropic_read_tokens": self.anthropic_read_tokens,
             "cache_write_tokens": self.cache_write_tokens,
             "completion_tokens": self.completion_tokens,
             "kinds": dict(self.kinds),
@@ -178,7 +187,9 @@ class Simulator:
             "token_rule": TOKEN_RULE,
         }
 
-    async def chat(self, body: bytes) -> tuple[int, dict[str, Any], dict[str, str]]:
+    async def chat(
+        self, body: bytes, anthropic: bool = False
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
         self.requests += 1
         now = time.monotonic()
         self.first = self.first or now
@@ -196,7 +207,7 @@ class Simulator:
                 return 429, {"error": error}, headers
         try:
             request = json.loads(body)
-            reply = self._complete(request)
+            reply = self._message(request) if anthropic else self._complete(request)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             self.errors += 1
             error = {"message": f"bad request: {exc}", "type": "invalid_request_error"}
@@ -262,6 +273,63 @@ class Simulator:
             },
         }
 
+    def _message(self, request: dict[str, Any]) -> dict[str, Any]:
+        """An Anthropic Messages reply: the JSON as the input of the forced tool."""
+        tools = request.get("tools") or []
+        tokens: list[int] = encode_tokens(json.dumps(tools)) if tools else []
+        breakpoints: list[int] = []
+        texts: list[str] = []
+        system = request.get("system") or []
+        blocks = [{"type": "text", "text": system}] if isinstance(system, str) else system
+        for block in blocks:
+            tokens += encode_tokens(str(block.get("text", "")))
+            texts.append(str(block.get("text", "")))
+            if block.get("cache_control"):
+                breakpoints.append(len(tokens))
+        for message in request["messages"]:
+            content = message.get("content")
+            parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
+            tokens += [-1] * MESSAGE_OVERHEAD
+            for part in parts:
+                tokens += encode_tokens(str(part.get("text", "")))
+                if part.get("cache_control"):
+                    breakpoints.append(len(tokens))
+            texts.append(_text(content))
+        tool = tools[0] if tools else {}
+        kind, data = reply_for(texts, tool.get("input_schema"))
+        read, written = self.breakpoint_cache.use(
+            tokens, breakpoints, anthropic_minimum(str(request.get("model", "")))
+        )
+        output_tokens = count_tokens(json.dumps(data, ensure_ascii=False))
+        self.prompt_tokens += len(tokens)
+        self.anthropic_read_tokens += read
+        self.cache_write_tokens += written
+        self.completion_tokens += output_tokens
+        self.kinds[kind] += 1
+        self.kind_tokens[kind] += len(tokens) + output_tokens
+        return {
+            "id": f"msg_{uuid.uuid4().hex[:24]}",
+            "type": "message",
+            "role": "assistant",
+            "model": request.get("model", "claude-haiku-4-5"),
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{uuid.uuid4().hex[:24]}",
+                    "name": tool.get("name", "reply"),
+                    "input": data,
+                }
+            ],
+            "stop_reason": "tool_use",
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": len(tokens) - read - written,
+                "output_tokens": output_tokens,
+                "cache_read_input_tokens": read,
+                "cache_creation_input_tokens": written,
+            },
+        }
+
 
 def _prompt_tokens(texts: list[str], *extras: Any) -> list[int]:
     """The prompt as OpenAI caches it: schemas and tool definitions (billed as prompt tokens
@@ -292,6 +360,32 @@ def _forced_tool(request: dict[str, Any]) -> dict[str, Any] | None:
         name = choice.get("function", {}).get("name")
         return next((t for t in tools if t.get("name") == name), tools[0])
     return tools[0] if choice in ("required", "auto", None) else None
+
+
+# Anthropic caches no prefix shorter than this (its prompt-caching docs), by model family.
+_ANTHROPIC_MINIMUM = (("haiku-4", 4096), ("opus-4-5", 4096), ("haiku", 2048))
+
+
+def anthropic_minimum(model: str) -> int:
+    return next((n for key, n in _ANTHROPIC_MINIMUM if key in model.lower()), 1024)
+
+
+class BreakpointCache:
+    """Anthropic's explicit prompt caching: prefixes ending at `cache_control` breakpoints."""
+
+    def __init__(self) -> None:
+        self.written: set[bytes] = set()
+
+    def use(self, tokens: list[int], breakpoints: list[int], minimum: int) -> tuple[int, int]:
+        """(tokens read, tokens written) for a prompt with breakpoints after those lengths."""
+        cacheable = sorted(b for b in set(breakpoints) if b >= minimum)
+        keys = {b: hashlib.blake2b(array("q", tokens[:b]).tobytes(), digest_size=16).digest()
+                for b in cacheable}  # fmt: skip
+        read = max((b for b in cacheable if keys[b] in self.written), default=0)
+        last = cacheable[-1] if cacheable else 0
+        written = last - read if last > read else 0
+        self.written.update(keys.values())
+        return read, written
 
 
 class HttpServer:
@@ -332,6 +426,8 @@ class HttpServer:
         path = path.rstrip("/")
         if method == "POST" and path.endswith("/chat/completions"):
             return await self.sim.chat(body)
+        if method == "POST" and path.endswith("/v1/messages"):
+            return await self.sim.chat(body, anthropic=True)
         if path == "/stats":
             return 200, self.sim.stats(), {}
         if path == "/reset":
