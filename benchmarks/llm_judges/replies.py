@@ -133,6 +133,27 @@ def vera_verify(prompt: str) -> Reply:
     return {"verdicts": [{"claim": int(n), **_vera_verdict(t, passages, ids)} for n, t in claims]}
 
 
+def vera_verify_quoted(prompt: str) -> Reply:
+    """verify_claims_quoted, VERA's prompt for long contexts: the evidence copied as a quote."""
+    passages = _numbered(_tagged(prompt, "contexts"))
+    claims = re.findall(r"(?m)^(\d+)\. (.+)$", _tagged(prompt, "claims"))
+    verdicts = []
+    for n, text in claims:
+        j = judge(text, passages)
+        cited = j.context + 1 if j.context is not None else None
+        reason = {"supported": "Context states this.", "none": "No context addresses this."}
+        verdicts.append(
+            {
+                "claim": int(n),
+                "verdict": _VERA_VERDICTS[j.label],
+                "context": cited,
+                "quote": j.quote,
+                "reason": reason.get(j.label, f"Context {cited} differs."),
+            }
+        )
+    return {"verdicts": verdicts}
+
+
 def vera_truths(prompt: str) -> Reply:
     passages = _numbered(_tagged(prompt, "contexts"))
     return {
@@ -259,6 +280,11 @@ KINDS: tuple[PromptKind, ...] = (
         "vera.verify",
         ("Give one verdict for every numbered claim inside the <claims> tags below",),
         vera_verify,
+    ),
+    PromptKind(
+        "vera.verify_quoted",
+        ("For every numbered claim inside the <claims> tags below, give one verdict",),
+        vera_verify_quoted,
     ),
     PromptKind(
         "vera.truths",

@@ -214,3 +214,20 @@ async def test_anthropic_override_prompt_keeps_its_breakpoints(
     assert system == long_system
     assert contexts.startswith("Judge each claim.\n<contexts>\n[1]\n1.1 Fact 0")
     assert contexts.endswith("</contexts>")
+
+
+async def test_long_contexts_are_quoted_instead_of_numbered(loopback: LoopbackServer) -> None:
+    loopback.default = scripted_openai
+    judge = gpt(loopback)
+    long = [" ".join(f"Fact {i} of the policy is stated here." for i in range(300)), CONTEXTS[0]]
+    _, verdicts = await judge.analyse("Refunds go to the card.", long)
+    verify = loopback.requests[-1]
+    fields = verify.json["response_format"]["json_schema"]["schema"]["properties"]["verdicts"]
+    assert "quote" in fields["items"]["properties"]  # copied quotes cost less than 300 ids
+    assert "1.1 Fact 0" not in messages(verify)[-1]["content"]
+    assert verdicts[0].quote_found and verdicts[0].evidence.startswith("Fact 0 of the policy")
+    assert judge.prompt_versions["verify_claims_quoted"] == "verify_claims_quoted/1"
+    # Short contexts: sentence ids, and the quoted prompt is not recorded where unused.
+    short_judge = gpt(loopback)
+    await short_judge.analyse("Refunds go to the card.", CONTEXTS)
+    assert "verify_claims_quoted" not in short_judge.prompt_versions

@@ -36,3 +36,12 @@ def test_ids_render_per_context_and_resolve_to_the_text() -> None:
     assert ids.resolve("1.3") is None and ids.resolve("3.1") is None
     assert ids.resolve("two") is None
     assert ids.describe_ids() == "1.1 to 1.2, 2.1 to 2.2"
+
+
+def test_ids_cost_more_than_quotes_only_for_long_contexts_and_few_claims() -> None:
+    short = SentenceIds.of(["Refunds are issued to the original card. The window is 30 days."])
+    assert not short.cost_more_than_quotes(1)
+    long = SentenceIds.of([" ".join(f"Fact {i} holds." for i in range(200))])
+    assert long.cost_more_than_quotes(3)
+    # Enough claims, each quote a whole sentence: the ids pay again.
+    assert not long.cost_more_than_quotes(400)

@@ -55,6 +55,7 @@ from vera.judges.prompts import Prompt, load_prompt
 from vera.judges.replies import (
     EXTRACTION_SCHEMA,
     MATRIX_SCHEMA,
+    QUOTED_VERIFICATION_SCHEMA,
     RELEVANCE_SCHEMA,
     SINGLE_CALL_SCHEMA,
     TRUTHS_SCHEMA,
@@ -100,6 +101,8 @@ _PROMPTS: dict[str, tuple[str, ...]] = {
 }
 # Loaded in every mode, but only the diagnostic metrics ask for it (see `prompt_versions`).
 _MATRIX = "verify_matrix"
+# Loaded in every mode, used instead of verify_claims where quotes cost less than sentence ids.
+_QUOTED = "verify_claims_quoted"
 _NO_TRUTHS = "(this context states no facts)"
 _RAISE_MAX_TOKENS = "raise --max-tokens (judge_max_tokens in vera.toml)"
 
@@ -140,8 +143,11 @@ class LLMJudge(BaseJudge):
         self.model = model
         self.mode = mode
         self.samples = samples
-        self.prompts = {name: load_prompt(name, prompts_dir) for name in (*_PROMPTS[mode], _MATRIX)}
+        self.prompts = {
+            name: load_prompt(name, prompts_dir) for name in (*_PROMPTS[mode], _MATRIX, _QUOTED)
+        }
         self._matrix_asked = False
+        self._quoted_asked = False
         self.max_claims_per_call = 1 if mode == "per_claim" else max_claims_per_call
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -157,10 +163,9 @@ class LLMJudge(BaseJudge):
     def prompt_versions(self) -> dict[str, str]:
         """The version of each prompt, recorded with every result; the matrix prompt's only
         once a matrix was asked for, as a run without the diagnostic metrics never uses it."""
+        asked = {_MATRIX: self._matrix_asked, _QUOTED: self._quoted_asked}
         return {
-            name: prompt.version
-            for name, prompt in self.prompts.items()
-            if name != _MATRIX or self._matrix_asked
+            name: prompt.version for name, prompt in self.prompts.items() if asked.get(name, True)
         }
 
     def describe(self) -> JudgeDescription:
@@ -188,6 +193,7 @@ class LLMJudge(BaseJudge):
         twin = copy.copy(self)
         twin.model = model
         twin._matrix_asked = False
+        twin._quoted_asked = False
         twin._truths = OrderedDict()
         twin._truths_pending = {}
         return twin
@@ -392,20 +398,20 @@ class LLMJudge(BaseJudge):
     ) -> None:
         """Verify `batch` against `shown` (the contexts, or their truths); quotes are checked
         against the contexts themselves."""
-        prompt = self.prompts["verify_claims"]
         numbered = SentenceIds.of(shown)
+        prompt, schema, shown_text = self._verification_prompt(numbered, shown, len(batch))
         # Contexts before claims: calls on the same contexts (per_claim, several batches or
         # draws) share their prompt up to the claims, which a provider's prompt cache reuses.
         messages = prompt.render(
             cache_contexts=reused,
-            contexts=numbered.render(),
+            contexts=shown_text,
             claims="\n".join(f"{i}. {c.text}" for i, c in enumerate(batch, start=1)),
         )
         try:
             reply = await self._ask(
                 messages,
                 prompt,
-                VERIFICATION_SCHEMA,
+                schema,
                 "verdicts",
                 _checked(Verification, contexts=len(shown), sentences=numbered),
                 draw=draw,
@@ -435,6 +441,18 @@ class LLMJudge(BaseJudge):
                         contexts=contexts,
                     ),
                 )
+
+    def _verification_prompt(
+        self, numbered: SentenceIds, shown: Sequence[str], claims: int
+    ) -> tuple[Prompt, dict[str, Any], str]:
+        """The verification prompt, its schema and the contexts as it shows them: sentence ids
+        to cite, or, where the contexts are so long that the ids would cost more than quotes,
+        numbered contexts to quote from. A verify_claims prompt of your own is always used."""
+        bundled = "+sha256:" not in self.prompts["verify_claims"].version
+        if bundled and numbered.cost_more_than_quotes(claims):
+            self._quoted_asked = True
+            return self.prompts[_QUOTED], QUOTED_VERIFICATION_SCHEMA, _numbered(shown)
+        return self.prompts["verify_claims"], VERIFICATION_SCHEMA, numbered.render()
 
     async def _matrix_draw(
         self, claims: Sequence[Claim], contexts: Sequence[str], draw: int

@@ -22,6 +22,7 @@ from vera.types import Relevance, RelevanceVerdict, Verdict
 __all__ = [
     "EXTRACTION_SCHEMA",
     "MATRIX_SCHEMA",
+    "QUOTED_VERIFICATION_SCHEMA",
     "RELEVANCE_SCHEMA",
     "SINGLE_CALL_SCHEMA",
     "TRUTHS_SCHEMA",
@@ -76,6 +77,9 @@ EXTRACTION_SCHEMA: dict[str, Any] = {
 }
 VERIFICATION_SCHEMA = _list_of(
     "verdicts", {"claim": {"type": "integer"}, **_CITED_FIELDS}, ["claim", "verdict"]
+)
+QUOTED_VERIFICATION_SCHEMA = _list_of(
+    "verdicts", {"claim": {"type": "integer"}, **_VERDICT_FIELDS}, ["claim", "verdict"]
 )
 TRUTHS_SCHEMA = _list_of(
     "truths", {"context": {"type": "integer"}, "text": {"type": "string"}}, ["context", "text"]
