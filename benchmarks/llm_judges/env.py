@@ -33,6 +33,7 @@ OFFLINE_ENV = {
     "TIKTOKEN_CACHE_DIR": str(DEFAULT_CACHE),
     # A dummy key: some clients refuse to start without one; the server ignores it.
     "OPENAI_API_KEY": "sk-bench",
+    "ANTHROPIC_API_KEY": "sk-ant-bench",
 }
 
 

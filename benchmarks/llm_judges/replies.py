@@ -94,7 +94,7 @@ def _tagged(prompt: str, tag: str) -> str:
 
 def vera_extract(prompt: str) -> Reply:
     answer = _tagged(prompt, "answer")
-    return {"claims": [{"number": i, "text": s} for i, s in enumerate(sentences(answer), 1)]}
+    return {"claims": sentences(answer)}  # VERA's lean reply: the claims in order
 
 
 def _numbered(block: str) -> list[str]:
@@ -102,27 +102,56 @@ def _numbered(block: str) -> list[str]:
     return [p.strip() for p in re.split(r"(?m)^\[\d+\] ", block) if p.strip()]
 
 
-def _vera_verdict(text: str, passages: list[str]) -> dict[str, Any]:
+def _sentence_ids(block: str) -> tuple[list[str], dict[str, str]]:
+    """VERA's contexts with numbered sentences ("[1]\n1.1 ...\n1.2 ..."): the passages, and
+    each sentence's id by its text."""
+    ids: dict[str, str] = {}
+    passages: dict[int, list[str]] = {}
+    for k, n, text in re.findall(r"(?m)^(\d+)\.(\d+) (.+)$", block):
+        ids.setdefault(text.strip(), f"{k}.{n}")
+        passages.setdefault(int(k), []).append(text.strip())
+    return [" ".join(passages[k]) for k in sorted(passages)], ids
+
+
+def _vera_verdict(text: str, passages: list[str], ids: dict[str, str]) -> dict[str, Any]:
+    """A lean verdict: the id of the deciding sentence, a reason only where it adds."""
     j = judge(text, passages)
-    cited = j.context + 1 if j.context is not None else None
-    reason = (
-        f"Context {cited} states this." if j.label == "supported" else
-        f"Context {cited} gives a different figure." if j.label == "contradicted" else
-        f"Context {cited} states only part of this." if j.label == "partial" else
-        "No context addresses this claim."
-    )  # fmt: skip
-    return {
+    verdict: dict[str, Any] = {
         "verdict": _VERA_VERDICTS[j.label],
-        "context": cited,
-        "quote": j.quote,
-        "reason": reason,
+        "sentence": ids.get(j.quote) if j.context is not None else None,
     }
+    if j.label == "contradicted":
+        verdict["reason"] = "a different figure"
+    elif j.label == "partial":
+        verdict["reason"] = "only part of it"
+    return verdict
 
 
 def vera_verify(prompt: str) -> Reply:
+    passages, ids = _sentence_ids(_tagged(prompt, "contexts"))
+    claims = re.findall(r"(?m)^(\d+)\. (.+)$", _tagged(prompt, "claims"))
+    return {"verdicts": [{"claim": int(n), **_vera_verdict(t, passages, ids)} for n, t in claims]}
+
+
+def vera_verify_quoted(prompt: str) -> Reply:
+    """verify_claims_quoted, VERA's prompt for long contexts: the evidence copied as a quote."""
     passages = _numbered(_tagged(prompt, "contexts"))
     claims = re.findall(r"(?m)^(\d+)\. (.+)$", _tagged(prompt, "claims"))
-    return {"verdicts": [{"claim": int(n), **_vera_verdict(t, passages)} for n, t in claims]}
+    verdicts = []
+    for n, text in claims:
+        j = judge(text, passages)
+        cited = j.context + 1 if j.context is not None else None
+        reason = {"supported": "Context states this.", "none": "No context addresses this."}
+        verdicts.append(
+            {
+                "claim": int(n),
+                "verdict": _VERA_VERDICTS[j.label],
+                "context": cited,
+                "quote": j.quote,
+                "reason": reason.get(j.label, f"Context {cited} differs."),
+            }
+        )
+    return {"verdicts": verdicts}
 
 
 def vera_truths(prompt: str) -> Reply:
@@ -135,14 +164,9 @@ def vera_truths(prompt: str) -> Reply:
 
 
 def vera_single_call(prompt: str) -> Reply:
-    passages = _numbered(_tagged(prompt, "contexts"))
+    passages, ids = _sentence_ids(_tagged(prompt, "contexts"))
     answer = _tagged(prompt, "answer")
-    return {
-        "claims": [
-            {"number": i, "text": s, **_vera_verdict(s, passages)}
-            for i, s in enumerate(sentences(answer), 1)
-        ]
-    }
+    return {"claims": [{"text": s, **_vera_verdict(s, passages, ids)} for s in sentences(answer)]}
 
 
 def vera_relevance(prompt: str) -> Reply:
@@ -254,8 +278,13 @@ KINDS: tuple[PromptKind, ...] = (
     ),
     PromptKind(
         "vera.verify",
-        ("For every numbered claim inside the <claims> tags below, give one verdict",),
+        ("Give one verdict for every numbered claim inside the <claims> tags below",),
         vera_verify,
+    ),
+    PromptKind(
+        "vera.verify_quoted",
+        ("For every numbered claim inside the <claims> tags below, give one verdict",),
+        vera_verify_quoted,
     ),
     PromptKind(
         "vera.truths",

@@ -72,6 +72,32 @@ def summary_table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def dollar_table(results: dict[str, Any]) -> str:
+    """Dollars per 1,000 samples for each framework and priced model, interactive and batch,
+    and each as a multiple of RAGAS's (the first RAGAS run), from the unlimited scenario."""
+    runs = next((results["runs"][s] for s in results["runs"] if s != "cached"), {})
+    priced = [(name, run) for name, run in runs.items() if run.get("usd_per_1k_samples")]
+    if not priced:
+        return ""
+    models = list(priced[0][1]["usd_per_1k_samples"])
+    ragas = next((run for name, run in priced if name.startswith("ragas")), None)
+    head = ["framework", "cached share"]
+    for model in models:
+        head += [f"$/1k {model}", f"$/1k {model} batch", "x RAGAS"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, run in priced:
+        prompt = run["prompt_tokens_per_sample"]
+        share = run.get("cached_tokens_per_sample", 0) / prompt if prompt else 0.0
+        row = [name, f"{share:.0%}"]
+        for model in models:
+            usd = run["usd_per_1k_samples"][model]
+            base = ragas["usd_per_1k_samples"][model]["interactive"] if ragas else None
+            ratio = f"{usd['interactive'] / base:.2f}" if base else "n/a"
+            row += [f"{usd['interactive']:.4f}", f"{usd['batch']:.4f}", ratio]
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
 def detail_table(results: dict[str, Any]) -> str:
     """Every run with the server's view of it."""
     head = [
@@ -120,11 +146,15 @@ def markdown(results: dict[str, Any]) -> str:
     meta = results["meta"]
     versions = ", ".join(f"{k} {v}" for k, v in meta["versions"].items() if v)
     headers = "" if meta.get("limit_headers", True) else ", limit not stated in headers"
+    dollars = dollar_table(results)
+    if dollars:
+        prices = meta.get("prices")
+        dollars = f"Dollars per 1,000 samples at list prices ({prices}):\n\n{dollars}\n\n"
     return (
         f"{meta['samples']} samples (seed {meta['seed']}), Python {meta['python']}, "
         f"{meta['cpus']} CPUs (pinned: {meta['pinned']}), tokens by {meta.get('token_rule')}"
         f"{headers}\n"
-        f"{versions}\n\n{summary_table(results)}\n\n{detail_table(results)}"
+        f"{versions}\n\n{summary_table(results)}\n\n{dollars}{detail_table(results)}"
     )
 
 

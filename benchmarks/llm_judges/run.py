@@ -35,6 +35,7 @@ from typing import Any
 
 import env  # noqa: F401  (the offline environment, inherited by every subprocess)
 import synth
+from prices import describe, usd_per_1k_samples
 from report import markdown
 
 HERE = Path(__file__).resolve().parent
@@ -174,6 +175,12 @@ def run_framework(
     result["calls_per_sample"] = stats["ok"] / n
     result["prompt_tokens_per_sample"] = stats["prompt_tokens"] / n
     result["completion_tokens_per_sample"] = stats["completion_tokens"] / n
+    # Read from either provider's cache: OpenAI's prefix cache, Anthropic's breakpoints.
+    result["cached_tokens_per_sample"] = (
+        stats["cached_tokens"] + stats["anthropic_read_tokens"]
+    ) / n
+    result["cache_write_tokens_per_sample"] = stats["cache_write_tokens"] / n
+    result["usd_per_1k_samples"] = usd_per_1k_samples(stats, n)
     limit = stats.get("rps_limit")
     if limit and result["calls_per_sample"] and result["samples_per_s"]:
         result["ceiling_samples_per_s"] = limit / result["calls_per_sample"]
@@ -248,9 +255,16 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=150)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--passage-words",
+        type=int,
+        default=76,
+        help="words per passage (3 a sample); long ones show what prompt caching saves",
+    )
+    parser.add_argument(
         "--frameworks",
         default="vera,ragas,deepeval,deepeval+client",
-        help="comma list of vera, vera:MODE, ragas, ragas-legacy, deepeval, deepeval+client",
+        help="comma list of vera, vera:MODE, vera-claude[:MODE], ragas, ragas-legacy, deepeval, "
+        "deepeval+client",
     )
     parser.add_argument("--scenarios", default="0ms,200ms@50rps,200ms@20rps,cached")
     parser.add_argument(
@@ -280,18 +294,20 @@ def main() -> None:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     workdir = (args.workdir / stamp).resolve()
     samples = workdir / "samples.jsonl"
-    synth.write_jsonl(synth.generate(args.samples, args.seed), samples)
+    synth.write_jsonl(synth.generate(args.samples, args.seed, args.passage_words), samples)
 
     results: dict[str, Any] = {
         "meta": {
             "started": stamp,
             "samples": args.samples,
             "seed": args.seed,
+            "passage_words": args.passage_words,
             "python": platform.python_version(),
             "cpus": len(cpus) or os.cpu_count(),
             "pinned": client_cpu is not None,
             "burst_s": args.burst_s,
             "limit_headers": not args.no_ratelimit_headers,
+            "prices": describe(),
             "versions": {
                 p: _version(p)
                 for p in (

@@ -12,6 +12,8 @@ Setup for each framework (see the README for why):
 - vera: `create_judge("openai:gpt-4o-mini", Settings(...))` and `vera.aevaluate`, 64 samples at
   once, VERA's default 16 calls in flight, its own retries (6 attempts, honours Retry-After);
   `--mode` picks the judge mode (batched by default; per_claim, truths, single_call).
+- vera-claude: the same with `anthropic:claude-haiku-4-5` over the simulated Messages API
+  (Anthropic SDK), where VERA's `cache_control` breakpoints meet Anthropic's caching rules.
 - ragas: the current `ragas.metrics.collections.Faithfulness` on `llm_factory(AsyncOpenAI)`,
   `ascore` per sample under a semaphore of 16 (RAGAS's default `max_workers`), sample errors
   kept per sample. The OpenAI client retries (max_retries=5, honours Retry-After).
@@ -43,6 +45,7 @@ import env  # noqa: F401  (sets the offline environment before any framework is 
 from synth import read_jsonl
 
 MODEL = "gpt-4o-mini"
+CLAUDE = "anthropic:claude-haiku-4-5"  # vera-claude: VERA over the simulated Messages API
 API_KEY = "sk-bench"
 PEER_RETRIES = 5  # retries after the first attempt: VERA's 6 attempts in total
 
@@ -70,19 +73,21 @@ def run_vera(
     cache: Path,
     rpm: float | None = None,
     mode: str = "batched",
+    provider: str = "openai",
 ) -> dict[str, Any]:
     import vera
     from vera.judges import create_judge
     from vera.plan import Settings
 
+    # The Anthropic SDK adds /v1/messages itself; the OpenAI one wants the /v1 root.
     settings = Settings(
-        judge_base_url=f"{url}/v1",
+        judge_base_url=f"{url}/v1" if provider == "openai" else url,
         judge_mode=mode,  # type: ignore[arg-type]
         cache_path=cache,
         cache=True,
         requests_per_minute=rpm,
     )
-    judge = create_judge(f"openai:{MODEL}", settings)
+    judge = create_judge(f"openai:{MODEL}" if provider == "openai" else CLAUDE, settings)
     dataset = vera.load_dataset(path)
     started = time.perf_counter()
     # The three claim metrics the issue asks about share one claim analysis: 2 calls a sample.
@@ -228,6 +233,7 @@ def run_deepeval(
 
 RUNNERS: dict[str, Callable[..., dict[str, Any]]] = {
     "vera": run_vera,
+    "vera-claude": partial(run_vera, provider="anthropic"),
     "ragas": run_ragas,
     "ragas-legacy": run_ragas_legacy,
     "deepeval": run_deepeval,
@@ -235,6 +241,7 @@ RUNNERS: dict[str, Callable[..., dict[str, Any]]] = {
 }
 DEFAULT_CONCURRENCY = {
     "vera": 64,
+    "vera-claude": 64,
     "ragas": 16,
     "ragas-legacy": 16,
     "deepeval": 20,
@@ -268,15 +275,15 @@ def main() -> None:
     if not args.cold:
         warm_openai_sdk()
     concurrency = args.concurrency or DEFAULT_CONCURRENCY[args.framework]
-    if args.framework == "vera":
+    if args.framework.startswith("vera"):
         cache = args.cache or Path(f"/tmp/vera-bench-{os.getpid()}.sqlite")
-        result = run_vera(
+        result = RUNNERS[args.framework](
             args.samples, args.url, concurrency, cache=cache, rpm=args.rpm, mode=args.mode
         )
     else:
         result = RUNNERS[args.framework](args.samples, args.url, concurrency)
     result["framework"] = args.framework
-    result["mode"] = args.mode if args.framework == "vera" else None
+    result["mode"] = args.mode if args.framework.startswith("vera") else None
     result["concurrency"] = concurrency
     result["cold"] = args.cold
     text = json.dumps(result, indent=2)

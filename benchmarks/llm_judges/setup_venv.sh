@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Creates benchmarks/llm_judges/.venv: RAGAS, DeepEval, tiktoken and VERA (editable, with the
-# OpenAI extra), kept apart from VERA's own .venv so the peers' dependencies never touch it.
+# OpenAI and Anthropic extras), kept apart from VERA's own .venv so the peers' dependencies never touch it.
 #
 #   bash benchmarks/llm_judges/setup_venv.sh            # pinned versions (requirements.txt)
 #   bash benchmarks/llm_judges/setup_venv.sh --latest   # newest versions, then re-pin
@@ -29,7 +29,7 @@ if [[ "${1:-}" == "--latest" ]]; then
 else
     "$venv/bin/pip" install --quiet -r "$here/requirements.txt"
 fi
-"$venv/bin/pip" install --quiet -c "$here/requirements.txt" -e "$root[openai]"
+"$venv/bin/pip" install --quiet -c "$here/requirements.txt" -e "$root[openai,anthropic]"
 "$venv/bin/pip" check
 "$venv/bin/python" "$here/tokens.py" --seed-cache
 "$venv/bin/python" - <<'PY'

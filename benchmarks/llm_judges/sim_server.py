@@ -14,6 +14,17 @@ a second on one core, so at 0 ms latency the frameworks, not the server, are mea
   (per minute), `x-ratelimit-remaining-requests` (what is left in the bucket) and
   `x-ratelimit-reset-requests` (until the bucket is full again, as "20ms" or "1.5s").
   `--no-ratelimit-headers` leaves them out, as servers that state no limit do.
+- Prompt caching as OpenAI documents it: a request whose first 1,024 prompt tokens or more are
+  identical to an earlier request's is served that prefix from cache, in 128-token steps
+  (1,024, 1,152, 1,280, ...), reported in `usage.prompt_tokens_details.cached_tokens`. The
+  prompt is read in the order OpenAI caches it: the JSON schema or tool definitions, then the
+  messages in order. /reset empties the cache, so no framework inherits another's.
+- POST /v1/messages: Anthropic's Messages API, the reply as a forced tool call, with its
+  caching rules: only a prefix ending at a `cache_control` breakpoint is cached, only when it
+  reaches the model's minimum length (1,024 tokens; 2,048 for Haiku 3.x; 4,096 for Haiku 4.5);
+  the longest earlier-written breakpoint prefix is read (`cache_read_input_tokens`), the
+  prompt up to the last breakpoint beyond it is written (`cache_creation_input_tokens`), and
+  `input_tokens` counts the rest. Prefix order: tools, system, messages.
 - GET /v1/models, GET /stats, POST or GET /reset.
 - The OpenAI Batch API and Anthropic Message Batches (`sim_batches.py`): a batch ends
   --batch-s seconds after it was created; POST /batches/hold and /batches/release.
@@ -26,18 +37,51 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import hashlib
 import json
 import math
 import time
 import uuid
+from array import array
 from collections import Counter
 from typing import Any
 
 from replies import reply_for
 from sim_batches import BatchApis
-from tokens import make_counter
+from tokens import make_encoder
 
-count_tokens, TOKEN_RULE = make_counter()
+encode_tokens, TOKEN_RULE = make_encoder()
+MESSAGE_OVERHEAD = 3  # tokens OpenAI adds around each message, and once to prime the reply
+
+
+def count_tokens(text: str) -> int:
+    return len(encode_tokens(text))
+
+
+class PrefixCache:
+    """OpenAI's automatic prompt caching: the longest earlier-seen prefix of a prompt, of at
+    least `minimum` tokens and counted in `step`-token increments, is a cache hit."""
+
+    def __init__(self, minimum: int = 1024, step: int = 128) -> None:
+        self.minimum = minimum
+        self.step = step
+        self.seen: set[bytes] = set()
+
+    def hit(self, tokens: list[int]) -> int:
+        """Cached tokens for this prompt; every cacheable prefix of it is remembered."""
+        digest = hashlib.blake2b(digest_size=16)
+        cached = 0
+        start = 0
+        for end in range(self.minimum, len(tokens) + 1, self.step):
+            digest.update(array("q", tokens[start:end]).tobytes())
+            start = end
+            key = digest.digest()
+            if key in self.seen:  # the digest covers the whole prefix up to `end`
+                cached = end
+            self.seen.add(key)
+        return cached
+
+
 _REASONS = {
     200: "OK",
     400: "Bad Request",
@@ -112,7 +156,12 @@ class Simulator:
         self.in_flight = 0
         self.max_in_flight = 0
         self.prompt_tokens = 0
+        self.cached_tokens = 0
+        self.anthropic_read_tokens = 0
+        self.cache_write_tokens = 0
         self.completion_tokens = 0
+        self.prefix_cache = PrefixCache()
+        self.breakpoint_cache = BreakpointCache()
         self.kinds: Counter[str] = Counter()
         self.kind_tokens: Counter[str] = Counter()
         self.first: float | None = None
@@ -127,6 +176,9 @@ class Simulator:
             "connections": self.connections,
             "max_in_flight": self.max_in_flight,
             "prompt_tokens": self.prompt_tokens,
+            "cached_tokens": self.cached_tokens,
+            "anthropic_read_tokens": self.anthropic_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
             "completion_tokens": self.completion_tokens,
             "kinds": dict(self.kinds),
             "kind_tokens": dict(self.kind_tokens),
@@ -138,7 +190,9 @@ class Simulator:
             "token_rule": TOKEN_RULE,
         }
 
-    async def chat(self, body: bytes) -> tuple[int, dict[str, Any], dict[str, str]]:
+    async def chat(
+        self, body: bytes, anthropic: bool = False
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
         self.requests += 1
         now = time.monotonic()
         self.first = self.first or now
@@ -156,7 +210,7 @@ class Simulator:
                 return 429, {"error": error}, headers
         try:
             request = json.loads(body)
-            reply = self._complete(request)
+            reply = self._message(request) if anthropic else self._complete(request)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             self.errors += 1
             error = {"message": f"bad request: {exc}", "type": "invalid_request_error"}
@@ -180,13 +234,13 @@ class Simulator:
             schema = tool.get("parameters")
         kind, data = reply_for(texts, schema)
         content = json.dumps(data, ensure_ascii=False)
-        prompt_tokens = sum(count_tokens(t) + 3 for t in texts) + 3
-        for extra in (response_format.get("json_schema"), request.get("tools")):
-            if extra:  # schemas and tool definitions are billed as prompt tokens too
-                prompt_tokens += count_tokens(json.dumps(extra))
+        tokens = _prompt_tokens(texts, response_format.get("json_schema"), request.get("tools"))
+        prompt_tokens = len(tokens) + MESSAGE_OVERHEAD
+        cached = self.prefix_cache.hit(tokens)
         n = int(request.get("n") or 1)
         completion_tokens = count_tokens(content) * n
         self.prompt_tokens += prompt_tokens
+        self.cached_tokens += cached
         self.completion_tokens += completion_tokens
         self.kinds[kind] += 1
         self.kind_tokens[kind] += prompt_tokens + completion_tokens
@@ -218,8 +272,79 @@ class Simulator:
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
+                "prompt_tokens_details": {"cached_tokens": cached},
             },
         }
+
+    def _message(self, request: dict[str, Any]) -> dict[str, Any]:
+        """An Anthropic Messages reply: the JSON as the input of the forced tool."""
+        tools = request.get("tools") or []
+        tokens: list[int] = encode_tokens(json.dumps(tools)) if tools else []
+        breakpoints: list[int] = []
+        texts: list[str] = []
+        system = request.get("system") or []
+        blocks = [{"type": "text", "text": system}] if isinstance(system, str) else system
+        for block in blocks:
+            tokens += encode_tokens(str(block.get("text", "")))
+            texts.append(str(block.get("text", "")))
+            if block.get("cache_control"):
+                breakpoints.append(len(tokens))
+        for message in request["messages"]:
+            content = message.get("content")
+            parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
+            tokens += [-1] * MESSAGE_OVERHEAD
+            for part in parts:
+                tokens += encode_tokens(str(part.get("text", "")))
+                if part.get("cache_control"):
+                    breakpoints.append(len(tokens))
+            texts.append(_text(content))
+        tool = tools[0] if tools else {}
+        kind, data = reply_for(texts, tool.get("input_schema"))
+        read, written = self.breakpoint_cache.use(
+            tokens, breakpoints, anthropic_minimum(str(request.get("model", "")))
+        )
+        output_tokens = count_tokens(json.dumps(data, ensure_ascii=False))
+        self.prompt_tokens += len(tokens)
+        self.anthropic_read_tokens += read
+        self.cache_write_tokens += written
+        self.completion_tokens += output_tokens
+        self.kinds[kind] += 1
+        self.kind_tokens[kind] += len(tokens) + output_tokens
+        return {
+            "id": f"msg_{uuid.uuid4().hex[:24]}",
+            "type": "message",
+            "role": "assistant",
+            "model": request.get("model", "claude-haiku-4-5"),
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{uuid.uuid4().hex[:24]}",
+                    "name": tool.get("name", "reply"),
+                    "input": data,
+                }
+            ],
+            "stop_reason": "tool_use",
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": len(tokens) - read - written,
+                "output_tokens": output_tokens,
+                "cache_read_input_tokens": read,
+                "cache_creation_input_tokens": written,
+            },
+        }
+
+
+def _prompt_tokens(texts: list[str], *extras: Any) -> list[int]:
+    """The prompt as OpenAI caches it: schemas and tool definitions (billed as prompt tokens
+    too), then each message behind its overhead tokens (a marker no text can produce)."""
+    tokens: list[int] = []
+    for extra in extras:
+        if extra:
+            tokens += encode_tokens(json.dumps(extra))
+    for text in texts:
+        tokens += [-1] * MESSAGE_OVERHEAD
+        tokens += encode_tokens(text)
+    return tokens
 
 
 def _text(content: Any) -> str:
@@ -238,6 +363,32 @@ def _forced_tool(request: dict[str, Any]) -> dict[str, Any] | None:
         name = choice.get("function", {}).get("name")
         return next((t for t in tools if t.get("name") == name), tools[0])
     return tools[0] if choice in ("required", "auto", None) else None
+
+
+# Anthropic caches no prefix shorter than this (its prompt-caching docs), by model family.
+_ANTHROPIC_MINIMUM = (("haiku-4", 4096), ("opus-4-5", 4096), ("haiku", 2048))
+
+
+def anthropic_minimum(model: str) -> int:
+    return next((n for key, n in _ANTHROPIC_MINIMUM if key in model.lower()), 1024)
+
+
+class BreakpointCache:
+    """Anthropic's explicit prompt caching: prefixes ending at `cache_control` breakpoints."""
+
+    def __init__(self) -> None:
+        self.written: set[bytes] = set()
+
+    def use(self, tokens: list[int], breakpoints: list[int], minimum: int) -> tuple[int, int]:
+        """(tokens read, tokens written) for a prompt with breakpoints after those lengths."""
+        cacheable = sorted(b for b in set(breakpoints) if b >= minimum)
+        keys = {b: hashlib.blake2b(array("q", tokens[:b]).tobytes(), digest_size=16).digest()
+                for b in cacheable}  # fmt: skip
+        read = max((b for b in cacheable if keys[b] in self.written), default=0)
+        last = cacheable[-1] if cacheable else 0
+        written = last - read if last > read else 0
+        self.written.update(keys.values())
+        return read, written
 
 
 class HttpServer:
@@ -284,6 +435,8 @@ class HttpServer:
         batched = self.batches.route(method, path, headers or {}, body)
         if batched is not None:
             return batched
+        if method == "POST" and path.endswith("/v1/messages"):
+            return await self.sim.chat(body, anthropic=True)
         if path == "/stats":
             return 200, self.sim.stats() | self.batches.stats(), {}
         if path == "/reset":

@@ -89,11 +89,11 @@ def _change_number(rng: random.Random, sentence: str) -> str:
     return " ".join(words)
 
 
-def make_sample(rng: random.Random, index: int) -> dict[str, Any]:
-    """One sample; the rng alone decides its content."""
+def make_sample(rng: random.Random, index: int, words: int = 76) -> dict[str, Any]:
+    """One sample with passages of about `words` words; the rng alone decides its content."""
     org = rng.choice(_ORGS)
     noun = rng.choice(_NOUNS)
-    passages = [_passage(rng, org, noun) for _ in range(3)]
+    passages = [_passage(rng, org, noun, words) for _ in range(3)]
     category = rng.choices(CATEGORIES, _WEIGHTS)[0]
     n_sentences = rng.choice((3, 4))
     pool = [s for p in passages for s in p]
@@ -116,10 +116,10 @@ def make_sample(rng: random.Random, index: int) -> dict[str, Any]:
     }
 
 
-def generate(n: int, seed: int = 0) -> list[dict[str, Any]]:
-    """`n` samples, identical for the same `n` and `seed`."""
+def generate(n: int, seed: int = 0, words: int = 76) -> list[dict[str, Any]]:
+    """`n` samples, identical for the same `n`, `seed` and `words` (per passage)."""
     rng = random.Random(seed)
-    return [make_sample(rng, i) for i in range(n)]
+    return [make_sample(rng, i, words) for i in range(n)]
 
 
 def write_jsonl(samples: list[dict[str, Any]], path: Path) -> None:

@@ -53,8 +53,12 @@ def seed_cache(directory: Path) -> list[str]:
     return seeded
 
 
-def make_counter() -> tuple[Callable[[str], int], str]:
-    """A function counting the tokens of a text, and the name of the rule it applies."""
+def make_encoder() -> tuple[Callable[[str], list[int]], str]:
+    """A function splitting a text into token ids, and the name of the rule it applies.
+
+    Under the chars/4 rule a "token" is a 4-character chunk, its id the chunk's hash, so
+    prefix caching (sim_server.py) compares the same text the same way under either rule.
+    """
     os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(DEFAULT_CACHE))
     key = hashlib.sha1(_URL.format(name=ENCODING).encode()).hexdigest()
     if (cache_dir() / key).exists():
@@ -62,14 +66,16 @@ def make_counter() -> tuple[Callable[[str], int], str]:
             import tiktoken
 
             encoding = tiktoken.get_encoding(ENCODING)
-
-            def count(text: str) -> int:
-                return len(encoding.encode_ordinary(text))
-
-            return count, f"tiktoken {ENCODING}"
+            return encoding.encode_ordinary, f"tiktoken {ENCODING}"
         except ImportError:
             pass
-    return (lambda text: (len(text) + 3) // 4), "chars/4"
+    return (lambda text: [hash(text[i : i + 4]) for i in range(0, len(text), 4)]), "chars/4"
+
+
+def make_counter() -> tuple[Callable[[str], int], str]:
+    """A function counting the tokens of a text, and the name of the rule it applies."""
+    encode, rule = make_encoder()
+    return (lambda text: len(encode(text))), rule
 
 
 def main() -> None:

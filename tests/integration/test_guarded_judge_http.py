@@ -117,7 +117,9 @@ def _invented_quote_for_the_card(request: Recorded) -> Reply:
         listed = section(user_prompt(request), "claims").splitlines()
         for verdict in payload["verdicts"]:
             if "card" in listed[verdict["claim"] - 1]:
-                verdict["quote"] = "Refunds are always paid in gold."
+                # A quote of its own instead of a sentence id, as an override prompt asks.
+                verdict.pop("sentence", None)
+                verdict.update(context=1, quote="Refunds are always paid in gold.")
     return reply(payload)
 
 

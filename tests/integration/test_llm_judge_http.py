@@ -6,6 +6,7 @@ answer at full stops and marks a claim CONTRADICTED when it holds "60", else sup
 """
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -54,6 +55,8 @@ def vera_eval(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         timeout=120,
         env={
             "PATH": "/usr/bin:/bin",
+            # The same `vera` as the tests import (a worktree's src/), not another install.
+            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
             "HOME": str(tmp_path),
             "COLUMNS": "200",
             "OPENAI_API_KEY": "sk-secret-never-shown",
@@ -77,7 +80,7 @@ def test_openai_judge_scores_and_second_run_makes_zero_calls(
     usage = report["judge_details"]["usage"]
     assert (usage["calls"], usage["prompt_tokens"], usage["completion_tokens"]) == (4, 4000, 400)
     assert usage["cost_usd"] == 4 * (1000 * 0.15 + 100 * 0.60) / 1e6
-    assert report["judge_details"]["prompt_versions"]["verify_claims"] == "verify_claims/2"
+    assert report["judge_details"]["prompt_versions"]["verify_claims"] == "verify_claims/3"
     assert "Judge calls: 4" in first.stdout
     text = (tmp_path / "r.json").read_text() + first.stdout + first.stderr
     assert "sk-secret-never-shown" not in text

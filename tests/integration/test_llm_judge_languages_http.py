@@ -88,7 +88,8 @@ async def test_the_cross_lingual_case_is_stated_and_a_verbatim_quote_is_found(
     )
     (verdict,) = await judge_for(loopback).verify_claims(claims, contexts)
     sent = user_message(loopback, 0)
-    assert contexts[0] in sent
+    # The context goes out sentence by sentence, each numbered, never translated.
+    assert quote in sent and "Erstattungen erfolgen auf die ursprüngliche Zahlungsart." in sent
     assert "may be in different languages" in sent
     assert "verbatim in the context's own language, never translated" in sent
     assert verdict.verdict is Verdict.CONTRADICTED

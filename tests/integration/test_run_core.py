@@ -130,7 +130,9 @@ def test_a_killed_run_resumes_with_its_own_prompts_cache_and_budget(
         loopback.openai_url, "--prompts-dir", str(prompts), "--cache-path", "cache.sqlite",
         "--max-cost", "7.5", "--concurrency", "2", "--history", str(history),
     ]  # fmt: skip
+    # PYTHONPATH kept: the killed run and its resume import the same `vera` (a worktree's src/).
     environment = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **KEYS}
+    environment["PYTHONPATH"] = os.environ.get("PYTHONPATH", "")
     process = subprocess.Popen(
         [sys.executable, *args], cwd=tmp_path, env=environment,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -113,10 +113,13 @@ def _anthropic_message(
     cache_read_input_tokens: int | None,
     stop_reason: str,
     model: str,
+    cache_creation_input_tokens: int | None = None,
 ) -> Reply:
     usage: dict[str, Any] = {"input_tokens": input_tokens, "output_tokens": output_tokens}
     if cache_read_input_tokens is not None:
         usage["cache_read_input_tokens"] = cache_read_input_tokens
+    if cache_creation_input_tokens is not None:
+        usage["cache_creation_input_tokens"] = cache_creation_input_tokens
     return _json_reply(
         {
             "id": "msg_loopback",
@@ -139,6 +142,7 @@ def ok_anthropic_tool(
     input_tokens: int = 13,
     output_tokens: int = 5,
     cache_read_input_tokens: int | None = None,
+    cache_creation_input_tokens: int | None = None,
     stop_reason: str = "tool_use",
     model: str = "loopback-claude",
 ) -> Reply:
@@ -150,6 +154,7 @@ def ok_anthropic_tool(
         input_tokens=input_tokens,
         output_tokens=output_tokens,
         cache_read_input_tokens=cache_read_input_tokens,
+        cache_creation_input_tokens=cache_creation_input_tokens,
         stop_reason=stop_reason,
         model=model,
     )

@@ -1,10 +1,11 @@
 """A scripted model for the loopback server, in the dialect of every VERA prompt.
 
 It is a fake, explicit in what it does: extraction splits the answer at full stops; a claim is
-CONTRADICTED when it holds "60", else FULLY_SUPPORTED, each citing context 1 and quoting its
-first sentence (so the quote is found); relevance is always RELEVANT; truths restate each
-context; a generator answers with the first sentence of passage [1] (plus `invented` when set),
-and a revision keeps only that first sentence.
+CONTRADICTED when it holds "60", else FULLY_SUPPORTED, each citing context 1's first sentence
+(by its id "1.1" where the prompt numbers sentences, else by quoting it, so the quote is
+found); relevance is always RELEVANT; truths restate each context; a generator answers with
+the first sentence of passage [1] (plus `invented` when set), and a revision keeps only
+that first sentence.
 
 It reads each prompt's data between the tags the prompts fence it with (`<answer>`,
 `<contexts>`, `<claims>`, ...), as a model would.
@@ -40,6 +41,15 @@ def _verdict(text: str, quote: str) -> dict[str, Any]:
     return {"verdict": verdict, "context": 1, "quote": quote, "reason": "scripted"}
 
 
+def _cited(text: str, contexts: str) -> dict[str, Any]:
+    """A verdict on `text`: by sentence id ("1.1") where the contexts' sentences are numbered
+    (the lean prompts), else with context 1's first sentence copied as the quote."""
+    if re.search(r"^1\.1 ", contexts, flags=re.M):
+        verdict = "CONTRADICTED" if "60" in text else "FULLY_SUPPORTED"
+        return {"verdict": verdict, "sentence": "1.1", "reason": "scripted"}
+    return _verdict(text, _first_sentence(contexts))
+
+
 def scripted_reply(prompt: str) -> dict[str, Any]:
     """The JSON reply to one of the judge's prompts."""
     if "<texts>" in prompt:
@@ -55,12 +65,12 @@ def scripted_reply(prompt: str) -> dict[str, Any]:
             {"number": i, "text": s} for i, s in enumerate(sentences, 1)
         ]
         if "<contexts>" in prompt:  # single-call mode
-            quote = _first_sentence(section(prompt, "contexts"))
-            claims = [{**claim, **_verdict(str(claim["text"]), quote)} for claim in claims]
+            contexts = section(prompt, "contexts")
+            claims = [{**claim, **_cited(str(claim["text"]), contexts)} for claim in claims]
         return {"claims": claims}
-    quote = _first_sentence(section(prompt, "contexts"))
+    contexts = section(prompt, "contexts")
     claims = re.findall(r"^(\d+)\. (.*)$", section(prompt, "claims"), flags=re.M)
-    return {"verdicts": [{"claim": int(n), **_verdict(text, quote)} for n, text in claims]}
+    return {"verdicts": [{"claim": int(n), **_cited(text, contexts)} for n, text in claims]}
 
 
 class GeneratorScript:
@@ -85,5 +95,7 @@ def scripted_openai(request: Recorded) -> Reply:
 
 
 def scripted_anthropic(request: Recorded) -> Reply:
-    prompt = request.json["messages"][-1]["content"]
+    content = request.json["messages"][-1]["content"]
+    # A message with a cache breakpoint comes as text blocks; the model reads them as one.
+    prompt = content if isinstance(content, str) else "".join(b["text"] for b in content)
     return ok_anthropic_tool(scripted_reply(prompt), name=request.json["tools"][0]["name"])

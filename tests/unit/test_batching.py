@@ -11,15 +11,16 @@ import pytest
 
 from vera.providers import (
     BatchingChatModel,
-    BatchPriceTable,
     BatchStatus,
     ChatRequest,
     ChatResponse,
+    CostLedger,
     FakeChatModel,
     Message,
     Price,
     PriceTable,
     Unanswered,
+    Usage,
 )
 
 
@@ -101,12 +102,14 @@ def test_later_waves_go_in_later_batches() -> None:
     assert [len(items) for items in backend.batches.values()] == [3, 3]
 
 
-def test_batch_prices_are_half_of_the_table_they_discount() -> None:
-    table = PriceTable({"openai:m": Price(input=1.0, output=4.0, cached_input=0.5)})
-    assert BatchPriceTable(table).lookup("openai", "m") == Price(
-        input=0.5, output=2.0, cached_input=0.25
+def test_a_batch_ledger_prices_every_call_at_the_providers_batch_discount() -> None:
+    table = PriceTable(
+        {"openai:m": Price(input=1.0, output=4.0, cached_input=0.5, batch_discount=0.5)}
     )
-    assert BatchPriceTable(table).lookup("openai", "unknown") is None
+    usage = Usage(prompt_tokens=1_000_000, completion_tokens=1_000_000)
+    interactive = CostLedger(table).record("openai", "m", usage, cached=False)
+    batched = CostLedger(table, batch=True).record("openai", "m", usage, cached=False)
+    assert (interactive, batched) == (5.0, 2.5)
 
 
 def test_window_and_poll_must_be_positive() -> None:

@@ -448,7 +448,15 @@ def _claims_of(prompt: str) -> list[str]:
 
 
 def _contexts_of(prompt: str) -> list[str]:
-    return re.findall(r"^\[\d+\] (.*)$", section(prompt, "contexts"), flags=re.M)
+    shown = section(prompt, "contexts")
+    sentences = re.findall(r"^(\d+)\.\d+ (.*)$", shown, flags=re.M)
+    if not sentences:  # the matrix prompt: "[k] text"
+        return re.findall(r"^\[\d+\] (.*)$", shown, flags=re.M)
+    # The verification prompt numbers each context's sentences: "[k]", then "k.n text" lines.
+    texts: dict[str, list[str]] = {}
+    for k, text in sentences:
+        texts.setdefault(k, []).append(text)
+    return [" ".join(found) for found in texts.values()]
 
 
 def substring_model(request: Recorded) -> Reply:

@@ -25,6 +25,7 @@ from vera.judges._nli import NLIJudge, label_map, windows
 from vera.judges._options import JudgeOptions
 from vera.judges._prompts import DATA_TAGS, load_prompt, neutralise_tags
 from vera.judges._registry import JUDGE_REGISTRY, create_judge, create_managed_model, judge_names
+from vera.judges._sentence_ids import SentenceIds
 from vera.judges._voting import majority_verdicts
 from vera.judges.offline import OfflineJudge
 
@@ -48,6 +49,7 @@ __all__ = [
     "OfflineJudge",
     "RecordingChatModel",
     "RelevanceRater",
+    "SentenceIds",
     "as_judge",
     "checked_verdict",
     "create_judge",

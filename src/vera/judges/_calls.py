@@ -30,13 +30,16 @@ __all__ = ["RecordingChatModel", "count_calls", "tokens"]
 
 T = TypeVar("T")
 
-# Tokens a model writes per claim: its text in the extraction, a verdict with quote and reason.
-EXTRACTION_TOKENS_PER_CLAIM = 12
-VERDICT_TOKENS_PER_CLAIM = 45
+# Tokens a model writes per claim beyond the answer's own words: the quotes around a claim in
+# the extraction's list, and a lean verdict (a cited sentence id, a few words of reason for a
+# partial or contradicted one; measured at about 21 in benchmarks/llm_judges).
+EXTRACTION_TOKENS_PER_CLAIM = 4
+VERDICT_TOKENS_PER_CLAIM = 22
 RATING_TOKENS = 25
 # A matrix row lists only the contexts that address its claim, rarely more than one or two of
-# them: a row's number and brackets, and about one verdict with its quote.
-MATRIX_ROW_TOKENS = 8 + VERDICT_TOKENS_PER_CLAIM
+# them: a row's number and brackets, and about one verdict with a copied quote and a reason.
+QUOTED_VERDICT_TOKENS = 45
+MATRIX_ROW_TOKENS = 8 + QUOTED_VERDICT_TOKENS
 
 
 def tokens(text: str) -> int:

@@ -53,6 +53,7 @@ from vera.judges._prompts import Prompt, load_prompt
 from vera.judges._replies import (
     EXTRACTION_SCHEMA,
     MATRIX_SCHEMA,
+    QUOTED_VERIFICATION_SCHEMA,
     RELEVANCE_SCHEMA,
     SINGLE_CALL_SCHEMA,
     TRUTHS_SCHEMA,
@@ -63,8 +64,10 @@ from vera.judges._replies import (
     Ratings,
     SingleCall,
     Truths,
+    VerdictFields,
     Verification,
 )
+from vera.judges._sentence_ids import SentenceIds
 from vera.judges._voting import majority_verdicts
 from vera.judges.offline._claims import checkable_sentences
 from vera.providers._base import (
@@ -98,6 +101,8 @@ _PROMPTS: dict[str, tuple[str, ...]] = {
 }
 # Loaded in every mode, but only the diagnostic metrics ask for it (see `prompt_versions`).
 _MATRIX = "verify_matrix"
+# Loaded in every mode, used instead of verify_claims where quotes cost less than sentence ids.
+_QUOTED = "verify_claims_quoted"
 _NO_TRUTHS = "(this context states no facts)"
 _RAISE_MAX_TOKENS = "raise --max-tokens (judge_max_tokens in vera.toml)"
 
@@ -138,8 +143,11 @@ class LLMJudge(BaseJudge):
         self.model = model
         self.mode = mode
         self.samples = samples
-        self.prompts = {name: load_prompt(name, prompts_dir) for name in (*_PROMPTS[mode], _MATRIX)}
+        self.prompts = {
+            name: load_prompt(name, prompts_dir) for name in (*_PROMPTS[mode], _MATRIX, _QUOTED)
+        }
         self._matrix_asked = False
+        self._quoted_asked = False
         self.max_claims_per_call = 1 if mode == "per_claim" else max_claims_per_call
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -155,10 +163,9 @@ class LLMJudge(BaseJudge):
     def prompt_versions(self) -> dict[str, str]:
         """The version of each prompt, recorded with every result; the matrix prompt's only
         once a matrix was asked for, as a run without the diagnostic metrics never uses it."""
+        asked = {_MATRIX: self._matrix_asked, _QUOTED: self._quoted_asked}
         return {
-            name: prompt.version
-            for name, prompt in self.prompts.items()
-            if name != _MATRIX or self._matrix_asked
+            name: prompt.version for name, prompt in self.prompts.items() if asked.get(name, True)
         }
 
     def describe(self) -> JudgeDescription:
@@ -186,6 +193,7 @@ class LLMJudge(BaseJudge):
         twin = copy.copy(self)
         twin.model = model
         twin._matrix_asked = False
+        twin._quoted_asked = False
         twin._truths = OrderedDict()
         twin._truths_pending = {}
         return twin
@@ -277,15 +285,16 @@ class LLMJudge(BaseJudge):
     ) -> tuple[list[Claim], list[ClaimVerdict]] | None:
         """Claims and verdicts from one call; None when the reply was cut off."""
         prompt = self.prompts["single_call"]
+        numbered = SentenceIds.of(contexts)
         messages = prompt.render(
-            contexts=_numbered(contexts), query=query or "(none)", response=response
+            contexts=numbered.render(), query=query or "(none)", response=response
         )
         try:
             reply = await self._ask_for_claims(
                 messages,
                 prompt,
                 SINGLE_CALL_SCHEMA,
-                _checked(SingleCall, response=response, contexts=len(contexts)),
+                _checked(SingleCall, response=response, contexts=len(contexts), sentences=numbered),
                 response,
             )
         except TruncatedOutputError:
@@ -296,12 +305,13 @@ class LLMJudge(BaseJudge):
         for n, item in enumerate(judged, start=1):
             text = item.text.strip()
             claims.append(_claim(f"c{n}", text, response))
+            context, quote = _evidence(item, numbered)
             verdicts.append(
                 checked_verdict(
                     f"c{n}",
                     item.verdict,
-                    context=item.context,
-                    quote=item.quote,
+                    context=context,
+                    quote=quote,
                     reason=item.reason,
                     contexts=contexts,
                 )
@@ -364,9 +374,14 @@ class LLMJudge(BaseJudge):
         draw: int,
     ) -> None:
         size = self.max_claims_per_call
+        # Several calls on these contexts (per_claim, batches, draws): their shared prefix
+        # is worth a provider cache write.
+        reused = len(claims) > size or self.samples > 1
         await asyncio.gather(
             *(
-                self._verify_batch(claims[start : start + size], shown, contexts, found, draw)
+                self._verify_batch(
+                    claims[start : start + size], shown, contexts, found, draw, reused=reused
+                )
                 for start in range(0, len(claims), size)
             )
         )
@@ -378,21 +393,27 @@ class LLMJudge(BaseJudge):
         contexts: Sequence[str],
         found: dict[str, ClaimVerdict],
         draw: int,
+        *,
+        reused: bool = True,
     ) -> None:
         """Verify `batch` against `shown` (the contexts, or their truths); quotes are checked
         against the contexts themselves."""
-        prompt = self.prompts["verify_claims"]
+        numbered = SentenceIds.of(shown)
+        prompt, schema, shown_text = self._verification_prompt(numbered, shown, len(batch))
+        # Contexts before claims: calls on the same contexts (per_claim, several batches or
+        # draws) share their prompt up to the claims, which a provider's prompt cache reuses.
         messages = prompt.render(
-            contexts=_numbered(shown),
+            cache_contexts=reused,
+            contexts=shown_text,
             claims="\n".join(f"{i}. {c.text}" for i, c in enumerate(batch, start=1)),
         )
         try:
             reply = await self._ask(
                 messages,
                 prompt,
-                VERIFICATION_SCHEMA,
+                schema,
                 "verdicts",
-                _checked(Verification, contexts=len(shown)),
+                _checked(Verification, contexts=len(shown), sentences=numbered),
                 draw=draw,
             )
         except TruncatedOutputError:
@@ -408,17 +429,30 @@ class LLMJudge(BaseJudge):
             # Numbers outside the batch answer no question we asked; they are dropped.
             if 1 <= raw.claim <= len(batch):
                 claim = batch[raw.claim - 1]
+                context, quote = _evidence(raw, numbered)
                 found.setdefault(
                     claim.id,
                     checked_verdict(
                         claim.id,
                         raw.verdict,
-                        context=raw.context,
-                        quote=raw.quote,
+                        context=context,
+                        quote=quote,
                         reason=raw.reason,
                         contexts=contexts,
                     ),
                 )
+
+    def _verification_prompt(
+        self, numbered: SentenceIds, shown: Sequence[str], claims: int
+    ) -> tuple[Prompt, dict[str, Any], str]:
+        """The verification prompt, its schema and the contexts as it shows them: sentence ids
+        to cite, or, where the contexts are so long that the ids would cost more than quotes,
+        numbered contexts to quote from. A verify_claims prompt of your own is always used."""
+        bundled = "+sha256:" not in self.prompts["verify_claims"].version
+        if bundled and numbered.cost_more_than_quotes(claims):
+            self._quoted_asked = True
+            return self.prompts[_QUOTED], QUOTED_VERIFICATION_SCHEMA, _numbered(shown)
+        return self.prompts["verify_claims"], VERIFICATION_SCHEMA, numbered.render()
 
     async def _matrix_draw(
         self, claims: Sequence[Claim], contexts: Sequence[str], draw: int
@@ -618,6 +652,13 @@ def _matrix_row(
     ]
 
 
+def _evidence(given: VerdictFields, numbered: SentenceIds) -> tuple[int | None, str]:
+    """The context (1-based) and quote of a verdict: the cited sentence's own text, quoted by
+    VERA; or, from a prompt that asks for quotes (an override), the judge's copy."""
+    cited = numbered.resolve(given.sentence) if given.sentence else None
+    return cited if cited is not None else (given.context, given.quote)
+
+
 def _numbered(texts: Sequence[str]) -> str:
     return "\n\n".join(f"[{i}] {text}" for i, text in enumerate(texts, start=1))
 
@@ -653,9 +694,10 @@ def _describe(error: ValidationError | MalformedJSONError) -> str:
     return str(error)
 
 
-def _checked(model: type[Reply], **sample: str | int) -> Callable[[Any], Reply]:
+def _checked(model: type[Reply], **sample: object) -> Callable[[Any], Reply]:
     """`model`'s validation of a reply, checked against the sample (`vera.judges._replies`):
-    `contexts`, how many were shown; `response`, the answer the claims come from."""
+    `contexts`, how many were shown; `response`, the answer the claims come from;
+    `sentences`, the numbered sentences a verdict may cite."""
     return lambda data: model.model_validate(data, context=sample)
 
 

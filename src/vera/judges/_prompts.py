@@ -66,16 +66,36 @@ class Prompt:
     system: str
     user: str
 
-    def render(self, **values: str) -> tuple[Message, ...]:
+    def render(self, *, cache_contexts: bool = False, **values: str) -> tuple[Message, ...]:
         """System message, then the user message with `$placeholders` filled by `values`, each
-        with the prompt's data tags neutralised (see `neutralise_tags`)."""
+        with the prompt's data tags neutralised (see `neutralise_tags`).
+
+        The system message carries a prompt-cache breakpoint (`Message.cache_break`): it
+        repeats in every call. With `cache_contexts` (the caller will send the same contexts
+        again), so does the user message, after the tag closing its `$contexts` block where
+        the template has one: a cache write costs more than plain input, so only a prefix that
+        will be read again is marked."""
         tags = DATA_TAGS | set(_CLOSING_TAG.findall(self.user))
         safe = {key: neutralise_tags(value, tags) for key, value in values.items()}
+        cut = _after_contexts(self.user) if cache_contexts else 0
         try:
-            user = Template(self.user).substitute(safe)
+            head = Template(self.user[:cut]).substitute(safe)
+            user = head + Template(self.user[cut:]).substitute(safe)
         except KeyError as exc:
             raise ConfigError(f"prompt {self.name!r} uses an unknown placeholder {exc}") from None
-        return (Message(role="system", content=self.system), Message(role="user", content=user))
+        return (
+            Message(role="system", content=self.system, cache_break=len(self.system)),
+            Message(role="user", content=user, cache_break=len(head) if cut else None),
+        )
+
+
+_CONTEXTS_BLOCK = re.compile(r"\$\{?contexts\}?[^<]*?</\s*[A-Za-z][\w-]*\s*>")
+
+
+def _after_contexts(template: str) -> int:
+    """The offset in `template` just after the closing tag of its `$contexts` block (0: none)."""
+    match = _CONTEXTS_BLOCK.search(template)
+    return match.end() if match else 0
 
 
 def load_prompt(name: str, prompts_dir: Path | None = None) -> Prompt:

@@ -31,7 +31,6 @@ from vera.providers._base import ChatModel
 from vera.providers._batch import (
     BATCH_WAIT,
     BatchingChatModel,
-    BatchPriceTable,
     check_batch_provider,
 )
 from vera.providers._cache import ResponseCache
@@ -206,7 +205,7 @@ def _limits(
         # A batched request waits in a slot until its batch ends; the batch API has its own
         # queue limits, so the interactive rate limits do not apply.
         limiter = Limiter(concurrency=settings.batch_size)
-        ledger = ledger or CostLedger(BatchPriceTable(), max_cost=settings.max_cost)
+        ledger = ledger or CostLedger(max_cost=settings.max_cost, batch=True)
     else:
         limiter = Limiter(
             concurrency=settings.provider_concurrency,

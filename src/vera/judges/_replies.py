@@ -15,12 +15,14 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator, model_validator
 
 from vera.judges._evidence import MOSTLY_UNTRACEABLE, untraceable
+from vera.judges._sentence_ids import SentenceIds
 from vera.types import Relevance, RelevanceVerdict, Verdict
 from vera.types._errors import JudgeResponseError
 
 __all__ = [
     "EXTRACTION_SCHEMA",
     "MATRIX_SCHEMA",
+    "QUOTED_VERIFICATION_SCHEMA",
     "RELEVANCE_SCHEMA",
     "SINGLE_CALL_SCHEMA",
     "TRUTHS_SCHEMA",
@@ -32,6 +34,7 @@ __all__ = [
     "RawVerdict",
     "SingleCall",
     "Truths",
+    "VerdictFields",
     "Verification",
 ]
 
@@ -40,6 +43,16 @@ _VERDICT_FIELDS: dict[str, Any] = {
     "verdict": {"type": "string", "enum": _VERDICT_NAMES},
     "context": {"type": ["integer", "null"]},
     "quote": {"type": "string"},
+    "reason": {"type": "string"},
+}
+
+
+# Lean verdicts (verify_claims, single_call): the judge cites a numbered sentence and VERA
+# quotes it (`vera.judges._sentence_ids`); a reason only where it tells what the citation
+# does not (what is missing, what differs).
+_CITED_FIELDS: dict[str, Any] = {
+    "verdict": {"type": "string", "enum": _VERDICT_NAMES},
+    "sentence": {"type": ["string", "null"]},
     "reason": {"type": "string"},
 }
 
@@ -57,10 +70,15 @@ def _list_of(key: str, properties: dict[str, Any], required: list[str]) -> dict[
     }
 
 
-EXTRACTION_SCHEMA = _list_of(
-    "claims", {"number": {"type": "integer"}, "text": {"type": "string"}}, ["number", "text"]
-)
+EXTRACTION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"claims": {"type": "array", "items": {"type": "string"}}},
+    "required": ["claims"],
+}
 VERIFICATION_SCHEMA = _list_of(
+    "verdicts", {"claim": {"type": "integer"}, **_CITED_FIELDS}, ["claim", "verdict"]
+)
+QUOTED_VERIFICATION_SCHEMA = _list_of(
     "verdicts", {"claim": {"type": "integer"}, **_VERDICT_FIELDS}, ["claim", "verdict"]
 )
 TRUTHS_SCHEMA = _list_of(
@@ -77,8 +95,8 @@ RELEVANCE_SCHEMA = _list_of(
 )
 SINGLE_CALL_SCHEMA = _list_of(
     "claims",
-    {"number": {"type": "integer"}, "text": {"type": "string"}, **_VERDICT_FIELDS},
-    ["number", "text", "verdict"],
+    {"text": {"type": "string"}, **_CITED_FIELDS},
+    ["text", "verdict"],
 )
 MATRIX_SCHEMA = _list_of(
     "claims",
@@ -119,6 +137,18 @@ class _ExtractedClaim(BaseModel):
 class Extraction(BaseModel):
     claims: list[_ExtractedClaim]
 
+    @field_validator("claims", mode="before")
+    @classmethod
+    def _numbered_in_order(cls, value: Any) -> Any:
+        # The lean reply is a list of strings, numbered by their order; an override prompt
+        # may still ask for {"number", "text"} objects.
+        if not isinstance(value, list):
+            return value
+        return [
+            {"number": i, "text": item} if isinstance(item, str) else item
+            for i, item in enumerate(value, start=1)
+        ]
+
     @model_validator(mode="after")
     def _from_the_response(self, info: ValidationInfo) -> Self:
         _check_traceable([claim.text for claim in self.claims], info)
@@ -137,11 +167,36 @@ def _shown_context(value: int | None, info: ValidationInfo) -> int | None:
     return value
 
 
+def _shown_sentence(value: str | None, info: ValidationInfo) -> str | None:
+    """`value` when it is the id of a sentence the judge was shown (or None); else the reason,
+    as a ValueError pydantic reports as the field's."""
+    shown = (info.context or {}).get("sentences")
+    if value is None or not value.strip() or not isinstance(shown, SentenceIds):
+        return value or None
+    if shown.resolve(value) is None:
+        raise ValueError(
+            f"sentence {value!r} does not exist; cite one of {shown.describe_ids()}, "
+            "or null for none"
+        )
+    return value
+
+
 class _VerdictFields(BaseModel):
     verdict: Verdict
     context: int | None = None
     quote: str = ""
     reason: str = ""
+    sentence: str | None = None
+
+    @field_validator("sentence", mode="before")
+    @classmethod
+    def _sentence_as_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int | float) else value
+
+    @field_validator("sentence")
+    @classmethod
+    def _cited_sentence_exists(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return _shown_sentence(value, info)
 
     @field_validator("verdict", mode="before")
     @classmethod
@@ -157,6 +212,11 @@ class _VerdictFields(BaseModel):
         # Left unchecked, a quote cited from context 99 of 3 is looked for in every context
         # and silently re-cited to the one that has it.
         return _shown_context(value, info)
+
+
+VerdictFields = _VerdictFields
+"""A verdict as a reply gives it: the verdict, its evidence (a cited sentence, or a context
+and quote) and a reason."""
 
 
 class RawVerdict(_VerdictFields):
@@ -184,12 +244,23 @@ class Truths(BaseModel):
 
 
 class _JudgedClaim(_VerdictFields):
-    number: int
+    number: int = 0
     text: str
 
 
 class SingleCall(BaseModel):
     claims: list[_JudgedClaim]
+
+    @field_validator("claims", mode="before")
+    @classmethod
+    def _numbered_in_order(cls, value: Any) -> Any:
+        # The lean reply numbers claims by their order; an override prompt may still number.
+        if not isinstance(value, list):
+            return value
+        return [
+            {**item, "number": item.get("number") or i} if isinstance(item, dict) else item
+            for i, item in enumerate(value, start=1)
+        ]
 
     @model_validator(mode="after")
     def _from_the_response(self, info: ValidationInfo) -> Self:

@@ -22,16 +22,21 @@ from vera.providers._base import (
     Usage,
 )
 from vera.providers._batch import (
-    BATCH_DISCOUNT,
     BatchingChatModel,
-    BatchPriceTable,
     BatchStatus,
     Unanswered,
     batch_journal,
     describe_batches,
 )
 from vera.providers._cache import ResponseCache, cache_key
-from vera.providers._cost import BudgetExceededError, CostLedger, Price, PriceTable, merge_summaries
+from vera.providers._cost import (
+    DEFAULT_PRICES,
+    BudgetExceededError,
+    CostLedger,
+    Price,
+    PriceTable,
+    merge_summaries,
+)
 from vera.providers._fake import FakeChatModel
 from vera.providers._health import ProviderHealth, failure_cause
 from vera.providers._http import is_local_url, rate_limit_info, retry_after_seconds
@@ -50,13 +55,12 @@ from vera.providers._registry import PROVIDER_REGISTRY, create_chat_model, provi
 from vera.providers._retry import RetryPolicy, call_with_retries
 
 __all__ = [
-    "BATCH_DISCOUNT",
     "CHARS_PER_TOKEN",
+    "DEFAULT_PRICES",
     "PROVIDER_REGISTRY",
     "AnthropicChatModel",
     "AuthenticationError",
     "BadRequestError",
-    "BatchPriceTable",
     "BatchStatus",
     "BatchingChatModel",
     "BudgetExceededError",

@@ -30,9 +30,15 @@ from vera.types._extras import install_hint
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic, Omit
-    from anthropic.types import Message, MessageParam, ToolChoiceParam, ToolParam
+    from anthropic.types import (
+        Message,
+        MessageParam,
+        TextBlockParam,
+        ToolChoiceParam,
+        ToolParam,
+    )
 
-__all__ = ["AnthropicChatModel"]
+__all__ = ["AnthropicChatModel", "pays_to_cache"]
 
 _KEY_ENV = "ANTHROPIC_API_KEY"
 _URL_ENV = "ANTHROPIC_BASE_URL"
@@ -96,7 +102,7 @@ class AnthropicChatModel(SdkAdapter):
                 model=self._model,
                 max_tokens=request.max_tokens,
                 system=self._system(request),
-                messages=_messages(request),
+                messages=_messages(request, self._model),
                 tools=tools,
                 tool_choice=tool_choice,
             )
@@ -133,9 +139,16 @@ class AnthropicChatModel(SdkAdapter):
             )
         return self._client
 
-    def _system(self, request: ChatRequest) -> str | Omit:
+    def _system(self, request: ChatRequest) -> str | list[TextBlockParam] | Omit:
         parts = [m.content for m in request.messages if m.role == "system"]
-        return "\n\n".join(parts) if parts else cast("Omit", self._sdk.omit)
+        if not parts:
+            return cast("Omit", self._sdk.omit)
+        system = "\n\n".join(parts)
+        marked = any(m.cache_break is not None for m in request.messages if m.role == "system")
+        if marked and pays_to_cache(self._model, _tools_chars(request) + len(system)):
+            block = {"type": "text", "text": system, "cache_control": _EPHEMERAL}
+            return [cast("TextBlockParam", block)]
+        return system
 
     def _tooling(
         self, request: ChatRequest
@@ -180,11 +193,45 @@ class AnthropicChatModel(SdkAdapter):
         )
 
 
-def _messages(request: ChatRequest) -> list[MessageParam]:
-    return cast(
-        "list[MessageParam]",
-        [{"role": m.role, "content": m.content} for m in request.messages if m.role != "system"],
+def _messages(request: ChatRequest, model: str) -> list[MessageParam]:
+    """The conversation; a message's repeating part (`Message.cache_break`) ends in a cache
+    breakpoint where the prompt up to it is long enough for the model to cache."""
+    before = _tools_chars(request) + sum(
+        len(m.content) for m in request.messages if m.role == "system"
     )
+    out: list[dict[str, Any]] = []
+    for m in (m for m in request.messages if m.role != "system"):
+        cut = m.cache_break
+        if cut is not None and 0 < cut < len(m.content) and pays_to_cache(model, before + cut):
+            blocks = [
+                {"type": "text", "text": m.content[:cut], "cache_control": _EPHEMERAL},
+                {"type": "text", "text": m.content[cut:]},
+            ]
+            out.append({"role": m.role, "content": blocks})
+        else:
+            out.append({"role": m.role, "content": m.content})
+        before += len(m.content)
+    return cast("list[MessageParam]", out)
+
+
+_EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
+# Anthropic caches no prompt prefix shorter than this many tokens (its prompt-caching docs).
+_MIN_CACHED_TOKENS = (("haiku-4", 4096), ("opus-4-5", 4096), ("haiku", 2048))
+_DEFAULT_MIN_CACHED_TOKENS = 1024
+_CHARS_PER_TOKEN = 4  # an estimate; a prefix a little short is simply not cached
+
+
+def pays_to_cache(model: str, prefix_chars: int) -> bool:
+    """Whether a prefix of `prefix_chars` characters is long enough for `model` to cache: a
+    breakpoint on a shorter one is ignored by Anthropic, so it is not sent."""
+    name = model.lower()
+    minimum = next((n for key, n in _MIN_CACHED_TOKENS if key in name), _DEFAULT_MIN_CACHED_TOKENS)
+    return prefix_chars >= minimum * _CHARS_PER_TOKEN
+
+
+def _tools_chars(request: ChatRequest) -> int:
+    # Tools come first in what Anthropic caches: the schema is part of every prefix.
+    return len(json.dumps(request.json_schema)) if request.json_schema is not None else 0
 
 
 def _usage(message: Message) -> Usage:
@@ -197,4 +244,5 @@ def _usage(message: Message) -> Usage:
         prompt_tokens=(usage.input_tokens or 0) + cache_read + cache_write,
         completion_tokens=usage.output_tokens or 0,
         cached_prompt_tokens=cache_read,
+        cache_write_prompt_tokens=cache_write,
     )

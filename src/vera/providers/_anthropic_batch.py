@@ -45,11 +45,11 @@ class AnthropicBatchBackend:
         params: dict[str, Any] = {
             "model": adapter.model,
             "max_tokens": request.max_tokens,
-            "messages": _messages(request),
+            "messages": _messages(request, adapter.model),
         }
-        system = [m.content for m in request.messages if m.role == "system"]
-        if system:
-            params["system"] = "\n\n".join(system)
+        system = adapter._system(request)  # with its cache breakpoint, as sent interactively
+        if isinstance(system, (str, list)):
+            params["system"] = system
         if request.json_schema is not None:
             tools, choice = adapter._tooling(request)
             params["tools"], params["tool_choice"] = tools, choice

@@ -54,6 +54,11 @@ class Message(BaseModel):
 
     role: Literal["system", "user", "assistant"]
     content: str
+    cache_break: int | None = None
+    """Where the part of `content` that repeats across calls ends (instructions and the
+    sample's contexts, before what varies): a provider with explicit prompt caching
+    (Anthropic) marks a cache breakpoint there when the prefix is long enough to be cached.
+    Not part of the response cache key: it changes the bill, never the reply."""
 
 
 class ChatRequest(BaseModel):
@@ -83,12 +88,18 @@ class Usage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_prompt_tokens: int = 0
+    """Prompt tokens read from the provider's prompt cache (part of `prompt_tokens`)."""
+    cache_write_prompt_tokens: int = 0
+    """Prompt tokens written to the provider's prompt cache (part of `prompt_tokens`); only
+    Anthropic reports and bills them apart."""
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             cached_prompt_tokens=self.cached_prompt_tokens + other.cached_prompt_tokens,
+            cache_write_prompt_tokens=self.cache_write_prompt_tokens
+            + other.cache_write_prompt_tokens,
         )
 
 

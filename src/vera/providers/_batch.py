@@ -36,17 +36,14 @@ from vera.providers._base import (
     RetryableProviderError,
 )
 from vera.providers._cache import cache_key
-from vera.providers._cost import Price, PriceTable
 from vera.types._errors import ConfigError
 
 __all__ = [
-    "BATCH_DISCOUNT",
     "BATCH_PROVIDERS",
     "BATCH_WAIT",
     "MAX_BATCH_BYTES",
     "BatchBackend",
     "BatchJournal",
-    "BatchPriceTable",
     "BatchRecord",
     "BatchRetry",
     "BatchStatus",
@@ -61,8 +58,6 @@ __all__ = [
 BATCH_PROVIDERS = ("openai", "anthropic")
 """The providers whose batch API VERA speaks."""
 
-BATCH_DISCOUNT = 0.5
-"""Both providers bill a batched request at half the interactive price."""
 
 BATCH_WAIT = 25 * 3600.0
 """Seconds a request may wait for its batch: the providers' 24-hour window, and some slack."""
@@ -215,25 +210,6 @@ def batch_backend(model: ChatModel) -> BatchBackend:
         return AnthropicBatchBackend(model)
     check_batch_provider(f"{model.provider}:{model.model}")
     raise ConfigError(f"--batch: {type(model).__name__} has no batch API")
-
-
-class BatchPriceTable(PriceTable):
-    """Prices with the batch discount taken off, for the ledger of a batched run."""
-
-    def __init__(self, inner: PriceTable | None = None) -> None:
-        super().__init__()
-        self._inner = inner or PriceTable()
-
-    def lookup(self, provider: str, model: str) -> Price | None:
-        price = self._inner.lookup(provider, model)
-        if price is None:
-            return None
-        cached = price.cached_input
-        return Price(
-            input=price.input * BATCH_DISCOUNT,
-            output=price.output * BATCH_DISCOUNT,
-            cached_input=None if cached is None else cached * BATCH_DISCOUNT,
-        )
 
 
 @dataclass

@@ -24,36 +24,66 @@ __all__ = [
     "PriceTable",
     "merge_summaries",
     "metered",
+    "prompt_cache_fields",
     "register_price_source",
 ]
 
 
 class Price(BaseModel):
-    """US dollars per million tokens."""
+    """US dollars per million tokens, each kind of token at its own rate.
+
+    `cached_input` is a prompt-cache read (OpenAI's `cached_tokens`, Anthropic's
+    `cache_read_input_tokens`), `cache_write_input` a prompt-cache write (Anthropic's
+    `cache_creation_input_tokens`; OpenAI bills none); either defaults to `input`.
+    `batch_discount` is the share a provider's batch API takes off every rate (0.5: half price).
+    """
 
     model_config = ConfigDict(frozen=True)
 
     input: float
     output: float
     cached_input: float | None = None
+    cache_write_input: float | None = None
+    batch_discount: float = 0.0
 
-    def cost(self, usage: Usage) -> float:
+    def cost(self, usage: Usage, *, batch: bool = False) -> float:
+        """Dollars for `usage`; `batch`: sent through the provider's batch API."""
         cached = min(usage.cached_prompt_tokens, usage.prompt_tokens)
-        cached_rate = self.cached_input if self.cached_input is not None else self.input
-        fresh = usage.prompt_tokens - cached
-        total = fresh * self.input + cached * cached_rate + usage.completion_tokens * self.output
-        return total / 1_000_000
+        written = min(usage.cache_write_prompt_tokens, usage.prompt_tokens - cached)
+        fresh = usage.prompt_tokens - cached - written
+        total = (
+            fresh * self.input
+            + cached * _or(self.cached_input, self.input)
+            + written * _or(self.cache_write_input, self.input)
+            + usage.completion_tokens * self.output
+        )
+        return total * (1.0 - self.batch_discount if batch else 1.0) / 1_000_000
 
 
-# List prices as published by the providers; override with your own contract's prices.
+def _or(rate: float | None, default: float) -> float:
+    return default if rate is None else rate
+
+
+# List prices as published on the providers' pricing pages (openai.com/api/pricing,
+# anthropic.com/pricing; read 2025-10-16): cache reads, Anthropic's 5-minute cache writes
+# (1.25x input) and the batch APIs' 50 % discount. Override with your own contract's prices.
 DEFAULT_PRICES: dict[str, Price] = {
-    "openai:gpt-4o-mini": Price(input=0.15, output=0.60, cached_input=0.075),
-    "openai:gpt-4o": Price(input=2.50, output=10.00, cached_input=1.25),
-    "openai:gpt-4.1-mini": Price(input=0.40, output=1.60, cached_input=0.10),
-    "openai:gpt-4.1": Price(input=2.00, output=8.00, cached_input=0.50),
-    "anthropic:claude-haiku-4-5": Price(input=1.00, output=5.00, cached_input=0.10),
-    "anthropic:claude-sonnet-4-5": Price(input=3.00, output=15.00, cached_input=0.30),
-    "anthropic:claude-opus-4-1": Price(input=15.00, output=75.00, cached_input=1.50),
+    "openai:gpt-4o-mini": Price(input=0.15, output=0.60, cached_input=0.075, batch_discount=0.5),
+    "openai:gpt-4o": Price(input=2.50, output=10.00, cached_input=1.25, batch_discount=0.5),
+    "openai:gpt-4.1-mini": Price(input=0.40, output=1.60, cached_input=0.10, batch_discount=0.5),
+    "openai:gpt-4.1": Price(input=2.00, output=8.00, cached_input=0.50, batch_discount=0.5),
+    "anthropic:claude-3-5-haiku": Price(
+        input=0.80, output=4.00, cached_input=0.08, cache_write_input=1.00, batch_discount=0.5
+    ),
+    "anthropic:claude-haiku-4-5": Price(
+        input=1.00, output=5.00, cached_input=0.10, cache_write_input=1.25, batch_discount=0.5
+    ),
+    "anthropic:claude-sonnet-4-5": Price(
+        input=3.00, output=15.00, cached_input=0.30, cache_write_input=3.75, batch_discount=0.5
+    ),
+    "anthropic:claude-opus-4-1": Price(
+        input=15.00, output=75.00, cached_input=1.50, cache_write_input=18.75, batch_discount=0.5
+    ),
 }
 
 
@@ -137,9 +167,16 @@ def metered() -> Iterator[Meter]:
 class CostLedger:
     """What a run spent. `max_cost` stops new calls once reached; finished work is kept."""
 
-    def __init__(self, prices: PriceTable | None = None, *, max_cost: float | None = None) -> None:
+    def __init__(
+        self,
+        prices: PriceTable | None = None,
+        *,
+        max_cost: float | None = None,
+        batch: bool = False,
+    ) -> None:
         self.prices = prices or PriceTable()
         self.max_cost = max_cost
+        self.batch = batch  # every call goes through a batch API (`--batch`), at its discount
         self.total = _Totals()
         self.by_model: dict[str, _Totals] = defaultdict(_Totals)
         self.by_label: dict[str, _Totals] = defaultdict(_Totals)
@@ -153,14 +190,23 @@ class CostLedger:
             )
 
     def record(
-        self, provider: str, model: str, usage: Usage, *, cached: bool, label: str = ""
+        self,
+        provider: str,
+        model: str,
+        usage: Usage,
+        *,
+        cached: bool,
+        label: str = "",
+        batch: bool = False,
     ) -> float:
-        """Add one call; returns its cost (0 for a cached reply)."""
+        """Add one call; returns its cost (0 for a reply from VERA's own response cache).
+
+        `batch`: the call went through the provider's batch API, at its discount."""
         price = self.prices.lookup(provider, model)
         name = f"{provider}:{model}"
         if price is None and not cached:
             self.unpriced.add(name)
-        cost = 0.0 if cached or price is None else price.cost(usage)
+        cost = 0.0 if cached or price is None else price.cost(usage, batch=batch or self.batch)
         for totals in (self.total, self.by_model[name], self.by_label[label or "unlabelled"]):
             totals.calls += 1
             if cached:
@@ -184,6 +230,11 @@ class CostLedger:
                 "prompt_tokens": t.usage.prompt_tokens,
                 "completion_tokens": t.usage.completion_tokens,
                 "cost_usd": round(t.cost, 6),
+                **prompt_cache_fields(
+                    t.usage.prompt_tokens,
+                    t.usage.cached_prompt_tokens,
+                    t.usage.cache_write_prompt_tokens,
+                ),
             }
 
         return {
@@ -194,7 +245,25 @@ class CostLedger:
         }
 
 
-_SUMMED = ("calls", "cached_calls", "prompt_tokens", "completion_tokens", "cost_usd")
+def prompt_cache_fields(prompt: int, read: int, written: int) -> dict[str, object]:
+    """The provider prompt cache's part of a usage summary: tokens read from it and written
+    to it, and `cached_share`, the share of prompt tokens read from it (None with no prompt)."""
+    return {
+        "cached_prompt_tokens": read,
+        "cache_write_prompt_tokens": written,
+        "cached_share": round(read / prompt, 4) if prompt else None,
+    }
+
+
+_SUMMED = (
+    "calls",
+    "cached_calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "cached_prompt_tokens",
+    "cache_write_prompt_tokens",
+)
 
 
 def merge_summaries(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -204,8 +273,16 @@ def merge_summaries(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     def add(into: dict[str, Any], totals: Mapping[str, Any]) -> None:
         for key in _SUMMED:
             into[key] = into.get(key, 0) + totals.get(key, 0)
+        into.update(
+            prompt_cache_fields(
+                into["prompt_tokens"],
+                into["cached_prompt_tokens"],
+                into["cache_write_prompt_tokens"],
+            )
+        )
 
     merged: dict[str, Any] = {key: 0 for key in _SUMMED}
+    merged.update(prompt_cache_fields(0, 0, 0))
     groups: dict[str, dict[str, dict[str, Any]]] = {"by_model": {}, "by_label": {}}
     unpriced: set[str] = set()
     for summary in summaries:

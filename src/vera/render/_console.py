@@ -321,6 +321,9 @@ def _print_usage(report: Report, out: Console) -> None:
         f"tokens: {usage['prompt_tokens']} prompt, {usage['completion_tokens']} completion · "
         f"cost: ${usage['cost_usd']:.4f}"
     )
+    if usage.get("cached_share"):
+        # The provider's prompt cache, not VERA's response cache: read tokens cost less.
+        line += f" · {usage['cached_share']:.0%} of prompt tokens from the provider's cache"
     if usage.get("unpriced_models"):
         line += f" (no price known for {', '.join(usage['unpriced_models'])})"
     out.print(line, highlight=False, markup=False)

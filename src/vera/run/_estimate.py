@@ -26,7 +26,6 @@ from vera.metrics._base import Need
 from vera.pipelines._core import DryRunnable, Pipeline, RagState
 from vera.plan._plan import RunPlan
 from vera.providers._base import Usage
-from vera.providers._batch import BatchPriceTable
 from vera.providers._cost import PriceTable
 from vera.run._engine import Bindings, Components, build_components
 from vera.types import Sample
@@ -122,9 +121,11 @@ def _estimate_pass(
     return figures, generator, judge
 
 
-def estimated_cost(estimate: CallEstimate, spec: str | None, prices: PriceTable) -> float | None:
+def estimated_cost(
+    estimate: CallEstimate, spec: str | None, prices: PriceTable, *, batch: bool = False
+) -> float | None:
     """What `estimate`'s calls to the model `spec` ("PROVIDER:MODEL") would cost; None when
-    no price is known, 0 for no call."""
+    no price is known, 0 for no call; `batch`: at the provider's batch discount."""
     if estimate.calls == 0:
         return 0.0
     provider, _, model = (spec or "").partition(":")
@@ -132,7 +133,7 @@ def estimated_cost(estimate: CallEstimate, spec: str | None, prices: PriceTable)
     usage = Usage(
         prompt_tokens=estimate.prompt_tokens, completion_tokens=estimate.completion_tokens
     )
-    return price.cost(usage) if price is not None else None
+    return price.cost(usage, batch=batch) if price is not None else None
 
 
 def estimate_plan(
@@ -150,12 +151,10 @@ def estimate_plan(
         passes.append(figures)
         generator += generated
         judge += judged
-    table = prices or PriceTable()
-    if plan.settings.batch:
-        table = BatchPriceTable(table)  # both providers bill a batched call at half price
+    table, batch = prices or PriceTable(), plan.settings.batch
     costs = [
-        estimated_cost(generator, plan.generator.spec, table),
-        estimated_cost(judge, judge.model, table),
+        estimated_cost(generator, plan.generator.spec, table, batch=batch),
+        estimated_cost(judge, judge.model, table, batch=batch),
     ]
     total = generator + judge
     return RunEstimate(

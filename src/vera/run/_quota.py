@@ -216,9 +216,16 @@ class SharedLedger(CostLedger):
             )
 
     def record(
-        self, provider: str, model: str, usage: Usage, *, cached: bool, label: str = ""
+        self,
+        provider: str,
+        model: str,
+        usage: Usage,
+        *,
+        cached: bool,
+        label: str = "",
+        batch: bool = False,
     ) -> float:
-        cost = super().record(provider, model, usage, cached=cached, label=label)
+        cost = super().record(provider, model, usage, cached=cached, label=label, batch=batch)
         if cost:
             self._spent.dollars += cost
             self._quota.spend.remote(cost)

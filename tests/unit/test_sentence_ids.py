@@ -1,0 +1,47 @@
+"""Contexts shown with numbered sentences: every character shown, every id resolves to the
+exact text of its context."""
+
+from __future__ import annotations
+
+from vera.judges import SentenceIds
+
+CONTEXTS = [
+    "Refunds are issued to the original card. The window is 30 days.",
+    "Dr. Smith wrote it.\n\n```\ncode();\n```\nAfter the code.",
+    "",
+]
+
+
+def test_each_sentence_is_an_exact_slice_and_nothing_is_left_out() -> None:
+    ids = SentenceIds.of(CONTEXTS)
+    assert ids.sentences[0] == (
+        "Refunds are issued to the original card.",
+        "The window is 30 days.",
+    )
+    for context, sentences in zip(CONTEXTS, ids.sentences, strict=True):
+        assert all(s in context for s in sentences)
+        # Only whitespace is left between the sentences: a code block goes with the one before.
+        assert "".join("".join(s.split()) for s in sentences) == "".join(context.split())
+
+
+def test_ids_render_per_context_and_resolve_to_the_text() -> None:
+    ids = SentenceIds.of(CONTEXTS)
+    shown = ids.render()
+    assert shown.startswith(
+        "[1]\n1.1 Refunds are issued to the original card.\n1.2 The window is 30 days.\n\n[2]\n"
+    )
+    assert shown.endswith("\n\n[3]")  # an empty context is still shown, as empty
+    assert ids.resolve("1.2") == (1, "The window is 30 days.")
+    assert ids.resolve(" [2.1] ") == (2, "Dr. Smith wrote it.\n\n```\ncode();\n```")
+    assert ids.resolve("1.3") is None and ids.resolve("3.1") is None
+    assert ids.resolve("two") is None
+    assert ids.describe_ids() == "1.1 to 1.2, 2.1 to 2.2"
+
+
+def test_ids_cost_more_than_quotes_only_for_long_contexts_and_few_claims() -> None:
+    short = SentenceIds.of(["Refunds are issued to the original card. The window is 30 days."])
+    assert not short.cost_more_than_quotes(1)
+    long = SentenceIds.of([" ".join(f"Fact {i} holds." for i in range(200))])
+    assert long.cost_more_than_quotes(3)
+    # Enough claims, each quote a whole sentence: the ids pay again.
+    assert not long.cost_more_than_quotes(400)
