@@ -22,6 +22,7 @@ from rich.table import Table
 
 from vera._version import __version__
 from vera.api import calibrate
+from vera.cli_monitor import MONITOR_HELP, monitor_command
 from vera.comparison import compare_reports, most_changed, run_differences, verdict_changes
 from vera.datasets import load_dataset
 from vera.datasets.bundled import BUNDLED
@@ -1078,6 +1079,9 @@ _BENCHMARK_RULES: dict[BenchmarkRule, Rule] = {
     BenchmarkRule.FAITHFULNESS: "faithfulness",
     BenchmarkRule.ANY_CLAIM: "any_claim",
 }
+
+
+app.command("monitor", help=MONITOR_HELP)(monitor_command)
 
 
 @app.command("benchmark")

@@ -141,8 +141,8 @@ def test_an_old_history_is_read_as_it_is_then_migrated_by_a_writer(tmp_path: Pat
     assert _layout(path) == (0, set())  # a reader changed nothing
 
     writer = RunStore(path)
-    assert writer.schema_version == HISTORY_SCHEMA_VERSION == 2
-    assert _layout(path) == (2, {"runs_by_time", "runs_by_dataset"})
+    assert writer.schema_version == HISTORY_SCHEMA_VERSION == 3
+    assert _layout(path) == (3, {"runs_by_time", "runs_by_dataset", "results_by_sample"})
     assert writer.get(run_id).metrics == report.metrics
     assert list(writer.iter_results(run_id)) == list(report.samples)
     assert writer.report(run_id).counts == report.counts

@@ -1,0 +1,112 @@
+"""`vera monitor`: receive an application's traces over OTLP/HTTP and evaluate them live."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from vera.errors import VeraError
+from vera.run import EXIT_USAGE
+from vera.settings import load_settings
+
+__all__ = ["MONITOR_HELP", "monitor_command"]
+
+MONITOR_HELP = (
+    "Receive traces from an application's OpenTelemetry exporter (OTLP/HTTP, protobuf or "
+    "JSON) and evaluate a sample of them live, one stored run per window. Exit 1 when a "
+    "window raised an --alert, 3 when evaluations stopped (a rejected key), 2 on bad options."
+)
+
+
+def monitor_command(
+    host: Annotated[
+        str, typer.Option("--host", help="The address to listen on (127.0.0.1: this machine).")
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="The port (4318 is OTLP/HTTP's).")
+    ] = 4318,
+    history: Annotated[
+        Path | None,
+        typer.Option("--history", help="The run store (default .vera/runs.sqlite)."),
+    ] = None,
+    name: Annotated[
+        str, typer.Option("--name", help="The monitor's name: its windows' dataset.")
+    ] = "monitor",
+    judge: Annotated[
+        str | None, typer.Option("--judge", help="The judge, as for vera eval (default offline).")
+    ] = None,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option("--metric", "-m", help="Metric (repeatable; default faithfulness)."),
+    ] = None,
+    sample_rate: Annotated[
+        float, typer.Option("--sample-rate", help="Share of traces evaluated, 0 to 1.")
+    ] = 1.0,
+    filters: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--filter",
+            help="KEY=VALUE a trace must match to be evaluated (repeatable): service, route, "
+            "model, or any root span attribute.",
+        ),
+    ] = None,
+    budget: Annotated[
+        int | None, typer.Option("--budget", help="At most this many evaluations an hour.")
+    ] = None,
+    queue: Annotated[
+        int,
+        typer.Option("--queue", help="Traces waiting for the judge at most; more are dropped."),
+    ] = 1000,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", help="Traces evaluated at once.")
+    ] = 4,
+    window: Annotated[
+        str, typer.Option("--window", help="hour, day, or a length dividing a day (15m, 6h).")
+    ] = "hour",
+    alert: Annotated[
+        list[str] | None,
+        typer.Option("--alert", help='A window gate, e.g. "faithfulness<0.8" (repeatable).'),
+    ] = None,
+    webhook: Annotated[
+        str | None, typer.Option("--webhook", help="A URL each window's alerts are POSTed to.")
+    ] = None,
+    spool: Annotated[
+        Path | None,
+        typer.Option("--spool", help="A folder keeping accepted traces until evaluated."),
+    ] = None,
+) -> None:
+    """The command's shell: options in, `vera.monitor` called once, the exit code out."""
+    from vera.monitor import (
+        MonitorConfig,
+        create_monitor,
+        parse_alert,
+        parse_filter,
+        parse_window,
+        serve_monitor,
+    )
+
+    try:
+        config = MonitorConfig(
+            name=name,
+            sample_rate=sample_rate,
+            filters=tuple(parse_filter(f) for f in filters or ()),
+            budget_per_hour=budget,
+            queue_size=queue,
+            concurrency=concurrency,
+            window_seconds=parse_window(window),
+            alerts=tuple(parse_alert(a) for a in alert or ()),
+            webhook=webhook,
+            spool=spool,
+        )
+        settings = load_settings({"judge": judge, "history_path": history})
+        monitor = create_monitor(config, history=history, metrics=metric, settings=settings)
+    except VeraError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+
+    def ready(url: str) -> None:
+        typer.echo(f"Receiving OTLP/HTTP traces at {url} (Ctrl-C stops)", err=True)
+
+    raise typer.Exit(serve_monitor(monitor, host=host, port=port, on_ready=ready))

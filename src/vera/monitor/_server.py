@@ -1,0 +1,119 @@
+"""The receiver's HTTP side: `POST /v1/traces` (OTLP/HTTP) and `GET /v1/status`, served by
+uvicorn, in the foreground (`serve_monitor`, what `vera monitor` does) or in a thread
+(`running_monitor`, for tests and the load benchmark)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from vera.monitor._decode import PROTOBUF
+from vera.monitor._service import Monitor, Receipt
+
+__all__ = ["receiver_app", "running_monitor", "serve_monitor"]
+
+
+def _answer(receipt: Receipt, content_type: str) -> Response:
+    protobuf = content_type.split(";", 1)[0].strip().lower() == PROTOBUF
+    if receipt.status != 200:
+        return Response(receipt.message, status_code=receipt.status, media_type="text/plain")
+    if protobuf:
+        from opentelemetry.proto.collector.trace.v1 import trace_service_pb2 as pb
+
+        answer = pb.ExportTraceServiceResponse()
+        if receipt.rejected:
+            answer.partial_success.rejected_spans = receipt.rejected
+            answer.partial_success.error_message = receipt.message
+        return Response(answer.SerializeToString(), media_type=PROTOBUF)
+    body: dict[str, object] = {}
+    if receipt.rejected:
+        body["partialSuccess"] = {
+            "rejectedSpans": str(receipt.rejected),
+            "errorMessage": receipt.message,
+        }
+    return Response(json.dumps(body), media_type="application/json")
+
+
+def receiver_app(monitor: Monitor) -> Starlette:
+    """The ASGI app an application's OTLP/HTTP exporter sends its traces to."""
+
+    async def traces(request: Request) -> Response:
+        content_type = request.headers.get("content-type", "")
+        body = await request.body()
+        receipt = monitor.receive(body, content_type, request.headers.get("content-encoding", ""))
+        return _answer(receipt, content_type)
+
+    async def status(request: Request) -> Response:
+        return JSONResponse(monitor.status())
+
+    return Starlette(
+        routes=[
+            Route("/v1/traces", traces, methods=["POST"]),
+            Route("/v1/status", status, methods=["GET"]),
+        ]
+    )
+
+
+def _server(monitor: Monitor, host: str, port: int) -> object:
+    import uvicorn
+
+    config = uvicorn.Config(
+        receiver_app(monitor), host=host, port=port, log_level="warning", access_log=False
+    )
+    return uvicorn.Server(config)
+
+
+def serve_monitor(
+    monitor: Monitor, *, host: str, port: int, on_ready: Callable[[str], None] | None = None
+) -> int:
+    """Receive until interrupted (Ctrl-C, SIGTERM) or until evaluations stop; the exit code:
+    3 when they stopped (`monitor.fatal`), 1 when a window raised an alert, else 0."""
+    import uvicorn
+
+    server = _server(monitor, host, port)
+    assert isinstance(server, uvicorn.Server)
+
+    def fatal() -> None:
+        server.should_exit = True
+
+    monitor.on_fatal = fatal
+    monitor.start()
+    if on_ready is not None:
+        on_ready(f"http://{host}:{port}/v1/traces")
+    try:
+        server.run()
+    finally:
+        monitor.stop()
+    if monitor.fatal is not None:
+        return 3
+    return 1 if monitor.alerted else 0
+
+
+@contextmanager
+def running_monitor(monitor: Monitor, *, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
+    """The monitor started and served in a thread; its `/v1/traces` URL. Stopped on exit."""
+    import uvicorn
+
+    server = _server(monitor, host, port)
+    assert isinstance(server, uvicorn.Server)
+    monitor.start()
+    thread = threading.Thread(target=server.run, name="vera-monitor-server", daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            if not thread.is_alive():
+                raise RuntimeError("the monitor's server did not start")
+            thread.join(0.01)
+        bound = server.servers[0].sockets[0].getsockname()[1]
+        yield f"http://{host}:{bound}/v1/traces"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        monitor.stop()
