@@ -238,6 +238,11 @@ class Monitor:
             if time.monotonic() - last_tick >= self.config.flush_seconds:
                 self._tick(time.time())
                 last_tick = time.monotonic()
+            # A sample is taken only when a slot is free, so the queue's bound is the whole
+            # backlog: none waits outside it.
+            if slots.locked():
+                await asyncio.sleep(_POLL)
+                continue
             try:
                 sample = self._evaluations.get_nowait()
             except queue.Empty:
