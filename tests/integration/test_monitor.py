@@ -64,7 +64,9 @@ def _emit(url: str, answers: list[str], **provider: Any) -> list[str]:
     tp = rag_provider(url, service=service, **provider)
     tracer = tp.get_tracer("shop")
     ids = [
-        emit_rag_trace(tracer, query="Which city is the capital of France?", answer=a, documents=DOC)
+        emit_rag_trace(
+            tracer, query="Which city is the capital of France?", answer=a, documents=DOC
+        )
         for a in answers
     ]
     tp.shutdown()
@@ -204,9 +206,7 @@ def test_the_budget_caps_evaluations_an_hour_and_counts_the_rest(tmp_path: Path)
     monitor = create_monitor(MonitorConfig(budget_per_hour=2, **QUICK), history=history)
     with running_monitor(monitor) as url:
         _emit(url, [FAITHFUL] * 5)
-        _wait(
-            lambda: monitor.status()["counts"].get("over_budget", 0) == 3, "three over budget"
-        )
+        _wait(lambda: monitor.status()["counts"].get("over_budget", 0) == 3, "three over budget")
     assert len(_results(history)) == 2
 
 

@@ -1,28 +1,30 @@
 """An OTLP/HTTP request body as the OTLP/JSON object the trace reader reads.
 
-Protobuf (`application/x-protobuf`) is parsed by `opentelemetry-proto` and turned into
-protobuf's JSON mapping (ids in base64, which the reader accepts); JSON is read as it is.
+Protobuf (`application/x-protobuf`) is parsed by `opentelemetry-proto` and its spans read
+field by field into the OTLP reader's spans; JSON is read by the OTLP reader itself.
 Either may be gzip-compressed (`Content-Encoding: gzip`); what it inflates to is bounded, so a
 small compressed body cannot fill the memory.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import zlib
 from typing import Any
 
 from vera.datasets.nesting import TooDeepError, loads_bounded
+from vera.datasets.otlp import SERVICE_NAME, OtlpRequestError, OtlpSpan, request_spans
 from vera.errors import ConfigError
 from vera.types.extras import install_hint
 
 __all__ = [
     "MAX_BODY_BYTES",
     "BadRequest",
-    "as_otlp_json",
     "decode_body",
     "inflate",
     "protobuf_available",
+    "request_spans_of",
     "require_protobuf",
     "span_count",
     "trace_ids",
@@ -104,15 +106,54 @@ def _protobuf(body: bytes) -> Any:
         raise BadRequest(f"the body is not an OTLP protobuf trace request ({exc})") from None
 
 
-def as_otlp_json(request: Any) -> Any:
-    """A decoded request in the OTLP/JSON form: a protobuf message converted, JSON as is."""
-    if isinstance(request, dict | list) or not hasattr(request, "resource_spans"):
-        return request
-    from google.protobuf.json_format import (  # type: ignore[import-untyped,unused-ignore]
-        MessageToDict,
+def request_spans_of(request: Any) -> list[OtlpSpan]:
+    """The spans of a decoded request: a protobuf message read field by field (protobuf's
+    generic JSON conversion costs several times more than the spans' own reading), JSON by
+    the OTLP file reader."""
+    if not hasattr(request, "resource_spans"):
+        return request_spans(request)
+    spans = []
+    for resource_spans in request.resource_spans:
+        service = None
+        for item in resource_spans.resource.attributes:
+            if item.key == SERVICE_NAME and item.value.HasField("string_value"):
+                service = item.value.string_value
+        for scope_spans in resource_spans.scope_spans:
+            for span in scope_spans.spans:
+                spans.append(_proto_span(span, service))
+    return spans
+
+
+def _proto_span(span: Any, service: str | None) -> OtlpSpan:
+    if len(span.trace_id) != 16 or len(span.span_id) != 8:
+        raise OtlpRequestError(
+            f"not an OTLP trace request (a span's trace id has {len(span.trace_id)} bytes and "
+            f"its span id {len(span.span_id)}; expected 16 and 8)"
+        )
+    return OtlpSpan(
+        trace_id=span.trace_id.hex(),
+        span_id=span.span_id.hex(),
+        parent_id=span.parent_span_id.hex(),
+        name=span.name,
+        start=span.start_time_unix_nano,
+        end=span.end_time_unix_nano,
+        attributes={item.key: _proto_value(item.value) for item in span.attributes},
+        service=service,
     )
 
-    return MessageToDict(request)
+
+def _proto_value(value: Any) -> Any:
+    """An AnyValue as plain Python, as the file reader reads its JSON form."""
+    kind = value.WhichOneof("value")
+    if kind is None:
+        return None
+    if kind == "array_value":
+        return [_proto_value(v) for v in value.array_value.values]
+    if kind == "kvlist_value":
+        return {p.key: _proto_value(p.value) for p in value.kvlist_value.values}
+    if kind == "bytes_value":
+        return base64.b64encode(value.bytes_value).decode("ascii")
+    return getattr(value, kind)
 
 
 def span_count(request: Any) -> int:

@@ -5,6 +5,7 @@ uvicorn, in the foreground (`serve_monitor`, what `vera monitor` does) or in a t
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -18,6 +19,8 @@ from vera.monitor._decode import PROTOBUF
 from vera.monitor._service import Monitor, Receipt
 
 __all__ = ["receiver_app", "running_monitor", "serve_monitor"]
+
+_SWITCH_INTERVAL = 0.0005
 
 
 def _answer(receipt: Receipt, content_type: str) -> Response:
@@ -84,6 +87,9 @@ def serve_monitor(
         server.should_exit = True
 
     monitor.on_fatal = fatal
+    # The receiver shares the interpreter with the assembling and evaluating threads; a short
+    # switch interval lets it answer within milliseconds while they are busy.
+    sys.setswitchinterval(_SWITCH_INTERVAL)
     monitor.start()
     if on_ready is not None:
         on_ready(f"http://{host}:{port}/v1/traces")

@@ -12,6 +12,8 @@ window's run, writes the counts, and closes windows when their time is over.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import queue
 import sys
 import threading
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from vera.datasets.otlp import OtlpRequestError, request_spans
+from vera.datasets.otlp import OtlpRequestError
 from vera.errors import RunStopError
 from vera.judges.base import Judge
 from vera.metrics.base import Metric
@@ -30,9 +32,9 @@ from vera.monitor._config import MonitorConfig
 from vera.monitor._counts import WindowCounts
 from vera.monitor._decode import (
     BadRequest,
-    as_otlp_json,
     decode_body,
     inflate,
+    request_spans_of,
     span_count,
     trace_ids,
 )
@@ -49,6 +51,7 @@ __all__ = ["Monitor", "Receipt"]
 _INTAKE_BYTES = 128 * 1024 * 1024
 """Bytes of accepted bodies waiting to be assembled, at most."""
 _POLL = 0.05
+_BACKGROUND_NICE = 10
 
 
 @dataclass(frozen=True)
@@ -175,6 +178,7 @@ class Monitor:
     # The assembling thread.
 
     def _assemble(self) -> None:
+        _lower_priority()
         while not self._stop.is_set():
             try:
                 number, request, size = self._intake.get(timeout=_POLL)
@@ -189,7 +193,7 @@ class Monitor:
 
     def _take(self, number: int | None, request: Any) -> None:
         try:
-            spans = request_spans(as_otlp_json(request))
+            spans = request_spans_of(request)
         except OtlpRequestError as exc:
             self.echo(f"vera monitor: a request is not OTLP ({exc}); its spans are ignored")
             self.counts.add("invalid")
@@ -228,6 +232,7 @@ class Monitor:
     # The evaluating thread.
 
     def _evaluate(self) -> None:
+        _lower_priority()
         asyncio.run(self._evaluations_loop())
 
     async def _evaluations_loop(self) -> None:
@@ -361,6 +366,14 @@ class Monitor:
                 for a in alerts
             ],
         }
+
+
+def _lower_priority() -> None:
+    """Let the CPU go to the receiver first when the machine is busy: on Linux a thread has
+    its own nice value (on other systems this does nothing)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _BACKGROUND_NICE)
 
 
 def _when(moment: float) -> str:
