@@ -10,12 +10,14 @@ import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
 pytest.importorskip("opentelemetry.sdk", reason="the monitor tests need the otel extra")
 pytest.importorskip("opentelemetry.proto", reason="vera monitor needs the monitor extra")
+
+from tests.support.otel_traces import emit_rag_trace, rag_provider
 
 from vera.history import RunStore
 from vera.judges.offline import OfflineJudge
@@ -28,8 +30,6 @@ from vera.monitor import (
 )
 from vera.monitor._assembly import is_sampled
 from vera.types import Claim
-
-from tests.support.otel_traces import emit_rag_trace, rag_provider
 
 DOC = ["Paris is the capital of France."]
 FAITHFUL = "Paris is the capital of France."
@@ -167,19 +167,20 @@ def test_a_full_queue_drops_traces_and_counts_them_without_blocking(tmp_path: Pa
     config = MonitorConfig(queue_size=2, concurrency=1, **QUICK)
     monitor = create_monitor(config, history=history, judge=_GatedJudge(gate))
     with running_monitor(monitor) as url:
-        started = time.monotonic()
-        _emit(url, [FAITHFUL] * 8)  # answered although the judge is held
-        assert time.monotonic() - started < 25  # the exporter never waited on the judge
+        # Sent and answered while the judge is held: had the receiver waited on it, the
+        # exporter's requests would time out and the traces never be decided.
+        _emit(url, [FAITHFUL] * 8)
         _wait(lambda: monitor.status()["counts"].get("traces", 0) == 8, "8 traces decided")
+        held = monitor.status()["counts"]
         gate.set()
         _wait(lambda: monitor.status()["queued"] == 0, "the queue drained")
-        _wait(lambda: len(_results(history)) == 3, "three results")
-    counts = monitor.status()["counts"]
-    # One in the judge, two in the queue; the other five dropped.
-    assert counts["kept"] == 3
-    assert counts["dropped"] == 5
+        _wait(lambda: len(_results(history)) == held["kept"], "the kept traces evaluated")
+    # Two wait in the queue, and one in the judge if it took one before the rest came.
+    assert held["kept"] in (2, 3)
+    assert held["dropped"] == 8 - held["kept"]
     [window] = read_windows(history)
-    assert window.counts["dropped"] == 5
+    assert window.counts["dropped"] == held["dropped"]
+    assert window.evaluated == held["kept"]
 
 
 def test_the_intake_answers_rejected_spans_when_full(tmp_path: Path) -> None:
@@ -211,7 +212,7 @@ def test_the_budget_caps_evaluations_an_hour_and_counts_the_rest(tmp_path: Path)
 
 
 class _Hook(BaseHTTPRequestHandler):
-    received: list[dict[str, Any]] = []
+    received: ClassVar[list[dict[str, Any]]] = []
 
     def do_POST(self) -> None:
         length = int(self.headers["Content-Length"])
@@ -225,7 +226,7 @@ class _Hook(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def webhook() -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    received: list[dict[str, Any]] = []
+    received: ClassVar[list[dict[str, Any]]] = []
     handler = type("Hook", (_Hook,), {"received": received})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
