@@ -301,3 +301,37 @@ def test_a_trace_sent_twice_is_evaluated_once(tmp_path: Path) -> None:
             _wait(lambda m=monitor: m.status()["queued"] == 0, "evaluated")
     assert list(_results(history)) == [trace_id]
     assert monitor.status()["counts"]["duplicates"] == 1
+
+
+def test_the_view_shows_windows_live_with_trend_counts_and_alerts(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from vera.viewer import create_app
+    from vera.viewer.live import LIVE_SCRIPT
+
+    history = tmp_path / "runs.sqlite"
+    config = MonitorConfig(window_seconds=2, alerts=(parse_alert("faithfulness<0.9"),), **QUICK)
+    monitor = create_monitor(config, history=history)
+    monitor.echo = lambda line: None
+    with running_monitor(monitor) as url:
+        _emit(url, [FAITHFUL, UNFAITHFUL])
+        _wait(lambda: any(w.alerts for w in read_windows(history)), "an alert", timeout=20)
+        _emit(url, [FAITHFUL])  # into an open window
+        _wait(lambda: len(_results(history)) == 3, "three results")
+        client = TestClient(create_app(history))
+        page = client.get("/monitor")
+        part = client.get("/monitor?part=windows")
+    assert page.status_code == 200
+    from vera.reports.html import csp_hash
+
+    assert csp_hash(LIVE_SCRIPT) in page.headers["content-security-policy"]
+    assert "connect-src 'self'" in page.headers["content-security-policy"]
+    assert f"<script>{LIVE_SCRIPT}</script>" in page.text
+    closed = next(w for w in read_windows(history) if w.alerts)
+    for body in (page.text, part.text):
+        assert f'<tr data-window="{closed.run_id}" data-closed="yes">' in body
+        assert 'figure class="trend" data-metric="faithfulness"' in body
+        assert f'<circle class="mean" data-window="{closed.run_id}"' in body
+        assert "faithfulness is 0.500 (faithfulness&lt;0.9)" in body
+        assert 'data-closed="no"' in body  # the open window, read from its results so far
+    assert "<script>" not in part.text

@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from vera.errors import VeraError
 from vera.history import RunStore
 from vera.viewer.access import TokenGuard
+from vera.viewer.live import live_routes
 from vera.viewer.pages import PageError, Pages, content_security_policy
 
 __all__ = ["build_app"]
@@ -157,6 +158,7 @@ def build_app(
         Route("/runs/{run_id:path}", view.run, methods=["GET"]),
         Route("/compare", view.compare, methods=["GET"]),
         Route("/favicon.ico", view.no_icon, methods=["GET"]),
+        *live_routes(store),
     ]
     app = Starlette(
         routes=routes,
