@@ -24,8 +24,9 @@ __all__ = ["Assembler", "Decision", "is_sampled", "matches"]
 
 _RULES = RowRules(label="vera monitor")
 _ROUTE_KEYS = ("http.route", "url.path", "http.target")
-_SETTLED_KEPT = 100_000
-"""Trace ids remembered after they are settled, so a late span does not open them again."""
+_SETTLED_KEPT = 20_000
+"""Trace ids remembered after they are settled, so a late span does not open them again (a
+span later than that opens a trace that ends as incomplete, or as a duplicate)."""
 
 
 def is_sampled(trace_id: str, rate: float) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -48,10 +49,13 @@ def receiver_app(monitor: Monitor) -> Starlette:
     """The ASGI app an application's OTLP/HTTP exporter sends its traces to."""
 
     async def traces(request: Request) -> Response:
+        started = time.perf_counter()
         content_type = request.headers.get("content-type", "")
         body = await request.body()
         receipt = monitor.receive(body, content_type, request.headers.get("content-encoding", ""))
-        return _answer(receipt, content_type)
+        answer = _answer(receipt, content_type)
+        monitor.answered(time.perf_counter() - started)
+        return answer
 
     async def status(request: Request) -> Response:
         return JSONResponse(monitor.status())

@@ -18,6 +18,7 @@ import queue
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -51,6 +52,7 @@ __all__ = ["Monitor", "Receipt"]
 _INTAKE_BYTES = 128 * 1024 * 1024
 """Bytes of accepted bodies waiting to be assembled, at most."""
 _POLL = 0.05
+_ANSWER_TIMES_KEPT = 10_000
 _BACKGROUND_NICE = 10
 
 
@@ -106,6 +108,7 @@ class Monitor:
         self._in_flight: set[str] = set()
         self._budget: tuple[float, int] = (0.0, 0)
         self._description = judge.describe().to_details()
+        self._answer_times: deque[float] = deque(maxlen=_ANSWER_TIMES_KEPT)
 
     # The receiver (called on the server's event loop: nothing here may wait).
 
@@ -164,9 +167,21 @@ class Monitor:
             )
             self.echo(f"vera monitor: {waiting} traces or requests not evaluated yet: {where}")
 
+    def answered(self, seconds: float) -> None:
+        """Note how long the receiver took over one request (the newest are kept)."""
+        self._answer_times.append(seconds)
+
     def status(self) -> dict[str, Any]:
-        """What the monitor counted since it started, and what waits."""
+        """What the monitor counted since it started, what waits, and the receiver's own
+        time per request over the newest ones (p50, p99, max, in ms)."""
+        times = sorted(self._answer_times)
         return {
+            "answer_ms": {
+                "requests": len(times),
+                "p50": round(1000 * times[len(times) // 2], 3) if times else None,
+                "p99": round(1000 * times[int(0.99 * len(times))], 3) if times else None,
+                "max": round(1000 * times[-1], 3) if times else None,
+            },
             "counts": self.counts.snapshot(),
             "open_traces": len(self._assembler),
             "queued": self._evaluations.qsize(),
