@@ -20,62 +20,89 @@ MONITOR_HELP = (
 )
 
 
+_HostFlag = Annotated[
+    str, typer.Option("--host", help="The address to listen on (127.0.0.1: this machine).")
+]
+
+_PortFlag = Annotated[
+    int, typer.Option("--port", min=0, max=65535, help="The port (4318 is OTLP/HTTP's).")
+]
+
+_HistoryFlag = Annotated[
+    Path | None,
+    typer.Option("--history", help="The run store (default .vera/runs.sqlite)."),
+]
+
+_NameFlag = Annotated[str, typer.Option("--name", help="The monitor's name: its windows' dataset.")]
+
+_JudgeFlag = Annotated[
+    str | None, typer.Option("--judge", help="The judge, as for vera eval (default offline).")
+]
+
+_MetricFlag = Annotated[
+    list[str] | None,
+    typer.Option("--metric", "-m", help="Metric (repeatable; default faithfulness)."),
+]
+
+_SampleRateFlag = Annotated[
+    float, typer.Option("--sample-rate", help="Share of traces evaluated, 0 to 1.")
+]
+
+_FiltersFlag = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--filter",
+        help="KEY=VALUE a trace must match to be evaluated (repeatable): service, route, "
+        "model, or any root span attribute.",
+    ),
+]
+
+_BudgetFlag = Annotated[
+    int | None, typer.Option("--budget", help="At most this many evaluations an hour.")
+]
+
+_QueueFlag = Annotated[
+    int,
+    typer.Option("--queue", help="Traces waiting for the judge at most; more are dropped."),
+]
+
+_ConcurrencyFlag = Annotated[int, typer.Option("--concurrency", help="Traces evaluated at once.")]
+
+_WindowFlag = Annotated[
+    str, typer.Option("--window", help="hour, day, or a length dividing a day (15m, 6h).")
+]
+
+_AlertFlag = Annotated[
+    list[str] | None,
+    typer.Option("--alert", help='A window gate, e.g. "faithfulness<0.8" (repeatable).'),
+]
+
+_WebhookFlag = Annotated[
+    str | None, typer.Option("--webhook", help="A URL each window's alerts are POSTed to.")
+]
+
+_SpoolFlag = Annotated[
+    Path | None,
+    typer.Option("--spool", help="A folder keeping accepted traces until evaluated."),
+]
+
+
 def monitor_command(
-    host: Annotated[
-        str, typer.Option("--host", help="The address to listen on (127.0.0.1: this machine).")
-    ] = "127.0.0.1",
-    port: Annotated[
-        int, typer.Option("--port", min=0, max=65535, help="The port (4318 is OTLP/HTTP's).")
-    ] = 4318,
-    history: Annotated[
-        Path | None,
-        typer.Option("--history", help="The run store (default .vera/runs.sqlite)."),
-    ] = None,
-    name: Annotated[
-        str, typer.Option("--name", help="The monitor's name: its windows' dataset.")
-    ] = "monitor",
-    judge: Annotated[
-        str | None, typer.Option("--judge", help="The judge, as for vera eval (default offline).")
-    ] = None,
-    metric: Annotated[
-        list[str] | None,
-        typer.Option("--metric", "-m", help="Metric (repeatable; default faithfulness)."),
-    ] = None,
-    sample_rate: Annotated[
-        float, typer.Option("--sample-rate", help="Share of traces evaluated, 0 to 1.")
-    ] = 1.0,
-    filters: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--filter",
-            help="KEY=VALUE a trace must match to be evaluated (repeatable): service, route, "
-            "model, or any root span attribute.",
-        ),
-    ] = None,
-    budget: Annotated[
-        int | None, typer.Option("--budget", help="At most this many evaluations an hour.")
-    ] = None,
-    queue: Annotated[
-        int,
-        typer.Option("--queue", help="Traces waiting for the judge at most; more are dropped."),
-    ] = 1000,
-    concurrency: Annotated[
-        int, typer.Option("--concurrency", help="Traces evaluated at once.")
-    ] = 4,
-    window: Annotated[
-        str, typer.Option("--window", help="hour, day, or a length dividing a day (15m, 6h).")
-    ] = "hour",
-    alert: Annotated[
-        list[str] | None,
-        typer.Option("--alert", help='A window gate, e.g. "faithfulness<0.8" (repeatable).'),
-    ] = None,
-    webhook: Annotated[
-        str | None, typer.Option("--webhook", help="A URL each window's alerts are POSTed to.")
-    ] = None,
-    spool: Annotated[
-        Path | None,
-        typer.Option("--spool", help="A folder keeping accepted traces until evaluated."),
-    ] = None,
+    host: _HostFlag = "127.0.0.1",
+    port: _PortFlag = 4318,
+    history: _HistoryFlag = None,
+    name: _NameFlag = "monitor",
+    judge: _JudgeFlag = None,
+    metric: _MetricFlag = None,
+    sample_rate: _SampleRateFlag = 1.0,
+    filters: _FiltersFlag = None,
+    budget: _BudgetFlag = None,
+    queue: _QueueFlag = 1000,
+    concurrency: _ConcurrencyFlag = 4,
+    window: _WindowFlag = "hour",
+    alert: _AlertFlag = None,
+    webhook: _WebhookFlag = None,
+    spool: _SpoolFlag = None,
 ) -> None:
     """The command's shell: options in, `vera.monitor` called once, the exit code out."""
     from vera.monitor import (
