@@ -19,6 +19,7 @@ pytest.importorskip("opentelemetry.proto", reason="vera monitor needs the monito
 
 from tests.support.otel_traces import emit_rag_trace, rag_provider
 
+from vera.errors import RunStopError
 from vera.history import RunStore
 from vera.judges.offline import OfflineJudge
 from vera.monitor import (
@@ -335,3 +336,29 @@ def test_the_view_shows_windows_live_with_trend_counts_and_alerts(tmp_path: Path
         assert "faithfulness is 0.500 (faithfulness&lt;0.9)" in body
         assert 'data-closed="no"' in body  # the open window, read from its results so far
     assert "<script>" not in part.text
+
+
+class _RejectedKeyJudge(OfflineJudge):
+    """A judge whose provider refused the key: every evaluation stops the run."""
+
+    async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
+        raise RunStopError("the provider rejected the API key (HTTP 401)")
+
+
+def test_a_stopped_judge_stops_the_monitor_and_keeps_the_trace_in_the_spool(
+    tmp_path: Path,
+) -> None:
+    history = tmp_path / "runs.sqlite"
+    lines: list[str] = []
+    stopped = threading.Event()
+    config = MonitorConfig(spool=tmp_path / "spool", **QUICK)
+    monitor = create_monitor(config, history=history, judge=_RejectedKeyJudge())
+    monitor.echo = lines.append
+    monitor.on_fatal = stopped.set
+    with running_monitor(monitor) as url:
+        _emit(url, [FAITHFUL])
+        assert stopped.wait(30)
+    assert isinstance(monitor.fatal, RunStopError)
+    assert any("evaluations stopped: the provider rejected the API key" in line for line in lines)
+    assert _results(history) == {}
+    assert list((tmp_path / "spool").glob("*.pb"))  # evaluated after a restart, not lost

@@ -144,3 +144,42 @@ def test_kill_9_with_a_spool_evaluates_every_accepted_trace_exactly_once(tmp_pat
     # this test would not have tested a restart).
     assert left["counts"].get("traces", 0) < 600 or left["queued"] or left["open_traces"]
     assert not list((tmp_path / "spool").glob("*.pb"))
+
+
+def test_a_window_alert_makes_the_stopped_monitor_exit_1(tmp_path: Path) -> None:
+    port = _port()
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "vera", "monitor", "--port", str(port), "--window", "1s",
+         "--alert", "faithfulness<0.9"],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    history = tmp_path / ".vera" / "runs.sqlite"
+    deadline = time.monotonic() + 60
+    while True:  # a window of one second with no trace closes and raises its alert
+        if history.exists():
+            with sqlite3.connect(history) as db:
+                tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+                if (
+                    "monitor_alerts" in tables
+                    and db.execute("SELECT COUNT(*) FROM monitor_alerts").fetchone()[0]
+                ):
+                    break
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 1, stderr
+    assert "ALERT window" in stderr and "scored no trace" in stderr
+
+
+def test_sigterm_stops_a_monitor_without_alerts_with_exit_0(tmp_path: Path) -> None:
+    process = _monitor(tmp_path, _port())
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr
+    assert "Traceback" not in stderr

@@ -5,6 +5,7 @@ uvicorn, in the foreground (`serve_monitor`, what `vera monitor` does) or in a t
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import threading
 import time
@@ -77,6 +78,30 @@ def _server(monitor: Monitor, host: str, port: int) -> object:
     return uvicorn.Server(config)
 
 
+class _Stopped(Exception):
+    """Ctrl-C or SIGTERM: a normal end of the monitor."""
+
+
+@contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    """uvicorn handles SIGINT and SIGTERM itself (a graceful shutdown), then raises each again
+    for the handler it found: ours turns it into `_Stopped`, so the monitor still finishes
+    (its counts written) and picks its exit code, instead of dying of the signal."""
+
+    def stop(signum: int, frame: object) -> None:
+        raise _Stopped
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def serve_monitor(
     monitor: Monitor, *, host: str, port: int, on_ready: Callable[[str], None] | None = None
 ) -> int:
@@ -98,7 +123,10 @@ def serve_monitor(
     if on_ready is not None:
         on_ready(f"http://{host}:{port}/v1/traces")
     try:
-        server.run()
+        with _stopped_by_signals():
+            server.run()
+    except _Stopped:
+        pass
     finally:
         monitor.stop()
     if monitor.fatal is not None:
