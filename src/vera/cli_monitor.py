@@ -81,6 +81,16 @@ _WebhookFlag = Annotated[
     str | None, typer.Option("--webhook", help="A URL each window's alerts are POSTed to.")
 ]
 
+_TokenFlag = Annotated[
+    str | None,
+    typer.Option(
+        "--token",
+        envvar="VERA_MONITOR_TOKEN",
+        show_default=False,
+        help="A token each request must carry (Authorization: Bearer TOKEN); needed off 127.0.0.1.",
+    ),
+]
+
 _SpoolFlag = Annotated[
     Path | None,
     typer.Option("--spool", help="A folder keeping accepted traces until evaluated."),
@@ -103,10 +113,12 @@ def monitor_command(
     alert: _AlertFlag = None,
     webhook: _WebhookFlag = None,
     spool: _SpoolFlag = None,
+    token: _TokenFlag = None,
 ) -> None:
     """The command's shell: options in, `vera.monitor` called once, the exit code out."""
     from vera.monitor import (
         MonitorConfig,
+        check_access,
         create_monitor,
         parse_alert,
         parse_filter,
@@ -127,6 +139,7 @@ def monitor_command(
             webhook=webhook,
             spool=spool,
         )
+        check_access(host, token)
         settings = load_settings({"judge": judge, "history_path": history})
         monitor = create_monitor(config, history=history, metrics=metric, settings=settings)
     except VeraError as exc:
@@ -136,4 +149,4 @@ def monitor_command(
     def ready(url: str) -> None:
         typer.echo(f"Receiving OTLP/HTTP traces at {url} (Ctrl-C stops)", err=True)
 
-    raise typer.Exit(serve_monitor(monitor, host=host, port=port, on_ready=ready))
+    raise typer.Exit(serve_monitor(monitor, host=host, port=port, token=token, on_ready=ready))

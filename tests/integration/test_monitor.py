@@ -362,3 +362,51 @@ def test_a_stopped_judge_stops_the_monitor_and_keeps_the_trace_in_the_spool(
     assert any("evaluations stopped: the provider rejected the API key" in line for line in lines)
     assert _results(history) == {}
     assert list((tmp_path / "spool").glob("*.pb"))  # evaluated after a restart, not lost
+
+
+def test_with_a_token_only_requests_that_carry_it_are_read(tmp_path: Path) -> None:
+    import urllib.error
+    import urllib.request
+
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    token = "s3cret-token-of-24-chars"
+    history = tmp_path / "runs.sqlite"
+    monitor = create_monitor(MonitorConfig(**QUICK), history=history)
+    with running_monitor(monitor, token=token) as url:
+        for headers in ({}, {"Authorization": "Bearer wrong-token-wrong-token"}):
+            request = urllib.request.Request(
+                url, data=b"", headers={"Content-Type": "application/json", **headers}
+            )
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request, timeout=10)
+            assert refused.value.code == 401
+        provider = TracerProvider()
+        exporter = OTLPSpanExporter(endpoint=url, headers={"Authorization": f"Bearer {token}"})
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        trace_id = emit_rag_trace(
+            provider.get_tracer("t"), query="q", answer=FAITHFUL, documents=DOC
+        )
+        provider.shutdown()
+        _wait(lambda: list(_results(history)) == [trace_id], "the trace with the token")
+
+
+def test_a_body_over_the_limit_is_refused_unread(tmp_path: Path) -> None:
+    import http.client
+    from urllib.parse import urlsplit
+
+    from vera.monitor._decode import MAX_BODY_BYTES
+
+    monitor = create_monitor(MonitorConfig(**QUICK), history=tmp_path / "runs.sqlite")
+    with running_monitor(monitor) as url:
+        where = urlsplit(url)
+        connection = http.client.HTTPConnection(where.hostname or "", where.port, timeout=10)
+        connection.putrequest("POST", where.path)
+        connection.putheader("Content-Type", "application/x-protobuf")
+        connection.putheader("Content-Length", str(MAX_BODY_BYTES + 1))
+        connection.endheaders()  # the body is never sent: the answer comes first
+        answer = connection.getresponse()
+        assert answer.status == 413
+        connection.close()

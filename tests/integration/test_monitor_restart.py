@@ -41,6 +41,8 @@ DOC = ["Paris is the capital of France."]
         (["--sample-rate", "1.5"], "--sample-rate 1.5"),
         (["--filter", "service"], "--filter 'service': expected KEY=VALUE"),
         (["--webhook", "ftp://x"], "--webhook 'ftp://x'"),
+        (["--host", "0.0.0.0"], "--host 0.0.0.0 receives traces from other machines"),
+        (["--token", "short"], "--token must be at least 16 characters"),
     ],
 )
 def test_bad_options_exit_2_and_say_what_to_fix(tmp_path: Path, args: list[str], says: str) -> None:

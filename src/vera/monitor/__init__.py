@@ -27,7 +27,7 @@ from vera.monitor._config import (
     parse_window,
 )
 from vera.monitor._decode import require_protobuf
-from vera.monitor._server import receiver_app, running_monitor, serve_monitor
+from vera.monitor._server import check_access, receiver_app, running_monitor, serve_monitor
 from vera.monitor._service import Monitor, Receipt
 from vera.monitor._store import MonitorHistory, StoredAlert, StoredWindow, read_windows
 from vera.monitor._windows import window_bounds
@@ -42,6 +42,7 @@ __all__ = [
     "Receipt",
     "StoredAlert",
     "StoredWindow",
+    "check_access",
     "create_monitor",
     "parse_alert",
     "parse_filter",

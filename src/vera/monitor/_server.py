@@ -4,6 +4,7 @@ uvicorn, in the foreground (`serve_monitor`, what `vera monitor` does) or in a t
 
 from __future__ import annotations
 
+import hmac
 import json
 import signal
 import sys
@@ -17,10 +18,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from vera.monitor._decode import PROTOBUF
+from vera.errors import ConfigError
+from vera.monitor._decode import MAX_BODY_BYTES, PROTOBUF
 from vera.monitor._service import Monitor, Receipt
 
-__all__ = ["receiver_app", "running_monitor", "serve_monitor"]
+__all__ = ["MIN_TOKEN_LENGTH", "check_access", "receiver_app", "running_monitor", "serve_monitor"]
+
+MIN_TOKEN_LENGTH = 16
 
 _SWITCH_INTERVAL = 0.0005
 
@@ -46,19 +50,76 @@ def _answer(receipt: Receipt, content_type: str) -> Response:
     return Response(json.dumps(body), media_type="application/json")
 
 
-def receiver_app(monitor: Monitor) -> Starlette:
-    """The ASGI app an application's OTLP/HTTP exporter sends its traces to."""
+async def _body(request: Request) -> bytes | None:
+    """The body, or None once it passes `MAX_BODY_BYTES` (read no further: a client cannot
+    make the receiver hold more than that, whatever its Content-Length says)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        return None
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def check_access(host: str, token: str | None) -> None:
+    """Refuse (`ConfigError`) to listen off this machine without a token, or with a weak one:
+    anyone who reaches the port could otherwise spend the judge's budget on traces of theirs."""
+    if token is not None and (len(token) < MIN_TOKEN_LENGTH or token != token.strip()):
+        raise ConfigError(
+            f"--token must be at least {MIN_TOKEN_LENGTH} characters without spaces around them"
+        )
+    if token is None and not _loopback(host):
+        raise ConfigError(
+            f"--host {host} receives traces from other machines: give --token TOKEN (or "
+            "VERA_MONITOR_TOKEN), and have the exporter send it: "
+            "OTEL_EXPORTER_OTLP_TRACES_HEADERS=Authorization=Bearer%20TOKEN"
+        )
+
+
+def _loopback(host: str) -> bool:
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def _authorised(request: Request, token: bytes | None) -> bool:
+    if token is None:
+        return True
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token)
+
+
+def receiver_app(monitor: Monitor, *, token: str | None = None) -> Starlette:
+    """The ASGI app an application's OTLP/HTTP exporter sends its traces to; with `token`,
+    each request must carry `Authorization: Bearer TOKEN` (else 401, nothing read)."""
+    expected = token.encode() if token is not None else None
 
     async def traces(request: Request) -> Response:
         started = time.perf_counter()
+        if not _authorised(request, expected):
+            return Response(
+                "send Authorization: Bearer TOKEN (the monitor's --token)",
+                status_code=401,
+                media_type="text/plain",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
         content_type = request.headers.get("content-type", "")
-        body = await request.body()
+        body = await _body(request)
+        if body is None:
+            monitor.answered(time.perf_counter() - started)
+            return Response(
+                f"the body is over {MAX_BODY_BYTES} bytes", status_code=413, media_type="text/plain"
+            )
         receipt = monitor.receive(body, content_type, request.headers.get("content-encoding", ""))
         answer = _answer(receipt, content_type)
         monitor.answered(time.perf_counter() - started)
         return answer
 
     async def status(request: Request) -> Response:
+        if not _authorised(request, expected):
+            return Response(status_code=401, headers={"WWW-Authenticate": "Bearer"})
         return JSONResponse(monitor.status())
 
     return Starlette(
@@ -69,11 +130,16 @@ def receiver_app(monitor: Monitor) -> Starlette:
     )
 
 
-def _server(monitor: Monitor, host: str, port: int) -> object:
+def _server(monitor: Monitor, host: str, port: int, token: str | None) -> object:
     import uvicorn
 
+    check_access(host, token)
     config = uvicorn.Config(
-        receiver_app(monitor), host=host, port=port, log_level="warning", access_log=False
+        receiver_app(monitor, token=token),
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
     )
     return uvicorn.Server(config)
 
@@ -103,13 +169,18 @@ def _stopped_by_signals() -> Iterator[None]:
 
 
 def serve_monitor(
-    monitor: Monitor, *, host: str, port: int, on_ready: Callable[[str], None] | None = None
+    monitor: Monitor,
+    *,
+    host: str,
+    port: int,
+    token: str | None = None,
+    on_ready: Callable[[str], None] | None = None,
 ) -> int:
     """Receive until interrupted (Ctrl-C, SIGTERM) or until evaluations stop; the exit code:
     3 when they stopped (`monitor.fatal`), 1 when a window raised an alert, else 0."""
     import uvicorn
 
-    server = _server(monitor, host, port)
+    server = _server(monitor, host, port, token)
     assert isinstance(server, uvicorn.Server)
 
     def fatal() -> None:
@@ -135,11 +206,13 @@ def serve_monitor(
 
 
 @contextmanager
-def running_monitor(monitor: Monitor, *, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
+def running_monitor(
+    monitor: Monitor, *, host: str = "127.0.0.1", port: int = 0, token: str | None = None
+) -> Iterator[str]:
     """The monitor started and served in a thread; its `/v1/traces` URL. Stopped on exit."""
     import uvicorn
 
-    server = _server(monitor, host, port)
+    server = _server(monitor, host, port, token)
     assert isinstance(server, uvicorn.Server)
     monitor.start()
     thread = threading.Thread(target=server.run, name="vera-monitor-server", daemon=True)

@@ -158,6 +158,7 @@ class Monitor:
         for thread in self._threads:
             thread.join(timeout)
         self._threads = []
+        self._write_counts()  # what the threads counted after the evaluator's last write
         waiting = self._evaluations.qsize() + len(self._assembler) + self._intake.qsize()
         if waiting:
             where = (
@@ -335,10 +336,13 @@ class Monitor:
 
     def _tick(self, now: float) -> None:
         """Write the counts, open the current window, close those whose time is over."""
-        for start, counts in self.counts.take().items():
-            self.history.add_counts(self._window_run(start), counts)
+        self._write_counts()
         self._window_run(now)
         self._close_past_windows(now)
+
+    def _write_counts(self) -> None:
+        for start, counts in self.counts.take().items():
+            self.history.add_counts(self._window_run(start), counts)
 
     def _close_past_windows(self, now: float) -> None:
         for run_id, start, end in self.history.open_windows(self.config.name):
