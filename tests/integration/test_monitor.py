@@ -410,3 +410,23 @@ def test_a_body_over_the_limit_is_refused_unread(tmp_path: Path) -> None:
         answer = connection.getresponse()
         assert answer.status == 413
         connection.close()
+
+
+def test_a_failure_behind_the_receiver_stops_the_monitor_loudly(tmp_path: Path) -> None:
+    from vera.monitor import MonitorHistory
+
+    class _Broken(MonitorHistory):
+        def add_counts(self, run_id: str, deltas: Any) -> None:
+            raise RuntimeError("the counts cannot be written")
+
+    lines: list[str] = []
+    stopped = threading.Event()
+    monitor = create_monitor(MonitorConfig(**QUICK), history=tmp_path / "runs.sqlite")
+    monitor.history = _Broken(tmp_path / "runs.sqlite")
+    monitor.echo = lines.append
+    monitor.on_fatal = stopped.set
+    with running_monitor(monitor) as url:
+        _emit(url, [FAITHFUL])
+        assert stopped.wait(30)
+    assert monitor.status()["stopped"] == "the counts cannot be written"
+    assert "vera monitor: evaluations stopped: RuntimeError: the counts cannot be written" in lines

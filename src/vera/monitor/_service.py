@@ -91,8 +91,9 @@ class Monitor:
         self.echo = echo
         self.counts = WindowCounts(config.window_seconds)
         self.spool = Spool(config.spool) if config.spool is not None else None
-        self.fatal: RunStopError | None = None
-        """What stopped the evaluations (a rejected key, a quota): the monitor exits 3."""
+        self.fatal: Exception | None = None
+        """What stopped the evaluations (a rejected key, a quota, a full disk, or a failure of
+        the monitor's own threads): the monitor exits 3."""
         self.alerted = False
         """An alert was raised on a window this monitor closed (the monitor exits 1)."""
         self.on_fatal: Callable[[], None] | None = None
@@ -148,7 +149,9 @@ class Monitor:
                     self.echo(f"vera monitor: spooled request {number} is unreadable ({exc})")
                     self.spool.holds(number, ())
         for target, name in ((self._assemble, "assemble"), (self._evaluate, "evaluate")):
-            thread = threading.Thread(target=target, name=f"vera-monitor-{name}", daemon=True)
+            thread = threading.Thread(
+                target=self._guarded, args=(target,), name=f"vera-monitor-{name}", daemon=True
+            )
             thread.start()
             self._threads.append(thread)
 
@@ -158,7 +161,10 @@ class Monitor:
         for thread in self._threads:
             thread.join(timeout)
         self._threads = []
-        self._write_counts()  # what the threads counted after the evaluator's last write
+        try:  # what the threads counted after the evaluator's last write
+            self._write_counts()
+        except Exception as exc:  # stopping must not fail: say it and go on
+            self.echo(f"vera monitor: the last counts could not be written: {exc}")
         waiting = self._evaluations.qsize() + len(self._assembler) + self._intake.qsize()
         if waiting:
             where = (
@@ -191,11 +197,19 @@ class Monitor:
             "stopped": str(self.fatal) if self.fatal is not None else None,
         }
 
+    def _guarded(self, work: Callable[[], None]) -> None:
+        """A thread's work; its failure stops the monitor (exit 3) rather than leave a receiver
+        that answers while nothing is assembled or evaluated behind it."""
+        try:
+            work()
+        except Exception as exc:
+            self._fail(exc)
+
     # The assembling thread.
 
     def _assemble(self) -> None:
         _lower_priority()
-        while not self._stop.is_set():
+        while not self._stop.is_set() and self.fatal is None:
             try:
                 number, request, size = self._intake.get(timeout=_POLL)
             except queue.Empty:
@@ -312,17 +326,18 @@ class Monitor:
             if result.status is SampleStatus.ERROR:
                 self.counts.add("errors")
             self._settled(trace_id)
-        except RunStopError as exc:
+        except Exception as exc:  # the judge's own failures are ERROR results already
             # The trace is not settled: with a spool it is evaluated after a restart.
             self._fail(exc)
         finally:
             self._in_flight.discard(trace_id)
             slots.release()
 
-    def _fail(self, exc: RunStopError) -> None:
+    def _fail(self, exc: Exception) -> None:
         if self.fatal is None:
             self.fatal = exc
-            self.echo(f"vera monitor: evaluations stopped: {exc}")
+            what = str(exc) if isinstance(exc, RunStopError) else f"{type(exc).__name__}: {exc}"
+            self.echo(f"vera monitor: evaluations stopped: {what}")
             if self.on_fatal is not None:
                 self.on_fatal()
 
