@@ -27,6 +27,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from tests.support.cli import run_vera
+from tests.support.loopback import LoopbackServer, error
 from tests.support.otel_traces import emit_rag_trace
 
 DOC = ["Paris is the capital of France."]
@@ -185,3 +186,41 @@ def test_sigterm_stops_a_monitor_without_alerts_with_exit_0(tmp_path: Path) -> N
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 0, stderr
     assert "Traceback" not in stderr
+
+
+def test_a_rejected_key_stops_the_monitor_with_exit_3_and_keeps_the_trace(
+    loopback: LoopbackServer, tmp_path: Path
+) -> None:
+    loopback.default = lambda _: error(401, {"error": {"message": "Incorrect API key"}})
+    port = _port()
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+        "OPENAI_API_KEY": "sk-secret-never-shown",
+        "VERA_JUDGE_BASE_URL": loopback.openai_url,
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "vera", "monitor", "--port", str(port), "--judge",
+         "openai:gpt-4o-mini", "--spool", "spool", "--concurrency", "1"],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            _status(port)
+            break
+        except OSError:
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.1)
+    provider = TracerProvider(resource=Resource.create({"service.name": "shop"}))
+    url = f"http://127.0.0.1:{port}/v1/traces"
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=url)))
+    emit_rag_trace(provider.get_tracer("shop"), query="q", answer=DOC[0], documents=DOC)
+    provider.shutdown()
+    _, stderr = process.communicate(timeout=90)  # it stops by itself
+    assert process.returncode == 3, stderr
+    assert "evaluations stopped" in stderr and "OPENAI_API_KEY" in stderr
+    assert "sk-secret-never-shown" not in stderr
+    assert loopback.request_count == 1  # not retried, nothing else started
+    assert list((tmp_path / "spool").glob("*.pb"))  # evaluated after the key is fixed
