@@ -82,7 +82,7 @@ def _port() -> int:
         return int(s.getsockname()[1])
 
 
-def _monitor(tmp_path: Path, port: int) -> subprocess.Popen[str]:
+def _monitor(tmp_path: Path, port: int, *extra: str) -> subprocess.Popen[str]:
     env = {
         "PATH": "/usr/bin:/bin",
         "HOME": str(tmp_path),
@@ -90,7 +90,7 @@ def _monitor(tmp_path: Path, port: int) -> subprocess.Popen[str]:
     }
     process = subprocess.Popen(
         [sys.executable, "-m", "vera", "monitor", "--port", str(port), "--spool", "spool",
-         "--concurrency", "1"],
+         "--concurrency", "1", *extra],
         cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     deadline = time.monotonic() + 60
@@ -127,7 +127,8 @@ def test_kill_9_with_a_spool_evaluates_every_accepted_trace_exactly_once(tmp_pat
     accepted = {t for t, n in exporter.accepted.items() if n == 3 and t not in exporter.failed}
     assert len(accepted) == 600
 
-    second = _monitor(tmp_path, port)
+    # A small queue: what the spool holds is read back into it without a trace dropped.
+    second = _monitor(tmp_path, port, "--queue", "5")
     try:
         deadline = time.monotonic() + 120
         while True:

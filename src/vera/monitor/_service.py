@@ -139,15 +139,9 @@ class Monitor:
     # Starting and stopping.
 
     def start(self) -> None:
-        """Read back what a spool holds, then start assembling and evaluating."""
+        """Close the windows whose time is over, then start assembling (what a spool holds
+        first, one file at a time) and evaluating."""
         self._close_past_windows(time.time())
-        if self.spool is not None:
-            for number, body, kind in self.spool.left_over():
-                try:
-                    self._intake.put((number, decode_body(body, kind), 0))
-                except BadRequest as exc:
-                    self.echo(f"vera monitor: spooled request {number} is unreadable ({exc})")
-                    self.spool.holds(number, ())
         for target, name in ((self._assemble, "assemble"), (self._evaluate, "evaluate")):
             thread = threading.Thread(
                 target=self._guarded, args=(target,), name=f"vera-monitor-{name}", daemon=True
@@ -209,6 +203,8 @@ class Monitor:
 
     def _assemble(self) -> None:
         _lower_priority()
+        if self.spool is not None:
+            self._replay(self.spool)
         while not self._stop.is_set() and self.fatal is None:
             try:
                 number, request, size = self._intake.get(timeout=_POLL)
@@ -221,7 +217,25 @@ class Monitor:
             for decision in self._assembler.ready(time.time()):
                 self._route(decision)
 
-    def _take(self, number: int | None, request: Any) -> None:
+    def _replay(self, spool: Spool) -> None:
+        """Assemble the requests a previous monitor left in the spool, oldest first, one at a
+        time (a large spool is never read into memory at once)."""
+        for number, body, kind in spool.left_over():
+            if self._stop.is_set() or self.fatal is not None:
+                return
+            try:
+                request = decode_body(body, kind)
+            except BadRequest as exc:
+                self.echo(f"vera monitor: spooled request {number} is unreadable ({exc})")
+                spool.holds(number, ())
+                continue
+            # Its traces are as complete as they will get from this file: seen "settle
+            # seconds ago", a trace with its root is decided at once.
+            self._take(number, request, seen=time.time() - self.config.settle_seconds)
+            for decision in self._assembler.ready(time.time()):
+                self._route(decision, wait=True)
+
+    def _take(self, number: int | None, request: Any, seen: float | None = None) -> None:
         try:
             spans = request_spans_of(request)
         except OtlpRequestError as exc:
@@ -230,7 +244,7 @@ class Monitor:
             if number is not None and self.spool is not None:
                 self.spool.holds(number, ())
             return
-        now = time.time()
+        now = time.time() if seen is None else seen
         kept: set[str] = set()
         for span in spans:
             added = self._assembler.add(span, now)
@@ -241,18 +255,30 @@ class Monitor:
         if number is not None and self.spool is not None:
             self.spool.holds(number, kept)
 
-    def _route(self, decision: Decision) -> None:
+    def _route(self, decision: Decision, *, wait: bool = False) -> None:
+        """Queue a kept trace for the judge, or count what became of it. With `wait` (a
+        trace read back from the spool, accepted already) it waits for room instead of being
+        dropped."""
         self.counts.add("traces")
         if decision.sample is None:
             self.counts.add(decision.outcome)
             self._settled(decision.trace_id)
             return
-        try:
-            self._evaluations.put_nowait(decision.sample)
-        except queue.Full:
-            self.counts.add("dropped")
-            self._settled(decision.trace_id)
-            return
+        while True:
+            try:
+                if wait:
+                    self._evaluations.put(decision.sample, timeout=_POLL)
+                else:
+                    self._evaluations.put_nowait(decision.sample)
+                break
+            except queue.Full:
+                if wait and not self._stop.is_set() and self.fatal is None:
+                    continue
+                if wait:
+                    return  # stopping: it stays in the spool for the next start
+                self.counts.add("dropped")
+                self._settled(decision.trace_id)
+                return
         self.counts.add("kept")
 
     def _settled(self, trace_id: str) -> None:
