@@ -140,8 +140,11 @@ def test_an_old_history_is_read_as_it_is_then_migrated_by_a_writer(tmp_path: Pat
     assert _layout(path) == (0, set())  # a reader changed nothing
 
     writer = RunStore(path)
-    assert writer.schema_version == HISTORY_SCHEMA_VERSION == 4
-    assert _layout(path) == (4, {"runs_by_time", "runs_by_dataset", "labels_by_run"})
+    assert writer.schema_version == HISTORY_SCHEMA_VERSION == 5
+    assert _layout(path) == (
+        5,
+        {"runs_by_time", "runs_by_dataset", "labels_by_run", "results_by_sample"},
+    )
     assert writer.labels(run_id) == []
     assert writer.get(run_id).metrics == report.metrics
     assert list(writer.iter_results(run_id)) == list(report.samples)
@@ -152,8 +155,8 @@ def test_an_old_history_is_read_as_it_is_then_migrated_by_a_writer(tmp_path: Pat
 def test_a_new_history_is_made_at_the_current_version(tmp_path: Path) -> None:
     RunStore(tmp_path / "runs.sqlite").close()
     assert _layout(tmp_path / "runs.sqlite") == (
-        4,
-        {"runs_by_time", "runs_by_dataset", "labels_by_run"},
+        5,
+        {"runs_by_time", "runs_by_dataset", "labels_by_run", "results_by_sample"},
     )
 
 

@@ -17,6 +17,7 @@ from vera.cli import (  # noqa: F401
     _eval,
     _generate,
     _metrics,
+    _monitor,
     _report,
     _runs,
     _view,

@@ -12,6 +12,7 @@ from vera.datasets._formats import FORMAT_REGISTRY, DatasetFormat, dataset_forma
 from vera.datasets._inmemory import InMemoryDataset
 from vera.datasets._loader import Dataset, load_dataset
 from vera.datasets._nesting import MAX_NESTING, TooDeepError, loads_bounded, skip_value
+from vera.datasets._otlp import OtlpSpan, TraceParts, add_trace_span, request_spans
 from vera.datasets._readers import RawRow, invalid_data
 from vera.datasets._source import PassLog, SampleSource, open_dataset
 from vera.datasets._validate import InvalidRow
@@ -24,10 +25,13 @@ __all__ = [
     "DatasetFormat",
     "InMemoryDataset",
     "InvalidRow",
+    "OtlpSpan",
     "PassLog",
     "RawRow",
     "SampleSource",
     "TooDeepError",
+    "TraceParts",
+    "add_trace_span",
     "bundled_path",
     "check_field_map",
     "consistency_samples",
@@ -40,6 +44,7 @@ __all__ = [
     "open_dataset",
     "parse_field_option",
     "read_conversations",
+    "request_spans",
     "skip_value",
     "turn_samples",
 ]

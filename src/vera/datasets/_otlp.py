@@ -32,12 +32,23 @@ from vera.datasets._readers import (
     unwrap_json,
 )
 
-__all__ = ["OTLP", "looks_like_otlp", "read_otlp_rows"]
+__all__ = [
+    "OTLP",
+    "OtlpRequestError",
+    "OtlpSpan",
+    "TraceParts",
+    "add_trace_span",
+    "looks_like_otlp",
+    "read_otlp_rows",
+    "request_spans",
+    "trace_row",
+]
 
 SPAN_KIND = "openinference.span.kind"
 INPUT_VALUE = "input.value"
 OUTPUT_VALUE = "output.value"
 SERVICE_NAME = "service.name"
+MODEL_KEYS = ("llm.model_name", "gen_ai.request.model", "gen_ai.response.model")
 _DOCUMENT_KEY = re.compile(r"retrieval\.documents\.(\d+)\.document\.(content|id|score|metadata)")
 # Fields of a JSON `input.value` / `output.value` that hold the text itself, most likely first.
 QUERY_KEYS = ("query", "question", "input", "user_input")
@@ -93,6 +104,9 @@ class _Trace:
     root: _Span | None = None
     retrievals: list[tuple[int, str, list[dict[str, Any]]]] = field(default_factory=list)
     agent: AgentSpans = field(default_factory=AgentSpans)
+    models: set[str] = field(default_factory=set)
+    """The models its LLM spans name (OpenInference and GenAI conventions): what a live
+    monitor filters on."""
 
 
 def read_otlp_rows(path: Path) -> Iterator[RawRow]:
@@ -282,6 +296,10 @@ def _add_span(traces: dict[str, _Trace], span: _Span, line: int) -> None:
     if span.attributes.get(SPAN_KIND) == "RETRIEVER":
         trace.retrievals.append((span.start, span.span_id, _documents(span.attributes)))
     trace.agent.add(span.name, span.start, span.attributes)
+    for key in MODEL_KEYS:
+        model = span.attributes.get(key)
+        if isinstance(model, str):
+            trace.models.add(model)
 
 
 def _documents(attributes: dict[str, Any]) -> list[dict[str, Any]]:
@@ -439,3 +457,35 @@ OTLP = DatasetFormat(
     detects=looks_like_otlp,
     within=("json", "jsonl"),
 )
+
+# What a live receiver (`vera.monitor`) shares with this reader: a request's spans, and a
+# trace's sample row once its spans are in, by the same rules as a file.
+OtlpSpan = _Span
+TraceParts = _Trace
+
+
+class OtlpRequestError(ValueError):
+    """A decoded request that is not an OTLP trace request; the message says where."""
+
+
+def request_spans(request: Any) -> list[_Span]:
+    """The spans of one decoded ExportTraceServiceRequest (OTLP/JSON, or protobuf's JSON
+    mapping), or `OtlpRequestError` naming the part that is not OTLP."""
+    problem = _request_problem(request)
+    if problem is None:
+        try:
+            return list(_spans(request))
+        except _SpanProblem as exc:
+            problem = f"not an OTLP trace request ({exc})"
+    raise OtlpRequestError(problem)
+
+
+def add_trace_span(traces: dict[str, _Trace], span: _Span, line: int = 0) -> None:
+    """Gather `span` into its trace's parts (created on its first span)."""
+    _add_span(traces, span, line)
+
+
+def trace_row(trace_id: str, trace: _Trace) -> Any:
+    """The sample row of a trace whose spans are in: a dict, or an invalid-data marker
+    (`vera.datasets._readers.invalid_data`) saying what the trace lacks."""
+    return _sample_row(trace_id, trace)

@@ -21,7 +21,7 @@ from vera.render._console import (
     print_summary,
     print_table,
 )
-from vera.render._html import HistoryPoint, read_samples, render_html
+from vera.render._html import HistoryPoint, csp_hash, read_samples, render_html
 from vera.render._junit import render_junit
 from vera.render._markdown import render_markdown
 from vera.render._outputs import (
@@ -75,6 +75,7 @@ __all__ = [
     "change_cell",
     "check_output_paths",
     "check_report_targets",
+    "csp_hash",
     "format_duration",
     "format_for_path",
     "format_interval",

@@ -32,7 +32,9 @@ from vera.types._secrets import redact
 
 __all__ = [
     "DEFAULT_HISTORY_PATH",
+    "HISTORY_MIGRATIONS",
     "HISTORY_SCHEMA_VERSION",
+    "MONITOR_COUNTS",
     "PAGE_SIZE",
     "DamagedRun",
     "DamagedRunError",
@@ -117,13 +119,56 @@ def _m4_batches(db: sqlite3.Connection) -> None:
     )
 
 
-_MIGRATIONS: tuple[Migration, ...] = (_m1_tables, _m2_indexes, _m3_labels, _m4_batches)
+def _m5_monitor(db: sqlite3.Connection) -> None:
+    """Version 5: `vera monitor`'s windows (each one a run), what each received, kept and
+    dropped, the alerts raised on them, and the index that finds a trace's result by its id
+    (a trace is evaluated once)."""
+    counts = ", ".join(f"{name} INTEGER NOT NULL DEFAULT 0" for name in MONITOR_COUNTS)
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS monitor_windows (run_id TEXT PRIMARY KEY REFERENCES "
+        "runs(id), monitor TEXT NOT NULL, start REAL NOT NULL, end REAL NOT NULL, "
+        f"closed INTEGER NOT NULL DEFAULT 0, {counts}, UNIQUE (monitor, start))"
+    )
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS monitor_alerts (run_id TEXT NOT NULL REFERENCES runs(id), "
+        "created REAL NOT NULL, rule TEXT NOT NULL, metric TEXT NOT NULL, mean REAL, "
+        "message TEXT NOT NULL, webhook TEXT)"
+    )
+    db.execute("CREATE INDEX IF NOT EXISTS results_by_sample ON results (sample_id)")
+
+
+MONITOR_COUNTS = (
+    "spans",
+    "traces",
+    "kept",
+    "not_sampled",
+    "filtered",
+    "dropped",
+    "over_budget",
+    "incomplete",
+    "invalid",
+    "duplicates",
+    "errors",
+)
+"""The counters of a monitor window (`monitor_windows` columns), see `vera.monitor`."""
+
+_MIGRATIONS: tuple[Migration, ...] = (
+    _m1_tables,
+    _m2_indexes,
+    _m3_labels,
+    _m4_batches,
+    _m5_monitor,
+)
 """The history's layout, one numbered step each (see `vera._sqlite_file.Migration`): a writer
 that opens a file applies those it lacks; a reader reads an older file as it is. Add a step at
 the end; never change or remove one that has shipped."""
 
 _BATCHES_VERSION = _MIGRATIONS.index(_m4_batches) + 1
 """The first layout with the `batches` table; a reader of an older file finds no batches."""
+
+HISTORY_MIGRATIONS = _MIGRATIONS
+"""For a module that keeps its own tables in the history (`vera.monitor`) and opens it with
+`SqliteFile` itself: the same steps, so either opener brings the file to the same layout."""
 
 HISTORY_SCHEMA_VERSION = len(_MIGRATIONS)
 """The history layout this VERA writes, in the file's `PRAGMA user_version`."""

@@ -38,6 +38,7 @@ __all__ = [
     "DEFAULT_HOST",
     "DEFAULT_PORT",
     "INSTALL",
+    "LIVE_SCRIPT",
     "check_token",
     "compare_url",
     "create_app",
@@ -48,6 +49,7 @@ __all__ = [
 ]
 
 _LAZY = {
+    "LIVE_SCRIPT": "vera.viewer._live",
     "check_token": "vera.viewer._access",
     "plan_access": "vera.viewer._server",
     "url_for": "vera.viewer._server",

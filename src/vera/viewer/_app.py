@@ -24,6 +24,7 @@ from vera.review._review import ReviewError
 from vera.store._history import RunStore
 from vera.types._errors import VeraError
 from vera.viewer._access import TokenGuard
+from vera.viewer._live import live_routes
 from vera.viewer._pages import PageError, Pages, content_security_policy
 from vera.viewer._writes import LabelWriter, WriteRefused, new_csrf_token, reviewer_of
 
@@ -215,6 +216,7 @@ def build_app(
         Route("/review/{run_id}", view.review, methods=["GET"]),
         Route("/compare", view.compare, methods=["GET"]),
         Route("/favicon.ico", view.no_icon, methods=["GET"]),
+        *live_routes(store, writable=review),
     ]
     takes = (
         view.read_only if writer is None or csrf is None else view.writes(LabelWriter(writer, csrf))

@@ -1,0 +1,440 @@
+"""`Monitor`: the receiver, the assembling thread and the evaluating thread of `vera monitor`.
+
+The receiver never waits on the judge or the disk's history: it decodes the body (native
+code), hands it to a bounded intake and answers. A request that finds the intake full is not
+kept: its spans are answered as rejected (OTLP's partial success, which the exporter logs) and
+counted as dropped in the window. One thread assembles traces and decides which to evaluate; a
+kept trace that finds the evaluation queue full is dropped and counted. One thread evaluates
+(with its own event loop, `concurrency` samples at a time), stores each result at once in its
+window's run, writes the counts, and closes windows when their time is over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import queue
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from vera.datasets._otlp import OtlpRequestError
+from vera.judges._base import Judge
+from vera.metrics._base import Metric
+from vera.monitor._assembly import Assembler, Decision
+from vera.monitor._config import MonitorConfig
+from vera.monitor._counts import WindowCounts
+from vera.monitor._decode import (
+    BadRequest,
+    decode_body,
+    inflate,
+    request_spans_of,
+    span_count,
+    trace_ids,
+)
+from vera.monitor._spool import Spool
+from vera.monitor._store import MonitorHistory
+from vera.monitor._windows import post_webhook, window_alerts, window_bounds, window_report
+from vera.plan import RunPlan
+from vera.results._builder import SampleStatus
+from vera.run._runner import evaluate_sample
+from vera.types import Sample
+from vera.types._errors import RunStopError
+
+__all__ = ["Monitor", "Receipt"]
+
+_INTAKE_BYTES = 128 * 1024 * 1024
+"""Bytes of accepted bodies waiting to be assembled, at most."""
+_POLL = 0.05
+_ANSWER_TIMES_KEPT = 10_000
+_BACKGROUND_NICE = 10
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """The receiver's answer to one request: `status` 200 with `rejected` spans (dropped,
+    over capacity) or 400 with `message`."""
+
+    status: int
+    rejected: int = 0
+    message: str = ""
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+class Monitor:
+    """A live monitor over one history; `start` it, feed it `receive`, `stop` it."""
+
+    def __init__(
+        self,
+        config: MonitorConfig,
+        history: MonitorHistory,
+        *,
+        judge: Judge,
+        metrics: Sequence[Metric],
+        plan: RunPlan,
+        echo: Callable[[str], None] = _stderr,
+    ) -> None:
+        self.config = config
+        self.history = history
+        self.judge = judge
+        self.metrics = list(metrics)
+        self.plan = plan
+        self.echo = echo
+        self.counts = WindowCounts(config.window_seconds)
+        self.spool = Spool(config.spool) if config.spool is not None else None
+        self.fatal: Exception | None = None
+        """What stopped the evaluations (a rejected key, a quota, a full disk, or a failure of
+        the monitor's own threads): the monitor exits 3."""
+        self.alerted = False
+        """An alert was raised on a window this monitor closed (the monitor exits 1)."""
+        self.on_fatal: Callable[[], None] | None = None
+        self._intake: queue.Queue[tuple[int | None, Any, int]] = queue.Queue()
+        self._intake_bytes = 0
+        self._intake_lock = threading.Lock()
+        self._evaluations: queue.Queue[Sample] = queue.Queue(maxsize=config.queue_size)
+        self._assembler = Assembler(config)
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._windows: dict[float, str] = {}
+        self._positions: dict[str, int] = {}
+        self._in_flight: set[str] = set()
+        self._budget: tuple[float, int] = (0.0, 0)
+        self._description = judge.describe().to_details()
+        self._answer_times: deque[float] = deque(maxlen=_ANSWER_TIMES_KEPT)
+
+    # The receiver (called on the server's event loop: nothing here may wait).
+
+    def receive(self, body: bytes, content_type: str, encoding: str = "") -> Receipt:
+        """Take one OTLP/HTTP request body: queue it, or drop it and count it."""
+        try:
+            raw = inflate(body, encoding)
+            request = decode_body(raw, content_type)
+        except BadRequest as exc:
+            return Receipt(400, message=str(exc))
+        spans = span_count(request)
+        self.counts.add("spans", spans)
+        with self._intake_lock:
+            full = (
+                self._intake.qsize() >= self.config.intake_size
+                or self._intake_bytes + len(raw) > _INTAKE_BYTES
+            )
+            if not full:
+                self._intake_bytes += len(raw)
+        if full:
+            self.counts.add("dropped", len(trace_ids(request)))
+            return Receipt(200, rejected=spans, message="vera monitor is over capacity")
+        number = self.spool.write(raw, content_type) if self.spool is not None else None
+        self._intake.put((number, request, len(raw)))
+        return Receipt(200)
+
+    # Starting and stopping.
+
+    def start(self) -> None:
+        """Close the windows whose time is over, then start assembling (what a spool holds
+        first, one file at a time) and evaluating."""
+        self._close_past_windows(time.time())
+        for target, name in ((self._assemble, "assemble"), (self._evaluate, "evaluate")):
+            thread = threading.Thread(
+                target=self._guarded, args=(target,), name=f"vera-monitor-{name}", daemon=True
+            )
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop taking work; finish the evaluations in flight and write the counts."""
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout)
+        self._threads = []
+        try:  # what the threads counted after the evaluator's last write
+            self._write_counts()
+        except Exception as exc:  # stopping must not fail: say it and go on
+            self.echo(f"vera monitor: the last counts could not be written: {exc}")
+        waiting = self._evaluations.qsize() + len(self._assembler) + self._intake.qsize()
+        if waiting:
+            where = (
+                f"kept in {self.config.spool} and evaluated on the next start"
+                if self.spool is not None
+                else "lost (start with --spool DIR to keep them)"
+            )
+            self.echo(f"vera monitor: {waiting} traces or requests not evaluated yet: {where}")
+
+    def answered(self, seconds: float) -> None:
+        """Note how long the receiver took over one request (the newest are kept)."""
+        self._answer_times.append(seconds)
+
+    def status(self) -> dict[str, Any]:
+        """What the monitor counted since it started, what waits, and the receiver's own
+        time per request over the newest ones (p50, p99, max, in ms)."""
+        times = sorted(self._answer_times)
+        return {
+            "answer_ms": {
+                "requests": len(times),
+                "p50": round(1000 * times[len(times) // 2], 3) if times else None,
+                "p99": round(1000 * times[int(0.99 * len(times))], 3) if times else None,
+                "max": round(1000 * times[-1], 3) if times else None,
+            },
+            "counts": self.counts.snapshot(),
+            "open_traces": len(self._assembler),
+            "queued": self._evaluations.qsize(),
+            "intake": self._intake.qsize(),
+            "spooled": self.spool.pending() if self.spool is not None else None,
+            "stopped": str(self.fatal) if self.fatal is not None else None,
+        }
+
+    def _guarded(self, work: Callable[[], None]) -> None:
+        """A thread's work; its failure stops the monitor (exit 3) rather than leave a receiver
+        that answers while nothing is assembled or evaluated behind it."""
+        try:
+            work()
+        except Exception as exc:
+            self._fail(exc)
+
+    # The assembling thread.
+
+    def _assemble(self) -> None:
+        _lower_priority()
+        if self.spool is not None:
+            self._replay(self.spool)
+        while not self._stop.is_set() and self.fatal is None:
+            try:
+                number, request, size = self._intake.get(timeout=_POLL)
+            except queue.Empty:
+                pass
+            else:
+                with self._intake_lock:
+                    self._intake_bytes -= size
+                self._take(number, request)
+            for decision in self._assembler.ready(time.time()):
+                self._route(decision)
+
+    def _replay(self, spool: Spool) -> None:
+        """Assemble the requests a previous monitor left in the spool, oldest first, one at a
+        time (a large spool is never read into memory at once)."""
+        for number, body, kind in spool.left_over():
+            if self._stop.is_set() or self.fatal is not None:
+                return
+            try:
+                request = decode_body(body, kind)
+            except BadRequest as exc:
+                self.echo(f"vera monitor: spooled request {number} is unreadable ({exc})")
+                spool.holds(number, ())
+                continue
+            # Its traces are as complete as they will get from this file: seen "settle
+            # seconds ago", a trace with its root is decided at once.
+            self._take(number, request, seen=time.time() - self.config.settle_seconds)
+            for decision in self._assembler.ready(time.time()):
+                self._route(decision, wait=True)
+
+    def _take(self, number: int | None, request: Any, seen: float | None = None) -> None:
+        try:
+            spans = request_spans_of(request)
+        except OtlpRequestError as exc:
+            self.echo(f"vera monitor: a request is not OTLP ({exc}); its spans are ignored")
+            self.counts.add("invalid")
+            if number is not None and self.spool is not None:
+                self.spool.holds(number, ())
+            return
+        now = time.time() if seen is None else seen
+        kept: set[str] = set()
+        for span in spans:
+            added = self._assembler.add(span, now)
+            if added == "added":
+                kept.add(span.trace_id)
+            elif added == "full" and span.trace_id not in kept:
+                self.counts.add("dropped")
+        if number is not None and self.spool is not None:
+            self.spool.holds(number, kept)
+
+    def _route(self, decision: Decision, *, wait: bool = False) -> None:
+        """Queue a kept trace for the judge, or count what became of it. With `wait` (a
+        trace read back from the spool, accepted already) it waits for room instead of being
+        dropped."""
+        self.counts.add("traces")
+        if decision.sample is None:
+            self.counts.add(decision.outcome)
+            self._settled(decision.trace_id)
+            return
+        while True:
+            try:
+                if wait:
+                    self._evaluations.put(decision.sample, timeout=_POLL)
+                else:
+                    self._evaluations.put_nowait(decision.sample)
+                break
+            except queue.Full:
+                if wait and not self._stop.is_set() and self.fatal is None:
+                    continue
+                if wait:
+                    return  # stopping: it stays in the spool for the next start
+                self.counts.add("dropped")
+                self._settled(decision.trace_id)
+                return
+        self.counts.add("kept")
+
+    def _settled(self, trace_id: str) -> None:
+        if self.spool is not None:
+            self.spool.settle(trace_id)
+
+    # The evaluating thread.
+
+    def _evaluate(self) -> None:
+        _lower_priority()
+        asyncio.run(self._evaluations_loop())
+
+    async def _evaluations_loop(self) -> None:
+        slots = asyncio.Semaphore(self.config.concurrency)
+        tasks: set[asyncio.Task[None]] = set()
+        last_tick = 0.0
+        while not self._stop.is_set() and self.fatal is None:
+            if time.monotonic() - last_tick >= self.config.flush_seconds:
+                self._tick(time.time())
+                last_tick = time.monotonic()
+            # A sample is taken only when a slot is free, so the queue's bound is the whole
+            # backlog: none waits outside it.
+            if slots.locked():
+                await asyncio.sleep(_POLL)
+                continue
+            try:
+                sample = self._evaluations.get_nowait()
+            except queue.Empty:
+                await asyncio.sleep(_POLL)
+                continue
+            await slots.acquire()
+            task = asyncio.create_task(self._evaluate_one(sample, slots))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+        if tasks:
+            await asyncio.gather(*tasks)
+        self._tick(time.time())
+
+    def _over_budget(self, now: float) -> bool:
+        limit = self.config.budget_per_hour
+        if limit is None:
+            return False
+        hour = now - now % 3600
+        started, used = self._budget
+        if started != hour:
+            started, used = hour, 0
+        if used >= limit:
+            return True
+        self._budget = (started, used + 1)
+        return False
+
+    async def _evaluate_one(self, sample: Sample, slots: asyncio.Semaphore) -> None:
+        trace_id = sample.id
+        try:
+            if trace_id in self._in_flight or self.history.evaluated(self.config.name, trace_id):
+                self.counts.add("duplicates")
+                self._settled(trace_id)
+                return
+            if self._over_budget(time.time()):
+                self.counts.add("over_budget")
+                self._settled(trace_id)
+                return
+            self._in_flight.add(trace_id)
+            result = await evaluate_sample(sample, self.metrics, self.judge)
+            run_id = self._window_run(time.time())
+            position = self._positions.get(run_id)
+            if position is None:
+                position = self.history.next_position(run_id)
+            self._positions[run_id] = position + 1
+            self.history.runs.add_result(run_id, position, result)
+            if result.status is SampleStatus.ERROR:
+                self.counts.add("errors")
+            self._settled(trace_id)
+        except Exception as exc:  # the judge's own failures are ERROR results already
+            # The trace is not settled: with a spool it is evaluated after a restart.
+            self._fail(exc)
+        finally:
+            self._in_flight.discard(trace_id)
+            slots.release()
+
+    def _fail(self, exc: Exception) -> None:
+        if self.fatal is None:
+            self.fatal = exc
+            what = str(exc) if isinstance(exc, RunStopError) else f"{type(exc).__name__}: {exc}"
+            self.echo(f"vera monitor: evaluations stopped: {what}")
+            if self.on_fatal is not None:
+                self.on_fatal()
+
+    def _window_run(self, moment: float) -> str:
+        start, end = window_bounds(moment, self.config.window_seconds)
+        run_id = self._windows.get(start)
+        if run_id is None:
+            run_id = self.history.window(self.config.name, start, end, self.plan)
+            self._windows[start] = run_id
+        return run_id
+
+    def _tick(self, now: float) -> None:
+        """Write the counts, open the current window, close those whose time is over."""
+        self._write_counts()
+        self._window_run(now)
+        self._close_past_windows(now)
+
+    def _write_counts(self) -> None:
+        for start, counts in self.counts.take().items():
+            self.history.add_counts(self._window_run(start), counts)
+
+    def _close_past_windows(self, now: float) -> None:
+        for run_id, start, end in self.history.open_windows(self.config.name):
+            if end <= now:
+                self._close(run_id, start, end)
+                self._windows.pop(start, None)
+                self._positions.pop(run_id, None)
+
+    def _close(self, run_id: str, start: float, end: float) -> None:
+        report = window_report(self.history.runs, run_id, self._description)
+        self.history.runs.finish(run_id, report)
+        self.history.mark_closed(run_id)
+        label = f"window {_when(start)} to {_when(end)} (run {run_id})"
+        alerts = window_alerts(report, self.config.alerts, label)
+        if not alerts:
+            return
+        self.alerted = True
+        stored = []
+        for alert in alerts:
+            self.echo(f"ALERT {alert.message}")
+            stored.append(
+                self.history.add_alert(
+                    run_id, str(alert.rule), alert.rule.metric, alert.mean, alert.message
+                )
+            )
+        if self.config.webhook is not None:
+            answer = post_webhook(self.config.webhook, self._payload(run_id, start, end, alerts))
+            self.echo(f"vera monitor: webhook {answer}")
+            for alert_id in stored:
+                self.history.webhook_answer(alert_id, answer)
+
+    def _payload(self, run_id: str, start: float, end: float, alerts: list[Any]) -> dict[str, Any]:
+        return {
+            "monitor": self.config.name,
+            "run_id": run_id,
+            "window_start": _when(start),
+            "window_end": _when(end),
+            "alerts": [
+                {"rule": str(a.rule), "metric": a.rule.metric, "mean": a.mean, "message": a.message}
+                for a in alerts
+            ],
+        }
+
+
+def _lower_priority() -> None:
+    """Let the CPU go to the receiver first when the machine is busy: on Linux a thread has
+    its own nice value (on other systems this does nothing)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _BACKGROUND_NICE)
+
+
+def _when(moment: float) -> str:
+    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
