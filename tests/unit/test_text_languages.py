@@ -166,3 +166,11 @@ def test_too_little_text_is_no_guess() -> None:
     assert guess_language("12345 !!").code is None
     assert language_name("ja") == "Japanese"
     assert language_name("xx") == "xx"
+
+
+def test_english_text_is_checked_against_english_phrases_only_when_said() -> None:
+    german = "Die Dokumente enthalten keine Angaben zur Gebühr."
+    assert abstains(german)
+    assert abstains(german, "de")
+    assert not abstains(german, "en")
+    assert abstains("The documents do not specify the fee.", "en")

@@ -79,22 +79,27 @@ _ABOUT_SOURCES_ELSEWHERE = re.compile(
 )
 
 
-def abstains(response: str) -> bool:
+def abstains(response: str, language: str | None = None) -> bool:
     """Whether `response` declines to answer from the sources ("The documents do not say…").
 
     True when any sentence is an abstention, even if others add facts: those facts are still
-    judged as claims, so an abstention cannot hide a hallucination.
+    judged as claims, so an abstention cannot hide a hallucination. `language` as for
+    `is_about_sources`.
     """
-    return any(is_about_sources(response[u.start : u.end]) for u in split_units(response))
+    return any(is_about_sources(response[u.start : u.end], language) for u in split_units(response))
 
 
-def is_about_sources(text: str) -> bool:
+def is_about_sources(text: str, language: str | None = None) -> bool:
     """Whether `text` speaks about the retrieved material rather than the world.
 
     True for abstentions ("The provided documents do not specify a renewal fee.", "There is
     no information about X.") and for remarks that the sources disagree. A sentence that
     reports what the sources say ("The documents say the fee is $50.") stays a claim.
+
+    With `language` "en" only the English phrases are looked for (they cost about as much
+    again as the others); with any other or None, those of every language docs/languages.md
+    lists.
     """
-    return (
-        _ABOUT_SOURCES.search(text) is not None or _ABOUT_SOURCES_ELSEWHERE.search(text) is not None
-    )
+    if _ABOUT_SOURCES.search(text) is not None:
+        return True
+    return language != "en" and _ABOUT_SOURCES_ELSEWHERE.search(text) is not None

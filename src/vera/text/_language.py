@@ -50,7 +50,8 @@ _WORD = re.compile(r"[^\W\d_]+")
 _PROFILES = {
     code: frozenset(words.split())
     for code, words in {
-        "en": "the and of to is are for with that this it by from be has have was were which",
+        "en": "the and of to is are for with that this it by from be has have was were which per "
+        "on at as or an not all can will",
         "de": "der die das und ist nicht mit von den dem des sich auf für eine ein zu im wird",
         "fr": "le les et est des une du que pour dans sur pas par au aux sont avec ce qui",
         "es": "el los las y es que en una por para con del al se son lo está como",

@@ -35,6 +35,7 @@ _CLOSING = "」』）】〕〉》”’\"'"
 _QUESTION_MARKS = ("?", "？", "؟", "\u037e")
 _COLONS = (":", "：")
 # Thai and Lao write no full stop: a space between two of their letters ends a sentence.
+_SPACED_SCRIPT = re.compile(r"[\u0e01-\u0eff]")
 _SPACED_SCRIPTS = re.compile(r"(?<=[\u0e01-\u0eff])[ \t\u00a0]+(?=[\u0e01-\u0eff])")
 _LINE_BREAKS = "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _HEADING = re.compile(r"[ \t]{0,3}#{1,6}(?:[ \t]+|$)")
@@ -111,12 +112,18 @@ def split_units(text: str) -> list[Unit]:
 
 
 def _split_paragraph(text: str, start: int, end: int, units: list[Unit]) -> None:
+    # Only a paragraph with Thai or Lao in it pays for looking at its spaces.
+    emit = _emit_spaced if _SPACED_SCRIPT.search(text, start, end) else _emit_sentence
     sentence_start = start
     for match in _TERMINATOR.finditer(text, start, end):
         if _is_sentence_end(text, match, end):
-            _emit_spaced(text, sentence_start, match.end(), units)
+            emit(text, sentence_start, match.end(), units)
             sentence_start = match.end()
-    _emit_spaced(text, sentence_start, end, units)
+    emit(text, sentence_start, end, units)
+
+
+def _emit_sentence(text: str, start: int, end: int, units: list[Unit]) -> None:
+    _emit(text, start, end, units, claimable=True)
 
 
 def _emit_spaced(text: str, start: int, end: int, units: list[Unit]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from vera._sample_limits import check_deadline
 from vera.judges.offline._clauses import split_clauses
+from vera.judges.offline._languages import current_lexicon
 from vera.judges.offline._lexicon import CHATTER
 from vera.judges.offline._tokens import analyse, stem
 
@@ -33,13 +34,14 @@ def extract_claims(response: str) -> list[Claim]:
     are statements about the sources themselves (see `is_about_sources`).
     """
     claims: list[Claim] = []
+    language = current_lexicon().code
     for unit in split_units(response):
         check_deadline()
         if not unit.claimable:
             continue
         for start, end in split_clauses(response, unit.start, unit.end):
             text = response[start:end]
-            if has_content(text) and not is_about_sources(text):
+            if has_content(text) and not is_about_sources(text, language):
                 claims.append(Claim(f"c{len(claims) + 1}", text, (start, end)))
     return claims
 

@@ -180,7 +180,7 @@ def analyse(text: str) -> Facts:
     surfaces: dict[str, str] = {}
     order: list[str] = []  # content keys in text order, to find what an "only" restricts
     cues: list[int] = []  # where in `order` each "only" stood
-    first_word = next((i for i, t in enumerate(tokens) if t[0] == "word"), -1)
+    stops, light, shortest = lex.stopwords, lex.light_words, lex.shortest
     i = 0
     while i < len(tokens):
         kind, raw, _, _ = tokens[i]
@@ -201,7 +201,7 @@ def analyse(text: str) -> Facts:
             cues.append(len(order))
         base = _elided(low) if lex.elisions else _base(low)
         words.add(base)
-        if _says_nothing(base, low, lex):
+        if len(base) < shortest or base in stops or base in light or low in stops:
             continue
         key = stem(base)
         content.add(key)
@@ -213,22 +213,11 @@ def analyse(text: str) -> Facts:
         content=frozenset(content),
         numbers=tuple(numbers),
         words=frozenset(words),
-        names=_names(text, tokens, first_word, lex.stopwords) if lex.names else (),
+        names=_names(text, tokens, lex.stopwords) if lex.names else (),
         negations=tuple(negations),
         surfaces=surfaces,
         affirmed=frozenset(affirmed),
         exclusive=frozenset(key for cue in cues for key in order[max(0, cue - 2) : cue + 1]),
-    )
-
-
-def _says_nothing(base: str, low: str, lex: Lexicon) -> bool:
-    """Whether a word is too short, a stopword or a light word to count as content."""
-    stopwords = lex.stopwords
-    return (
-        len(base) < lex.shortest
-        or base in stopwords
-        or base in lex.light_words
-        or (low in stopwords)
     )
 
 
@@ -453,9 +442,8 @@ def _canonical(value: float) -> str:
     return repr(round(value, 9))
 
 
-def _names(
-    text: str, tokens: list[_Token], first_word: int, stopwords: frozenset[str]
-) -> tuple[Name, ...]:
+def _names(text: str, tokens: list[_Token], stopwords: frozenset[str]) -> tuple[Name, ...]:
+    first_word = next((i for i, t in enumerate(tokens) if t[0] == "word"), -1)
     names: list[Name] = []
     run: list[int] = []
     for i, token in enumerate(tokens):
