@@ -59,6 +59,7 @@ from vera.types._results import (
 )
 from vera.types._samples import Citation, Context, Sample
 from vera.types._secrets import is_redacted, mask_secret, redact
+from vera.types._turns import ConversationSummary, ConversationTurns, TurnRef
 
 __all__ = [
     "DEFAULT_MIN_ENTAILMENT",
@@ -72,6 +73,8 @@ __all__ = [
     "ConfigError",
     "Context",
     "Conversation",
+    "ConversationSummary",
+    "ConversationTurns",
     "CorrectedEstimate",
     "DatasetError",
     "DatasetRowError",
@@ -102,6 +105,7 @@ __all__ = [
     "ToolCall",
     "ToolResult",
     "Turn",
+    "TurnRef",
     "VeraError",
     "Verdict",
     "install_hint",

@@ -1,0 +1,79 @@
+"""A run over conversation turns scores the conversations in its own report: the typed
+`conversations` block, and each turn result's place in its conversation; a run over anything
+else keeps its JSON as it was, with neither."""
+
+import json
+from pathlib import Path
+
+import vera
+from vera import Conversation, Turn
+from vera.datasets import turn_samples
+from vera.types import ConversationSummary, Report, SampleResult, TurnRef
+
+
+def _chat() -> Conversation:
+    return Conversation(
+        id="order-42",
+        turns=(
+            Turn(role="user", content="Where is order 42?"),
+            Turn(role="tool", content="Order 42 shipped on May 3 via DHL.", tool_name="track"),
+            Turn(role="assistant", content="Order 42 shipped on May 3 via DHL."),
+            Turn(role="user", content="Which carrier again?"),
+            Turn(role="assistant", content="Order 42 shipped on May 9 via UPS."),
+        ),
+    )
+
+
+def test_a_run_over_turns_scores_each_conversation() -> None:
+    report = vera.evaluate(turn_samples(_chat()))
+    block = report.conversations
+    assert isinstance(block, ConversationSummary)
+    [chat] = block.conversations
+    assert chat.id == "order-42"
+    assert chat.turns == (3, 5)
+    assert chat.unfaithful_turns == (5,)
+    assert chat.first_unfaithful_turn == 5
+    assert chat.faithful_turns == 0.5
+    assert (block.faithful_turns, block.scored_turns, block.unscored_turns) == (0.5, 2, 0)
+    assert [r.turn for r in report.samples] == [
+        TurnRef(conversation_id="order-42", turn=3),
+        TurnRef(conversation_id="order-42", turn=5),
+    ]
+
+
+def test_the_block_survives_json_and_the_store_format() -> None:
+    report = vera.evaluate(turn_samples(_chat()))
+    data = json.loads(report.to_json())
+    assert data["conversations"]["conversations"][0]["first_unfaithful_turn"] == 5
+    assert data["samples"][1]["turn"] == {"conversation_id": "order-42", "turn": 5}
+    assert Report.model_validate(data).conversations == report.conversations
+    stored = report.samples[1].model_dump_json()  # what the run history keeps
+    assert SampleResult.model_validate_json(stored).turn == report.samples[1].turn
+
+
+def test_turns_not_scored_on_faithfulness_are_no_faithful_turns() -> None:
+    # Without faithfulness nothing says whether a turn is faithful: no share, never 0 or 1.
+    report = vera.evaluate(turn_samples(_chat()), metrics=["answer_relevance"])
+    block = report.conversations
+    assert block is not None
+    assert (block.faithful_turns, block.scored_turns, block.unscored_turns) == (None, 0, 2)
+    assert block.conversations[0].first_unfaithful_turn is None
+
+
+def test_an_ordinary_run_has_neither_key_in_its_json() -> None:
+    report = vera.evaluate("example")
+    data = report.to_dict()
+    assert report.conversations is None
+    assert "conversations" not in data
+    assert all("turn" not in sample for sample in data["samples"])
+
+
+def test_vera_eval_on_the_bundled_conversations_writes_the_block(tmp_path: Path) -> None:
+    out = tmp_path / "run.json"
+    result = vera.run_evaluation("conversations", history=False, reports={"json": out})
+    data = json.loads(out.read_text(encoding="utf-8"))
+    block = data["conversations"]
+    assert len(block["conversations"]) == 12
+    assert block["scored_turns"] == 36
+    assert result.report.conversations is not None
+    assert block["faithful_turns"] == result.report.conversations.faithful_turns
