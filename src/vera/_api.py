@@ -88,6 +88,8 @@ class EvaluateOptions(TypedDict, total=False):
     check_laws: bool
     resume_from: Mapping[str, SampleResult] | None
     # Gates (see `RunResult.exit_code`).
+    min_faithful_turns: float | None
+    """--min-faithful-turns: on conversations, the least share of faithful turns."""
     threshold: float | None
     regression: bool
     """--regression: fail on a significant drop from the last comparable run (needs
@@ -135,6 +137,7 @@ class EvaluateOptions(TypedDict, total=False):
 _SETTING_OPTIONS = (
     "concurrency",
     "user_facts",
+    "min_faithful_turns",
     "judge_base_url",
     "judge_mode",
     "judge_samples",

@@ -116,3 +116,23 @@ def test_no_user_facts_in_vera_eval_python_and_vera_toml(tmp_path: Path) -> None
     done = run_vera(tmp_path, "eval", "-d", "c.jsonl", "-o", "r2.json")
     [sample] = json.loads((tmp_path / "r2.json").read_text())["samples"]
     assert sample["claims"][0]["verdict"] == "NO_EVIDENCE"
+
+
+def test_vera_eval_gates_on_faithful_turns_and_writes_the_conversation_block(
+    tmp_path: Path,
+) -> None:
+    done = run_vera(
+        tmp_path,
+        "eval",
+        "-d",
+        "conversations",
+        "--min-faithful-turns",
+        "0.9",
+        "--no-history",
+        "-o",
+        "run.json",
+    )
+    assert done.returncode == 1, done.stderr
+    assert "faithful turns: 0.750 of 36 scored turns is below 0.900" in done.stdout + done.stderr
+    block = json.loads((tmp_path / "run.json").read_text())["conversations"]
+    assert block["conversations"][0]["first_unfaithful_turn"] == 9

@@ -77,3 +77,19 @@ def test_vera_eval_on_the_bundled_conversations_writes_the_block(tmp_path: Path)
     assert block["scored_turns"] == 36
     assert result.report.conversations is not None
     assert block["faithful_turns"] == result.report.conversations.faithful_turns
+
+
+def test_the_faithful_turn_gate_names_each_first_unfaithful_turn() -> None:
+    failed = vera.run_evaluation(turn_samples(_chat()), min_faithful_turns=0.9)
+    assert failed.exit_code == 1
+    assert failed.gate_failures == (
+        "faithful turns: 0.500 of 2 scored turns is below 0.900; first unfaithful: order-42 turn 5",
+    )
+    assert vera.run_evaluation(turn_samples(_chat()), min_faithful_turns=0.5).exit_code == 0
+
+
+def test_the_faithful_turn_gate_fails_a_run_without_turns() -> None:
+    # The gate measured nothing on a dataset of plain samples: that is no pass.
+    result = vera.run_evaluation("example", min_faithful_turns=0.1)
+    assert result.exit_code == 1
+    assert any("scored none on faithfulness" in f for f in result.gate_failures)

@@ -297,6 +297,16 @@ _UserFactsFlag = Annotated[
         show_default=False,
     ),
 ]
+_MinFaithfulTurnsFlag = Annotated[
+    float | None,
+    typer.Option(
+        "--min-faithful-turns",
+        min=0.0,
+        max=1.0,
+        help="Conversations: exit 1 when the share of faithful assistant turns is lower "
+        "(a run with no turn scored on faithfulness fails too).",
+    ),
+]
 _SkipInvalidFlag = Annotated[
     bool,
     typer.Option("--skip-invalid", help="Record invalid rows in the report and go on."),
@@ -424,6 +434,7 @@ _EVAL_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
     ("max_errors", _MaxErrorsFlag, None),
     ("skip_invalid", _SkipInvalidFlag, False),
     ("user_facts", _UserFactsFlag, None),
+    ("min_faithful_turns", _MinFaithfulTurnsFlag, None),
     ("format", _FormatFlag, None),
     ("field", _FieldFlag, None),
     ("dry_run", _DryRunFlag, False),
@@ -500,5 +511,6 @@ _SETTING_FLAGS = {
     "max_context_chars": "max_context_chars",
     "sample_timeout": "sample_timeout",
     "user_facts": "user_facts",
+    "min_faithful_turns": "min_faithful_turns",
 }
 """Settings as `vera.toml` names them, and the `eval` flag that overrides each."""

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from vera.types import SampleResult, SampleStatus
+from vera.types import Report, SampleResult, SampleStatus
 from vera.types._turns import ConversationSummary, ConversationTurns
 
-__all__ = ["TurnTally"]
+__all__ = ["TurnTally", "turn_gate_failures"]
 
 FAITHFULNESS = "faithfulness"
 
@@ -62,3 +62,28 @@ def _scores(conversation: str, turns: dict[int, bool | None]) -> ConversationTur
         faithful_turns=(len(scored) - len(unfaithful)) / len(scored) if scored else None,
         first_unfaithful_turn=unfaithful[0] if unfaithful else None,
     )
+
+
+def turn_gate_failures(report: Report, min_faithful_turns: float | None) -> list[str]:
+    """The faithful-turn gate (`--min-faithful-turns`): the share over every conversation, with
+    each conversation's first unfaithful turn named where the share misses it. A run with no
+    turn scored on faithfulness measured nothing, and fails it."""
+    if min_faithful_turns is None:
+        return []
+    block = report.conversations
+    if block is None or block.faithful_turns is None:
+        return [
+            "faithful turns: --min-faithful-turns gates conversation turns, but this run "
+            "scored none on faithfulness (evaluate a conversation dataset with -m faithfulness)"
+        ]
+    if block.faithful_turns >= min_faithful_turns:
+        return []
+    firsts = ", ".join(
+        f"{c.id} turn {c.first_unfaithful_turn}"
+        for c in block.conversations
+        if c.first_unfaithful_turn is not None
+    )
+    return [
+        f"faithful turns: {block.faithful_turns:.3f} of {block.scored_turns} scored turns is "
+        f"below {min_faithful_turns:.3f}; first unfaithful: {firsts}"
+    ]
