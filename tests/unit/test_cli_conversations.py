@@ -1,6 +1,7 @@
 """`vera conversations` and `vera eval -d conversations`, as a user runs them."""
 
 import json
+import re
 from pathlib import Path
 
 from tests.support.cli import run_vera
@@ -136,3 +137,21 @@ def test_vera_eval_gates_on_faithful_turns_and_writes_the_conversation_block(
     assert "faithful turns: 0.750 of 36 scored turns is below 0.900" in done.stdout + done.stderr
     block = json.loads((tmp_path / "run.json").read_text())["conversations"]
     assert block["conversations"][0]["first_unfaithful_turn"] == 9
+
+
+def test_vera_conversations_stores_the_turn_run_for_runs_report_and_view(tmp_path: Path) -> None:
+    done = run_vera(tmp_path, "conversations", "conversations")
+    assert done.returncode == 0, done.stderr
+    found = re.search(r"Turn run stored as (\d{8}-\d{6}-[0-9a-f]{6})", done.stdout)
+    assert found, done.stdout
+    run_id = found.group(1)
+    listed = run_vera(tmp_path, "runs", "list")
+    # One run: the consistency run is a helper of the conversation scores, not stored.
+    assert listed.stdout.count(" finished ") == 1, listed.stdout
+    assert run_id in listed.stdout
+    again = run_vera(tmp_path, "report", run_id, "-o", "again.json")
+    assert again.returncode == 0, again.stderr
+    block = json.loads((tmp_path / "again.json").read_text())["conversations"]
+    assert block["scored_turns"] == 36
+    assert run_vera(tmp_path, "conversations", "conversations", "--no-history").returncode == 0
+    assert run_vera(tmp_path, "runs", "list").stdout.count(" finished ") == 1

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from vera import VeraError
+from vera import VeraError, load_settings
 from vera.cli._app import app
 from vera.conversations import (
     ConversationEstimate,
@@ -65,18 +65,33 @@ def conversations_command(
             "-o", "--output", help="Write the turns here: JSON, or HTML for a .html path."
         ),
     ] = None,
+    no_history: Annotated[
+        bool,
+        typer.Option(
+            "--no-history", help="Do not store the turn run in the run history (vera runs)."
+        ),
+    ] = False,
 ) -> None:
     try:
         if dry_run:
             _print_estimate(estimate_conversations(data, judge=judge, user_facts=user_facts))
             raise typer.Exit(EXIT_OK)
-        report = evaluate_conversations(data, judge=judge, user_facts=user_facts)
+        # vera.toml and VERA_* apply as they do to `vera eval`; the turn run is stored the same.
+        settings = load_settings()
+        report = evaluate_conversations(
+            data, judge=judge, user_facts=user_facts, settings=settings, history=not no_history
+        )
     except VeraError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(EXIT_USAGE) from None
     for score in report.conversations:
         for line in thread_lines(score):
             out.print(line, markup=False, soft_wrap=True)
+    if report.run_id is not None:
+        out.print(
+            f"Turn run stored as {report.run_id}: vera view {report.run_id}, vera runs",
+            markup=False,
+        )
     if output is not None:
         html = output.suffix.lower() in (".html", ".htm")
         output.write_text(threads_html(report) if html else report.turns_json(), encoding="utf-8")
