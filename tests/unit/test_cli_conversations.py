@@ -135,6 +135,7 @@ def test_vera_eval_gates_on_faithful_turns_and_writes_the_conversation_block(
     )
     assert done.returncode == 1, done.stderr
     assert "faithful turns: 0.750 of 36 scored turns is below 0.900" in done.stdout + done.stderr
+    assert "First unfaithful turn: conv-01 turn 9, conv-02 turn 7" in done.stdout
     block = json.loads((tmp_path / "run.json").read_text())["conversations"]
     assert block["conversations"][0]["first_unfaithful_turn"] == 9
 

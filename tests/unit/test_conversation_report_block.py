@@ -5,9 +5,12 @@ else keeps its JSON as it was, with neither."""
 import json
 from pathlib import Path
 
+from rich.console import Console
+
 import vera
 from vera import Conversation, Turn
 from vera.datasets import turn_samples
+from vera.render import print_summary, render_html
 from vera.types import ConversationSummary, Report, SampleResult, TurnRef
 
 
@@ -93,3 +96,20 @@ def test_the_faithful_turn_gate_fails_a_run_without_turns() -> None:
     result = vera.run_evaluation("example", min_faithful_turns=0.1)
     assert result.exit_code == 1
     assert any("scored none on faithfulness" in f for f in result.gate_failures)
+
+
+def test_the_html_report_and_the_console_show_the_conversations() -> None:
+    report = vera.evaluate(turn_samples(_chat()))
+    page = render_html(report)
+    assert '<section id="conversations"' in page
+    assert '<tr data-conversation="order-42">' in page
+    assert '<span class="badge bad" title="order-42/turn-5">5</span>' in page
+    console = Console(record=True, width=200)
+    print_summary(report, console, Console(stderr=True, quiet=True))
+    text = console.export_text()
+    assert "Conversations: 1, faithful turns 0.500 (faithfulness passes, over 2 scored" in text
+    assert "First unfaithful turn: order-42 turn 5" in text
+
+
+def test_an_ordinary_html_report_has_no_conversation_section() -> None:
+    assert 'id="conversations"' not in render_html(vera.evaluate("example"))
