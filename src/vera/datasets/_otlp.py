@@ -82,6 +82,8 @@ class _Span:
     end: int
     attributes: dict[str, Any]
     service: str | None
+    events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    """The span's events, name and attributes (GenAI conventions put messages there)."""
 
 
 @dataclass
@@ -209,7 +211,16 @@ def _span(span: Any, where: str, service: str | None) -> _Span:
         end=_nanos(span.get("endTimeUnixNano"), f"{where}.endTimeUnixNano"),
         attributes=_attributes(span, where),
         service=service,
+        events=_events(span, where),
     )
+
+
+def _events(span: dict[str, Any], where: str) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (str(event.get("name", "")), _attributes(event, event_where))
+        for event_where, event in _objects(span, ("events",), where)
+        if isinstance(event, dict)
+    ]
 
 
 def _hex_id(value: Any, size: int, where: str) -> str:
@@ -280,7 +291,7 @@ def _add_span(traces: dict[str, _Trace], span: _Span, line: int) -> None:
         trace.line = line
     if span.attributes.get(SPAN_KIND) == "RETRIEVER":
         trace.retrievals.append((span.start, span.span_id, _documents(span.attributes)))
-    trace.agent.add(span.name, span.start, span.attributes)
+    trace.agent.add(span.name, span.start, span.attributes, span.events)
 
 
 def _documents(attributes: dict[str, Any]) -> list[dict[str, Any]]:
