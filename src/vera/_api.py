@@ -80,6 +80,8 @@ class EvaluateOptions(TypedDict, total=False):
     format: str | None
     skip_invalid: bool
     user_facts: bool
+    agent_steps: bool
+    """--agent-steps: verify an agent trace's intermediate assistant messages too."""
     """--no-user-facts: in conversations, the user's words are no evidence."""
     fields: Mapping[str, str] | None
     """--field: VERA field -> your column, `{"contexts": "docs"}`."""
@@ -137,6 +139,7 @@ class EvaluateOptions(TypedDict, total=False):
 _SETTING_OPTIONS = (
     "concurrency",
     "user_facts",
+    "agent_steps",
     "min_faithful_turns",
     "judge_base_url",
     "judge_mode",
@@ -249,6 +252,7 @@ def plan_evaluation(
         name=options.get("dataset_name"),
         fields=run_settings.fields,
         user_facts=run_settings.user_facts,
+        agent_steps=run_settings.agent_steps,
     )
     source = str(data) if isinstance(data, str | Path) else None
     pipeline, baselines = options.get("pipeline"), options.get("baselines", ())

@@ -65,6 +65,14 @@ def conversations_command(
             "-o", "--output", help="Write the turns here: JSON, or HTML for a .html path."
         ),
     ] = None,
+    agent_steps: Annotated[
+        bool,
+        typer.Option(
+            "--agent-steps/--final-answers",
+            help="Agent traces: verify intermediate assistant messages too (default: final "
+            "answers only).",
+        ),
+    ] = False,
     no_history: Annotated[
         bool,
         typer.Option(
@@ -74,12 +82,21 @@ def conversations_command(
 ) -> None:
     try:
         if dry_run:
-            _print_estimate(estimate_conversations(data, judge=judge, user_facts=user_facts))
+            _print_estimate(
+                estimate_conversations(
+                    data, judge=judge, user_facts=user_facts, agent_steps=agent_steps
+                )
+            )
             raise typer.Exit(EXIT_OK)
         # vera.toml and VERA_* apply as they do to `vera eval`; the turn run is stored the same.
         settings = load_settings()
         report = evaluate_conversations(
-            data, judge=judge, user_facts=user_facts, settings=settings, history=not no_history
+            data,
+            judge=judge,
+            user_facts=user_facts,
+            agent_steps=agent_steps,
+            settings=settings,
+            history=not no_history,
         )
     except VeraError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)

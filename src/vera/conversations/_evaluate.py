@@ -190,8 +190,13 @@ def _work(
     user_facts = options.get("user_facts", True)
     if user_facts is None:  # the CLI's "not given"
         user_facts = True
-    turns = {c.id: turn_samples(c, user_facts=user_facts) for c in conversations}
-    checks = [s for c in conversations for s in consistency_samples(c, user_facts=user_facts)]
+    steps = bool(options.get("agent_steps"))
+    turns = {c.id: turn_samples(c, user_facts=user_facts, agent_steps=steps) for c in conversations}
+    checks = [
+        s
+        for c in conversations
+        for s in consistency_samples(c, user_facts=user_facts, agent_steps=steps)
+    ]
     work = _Work(conversations, names, turns, checks)
     if not work.flat:
         raise ConfigError("no assistant turn to verify: every conversation lacks one")

@@ -73,6 +73,7 @@ class InMemoryDataset(LastPassLog):
             )
         self.skip_invalid = skip_invalid
         self.user_facts = True  # conversations: the user's words are evidence
+        self.agent_steps = False  # agent traces: only each final answer is verified
         self.documents: tuple[Context, ...] = ()
         self._source: Iterable[Any] = rows
         # A generator or iterator can be read once only: its rows are kept as they come.
@@ -99,6 +100,7 @@ class InMemoryDataset(LastPassLog):
                 accepts_samples=True,
                 fields=self.fields,
                 user_facts=self.user_facts,
+                agent_steps=self.agent_steps,
             ),
             skip_invalid=self.skip_invalid,
         )

@@ -48,6 +48,7 @@ class Dataset(LastPassLog):
         self.skip_invalid = skip_invalid
         self.fields = source_field_map(fields)
         self.user_facts = True  # conversations: the user's words are evidence
+        self.agent_steps = False  # agent traces: only each final answer is verified
         check_readable(path)
         self._document: Any = None
         self.documents: tuple[Context, ...] = ()
@@ -75,6 +76,7 @@ class Dataset(LastPassLog):
                 from_csv=self.format == "csv",
                 fields=self.fields,
                 user_facts=self.user_facts,
+                agent_steps=self.agent_steps,
             ),
             skip_invalid=self.skip_invalid,
         )

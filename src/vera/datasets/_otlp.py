@@ -440,4 +440,4 @@ def _agent_turn(trace_id: str, trace: _Trace) -> list[dict[str, Any]] | Any:
     assistant: dict[str, Any] = {"role": "assistant", "content": answer, "metadata": metadata}
     if retrieved:
         assistant["contexts"] = retrieved
-    return [{"role": "user", "content": query}, *agent.tool_messages(), assistant]
+    return [{"role": "user", "content": query}, *agent.steps(answer), assistant]

@@ -80,9 +80,23 @@ class AgentSpans:
                     return text
         return None
 
-    def tool_messages(self) -> list[dict[str, Any]]:
-        """The trace's tool results as `tool` messages, in start order."""
-        return [message for _, message in sorted(self.tools, key=lambda t: t[0])]
+    def steps(self, answer: str) -> list[dict[str, Any]]:
+        """The trace's tool results and its intermediate assistant messages (each chat span's
+        text other than the final `answer`, marked `intermediate`), in start order."""
+        said = [
+            (start, text)
+            for start, _, outputs in self.chats
+            for text in [_text_of(outputs)]
+            if text and text.strip() != answer.strip()
+        ]
+        steps = [
+            *self.tools,
+            *(
+                (start, {"role": "assistant", "content": text, "metadata": {"intermediate": True}})
+                for start, text in said
+            ),
+        ]
+        return [message for _, message in sorted(steps, key=lambda s: s[0])]
 
 
 _DETAILS_EVENTS = ("gen_ai.client.inference.operation.details",)
@@ -157,6 +171,11 @@ def _json(value: Any) -> Any:
         except ValueError:
             return None
     return value
+
+
+def _text_of(outputs: Any) -> str:
+    """A chat span's assistant text: its output messages' texts, joined."""
+    return "\n".join(t for t in (message_text(m) for m in _messages(outputs)) if t)
 
 
 def _messages(value: Any) -> list[dict[str, Any]]:

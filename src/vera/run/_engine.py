@@ -236,6 +236,7 @@ def _data(plan: RunPlan, bindings: Bindings) -> SampleSource:
         name=ref.name,
         fields=plan.settings.fields,
         user_facts=plan.settings.user_facts,
+        agent_steps=plan.settings.agent_steps,
     )
 
 
