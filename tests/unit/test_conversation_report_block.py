@@ -9,7 +9,7 @@ from rich.console import Console
 
 import vera
 from vera import Conversation, Turn
-from vera.datasets import turn_samples
+from vera.datasets import open_dataset, turn_samples
 from vera.render import print_summary, render_html
 from vera.types import ConversationSummary, Report, SampleResult, TurnRef
 
@@ -113,3 +113,13 @@ def test_the_html_report_and_the_console_show_the_conversations() -> None:
 
 def test_an_ordinary_html_report_has_no_conversation_section() -> None:
     assert 'id="conversations"' not in render_html(vera.evaluate("example"))
+
+
+def test_a_conversation_source_does_not_count_its_rows_as_samples(tmp_path: Path) -> None:
+    # Each conversation row is a sample a turn: a row count would show "36/12 samples".
+    assert vera.load_dataset("conversations").size_hint() is None
+    rows = [{"messages": [{"role": "user", "content": "Hi"}]}]
+    (tmp_path / "c.json").write_text(json.dumps(rows), encoding="utf-8")
+    assert vera.load_dataset(tmp_path / "c.json").size_hint() is None
+    assert open_dataset([_chat()]).size_hint() is None
+    assert vera.load_dataset("example").size_hint() == 28

@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from vera.datasets._conversations import is_message_list
+from vera.datasets._conversations import is_conversation_row, is_message_list
 from vera.datasets._fields import FieldMap, source_field_map
 from vera.datasets._readers import RawRow
 from vera.datasets._validate import LastPassLog, RowRules, SourcePass
@@ -109,6 +109,8 @@ class InMemoryDataset(LastPassLog):
         """How many rows there are, where the source knows (an iterator only once fully read)."""
         if self._one_shot:
             return len(self._seen) if self._pending is None else None
+        if isinstance(self._source, list) and any(map(is_conversation_row, self._source)):
+            return None  # one sample a turn: unknown until read
         try:
             return len(self._source)  # type: ignore[arg-type]
         except TypeError:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from vera.datasets._bundled import bundled_path
+from vera.datasets._conversations import is_conversation_row
 from vera.datasets._fields import FieldMap, source_field_map
 from vera.datasets._parquet import parquet_row_count
 from vera.datasets._readers import (
@@ -82,19 +84,22 @@ class Dataset(LastPassLog):
         )
 
     def size_hint(self) -> int | None:
-        """How many rows the file holds, where that is cheap to know (for a progress bar)."""
+        """How many samples the file holds, where that is cheap to know (for a progress bar):
+        its rows, or None where a row is a conversation (one sample a turn, unknown unread)."""
         if self._rows is not None:
             return self._rows
         if self.format == "jsonl":
             with self.path.open("rb") as fh:
-                return sum(1 for line in fh if line.strip())
+                lines = [line for line in fh if line.strip()]
+            return None if lines and _conversation_line(lines[0]) else len(lines)
         if self.format == "json":
             if is_seed_layout(self._document):
                 return len(self._document["queries"])
             try:
-                return sum(1 for _ in json_rows(self.path, self._document))
+                rows = [raw.data for raw in json_rows(self.path, self._document)]
             except DatasetError:
                 return None
+            return None if any(is_conversation_row(row) for row in rows) else len(rows)
         return None
 
     def __repr__(self) -> str:
@@ -131,3 +136,12 @@ def load_dataset(
     if not path.exists():
         raise DatasetError(f"dataset file not found: {source}")
     return Dataset(path, format=format, skip_invalid=skip_invalid, fields=fields)
+
+
+def _conversation_line(line: bytes) -> bool:
+    """Whether a JSONL line is a conversation row (a line that is no JSON is left to the read,
+    which reports it)."""
+    try:
+        return is_conversation_row(json.loads(line))
+    except ValueError:
+        return False
