@@ -79,8 +79,8 @@ class EvaluateOptions(TypedDict, total=False):
     dataset_name: str | None
     format: str | None
     skip_invalid: bool
-    user_facts: bool
-    agent_steps: bool
+    user_facts: bool | None
+    agent_steps: bool | None
     """--agent-steps: verify an agent trace's intermediate assistant messages too."""
     """--no-user-facts: in conversations, the user's words are no evidence."""
     fields: Mapping[str, str] | None

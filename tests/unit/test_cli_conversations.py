@@ -156,3 +156,21 @@ def test_vera_conversations_stores_the_turn_run_for_runs_report_and_view(tmp_pat
     assert block["scored_turns"] == 36
     assert run_vera(tmp_path, "conversations", "conversations", "--no-history").returncode == 0
     assert run_vera(tmp_path, "runs", "list").stdout.count(" finished ") == 1
+
+
+def test_vera_conversations_reads_user_facts_from_vera_toml(tmp_path: Path) -> None:
+    chat = {
+        "messages": [
+            {"role": "user", "content": "I live in Berlin. Where do I live?"},
+            {"role": "assistant", "content": "You live in Berlin."},
+        ]
+    }
+    (tmp_path / "c.jsonl").write_text(json.dumps(chat) + "\n", encoding="utf-8")
+    gate = ("--min-faithful-turns", "1", "--no-history")
+    assert run_vera(tmp_path, "conversations", "c.jsonl", *gate).returncode == 0
+    (tmp_path / "vera.toml").write_text("user_facts = false\n", encoding="utf-8")
+    done = run_vera(tmp_path, "conversations", "c.jsonl", *gate)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "NO_EVIDENCE" in done.stdout
+    # The flag still wins over the file.
+    assert run_vera(tmp_path, "conversations", "c.jsonl", "--user-facts", *gate).returncode == 0

@@ -40,13 +40,14 @@ def conversations_command(
         str | None, typer.Option("--judge", help="The judge (default offline).")
     ] = None,
     user_facts: Annotated[
-        bool,
+        bool | None,
         typer.Option(
             "--user-facts/--no-user-facts",
             help="Whether what the user said counts as evidence (default: it does, and each "
-            "claim resting on it is shown as 'user').",
+            "claim resting on it is shown as 'user'; user_facts in vera.toml).",
+            show_default=False,
         ),
-    ] = True,
+    ] = None,
     min_faithful_turns: Annotated[
         float | None,
         typer.Option(min=0.0, max=1.0, help="Exit 1 when the share of faithful turns is lower."),
@@ -66,13 +67,14 @@ def conversations_command(
         ),
     ] = None,
     agent_steps: Annotated[
-        bool,
+        bool | None,
         typer.Option(
             "--agent-steps/--final-answers",
             help="Agent traces: verify intermediate assistant messages too (default: final "
-            "answers only).",
+            "answers only; agent_steps in vera.toml).",
+            show_default=False,
         ),
-    ] = False,
+    ] = None,
     no_history: Annotated[
         bool,
         typer.Option(
@@ -81,15 +83,14 @@ def conversations_command(
     ] = False,
 ) -> None:
     try:
-        if dry_run:
-            _print_estimate(
-                estimate_conversations(
-                    data, judge=judge, user_facts=user_facts, agent_steps=agent_steps
-                )
-            )
-            raise typer.Exit(EXIT_OK)
         # vera.toml and VERA_* apply as they do to `vera eval`; the turn run is stored the same.
         settings = load_settings()
+        if dry_run:
+            estimate = estimate_conversations(
+                data, judge=judge, user_facts=user_facts, agent_steps=agent_steps, settings=settings
+            )
+            _print_estimate(estimate)
+            raise typer.Exit(EXIT_OK)
         report = evaluate_conversations(
             data,
             judge=judge,

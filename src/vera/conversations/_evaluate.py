@@ -22,6 +22,7 @@ from vera.conversations._scores import FAITHFULNESS, ConversationScore, conversa
 from vera.datasets import consistency_samples, read_conversations, turn_samples
 from vera.judges._base import Judge
 from vera.metrics._base import Metric
+from vera.plan import Settings
 from vera.results._builder import Report, SampleResult
 from vera.run._estimate import RunEstimate, estimate_plan
 from vera.types import Conversation, Sample
@@ -187,10 +188,12 @@ def _work(
     names = list(metrics or [FAITHFULNESS])
     if not any(getattr(m, "name", m) == FAITHFULNESS for m in names):
         names.insert(0, FAITHFULNESS)
-    user_facts = options.get("user_facts", True)
-    if user_facts is None:  # the CLI's "not given"
-        user_facts = True
-    steps = bool(options.get("agent_steps"))
+    # Not given (None, the CLI's default): the settings' value (vera.toml, when loaded).
+    settings = options.get("settings") or Settings()
+    user_facts = options.get("user_facts")
+    user_facts = settings.user_facts if user_facts is None else user_facts
+    steps = options.get("agent_steps")
+    steps = settings.agent_steps if steps is None else steps
     turns = {c.id: turn_samples(c, user_facts=user_facts, agent_steps=steps) for c in conversations}
     checks = [
         s
