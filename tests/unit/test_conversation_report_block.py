@@ -6,12 +6,15 @@ import json
 from pathlib import Path
 
 from rich.console import Console
+from starlette.testclient import TestClient
 
 import vera
 from vera import Conversation, Turn
+from vera.conversations import evaluate_conversations
 from vera.datasets import open_dataset, turn_samples
 from vera.render import print_summary, render_html
 from vera.types import ConversationSummary, Report, SampleResult, TurnRef
+from vera.viewer import create_app, run_url
 
 
 def _chat() -> Conversation:
@@ -123,3 +126,13 @@ def test_a_conversation_source_does_not_count_its_rows_as_samples(tmp_path: Path
     assert vera.load_dataset(tmp_path / "c.json").size_hint() is None
     assert open_dataset([_chat()]).size_hint() is None
     assert vera.load_dataset("example").size_hint() == 28
+
+
+def test_vera_view_shows_a_stored_conversation_run(tmp_path: Path) -> None:
+    path = tmp_path / "runs.sqlite"
+    stored = evaluate_conversations(_chat(), history=path)
+    assert stored.run_id is not None
+    with TestClient(create_app(path)) as client:
+        page = client.get(run_url(stored.run_id)).text
+    assert '<tr data-conversation="order-42">' in page
+    assert '<span class="badge bad" title="order-42/turn-5">5</span>' in page
