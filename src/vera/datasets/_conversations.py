@@ -35,6 +35,7 @@ from vera.datasets._readers import (
 from vera.text._segment import split_units
 from vera.types import Context, Sample
 from vera.types._conversations import (
+    INTERMEDIATE_KEY,
     SOURCE_KIND_KEY,
     Conversation,
     Role,
@@ -480,10 +481,6 @@ _SPACE = re.compile(r"\s+")
 
 def _key(sentence: str) -> str:
     return _SPACE.sub(" ", sentence.strip().lower())
-
-
-INTERMEDIATE_KEY = "intermediate"
-"""The key of an assistant message's `metadata` that marks an agent's intermediate message."""
 
 
 def _passed_over(turn: Turn, agent_steps: bool) -> bool:

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from vera.types._conversations import INTERMEDIATE_KEY
+
 __all__ = ["AgentSpans", "message_text"]
 
 SESSION_KEYS = ("session.id", "gen_ai.conversation.id")
@@ -92,7 +94,10 @@ class AgentSpans:
         steps = [
             *self.tools,
             *(
-                (start, {"role": "assistant", "content": text, "metadata": {"intermediate": True}})
+                (
+                    start,
+                    {"role": "assistant", "content": text, "metadata": {INTERMEDIATE_KEY: True}},
+                )
                 for start, text in said
             ),
         ]
