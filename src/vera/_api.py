@@ -79,7 +79,9 @@ class EvaluateOptions(TypedDict, total=False):
     dataset_name: str | None
     format: str | None
     skip_invalid: bool
-    user_facts: bool
+    user_facts: bool | None
+    agent_steps: bool | None
+    """--agent-steps: verify an agent trace's intermediate assistant messages too."""
     """--no-user-facts: in conversations, the user's words are no evidence."""
     fields: Mapping[str, str] | None
     """--field: VERA field -> your column, `{"contexts": "docs"}`."""
@@ -88,6 +90,8 @@ class EvaluateOptions(TypedDict, total=False):
     check_laws: bool
     resume_from: Mapping[str, SampleResult] | None
     # Gates (see `RunResult.exit_code`).
+    min_faithful_turns: float | None
+    """--min-faithful-turns: on conversations, the least share of faithful turns."""
     threshold: float | None
     regression: bool
     """--regression: fail on a significant drop from the last comparable run (needs
@@ -143,6 +147,8 @@ class EvaluateOptions(TypedDict, total=False):
 _SETTING_OPTIONS = (
     "concurrency",
     "user_facts",
+    "agent_steps",
+    "min_faithful_turns",
     "judge_base_url",
     "judge_mode",
     "judge_samples",
@@ -260,6 +266,7 @@ def plan_evaluation(
         name=options.get("dataset_name"),
         fields=run_settings.fields,
         user_facts=run_settings.user_facts,
+        agent_steps=run_settings.agent_steps,
     )
     source = str(data) if isinstance(data, str | Path) else None
     pipeline, baselines = options.get("pipeline"), options.get("baselines", ())

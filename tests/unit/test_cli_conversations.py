@@ -1,6 +1,7 @@
 """`vera conversations` and `vera eval -d conversations`, as a user runs them."""
 
 import json
+import re
 from pathlib import Path
 
 from tests.support.cli import run_vera
@@ -116,3 +117,60 @@ def test_no_user_facts_in_vera_eval_python_and_vera_toml(tmp_path: Path) -> None
     done = run_vera(tmp_path, "eval", "-d", "c.jsonl", "-o", "r2.json")
     [sample] = json.loads((tmp_path / "r2.json").read_text())["samples"]
     assert sample["claims"][0]["verdict"] == "NO_EVIDENCE"
+
+
+def test_vera_eval_gates_on_faithful_turns_and_writes_the_conversation_block(
+    tmp_path: Path,
+) -> None:
+    done = run_vera(
+        tmp_path,
+        "eval",
+        "-d",
+        "conversations",
+        "--min-faithful-turns",
+        "0.9",
+        "--no-history",
+        "-o",
+        "run.json",
+    )
+    assert done.returncode == 1, done.stderr
+    assert "faithful turns: 0.750 of 36 scored turns is below 0.900" in done.stdout + done.stderr
+    assert "First unfaithful turn: conv-01 turn 9, conv-02 turn 7" in done.stdout
+    block = json.loads((tmp_path / "run.json").read_text())["conversations"]
+    assert block["conversations"][0]["first_unfaithful_turn"] == 9
+
+
+def test_vera_conversations_stores_the_turn_run_for_runs_report_and_view(tmp_path: Path) -> None:
+    done = run_vera(tmp_path, "conversations", "conversations")
+    assert done.returncode == 0, done.stderr
+    found = re.search(r"Turn run stored as (\d{8}-\d{6}-[0-9a-f]{6})", done.stdout)
+    assert found, done.stdout
+    run_id = found.group(1)
+    listed = run_vera(tmp_path, "runs", "list")
+    # One run: the consistency run is a helper of the conversation scores, not stored.
+    assert listed.stdout.count(" finished ") == 1, listed.stdout
+    assert run_id in listed.stdout
+    again = run_vera(tmp_path, "report", run_id, "-o", "again.json")
+    assert again.returncode == 0, again.stderr
+    block = json.loads((tmp_path / "again.json").read_text())["conversations"]
+    assert block["scored_turns"] == 36
+    assert run_vera(tmp_path, "conversations", "conversations", "--no-history").returncode == 0
+    assert run_vera(tmp_path, "runs", "list").stdout.count(" finished ") == 1
+
+
+def test_vera_conversations_reads_user_facts_from_vera_toml(tmp_path: Path) -> None:
+    chat = {
+        "messages": [
+            {"role": "user", "content": "I live in Berlin. Where do I live?"},
+            {"role": "assistant", "content": "You live in Berlin."},
+        ]
+    }
+    (tmp_path / "c.jsonl").write_text(json.dumps(chat) + "\n", encoding="utf-8")
+    gate = ("--min-faithful-turns", "1", "--no-history")
+    assert run_vera(tmp_path, "conversations", "c.jsonl", *gate).returncode == 0
+    (tmp_path / "vera.toml").write_text("user_facts = false\n", encoding="utf-8")
+    done = run_vera(tmp_path, "conversations", "c.jsonl", *gate)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "NO_EVIDENCE" in done.stdout
+    # The flag still wins over the file.
+    assert run_vera(tmp_path, "conversations", "c.jsonl", "--user-facts", *gate).returncode == 0

@@ -168,3 +168,95 @@ def test_flattened_gen_ai_prompt_and_completion_attributes(tmp_path: Path) -> No
         "The museum opens at 9 am.",
     )
     assert sample.contexts[0].source == "tool search, turn 2"
+
+
+def _event_turn(tracer: Any, question: str, answer: str, *, details: bool) -> None:
+    """One agent turn whose chat span carries its messages as GenAI events, not attributes:
+    the current conventions' operation-details event, or one event a message."""
+    with tracer.start_as_current_span("invoke_agent support") as root:
+        root.set_attribute("gen_ai.operation.name", "invoke_agent")
+        root.set_attribute("gen_ai.conversation.id", "session-9")
+        with tracer.start_as_current_span("execute_tool get_order") as tool:
+            tool.set_attribute("gen_ai.operation.name", "execute_tool")
+            tool.set_attribute("gen_ai.tool.name", "get_order")
+            tool.set_attribute("gen_ai.tool.call.result", "Order 42 shipped on May 3 via DHL.")
+        with tracer.start_as_current_span("chat gpt-4o") as chat:
+            chat.set_attribute("gen_ai.operation.name", "chat")
+            if details:
+                user = {"role": "user", "parts": [{"type": "text", "content": question}]}
+                reply = {"role": "assistant", "parts": [{"type": "text", "content": answer}]}
+                chat.add_event(
+                    "gen_ai.client.inference.operation.details",
+                    {
+                        "gen_ai.input.messages": json.dumps([user]),
+                        "gen_ai.output.messages": json.dumps([reply]),
+                    },
+                )
+            else:
+                chat.add_event("gen_ai.system.message", {"content": "You are a support agent."})
+                chat.add_event("gen_ai.user.message", {"content": question})
+                message = json.dumps({"role": "assistant", "content": answer})
+                chat.add_event("gen_ai.choice", {"index": 0, "message": message})
+
+
+def test_genai_events_give_the_query_and_the_answer(tmp_path: Path) -> None:
+    provider, exporter = _provider()
+    tracer = provider.get_tracer("agent")
+    _event_turn(tracer, "Where is order 42?", "Order 42 shipped on May 3.", details=True)
+    _event_turn(tracer, "Via which carrier?", "It shipped via UPS.", details=False)
+    provider.shutdown()
+    path = _write(tmp_path / "events.jsonl", list(exporter.get_finished_spans()))
+    first, second = list(load_dataset(path))
+    assert (first.query, first.response) == ("Where is order 42?", "Order 42 shipped on May 3.")
+    assert (second.query, second.response) == ("Via which carrier?", "It shipped via UPS.")
+    assert first.metadata["session_id"] == "session-9"
+    verdicts = {r.id: [c.verdict for c in r.claims] for r in vera.evaluate(path).samples}
+    # The tool said DHL: the second answer's UPS is not supported.
+    assert verdicts[second.id] != [vera.Verdict.FULLY_SUPPORTED]
+
+
+def _stepwise_trace(tracer: Any) -> None:
+    """An agent that says something between two tool calls, then answers."""
+    with tracer.start_as_current_span("invoke_agent support") as root:
+        root.set_attribute("gen_ai.operation.name", "invoke_agent")
+        root.set_attribute("gen_ai.conversation.id", "session-3")
+        with tracer.start_as_current_span("chat gpt-4o") as chat:
+            chat.set_attribute("gen_ai.operation.name", "chat")
+            user = {"role": "user", "content": "Where is order 42, and when does it arrive?"}
+            chat.set_attribute("gen_ai.input.messages", json.dumps([user]))
+        with tracer.start_as_current_span("execute_tool get_order") as tool:
+            tool.set_attribute("gen_ai.operation.name", "execute_tool")
+            tool.set_attribute("gen_ai.tool.name", "get_order")
+            tool.set_attribute("gen_ai.tool.call.result", "Order 42 shipped on May 3 via DHL.")
+        with tracer.start_as_current_span("chat gpt-4o") as chat:
+            chat.set_attribute("gen_ai.operation.name", "chat")
+            step = {"role": "assistant", "content": "Order 42 shipped via UPS."}
+            chat.set_attribute("gen_ai.output.messages", json.dumps([step]))
+        with tracer.start_as_current_span("execute_tool get_eta") as tool:
+            tool.set_attribute("gen_ai.operation.name", "execute_tool")
+            tool.set_attribute("gen_ai.tool.name", "get_eta")
+            tool.set_attribute("gen_ai.tool.call.result", "DHL delivers order 42 on May 5.")
+        with tracer.start_as_current_span("chat gpt-4o") as chat:
+            chat.set_attribute("gen_ai.operation.name", "chat")
+            reply = {"role": "assistant", "content": "Order 42 arrives on May 5 via DHL."}
+            chat.set_attribute("gen_ai.output.messages", json.dumps([reply]))
+
+
+def test_intermediate_messages_are_verified_by_a_setting(tmp_path: Path) -> None:
+    provider, exporter = _provider()
+    _stepwise_trace(provider.get_tracer("agent"))
+    provider.shutdown()
+    path = _write(tmp_path / "steps.jsonl", list(exporter.get_finished_spans()))
+    # By default only the final answer, which saw both tool results.
+    [answer] = vera.evaluate(path).samples
+    assert answer.id == "session-3/turn-5"
+    assert [c.verdict for c in answer.claims] == [vera.Verdict.FULLY_SUPPORTED]
+    # With agent_steps the message between the tool calls is verified against the first tool
+    # result alone, and its UPS is caught.
+    report = vera.evaluate(path, agent_steps=True)
+    step, final = report.samples
+    assert (step.id, final.id) == ("session-3/turn-3", "session-3/turn-5")
+    assert [c.verdict for c in step.claims] != [vera.Verdict.FULLY_SUPPORTED]
+    assert [c.verdict for c in final.claims] == [vera.Verdict.FULLY_SUPPORTED]
+    [stepped] = [s for s in load_dataset(path) if s.id == "session-3/turn-5"]
+    assert {c.metadata.get("tool_name") for c in stepped.contexts} >= {"get_order", "get_eta"}

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from vera import VeraError
+from vera import VeraError, load_settings
 from vera.cli._app import app
 from vera.conversations import (
     ConversationEstimate,
@@ -40,13 +40,14 @@ def conversations_command(
         str | None, typer.Option("--judge", help="The judge (default offline).")
     ] = None,
     user_facts: Annotated[
-        bool,
+        bool | None,
         typer.Option(
             "--user-facts/--no-user-facts",
             help="Whether what the user said counts as evidence (default: it does, and each "
-            "claim resting on it is shown as 'user').",
+            "claim resting on it is shown as 'user'; user_facts in vera.toml).",
+            show_default=False,
         ),
-    ] = True,
+    ] = None,
     min_faithful_turns: Annotated[
         float | None,
         typer.Option(min=0.0, max=1.0, help="Exit 1 when the share of faithful turns is lower."),
@@ -65,18 +66,50 @@ def conversations_command(
             "-o", "--output", help="Write the turns here: JSON, or HTML for a .html path."
         ),
     ] = None,
+    agent_steps: Annotated[
+        bool | None,
+        typer.Option(
+            "--agent-steps/--final-answers",
+            help="Agent traces: verify intermediate assistant messages too (default: final "
+            "answers only; agent_steps in vera.toml).",
+            show_default=False,
+        ),
+    ] = None,
+    no_history: Annotated[
+        bool,
+        typer.Option(
+            "--no-history", help="Do not store the turn run in the run history (vera runs)."
+        ),
+    ] = False,
 ) -> None:
     try:
+        # vera.toml and VERA_* apply as they do to `vera eval`; the turn run is stored the same.
+        settings = load_settings()
         if dry_run:
-            _print_estimate(estimate_conversations(data, judge=judge, user_facts=user_facts))
+            estimate = estimate_conversations(
+                data, judge=judge, user_facts=user_facts, agent_steps=agent_steps, settings=settings
+            )
+            _print_estimate(estimate)
             raise typer.Exit(EXIT_OK)
-        report = evaluate_conversations(data, judge=judge, user_facts=user_facts)
+        report = evaluate_conversations(
+            data,
+            judge=judge,
+            user_facts=user_facts,
+            agent_steps=agent_steps,
+            settings=settings,
+            history=not no_history,
+        )
     except VeraError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(EXIT_USAGE) from None
     for score in report.conversations:
         for line in thread_lines(score):
             out.print(line, markup=False, soft_wrap=True)
+    if report.run_id is not None:
+        out.print(
+            f"Turn run stored as {report.run_id}: vera view {report.run_id}, vera runs",
+            markup=False,
+        )
     if output is not None:
         html = output.suffix.lower() in (".html", ".htm")
         output.write_text(threads_html(report) if html else report.turns_json(), encoding="utf-8")

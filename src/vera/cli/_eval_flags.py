@@ -326,6 +326,25 @@ _UserFactsFlag = Annotated[
         show_default=False,
     ),
 ]
+_AgentStepsFlag = Annotated[
+    bool | None,
+    typer.Option(
+        "--agent-steps/--final-answers",
+        help="Agent traces: verify the assistant's intermediate messages (an LLM span's text "
+        "between tool calls) too (default: each trace's final answer only).",
+        show_default=False,
+    ),
+]
+_MinFaithfulTurnsFlag = Annotated[
+    float | None,
+    typer.Option(
+        "--min-faithful-turns",
+        min=0.0,
+        max=1.0,
+        help="Conversations: exit 1 when the share of faithful assistant turns is lower "
+        "(a run with no turn scored on faithfulness fails too).",
+    ),
+]
 _SkipInvalidFlag = Annotated[
     bool,
     typer.Option("--skip-invalid", help="Record invalid rows in the report and go on."),
@@ -454,6 +473,8 @@ _EVAL_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
     ("max_errors", _MaxErrorsFlag, None),
     ("skip_invalid", _SkipInvalidFlag, False),
     ("user_facts", _UserFactsFlag, None),
+    ("agent_steps", _AgentStepsFlag, None),
+    ("min_faithful_turns", _MinFaithfulTurnsFlag, None),
     ("format", _FormatFlag, None),
     ("field", _FieldFlag, None),
     ("dry_run", _DryRunFlag, False),
@@ -534,5 +555,7 @@ _SETTING_FLAGS = {
     "max_context_chars": "max_context_chars",
     "sample_timeout": "sample_timeout",
     "user_facts": "user_facts",
+    "agent_steps": "agent_steps",
+    "min_faithful_turns": "min_faithful_turns",
 }
 """Settings as `vera.toml` names them, and the `eval` flag that overrides each."""

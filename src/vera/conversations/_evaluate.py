@@ -11,16 +11,18 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Unpack
+from pathlib import Path
+from typing import Any, Unpack, cast
 
 from pydantic import BaseModel, ConfigDict
 
-from vera._api import EvaluateOptions, evaluate, plan_evaluation
+from vera._api import EvaluateOptions, evaluate, plan_evaluation, run_evaluation
 from vera.conversations._replay import Assistant, replay
 from vera.conversations._scores import FAITHFULNESS, ConversationScore, conversation_score
 from vera.datasets import consistency_samples, read_conversations, turn_samples
 from vera.judges._base import Judge
 from vera.metrics._base import Metric
+from vera.plan import Settings
 from vera.results._builder import Report, SampleResult
 from vera.run._estimate import RunEstimate, estimate_plan
 from vera.types import Conversation, Sample
@@ -43,6 +45,9 @@ class ConversationReport(BaseModel):
     conversations: tuple[ConversationScore, ...]
     turns: Report
     consistency: Report | None
+    run_id: str | None = None
+    """The turn run's id in the run history, where `history` asked for one (`vera runs`,
+    `vera view`, `vera compare` read it); the consistency run is not stored."""
 
     @property
     def faithful_turns(self) -> float | None:
@@ -82,12 +87,16 @@ def evaluate_conversations(
             turn with the history so far, it returns the next turn (see `replay`).
         **options: `vera.evaluate`'s options, applied to both runs. `user_facts=False`
             (`--no-user-facts`) leaves the user's words out of every turn's contexts, so a
-            claim resting on them has no evidence.
+            claim resting on them has no evidence. `history`, `reports` and `otel_endpoint`
+            apply to the turn run alone: it is the run `vera eval` would make of the same data.
     """
     work = _work(data, metrics, assistant, options)
-    report = evaluate(work.flat, work.metrics, judge, **options)
+    named: EvaluateOptions = {"dataset_name": _name(data), **options}
+    turn_run = run_evaluation(work.flat, work.metrics, judge, **named)
+    report = turn_run.report
     checks = work.checks
-    check_report = evaluate(checks, [FAITHFULNESS], judge, **options) if checks else None
+    helper = _helper_options(options)
+    check_report = evaluate(checks, [FAITHFULNESS], judge, **helper) if checks else None
     results = _by_id(report.samples)
     checked = _by_id(check_report.samples) if check_report else {}
     turns = work.turns
@@ -95,7 +104,23 @@ def evaluate_conversations(
         conversation_score(c, turns[c.id], results, _of(turns[c.id], checked))
         for c in work.conversations
     )
-    return ConversationReport(conversations=scores, turns=report, consistency=check_report)
+    return ConversationReport(
+        conversations=scores, turns=report, consistency=check_report, run_id=turn_run.run_id
+    )
+
+
+def _name(data: Any) -> str:
+    """The dataset's name in the history: the file or bundled name, as `vera eval` shows it."""
+    return str(data) if isinstance(data, str | Path) else "conversations"
+
+
+def _helper_options(options: EvaluateOptions) -> EvaluateOptions:
+    """The consistency run's options: the turn run's, less what records or reports a run (the
+    helper run measures one score of the conversations, it is no run of its own)."""
+    helper = dict(options)
+    for key in ("history", "reports", "otel_endpoint", "dataset_name"):
+        helper.pop(key, None)
+    return cast(EvaluateOptions, helper)
 
 
 class ConversationEstimate(BaseModel):
@@ -163,11 +188,18 @@ def _work(
     names = list(metrics or [FAITHFULNESS])
     if not any(getattr(m, "name", m) == FAITHFULNESS for m in names):
         names.insert(0, FAITHFULNESS)
-    user_facts = options.get("user_facts", True)
-    if user_facts is None:  # the CLI's "not given"
-        user_facts = True
-    turns = {c.id: turn_samples(c, user_facts=user_facts) for c in conversations}
-    checks = [s for c in conversations for s in consistency_samples(c, user_facts=user_facts)]
+    # Not given (None, the CLI's default): the settings' value (vera.toml, when loaded).
+    settings = options.get("settings") or Settings()
+    user_facts = options.get("user_facts")
+    user_facts = settings.user_facts if user_facts is None else user_facts
+    steps = options.get("agent_steps")
+    steps = settings.agent_steps if steps is None else steps
+    turns = {c.id: turn_samples(c, user_facts=user_facts, agent_steps=steps) for c in conversations}
+    checks = [
+        s
+        for c in conversations
+        for s in consistency_samples(c, user_facts=user_facts, agent_steps=steps)
+    ]
     work = _Work(conversations, names, turns, checks)
     if not work.flat:
         raise ConfigError("no assistant turn to verify: every conversation lacks one")

@@ -35,6 +35,7 @@ from vera.datasets._readers import (
 from vera.text._segment import split_units
 from vera.types import Context, Sample
 from vera.types._conversations import (
+    INTERMEDIATE_KEY,
     SOURCE_KIND_KEY,
     Conversation,
     Role,
@@ -334,7 +335,9 @@ def _rows_of(data: object) -> tuple[str, Iterable[RawRow]]:
 # ---- each assistant turn as a sample ------------------------------------------------------
 
 
-def turn_samples(conversation: Conversation, *, user_facts: bool = True) -> list[Sample]:
+def turn_samples(
+    conversation: Conversation, *, user_facts: bool = True, agent_steps: bool = False
+) -> list[Sample]:
     """One `Sample` per assistant turn with something to verify, in order.
 
     Its contexts, each tagged with its `SourceKind`: the turn's own retrieved contexts and
@@ -343,21 +346,28 @@ def turn_samples(conversation: Conversation, *, user_facts: bool = True) -> list
     assistant's own earlier words are no evidence (see `consistency_samples`). Sentences
     that repeat an earlier assistant turn word for word are not verified again: they leave
     the response and are listed in `metadata["repeated"]` (their verdict is the earlier
-    turn's). A turn that only repeats yields no sample.
+    turn's). A turn that only repeats yields no sample. An intermediate assistant message of an
+    agent trace (`metadata["intermediate"]`) is verified only with `agent_steps=True`; else it
+    is passed over, and the tool results it saw count for the next answer.
     """
-    state = _Thread(conversation, user_facts=user_facts)
+    state = _Thread(conversation, user_facts=user_facts, agent_steps=agent_steps)
     return [s for s in (state.step(i, turn) for i, turn in enumerate(conversation.turns)) if s]
 
 
-def consistency_samples(conversation: Conversation, *, user_facts: bool = True) -> list[Sample]:
+def consistency_samples(
+    conversation: Conversation, *, user_facts: bool = True, agent_steps: bool = False
+) -> list[Sample]:
     """Each turn sample again, its contexts the assistant's own earlier turns only (tagged
     `SourceKind.ASSISTANT`): a claim the judge finds CONTRADICTED here contradicts what the
     assistant said before. Turns with no earlier assistant turn have nothing to check."""
     said: list[tuple[int, str]] = []
     out: list[Sample] = []
-    turns = {s.metadata["turn"]: s for s in turn_samples(conversation, user_facts=user_facts)}
+    samples = turn_samples(conversation, user_facts=user_facts, agent_steps=agent_steps)
+    turns = {s.metadata["turn"]: s for s in samples}
     for index, turn in enumerate(conversation.turns):
         if turn.role is not Role.ASSISTANT or not turn.content.strip():
+            continue
+        if _passed_over(turn, agent_steps):
             continue
         sample = turns.get(index + 1)
         if sample is not None and said:
@@ -370,9 +380,10 @@ def consistency_samples(conversation: Conversation, *, user_facts: bool = True) 
 class _Thread:
     """What the conversation has said up to a turn, as tagged contexts."""
 
-    def __init__(self, conversation: Conversation, *, user_facts: bool) -> None:
+    def __init__(self, conversation: Conversation, *, user_facts: bool, agent_steps: bool) -> None:
         self.conversation = conversation
         self.user_facts = user_facts
+        self.agent_steps = agent_steps
         self.pending_tools: list[tuple[int, ToolResult]] = []
         self.earlier: list[Context] = []
         self.user: list[Context] = []
@@ -387,7 +398,7 @@ class _Thread:
         elif turn.role is Role.TOOL:
             result = ToolResult(text=turn.content, tool_name=turn.tool_name, call_id=turn.call_id)
             self.pending_tools.append((index, result))
-        elif turn.role is Role.ASSISTANT:
+        elif turn.role is Role.ASSISTANT and not _passed_over(turn, self.agent_steps):
             return self._assistant(index, turn)
         return None
 
@@ -470,3 +481,8 @@ _SPACE = re.compile(r"\s+")
 
 def _key(sentence: str) -> str:
     return _SPACE.sub(" ", sentence.strip().lower())
+
+
+def _passed_over(turn: Turn, agent_steps: bool) -> bool:
+    """An agent's intermediate message, when only final answers are verified."""
+    return not agent_steps and bool(turn.metadata.get(INTERMEDIATE_KEY))

@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from vera.datasets._conversations import is_message_list
+from vera.datasets._conversations import is_conversation_row, is_message_list
 from vera.datasets._fields import FieldMap, source_field_map
 from vera.datasets._readers import RawRow
 from vera.datasets._validate import LastPassLog, RowRules, SourcePass
@@ -73,6 +73,7 @@ class InMemoryDataset(LastPassLog):
             )
         self.skip_invalid = skip_invalid
         self.user_facts = True  # conversations: the user's words are evidence
+        self.agent_steps = False  # agent traces: only each final answer is verified
         self.documents: tuple[Context, ...] = ()
         self._source: Iterable[Any] = rows
         # A generator or iterator can be read once only: its rows are kept as they come.
@@ -99,6 +100,7 @@ class InMemoryDataset(LastPassLog):
                 accepts_samples=True,
                 fields=self.fields,
                 user_facts=self.user_facts,
+                agent_steps=self.agent_steps,
             ),
             skip_invalid=self.skip_invalid,
         )
@@ -107,6 +109,8 @@ class InMemoryDataset(LastPassLog):
         """How many rows there are, where the source knows (an iterator only once fully read)."""
         if self._one_shot:
             return len(self._seen) if self._pending is None else None
+        if isinstance(self._source, list) and any(map(is_conversation_row, self._source)):
+            return None  # one sample a turn: unknown until read
         try:
             return len(self._source)  # type: ignore[arg-type]
         except TypeError:

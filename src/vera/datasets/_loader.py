@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from vera.datasets._bundled import bundled_path
+from vera.datasets._conversations import is_conversation_row
 from vera.datasets._fields import FieldMap, source_field_map
 from vera.datasets._formats import dataset_format, detect_format
 from vera.datasets._readers import (
@@ -46,6 +48,7 @@ class Dataset(LastPassLog):
         self.skip_invalid = skip_invalid
         self.fields = source_field_map(fields)
         self.user_facts = True  # conversations: the user's words are evidence
+        self.agent_steps = False  # agent traces: only each final answer is verified
         check_readable(path)
         self._document: Any = None
         self.documents: tuple[Context, ...] = ()
@@ -72,18 +75,26 @@ class Dataset(LastPassLog):
                 from_csv=self._reader.text_cells,
                 fields=self.fields,
                 user_facts=self.user_facts,
+                agent_steps=self.agent_steps,
             ),
             skip_invalid=self.skip_invalid,
         )
 
     def size_hint(self) -> int | None:
-        """How many rows the file holds, where that is cheap to know (for a progress bar)."""
+        """How many samples the file holds, where that is cheap to know (for a progress bar):
+        its rows, or None where a row is a conversation (one sample a turn, unknown unread)."""
         if self.format == "json":
             if is_seed_layout(self._document):
                 return len(self._document["queries"])
             try:
-                return sum(1 for _ in json_rows(self.path, self._document))
+                rows = [raw.data for raw in json_rows(self.path, self._document)]
             except DatasetError:
+                return None
+            return None if any(is_conversation_row(row) for row in rows) else len(rows)
+        if self.format == "jsonl":
+            with self.path.open("rb") as fh:
+                first = next((line for line in fh if line.strip()), None)
+            if first is not None and _conversation_line(first):
                 return None
         count = self._reader.count_rows
         return None if count is None else count(self.path)
@@ -122,3 +133,12 @@ def load_dataset(
     if not path.exists():
         raise DatasetError(f"dataset file not found: {source}")
     return Dataset(path, format=format, skip_invalid=skip_invalid, fields=fields)
+
+
+def _conversation_line(line: bytes) -> bool:
+    """Whether a JSONL line is a conversation row (a line that is no JSON is left to the read,
+    which reports it)."""
+    try:
+        return is_conversation_row(json.loads(line))
+    except ValueError:
+        return False

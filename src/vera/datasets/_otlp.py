@@ -94,6 +94,8 @@ class _Span:
     end: int
     attributes: dict[str, Any]
     service: str | None
+    events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    """The span's events, name and attributes (GenAI conventions put messages there)."""
 
 
 @dataclass
@@ -224,7 +226,16 @@ def _span(span: Any, where: str, service: str | None) -> _Span:
         end=_nanos(span.get("endTimeUnixNano"), f"{where}.endTimeUnixNano"),
         attributes=_attributes(span, where),
         service=service,
+        events=_events(span, where),
     )
+
+
+def _events(span: dict[str, Any], where: str) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (str(event.get("name", "")), _attributes(event, event_where))
+        for event_where, event in _objects(span, ("events",), where)
+        if isinstance(event, dict)
+    ]
 
 
 def _hex_id(value: Any, size: int, where: str) -> str:
@@ -295,7 +306,7 @@ def _add_span(traces: dict[str, _Trace], span: _Span, line: int) -> None:
         trace.line = line
     if span.attributes.get(SPAN_KIND) == "RETRIEVER":
         trace.retrievals.append((span.start, span.span_id, _documents(span.attributes)))
-    trace.agent.add(span.name, span.start, span.attributes)
+    trace.agent.add(span.name, span.start, span.attributes, span.events)
     for key in MODEL_KEYS:
         model = span.attributes.get(key)
         if isinstance(model, str):
@@ -448,7 +459,7 @@ def _agent_turn(trace_id: str, trace: _Trace) -> list[dict[str, Any]] | Any:
     assistant: dict[str, Any] = {"role": "assistant", "content": answer, "metadata": metadata}
     if retrieved:
         assistant["contexts"] = retrieved
-    return [{"role": "user", "content": query}, *agent.tool_messages(), assistant]
+    return [{"role": "user", "content": query}, *agent.steps(answer), assistant]
 
 
 OTLP = DatasetFormat(

@@ -8,15 +8,18 @@ tool's name and call id. A trace's session is OpenInference's `session.id` or Ge
 `gen_ai.conversation.id`. A GenAI chat span's `gen_ai.input.messages` and
 `gen_ai.output.messages` (or the flattened `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` of
 earlier conventions) give the query and the answer where the root span has no `input.value` /
-`output.value`.
+`output.value`; so do the same messages carried by the span's GenAI events (`_event_messages`).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from vera.types._conversations import INTERMEDIATE_KEY
 
 __all__ = ["AgentSpans", "message_text"]
 
@@ -35,8 +38,15 @@ class AgentSpans:
     chats: list[tuple[int, Any, Any]] = field(default_factory=list)
     session: str | None = None
 
-    def add(self, name: str, start: int, attributes: dict[str, Any]) -> None:
-        """Keep what an agent trace needs of one span (nothing from other spans)."""
+    def add(
+        self,
+        name: str,
+        start: int,
+        attributes: dict[str, Any],
+        events: Sequence[tuple[str, dict[str, Any]]] = (),
+    ) -> None:
+        """Keep what an agent trace needs of one span (nothing from other spans); its
+        attributes first, then its GenAI events for what they lack."""
         session = next((attributes[k] for k in SESSION_KEYS if attributes.get(k)), None)
         if session is not None and self.session is None:
             self.session = str(session)
@@ -45,8 +55,10 @@ class AgentSpans:
             self.tools.append((start, _tool_message(name, attributes)))
         inputs = attributes.get("gen_ai.input.messages") or _indexed(attributes, "prompt")
         outputs = attributes.get("gen_ai.output.messages") or _indexed(attributes, "completion")
+        from_events = _event_messages(events)
+        inputs, outputs = _json(inputs) or from_events[0], _json(outputs) or from_events[1]
         if inputs is not None or outputs is not None:
-            self.chats.append((start, _json(inputs), _json(outputs)))
+            self.chats.append((start, inputs, outputs))
 
     @property
     def is_agent(self) -> bool:
@@ -70,9 +82,63 @@ class AgentSpans:
                     return text
         return None
 
-    def tool_messages(self) -> list[dict[str, Any]]:
-        """The trace's tool results as `tool` messages, in start order."""
-        return [message for _, message in sorted(self.tools, key=lambda t: t[0])]
+    def steps(self, answer: str) -> list[dict[str, Any]]:
+        """The trace's tool results and its intermediate assistant messages (each chat span's
+        text other than the final `answer`, marked `intermediate`), in start order."""
+        said = [
+            (start, text)
+            for start, _, outputs in self.chats
+            for text in [_text_of(outputs)]
+            if text and text.strip() != answer.strip()
+        ]
+        steps = [
+            *self.tools,
+            *(
+                (
+                    start,
+                    {"role": "assistant", "content": text, "metadata": {INTERMEDIATE_KEY: True}},
+                )
+                for start, text in said
+            ),
+        ]
+        return [message for _, message in sorted(steps, key=lambda s: s[0])]
+
+
+_DETAILS_EVENTS = ("gen_ai.client.inference.operation.details",)
+_ROLE_EVENTS = {
+    "gen_ai.system.message": "system",
+    "gen_ai.user.message": "user",
+    "gen_ai.assistant.message": "assistant",
+}
+
+
+def _event_messages(events: Sequence[tuple[str, dict[str, Any]]]) -> tuple[Any, Any]:
+    """A chat span's input and output messages from its events (None where they hold none):
+
+    - the current conventions' `gen_ai.client.inference.operation.details` event, with
+      `gen_ai.input.messages` and `gen_ai.output.messages` as on the span;
+    - the earlier `gen_ai.content.prompt` / `gen_ai.content.completion` events, with
+      `gen_ai.prompt` / `gen_ai.completion` (a JSON message list);
+    - one event a message: `gen_ai.system.message`, `gen_ai.user.message`,
+      `gen_ai.assistant.message` (`content`) in, `gen_ai.choice` (`message`, or `content`) out.
+    """
+    inputs: list[Any] = []
+    outputs: list[Any] = []
+    for name, attributes in events:
+        if name in _DETAILS_EVENTS:
+            inputs += _messages(_json(attributes.get("gen_ai.input.messages")))
+            outputs += _messages(_json(attributes.get("gen_ai.output.messages")))
+        elif name == "gen_ai.content.prompt":
+            inputs += _messages(_json(attributes.get("gen_ai.prompt")))
+        elif name == "gen_ai.content.completion":
+            outputs += _messages(_json(attributes.get("gen_ai.completion")))
+        elif name in _ROLE_EVENTS:
+            inputs.append({"role": _ROLE_EVENTS[name], "content": attributes.get("content")})
+        elif name == "gen_ai.choice":
+            message = _json(attributes.get("message"))
+            found = message if isinstance(message, dict) else {}
+            outputs.append({"role": "assistant", "content": attributes.get("content"), **found})
+    return inputs or None, outputs or None
 
 
 def _tool_message(name: str, attributes: dict[str, Any]) -> dict[str, Any]:
@@ -110,6 +176,11 @@ def _json(value: Any) -> Any:
         except ValueError:
             return None
     return value
+
+
+def _text_of(outputs: Any) -> str:
+    """A chat span's assistant text: its output messages' texts, joined."""
+    return "\n".join(t for t in (message_text(m) for m in _messages(outputs)) if t)
 
 
 def _messages(value: Any) -> list[dict[str, Any]]:

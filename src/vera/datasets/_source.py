@@ -87,6 +87,7 @@ def open_dataset(
     name: str | None = None,
     fields: FieldMap | None = None,
     user_facts: bool = True,
+    agent_steps: bool = False,
 ) -> Dataset | InMemoryDataset:
     """Any supported data as a source of validated samples.
 
@@ -100,6 +101,7 @@ def open_dataset(
     if isinstance(data, str | Path):
         found = load_dataset(data, format=format, skip_invalid=skip_invalid, fields=fields)
         found.user_facts = user_facts
+        found.agent_steps = agent_steps
         if name:
             found.name = name
         return found
@@ -115,10 +117,13 @@ def open_dataset(
             data.skip_invalid = True
         if not user_facts:
             data.user_facts = False
+        if agent_steps:
+            data.agent_steps = True
         return data
     if _is_rows(data):
         found_rows = InMemoryDataset(data, name=name, skip_invalid=skip_invalid, fields=fields)
         found_rows.user_facts = user_facts
+        found_rows.agent_steps = agent_steps
         return found_rows
     raise ConfigError(f"cannot read samples from {type(data).__name__}; expected {ACCEPTED}")
 

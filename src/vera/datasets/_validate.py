@@ -48,6 +48,8 @@ class RowRules:
     accepts_samples: bool = False
     fields: FieldMap | None = None
     user_facts: bool = True
+    agent_steps: bool = False
+    """Agent traces: whether intermediate assistant messages are verified too."""
     """Conversations: whether the user's words are evidence for an assistant turn."""
 
 
@@ -143,7 +145,9 @@ def _checked_rows(
         return [_checked(raw, index, rules, seen, unrecognised)]
     try:
         conversation = conversation_from_row(raw.data, f"conversation-{index}")
-        turns = turn_samples(conversation, user_facts=rules.user_facts)
+        turns = turn_samples(
+            conversation, user_facts=rules.user_facts, agent_steps=rules.agent_steps
+        )
     except ConversationProblem as exc:
         raise DatasetRowError(rules.label, raw.location, exc.field, exc.problem) from None
     for sample in turns:

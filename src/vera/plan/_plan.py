@@ -134,7 +134,11 @@ class RunPlan(BaseModel):
             (gates.latency_p95_ms, gates.latency_p99_ms)
         )
         return (
-            self.threshold is not None or self.regression or bool(self.baseline_run) or (configured)
+            self.threshold is not None
+            or self.regression
+            or bool(self.baseline_run)
+            or configured
+            or self.settings.min_faithful_turns is not None
         )
 
     @property

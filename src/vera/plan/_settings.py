@@ -62,6 +62,12 @@ class Settings(JudgeOptions, SampleLimitOptions):
     gates: GateConfig = Field(default_factory=GateConfig)
     """The `[gates]` table: per-metric, per-category and latency limits (see `vera.results`)."""
     user_facts: bool = True
+    agent_steps: bool = False
+    """In agent traces, whether the assistant's intermediate messages (an LLM span's text
+    between tool calls) are verified too; by default only each trace's final answer is."""
+    min_faithful_turns: float | None = Field(default=None, ge=0, le=1)
+    """On conversations: the gate on the share of faithful assistant turns
+    (`Report.conversations`); a run with no turn scored on faithfulness fails it."""
     """In conversations, whether what the user said is evidence for an assistant turn (False:
     a claim resting only on the user's word has no evidence; see docs/conversations.md)."""
     fields: dict[str, str] = Field(default_factory=dict)

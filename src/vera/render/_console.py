@@ -17,6 +17,7 @@ from rich.text import Text
 
 from vera.render._calibration import calibration_lines
 from vera.render._cascade import cascade_summary
+from vera.render._conversations import conversation_lines
 from vera.render._ranking import EVERY_INVALID_ROW, FailingSamples, more_line
 from vera.render._view import not_applicable_lines
 from vera.results._builder import Report, SampleResult, SampleStatus
@@ -169,6 +170,9 @@ def print_summary(
     `results` are the samples' results when they are not in `report.samples` (read once)."""
     _print_metrics(report, out)
     _print_breakdowns(report, out)
+    if report.conversations is not None:
+        for line in conversation_lines(report.conversations):
+            out.print(line, highlight=False, markup=False)
     if report.baseline_comparison:
         _print_baselines(report, out)
     if report.categorical_tests:

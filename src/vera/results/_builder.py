@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from vera.results._turns import TurnTally
 from vera.stats._calibration import CalibrationTally
 from vera.stats._stats import ValueCounts
 from vera.types._claims import Verdict
@@ -266,6 +267,7 @@ class ReportBuilder:
         self._f1 = ValueCounts()
         self._statuses: Counter[SampleStatus] = Counter()
         self._calibration = CalibrationTally()
+        self._turns = TurnTally()
 
     def add(self, result: SampleResult) -> None:
         """Count one sample's result in every aggregate."""
@@ -280,6 +282,7 @@ class ReportBuilder:
             self._latency_by_category[result.category or UNCATEGORISED].add(result.latency_ms)
         self._claims.add(result)
         self._calibration.add_result(result)
+        self._turns.add(result)
         precision = result.scores.get("grounding_precision")
         recall = result.scores.get("grounding_recall")
         if result.status is SampleStatus.SCORED and precision is not None and recall is not None:
@@ -386,6 +389,7 @@ class ReportBuilder:
             unrecognised_fields=tuple(sorted(unrecognised_fields)),
             stopped=stopped,
             calibration=self._calibration.calibration(),
+            conversations=self._turns.summary(),
         )
 
 

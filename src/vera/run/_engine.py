@@ -37,6 +37,7 @@ from vera.providers._registry import provider_names
 from vera.results._builder import Report, RunStop, SampleResult
 from vera.results._comparison import baseline_comparison
 from vera.results._gates import gate_failures, regression_failures
+from vera.results._turns import turn_gate_failures
 from vera.run._experiment import resolve_pipeline
 from vera.run._fingerprint import run_fingerprint
 from vera.run._runner import run_pass
@@ -241,6 +242,7 @@ def _data(plan: RunPlan, bindings: Bindings) -> SampleSource:
         name=ref.name,
         fields=plan.settings.fields,
         user_facts=plan.settings.user_facts,
+        agent_steps=plan.settings.agent_steps,
     )
 
 
@@ -668,6 +670,7 @@ def _gates(plan: RunPlan, report: Report, store: RunStore | None) -> list[str]:
     if not plan.gated:
         return []
     failures = gate_failures(report, plan.settings.gates)
+    failures += turn_gate_failures(report, plan.settings.min_faithful_turns)
     compared = report.regression.compared_with if report.regression is not None else None
     if compared is not None and store is not None:
         failures += regression_failures(report, store.report(compared), compared)

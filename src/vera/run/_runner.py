@@ -33,6 +33,7 @@ from vera.results._builder import (
 from vera.text._language import identify
 from vera.types import Sample
 from vera.types._errors import RunStopError
+from vera.types._turns import turn_ref
 
 __all__ = ["DEFAULT_CONCURRENCY", "evaluate_sample", "run_pass"]
 
@@ -145,6 +146,7 @@ def _identity(sample: Sample, group_by: Sequence[str]) -> dict[str, Any]:
         "human_faithful": sample.human_faithful,
         "human_claims": sample.human_claims,
         "group_values": {key: _group_by(sample, key) for key in group_by},
+        "turn": turn_ref(sample),
     }
 
 

@@ -66,6 +66,7 @@ from vera.types._results import (
 )
 from vera.types._samples import Citation, Context, Sample
 from vera.types._secrets import is_redacted, mask_secret, redact
+from vera.types._turns import ConversationSummary, ConversationTurns, TurnRef
 
 __all__ = [
     "DEFAULT_MIN_ENTAILMENT",
@@ -80,6 +81,8 @@ __all__ = [
     "ConfigError",
     "Context",
     "Conversation",
+    "ConversationSummary",
+    "ConversationTurns",
     "CorrectedEstimate",
     "DatasetError",
     "DatasetRowError",
@@ -116,6 +119,7 @@ __all__ = [
     "ToolCall",
     "ToolResult",
     "Turn",
+    "TurnRef",
     "VeraError",
     "Verdict",
     "describe_differences",

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from vera.types._samples import Context
 
 __all__ = [
+    "INTERMEDIATE_KEY",
     "SOURCE_KIND_KEY",
     "Conversation",
     "Role",
@@ -31,6 +32,9 @@ _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 SOURCE_KIND_KEY = "source_kind"
 """The key of a turn context's `metadata` that names its `SourceKind`."""
+INTERMEDIATE_KEY = "intermediate"
+"""The key of an assistant turn's `metadata` that marks an agent's intermediate message (text
+between tool calls), verified only with `agent_steps`."""
 
 
 class Role(StrEnum):

@@ -15,7 +15,15 @@ from collections.abc import Iterable, Sequence
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 from vera.types._baselines import BaselineComparison
 from vera.types._claims import Verdict
@@ -26,6 +34,7 @@ from vera.types._judge_details import JudgeDetails
 from vera.types._results import MetricResult
 from vera.types._samples import Context, LabelledClaim
 from vera.types._secrets import redact
+from vera.types._turns import ConversationSummary, TurnRef
 
 Message = Annotated[str, AfterValidator(redact)]
 """Text from an exception or a provider: kept with its URLs' secrets taken out (`redact`)."""
@@ -188,6 +197,13 @@ class SampleResult(BaseModel):
     there was no response or too little text to tell."""
     context_language: str | None = None
     """The contexts' language, identified the same way."""
+    turn: TurnRef | None = None
+    """The conversation and turn a turn sample came from; None (and absent from the JSON) for
+    a sample that is no conversation turn."""
+
+    @model_serializer(mode="wrap")
+    def _omit_no_turn(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _omit_none(handler(self), "turn")
 
 
 class MetricSummary(BaseModel):
@@ -426,6 +442,13 @@ class Report(BaseModel):
     regression gate compares only runs with the same `digest` (see `vera.run._fingerprint`)."""
     regression: RegressionCheck | None = None
     """With `--regression` or `--baseline-run`: the stored run the gate compared with."""
+    conversations: ConversationSummary | None = None
+    """On a conversation dataset: each conversation's scores over its turns (faithful-turn
+    share, first unfaithful turn). None, and absent from the JSON, on any other dataset."""
+
+    @model_serializer(mode="wrap")
+    def _omit_no_conversations(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _omit_none(handler(self), "conversations")
 
     @field_validator("schema_version")
     @classmethod
@@ -552,3 +575,11 @@ def _claim_row(sample_id: str, claim: ClaimRecord) -> dict[str, Any]:
         "span_end": end,
         "traceable": claim.traceable,
     }
+
+
+def _omit_none(data: dict[str, Any], key: str) -> dict[str, Any]:
+    """`data` without `key` where it is None: a field that only some runs have stays out of
+    the others' JSON, which is then what it was before the field existed."""
+    if key in data and data[key] is None:
+        del data[key]
+    return data

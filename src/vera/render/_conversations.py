@@ -1,0 +1,27 @@
+"""A run's conversation block on the console: the faithful-turn share and where each
+conversation first went wrong (the HTML report's "Conversations" section says the same)."""
+
+from __future__ import annotations
+
+from vera.types import ConversationSummary
+
+__all__ = ["conversation_lines"]
+
+_NAMED = 6
+"""Conversations named by their first unfaithful turn before the rest are counted."""
+
+
+def conversation_lines(block: ConversationSummary) -> list[str]:
+    """The block as lines of text: the share over every turn, then the first unfaithful turns."""
+    share = "n/a" if block.faithful_turns is None else f"{block.faithful_turns:.3f}"
+    unscored = f", {block.unscored_turns} not scored" if block.unscored_turns else ""
+    lines = [
+        f"Conversations: {len(block.conversations)}, faithful turns {share} "
+        f"({block.metric} passes, over {block.scored_turns} scored turns{unscored})"
+    ]
+    wrong = [c for c in block.conversations if c.first_unfaithful_turn is not None]
+    if wrong:
+        named = ", ".join(f"{c.id} turn {c.first_unfaithful_turn}" for c in wrong[:_NAMED])
+        more = f" and {len(wrong) - _NAMED} more" if len(wrong) > _NAMED else ""
+        lines.append(f"First unfaithful turn: {named}{more}")
+    return lines

@@ -1,0 +1,78 @@
+"""Where a sample sits in a conversation, and a run's conversation scores over its turns.
+
+A conversation dataset gives one sample per assistant turn (see `vera.datasets.turn_samples`);
+each result keeps its `TurnRef`, so a run's report can score the conversations as well as the
+turns (`Report.conversations`). Both are omitted from the JSON of a run that has no turns, so
+the reports of ordinary datasets do not change.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from vera.types._samples import Sample
+
+__all__ = ["ConversationSummary", "ConversationTurns", "TurnRef", "turn_ref"]
+
+_FROZEN = ConfigDict(frozen=True)
+
+
+class TurnRef(BaseModel):
+    """The conversation a turn sample came from, and its turn number (its position in the
+    conversation, counting every message)."""
+
+    model_config = _FROZEN
+
+    conversation_id: str
+    turn: int
+
+
+class ConversationTurns(BaseModel):
+    """One conversation's scores over its assistant turns in one run.
+
+    A turn is faithful when its faithfulness result passes; `faithful_turns` is the share of
+    the scored turns that are (None when none was scored, never 0), `first_unfaithful_turn`
+    the number of the first that is not. Consistency with the assistant's own earlier turns
+    needs a second run (`vera.conversations.evaluate_conversations`); a run alone does not
+    measure it, so it is not here.
+    """
+
+    model_config = _FROZEN
+
+    id: str
+    turns: tuple[int, ...]
+    """The turn numbers of the conversation's assistant turns in the run."""
+    scored_turns: int
+    unfaithful_turns: tuple[int, ...]
+    faithful_turns: float | None
+    first_unfaithful_turn: int | None
+
+
+class ConversationSummary(BaseModel):
+    """The conversation block of a run's report: each conversation's scores, and the share of
+    faithful turns over all of them (None when the run scored no turn or no faithfulness)."""
+
+    model_config = _FROZEN
+
+    metric: str
+    """The metric whose pass makes a turn faithful."""
+    faithful_turns: float | None
+    scored_turns: int
+    unscored_turns: int
+    """Turns with no faithfulness result: errors, skipped, or faithfulness not run."""
+    conversations: tuple[ConversationTurns, ...]
+
+
+def turn_ref(sample: Sample) -> TurnRef | None:
+    """The sample's place in its conversation, from the `conversation_id` and `turn` metadata
+    that `turn_samples` writes (and that a flattened conversation file may carry); None for a
+    sample without both, or whose turn is no whole number."""
+    conversation = sample.metadata.get("conversation_id")
+    turn = sample.metadata.get("turn")
+    if conversation is None or isinstance(turn, bool):
+        return None
+    try:
+        number = int(turn) if isinstance(turn, int | str) else None
+    except ValueError:
+        return None
+    return None if number is None else TurnRef(conversation_id=str(conversation), turn=number)
