@@ -7,11 +7,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 from vera import VeraError, load_settings
-from vera.cli._app import app
+from vera.cli._app import _fail, app, err, out
 from vera.conversations import (
     ConversationEstimate,
     ConversationReport,
@@ -20,7 +18,8 @@ from vera.conversations import (
     thread_lines,
     threads_html,
 )
-from vera.run import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE
+from vera.render import atomic_text
+from vera.run import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK
 
 __all__ = ["HELP", "conversations_command"]
 
@@ -28,59 +27,62 @@ HELP = (
     "Verify conversations turn by turn and show each as a thread.\n\n"
     "Example: vera conversations conversations --min-faithful-turns 0.9 -o turns.json"
 )
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+
+
+_DataArg = Annotated[
+    str, typer.Argument(help="A JSON/JSONL file of conversations, or a bundled name.")
+]
+_JudgeArg = Annotated[str | None, typer.Option("--judge", help="The judge (default offline).")]
+_UserFactsArg = Annotated[
+    bool | None,
+    typer.Option(
+        "--user-facts/--no-user-facts",
+        help="Whether what the user said counts as evidence (default: it does, and each "
+        "claim resting on it is shown as 'user'; user_facts in vera.toml).",
+        show_default=False,
+    ),
+]
+_MinFaithfulTurnsArg = Annotated[
+    float | None,
+    typer.Option(min=0.0, max=1.0, help="Exit 1 when the share of faithful turns is lower."),
+]
+_MinConsistencyArg = Annotated[
+    float | None,
+    typer.Option(min=0.0, max=1.0, help="Exit 1 when a conversation's consistency is lower."),
+]
+_DryRunArg = Annotated[
+    bool,
+    typer.Option("--dry-run", help="Count the judge calls both runs would make; call nothing."),
+]
+_OutputArg = Annotated[
+    Path | None,
+    typer.Option("-o", "--output", help="Write the turns here: JSON, or HTML for a .html path."),
+]
+_AgentStepsArg = Annotated[
+    bool | None,
+    typer.Option(
+        "--agent-steps/--final-answers",
+        help="Agent traces: verify intermediate assistant messages too (default: final "
+        "answers only; agent_steps in vera.toml).",
+        show_default=False,
+    ),
+]
+_NoHistoryArg = Annotated[
+    bool,
+    typer.Option("--no-history", help="Do not store the turn run in the run history (vera runs)."),
+]
 
 
 def conversations_command(
-    data: Annotated[
-        str, typer.Argument(help="A JSON/JSONL file of conversations, or a bundled name.")
-    ],
-    judge: Annotated[
-        str | None, typer.Option("--judge", help="The judge (default offline).")
-    ] = None,
-    user_facts: Annotated[
-        bool | None,
-        typer.Option(
-            "--user-facts/--no-user-facts",
-            help="Whether what the user said counts as evidence (default: it does, and each "
-            "claim resting on it is shown as 'user'; user_facts in vera.toml).",
-            show_default=False,
-        ),
-    ] = None,
-    min_faithful_turns: Annotated[
-        float | None,
-        typer.Option(min=0.0, max=1.0, help="Exit 1 when the share of faithful turns is lower."),
-    ] = None,
-    min_consistency: Annotated[
-        float | None,
-        typer.Option(min=0.0, max=1.0, help="Exit 1 when a conversation's consistency is lower."),
-    ] = None,
-    dry_run: Annotated[
-        bool,
-        typer.Option("--dry-run", help="Count the judge calls both runs would make; call nothing."),
-    ] = False,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "-o", "--output", help="Write the turns here: JSON, or HTML for a .html path."
-        ),
-    ] = None,
-    agent_steps: Annotated[
-        bool | None,
-        typer.Option(
-            "--agent-steps/--final-answers",
-            help="Agent traces: verify intermediate assistant messages too (default: final "
-            "answers only; agent_steps in vera.toml).",
-            show_default=False,
-        ),
-    ] = None,
-    no_history: Annotated[
-        bool,
-        typer.Option(
-            "--no-history", help="Do not store the turn run in the run history (vera runs)."
-        ),
-    ] = False,
+    data: _DataArg,
+    judge: _JudgeArg = None,
+    user_facts: _UserFactsArg = None,
+    min_faithful_turns: _MinFaithfulTurnsArg = None,
+    min_consistency: _MinConsistencyArg = None,
+    dry_run: _DryRunArg = False,
+    output: _OutputArg = None,
+    agent_steps: _AgentStepsArg = None,
+    no_history: _NoHistoryArg = False,
 ) -> None:
     try:
         # vera.toml and VERA_* apply as they do to `vera eval`; the turn run is stored the same.
@@ -100,8 +102,13 @@ def conversations_command(
             history=not no_history,
         )
     except VeraError as exc:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
-        raise typer.Exit(EXIT_USAGE) from None
+        _fail(exc)
+    _show(report, output)
+    raise typer.Exit(_exit_code(report, min_faithful_turns, min_consistency))
+
+
+def _show(report: ConversationReport, output: Path | None) -> None:
+    """The threads on the console, where the turn run is stored, and the file asked for."""
     for score in report.conversations:
         for line in thread_lines(score):
             out.print(line, markup=False, soft_wrap=True)
@@ -112,8 +119,9 @@ def conversations_command(
         )
     if output is not None:
         html = output.suffix.lower() in (".html", ".htm")
-        output.write_text(threads_html(report) if html else report.turns_json(), encoding="utf-8")
-    raise typer.Exit(_exit_code(report, min_faithful_turns, min_consistency))
+        # Whole or not at all, as every report VERA writes.
+        with atomic_text(output, what="the turns") as file:
+            file.write(threads_html(report) if html else report.turns_json())
 
 
 def _print_estimate(estimate: ConversationEstimate) -> None:

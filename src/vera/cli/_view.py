@@ -24,6 +24,26 @@ _VIEW_HELP = (
 )
 
 
+_TokenFlag = Annotated[
+    str | None,
+    typer.Option(
+        "--token",
+        envvar="VERA_VIEW_TOKEN",
+        show_default=False,
+        help="The access token every request must carry; off loopback one is generated "
+        "when not given, and printed in the address.",
+    ),
+]
+_ReviewFlag = Annotated[
+    bool,
+    typer.Option(
+        "--review",
+        help="Let the review pages (/review/RUN) store people's labels in the history; "
+        "without it the view only reads.",
+    ),
+]
+
+
 @app.command("view", help=_VIEW_HELP)
 def view_command(
     history: HistoryOption = None,
@@ -47,24 +67,8 @@ def view_command(
             "(repeatable); needed with --host 0.0.0.0 or ::.",
         ),
     ] = None,
-    token: Annotated[
-        str | None,
-        typer.Option(
-            "--token",
-            envvar="VERA_VIEW_TOKEN",
-            show_default=False,
-            help="The access token every request must carry; off loopback one is generated "
-            "when not given, and printed in the address.",
-        ),
-    ] = None,
-    review: Annotated[
-        bool,
-        typer.Option(
-            "--review",
-            help="Let the review pages (/review/RUN) store people's labels in the history; "
-            "without it the view only reads.",
-        ),
-    ] = False,
+    token: _TokenFlag = None,
+    review: _ReviewFlag = False,
 ) -> None:
     """Browse the run history in a web browser (the help is `_VIEW_HELP`)."""
     from vera.viewer import serve
