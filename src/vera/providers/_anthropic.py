@@ -96,32 +96,25 @@ class AnthropicChatModel(SdkAdapter):
         """Send `request` once; translate the reply or the failure into VERA's types."""
         client = self._get_client()
         tools, tool_choice = self._tooling(request)
-        try:
-            # The raw response, because the parsed one drops the rate-limit headers.
-            raw = await client.messages.with_raw_response.create(
-                model=self._model,
-                max_tokens=request.max_tokens,
-                system=self._system(request),
-                messages=_messages(request, self._model),
-                tools=tools,
-                tool_choice=tool_choice,
-            )
-            message = await raw.parse()
-        except self._sdk.APIStatusError as exc:
-            raise self._status_error(exc) from None
-        except self._sdk.APITimeoutError as exc:
-            raise self._timeout_error() from exc
-        except self._sdk.APIConnectionError as exc:
-            raise self._connection_error(exc) from exc
-        except (self._sdk.APIResponseValidationError, json.JSONDecodeError) as exc:
-            raise self._unreadable() from exc
-        except TypeError as exc:
-            # The SDK checks for credentials only when it builds the first request.
-            if "authentication" not in str(exc):
-                raise
-            raise AuthenticationError(
-                f"no Anthropic API key: set {_KEY_ENV} or pass api_key"
-            ) from None
+        with self.sdk_errors():
+            try:
+                # The raw response, because the parsed one drops the rate-limit headers.
+                raw = await client.messages.with_raw_response.create(
+                    model=self._model,
+                    max_tokens=request.max_tokens,
+                    system=self._system(request),
+                    messages=_messages(request, self._model),
+                    tools=tools,
+                    tool_choice=tool_choice,
+                )
+                message = await raw.parse()
+            except TypeError as exc:
+                # The SDK checks for credentials only when it builds the first request.
+                if "authentication" not in str(exc):
+                    raise
+                raise AuthenticationError(
+                    f"no Anthropic API key: set {_KEY_ENV} or pass api_key"
+                ) from None
         if not isinstance(message, self._sdk.types.Message):
             raise self._unreadable()
         return self._response(request, message, rate_limit_info(raw.headers))

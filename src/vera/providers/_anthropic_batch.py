@@ -7,7 +7,6 @@ processing status is "ended", its results (JSONL behind `results_url`) say for e
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -108,14 +107,5 @@ class AnthropicBatchBackend:
     @asynccontextmanager
     async def _translated(self) -> AsyncIterator[None]:
         """SDK failures as VERA's errors, as the interactive calls translate them."""
-        adapter, sdk = self.adapter, self.adapter._sdk
-        try:
+        with self.adapter.sdk_errors():
             yield
-        except sdk.APIStatusError as exc:
-            raise adapter._status_error(exc) from None
-        except sdk.APITimeoutError as exc:
-            raise adapter._timeout_error() from exc
-        except sdk.APIConnectionError as exc:
-            raise adapter._connection_error(exc) from exc
-        except (sdk.APIResponseValidationError, json.JSONDecodeError) as exc:
-            raise adapter._unreadable() from exc

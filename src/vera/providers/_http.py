@@ -6,12 +6,14 @@ Both official SDKs come from the same generator and fail alike, so one mapping s
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
+import json
 import math
 import os
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, cast
@@ -295,6 +297,7 @@ class SdkAdapter:
     _api_key: str | None
     _base_url: str | None
     _timeout: float
+    _sdk: Any
 
     @property
     def model(self) -> str:
@@ -331,3 +334,19 @@ class SdkAdapter:
         return UnreadableReplyError(
             f"unreadable reply from {self._where()}; is it an {self.provider_label}-compatible API?"
         )
+
+    @contextlib.contextmanager
+    def sdk_errors(self) -> Iterator[None]:
+        """The SDK's failures inside, as VERA's errors: one translation for the interactive
+        calls and the batch APIs alike."""
+        sdk = self._sdk
+        try:
+            yield
+        except sdk.APIStatusError as exc:
+            raise self._status_error(exc) from None
+        except sdk.APITimeoutError as exc:
+            raise self._timeout_error() from exc
+        except sdk.APIConnectionError as exc:
+            raise self._connection_error(exc) from exc
+        except (sdk.APIResponseValidationError, json.JSONDecodeError) as exc:
+            raise self._unreadable() from exc

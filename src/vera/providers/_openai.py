@@ -6,7 +6,6 @@ without it. The SDK's own retries are off: VERA retries in one place, once.
 
 from __future__ import annotations
 
-import json
 import re
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -96,7 +95,7 @@ class OpenAIChatModel(SdkAdapter):
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Send `request` once; translate the reply or the failure into VERA's types."""
         client = self._get_client()
-        try:
+        with self.sdk_errors():
             # The raw response, because the parsed one drops the rate-limit headers.
             raw = await client.chat.completions.with_raw_response.create(
                 model=self._model,
@@ -107,14 +106,6 @@ class OpenAIChatModel(SdkAdapter):
                 extra_body=self._response_format(request),
             )
             completion = raw.parse()
-        except self._sdk.APIStatusError as exc:
-            raise self._status_error(exc) from None
-        except self._sdk.APITimeoutError as exc:
-            raise self._timeout_error() from exc
-        except self._sdk.APIConnectionError as exc:
-            raise self._connection_error(exc) from exc
-        except (self._sdk.APIResponseValidationError, json.JSONDecodeError) as exc:
-            raise self._unreadable() from exc
         if not isinstance(completion, self._sdk.types.chat.ChatCompletion):
             raise self._unreadable()
         return self._response(request, completion, rate_limit_info(raw.headers))

@@ -113,17 +113,8 @@ class OpenAIBatchBackend:
     @asynccontextmanager
     async def _translated(self) -> AsyncIterator[None]:
         """SDK failures as VERA's errors, as the interactive calls translate them."""
-        adapter, sdk = self.adapter, self.adapter._sdk
-        try:
+        with self.adapter.sdk_errors():
             yield
-        except sdk.APIStatusError as exc:
-            raise adapter._status_error(exc) from None
-        except sdk.APITimeoutError as exc:
-            raise adapter._timeout_error() from exc
-        except sdk.APIConnectionError as exc:
-            raise adapter._connection_error(exc) from exc
-        except (sdk.APIResponseValidationError, json.JSONDecodeError) as exc:
-            raise adapter._unreadable() from exc
 
 
 def _read_lines(text: str) -> dict[str, Outcome]:
