@@ -189,21 +189,23 @@ class _DeadWorker:
 
 async def test_a_failed_worker_turns_its_batch_into_errors_and_loses_nothing() -> None:
     from vera.executors import ray as executor
-    from vera.runner import PassResults, _report_builder
+    from vera.metrics import Faithfulness
+    from vera.report import ReportBuilder
+    from vera.runner import PassSink, PassWork
 
     samples = list(open_dataset("example"))
     recorded: dict[int, SampleResult] = {}
-    builder = _report_builder([], ())
-    sink = PassResults(
-        builder,
+    sink = PassSink(
+        ReportBuilder({}),
         keep=True,
         progress=None,
         record=recorded.__setitem__,
         resume_from={},
         group_by=(),
     )
+    work = PassWork([Faithfulness()], OfflineJudge(), size_hint=len(samples))
     cluster = executor._Cluster(ray=None, quota=None, workers=[_DeadWorker(), _DeadWorker()])
-    await executor._dispatch(cluster, sink, samples, 4, ())
+    await executor._dispatch(cluster, sink, iter(enumerate(samples)), work)
     assert sorted(recorded) == list(range(len(samples)))
     assert {r.status.value for r in recorded.values()} == {"error"}
     assert "ray worker failed: RuntimeError: SIGKILL" in (recorded[0].error or "")

@@ -141,8 +141,8 @@ def test_an_old_history_is_read_as_it_is_then_migrated_by_a_writer(tmp_path: Pat
     assert _layout(path) == (0, set())  # a reader changed nothing
 
     writer = RunStore(path)
-    assert writer.schema_version == HISTORY_SCHEMA_VERSION == 2
-    assert _layout(path) == (2, {"runs_by_time", "runs_by_dataset"})
+    assert writer.schema_version == HISTORY_SCHEMA_VERSION == 3
+    assert _layout(path) == (3, {"runs_by_time", "runs_by_dataset"})
     assert writer.get(run_id).metrics == report.metrics
     assert list(writer.iter_results(run_id)) == list(report.samples)
     assert writer.report(run_id).counts == report.counts
@@ -151,7 +151,7 @@ def test_an_old_history_is_read_as_it_is_then_migrated_by_a_writer(tmp_path: Pat
 
 def test_a_new_history_is_made_at_the_current_version(tmp_path: Path) -> None:
     RunStore(tmp_path / "runs.sqlite").close()
-    assert _layout(tmp_path / "runs.sqlite") == (2, {"runs_by_time", "runs_by_dataset"})
+    assert _layout(tmp_path / "runs.sqlite") == (3, {"runs_by_time", "runs_by_dataset"})
 
 
 def test_a_history_from_a_newer_vera_is_refused_with_exit_2(tmp_path: Path) -> None:
