@@ -213,6 +213,13 @@ def _worker_plan(plan: RunPlan) -> str:
     return plan.model_copy(update={**updates, "retrieval": retrieval}).model_dump_json()
 
 
+def _shares(workers: int, concurrency: int) -> tuple[int, int]:
+    """How many workers start and the samples each evaluates at once: never more samples in
+    flight over all of them than `concurrency` (a provider's limit is the whole run's)."""
+    count = max(1, min(workers, concurrency))
+    return count, concurrency // count
+
+
 @dataclass
 class _Cluster:
     """The actors of one pass: the quota and the workers."""
@@ -227,8 +234,7 @@ class _Cluster:
         no more than `work.concurrency`, which they share out as their slots."""
         settings = plan.settings
         cpus = float(ray.cluster_resources().get("CPU", 1))
-        count = min(settings.ray_workers or max(1, int(cpus)), work.concurrency)
-        slots = work.concurrency // count
+        count, slots = _shares(settings.ray_workers or max(1, int(cpus)), work.concurrency)
         quota = ray.remote(num_cpus=0)(Quota).remote(
             settings.requests_per_minute, settings.tokens_per_minute, settings.fail_fast
         )
