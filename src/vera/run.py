@@ -85,8 +85,9 @@ class Bindings:
     """Keep every sample's result in `Report.samples`. False streams them: each goes to the
     run store as it finishes and leaves memory (`RunResult.results()` reads them back), so a
     run's memory does not grow with its size, baselines and `--regression` included: their
-    paired statistics read the pairs from the store. Without a history the run streams to a
-    temporary store, removed with the `RunResult`. A baseline's pass always streams."""
+    paired statistics read the pairs from the store. Without a history a run with baselines
+    streams to a temporary store, removed with the `RunResult`; one without baselines keeps
+    its results (it writes no file). A baseline's pass always streams."""
 
 
 class RunObserver:
@@ -466,9 +467,9 @@ async def _extras(
 
 
 class _Scratch:
-    """A run store in a temporary folder, for a run without a history that still streams
-    (baselines pair their samples through it; a streamed run reads its results back from
-    it). It lives as long as the `RunResult` that holds it: then the folder is removed."""
+    """A run store in a temporary folder, for a run with baselines but without a history: the
+    baselines pair their samples through it, and a streamed run reads its results back from
+    it. It lives as long as the `RunResult` that holds it: then the folder is removed."""
 
     def __init__(self, settings: Settings) -> None:
         self._folder = tempfile.TemporaryDirectory(prefix="vera-run-")
@@ -483,12 +484,13 @@ class _Scratch:
 def _open_store(
     plan: RunPlan, parts: Components, bindings: Bindings, resume: str | None
 ) -> tuple[RunStore | None, _Scratch | None]:
-    """The run's store: the history, or with the history off a temporary one where the run
-    must stream (baselines, or results not kept); None where nothing needs one."""
+    """The run's store: the history, or with the history off a temporary one where a
+    comparison pairs samples (baselines); None where nothing needs one (a run without a
+    history and without baselines keeps its results in memory, and writes no file)."""
     settings = plan.settings
     if resume is not None or settings.history:
         return open_history(settings), None
-    if not parts.baselines and bindings.keep_samples:
+    if not parts.baselines:
         return None, None
     scratch = _Scratch(settings)
     return scratch.open(), scratch
