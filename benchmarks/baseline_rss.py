@@ -27,7 +27,8 @@ from vera.datasets.bundled import bundled_path
 _CHILD = (
     "import resource, subprocess, sys;"
     "code = subprocess.call(sys.argv[1:]);"
-    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss);"
+    "used = resource.getrusage(resource.RUSAGE_CHILDREN);"
+    "print(used.ru_utime + used.ru_stime, used.ru_maxrss);"
     "sys.exit(code)"
 )
 
@@ -42,7 +43,8 @@ def write_rows(path: Path, rows: int) -> None:
 
 
 def measure(rows: int, folder: Path, *, history: bool) -> dict[str, object]:
-    """One `vera eval --baseline naive-rag` over `rows` rows: wall seconds and peak RSS."""
+    """One `vera eval --baseline naive-rag` over `rows` rows: wall and CPU seconds (the CPU
+    time does not depend on what else the machine runs), and peak RSS."""
     data = folder / f"rows-{rows}.jsonl"
     write_rows(data, rows)
     store = ["--history", str(folder / f"h-{rows}.sqlite")] if history else ["--no-history"]
@@ -57,12 +59,14 @@ def measure(rows: int, folder: Path, *, history: bool) -> dict[str, object]:
         raise SystemExit(f"vera eval failed ({done.returncode}): {done.stderr[-2000:]}")
     report = json.loads((folder / f"r-{rows}.json").read_text(encoding="utf-8"))
     paired = report["baseline_comparison"]["significance"]["naive_rag"]
+    cpu, peak_kb = done.stdout.strip().splitlines()[-1].split()
     data.unlink()
     return {
         "rows": rows,
         "history": history,
         "wall_s": round(wall, 1),
-        "peak_rss_mb": round(int(done.stdout.strip().splitlines()[-1]) / 1024, 1),
+        "cpu_s": round(float(cpu), 1),
+        "peak_rss_mb": round(int(peak_kb) / 1024, 1),
         "paired_samples": {metric: c["paired_samples"] for metric, c in paired.items()},
     }
 
