@@ -1,9 +1,10 @@
 """Running a `RunPlan`: the one place a run is coordinated, for the CLI and Python alike.
 
-`arun_plan` does everything in one event loop: the system pass, each baseline's pass, the law
-checks, and the recording of each finished sample in the run history. It returns the report
-with the gates' verdict; the caller renders it and picks an exit code. `run_plan` is the one
-synchronous edge.
+`arun_plan` does everything in one event loop: the system pass, each baseline's pass (each
+through `runner.run_pass` on the executor the plan names, which only turns rows into results),
+the law checks, the recording of each finished sample in the run store, and the gates, whose
+paired statistics read their pairs back from that store. It returns the report with the gates'
+verdict; the caller renders it and picks an exit code. `run_plan` is the one synchronous edge.
 """
 
 from __future__ import annotations
