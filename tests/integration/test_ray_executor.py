@@ -149,11 +149,29 @@ def test_a_rerun_on_ray_answers_from_the_shared_cache(
     assert _scores(list(again.samples)) == _scores(list(first.samples))
 
 
-def test_ray_refuses_pipelines_and_judge_objects() -> None:
-    with pytest.raises(ConfigError, match="does not yet run pipelines"):
-        vera.evaluate("example", pipeline="naive-rag", settings=RAY)
+def test_ray_runs_a_pipeline_and_a_baseline_as_a_local_run_does() -> None:
+    # Each worker rebuilds the pipeline from the plan's name for it, and the baseline's corpus
+    # from the plan's dataset; the baseline's pairs come back through the run store.
+    options = {"pipeline": "simple-verification", "baselines": ["naive-rag"]}
+    local = vera.evaluate("example", **options)
+    remote = vera.evaluate("example", settings=RAY, **options)
+    assert remote.pipeline == local.pipeline == "simple-verification"
+    assert _scores(list(remote.samples)) == _scores(list(local.samples))
+    assert [r.response for r in remote.samples] == [r.response for r in local.samples]
+    assert remote.baseline_comparison == local.baseline_comparison
+    paired = remote.baseline_comparison["significance"]["naive_rag"]["faithfulness"]
+    assert paired["paired_samples"] == 28
+
+
+def test_ray_refuses_pipeline_and_judge_objects() -> None:
+    with pytest.raises(ConfigError, match="pipeline 'echo' from its name"):
+        vera.evaluate("example", pipeline=echo, settings=RAY)
     with pytest.raises(ConfigError, match="by name"):
         vera.evaluate("example", judge=OfflineJudge(learned=True), settings=RAY)
+
+
+def echo(query: str) -> str:
+    return query
 
 
 def test_a_missing_ray_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -187,22 +205,32 @@ class _DeadWorker:
 
 
 async def test_a_failed_worker_turns_its_batch_into_errors_and_loses_nothing() -> None:
-    from vera.run import PassResults, _report_builder
+    from vera.metrics import Faithfulness
+    from vera.results import ReportBuilder
+    from vera.run import PassSink, PassWork
     from vera.run import _ray as executor
 
     samples = list(open_dataset("example"))
     recorded: dict[int, SampleResult] = {}
-    builder = _report_builder([], ())
-    sink = PassResults(
-        builder,
+    sink = PassSink(
+        ReportBuilder({}),
         keep=True,
         progress=None,
         record=recorded.__setitem__,
         resume_from={},
         group_by=(),
     )
+    work = PassWork([Faithfulness()], OfflineJudge(), size_hint=len(samples))
     cluster = executor._Cluster(ray=None, quota=None, workers=[_DeadWorker(), _DeadWorker()])
-    await executor._dispatch(cluster, sink, samples, 4, ())
+    await executor._dispatch(cluster, sink, iter(enumerate(samples)), work)
     assert sorted(recorded) == list(range(len(samples)))
     assert {r.status.value for r in recorded.values()} == {"error"}
     assert "ray worker failed: RuntimeError: SIGKILL" in (recorded[0].error or "")
+
+
+def test_the_workers_share_the_concurrency_out() -> None:
+    from vera.run import _ray as executor
+
+    assert executor._shares(2, 8) == (2, 4)  # two workers, four samples each
+    assert executor._shares(16, 4) == (4, 1)  # no more workers than samples in flight
+    assert executor._shares(3, 8) == (3, 2)  # 6 in flight: never over 8

@@ -14,8 +14,10 @@ from tests.support.cli import run_vera
 
 import vera
 from vera import ConfigError
+from vera.datasets import bundled_path
 from vera.plan import DatasetRef, RunPlan, build_plan
-from vera.run import run_plan
+from vera.results import regression_failures
+from vera.run import Bindings, run_plan
 from vera.store import RunStore
 
 
@@ -124,3 +126,32 @@ def test_python_finds_the_same_baseline_as_the_cli(tmp_path: Path) -> None:
         assert found is not None and found.id == result.run_id
     finally:
         store.close()
+
+
+def test_a_streamed_regression_run_pairs_its_samples_from_the_history(tmp_path: Path) -> None:
+    rows = [json.loads(line) for line in bundled_path("example").open() if line.strip()]
+    worse = [{**row, "response": "Bananas are purple and the moon is cheese."} for row in rows]
+    for name, written in (("good", rows), ("bad", worse)):
+        text = "".join(json.dumps(row) + "\n" for row in written)
+        (tmp_path / f"{name}.jsonl").write_text(text, encoding="utf-8")
+
+    def plan(name: str, **fields: Any) -> RunPlan:
+        return build_plan(
+            dataset=DatasetRef(source=str(tmp_path / f"{name}.jsonl")),
+            overrides={"history_path": tmp_path / "runs.sqlite"},
+            config_directory=tmp_path,
+            **fields,
+        )
+
+    first = run_plan(plan("good"))
+    assert first.run_id is not None
+    streamed = run_plan(
+        plan("bad", baseline_run=first.run_id, any_plan=True), Bindings(keep_samples=False)
+    )
+    assert streamed.compared_with == first.run_id and streamed.report.samples == ()
+    # The same lines as a comparison of the two reports held whole in memory.
+    whole = streamed.report.model_copy(update={"samples": tuple(streamed.results())})
+    expected = regression_failures(whole, first.report, first.run_id)
+    found = [line for line in streamed.gate_failures if "against run" in line]
+    assert found == expected
+    assert found and f"{len(rows)} paired samples" in found[0]

@@ -140,9 +140,9 @@ def test_an_old_history_is_read_as_it_is_then_migrated_by_a_writer(tmp_path: Pat
     assert _layout(path) == (0, set())  # a reader changed nothing
 
     writer = RunStore(path)
-    assert writer.schema_version == HISTORY_SCHEMA_VERSION == 5
+    assert writer.schema_version == HISTORY_SCHEMA_VERSION == 6
     assert _layout(path) == (
-        5,
+        6,
         {"runs_by_time", "runs_by_dataset", "labels_by_run", "results_by_sample"},
     )
     assert writer.labels(run_id) == []
@@ -155,7 +155,7 @@ def test_an_old_history_is_read_as_it_is_then_migrated_by_a_writer(tmp_path: Pat
 def test_a_new_history_is_made_at_the_current_version(tmp_path: Path) -> None:
     RunStore(tmp_path / "runs.sqlite").close()
     assert _layout(tmp_path / "runs.sqlite") == (
-        5,
+        6,
         {"runs_by_time", "runs_by_dataset", "labels_by_run", "results_by_sample"},
     )
 

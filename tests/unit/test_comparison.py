@@ -1,5 +1,8 @@
 """Paired comparisons between a system's report and a baseline's."""
 
+import math
+import random
+
 import pytest
 
 from vera.metrics import MetricResult, MetricStatus
@@ -10,6 +13,7 @@ from vera.results import (
     build_report,
     compare_reports,
     improvement,
+    pairs_in_memory,
 )
 
 
@@ -63,3 +67,38 @@ def test_improvement_is_written_like_seed_001() -> None:
     assert improvement(0.92, 0.65) == "+41.5%"
     assert improvement(0.07, 0.28) == "-75.0%"
     assert improvement(0.5, 0.0) is None and improvement(None, 0.5) is None
+
+
+def test_many_pairs_take_the_normal_p_value_the_permutations_converge_to() -> None:
+    # 1500 pairs, above BOOTSTRAP_LIMIT: a small noisy gain, near the 5 % line.
+    differences = [((i * 7919) % 101 - 50) / 100 + 0.015 for i in range(1500)]
+    system = report({f"s{i:04}": 0.5 + d for i, d in enumerate(differences)})
+    baseline = report({f"s{i:04}": 0.5 for i in range(1500)})
+    result = compare_reports(system, baseline)["m"]
+    spread = math.sqrt(sum(d * d for d in differences))
+    expected = math.erfc(abs(sum(differences)) / spread / math.sqrt(2))
+    assert 0.01 < expected < 0.1
+    assert result.p_value == pytest.approx(expected, rel=1e-6)
+    # The permutation test on the same differences agrees within its own noise.
+    assert result.p_value == pytest.approx(_permutation_p_value(differences), abs=0.02)
+
+
+def _permutation_p_value(differences: list[float]) -> float:
+    observed = abs(sum(differences))
+    rng = random.Random(1)
+    extreme = sum(
+        abs(sum(d if rng.random() < 0.5 else -d for d in differences)) >= observed - 1e-12
+        for _ in range(2000)
+    )
+    return (extreme + 1) / 2001
+
+
+def test_pairs_given_compare_as_the_samples_they_pair() -> None:
+    system = report({f"s{i}": 0.9 - (i % 4) * 0.1 for i in range(30)})
+    baseline = report({f"s{i}": 0.6 + (i % 3) * 0.05 for i in range(30)})
+    in_memory = compare_reports(system, baseline)
+    bare_system = system.model_copy(update={"samples": ()})
+    bare_baseline = baseline.model_copy(update={"samples": ()})
+    assert compare_reports(bare_system, bare_baseline)["m"].paired_samples == 0
+    streamed = compare_reports(bare_system, bare_baseline, pairs_in_memory(system, baseline))
+    assert streamed == in_memory

@@ -44,7 +44,7 @@ from vera.results import (
     sample_outcome,
     significant,
 )
-from vera.run import run_pass
+from vera.run import LocalExecutor, PassWork, run_pass
 from vera.types import Claim, Context, Sample, Verdict
 
 SCRIPT = '<script>document.title = window.__pwned = "pwned"</script>'
@@ -410,7 +410,9 @@ def test_a_pipeline_result_shows_its_own_response_and_contexts() -> None:
         response="Refunds take 30 days.",
         contexts=(Context(text="Refunds are paid within 30 days.", id="kb-7"),),
     )
-    report = asyncio.run(run_pass([], metrics())).model_copy(update={"samples": (result,)})
+    report = asyncio.run(
+        run_pass([], PassWork(metrics(), OfflineJudge()), LocalExecutor())
+    ).model_copy(update={"samples": (result,)})
     packed = Packed(render(report, samples={"p1": Sample(id="p1", query="How long?")})[0])
     detail = packed.detail("p1")
     assert (detail["q"], detail["t"]) == ("How long?", "Refunds take 30 days.")
@@ -483,7 +485,7 @@ def test_past_the_detail_limit_the_worst_samples_keep_their_detail_and_the_page_
 
 def test_a_run_with_no_samples_renders() -> None:
     # A whole run refuses empty data (nothing to measure); one pass's report can still be empty.
-    report = asyncio.run(run_pass([], metrics()))
+    report = asyncio.run(run_pass([], PassWork(metrics(), OfflineJudge()), LocalExecutor()))
     _, doc = render(report, samples={})
     assert doc.find(id="no-samples")
     assert not doc.find_all("script", id="sample-data")

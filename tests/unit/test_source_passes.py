@@ -10,7 +10,9 @@ import json
 from pathlib import Path
 
 from vera.datasets import PassLog, SampleSource, open_dataset
-from vera.run import run_pass
+from vera.judges.offline import OfflineJudge
+from vera.metrics import Faithfulness
+from vera.run import LocalExecutor, PassWork, run_pass
 
 GOOD = {"query": "Where is Paris?", "response": "Paris is in France."}
 ROWS = [
@@ -55,9 +57,10 @@ def test_a_pass_that_stops_early_logs_only_the_rows_it_read(tmp_path: Path) -> N
 async def test_concurrent_passes_report_their_own_invalid_rows(tmp_path: Path) -> None:
     data = dataset(tmp_path)
     short, full = data.read(), data.read()
+    work, local = PassWork([Faithfulness()], OfflineJudge()), LocalExecutor()
     reports = await asyncio.gather(
-        run_pass(itertools.islice(short, 2), source=short),
-        run_pass(full, source=full),
+        run_pass(itertools.islice(short, 2), work, local, source=short),
+        run_pass(full, work, local, source=full),
     )
     assert [r.location for r in reports[0].invalid_rows] == ["line 2"]
     assert [r.location for r in reports[1].invalid_rows] == ["line 2", "line 4"]

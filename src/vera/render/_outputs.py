@@ -276,6 +276,8 @@ def open_run_view(result: RunResult) -> Iterator[RunView]:
     shared = _SharedStore(settings)
     streamed = result.streamed and result.run_id is not None
     results: ResultSource | None = (lambda: shared.results(result)) if streamed else None
+    if result.streamed and result.scratch is not None:  # a run without a history streamed
+        results = lambda: iter(result.results())  # noqa: E731
     try:
         yield RunView(
             result.report,

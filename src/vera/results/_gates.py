@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pydantic import BaseModel, ConfigDict, Field
 
 from vera.results._builder import Report
-from vera.results._comparison import compare_reports, significant
+from vera.results._comparison import Pairs, compare_reports, significant
 
 __all__ = ["GateConfig", "gate_failures", "regression_failures"]
 
@@ -94,10 +94,13 @@ def _category_failures(report: Report, categories: Mapping[str, Mapping[str, flo
     return failures
 
 
-def regression_failures(report: Report, previous: Report, run_id: str) -> list[str]:
-    """Metrics that got significantly worse than in `previous` (paired over shared samples)."""
+def regression_failures(
+    report: Report, previous: Report, run_id: str, *, pairs: Pairs | None = None
+) -> list[str]:
+    """Metrics that got significantly worse than in `previous` (paired over shared samples:
+    `pairs`, read from the run store, else the reports' samples)."""
     failures = []
-    for name, c in compare_reports(report, previous).items():
+    for name, c in compare_reports(report, previous, pairs).items():
         summary = report.metric_summary.get(name)
         if summary is None or c.difference is None or c.p_value is None:
             continue

@@ -17,6 +17,7 @@ from vera.run._engine import (
     stored_plan,
 )
 from vera.run._estimate import RunEstimate, estimate_plan
+from vera.run._executors import EXECUTORS, ExecutorFactory, create_executor
 from vera.run._fingerprint import run_fingerprint
 from vera.run._judge_benchmark import (
     GroupFigures,
@@ -31,32 +32,41 @@ from vera.run._judge_benchmark import (
     labelled_row,
     read_labelled_rows,
 )
+from vera.run._local import LocalExecutor
 from vera.run._quota import Quota, QuotaClient
-from vera.run._runner import PassResults, evaluate_sample, run_pass
+from vera.run._runner import Executor, PassSink, PassWork, Rows, Usage, evaluate_sample, run_pass
 
 __all__ = [
+    "EXECUTORS",
     "EXIT_GATE_FAILED",
     "EXIT_INCOMPLETE",
     "EXIT_OK",
     "EXIT_USAGE",
     "Bindings",
+    "Executor",
+    "ExecutorFactory",
     "GroupFigures",
     "JudgeBenchmark",
     "LabelledRow",
-    "PassResults",
+    "LocalExecutor",
+    "PassSink",
+    "PassWork",
     "Quota",
     "QuotaClient",
     "RowOutcome",
+    "Rows",
     "Rule",
     "RunEstimate",
     "RunObserver",
     "RunResult",
     "SpanFigures",
+    "Usage",
     "abenchmark_judge",
     "arun_plan",
     "benchmark_figures",
     "benchmark_judge",
     "build_components",
+    "create_executor",
     "estimate_plan",
     "evaluate_sample",
     "labelled_row",

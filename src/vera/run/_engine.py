@@ -1,46 +1,48 @@
 """Running a `RunPlan`: the one place a run is coordinated, for the CLI and Python alike.
 
-`arun_plan` does everything in one event loop: the system pass, each baseline's pass, the law
-checks, and the recording of each finished sample in the run history. It returns the report
-with the gates' verdict; the caller renders it and picks an exit code. `run_plan` is the one
-synchronous edge.
+`arun_plan` does everything in one event loop: the system pass, each baseline's pass (each
+through `runner.run_pass` on the executor the plan names, which only turns rows into results),
+the law checks, the recording of each finished sample in the run store, and the gates, whose
+paired statistics read their pairs back from that store. It returns the report with the gates'
+verdict; the caller renders it and picks an exit code. `run_plan` is the one synchronous edge.
 """
 
 from __future__ import annotations
 
-import functools
 import heapq
 import itertools
 import os
+import tempfile
 import warnings
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from vera._sample_limits import SampleLimits
 from vera._sqlite_file import StoreWriteError
 from vera._sync import run_sync
-from vera.baselines._documents import load_documents
 from vera.baselines._verification import Verify
-from vera.datasets import SampleSource, open_dataset
+from vera.datasets import SampleSource
 from vera.datasets._nesting import TooDeepError
 from vera.datasets._unread import unread_contexts_column
 from vera.judges._base import ClaimJudge, Judge, as_judge, check_capabilities
-from vera.judges._registry import create_judge, create_managed_model
+from vera.judges._registry import create_judge
 from vera.metrics._base import Metric
 from vera.metrics._registry import create_metric
 from vera.pipelines import _laws as laws
 from vera.pipelines._core import Pipeline
 from vera.plan._plan import QUICK_SAMPLES, RunPlan, named_again
+from vera.plan._settings import Settings
 from vera.providers._batch import batch_journal, check_batch_provider
 from vera.providers._registry import provider_names
 from vera.results._builder import Report, RunStop, SampleResult
 from vera.results._comparison import baseline_comparison
 from vera.results._gates import gate_failures, regression_failures
 from vera.results._turns import turn_gate_failures
-from vera.run._experiment import resolve_pipeline
+from vera.run._executors import create_executor
+from vera.run._experiment import open_plan_data, plan_pipelines, system_spec
 from vera.run._fingerprint import run_fingerprint
-from vera.run._runner import run_pass
+from vera.run._runner import PassWork, run_pass
 from vera.store._history import (
     DEFAULT_HISTORY_PATH,
     HistoryBatchJournal,
@@ -49,7 +51,7 @@ from vera.store._history import (
     regression_baseline,
     regression_without_history,
 )
-from vera.types import Context, Need, Sample
+from vera.types import Need, Sample
 from vera.types._errors import ConfigError, DatasetError
 from vera.types._fingerprint import RegressionCheck, RunFingerprint
 from vera.types._secrets import is_redacted, redact
@@ -87,8 +89,10 @@ class Bindings:
     keep_samples: bool = True
     """Keep every sample's result in `Report.samples`. False streams them: each goes to the
     run store as it finishes and leaves memory (`RunResult.results()` reads them back), so a
-    run's memory does not grow with its size. Runs without a history, and runs that compare
-    per sample (baselines, `--regression`), keep them regardless."""
+    run's memory does not grow with its size, baselines and `--regression` included: their
+    paired statistics read the pairs from the store. Without a history a run with baselines
+    streams to a temporary store, removed with the `RunResult`; one without baselines keeps
+    its results (it writes no file). A baseline's pass always streams."""
 
 
 class RunObserver:
@@ -137,13 +141,22 @@ class RunResult:
     unstored: tuple[tuple[int, SampleResult], ...] = ()
     """Results (by dataset position) a streamed run could not store: the run history failed
     a write (a full disk) and the run stopped."""
+    scratch: _Scratch | None = field(default=None, repr=False, compare=False)
+    """The temporary store of a streamed run without a history (removed with this result)."""
 
     def results(self) -> Iterable[SampleResult]:
         """Every sample's result in dataset order: `report.samples`, or, for a streamed run,
         read from the run store a batch at a time (with those it could not store)."""
-        if self.report.samples or self.run_id is None or not self.report.counts.total:
+        if self.report.samples or not self.report.counts.total:
             return self.report.samples
-        return _stored_results(self.plan, self.run_id, self.unstored)
+        settings = self.plan.settings
+        if self.scratch is not None and self.scratch.run_id is not None:
+            where, run_id = self.scratch.path, self.scratch.run_id
+        elif self.run_id is not None:
+            where, run_id = settings.history_path or DEFAULT_HISTORY_PATH, self.run_id
+        else:
+            return self.report.samples
+        return _stored_results(where, settings.lock_timeout, run_id, self.unstored)
 
     @property
     def streamed(self) -> bool:
@@ -220,6 +233,21 @@ class Components:
     judge: Judge
     system: Pipeline | None
     baselines: dict[str, Pipeline]
+    system_spec: str | None = None
+    """The plan's name of `system` (None: the responses came with the data, or the pipeline
+    was given from Python)."""
+    built: frozenset[str] = frozenset()
+    """The names of the baselines built from the plan (not given from Python)."""
+
+    def spec_of(self, pipeline: Pipeline | None) -> str | None:
+        """The plan's name of `pipeline`, from which a worker process rebuilds it; None for
+        one given from Python as an object (or none)."""
+        if pipeline is None:
+            return None
+        if pipeline is self.system:
+            return self.system_spec
+        names = (n for n, p in self.baselines.items() if p is pipeline and n in self.built)
+        return next(names, None)
 
     def samples(self, quick: bool, rows: Iterable[Sample] | None = None) -> Iterable[Sample]:
         """The samples a pass uses, of `rows` (a pass over the data, by default a new one):
@@ -229,21 +257,7 @@ class Components:
 
 
 def _data(plan: RunPlan, bindings: Bindings) -> SampleSource:
-    if bindings.data is not None:
-        return bindings.data
-    ref = plan.dataset
-    source = ref.source or ("example" if plan.quick else None)
-    if source is None:
-        raise ConfigError("give --dataset PATH, or --quick to try the bundled example")
-    return open_dataset(
-        source,
-        format=ref.format,
-        skip_invalid=ref.skip_invalid,
-        name=ref.name,
-        fields=plan.settings.fields,
-        user_facts=plan.settings.user_facts,
-        agent_steps=plan.settings.agent_steps,
-    )
+    return bindings.data if bindings.data is not None else open_plan_data(plan)
 
 
 def _judge(plan: RunPlan, bindings: Bindings) -> Judge:
@@ -262,9 +276,14 @@ def build_components(plan: RunPlan, bindings: Bindings | None = None) -> Compone
     metrics = list(bindings.metrics or [create_metric(m.name, **m.options) for m in plan.metrics])
     judge = _judge(plan, bindings)
     check_capabilities(judge, {m.name: m.needs for m in metrics})
-    system_spec, pipelines = _pipelines(plan, data, judge, bindings)
-    system = bindings.pipeline or (pipelines.pop(system_spec) if system_spec else None)
-    return Components(data, metrics, judge, system, {**pipelines, **bindings.baselines})
+    # A pipeline given from Python is the system; the plan's names are built.
+    spec = None if bindings.pipeline is not None else system_spec(plan, data)
+    names = [*([spec] if spec else []), *plan.baselines]
+    built = plan_pipelines(plan, data, judge, [n for n in names if n not in bindings.baselines])
+    system = bindings.pipeline or (built.pop(spec) if spec else None)
+    # The system's entry is taken out above, so it is never its own baseline.
+    baselines = {**built, **bindings.baselines}
+    return Components(data, metrics, judge, system, baselines, spec, frozenset(built))
 
 
 def _check_batch(plan: RunPlan, bindings: Bindings) -> None:
@@ -293,44 +312,6 @@ def _check_batch(plan: RunPlan, bindings: Bindings) -> None:
     )
 
 
-def _pipelines(
-    plan: RunPlan, data: SampleSource, judge: Judge, bindings: Bindings
-) -> tuple[str | None, dict[str, Pipeline]]:
-    """The system's spec and every pipeline the plan names, built by name."""
-    retrieval = plan.retrieval
-    corpus: Sequence[Context] | None = (
-        load_documents(Path(retrieval.documents)) if retrieval.documents else None
-    )
-    generator = plan.generator
-    chat = (
-        create_managed_model(generator.spec, plan.settings, base_url=generator.base_url)
-        if generator.uses_model
-        else None
-    )
-    # With baselines and a corpus but no pipeline of yours, the system is VERA's own.
-    has_corpus = bool(data.documents or corpus)
-    system_spec = plan.pipeline or ("vera" if plan.baselines and has_corpus else None)
-    if bindings.pipeline is not None:
-        system_spec = None
-    names = list(dict.fromkeys([*([system_spec] if system_spec else []), *plan.baselines]))
-    pipelines = {
-        name: resolve_pipeline(
-            name,
-            data,
-            judge,
-            generator=chat,
-            top_k=retrieval.top_k,
-            chunk_size=retrieval.chunk_size,
-            chunk_overlap=retrieval.chunk_overlap,
-            documents=corpus,
-        )
-        for name in names
-        if name not in bindings.baselines
-    }
-    # The system's entry is taken out by the caller, so it is never its own baseline.
-    return system_spec, pipelines
-
-
 def stored_plan(
     run_id: str, history: Path | str | None = None, *, named: Mapping[str, object] | None = None
 ) -> tuple[RunPlan, str]:
@@ -356,15 +337,10 @@ def stored_plan(
 
 
 def _stored_results(
-    plan: RunPlan, run_id: str, unstored: Sequence[tuple[int, SampleResult]] = ()
+    path: Path, lock_timeout: float, run_id: str, unstored: Sequence[tuple[int, SampleResult]]
 ) -> Iterator[SampleResult]:
-    settings = plan.settings
     # Only read: a history that just failed a write (full, read-only) can still be read.
-    store = RunStore(
-        settings.history_path or DEFAULT_HISTORY_PATH,
-        lock_timeout=settings.lock_timeout,
-        read_only=True,
-    )
+    store = RunStore(path, lock_timeout=lock_timeout, read_only=True)
     try:
         merged = heapq.merge(store.iter_positioned(run_id), unstored, key=lambda item: item[0])
         for _, result in merged:
@@ -400,28 +376,54 @@ def _with_secrets(plan: RunPlan, run_id: str) -> RunPlan:
 
 
 class _Recorder:
-    """Commits each finished sample of the system's pass to the store, at once and at its
-    dataset position, so a killed run keeps it and the store reads back in dataset order.
+    """Commits each finished sample of a pass to the store, at once and at its dataset
+    position, so a killed run keeps it and the store reads back in dataset order: the
+    system's results as the run's, a baseline's (`of`) under the baseline's name.
 
     When the store fails a write (a full disk), the `StoreWriteError` stops the run (the
     runner hears it as a stop), and this and every later result is kept in `unstored`, so
     the run's reports still have them."""
 
-    def __init__(self, store: RunStore | None, run_id: str | None) -> None:
+    def __init__(
+        self,
+        store: RunStore | None,
+        run_id: str | None,
+        *,
+        pass_name: str | None = None,
+        run: _Recorder | None = None,
+    ) -> None:
         self.store = store
         self.run_id = run_id
+        self.pass_name = pass_name
+        self.run = run
         self.failure: StoreWriteError | None = None
         self.unstored: list[tuple[int, SampleResult]] = []
+
+    def of(self, pass_name: str) -> _Recorder:
+        """The recorder of a baseline's pass of this run; a write it fails fails the run."""
+        return _Recorder(self.store, self.run_id, pass_name=pass_name, run=self)
+
+    def pairs(self, pass_name: str) -> Iterator[tuple[SampleResult, SampleResult]]:
+        """The run's results paired by sample id with those of its pass `pass_name`, read
+        from the store in sample-id order."""
+        if self.store is None or self.run_id is None:
+            raise RuntimeError("a run with baselines records to a store (a temporary one)")
+        return self.store.paired(self.run_id, self.run_id, other_pass=pass_name)
 
     def __call__(self, position: int, result: SampleResult) -> None:
         if self.store is None or self.run_id is None:
             return
         if self.failure is None:
             try:
-                self.store.add_result(self.run_id, position, result)
+                if self.pass_name is None:
+                    self.store.add_result(self.run_id, position, result)
+                else:
+                    self.store.add_pass_result(self.run_id, self.pass_name, position, result)
                 return
             except StoreWriteError as exc:
                 self.failure = exc
+                if self.run is not None and self.run.failure is None:
+                    self.run.failure = exc
                 self.unstored.append((position, result))
                 raise
         self.unstored.append((position, result))
@@ -433,56 +435,62 @@ async def _pass(
     pipeline: Pipeline | None,
     observer: RunObserver,
     *,
-    record: _Recorder | None = None,
+    record: _Recorder,
     done: Mapping[str, SampleResult] | None = None,
     keep: bool = True,
+    record_resumed: bool = False,
 ) -> Report:
-    """One pass over the samples, with `pipeline` answering them when given; `keep` False
-    leaves the results to `record` (see `Bindings.keep_samples`)."""
+    """One pass over the samples, with `pipeline` answering them when given, on the executor
+    the plan names; `keep` False leaves the results to `record` (see `Bindings.keep_samples`),
+    and `record_resumed` hands it the `done` ones too (given from Python, not yet stored)."""
     total = parts.data.size_hint()
     if plan.quick and total is not None:
         total = min(total, QUICK_SAMPLES)
     observer.pass_started(pipeline.name if pipeline else None, total, len(done or {}))
-
+    settings = plan.settings
+    work = PassWork(
+        parts.metrics,
+        parts.judge,
+        pipeline,
+        parts.spec_of(pipeline),
+        group_by=plan.group_by,
+        limits=SampleLimits.of(settings),
+        concurrency=_concurrency(plan),
+        size_hint=total,
+    )
     # Each pass reads the data afresh and keeps its own invalid-row log.
     rows = parts.data.read()
-    execute: Callable[..., Awaitable[Report]] = run_pass
-    if plan.settings.executor == "ray":
-        from vera.run._ray import ray_pass  # imported only when chosen
-
-        execute = functools.partial(ray_pass, plan)
     try:
-        return await execute(
+        return await run_pass(
             parts.samples(plan.quick, rows),
-            parts.metrics,
-            parts.judge,
-            concurrency=_concurrency(plan),
+            work,
+            create_executor(plan),
             dataset_name=parts.data.name,
             progress=observer.sample_finished,
-            record=record,
-            group_by=plan.group_by,
-            pipeline=pipeline,
+            record=record if record.store is not None else None,
             resume_from=done,
             source=rows,
             keep_samples=keep,
-            limits=SampleLimits.of(plan.settings),
+            record_resumed=record_resumed,
         )
     finally:
         observer.pass_finished()
 
 
 async def _extras(
-    plan: RunPlan, parts: Components, report: Report, observer: RunObserver
+    plan: RunPlan, parts: Components, report: Report, observer: RunObserver, record: _Recorder
 ) -> Report:
-    """The baselines' passes and the law checks, added to the system's report."""
+    """The baselines' passes and the law checks, added to the system's report. Each
+    baseline's results go to the run store as they finish, and the paired statistics read
+    the pairs back from it, so no pass keeps its samples for the comparison."""
     updates: dict[str, object] = {}
     if parts.baselines:
         others = {
-            name: await _pass(plan, parts, pipeline, observer)
+            name: await _pass(plan, parts, pipeline, observer, record=record.of(name), keep=False)
             for name, pipeline in parts.baselines.items()
             if pipeline is not parts.system
         }
-        updates["baseline_comparison"] = baseline_comparison(report, others)
+        updates["baseline_comparison"] = baseline_comparison(report, others, pairs=record.pairs)
     if plan.check_laws:
         if parts.system is None:
             raise ConfigError("--check-laws needs --pipeline (or --baseline)")
@@ -502,11 +510,34 @@ def _concurrency(plan: RunPlan) -> int:
     return settings.concurrency
 
 
-def _open_store(plan: RunPlan, resume: str | None) -> RunStore | None:
+class _Scratch:
+    """A run store in a temporary folder, for a run with baselines but without a history: the
+    baselines pair their samples through it, and a streamed run reads its results back from
+    it. It lives as long as the `RunResult` that holds it: then the folder is removed."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._folder = tempfile.TemporaryDirectory(prefix="vera-run-")
+        self.path = Path(self._folder.name) / "run.sqlite"
+        self.lock_timeout = settings.lock_timeout
+        self.run_id: str | None = None
+
+    def open(self) -> RunStore:
+        return RunStore(self.path, lock_timeout=self.lock_timeout)
+
+
+def _open_store(
+    plan: RunPlan, parts: Components, bindings: Bindings, resume: str | None
+) -> tuple[RunStore | None, _Scratch | None]:
+    """The run's store: the history, or with the history off a temporary one where a
+    comparison pairs samples (baselines); None where nothing needs one (a run without a
+    history and without baselines keeps its results in memory, and writes no file)."""
     settings = plan.settings
-    if resume is None and not settings.history:
-        return None
-    return open_history(settings)
+    if resume is not None or settings.history:
+        return open_history(settings), None
+    if not parts.baselines:
+        return None, None
+    scratch = _Scratch(settings)
+    return scratch.open(), scratch
 
 
 async def arun_plan(
@@ -527,11 +558,12 @@ async def arun_plan(
     _check_contexts_read(plan, parts)
     # In every report, so that it says what it measured, whether or not a history keeps it.
     fingerprint = run_fingerprint(plan, parts.data, parts.judge, parts.metrics, parts.system)
-    store = _open_store(plan, resume)
+    store, scratch = _open_store(plan, parts, bindings, resume)
     try:
-        baseline = _baseline(plan, store, fingerprint, parts.data.name)
+        history = store if scratch is None else None
+        baseline = _baseline(plan, history, fingerprint, parts.data.name)
         run_id, done = _start(store, plan, parts, resume, bindings)
-        if run_id is not None:
+        if history is not None and run_id is not None:
             observer.run_started(run_id)
         recorder = _Recorder(store, run_id)
         with batch_journal(HistoryBatchJournal(store, run_id, observer.batch_changed)):
@@ -542,18 +574,22 @@ async def arun_plan(
                 observer,
                 record=recorder,
                 done=done,
-                keep=_keeps_samples(plan, parts, bindings, store),
+                keep=bindings.keep_samples or store is None,
+                record_resumed=resume is None,
             )
-            report = await _extras(plan, parts, report, observer)
+            report = await _extras(plan, parts, report, observer, recorder)
         report = report.model_copy(update={"fingerprint": fingerprint, "regression": baseline})
-        failures = _gates(plan, report, store)
+        failures = _gates(plan, report, history, run_id)
         report = _record_end(recorder, report)
         _check_measured(plan, parts, report)
     finally:
         if store is not None:
             store.close()
     compared = baseline.compared_with if baseline is not None else None
-    return RunResult(plan, report, run_id, tuple(failures), compared, tuple(recorder.unstored))
+    if scratch is not None:
+        scratch.run_id, run_id = run_id, None  # not in any history: nothing to resume or show
+    unstored = tuple(recorder.unstored)
+    return RunResult(plan, report, run_id, tuple(failures), compared, unstored, scratch)
 
 
 def _record_end(recorder: _Recorder, report: Report) -> Report:
@@ -597,15 +633,6 @@ def _baseline(
     if store is None:
         raise regression_without_history(plan)
     return regression_baseline(store, plan, fingerprint, dataset)
-
-
-def _keeps_samples(
-    plan: RunPlan, parts: Components, bindings: Bindings, store: RunStore | None
-) -> bool:
-    """Whether the system pass keeps its results in memory: asked to, or needed there (no
-    store to stream to; baselines and regression checks pair samples across reports)."""
-    pairs = bool(parts.baselines) or plan.regression or plan.baseline_run is not None
-    return bindings.keep_samples or store is None or pairs
 
 
 def _check_measured(plan: RunPlan, parts: Components, report: Report) -> None:
@@ -664,16 +691,21 @@ def _start(
     return store.start(parts.data.name, plan), bindings.resume_from or {}
 
 
-def _gates(plan: RunPlan, report: Report, store: RunStore | None) -> list[str]:
+def _gates(
+    plan: RunPlan, report: Report, history: RunStore | None, run_id: str | None
+) -> list[str]:
     """What fails the run's gates, the regression gate against `report.regression`'s run
-    included."""
+    included: its pairs read from the history, this run's results being stored there."""
     if not plan.gated:
         return []
     failures = gate_failures(report, plan.settings.gates)
     failures += turn_gate_failures(report, plan.settings.min_faithful_turns)
     compared = report.regression.compared_with if report.regression is not None else None
-    if compared is not None and store is not None:
-        failures += regression_failures(report, store.report(compared), compared)
+    if compared is not None and history is not None and run_id is not None:
+        previous = history.aggregates(compared)
+        if previous is not None:
+            pairs = history.paired(run_id, compared)
+            failures += regression_failures(report, previous, compared, pairs=pairs)
     return failures
 
 

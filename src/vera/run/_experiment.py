@@ -1,19 +1,28 @@
-"""Which pipelines a run evaluates, built from the CLI's names: baselines or your own system."""
+"""Which pipelines a run evaluates, built from the plan's names: baselines or your own system.
+
+What a run builds from its plan alone (the data, the pipelines by name) is built here, so the
+driver and every worker process of an executor build the same thing from the same plan.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 from vera.baselines._baselines import BASELINES, build_baseline, corpus_of
+from vera.baselines._documents import load_documents
+from vera.datasets import open_dataset
 from vera.datasets._source import SampleSource
 from vera.judges._base import Judge
+from vera.judges._registry import create_managed_model
 from vera.pipelines._core import Pipeline
 from vera.pipelines._user import load_user_pipeline
+from vera.plan import RunPlan
 from vera.providers._base import ChatModel
 from vera.types import Context, Sample
 from vera.types._errors import ConfigError
 
-__all__ = ["resolve_pipeline"]
+__all__ = ["open_plan_data", "plan_pipelines", "resolve_pipeline", "system_spec"]
 
 
 def resolve_pipeline(
@@ -53,3 +62,57 @@ def resolve_pipeline(
             "or an http(s) URL"
         )
     return load_user_pipeline(spec)
+
+
+def open_plan_data(plan: RunPlan) -> SampleSource:
+    """The dataset `plan` names (the bundled example for a quick run that names none)."""
+    ref = plan.dataset
+    source = ref.source or ("example" if plan.quick else None)
+    if source is None:
+        raise ConfigError("give --dataset PATH, or --quick to try the bundled example")
+    return open_dataset(
+        source,
+        format=ref.format,
+        skip_invalid=ref.skip_invalid,
+        name=ref.name,
+        fields=plan.settings.fields,
+        user_facts=plan.settings.user_facts,
+        agent_steps=plan.settings.agent_steps,
+    )
+
+
+def system_spec(plan: RunPlan, data: SampleSource) -> str | None:
+    """The name of the pipeline that answers as the system: the plan's, or with baselines and
+    a corpus but no pipeline of yours, VERA's own; None when the responses come with the data."""
+    has_corpus = bool(data.documents or plan.retrieval.documents)
+    return plan.pipeline or ("vera" if plan.baselines and has_corpus else None)
+
+
+def plan_pipelines(
+    plan: RunPlan, data: SampleSource, judge: Judge, names: Iterable[str]
+) -> dict[str, Pipeline]:
+    """The pipelines of `plan` named in `names` (the system's spec, baselines), built alike
+    wherever they are built: one generator model shared by them, one corpus."""
+    retrieval = plan.retrieval
+    corpus: Sequence[Context] | None = (
+        load_documents(Path(retrieval.documents)) if retrieval.documents else None
+    )
+    generator = plan.generator
+    chat = (
+        create_managed_model(generator.spec, plan.settings, base_url=generator.base_url)
+        if generator.uses_model
+        else None
+    )
+    return {
+        name: resolve_pipeline(
+            name,
+            data,
+            judge,
+            generator=chat,
+            top_k=retrieval.top_k,
+            chunk_size=retrieval.chunk_size,
+            chunk_overlap=retrieval.chunk_overlap,
+            documents=corpus,
+        )
+        for name in dict.fromkeys(names)
+    }

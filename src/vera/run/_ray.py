@@ -1,18 +1,19 @@
-"""The Ray executor: one pass over the samples on the worker processes of a Ray cluster.
+"""The Ray executor: one pass's rows evaluated on the worker processes of a Ray cluster.
 
-Chosen with `executor = "ray"` (`--executor ray`); needs the `ray` extra. The driver (this
-process) reads the samples, skips those an earlier run finished, and sends the others in
-batches to N worker actors, a bounded number of batches in flight. Each worker builds its
-judge and metrics from the run plan, as `vera eval --resume` would, and evaluates its batches
-with `evaluate_sample`; the results come back as batches finish and go through the same report
-builder, `record` (the run store, at each sample's dataset position) and `progress` as a local
-pass, so the driver owns the store and the report is built alike. A batch whose worker fails
-comes back as ERROR results for its samples: nothing is lost.
+Chosen with `executor = "ray"` (`--executor ray`); needs the `ray` extra. The run (this
+process, the driver) reads the samples and keeps what an earlier run finished; this executor
+sends the rows it is handed in batches to N worker actors, a bounded number of batches in
+flight, and hands each result back to the pass's sink as batches finish, so the driver owns
+the store and the report is built as for a local pass. Each worker builds its judge, metrics
+and the pass's pipeline (the system's or a baseline's, by the plan's name for it) from the run
+plan, as `vera eval --resume` would: the plan the user gave is what is rebuilt, never code
+that stored data names. At most `concurrency` samples are in flight over all the workers. A
+batch whose worker fails comes back as ERROR results for its samples: nothing is lost.
 
-Every worker's provider calls are paced by one `Quota` actor (the rate limits) and charged to
-it (the budget): see `vera.run._quota`. The response cache is the file the settings name;
-workers on one machine share it (SQLite takes concurrent writers), and each other machine keeps
-its own at the same path. Pipelines are not run under Ray yet.
+Every worker's provider calls (the judge's and a pipeline's generator's) are paced by one
+`Quota` actor (the rate limits) and charged to it (the budget): see `vera.run._quota`.
+The response cache is the file the settings name; workers on one machine share it (SQLite
+takes concurrent writers), and each other machine keeps its own at the same path.
 """
 
 from __future__ import annotations
@@ -22,41 +23,36 @@ import math
 import os
 import signal
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vera._sample_limits import DEFAULT_LIMITS, SampleLimits
-from vera.datasets._source import PassLog
-from vera.judges._base import Judge
+from vera._sample_limits import SampleLimits
+from vera.judges._base import Judge, as_judge
 from vera.judges._registry import create_judge, shared_limits
-from vera.metrics._base import Metric
 from vera.metrics._registry import create_metric
 from vera.pipelines._core import Pipeline
 from vera.plan._plan import RunPlan
-from vera.plan._settings import DEFAULT_CONCURRENCY, Settings
+from vera.plan._settings import Settings
 from vera.providers._cost import merge_summaries
-from vera.results._builder import Report, RunStop, SampleResult, SampleStatus
+from vera.results._builder import RunStop, SampleResult, SampleStatus
+from vera.run._experiment import open_plan_data, plan_pipelines
 from vera.run._quota import Quota, QuotaClient
 from vera.run._runner import (
-    PassResults,
-    ProgressCallback,
-    RecordCallback,
-    _build_report,
-    _checked_metrics,
-    _identity,
-    _report_builder,
-    _skipped,
-    evaluate_sample,
+    PassSink,
+    PassWork,
+    Rows,
+    Usage,
+    sample_identity,
+    skipped_result,
 )
 from vera.types import Sample
 from vera.types._errors import ConfigError, RunStopError
 from vera.types._extras import install_hint
 
-__all__ = ["BATCH_SIZE", "IN_FLIGHT_PER_WORKER", "ray_pass"]
+__all__ = ["BATCH_SIZE", "IN_FLIGHT_PER_WORKER", "RayExecutor"]
 
 BATCH_SIZE = 32
 """Samples sent to a worker at once (fewer when the dataset is small)."""
@@ -79,17 +75,25 @@ def _import_ray() -> Any:
 
 
 class _Worker:
-    """One worker process: the plan's judge and metrics, built once, and its batches."""
+    """One worker process: the plan's judge, metrics and the pass's pipeline, built once,
+    and its batches, at most `slots` samples at once."""
 
-    def __init__(self, plan_json: str, quota: Any) -> None:
+    def __init__(self, plan_json: str, quota: Any, pipeline_spec: str | None, slots: int) -> None:
         plan = RunPlan.model_validate_json(plan_json)
         settings = plan.settings
+        # Inside the block every model built (the judge's, a generator's) shares the quota.
         with shared_limits(QuotaClient(quota, settings)):
-            self.judge = create_judge(settings.judge, settings)
-        self.metrics = _checked_metrics([create_metric(m.name, **m.options) for m in plan.metrics])
-        self.group_by = plan.group_by
-        self.limits = SampleLimits.of(settings)
-        self.slots = asyncio.Semaphore(settings.concurrency)
+            judge = as_judge(create_judge(settings.judge, settings))
+            self.work = PassWork(
+                [create_metric(m.name, **m.options) for m in plan.metrics],
+                judge,
+                _worker_pipeline(plan, judge, pipeline_spec),
+                pipeline_spec,
+                group_by=plan.group_by,
+                limits=SampleLimits.of(settings),
+                concurrency=slots,
+            )
+        self.slots = asyncio.Semaphore(slots)
         self.stop: RunStopError | None = None
 
     def ready(self) -> bool:
@@ -97,19 +101,18 @@ class _Worker:
 
     def usage(self) -> dict[str, Any] | None:
         """This worker's calls, tokens and cost, where its judge keeps a ledger."""
-        return self.judge.describe().usage
+        return self.work.judge.describe().usage
 
     async def _one(self, index: int, sample: Sample) -> tuple[int, SampleResult]:
+        group_by = self.work.group_by
         async with self.slots:
             if self.stop is not None:
-                return index, _skipped(sample, self.stop, self.group_by)
+                return index, skipped_result(sample, self.stop, group_by)
             try:
-                result = await evaluate_sample(
-                    sample, self.metrics, self.judge, self.group_by, None, self.limits
-                )
+                result = await self.work.score(sample)
             except RunStopError as exc:
                 self.stop = self.stop or exc
-                result = _skipped(sample, exc, self.group_by)
+                result = skipped_result(sample, exc, group_by)
             return index, result
 
     async def run(self, batch: Batch) -> BatchResult:
@@ -119,6 +122,14 @@ class _Worker:
         return list(results), (
             None if stop is None else RunStop(reason=str(stop), planned=stop.planned)
         )
+
+
+def _worker_pipeline(plan: RunPlan, judge: Judge, spec: str | None) -> Pipeline | None:
+    """The pass's pipeline, rebuilt from the plan's name for it as the driver built it (a
+    baseline's corpus from the plan's dataset or documents)."""
+    if spec is None:
+        return None
+    return plan_pipelines(plan, open_plan_data(plan), judge, [spec])[spec]
 
 
 class _RemoteStop(RunStopError):
@@ -179,6 +190,11 @@ def _terminate_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
+def _absolute(value: str | None) -> str | None:
+    """A path that exists here, made absolute; anything else (a bundled name) as it is."""
+    return str(Path(value).resolve()) if value and Path(value).exists() else value
+
+
 def _worker_plan(plan: RunPlan) -> str:
     """The plan the workers build from, with the paths they read made absolute (a worker's
     working directory need not be the driver's)."""
@@ -191,7 +207,17 @@ def _worker_plan(plan: RunPlan) -> str:
         )
         if value is not None
     }
-    return plan.model_copy(update={"settings": settings.model_copy(update=paths)}).model_dump_json()
+    dataset = plan.dataset.model_copy(update={"source": _absolute(plan.dataset.source)})
+    retrieval = plan.retrieval.model_copy(update={"documents": _absolute(plan.retrieval.documents)})
+    updates = {"settings": settings.model_copy(update=paths), "dataset": dataset}
+    return plan.model_copy(update={**updates, "retrieval": retrieval}).model_dump_json()
+
+
+def _shares(workers: int, concurrency: int) -> tuple[int, int]:
+    """How many workers start and the samples each evaluates at once: never more samples in
+    flight over all of them than `concurrency` (a provider's limit is the whole run's)."""
+    count = max(1, min(workers, concurrency))
+    return count, concurrency // count
 
 
 @dataclass
@@ -203,10 +229,12 @@ class _Cluster:
     workers: list[Any]
 
     @classmethod
-    def start(cls, ray: Any, plan: RunPlan) -> _Cluster:
+    def start(cls, ray: Any, plan: RunPlan, work: PassWork) -> _Cluster:
+        """A quota and the workers of one pass: as many as asked (one per CPU by default) but
+        no more than `work.concurrency`, which they share out as their slots."""
         settings = plan.settings
         cpus = float(ray.cluster_resources().get("CPU", 1))
-        count = settings.ray_workers or max(1, int(cpus))
+        count, slots = _shares(settings.ray_workers or max(1, int(cpus)), work.concurrency)
         quota = ray.remote(num_cpus=0)(Quota).remote(
             settings.requests_per_minute, settings.tokens_per_minute, settings.fail_fast
         )
@@ -216,7 +244,8 @@ class _Cluster:
             options["runtime_env"] = {"env_vars": env}
         actor = ray.remote(_Worker).options(**options)
         plan_json = _worker_plan(plan)
-        workers = [actor.remote(plan_json, quota) for _ in range(count)]
+        spec = work.pipeline_spec
+        workers = [actor.remote(plan_json, quota, spec, slots) for _ in range(count)]
         cluster = cls(ray, quota, workers)
         try:
             ray.get([w.ready.remote() for w in workers])
@@ -261,7 +290,7 @@ class _Dispatch:
     with their results."""
 
     cluster: _Cluster
-    sink: PassResults
+    sink: PassSink
     group_by: Sequence[str]
     pending: dict[asyncio.Future[BatchResult], tuple[int, Batch]] = field(default_factory=dict)
     load: dict[int, int] = field(default_factory=dict)
@@ -290,15 +319,20 @@ class _Dispatch:
             except Exception as exc:  # the worker died or failed: the batch errs, not lost
                 results, stop = self._failed(batch, exc), None
                 self.failed.add(worker)
-            if stop is not None and self.sink.stop is None:
-                self.sink.stop = _stop_error(stop)
+            if stop is not None:
+                self.sink.stopped(_stop_error(stop))
             for index, result in results:
-                self.sink.record(index, result)
+                self.sink.finished(index, result)
 
     def _failed(self, batch: Batch, exc: BaseException) -> list[tuple[int, SampleResult]]:
         error = f"ray worker failed: {_first_line(exc)}"
         return [
-            (i, SampleResult(**_identity(s, self.group_by), status=SampleStatus.ERROR, error=error))
+            (
+                i,
+                SampleResult(
+                    **sample_identity(s, self.group_by), status=SampleStatus.ERROR, error=error
+                ),
+            )
             for i, s in batch
         ]
 
@@ -318,14 +352,11 @@ class _Dispatch:
         self.pending.clear()
 
 
-def _batches(rows: Iterator[tuple[int, Sample]], sink: PassResults, size: int) -> Iterator[Batch]:
-    """Batches of the samples still to evaluate; settled ones (resumed, or after a stop) are
-    handed to `sink` as they are read."""
+def _batches(rows: Rows, size: int) -> Iterator[Batch]:
+    """The rows in batches of `size`, each read only when the one before was sent."""
     batch: Batch = []
-    for index, sample in rows:
-        if sink.settled(index, sample):
-            continue
-        batch.append((index, sample))
+    for row in rows:
+        batch.append(row)
         if len(batch) >= size:
             yield batch
             batch = []
@@ -333,114 +364,71 @@ def _batches(rows: Iterator[tuple[int, Sample]], sink: PassResults, size: int) -
         yield batch
 
 
-def _batch_size(source: PassLog | None, workers: int) -> int:
+def _batch_size(total: int | None, workers: int) -> int:
     """`BATCH_SIZE`, or less so that a small dataset still reaches every worker."""
-    total = source.size_hint() if source is not None else None
     if not total:
         return BATCH_SIZE
     return max(1, min(BATCH_SIZE, math.ceil(total / (workers * IN_FLIGHT_PER_WORKER))))
 
 
-def _check_bindings(plan: RunPlan, metrics: Sequence[Metric], judge: Judge) -> None:
+def _check_work(plan: RunPlan, work: PassWork) -> None:
     """Refuse what workers cannot rebuild from the plan: objects given from Python."""
-    if judge.describe().spec != plan.settings.judge.strip():
+    if work.judge.describe().spec != plan.settings.judge.strip():
         raise ConfigError(
             "--executor ray builds the judge from its name in every worker; give the judge "
             "by name (such as 'openai:gpt-4o-mini'), not as an object"
         )
-    if [m.name for m in metrics] != [create_metric(m.name, **m.options).name for m in plan.metrics]:
+    named = [create_metric(m.name, **m.options).name for m in plan.metrics]
+    if [m.name for m in work.metrics] != named:
         raise ConfigError(
             "--executor ray builds the metrics from their registered names in every worker; "
             "give metrics by name"
         )
+    if work.pipeline is not None and work.pipeline_spec is None:
+        raise ConfigError(
+            f"--executor ray builds pipeline {work.pipeline.name!r} from its name in every "
+            "worker; give it by name (a baseline, module:function or a URL), not as an object"
+        )
+    if work.pipeline_spec is not None and plan.dataset.source is None and not plan.quick:
+        raise ConfigError(
+            f"--executor ray builds pipeline {work.pipeline_spec!r} in every worker from the "
+            "plan's dataset, and this one was given from Python: give the dataset by path"
+        )
 
 
-async def _dispatch(
-    cluster: _Cluster,
-    sink: PassResults,
-    samples: Iterable[Sample],
-    size: int,
-    group_by: Sequence[str],
-) -> None:
-    """Send every batch, and hand on every result; a row that cannot be read stops the
-    reading, and is raised once the batches already sent have finished (as `run_pass` does).
-    Any other exception (an interrupt) abandons the batches in flight to the actors' end."""
-    dispatch = _Dispatch(cluster, sink, group_by)
-    batches = _batches(enumerate(samples), sink, size)
-    read_error: Exception | None = None
+async def _dispatch(cluster: _Cluster, sink: PassSink, rows: Rows, work: PassWork) -> None:
+    """Send every batch, and hand on every result. Any exception (an interrupt) abandons
+    the batches in flight to the actors' end."""
+    dispatch = _Dispatch(cluster, sink, work.group_by)
+    size = _batch_size(work.size_hint, len(cluster.workers))
     try:
-        while True:
-            try:
-                batch = next(batches)
-            except StopIteration:
-                break
-            except Exception as exc:
-                read_error = exc
-                break
+        for batch in _batches(rows, size):
             await dispatch.submit(batch)
         await dispatch.drain()
     except BaseException:
         dispatch.abandon()
         raise
-    if read_error is not None:
-        raise read_error
 
 
-async def ray_pass(
-    plan: RunPlan,
-    samples: Iterable[Sample],
-    metrics: Sequence[Metric] | None = None,
-    judge: Judge | None = None,
-    *,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    dataset_name: str | None = None,
-    progress: ProgressCallback | None = None,
-    group_by: Sequence[str] = (),
-    pipeline: Pipeline | None = None,
-    resume_from: Mapping[str, SampleResult] | None = None,
-    source: PassLog | None = None,
-    keep_samples: bool = True,
-    record: RecordCallback | None = None,
-    limits: SampleLimits = DEFAULT_LIMITS,
-) -> Report:
-    """`vera.run.run_pass` on Ray workers, with the same arguments after `plan` (whose
-    judge, metrics and settings the workers build); `concurrency` and `limits` apply in each
-    worker as the plan's settings say. Returns the report `run_pass` would."""
-    if pipeline is not None:
-        raise ConfigError("--executor ray does not yet run pipelines; use --executor local")
-    checked = _checked_metrics(metrics)
-    active_judge = judge if judge is not None else create_judge(plan.settings.judge)
-    _check_bindings(plan, checked, active_judge)
-    ray = _import_ray()
-    _connect(ray, plan.settings)
-    started = datetime.now(UTC)
-    builder = _report_builder(checked, group_by)
-    sink = PassResults(
-        builder,
-        keep=keep_samples,
-        progress=progress,
-        record=record,
-        resume_from=resume_from or {},
-        group_by=group_by,
-    )
-    with _terminate_as_interrupt():
-        cluster = await asyncio.to_thread(_Cluster.start, ray, plan)
-        try:
-            size = _batch_size(source, len(cluster.workers))
-            await _dispatch(cluster, sink, samples, size, group_by)
-            usage = await asyncio.to_thread(cluster.usage)
-        finally:
-            cluster.stop()
-    description = active_judge.describe()
-    if usage is not None:  # the driver's judge made no call: the workers made them all
-        description = description.model_copy(update={"usage": usage})
-    return _build_report(
-        builder,
-        description,
-        sink.kept(),
-        started=started,
-        stop=sink.stop,
-        dataset_name=dataset_name,
-        source=source,
-        pipeline=None,
-    )
+class RayExecutor:
+    """Evaluates a pass's rows on Ray workers that build the judge, metrics and pipeline
+    from `plan` (`executor = "ray"`)."""
+
+    name = "ray"
+
+    def __init__(self, plan: RunPlan) -> None:
+        self.plan = plan
+
+    async def execute(self, rows: Rows, work: PassWork, sink: PassSink) -> Usage | None:
+        """Start the workers, send them the rows in batches, hand back each result; the
+        workers' calls, tokens and cost added up (the driver's judge makes none)."""
+        _check_work(self.plan, work)
+        ray = _import_ray()
+        _connect(ray, self.plan.settings)
+        with _terminate_as_interrupt():
+            cluster = await asyncio.to_thread(_Cluster.start, ray, self.plan, work)
+            try:
+                await _dispatch(cluster, sink, rows, work)
+                return await asyncio.to_thread(cluster.usage)
+            finally:
+                cluster.stop()

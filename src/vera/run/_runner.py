@@ -1,26 +1,26 @@
-"""Orchestration: run the judge and metrics over samples with bounded concurrency.
+"""One pass over the samples: what each sample goes through, and the pass's bookkeeping.
 
-A failure on one sample is recorded on that sample and the run goes on. Claims and verdicts are
-computed once per sample and shared by every metric that needs them.
+`evaluate_sample` scores one sample; a failure on it is recorded on that sample and the run
+goes on. Claims and verdicts are computed once per sample and shared by every metric that needs
+them. `run_pass` owns a pass for every executor: the resumed and skipped samples, the recording
+of each result, and the report's builder; an `Executor` (`vera.run._executors`) only turns the rows
+it is handed into results.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from vera._sample_limits import DEFAULT_LIMITS, SampleLimits, check_sizes, sample_deadline
 from vera._version import __version__
 from vera.analysis._analysis import analyse_sample
 from vera.datasets._source import PassLog
-from vera.judges._base import Judge, JudgeDescription
-from vera.judges.offline import OfflineJudge
+from vera.judges._base import Judge
 from vera.metrics._base import ClaimAnalysis, Metric
-from vera.metrics._registry import create_metric
 from vera.pipelines._core import Pipeline, RagState, StepRecord
-from vera.plan._plan import DEFAULT_METRICS
 from vera.plan._settings import DEFAULT_CONCURRENCY
 from vera.results._builder import (
     ClaimRecord,
@@ -35,7 +35,19 @@ from vera.types import Sample
 from vera.types._errors import RunStopError
 from vera.types._turns import turn_ref
 
-__all__ = ["DEFAULT_CONCURRENCY", "evaluate_sample", "run_pass"]
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "Executor",
+    "PassSink",
+    "PassWork",
+    "Rows",
+    "Usage",
+    "checked_metrics",
+    "evaluate_sample",
+    "run_pass",
+    "sample_identity",
+    "skipped_result",
+]
 
 ProgressCallback = Callable[[SampleResult], None]
 RecordCallback = Callable[[int, SampleResult], None]
@@ -65,12 +77,12 @@ async def evaluate_sample(
             raise
         except Exception as exc:
             return SampleResult(
-                **_identity(sample, group_by),
+                **sample_identity(sample, group_by),
                 status=SampleStatus.ERROR,
                 error=f"pipeline {pipeline.name}: {type(exc).__name__}: {exc}",
             )
     base = {
-        **_identity(sample, group_by),
+        **sample_identity(sample, group_by),
         **_languages(sample),
         "steps": steps,
         "response": sample.response,
@@ -112,9 +124,11 @@ def _check_metric(metric: object) -> None:
         raise ValueError(f"{type(metric).__name__} is not a metric; see vera.metrics.Metric")
 
 
-def _checked_metrics(metrics: Sequence[Metric] | None) -> list[Metric]:
-    """The metrics to compute (`DEFAULT_METRICS` when none are named), each a metric, once."""
-    chosen = list(metrics) if metrics else [create_metric(name) for name in DEFAULT_METRICS]
+def checked_metrics(metrics: Sequence[Metric]) -> list[Metric]:
+    """`metrics`, each checked to be a metric, and each once; at least one."""
+    chosen = list(metrics)
+    if not chosen:
+        raise ValueError("a pass needs at least one metric")
     for metric in chosen:
         _check_metric(metric)
     names = [m.name for m in chosen]
@@ -137,7 +151,7 @@ async def _answer(sample: Sample, pipeline: Pipeline) -> tuple[Sample, tuple[Ste
     return answered, state.trace
 
 
-def _identity(sample: Sample, group_by: Sequence[str]) -> dict[str, Any]:
+def sample_identity(sample: Sample, group_by: Sequence[str]) -> dict[str, Any]:
     """What every result of a sample carries, whatever happened to it."""
     return {
         "id": sample.id,
@@ -172,9 +186,9 @@ def _languages(sample: Sample) -> dict[str, str | None]:
     }
 
 
-def _skipped(sample: Sample, reason: RunStopError, group_by: Sequence[str]) -> SampleResult:
+def skipped_result(sample: Sample, reason: RunStopError, group_by: Sequence[str]) -> SampleResult:
     return SampleResult(
-        **_identity(sample, group_by),
+        **sample_identity(sample, group_by),
         status=SampleStatus.SKIPPED,
         error=f"not evaluated: the run stopped ({reason})",
     )
@@ -199,11 +213,40 @@ def _claim_records(analysis: ClaimAnalysis) -> tuple[ClaimRecord, ...]:
     )
 
 
-class PassResults:
-    """Where one pass's results go as they finish, whoever evaluates them (the local
-    `_Scheduler` or a Ray driver): counted by the report's `builder`, kept in dataset order
-    only when `keep`, handed to `record` and `progress`; and the run stop that every later
-    sample hears of (as skipped)."""
+@dataclass(frozen=True)
+class PassWork:
+    """What every sample of one pass goes through, whichever executor evaluates it: the
+    metrics, the judge, the pipeline that answers first (if any), and the bounds."""
+
+    metrics: Sequence[Metric]
+    judge: Judge
+    pipeline: Pipeline | None = None
+    pipeline_spec: str | None = None
+    """The plan's name of `pipeline` (the system's spec or a baseline's name), from which an
+    executor in other processes rebuilds it; None for one given as an object from Python."""
+    group_by: Sequence[str] = ()
+    limits: SampleLimits = DEFAULT_LIMITS
+    concurrency: int = DEFAULT_CONCURRENCY
+    """Samples in flight at once, over every worker of the executor."""
+    size_hint: int | None = None
+    """Rows the pass expects, where known (an executor may size its batches by it)."""
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        object.__setattr__(self, "metrics", tuple(checked_metrics(self.metrics)))
+
+    async def score(self, sample: Sample) -> SampleResult:
+        """`evaluate_sample` with this pass's parts (a run stop is raised)."""
+        return await evaluate_sample(
+            sample, self.metrics, self.judge, self.group_by, self.pipeline, self.limits
+        )
+
+
+class PassSink:
+    """Where one pass's results go as they finish, whoever evaluates them: counted by the
+    report's `builder`, kept in dataset order only when `keep`, handed to `record` and
+    `progress`; and the run stop that every later sample hears of (as skipped)."""
 
     def __init__(
         self,
@@ -214,8 +257,10 @@ class PassResults:
         record: RecordCallback | None,
         resume_from: Mapping[str, SampleResult],
         group_by: Sequence[str],
+        record_resumed: bool = False,
     ) -> None:
         self.builder = builder
+        self.record_resumed = record_resumed
         self.progress = progress
         self.record_to = record
         self.resume_from = resume_from
@@ -228,18 +273,27 @@ class PassResults:
         if self._kept is not None:
             self._kept[index] = result
 
-    def record(self, index: int, result: SampleResult) -> None:
+    def stopped(self, reason: RunStopError) -> None:
+        """The run stops (the first reason is kept): the samples not yet handed to the
+        executor are skipped."""
+        self.stop = self.stop or reason
+
+    def finished(self, index: int, result: SampleResult) -> None:
         """A newly finished sample at dataset position `index`. A `RunStopError` from
         `record_to` (a run history that cannot be written) stops the run as one from a sample
         does: a run that cannot record what it does goes no further."""
         self._keep(index, result)
-        if self.record_to is not None:
-            try:
-                self.record_to(index, result)
-            except RunStopError as exc:
-                self.stop = self.stop or exc
+        self._record(index, result)
         if self.progress is not None:
             self.progress(result)
+
+    def _record(self, index: int, result: SampleResult) -> None:
+        if self.record_to is None:
+            return
+        try:
+            self.record_to(index, result)
+        except RunStopError as exc:
+            self.stopped(exc)
 
     def settled(self, index: int, sample: Sample) -> bool:
         """Whether `sample` needs no evaluation: an earlier run finished it (kept as it was),
@@ -247,9 +301,11 @@ class PassResults:
         done = self.resume_from.get(sample.id)
         if done is not None:
             self._keep(index, done)
+            if self.record_resumed:
+                self._record(index, done)
             return True
         if self.stop is not None:
-            self.record(index, _skipped(sample, self.stop, self.group_by))
+            self.finished(index, skipped_result(sample, self.stop, self.group_by))
             return True
         return False
 
@@ -259,119 +315,111 @@ class PassResults:
         return [kept[index] for index in sorted(kept)]
 
 
-class _Scheduler:
-    """One pass evaluated here: at most `concurrency` samples in flight, each result handed
-    to `results` as it finishes."""
+Rows = Iterator[tuple[int, Sample]]
+"""The samples an executor evaluates, each with its dataset position, read as it asks."""
+Usage = dict[str, Any]
+"""Calls, tokens and cost a pass's judge made (`JudgeDescription.usage`'s shape)."""
 
-    def __init__(
-        self,
-        score: Callable[[Sample], Awaitable[SampleResult]],
-        concurrency: int,
-        results: PassResults,
-    ) -> None:
-        self.score = score
-        self.slots = asyncio.Semaphore(concurrency)
-        self.results = results
 
-    async def _evaluate(self, index: int, sample: Sample) -> None:
-        results = self.results
-        try:
+@runtime_checkable
+class Executor(Protocol):
+    """Turns rows into results, and nothing else: the pass (`run_pass`) owns resume, skips,
+    recording and the report. Chosen by name (`vera.run._executors.EXECUTORS`, `--executor`)."""
+
+    name: str
+
+    async def execute(self, rows: Rows, work: PassWork, sink: PassSink) -> Usage | None:
+        """Evaluate every row of `rows` (reading it lazily: a row after a run stop is never
+        handed out) with `work`, each result to `sink.finished` as it comes, a run stop a
+        sample raised to `sink.stopped` (that sample's result: `skipped_result`). Returns
+        the calls, tokens and cost made outside this process (None: `work.judge` made them
+        all, and its `describe()` says so)."""
+        ...
+
+
+class _Rows:
+    """The rows of one pass an executor reads: settled ones (resumed, or after a stop) go to
+    the sink instead. A row that cannot be read ends the rows and is kept in `error`, to be
+    raised once the samples already handed out have finished."""
+
+    def __init__(self, samples: Iterable[Sample], sink: PassSink) -> None:
+        self._samples = enumerate(samples)
+        self._sink = sink
+        self.error: Exception | None = None
+
+    def __iter__(self) -> Rows:
+        return self
+
+    def __next__(self) -> tuple[int, Sample]:
+        while self.error is None:
             try:
-                result = await self.score(sample)
-            except RunStopError as exc:
-                results.stop = results.stop or exc
-                result = _skipped(sample, exc, results.group_by)
-            results.record(index, result)
-        finally:
-            self.slots.release()
-
-    async def run(self, samples: Iterable[Sample]) -> list[SampleResult]:
-        """Evaluate every sample; the kept results in dataset order (see `PassResults`)."""
-        # Reading the next sample can fail (a bad dataset row). Raised inside the task group
-        # it would come out wrapped in an ExceptionGroup; keep it, let in-flight samples
-        # finish, and raise it as itself.
-        read_error: Exception | None = None
-        rows = enumerate(samples)
-        async with asyncio.TaskGroup() as group:
-            while True:
-                await self.slots.acquire()
-                try:
-                    index, sample = next(rows)
-                except StopIteration:
-                    self.slots.release()
-                    break
-                except Exception as exc:
-                    self.slots.release()
-                    read_error = exc
-                    break
-                if self.results.settled(index, sample):
-                    self.slots.release()
-                    continue
-                group.create_task(self._evaluate(index, sample))
-        if read_error is not None:
-            raise read_error
-        return self.results.kept()
+                index, sample = next(self._samples)
+            except StopIteration:
+                raise
+            except Exception as exc:  # a bad dataset row: raised by `run_pass`, as itself
+                self.error = exc
+                break
+            if not self._sink.settled(index, sample):
+                return index, sample
+        raise StopIteration
 
 
 async def run_pass(
     samples: Iterable[Sample],
-    metrics: Sequence[Metric] | None = None,
-    judge: Judge | None = None,
+    work: PassWork,
+    executor: Executor,
     *,
-    concurrency: int = DEFAULT_CONCURRENCY,
     dataset_name: str | None = None,
     progress: ProgressCallback | None = None,
-    group_by: Sequence[str] = (),
-    pipeline: Pipeline | None = None,
     resume_from: Mapping[str, SampleResult] | None = None,
     source: PassLog | None = None,
     keep_samples: bool = True,
     record: RecordCallback | None = None,
-    limits: SampleLimits = DEFAULT_LIMITS,
+    record_resumed: bool = False,
 ) -> Report:
-    """One pass over `samples`: every sample scored, and the report of the pass.
+    """One pass over `samples`, evaluated by `executor` with `work`; the report of the pass.
 
     `samples` is consumed lazily, so a streamed dataset is never held in memory at once, and
     each result is counted in the report's aggregates as it finishes. With `keep_samples`
     False the results are not kept: `Report.samples` is empty, and `record` is where they go
     (to the run store, with their dataset position), so memory does not grow with the samples.
-    At most `concurrency` samples are in flight. With no metrics, faithfulness is computed;
-    with no judge, the embedded offline judge. `group_by` names metadata keys to break the
-    aggregates down by, beside the category. With a `pipeline`, each sample's query is
-    answered by it first (see `evaluate_sample`). `resume_from` holds results of an
-    interrupted run by sample id: those samples are not evaluated again, and `progress` hears
-    only of the others. `source` is the pass over the dataset (its name, and the pass's own
-    invalid rows: `SampleSource.read()`). `limits` bound each sample's work
-    (`vera._sample_limits`). A run: `arun_plan`.
+    `resume_from` holds results of an interrupted run by sample id: those samples are not
+    evaluated again, and `progress` hears only of the others (`record` too, unless
+    `record_resumed`: they come from elsewhere than the store `record` writes). `source` is
+    the pass over the dataset (its name, and the pass's own invalid rows:
+    `SampleSource.read()`). A run: `vera.run.arun_plan`.
     """
-    if concurrency < 1:
-        raise ValueError("concurrency must be at least 1")
-    metrics = _checked_metrics(metrics)
-    active_judge: Judge = judge if judge is not None else OfflineJudge()
     started = datetime.now(UTC)
-
-    async def score(sample: Sample) -> SampleResult:
-        return await evaluate_sample(sample, metrics, active_judge, group_by, pipeline, limits)
-
-    builder = _report_builder(metrics, group_by)
-    results = PassResults(
+    builder = _report_builder(work.metrics, work.group_by)
+    sink = PassSink(
         builder,
         keep=keep_samples,
         progress=progress,
         record=record,
         resume_from=resume_from or {},
-        group_by=group_by,
+        group_by=work.group_by,
+        record_resumed=record_resumed,
     )
-    finished = await _Scheduler(score, concurrency, results).run(samples)
-    return _build_report(
-        builder,
-        active_judge,
-        finished,
+    rows = _Rows(samples, sink)
+    usage = await executor.execute(rows, work, sink)
+    if rows.error is not None:
+        raise rows.error
+    description = work.judge.describe()
+    if usage is not None:  # the calls were made elsewhere: this process's judge made none
+        description = description.model_copy(update={"usage": usage})
+    return builder.build(
+        dataset=dataset_name or (source.name if source else "samples"),
+        judge=description.spec,
+        judge_details=description.to_details(),
+        version=__version__,
+        samples=sink.kept(),
+        invalid_rows=source.invalid_rows if source else (),
+        unrecognised_fields=source.unrecognised_fields if source else (),
         started=started,
-        stop=results.stop,
-        dataset_name=dataset_name,
-        source=source,
-        pipeline=pipeline,
+        stopped=None
+        if sink.stop is None
+        else RunStop(reason=str(sink.stop), planned=sink.stop.planned),
+        pipeline=work.pipeline.name if work.pipeline is not None else None,
     )
 
 
@@ -381,32 +429,4 @@ def _report_builder(metrics: Sequence[Metric], group_by: Sequence[str]) -> Repor
         {m.name: m.threshold for m in metrics},
         lower_is_better=[m.name for m in metrics if not m.higher_is_better],
         group_by=group_by,
-    )
-
-
-def _build_report(
-    builder: ReportBuilder,
-    judge: Judge | JudgeDescription,
-    finished: list[SampleResult],
-    *,
-    started: datetime,
-    stop: RunStopError | None,
-    dataset_name: str | None,
-    source: PassLog | None,
-    pipeline: Pipeline | None,
-) -> Report:
-    """The report of one pass, from its builder (shared by every executor); the judge, or
-    what it says of itself where the pass ran elsewhere."""
-    description = judge if isinstance(judge, JudgeDescription) else judge.describe()
-    return builder.build(
-        dataset=dataset_name or (source.name if source else "samples"),
-        judge=description.spec,
-        judge_details=description.to_details(),
-        version=__version__,
-        samples=finished,
-        invalid_rows=source.invalid_rows if source else (),
-        unrecognised_fields=source.unrecognised_fields if source else (),
-        started=started,
-        stopped=None if stop is None else RunStop(reason=str(stop), planned=stop.planned),
-        pipeline=pipeline.name if pipeline is not None else None,
     )

@@ -152,12 +152,29 @@ MONITOR_COUNTS = (
 )
 """The counters of a monitor window (`monitor_windows` columns), see `vera.monitor`."""
 
+
+def _m6_pass_results(db: sqlite3.Connection) -> None:
+    """Version 6: the results of a run's other passes (its baselines'), by pass name, so the
+    paired statistics read their pairs from the file and no pass keeps its samples."""
+    db.execute(
+        """CREATE TABLE IF NOT EXISTS pass_results (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    pass TEXT NOT NULL,
+    sample_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    result BLOB NOT NULL,  -- as in results
+    PRIMARY KEY (run_id, pass, sample_id)
+)"""
+    )
+
+
 _MIGRATIONS: tuple[Migration, ...] = (
     _m1_tables,
     _m2_indexes,
     _m3_labels,
     _m4_batches,
     _m5_monitor,
+    _m6_pass_results,
 )
 """The history's layout, one numbered step each (see `vera._sqlite_file.Migration`): a writer
 that opens a file applies those it lacks; a reader reads an older file as it is. Add a step at
@@ -330,6 +347,39 @@ class RunStore:
             "VALUES (?, ?, ?, ?)",
             (run_id, result.id, position, _pack(result)),
         )
+
+    def add_pass_result(
+        self, run_id: str, pass_name: str, position: int, result: SampleResult
+    ) -> None:
+        """Store one finished sample of the run's pass `pass_name` (a baseline's), at once."""
+        self._file.execute(
+            "INSERT OR REPLACE INTO pass_results (run_id, pass, sample_id, position, result) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (run_id, pass_name, result.id, position, _pack(result)),
+        )
+
+    def paired(
+        self, run_id: str, other: str, *, other_pass: str | None = None, batch: int = _BATCH
+    ) -> Iterator[tuple[SampleResult, SampleResult]]:
+        """The results of `run_id` paired with those of `other` (or of its pass
+        `other_pass`) that have the same sample id, in sample-id order, read `batch` pairs at
+        a time: what paired statistics read, so no run is held in memory at once."""
+        table, where, params = "results", "", tuple[str, ...]()
+        if other_pass is not None:
+            table, where, params = "pass_results", "AND b.pass = ? ", (other_pass,)
+        sql = (
+            f"SELECT a.sample_id, a.result, b.result FROM results a JOIN {table} b "
+            f"ON b.run_id = ? {where}AND b.sample_id = a.sample_id "
+            "WHERE a.run_id = ? AND a.sample_id > ? ORDER BY a.sample_id LIMIT ?"
+        )
+        last = ""
+        while True:
+            rows = self._file.execute(sql, (other, *params, run_id, last, batch))
+            for sample_id, mine, theirs in rows:
+                last = sample_id
+                yield _unpack(mine), _unpack(theirs)
+            if len(rows) < batch:
+                return
 
     def stop(self, run_id: str, report: Report) -> bool:
         """Mark a run that could not record everything `stopped`, with its report (whose

@@ -1,0 +1,134 @@
+"""The executor protocol: an executor only turns the rows it is handed into results; the pass
+(`run_pass`) owns resume, skips after a run stop, recording and the report, for every executor
+alike. Explicit fakes stand in for an executor here; the real ones run in tests/integration."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from vera import RunStopError
+from vera.judges.offline import OfflineJudge
+from vera.metrics import Faithfulness
+from vera.plan import Settings, build_plan
+from vera.results import SampleResult, SampleStatus
+from vera.run import (
+    EXECUTORS,
+    LocalExecutor,
+    PassSink,
+    PassWork,
+    Rows,
+    Usage,
+    create_executor,
+    run_pass,
+)
+from vera.types import Sample
+
+
+class _KeyRejected(RunStopError):
+    pass
+
+
+class FakeExecutor:
+    """Evaluates rows one by one, in order, and records which it was handed; sample "b"
+    stops the run as a rejected key would."""
+
+    name = "fake"
+
+    def __init__(self) -> None:
+        self.handed: list[str] = []
+
+    async def execute(self, rows: Rows, work: PassWork, sink: PassSink) -> Usage | None:
+        for index, sample in rows:
+            self.handed.append(sample.id)
+            if sample.id == "b":
+                sink.stopped(_KeyRejected("the key was rejected"))
+                result = SampleResult(id=sample.id, status=SampleStatus.SKIPPED, error="stop")
+            else:
+                result = await work.score(sample)
+            sink.finished(index, result)
+        return {"calls": 7}
+
+
+def samples(*ids: str) -> list[Sample]:
+    return [
+        Sample(
+            id=i,
+            query="Where is Paris?",
+            response="Paris is in France.",
+            contexts=["Paris is in France."],
+        )
+        for i in ids
+    ]
+
+
+async def test_the_pass_owns_resume_skips_and_recording_for_any_executor() -> None:
+    resumed = SampleResult(id="r", status=SampleStatus.SCORED, scores={"faithfulness": 0.25})
+    recorded: dict[int, str] = {}
+    heard: list[str] = []
+    executor = FakeExecutor()
+    report = await run_pass(
+        samples("r", "a", "b", "c", "d"),
+        PassWork([Faithfulness()], OfflineJudge()),
+        executor,
+        resume_from={"r": resumed},
+        record=lambda index, result: recorded.__setitem__(index, result.status.value),
+        progress=lambda result: heard.append(result.id),
+    )
+    # The resumed sample and those after the stop were never handed to the executor.
+    assert executor.handed == ["a", "b"]
+    assert recorded == {1: "scored", 2: "skipped", 3: "skipped", 4: "skipped"}
+    assert heard == ["a", "b", "c", "d"]
+    assert [r.id for r in report.samples] == ["r", "a", "b", "c", "d"]
+    assert report.stopped is not None and "rejected" in report.stopped.reason
+    assert report.counts.scored == 2 and report.counts.skipped == 3
+    # Calls made elsewhere are what the report's judge usage says.
+    assert report.judge_details["usage"] == {"calls": 7}
+
+
+async def test_results_given_from_python_are_recorded_when_asked() -> None:
+    resumed = SampleResult(id="r", status=SampleStatus.SCORED, scores={"faithfulness": 0.25})
+    recorded: list[int] = []
+    await run_pass(
+        samples("r", "a"),
+        PassWork([Faithfulness()], OfflineJudge()),
+        LocalExecutor(),
+        resume_from={"r": resumed},
+        record=lambda index, result: recorded.append(index),
+        record_resumed=True,
+    )
+    assert sorted(recorded) == [0, 1]
+
+
+def _failing_rows() -> Iterator[Sample]:
+    yield from samples("a", "b")
+    raise ValueError("line 3: not JSON")
+
+
+async def test_a_row_that_cannot_be_read_is_raised_after_the_rows_handed_out() -> None:
+    finished: list[str] = []
+    with pytest.raises(ValueError, match="line 3"):
+        await run_pass(
+            _failing_rows(),
+            PassWork([Faithfulness()], OfflineJudge()),
+            LocalExecutor(),
+            progress=lambda result: finished.append(result.id),
+        )
+    assert sorted(finished) == ["a", "b"]
+
+
+def test_a_pass_needs_metrics_and_a_concurrency() -> None:
+    with pytest.raises(ValueError, match="at least one metric"):
+        PassWork([], OfflineJudge())
+    with pytest.raises(ValueError, match="concurrency"):
+        PassWork([Faithfulness()], OfflineJudge(), concurrency=0)
+    with pytest.raises(ValueError, match="each metric may appear once"):
+        PassWork([Faithfulness(), Faithfulness()], OfflineJudge())
+
+
+def test_executors_are_chosen_by_name_through_the_registry() -> None:
+    assert EXECUTORS.builtin_names() == ["local", "ray"]
+    assert isinstance(create_executor(build_plan(settings=Settings())), LocalExecutor)
+    with pytest.raises(Exception, match="unknown executor"):
+        EXECUTORS.get("dask")
