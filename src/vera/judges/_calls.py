@@ -167,7 +167,10 @@ def count_calls(judge: LLMJudge, work: Sequence[JudgeWork]) -> CallEstimate:
         await _perform(twin, item)
 
     async def run_all() -> None:
-        for together in _groups(work):
+        # Only a judge that holds a group's turns for each other needs them concurrently; the
+        # others answer each piece from `recorder.work`, so one piece at a time.
+        groups = _groups(work) if twin.batches_turns else [[item] for item in work]
+        for together in groups:
             tasks = [asyncio.ensure_future(perform(item)) for item in together]
             await asyncio.gather(*tasks)
 

@@ -239,13 +239,18 @@ class LLMJudge(BaseJudge):
         )
         return claims, majority_verdicts(draws)
 
+    @property
+    def batches_turns(self) -> bool:
+        """Whether the turns of one conversation are verified together (batched, one draw)."""
+        return self.mode == "batched" and self.samples == 1
+
     async def analyse_turn(
         self, response: str, contexts: Sequence[str], *, query: str | None, group: TurnGroup
     ) -> tuple[list[Claim], list[ClaimVerdict]]:
         """One conversation turn's claims and verdicts, like `analyse`; in batched mode with one
         draw, its claims are verified in one call with the other turns of its `group`
         (`vera.judges._turns`), each turn against its own contexts only."""
-        if self.mode != "batched" or self.samples > 1:
+        if not self.batches_turns:
             return await self.analyse(response, contexts, query=query)
         try:
             claims = await self.extract_claims(response, query=query) if response.strip() else []
