@@ -30,6 +30,11 @@ instructions.
 With `samples=k`, verification is drawn k times and each claim gets the majority verdict and
 the share of draws that agreed with it.
 
+The turns of one conversation (`analyse_turn`, batched mode, one draw) are extracted one call
+a turn and verified together, one call per group of turns, each turn against its own contexts
+only (`vera.judges._turns`); a turn the joint reply does not answer properly is verified again
+in a call of its own.
+
 RAGChecker's claim-by-chunk matrix (`verify_matrix`, asked only by the diagnostic metrics) is one
 call per draw in every mode: each claim against each context alone, all claims together.
 """
