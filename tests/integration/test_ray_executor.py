@@ -206,3 +206,24 @@ async def test_a_failed_worker_turns_its_batch_into_errors_and_loses_nothing() -
     assert sorted(recorded) == list(range(len(samples)))
     assert {r.status.value for r in recorded.values()} == {"error"}
     assert "ray worker failed: RuntimeError: SIGKILL" in (recorded[0].error or "")
+
+
+class _NothingSettled:
+    def settled(self, index: int, sample: object) -> bool:
+        return False
+
+
+def test_a_batch_never_splits_the_turns_of_one_conversation() -> None:
+    # The turns of a group wait for each other in one worker's judge: split across workers,
+    # each part would wait for turns that never come.
+    from vera.run._ray import _batches
+
+    turns = list(open_dataset("conversations"))
+    batches = list(_batches(iter(enumerate(turns)), _NothingSettled(), 4))  # type: ignore[arg-type]
+    assert [i for batch in batches for i, _ in batch] == list(range(len(turns)))
+    where = {}
+    for number, batch in enumerate(batches):
+        for _, sample in batch:
+            where.setdefault(sample.metadata["turn_group"], set()).add(number)
+    assert all(len(numbers) == 1 for numbers in where.values())
+    assert all(len(batch) <= 4 + 7 for batch in batches)

@@ -55,6 +55,7 @@ from vera.run._runner import (
 from vera.types import Sample
 from vera.types._errors import ConfigError, RunStopError
 from vera.types._extras import install_hint
+from vera.types._turns import GROUP_KEY
 
 __all__ = ["BATCH_SIZE", "IN_FLIGHT_PER_WORKER", "ray_pass"]
 
@@ -325,12 +326,19 @@ def _batches(rows: Iterator[tuple[int, Sample]], sink: PassResults, size: int) -
     for index, sample in rows:
         if sink.settled(index, sample):
             continue
-        batch.append((index, sample))
-        if len(batch) >= size:
+        # A batch full is cut only between groups of turns: the turns of a group wait for
+        # each other in one judge (vera.judges._turns), which another worker's turns never reach.
+        if len(batch) >= size and not _same_group(batch[-1][1], sample):
             yield batch
             batch = []
+        batch.append((index, sample))
     if batch:
         yield batch
+
+
+def _same_group(before: Sample, sample: Sample) -> bool:
+    group = sample.metadata.get(GROUP_KEY)
+    return group is not None and before.metadata.get(GROUP_KEY) == group
 
 
 def _batch_size(source: PassLog | None, workers: int) -> int:
