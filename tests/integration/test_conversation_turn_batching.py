@@ -156,3 +156,16 @@ def test_the_conversation_estimate_counts_the_batched_calls_of_both_runs(
     assert abs(estimate.calls - loopback.request_count) <= 0.05 * loopback.request_count
     # Fewer than two calls a turn in each run (36 turns, then 24 with an earlier turn).
     assert loopback.request_count < 2 * (36 + 24)
+
+
+def test_the_dry_run_prices_the_same_verdicts_in_fewer_calls(
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch, turns: list[Sample]
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
+    plan = build_plan(metrics=["faithfulness"], settings=_settings(loopback))
+    together = estimate_plan(plan, Bindings(data=open_dataset(turns)))
+    alone = estimate_plan(plan, Bindings(data=open_dataset(_alone(turns))))
+    assert loopback.request_count == 0
+    assert together.calls < alone.calls == 2 * len(turns)
+    # Every claim's verdict is still written, only in one reply per conversation.
+    assert together.completion_tokens == alone.completion_tokens

@@ -97,7 +97,10 @@ class RecordingChatModel:
             shown, most = _numbered_items(asked, "texts", len(self.work.texts))
             ratings = [{"text": n, "relevance": "RELEVANT"} for n in range(1, most + 1)]
             return {"ratings": ratings}, shown * RATING_TOKENS
-        shown, most = _numbered_items(asked, "claims", len(self.work.claims))
+        # A group's turns share one verification (verify_turns): the request shows all their
+        # claims, while `work` is one turn's.
+        joint = request.prompt_version.startswith("verify_turns")
+        shown, most = _numbered_items(asked, "claims", 0 if joint else len(self.work.claims))
         if name == "matrix":
             rows = [{"claim": n, "contexts": []} for n in range(1, most + 1)]
             return {"claims": rows}, shown * MATRIX_ROW_TOKENS
