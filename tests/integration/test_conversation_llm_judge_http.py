@@ -16,7 +16,7 @@ from vera.run import Bindings, estimate_plan
 JUDGE = "openai:gpt-4o-mini"
 
 
-@pytest.mark.parametrize("mode", ["single_call", "batched", "per_claim"])
+@pytest.mark.parametrize("mode", ["single_call", "batched", "per_claim", "truths"])
 def test_dry_run_counts_a_conversations_calls(
     loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch, mode: Any
 ) -> None:

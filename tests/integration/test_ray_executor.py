@@ -234,3 +234,19 @@ def test_the_workers_share_the_concurrency_out() -> None:
     assert executor._shares(2, 8) == (2, 4)  # two workers, four samples each
     assert executor._shares(16, 4) == (4, 1)  # no more workers than samples in flight
     assert executor._shares(3, 8) == (3, 2)  # 6 in flight: never over 8
+
+
+def test_a_batch_never_splits_the_turns_of_one_conversation() -> None:
+    # The turns of a group wait for each other in one worker's judge: split across workers,
+    # each part would wait for turns that never come.
+    from vera.run._ray import _batches
+
+    turns = list(open_dataset("conversations"))
+    batches = list(_batches(iter(enumerate(turns)), 4))
+    assert [i for batch in batches for i, _ in batch] == list(range(len(turns)))
+    where = {}
+    for number, batch in enumerate(batches):
+        for _, sample in batch:
+            where.setdefault(sample.metadata["turn_group"], set()).add(number)
+    assert all(len(numbers) == 1 for numbers in where.values())
+    assert all(len(batch) <= 4 + 7 for batch in batches)

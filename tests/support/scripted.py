@@ -69,8 +69,28 @@ def scripted_reply(prompt: str) -> dict[str, Any]:
             claims = [{**claim, **_cited(str(claim["text"]), contexts)} for claim in claims]
         return {"claims": claims}
     contexts = section(prompt, "contexts")
+    if "Turn 1: judge these claims against" in prompt:
+        return {"verdicts": _turn_verdicts(section(prompt, "claims"))}
     claims = re.findall(r"^(\d+)\. (.*)$", section(prompt, "claims"), flags=re.M)
     return {"verdicts": [{"claim": int(n), **_cited(text, contexts)} for n, text in claims]}
+
+
+def _turn_verdicts(claims: str) -> list[dict[str, Any]]:
+    """Verdicts for the turns of one conversation together (verify_turns): each claim cites
+    the first sentence of its own turn's first context, named in the line above its turn."""
+    verdicts: list[dict[str, Any]] = []
+    first = 1
+    for line in claims.splitlines():
+        header = re.match(r"^Turn \d+: judge these claims against contexts (\d+) to", line)
+        if header:
+            first = int(header.group(1))
+        claim = re.match(r"^(\d+)\. (.*)$", line)
+        if claim:
+            verdict = "CONTRADICTED" if "60" in claim.group(2) else "FULLY_SUPPORTED"
+            verdicts.append(
+                {"claim": int(claim.group(1)), "verdict": verdict, "sentence": f"{first}.1"}
+            )
+    return verdicts
 
 
 class GeneratorScript:

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from vera.judges._base import Judge, JudgeWork, judge_matrix, match_verdicts, relevance_rater
+from vera.judges._turns import TurnAnalyser, turn_group
 from vera.metrics._base import CitationCheck, ClaimAnalysis, Need
 from vera.text._citations import attach_citations, parse_citations, resolve_citation
 from vera.types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Sample, Verdict
@@ -135,11 +136,17 @@ async def analyse_claims(
     sample: Sample, judge: Judge
 ) -> tuple[tuple[Claim, ...], tuple[ClaimVerdict, ...]]:
     """Claims of the sample's response and one verdict each, against its contexts, through
-    the judge's `analyse` (one call in an LLM judge's single-call mode, two otherwise)."""
+    the judge's `analyse` (one call in an LLM judge's single-call mode, two otherwise); a
+    conversation turn, by a judge that verifies turns together, with its group's turns."""
     response = sample.response or ""
-    claims, verdicts = await judge.analyse(
-        response, sample.context_texts, query=sample.query or None
-    )
+    query = sample.query or None
+    group = turn_group(sample.metadata)
+    if group is not None and isinstance(judge, TurnAnalyser):
+        claims, verdicts = await judge.analyse_turn(
+            response, sample.context_texts, query=query, group=group
+        )
+    else:
+        claims, verdicts = await judge.analyse(response, sample.context_texts, query=query)
     if not claims:
         return (), ()
     return tuple(claims), tuple(match_verdicts(claims, verdicts))
@@ -276,8 +283,17 @@ def _priced(
         if not text.strip():
             return []
         shown = contexts if item.kind == "analyse" else ()
+        group = turn_group(sample.metadata) if item.kind == "analyse" else None
         return [
-            JudgeWork(kind=item.kind, text=text, query=sample.query, contexts=shown, claims=mine)
+            JudgeWork(
+                kind=item.kind,
+                text=text,
+                query=sample.query,
+                contexts=shown,
+                claims=mine,
+                group=group.key if group else "",
+                group_size=group.size if group else 0,
+            )
         ]
     if item.kind == "verify":
         against = tuple(_texts_of(item, sample))

@@ -45,6 +45,7 @@ from vera.types._conversations import (
     Turn,
 )
 from vera.types._errors import ConfigError, DatasetError, DatasetRowError
+from vera.types._turns import group_turns
 
 __all__ = [
     "CONVERSATION_KEYS",
@@ -351,7 +352,9 @@ def turn_samples(
     is passed over, and the tool results it saw count for the next answer.
     """
     state = _Thread(conversation, user_facts=user_facts, agent_steps=agent_steps)
-    return [s for s in (state.step(i, turn) for i, turn in enumerate(conversation.turns)) if s]
+    found = [s for s in (state.step(i, turn) for i, turn in enumerate(conversation.turns)) if s]
+    # An LLM judge verifies a group's turns in one call (vera.judges._turns).
+    return group_turns(found, f"{conversation.id}/turns")
 
 
 def consistency_samples(
@@ -374,7 +377,7 @@ def consistency_samples(
             contexts = tuple(_tagged(text, SourceKind.ASSISTANT, i) for i, text in said)
             out.append(sample.model_copy(update={"contexts": contexts, "human_faithful": None}))
         said.append((index, turn.content))
-    return out
+    return group_turns(out, f"{conversation.id}/consistency")
 
 
 class _Thread:

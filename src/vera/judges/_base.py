@@ -101,6 +101,10 @@ class JudgeWork(BaseModel):
     contexts: tuple[str, ...] = ()
     claims: tuple[str, ...] = ()
     texts: tuple[str, ...] = ()
+    group: str = ""
+    """For "analyse" on a conversation turn: the group of turns verified together
+    (`vera.judges._turns`), and `group_size` how many turns it has."""
+    group_size: int = 0
 
 
 class CallEstimate(BaseModel):

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from vera.judges._base import CallEstimate, JudgeWork
+from vera.judges._turns import GROUP_KEY, GROUP_SIZE_KEY, turn_group
 from vera.judges.offline._claims import extract_claims as split_claims
 from vera.providers._base import ChatRequest, ChatResponse, Usage
 from vera.providers._managed import CHARS_PER_TOKEN
@@ -96,7 +97,10 @@ class RecordingChatModel:
             shown, most = _numbered_items(asked, "texts", len(self.work.texts))
             ratings = [{"text": n, "relevance": "RELEVANT"} for n in range(1, most + 1)]
             return {"ratings": ratings}, shown * RATING_TOKENS
-        shown, most = _numbered_items(asked, "claims", len(self.work.claims))
+        # A group's turns share one verification (verify_turns): the request shows all their
+        # claims, while `work` is one turn's.
+        joint = request.prompt_version.startswith("verify_turns")
+        shown, most = _numbered_items(asked, "claims", 0 if joint else len(self.work.claims))
         if name == "matrix":
             rows = [{"claim": n, "contexts": []} for n in range(1, most + 1)]
             return {"claims": rows}, shown * MATRIX_ROW_TOKENS
@@ -137,7 +141,10 @@ async def _perform(judge: LLMJudge, work: JudgeWork) -> None:
     """What the run asks of the judge for `work`."""
     query = work.query or None
     claims = [Claim(id=f"c{n}", text=text) for n, text in enumerate(work.claims, start=1)]
-    if work.kind == "analyse":
+    group = turn_group({GROUP_KEY: work.group, GROUP_SIZE_KEY: work.group_size})
+    if work.kind == "analyse" and group is not None:
+        await judge.analyse_turn(work.text, work.contexts, query=query, group=group)
+    elif work.kind == "analyse":
         await judge.analyse(work.text, work.contexts, query=query)
     elif work.kind == "extract":
         await judge.extract_claims(work.text, query=query)
@@ -156,10 +163,19 @@ def count_calls(judge: LLMJudge, work: Sequence[JudgeWork]) -> CallEstimate:
     recorder = RecordingChatModel(judge.model.provider, judge.model.model)
     twin = judge.replica(recorder)
 
+    async def perform(item: JudgeWork) -> None:
+        # Each piece sees its own work: the recorder answers from it, so a group's turns,
+        # which wait for each other, are started one by one and each sets it first.
+        recorder.work = item
+        await _perform(twin, item)
+
     async def run_all() -> None:
-        for item in work:
-            recorder.work = item
-            await _perform(twin, item)
+        # Only a judge that holds a group's turns for each other needs them concurrently; the
+        # others answer each piece from `recorder.work`, so one piece at a time.
+        groups = _groups(work) if twin.batches_turns else [[item] for item in work]
+        for together in groups:
+            tasks = [asyncio.ensure_future(perform(item)) for item in together]
+            await asyncio.gather(*tasks)
 
     _run(run_all())
     return CallEstimate(
@@ -168,6 +184,15 @@ def count_calls(judge: LLMJudge, work: Sequence[JudgeWork]) -> CallEstimate:
         completion_tokens=recorder.completion_tokens,
         model=judge.spec,
     )
+
+
+def _groups(work: Sequence[JudgeWork]) -> list[list[JudgeWork]]:
+    """`work` in order, the turns of one group together where the first of them is (the run
+    does them concurrently, and they wait for each other); every other piece alone."""
+    out: dict[object, list[JudgeWork]] = {}
+    for position, item in enumerate(work):
+        out.setdefault(item.group or position, []).append(item)
+    return list(out.values())
 
 
 def _run(job: Coroutine[Any, Any, T]) -> T:

@@ -30,6 +30,11 @@ instructions.
 With `samples=k`, verification is drawn k times and each claim gets the majority verdict and
 the share of draws that agreed with it.
 
+The turns of one conversation (`analyse_turn`, batched mode, one draw) are extracted one call
+a turn and verified together, one call per group of turns, each turn against its own contexts
+only (`vera.judges._turns`); a turn the joint reply does not answer properly is verified again
+in a call of its own.
+
 RAGChecker's claim-by-chunk matrix (`verify_matrix`, asked only by the diagnostic metrics) is one
 call per draw in every mode: each claim against each context alone, all claims together.
 """
@@ -68,6 +73,14 @@ from vera.judges._replies import (
     Verification,
 )
 from vera.judges._sentence_ids import SentenceIds
+from vera.judges._turns import (
+    TurnBatcher,
+    TurnGroup,
+    TurnItem,
+    bounded_batches,
+    context_ranges,
+    render_turn_claims,
+)
 from vera.judges._voting import majority_verdicts
 from vera.judges.offline._claims import checkable_sentences
 from vera.providers._base import (
@@ -103,6 +116,8 @@ _PROMPTS: dict[str, tuple[str, ...]] = {
 _MATRIX = "verify_matrix"
 # Loaded in every mode, used instead of verify_claims where quotes cost less than sentence ids.
 _QUOTED = "verify_claims_quoted"
+# Loaded in every mode, used in batched mode for the turns of one conversation together.
+_TURNS = "verify_turns"
 _NO_TRUTHS = "(this context states no facts)"
 _RAISE_MAX_TOKENS = "raise --max-tokens (judge_max_tokens in vera.toml)"
 
@@ -144,10 +159,13 @@ class LLMJudge(BaseJudge):
         self.mode = mode
         self.samples = samples
         self.prompts = {
-            name: load_prompt(name, prompts_dir) for name in (*_PROMPTS[mode], _MATRIX, _QUOTED)
+            name: load_prompt(name, prompts_dir)
+            for name in (*_PROMPTS[mode], _MATRIX, _QUOTED, _TURNS)
         }
         self._matrix_asked = False
         self._quoted_asked = False
+        self._turns_asked = False
+        self._batcher = TurnBatcher(self._verify_turns)
         self.max_claims_per_call = 1 if mode == "per_claim" else max_claims_per_call
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -163,7 +181,11 @@ class LLMJudge(BaseJudge):
     def prompt_versions(self) -> dict[str, str]:
         """The version of each prompt, recorded with every result; the matrix prompt's only
         once a matrix was asked for, as a run without the diagnostic metrics never uses it."""
-        asked = {_MATRIX: self._matrix_asked, _QUOTED: self._quoted_asked}
+        asked = {
+            _MATRIX: self._matrix_asked,
+            _QUOTED: self._quoted_asked,
+            _TURNS: self._turns_asked,
+        }
         return {
             name: prompt.version for name, prompt in self.prompts.items() if asked.get(name, True)
         }
@@ -194,6 +216,8 @@ class LLMJudge(BaseJudge):
         twin.model = model
         twin._matrix_asked = False
         twin._quoted_asked = False
+        twin._turns_asked = False
+        twin._batcher = TurnBatcher(twin._verify_turns)
         twin._truths = OrderedDict()
         twin._truths_pending = {}
         return twin
@@ -219,6 +243,97 @@ class LLMJudge(BaseJudge):
             *(self._verify_draw(claims, contexts, draw) for draw in range(len(draws), self.samples))
         )
         return claims, majority_verdicts(draws)
+
+    @property
+    def batches_turns(self) -> bool:
+        """Whether the turns of one conversation are verified together (batched, one draw)."""
+        return self.mode == "batched" and self.samples == 1
+
+    async def analyse_turn(
+        self, response: str, contexts: Sequence[str], *, query: str | None, group: TurnGroup
+    ) -> tuple[list[Claim], list[ClaimVerdict]]:
+        """One conversation turn's claims and verdicts, like `analyse`; in batched mode with one
+        draw, its claims are verified in one call with the other turns of its `group`
+        (`vera.judges._turns`), each turn against its own contexts only."""
+        if not self.batches_turns:
+            return await self.analyse(response, contexts, query=query)
+        try:
+            claims = await self.extract_claims(response, query=query) if response.strip() else []
+        except BaseException:
+            self._batcher.withdraw(group)
+            raise
+        verdicts = await self._batcher.verdicts(group, claims, contexts)
+        return (claims, verdicts) if claims else ([], [])
+
+    async def _verify_turns(self, items: list[TurnItem]) -> None:
+        """Verify the turns of one group: runs of turns within `max_claims_per_call` claims in
+        one call each; a turn alone, or one the joint reply failed, in a call of its own."""
+        asked = [item for item in items if item.claims]
+        for item in items:
+            if not item.claims:
+                item.verdicts.set_result([])
+        await asyncio.gather(
+            *(
+                self._verify_turn_batch(batch)
+                for batch in bounded_batches(asked, self.max_claims_per_call)
+            )
+        )
+
+    async def _verify_turn_batch(self, batch: list[TurnItem]) -> None:
+        failed = batch if len(batch) == 1 else await self._joint_verdicts(batch)
+        for item in failed:
+            try:
+                item.verdicts.set_result(await self.verify_claims(item.claims, item.contexts))
+            except Exception as exc:
+                item.verdicts.set_exception(exc)
+
+    async def _joint_verdicts(self, batch: list[TurnItem]) -> list[TurnItem]:
+        """Verify `batch` in one call and settle each turn the reply fully answers; the turns
+        it does not (an invalid reply, a missing verdict, a citation of another turn's context)
+        are returned, to be verified on their own: a joint reply never passes them silently."""
+        self._turns_asked = True
+        prompt = self.prompts[_TURNS]
+        flat = [text for item in batch for text in item.contexts]
+        numbered, ranges = SentenceIds.of(flat), context_ranges(batch)
+        messages = prompt.render(
+            contexts=numbered.render(), claims=render_turn_claims(batch, ranges)
+        )
+        checked = _checked(Verification, contexts=len(flat), sentences=numbered)
+        try:
+            reply = await self._ask(messages, prompt, VERIFICATION_SCHEMA, "verdicts", checked)
+        except (JudgeResponseError, TruncatedOutputError):
+            return batch
+        owners = [(t, c) for t, item in enumerate(batch) for c in item.claims]
+        found: dict[str, ClaimVerdict] = {}
+        wrong: set[int] = set()
+        for raw in reply.verdicts:
+            if not 1 <= raw.claim <= len(owners):
+                continue
+            turn, claim = owners[raw.claim - 1]
+            context, quote = _evidence(raw, numbered)
+            if context is not None and context not in ranges[turn]:
+                wrong.add(turn)
+                continue
+            local = None if context is None else context - ranges[turn].start + 1
+            found.setdefault(
+                claim.id + f"@{turn}",
+                checked_verdict(
+                    claim.id,
+                    raw.verdict,
+                    context=local,
+                    quote=quote,
+                    reason=raw.reason,
+                    contexts=batch[turn].contexts,
+                ),
+            )
+        failed = []
+        for turn, item in enumerate(batch):
+            keys = [c.id + f"@{turn}" for c in item.claims]
+            if turn in wrong or any(k not in found for k in keys):
+                failed.append(item)
+            else:
+                item.verdicts.set_result([found[k] for k in keys])
+        return failed
 
     async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
         """Numbered atomic claims, each located in the response where it appears verbatim."""

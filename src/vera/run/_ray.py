@@ -51,6 +51,7 @@ from vera.run._runner import (
 from vera.types import Sample
 from vera.types._errors import ConfigError, RunStopError
 from vera.types._extras import install_hint
+from vera.types._turns import GROUP_KEY
 
 __all__ = ["BATCH_SIZE", "IN_FLIGHT_PER_WORKER", "RayExecutor"]
 
@@ -353,15 +354,22 @@ class _Dispatch:
 
 
 def _batches(rows: Rows, size: int) -> Iterator[Batch]:
-    """The rows in batches of `size`, each read only when the one before was sent."""
+    """The rows in batches of about `size`, each read only when the one before was sent."""
     batch: Batch = []
-    for row in rows:
-        batch.append(row)
-        if len(batch) >= size:
+    for index, sample in rows:
+        # A batch full is cut only between groups of turns: the turns of a group wait for
+        # each other in one judge (vera.judges._turns), which another worker's turns never reach.
+        if len(batch) >= size and not _same_group(batch[-1][1], sample):
             yield batch
             batch = []
+        batch.append((index, sample))
     if batch:
         yield batch
+
+
+def _same_group(before: Sample, sample: Sample) -> bool:
+    group = sample.metadata.get(GROUP_KEY)
+    return group is not None and before.metadata.get(GROUP_KEY) == group
 
 
 def _batch_size(total: int | None, workers: int) -> int:

@@ -12,7 +12,37 @@ from pydantic import BaseModel, ConfigDict
 
 from vera.types._samples import Sample
 
-__all__ = ["ConversationSummary", "ConversationTurns", "TurnRef", "turn_ref"]
+__all__ = [
+    "GROUP_KEY",
+    "GROUP_SIZE_KEY",
+    "MAX_TURNS_PER_GROUP",
+    "ConversationSummary",
+    "ConversationTurns",
+    "TurnRef",
+    "group_turns",
+    "turn_ref",
+]
+
+GROUP_KEY = "turn_group"
+"""The metadata key of a turn sample naming the group of turns a judge may verify together
+(`vera.judges._turns`)."""
+GROUP_SIZE_KEY = "turn_group_size"
+"""The metadata key of a turn sample saying how many turn samples its group has."""
+MAX_TURNS_PER_GROUP = 8
+"""Turns of one conversation verified together at most: the run's default concurrency, so
+the turns of a group waiting for each other never hold every slot of a default run."""
+
+
+def group_turns(samples: list[Sample], prefix: str) -> list[Sample]:
+    """One conversation's turn `samples`, each told its group: runs of at most
+    `MAX_TURNS_PER_GROUP` consecutive turns, keyed `prefix` and the run's number."""
+    out = []
+    for start in range(0, len(samples), MAX_TURNS_PER_GROUP):
+        run = samples[start : start + MAX_TURNS_PER_GROUP]
+        tag = {GROUP_KEY: f"{prefix}#{start // MAX_TURNS_PER_GROUP}", GROUP_SIZE_KEY: len(run)}
+        out += [s.model_copy(update={"metadata": {**s.metadata, **tag}}) for s in run]
+    return out
+
 
 _FROZEN = ConfigDict(frozen=True)
 
