@@ -352,10 +352,15 @@ SURFACES: dict[str, list[str]] = {
     ],
     "vera.registry": [
         "EntryPointSource",
+        "PLUGIN_GROUPS",
+        "PluginTables",
         "Registry",
+        "check_plugin_tables",
         "import_object",
         "installed_entry_points",
         "normalise_name",
+        "plugin_options",
+        "plugin_table",
     ],
     "vera.render": [
         "Bar",
