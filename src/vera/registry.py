@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 from vera.types._errors import ConfigError
 
 __all__ = [
+    "CONFIGURABLE_GROUPS",
     "PLUGIN_GROUPS",
     "EntryPointSource",
     "PluginTables",
@@ -277,6 +278,11 @@ PLUGIN_GROUPS = (
 )
 """Every entry-point group a plugin may be installed under."""
 
+CONFIGURABLE_GROUPS = frozenset({"vera.metrics", "vera.judges"})
+"""The groups whose plugins are handed their `[plugins.NAME]` table: a judge factory is called
+with `options=`, a metric class built with `options=`. Reporters, dataset formats and providers
+are objects built without the settings, so a table for one is refused rather than ignored."""
+
 
 def _table_key(name: str) -> str:
     """The key a `[plugins.NAME]` table and a plugin name are matched by ("-" read as "_")."""
@@ -387,5 +393,12 @@ def check_plugin_tables(
                 f"{origin}: [plugins.{name}] names no installed plugin. "
                 f"Installed plugins: {known or 'none'} (see docs/plugins.md)"
             )
-        for entry in entries:
+        configurable = [entry for entry in entries if entry.group in CONFIGURABLE_GROUPS]
+        if not configurable:
+            raise ConfigError(
+                f"{origin}: [plugins.{name}]: plugin {entries[0].name!r} is a "
+                f"{entries[0].group} plugin, and only judge and metric plugins "
+                "(vera.judges, vera.metrics) are given their table yet; remove the table"
+            )
+        for entry in configurable:
             plugin_options(_load(entry), name, table, origin=origin)

@@ -67,6 +67,18 @@ class WeightedMetric:
         if not analysis.claims:
             return not_applicable(self, "no claims")
         return scored(self, self.options.weight, "weight")
+
+
+class Tabular:
+    name = "tabular"
+    extension = ".tab"
+    options_model = WeightOptions
+
+    def write(self, view, out):
+        out.write("tabular")
+
+
+TABULAR = Tabular()
 """
 
 ENTRIES = """
@@ -76,6 +88,9 @@ plain_judge = vera_test_plugin:plain_judge
 
 [vera.metrics]
 weighted = vera_test_plugin:WeightedMetric
+
+[vera.reporters]
+tabular = vera_test_plugin:TABULAR
 """
 
 
@@ -166,7 +181,17 @@ def test_a_table_naming_no_installed_plugin_lists_the_installed_ones(tmp_path: P
         load_settings(directory=project)
     message = str(caught.value)
     assert "[plugins.stirct_judge] names no installed plugin" in message
-    assert "plain_judge, strict_judge, weighted" in message
+    assert "plain_judge, strict_judge, tabular, weighted" in message
+
+
+def test_a_table_for_a_plugin_not_handed_its_table_is_refused(tmp_path: Path) -> None:
+    # A report format is built without the settings: its table would be dropped unread.
+    project = _project(tmp_path, "[plugins.tabular]\nweight = 2\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(directory=project)
+    message = str(caught.value)
+    assert "[plugins.tabular]" in message and "vera.reporters plugin" in message
+    assert "only judge and metric plugins" in message
 
 
 def test_a_table_for_a_built_in_is_refused_like_an_unknown_one(tmp_path: Path) -> None:

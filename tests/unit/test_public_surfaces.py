@@ -351,6 +351,7 @@ SURFACES: dict[str, list[str]] = {
         "use_local_cost_map",
     ],
     "vera.registry": [
+        "CONFIGURABLE_GROUPS",
         "EntryPointSource",
         "PLUGIN_GROUPS",
         "PluginTables",
