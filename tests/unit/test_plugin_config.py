@@ -13,8 +13,10 @@ from typing import Any
 
 import pytest
 from tests.support.plugin import PLUGIN_MODULE, write_plugin
+from typer.testing import CliRunner
 
 from vera import ConfigError
+from vera.cli import app
 from vera.judges import JUDGE_REGISTRY, create_judge
 from vera.metrics import METRIC_REGISTRY, create_metric
 from vera.plan import RunPlan, Settings, build_plan, load_settings
@@ -209,3 +211,34 @@ def test_a_plugin_value_that_is_no_table_is_refused(tmp_path: Path) -> None:
     project = _project(tmp_path, 'plugins = { strict_judge = "fast" }\n')
     with pytest.raises(ConfigError, match=r"\[plugins.strict_judge\] must be a table"):
         load_settings(directory=project)
+
+
+def _eval(project: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+    (project / "d.jsonl").write_text(
+        '{"id": "a", "query": "q", "response": "Paris.", "contexts": ["Paris is in France."]}\n',
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(project)
+    result = CliRunner().invoke(app, ["eval", "-d", "d.jsonl", "--no-history", "-o", "r.json"])
+    return result.exit_code, result.output
+
+
+def test_vera_eval_hands_the_table_to_the_plugin_judge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = _project(tmp_path, 'judge = "strict_judge"\n[plugins.strict_judge]\nlabel = "cli"\n')
+    code, output = _eval(project, monkeypatch)
+    assert code == 0, output
+    assert [options.label for options in _seen()] == ["cli"]
+
+
+def test_vera_eval_exits_2_on_a_bad_value_before_any_sample_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = _project(
+        tmp_path, 'judge = "strict_judge"\n[plugins.strict_judge]\nmin_support = -1\n'
+    )
+    code, output = _eval(project, monkeypatch)
+    assert code == 2
+    assert "[plugins.strict_judge] field 'min_support'" in output
+    assert not (project / "r.json").exists()
