@@ -12,24 +12,37 @@ loaded when a name is not built in and before any listing, so `names()` always s
 Loading follows what is installed now: each load enumerates the group again (about a
 millisecond) but imports each entry point only once; `reset_plugins()` forgets the imported
 ones, for tests that install and remove plugins.
+
+A plugin may have its own table in the config file, `[plugins.NAME]`, kept as plain values in
+`PluginTables.plugins`. The component it names declares the table's model as a class
+attribute, `options_model` (a pydantic model); `plugin_options` validates the table against it
+and the registry hands the validated object to the component as the keyword `options=`.
 """
 
 from __future__ import annotations
 
 import difflib
 import importlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import EntryPoint, entry_points
-from typing import Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
+
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from vera.types._errors import ConfigError
 
 __all__ = [
+    "CONFIGURABLE_GROUPS",
+    "PLUGIN_GROUPS",
     "EntryPointSource",
+    "PluginTables",
     "Registry",
+    "check_plugin_tables",
     "import_object",
     "installed_entry_points",
     "normalise_name",
+    "plugin_options",
+    "plugin_table",
 ]
 
 T = TypeVar("T")
@@ -254,3 +267,138 @@ class Registry(Generic[T]):
         afresh (for tests that install or remove plugins)."""
         self._plugins = {}
         self._imported.clear()
+
+
+PLUGIN_GROUPS = (
+    "vera.metrics",
+    "vera.judges",
+    "vera.providers",
+    "vera.reporters",
+    "vera.dataset_formats",
+)
+"""Every entry-point group a plugin may be installed under."""
+
+CONFIGURABLE_GROUPS = frozenset({"vera.metrics", "vera.judges"})
+"""The groups whose plugins are handed their `[plugins.NAME]` table: a judge factory is called
+with `options=`, a metric class built with `options=`. Reporters, dataset formats and providers
+are objects built without the settings, so a table for one is refused rather than ignored."""
+
+
+def _table_key(name: str) -> str:
+    """The key a `[plugins.NAME]` table and a plugin name are matched by ("-" read as "_")."""
+    return name.strip().lower().replace("-", "_")
+
+
+class PluginTables(BaseModel):
+    """The `[plugins.NAME]` tables of the config file: plugin name -> its values, unvalidated
+    here (the plugin's `options_model` validates them where the plugin is built)."""
+
+    plugins: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """`[plugins.NAME]` (or `[tool.vera.plugins.NAME]`): each plugin's own options."""
+
+    @field_validator("plugins", mode="before")
+    @classmethod
+    def _tables(cls, value: object) -> object:
+        if not isinstance(value, dict):
+            raise ValueError("expected tables [plugins.NAME]")
+        for name, table in value.items():
+            if not isinstance(table, dict):
+                raise ValueError(f"[plugins.{name}] must be a table, got {type(table).__name__}")
+        return value
+
+
+def plugin_table(tables: Mapping[str, Mapping[str, Any]], name: str) -> dict[str, Any] | None:
+    """The table `[plugins.NAME]` for the plugin `name`, or None when there is none."""
+    key = _table_key(name)
+    found = [dict(table) for given, table in tables.items() if _table_key(given) == key]
+    return found[-1] if found else None
+
+
+def _options_model(component: object, name: str) -> type[BaseModel] | None:
+    """The pydantic model `component` declares as `options_model`, or None."""
+    model = getattr(component, "options_model", None)
+    if model is None:
+        return None
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise ConfigError(
+            f"plugin {name!r}: options_model must be a pydantic model class, "
+            f"got {type(model).__name__}"
+        )
+    return model
+
+
+def plugin_options(
+    component: object,
+    name: str,
+    table: Mapping[str, Any] | None,
+    *,
+    origin: str = "the settings",
+) -> BaseModel | None:
+    """`table` validated against `component.options_model`, or None when it declares none.
+
+    A component without a model refuses a table; a value its model refuses is a
+    `ConfigError` naming `origin` (the config file), the table and the field."""
+    model = _options_model(component, name)
+    if model is None:
+        if table is not None:
+            raise ConfigError(
+                f"{origin}: [plugins.{name}]: plugin {name!r} takes no options (it declares no "
+                "options_model); remove the table"
+            )
+        return None
+    try:
+        return model.model_validate(dict(table or {}))
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(part) for part in error["loc"]) or "(the table)"
+        reason = str(error["msg"]).removeprefix("Value error, ")
+        raise ConfigError(f"{origin}: [plugins.{name}] field '{field}': {reason}") from None
+
+
+def _installed_plugins(discover: EntryPointSource) -> dict[str, list[EntryPoint]]:
+    """Every installed plugin's entry points, by table key, across `PLUGIN_GROUPS`."""
+    found: dict[str, list[EntryPoint]] = {}
+    for group in PLUGIN_GROUPS:
+        for entry in discover(group):
+            found.setdefault(_table_key(entry.name), []).append(entry)
+    return found
+
+
+def _load(entry: EntryPoint) -> object:
+    try:
+        return cast("object", entry.load())
+    except Exception as exc:  # a plugin may fail in any way; say which one failed
+        raise ConfigError(
+            f"cannot load plugin {entry.name!r} ({entry.value}) from {_distribution(entry)}: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def check_plugin_tables(
+    tables: Mapping[str, Mapping[str, Any]],
+    *,
+    origin: str,
+    discover: EntryPointSource = installed_entry_points,
+) -> None:
+    """Check every `[plugins.NAME]` table: it names an installed plugin (else `ConfigError`
+    listing the installed ones) and its values pass that plugin's `options_model`."""
+    if not tables:
+        return
+    installed = _installed_plugins(discover)
+    for name, table in tables.items():
+        entries = installed.get(_table_key(name))
+        if not entries:
+            known = ", ".join(sorted({e.name for found in installed.values() for e in found}))
+            raise ConfigError(
+                f"{origin}: [plugins.{name}] names no installed plugin. "
+                f"Installed plugins: {known or 'none'} (see docs/plugins.md)"
+            )
+        configurable = [entry for entry in entries if entry.group in CONFIGURABLE_GROUPS]
+        if not configurable:
+            raise ConfigError(
+                f"{origin}: [plugins.{name}]: plugin {entries[0].name!r} is a "
+                f"{entries[0].group} plugin, and only judge and metric plugins "
+                "(vera.judges, vera.metrics) are given their table yet; remove the table"
+            )
+        for entry in configurable:
+            plugin_options(_load(entry), name, table, origin=origin)

@@ -351,11 +351,17 @@ SURFACES: dict[str, list[str]] = {
         "use_local_cost_map",
     ],
     "vera.registry": [
+        "CONFIGURABLE_GROUPS",
         "EntryPointSource",
+        "PLUGIN_GROUPS",
+        "PluginTables",
         "Registry",
+        "check_plugin_tables",
         "import_object",
         "installed_entry_points",
         "normalise_name",
+        "plugin_options",
+        "plugin_table",
     ],
     "vera.render": [
         "Bar",

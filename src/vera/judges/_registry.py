@@ -13,6 +13,10 @@ is the judge NAME and its object a factory with the built-ins' signature,
 (stripped; None without a ":"), `settings` the run's settings. A run passes its whole
 `vera.plan.Settings`, which composes `JudgeOptions`; the registry is typed by the judges' own
 options model so that it never imports the settings layer above it.
+
+A plugin factory that declares `options_model` (a pydantic model, as an attribute of the
+factory) is called as `factory(arg, settings, options=...)` with its `[plugins.NAME]` table
+validated against that model (the model's defaults when there is no table).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import cast
 
 from vera.judges._base import Judge
 from vera.judges._cascade import CascadeJudge
@@ -41,7 +46,7 @@ from vera.providers._managed import ManagedChatModel
 from vera.providers._options import ProviderOptions
 from vera.providers._registry import PROVIDER_REGISTRY, create_chat_model, provider_names
 from vera.providers._retry import RetryPolicy
-from vera.registry import Registry
+from vera.registry import PluginTables, Registry, plugin_options, plugin_table
 from vera.types._errors import ConfigError
 
 __all__ = [
@@ -126,7 +131,7 @@ def create_judge(spec: str, settings: JudgeOptions | None = None) -> Judge:
     arg = rest.strip() if sep else None
     factory = JUDGE_REGISTRY.find(name)
     if factory is not None:
-        return factory(arg, settings)
+        return _built(factory, name.strip(), arg, settings)
     if name.strip() and name in PROVIDER_REGISTRY:
         if not arg:
             raise ConfigError(f"judge {spec.strip()!r} needs a model: {name.strip()}:MODEL")
@@ -139,6 +144,17 @@ def create_judge(spec: str, settings: JudgeOptions | None = None) -> Judge:
             prompts_dir=settings.judge_prompts_dir,
         )
     raise JUDGE_REGISTRY.unknown(name, within=spec, also=provider_names(), known=_accepted_forms())
+
+
+def _built(factory: JudgeFactory, name: str, arg: str | None, settings: JudgeOptions) -> Judge:
+    """The judge `factory` builds, given its `[plugins.NAME]` options when it declares a model."""
+    tables: dict[str, dict[str, object]] = (
+        settings.plugins if isinstance(settings, PluginTables) else {}
+    )
+    options = plugin_options(factory, name, plugin_table(tables, name))
+    if options is None:
+        return factory(arg, settings)
+    return cast("Callable[..., Judge]", factory)(arg, settings, options=options)
 
 
 def _cascade(settings: JudgeOptions) -> CascadeJudge:

@@ -9,7 +9,7 @@ registered in this process.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
@@ -32,7 +32,7 @@ from vera.metrics._faithfulness import Faithfulness
 from vera.metrics._faithfulness_probability import FaithfulnessProbability
 from vera.metrics._grounding import GroundingF1, GroundingPrecision, GroundingRecall
 from vera.metrics._hallucination import HallucinationRate
-from vera.registry import Registry
+from vera.registry import Registry, plugin_options
 from vera.types._errors import ConfigError
 
 __all__ = [
@@ -118,9 +118,16 @@ def create_metric(name: str, **options: Any) -> Metric:
     Names not built in are looked up among installed packages' `vera.metrics` entry points; an
     unknown name raises `ConfigError` suggesting the closest known one, and options the metric
     refuses (a threshold above 1, an option it no longer takes) a `ConfigError` naming the
-    metric, the option and why.
+    metric, the option and why. A metric class that declares `options_model` (a pydantic
+    model) gets `options=` that model, validated from the mapping given as `options` (its
+    `[plugins.NAME]` table, which `vera.plan.metric_specs` puts there) or from its defaults.
     """
     cls = METRIC_REGISTRY.get(name)
+    given = options.get("options")
+    if given is None or isinstance(given, Mapping):
+        model_options = plugin_options(cls, name.strip(), given)
+        if model_options is not None:
+            options = {**options, "options": model_options}
     try:
         metric: Metric = cls(**options)
     except ValidationError as exc:

@@ -21,6 +21,7 @@ from vera.baselines._baselines import BASELINES
 from vera.metrics._registry import METRIC_REGISTRY, create_metric, metric_classes
 from vera.plan._settings import Settings, load_settings
 from vera.providers._registry import PROVIDER_REGISTRY
+from vera.registry import check_plugin_tables, plugin_table
 from vera.types._errors import ConfigError
 from vera.types._secrets import redact
 
@@ -146,21 +147,28 @@ class RunPlan(BaseModel):
         return self.settings.judge
 
 
-def metric_specs(names: Iterable[str], threshold: float | None = None) -> tuple[MetricSpec, ...]:
+def metric_specs(
+    names: Iterable[str],
+    threshold: float | None = None,
+    plugins: Mapping[str, Mapping[str, Any]] | None = None,
+) -> tuple[MetricSpec, ...]:
     """Specs for the metrics named ("all" takes every registered one, plugins included);
-    `threshold` becomes the pass mark of those where higher is better. Unknown names raise
-    `ConfigError` with the known ones."""
+    `threshold` becomes the pass mark of those where higher is better. A metric's
+    `[plugins.NAME]` table in `plugins` becomes its `options` option (kept as values, so a
+    stored plan names no code). Unknown names raise `ConfigError` with the known ones."""
     wanted = list(names)
     if any(name.strip().lower() == "all" for name in wanted):
         wanted = list(metric_classes())
     specs = []
     for name in dict.fromkeys(wanted):
-        metric = create_metric(name)  # checks the name, and reads the metric's direction
+        table = plugin_table(plugins or {}, name)
+        own: dict[str, Any] = {} if table is None else {"options": table}
+        metric = create_metric(name, **own)  # checks the name, and reads its direction
         marks = threshold is not None and metric.higher_is_better
         options: dict[str, Any] = {"threshold": threshold} if marks else {}
         if options:
-            create_metric(name, **options)  # the metric validates its own threshold
-        specs.append(MetricSpec(name=metric.name, options=options))
+            create_metric(name, **own, **options)  # the metric validates its own threshold
+        specs.append(MetricSpec(name=metric.name, options={**options, **own}))
     return tuple(specs)
 
 
@@ -181,10 +189,11 @@ def build_plan(
         resolved = load_settings(overrides, directory=config_directory)
     else:
         resolved = settings.merge(overrides or {}, origin="arguments")
+        check_plugin_tables(resolved.plugins, origin="settings.plugins")
     try:
         return RunPlan(
             dataset=dataset or DatasetRef(),
-            metrics=metric_specs(metrics or DEFAULT_METRICS, threshold),
+            metrics=metric_specs(metrics or DEFAULT_METRICS, threshold, resolved.plugins),
             threshold=threshold,
             settings=resolved,
             **fields,

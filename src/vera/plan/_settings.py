@@ -2,7 +2,9 @@
 
 The config file is `vera.toml` in the working directory, else the `[tool.vera]` table of
 `pyproject.toml` there. Keys are the field names of `Settings` and of the components' options
-models it composes (dashes or underscores). The environment
+models it composes (dashes or underscores); `[plugins.NAME]` tables are plugins' own options
+(`vera.registry.PluginTables`), checked against the installed plugins as they are read. The
+environment
 gives `VERA_JUDGE` and `VERA_JUDGE_BASE_URL`; provider keys stay in the providers' own
 variables and are never part of settings.
 """
@@ -20,6 +22,7 @@ from pydantic import ConfigDict, Field, ValidationError, field_validator
 from vera._sample_limits import SampleLimitOptions
 from vera.datasets._fields import check_field_map
 from vera.judges._options import JudgeOptions
+from vera.registry import PluginTables, check_plugin_tables
 from vera.results._gates import GateConfig
 from vera.types._errors import ConfigError
 
@@ -31,7 +34,7 @@ DEFAULT_CONCURRENCY = 8
 ENVIRONMENT = {"VERA_JUDGE": "judge", "VERA_JUDGE_BASE_URL": "judge_base_url"}
 
 
-class Settings(JudgeOptions, SampleLimitOptions):
+class Settings(JudgeOptions, SampleLimitOptions, PluginTables):
     """Everything a run can be configured with.
 
     Composed, not repeated: the judge and provider options (`vera.judges._options`,
@@ -96,11 +99,14 @@ class Settings(JudgeOptions, SampleLimitOptions):
         if isinstance(given.get("max_errors"), int | float):
             given["max_errors"] = str(given["max_errors"])
         try:
-            return Settings.model_validate({**self.model_dump(), **given})
+            merged = Settings.model_validate({**self.model_dump(), **given})
         except ValidationError as exc:
             error = exc.errors()[0]
             key = ".".join(str(p) for p in error["loc"])
             raise ConfigError(f"{origin}: setting '{key}': {error['msg'].lower()}") from None
+        if "plugins" in given:
+            check_plugin_tables(merged.plugins, origin=origin)
+        return merged
 
 
 def _config_file(directory: Path) -> tuple[str, dict[str, Any]] | None:
