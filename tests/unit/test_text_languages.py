@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from vera.judges.offline import extract_claims
@@ -174,3 +179,21 @@ def test_english_text_is_checked_against_english_phrases_only_when_said() -> Non
     assert abstains(german, "de")
     assert not abstains(german, "en")
     assert abstains("The documents do not specify the fee.", "en")
+
+
+def test_identification_works_where_no_temporary_file_can_be_written() -> None:
+    # py3langid decompresses its model through a temporary file; under a file-size limit (a
+    # full disk, a quota) VERA reads it in memory instead of failing at the first sample.
+    code = (
+        "import resource; resource.setrlimit(resource.RLIMIT_FSIZE, (60_000, 60_000)); "
+        "from vera.text import identify; "
+        "print(identify('Der Vertrag endet nach dreißig Tagen und verlängert sich nicht.'))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")},
+        check=False,
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "de"), done.stderr

@@ -10,10 +10,12 @@ second). Short texts are where any identifier errs ("Yes." reads as Kabyle), so 
 
 from __future__ import annotations
 
+import io
 import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import Protocol
+from pathlib import Path
+from typing import Any, Protocol
 
 __all__ = ["LanguageGuess", "guess_language", "identify", "language_name"]
 
@@ -142,7 +144,32 @@ def _identifier() -> _Identifier:
     # Imported here: loading the model costs about a second that `import vera` should not pay.
     from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
 
-    identifier: _Identifier = LanguageIdentifier.from_modelpath(
-        MODEL_DIR / MODEL_FILE, norm_probs=True
-    )
+    try:
+        identifier: _Identifier = LanguageIdentifier.from_modelpath(
+            MODEL_DIR / MODEL_FILE, norm_probs=True
+        )
+    except OSError:
+        # py3langid decompresses its model through a temporary file; where no file can be
+        # written (a full disk, a quota, a file-size limit) it is read in memory instead (68 MB
+        # for a moment), so that a full disk stops a run at the store that needs room, not here.
+        identifier = _identifier_in_memory(LanguageIdentifier, MODEL_DIR / MODEL_FILE)
+    return identifier
+
+
+def _identifier_in_memory(identifier_class: Any, path: Path) -> _Identifier:
+    import lzma
+
+    import numpy as np
+    from py3langid.modelio import _to_array
+
+    with lzma.open(path) as packed, np.load(io.BytesIO(packed.read())) as data:
+        identifier: _Identifier = identifier_class(
+            np.asarray(data["ptc"]),
+            np.asarray(data["pc"]),
+            data["classes"].tolist(),
+            _to_array(data["nextmove"]),
+            data["out_feat"].tolist(),
+            norm_probs=True,
+            tk_row=_to_array(data["nextmove_row"]),
+        )
     return identifier
