@@ -252,6 +252,12 @@ def test_a_window_closes_into_a_finished_run_and_its_alert_is_printed_stored_and
         ids = _emit(url, [FAITHFUL, UNFAITHFUL])
         _wait(lambda: len(_results(history)) == 2, "two results")
         _wait(lambda: bool(received), "the webhook called", timeout=20)
+        # The webhook is posted as the window closes; its closing is stored just after.
+        _wait(
+            lambda: any(w.closed for w in read_windows(history) if w.evaluated),
+            "the window stored as closed",
+            timeout=20,
+        )
     windows = [w for w in read_windows(history) if w.evaluated]
     [window] = windows
     assert window.closed
