@@ -141,10 +141,11 @@ class Monitor:
     # Starting and stopping.
 
     def start(self) -> None:
-        """Close the windows whose time is over, then start assembling (what a spool holds
-        first, one file at a time) and evaluating."""
-        self._processes = self._worker_processes()
+        """Close the windows whose time is over, start the judge's worker, then start
+        assembling (what a spool holds first, one file at a time) and evaluating."""
         self._close_past_windows(time.time())
+        # Last before the threads: nothing that can fail after it leaves a worker behind.
+        self._processes = self._worker_processes()
         for target, name in ((self._assemble, "assemble"), (self._evaluate, "evaluate")):
             thread = threading.Thread(
                 target=self._guarded, args=(target,), name=f"vera-monitor-{name}", daemon=True
