@@ -5,8 +5,9 @@ code), hands it to a bounded intake and answers. A request that finds the intake
 kept: its spans are answered as rejected (OTLP's partial success, which the exporter logs) and
 counted as dropped in the window. One thread assembles traces and decides which to evaluate; a
 kept trace that finds the evaluation queue full is dropped and counted. One thread evaluates
-(with its own event loop, `concurrency` samples at a time), stores each result at once in its
-window's run, writes the counts, and closes windows when their time is over.
+(with its own event loop, `concurrency` samples at a time, the judge's work itself done in a
+worker process: `_worker`), stores each result at once in its window's run, writes the counts,
+and closes windows when their time is over.
 """
 
 from __future__ import annotations
