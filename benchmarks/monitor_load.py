@@ -101,6 +101,7 @@ def start_monitor(args: argparse.Namespace, port: int, work: Path) -> subprocess
         sys.executable, "-m", "vera", "monitor", "--port", str(port),
         "--history", str(work / "runs.sqlite"), "--spool", str(work / "spool"),
         "--sample-rate", str(args.sample_rate), "--queue", str(args.queue), "--window", "1h",
+        "--workers", str(args.workers),
     ]  # fmt: skip
     log = (work / "monitor.log").open("ab")
     process = subprocess.Popen(command, stdout=log, stderr=log)
@@ -121,6 +122,15 @@ def status(port: int) -> dict[str, Any]:
 
 
 def rss_mib(pid: int) -> float | None:
+    """The resident memory of the monitor and every process it started (its judge's
+    workers): a judge growing in a worker counts as the monitor growing."""
+    own = _own_rss_mib(pid)
+    if own is None:
+        return None
+    return own + sum(_own_rss_mib(child) or 0.0 for child in _descendants(pid))
+
+
+def _own_rss_mib(pid: int) -> float | None:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("VmRSS:"):
@@ -128,6 +138,17 @@ def rss_mib(pid: int) -> float | None:
     except OSError:
         return None
     return None
+
+
+def _descendants(pid: int) -> list[int]:
+    found: list[int] = []
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            for child in (task / "children").read_text().split():
+                found += [int(child), *_descendants(int(child))]
+    except OSError:
+        pass
+    return found
 
 
 def emit(tracer: Any, n: int) -> None:
@@ -233,6 +254,9 @@ def main() -> int:
     parser.add_argument("--duration", type=float, default=30)
     parser.add_argument("--sample-rate", type=float, default=0.2)
     parser.add_argument("--queue", type=int, default=1000)
+    parser.add_argument(
+        "--workers", type=int, default=1, help="vera monitor --workers (0: judge in its process)"
+    )
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--kill-at", type=float, default=None)
     parser.add_argument("--workdir", type=Path, default=None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -348,6 +349,53 @@ class _RejectedKeyJudge(OfflineJudge):
 
     async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
         raise RunStopError("the provider rejected the API key (HTTP 401)")
+
+
+class _WhereJudge(OfflineJudge):
+    """A judge that stops the run saying which process it ran in."""
+
+    async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
+        raise RunStopError(f"judged in process {os.getpid()}")
+
+
+@pytest.mark.parametrize("workers", [1, 0])
+def test_the_judge_runs_in_its_own_process_unless_workers_is_0(
+    tmp_path: Path, workers: int
+) -> None:
+    stopped = threading.Event()
+    config = MonitorConfig(workers=workers, **QUICK)
+    monitor = create_monitor(config, history=tmp_path / "runs.sqlite", judge=_WhereJudge())
+    monitor.echo = lambda _: None
+    monitor.on_fatal = stopped.set
+    with running_monitor(monitor) as url:
+        _emit(url, [FAITHFUL])
+        assert stopped.wait(30)
+    # The judge's exception came back across the process boundary as itself.
+    assert isinstance(monitor.fatal, RunStopError)
+    where = int(str(monitor.fatal).rsplit(" ", 1)[1])
+    assert (where != os.getpid()) if workers else (where == os.getpid())
+
+
+class _UncopyableJudge(OfflineJudge):
+    """A judge holding what cannot be pickled (as a client with a lock would)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lock = threading.Lock()
+
+
+def test_a_judge_that_cannot_be_copied_evaluates_beside_the_receiver_and_says_so(
+    tmp_path: Path,
+) -> None:
+    history = tmp_path / "runs.sqlite"
+    lines: list[str] = []
+    monitor = create_monitor(MonitorConfig(**QUICK), history=history, judge=_UncopyableJudge())
+    monitor.echo = lines.append
+    with running_monitor(monitor) as url:
+        [trace] = _emit(url, [UNFAITHFUL])
+        _wait(lambda: trace in _results(history), "the trace evaluated")
+    assert _results(history)[trace]["faithfulness"] == 0.0
+    assert any("the judge cannot run in its own process" in line for line in lines), lines
 
 
 def test_a_stopped_judge_stops_the_monitor_and_keeps_the_trace_in_the_spool(

@@ -44,6 +44,7 @@ DOC = ["Paris is the capital of France."]
         (["--webhook", "ftp://x"], "--webhook 'ftp://x'"),
         (["--host", "0.0.0.0"], "--host 0.0.0.0 receives traces from other machines"),
         (["--token", "short"], "--token must be at least 16 characters"),
+        (["--workers", "-1"], "--workers -1: give 0"),
     ],
 )
 def test_bad_options_exit_2_and_say_what_to_fix(tmp_path: Path, args: list[str], says: str) -> None:
@@ -121,6 +122,8 @@ def test_kill_9_with_a_spool_evaluates_every_accepted_trace_exactly_once(tmp_pat
         emit_rag_trace(tracer, query=f"question {n}", answer=DOC[0], documents=DOC)
     assert provider.force_flush(60_000)
     left = _status(port)
+    workers = _children(first.pid)
+    assert workers  # the judge's worker process
     first.send_signal(signal.SIGKILL)
     first.wait()
     provider.shutdown()
@@ -148,6 +151,23 @@ def test_kill_9_with_a_spool_evaluates_every_accepted_trace_exactly_once(tmp_pat
     # this test would not have tested a restart).
     assert left["counts"].get("traces", 0) < 600 or left["queued"] or left["open_traces"]
     assert not list((tmp_path / "spool").glob("*.pb"))
+    # The killed monitor's worker left with it (its stdin ended), not an orphan judging on.
+    _wait_gone(workers)
+
+
+def _children(pid: int) -> list[int]:
+    return [
+        int(child)
+        for task in Path(f"/proc/{pid}/task").iterdir()
+        for child in (task / "children").read_text().split()
+    ]
+
+
+def _wait_gone(pids: list[int]) -> None:
+    deadline = time.monotonic() + 30
+    while any(Path(f"/proc/{pid}").exists() for pid in pids):
+        assert time.monotonic() < deadline, f"worker processes {pids} outlived their monitor"
+        time.sleep(0.1)
 
 
 def test_a_window_alert_makes_the_stopped_monitor_exit_1(tmp_path: Path) -> None:

@@ -68,6 +68,13 @@ _QueueFlag = Annotated[
 ]
 
 _ConcurrencyFlag = Annotated[int, typer.Option("--concurrency", help="Traces evaluated at once.")]
+_WorkersFlag = Annotated[
+    int,
+    typer.Option(
+        "--workers",
+        help="Processes the judge evaluates in, apart from the receiver (0: in the monitor's).",
+    ),
+]
 
 _WindowFlag = Annotated[
     str, typer.Option("--window", help="hour, day, or a length dividing a day (15m, 6h).")
@@ -110,6 +117,7 @@ def monitor_command(
     budget: _BudgetFlag = None,
     queue: _QueueFlag = 1000,
     concurrency: _ConcurrencyFlag = 4,
+    workers: _WorkersFlag = 1,
     window: _WindowFlag = "hour",
     alert: _AlertFlag = None,
     webhook: _WebhookFlag = None,
@@ -135,6 +143,7 @@ def monitor_command(
             budget_per_hour=budget,
             queue_size=queue,
             concurrency=concurrency,
+            workers=workers,
             window_seconds=parse_window(window),
             alerts=tuple(parse_alert(a) for a in alert or ()),
             webhook=webhook,

@@ -118,6 +118,9 @@ class MonitorConfig:
     trace_timeout: float = 60.0
     """A trace whose root span never comes is given up this long after its last span."""
     concurrency: int = 4
+    workers: int = 1
+    """Processes the judge evaluates in, apart from the receiver's (0: on the monitor's own
+    thread, where a judge that spends CPU slows the receiver's answers)."""
     flush_seconds: float = 1.0
     """How often the window's counts are written to the history."""
 
@@ -128,6 +131,8 @@ class MonitorConfig:
             )
         if self.budget_per_hour is not None and self.budget_per_hour < 0:
             raise ConfigError(f"--budget {self.budget_per_hour}: give 0 or more evaluations")
+        if self.workers < 0:
+            raise ConfigError(f"--workers {self.workers}: give 0 (the monitor's own) or more")
         for name, value in (
             ("--queue", self.queue_size),
             ("--concurrency", self.concurrency),

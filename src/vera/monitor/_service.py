@@ -5,8 +5,9 @@ code), hands it to a bounded intake and answers. A request that finds the intake
 kept: its spans are answered as rejected (OTLP's partial success, which the exporter logs) and
 counted as dropped in the window. One thread assembles traces and decides which to evaluate; a
 kept trace that finds the evaluation queue full is dropped and counted. One thread evaluates
-(with its own event loop, `concurrency` samples at a time), stores each result at once in its
-window's run, writes the counts, and closes windows when their time is over.
+(with its own event loop, `concurrency` samples at a time, the judge's work itself done in a
+worker process: `_worker`), stores each result at once in its window's run, writes the counts,
+and closes windows when their time is over.
 """
 
 from __future__ import annotations
@@ -41,8 +42,9 @@ from vera.monitor._decode import (
 from vera.monitor._spool import Spool
 from vera.monitor._store import MonitorHistory
 from vera.monitor._windows import post_webhook, window_alerts, window_bounds, window_report
+from vera.monitor._worker import EvaluationProcesses, NotMovable
 from vera.plan import RunPlan
-from vera.results._builder import SampleStatus
+from vera.results._builder import SampleResult, SampleStatus
 from vera.run._runner import evaluate_sample
 from vera.types import Sample
 from vera.types._errors import RunStopError
@@ -110,6 +112,7 @@ class Monitor:
         self._budget: tuple[float, int] = (0.0, 0)
         self._description = judge.describe().to_details()
         self._answer_times: deque[float] = deque(maxlen=_ANSWER_TIMES_KEPT)
+        self._processes: EvaluationProcesses | None = None
 
     # The receiver (called on the server's event loop: nothing here may wait).
 
@@ -139,9 +142,11 @@ class Monitor:
     # Starting and stopping.
 
     def start(self) -> None:
-        """Close the windows whose time is over, then start assembling (what a spool holds
-        first, one file at a time) and evaluating."""
+        """Close the windows whose time is over, start the judge's worker, then start
+        assembling (what a spool holds first, one file at a time) and evaluating."""
         self._close_past_windows(time.time())
+        # Last before the threads: nothing that can fail after it leaves a worker behind.
+        self._processes = self._worker_processes()
         for target, name in ((self._assemble, "assemble"), (self._evaluate, "evaluate")):
             thread = threading.Thread(
                 target=self._guarded, args=(target,), name=f"vera-monitor-{name}", daemon=True
@@ -289,7 +294,31 @@ class Monitor:
 
     def _evaluate(self) -> None:
         _lower_priority()
-        asyncio.run(self._evaluations_loop())
+        try:
+            asyncio.run(self._evaluations_loop())
+        finally:
+            if self._processes is not None:
+                self._processes.close()
+
+    def _worker_processes(self) -> EvaluationProcesses | None:
+        """The judge's own processes (`workers`), started and ready, or None to evaluate on
+        the evaluating thread: when asked (`workers=0`) or when the judge cannot be copied
+        (said once)."""
+        if self.config.workers == 0:
+            return None
+        try:
+            return EvaluationProcesses(self.judge, self.metrics, self.config.workers)
+        except NotMovable as exc:
+            self.echo(
+                "vera monitor: the judge cannot run in its own process "
+                f"({exc}); it evaluates beside the receiver, which may answer slower"
+            )
+            return None
+
+    async def _judge(self, sample: Sample) -> SampleResult:
+        if self._processes is not None:
+            return await self._processes.evaluate(sample)
+        return await evaluate_sample(sample, self.metrics, self.judge)
 
     async def _evaluations_loop(self) -> None:
         slots = asyncio.Semaphore(self.config.concurrency)
@@ -342,7 +371,7 @@ class Monitor:
                 self._settled(trace_id)
                 return
             self._in_flight.add(trace_id)
-            result = await evaluate_sample(sample, self.metrics, self.judge)
+            result = await self._judge(sample)
             run_id = self._window_run(time.time())
             position = self._positions.get(run_id)
             if position is None:
