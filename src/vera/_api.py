@@ -120,7 +120,8 @@ class EvaluateOptions(TypedDict, total=False):
     timeout: float | None
     retries: int | None
     fail_fast: int | None
-    executor: Literal["local", "ray"] | None
+    executor: str | None
+    """--executor: "local", "ray", or a plugin's executor (the `vera.executors` group)."""
     ray_address: str | None
     ray_workers: int | None
     cache: bool | None

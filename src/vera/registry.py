@@ -275,13 +275,14 @@ PLUGIN_GROUPS = (
     "vera.providers",
     "vera.reporters",
     "vera.dataset_formats",
+    "vera.executors",
 )
 """Every entry-point group a plugin may be installed under."""
 
 CONFIGURABLE_GROUPS = frozenset({"vera.metrics", "vera.judges"})
 """The groups whose plugins are handed their `[plugins.NAME]` table: a judge factory is called
-with `options=`, a metric class built with `options=`. Reporters, dataset formats and providers
-are objects built without the settings, so a table for one is refused rather than ignored."""
+with `options=`, a metric class built with `options=`. Reporters, dataset formats, providers and
+executors are built without `options=`, so a table for one is refused rather than ignored."""
 
 
 def _table_key(name: str) -> str:

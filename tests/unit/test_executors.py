@@ -4,11 +4,15 @@ alike. Explicit fakes stand in for an executor here; the real ones run in tests/
 
 from __future__ import annotations
 
+import importlib
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from tests.support.plugin import PLUGIN_MODULE, write_plugin
 
-from vera import RunStopError
+from vera import ConfigError, RunStopError, evaluate
 from vera.judges.offline import OfflineJudge
 from vera.metrics import Faithfulness
 from vera.plan import Settings, build_plan
@@ -132,3 +136,59 @@ def test_executors_are_chosen_by_name_through_the_registry() -> None:
     assert isinstance(create_executor(build_plan(settings=Settings())), LocalExecutor)
     with pytest.raises(Exception, match="unknown executor"):
         EXECUTORS.get("dask")
+
+
+EXECUTOR_PLUGIN_SOURCE = """
+from vera.run import LocalExecutor
+
+CHOSEN = []
+
+
+def counting_executor(plan):
+    CHOSEN.append(plan.settings.executor)
+    return LocalExecutor.for_plan(plan)
+"""
+
+
+@pytest.fixture
+def executor_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    folder = write_plugin(
+        tmp_path / "site",
+        EXECUTOR_PLUGIN_SOURCE,
+        f"[vera.executors]\ncounting = {PLUGIN_MODULE}:counting_executor\n",
+    )
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.delitem(sys.modules, PLUGIN_MODULE, raising=False)
+    importlib.invalidate_caches()
+    EXECUTORS.reset_plugins()
+    yield PLUGIN_MODULE
+    sys.modules.pop(PLUGIN_MODULE, None)
+    EXECUTORS.reset_plugins()
+
+
+def one_sample_file(tmp_path: Path) -> Path:
+    data = tmp_path / "data.jsonl"
+    data.write_text(
+        '{"id": "a", "query": "Where is Paris?", "response": "Paris is in France.", '
+        '"contexts": ["Paris is in France."]}\n',
+        encoding="utf-8",
+    )
+    return data
+
+
+def test_an_executor_a_plugin_registers_runs_the_samples_when_settings_name_it(
+    tmp_path: Path, executor_plugin: str
+) -> None:
+    report = evaluate(str(one_sample_file(tmp_path)), executor="counting", history=False)
+    assert [r.scores["faithfulness"] for r in report.samples] == [1.0]
+    assert sys.modules[executor_plugin].CHOSEN == ["counting"]
+
+
+def test_an_unknown_executor_stops_the_run_before_any_sample_naming_the_known_ones(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(ConfigError) as raised:
+        evaluate(str(one_sample_file(tmp_path)), executor="rya", history=False)
+    message = str(raised.value)
+    assert "unknown executor 'rya'" in message
+    assert "'ray'" in message and "local" in message

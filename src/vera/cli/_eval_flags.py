@@ -409,8 +409,8 @@ _ExecutorFlag = Annotated[
     str | None,
     typer.Option(
         "--executor",
-        help="local (default), or ray: the samples run on the workers of a Ray cluster "
-        f"(needs the ray extra: {_help_hint('ray')}).",
+        help="local (default), ray: the samples run on the workers of a Ray cluster "
+        f"(needs the ray extra: {_help_hint('ray')}), or an executor a plugin registers.",
     ),
 ]
 _RayAddressFlag = Annotated[

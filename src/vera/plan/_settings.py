@@ -15,7 +15,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ConfigDict, Field, ValidationError, field_validator
 
@@ -54,9 +54,11 @@ class Settings(JudgeOptions, SampleLimitOptions, PluginTables):
     """Store every run and its results as they finish (see `vera.store._history`)."""
     history_path: Path | None = None
     """The run store; default `.vera/runs.sqlite` in the working directory."""
-    executor: Literal["local", "ray"] = "local"
-    """Where samples are evaluated: "local" (this process) or "ray" (worker processes of a
-    Ray cluster, the `ray` extra; see `vera.run._ray`)."""
+    executor: str = Field(default="local", pattern=r"^\s*[A-Za-z0-9][\w.-]*\s*$")
+    """Where samples are evaluated: "local" (this process), "ray" (worker processes of a
+    Ray cluster, the `ray` extra; see `vera.run._ray`), or an executor a plugin registers under
+    the `vera.executors` entry-point group. An unknown name stops the run before any sample
+    (exit 2), naming the known ones."""
     ray_address: str | None = None
     """With `executor = "ray"`: the cluster to join ("auto", "ray://HOST:10001"); None
     starts a local Ray on this machine."""

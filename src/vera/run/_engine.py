@@ -39,7 +39,7 @@ from vera.results._builder import Report, RunStop, SampleResult
 from vera.results._comparison import baseline_comparison
 from vera.results._gates import gate_failures, regression_failures
 from vera.results._turns import turn_gate_failures
-from vera.run._executors import create_executor
+from vera.run._executors import EXECUTORS, create_executor
 from vera.run._experiment import open_plan_data, plan_pipelines, system_spec
 from vera.run._fingerprint import run_fingerprint
 from vera.run._runner import PassWork, run_pass
@@ -271,6 +271,8 @@ def _judge(plan: RunPlan, bindings: Bindings) -> Judge:
 def build_components(plan: RunPlan, bindings: Bindings | None = None) -> Components:
     """Build what `plan` names; objects in `bindings` stand in for their names."""
     bindings = bindings or Bindings()
+    if plan.settings.executor not in EXECUTORS:  # before any sample: exit 2, the known names
+        raise EXECUTORS.unknown(plan.settings.executor)
     _check_batch(plan, bindings)
     data = _data(plan, bindings)
     metrics = list(bindings.metrics or [create_metric(m.name, **m.options) for m in plan.metrics])

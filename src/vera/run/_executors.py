@@ -4,7 +4,7 @@ else (the `Executor` protocol); the run owns resume, skips, recording and the re
 `local` evaluates in this process (`_local.py`); `ray` on the worker processes of a Ray
 cluster (`_ray.py`, the `ray` extra). Each is registered lazily by name, so an executor's
 module is imported only when `Settings.executor` chooses it; plugins register theirs under the
-`vera.run._executors` entry-point group.
+`vera.executors` entry-point group (a factory taking the `RunPlan`, returning an `Executor`).
 """
 
 from __future__ import annotations
