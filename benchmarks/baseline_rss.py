@@ -10,6 +10,8 @@ corpus, the distinct contexts, stays the example's). Peak RSS is the child's, fr
 
     PYTHONPATH=src .venv/bin/python benchmarks/baseline_rss.py --rows 20000 200000
     PYTHONPATH=src .venv/bin/python benchmarks/baseline_rss.py --rows 2000 --no-history
+    PYTHONPATH=src .venv/bin/python benchmarks/baseline_rss.py --rows 20000 \
+        --no-history --no-baseline
 """
 
 from __future__ import annotations
@@ -42,13 +44,14 @@ def write_rows(path: Path, rows: int) -> None:
             out.write(json.dumps(row) + "\n")
 
 
-def measure(rows: int, folder: Path, *, history: bool) -> dict[str, object]:
-    """One `vera eval --baseline naive-rag` over `rows` rows: wall and CPU seconds (the CPU
-    time does not depend on what else the machine runs), and peak RSS."""
+def measure(rows: int, folder: Path, *, history: bool, baseline: bool) -> dict[str, object]:
+    """One `vera eval --baseline naive-rag` (or without a baseline) over `rows` rows: wall and
+    CPU seconds (the CPU time does not depend on what else the machine runs), and peak RSS."""
     data = folder / f"rows-{rows}.jsonl"
     write_rows(data, rows)
     store = ["--history", str(folder / f"h-{rows}.sqlite")] if history else ["--no-history"]
-    command = [sys.executable, "-m", "vera", "eval", "-d", str(data), "--baseline", "naive-rag",
+    compare = ["--baseline", "naive-rag"] if baseline else []
+    command = [sys.executable, "-m", "vera", "eval", "-d", str(data), *compare,
                *store, "-o", str(folder / f"r-{rows}.json")]  # fmt: skip
     started = time.perf_counter()
     done = subprocess.run(
@@ -58,12 +61,14 @@ def measure(rows: int, folder: Path, *, history: bool) -> dict[str, object]:
     if done.returncode not in (0, 1):  # 1: the bundled rows fail the default gate by design
         raise SystemExit(f"vera eval failed ({done.returncode}): {done.stderr[-2000:]}")
     report = json.loads((folder / f"r-{rows}.json").read_text(encoding="utf-8"))
-    paired = report["baseline_comparison"]["significance"]["naive_rag"]
+    paired = report["baseline_comparison"]["significance"]["naive_rag"] if baseline else {}
     cpu, peak_kb = done.stdout.strip().splitlines()[-1].split()
     data.unlink()
     return {
         "rows": rows,
         "history": history,
+        "baseline": baseline,
+        "samples_in_report": len(report["samples"]),
         "wall_s": round(wall, 1),
         "cpu_s": round(float(cpu), 1),
         "peak_rss_mb": round(int(peak_kb) / 1024, 1),
@@ -75,10 +80,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[2000, 20000])
     parser.add_argument("--no-history", action="store_true", help="run with --no-history")
+    parser.add_argument("--no-baseline", action="store_true", help="run without --baseline")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         for rows in args.rows:
-            figures = measure(rows, Path(folder), history=not args.no_history)
+            figures = measure(
+                rows, Path(folder), history=not args.no_history, baseline=not args.no_baseline
+            )
             print(json.dumps(figures), flush=True)
 
 

@@ -79,8 +79,13 @@ class SqliteFile:
         migrations: Sequence[Migration],
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         read_only: bool = False,
+        scratch: bool = False,
     ) -> None:
+        """`scratch` is for a file thrown away after one run: no WAL and no syncs, so it
+        takes about half the room and writes (it is never shared, and a crash loses nothing
+        that was kept)."""
         self.path = Path(path)
+        self.scratch = scratch
         self.what = what
         self.flag = flag
         self.lock_timeout = lock_timeout
@@ -107,6 +112,11 @@ class SqliteFile:
                 self.path, timeout=self.lock_timeout, check_same_thread=False, isolation_level=None
             )
             try:
+                if self.scratch:
+                    db.execute("PRAGMA page_size=1024")  # many small tables: small pages
+                    db.execute("PRAGMA journal_mode=MEMORY")
+                    db.execute("PRAGMA synchronous=OFF")
+                    return db
                 self._enter_wal(db)
                 # With WAL, NORMAL survives a crash of VERA; only a power cut can lose the
                 # newest commits, and each is one sample's result or one cached reply.

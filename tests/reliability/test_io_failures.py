@@ -95,7 +95,8 @@ def test_a_report_that_does_not_fit_leaves_the_previous_one(tmp_path: Path) -> N
     previous = '{"a": "previous, valid report"}\n'
     (tmp_path / "r.json").write_text(previous)
     args = ("eval", "-d", "d.jsonl", "--no-history", "-o", "r.json", "--markdown", "r.md")
-    code, said = vera_cli(tmp_path, *args, max_file_bytes=100_000)
+    # Room for the run's temporary store (about 140 kB), not for its JSON report (about 200 kB).
+    code, said = vera_cli(tmp_path, *args, max_file_bytes=160_000)
     assert code == 2, said
     assert "Traceback" not in said
     assert (
@@ -104,6 +105,22 @@ def test_a_report_that_does_not_fit_leaves_the_previous_one(tmp_path: Path) -> N
     assert (tmp_path / "r.json").read_text() == previous
     assert (tmp_path / "r.md").stat().st_size > 0  # the report that fits is still written
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.jsonl", "r.json", "r.md"]
+
+
+def test_a_run_without_history_whose_temporary_store_is_full_stops_naming_tmpdir(
+    tmp_path: Path,
+) -> None:
+    # A run without a history streams its results through a temporary store, so its memory
+    # stays flat; when that store cannot grow, the run stops and says where it was. (40 kB:
+    # room for the empty store and some results.)
+    offline_rows(tmp_path / "d.jsonl", 100)
+    code, said = vera_cli(tmp_path, "eval", "-d", "d.jsonl", "--no-history", max_file_bytes=40_000)
+    assert code == 2, said
+    assert "Traceback" not in said
+    said = " ".join(said.split())
+    assert "Run stopped: the temporary run store (a run without a history streams" in said
+    assert "use another TMPDIR" in said and "--history" not in said
+    assert "sample(s) not evaluated, finished ones kept" in said
 
 
 def test_a_full_cache_stops_the_run_as_a_locked_one_does(

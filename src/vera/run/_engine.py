@@ -513,9 +513,10 @@ def _concurrency(plan: RunPlan) -> int:
 
 
 class _Scratch:
-    """A run store in a temporary folder, for a run with baselines but without a history: the
-    baselines pair their samples through it, and a streamed run reads its results back from
-    it. It lives as long as the `RunResult` that holds it: then the folder is removed."""
+    """A run store in a temporary folder, for a run without a history that has baselines or
+    streams its results: the baselines pair their samples through it, and a streamed run reads
+    its results back from it. It lives as long as the `RunResult` that holds it: then the
+    folder is removed."""
 
     def __init__(self, settings: Settings) -> None:
         self._folder = tempfile.TemporaryDirectory(prefix="vera-run-")
@@ -524,19 +525,26 @@ class _Scratch:
         self.run_id: str | None = None
 
     def open(self) -> RunStore:
-        return RunStore(self.path, lock_timeout=self.lock_timeout)
+        return RunStore(
+            self.path,
+            lock_timeout=self.lock_timeout,
+            what="the temporary run store (a run without a history streams its results there)",
+            flag="TMPDIR (a folder on a disk with room)",
+            scratch=True,
+        )
 
 
 def _open_store(
     plan: RunPlan, parts: Components, bindings: Bindings, resume: str | None
 ) -> tuple[RunStore | None, _Scratch | None]:
     """The run's store: the history, or with the history off a temporary one where a
-    comparison pairs samples (baselines); None where nothing needs one (a run without a
-    history and without baselines keeps its results in memory, and writes no file)."""
+    comparison pairs samples (baselines) or the results stream (`keep_samples` False, as
+    the CLI runs), so memory stays flat however many samples; None where nothing needs one
+    (the results are kept in memory, and no file is written)."""
     settings = plan.settings
     if resume is not None or settings.history:
         return open_history(settings), None
-    if not parts.baselines:
+    if not parts.baselines and bindings.keep_samples:
         return None, None
     scratch = _Scratch(settings)
     return scratch.open(), scratch

@@ -299,14 +299,20 @@ class RunStore:
         *,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         read_only: bool = False,
+        what: str = "the run history",
+        flag: str = "--history",
+        scratch: bool = False,
     ) -> None:
         """`read_only` opens an existing history for reading and never creates or changes the
-        file: a missing file is a `StoreError` that says so (what reading commands use)."""
+        file: a missing file is a `StoreError` that says so (what reading commands use).
+        `what` and `flag` name the file and what chooses it in error messages; `scratch` is a
+        store thrown away after its run (see `SqliteFile`)."""
         self.path = Path(path)
         self._file = SqliteFile(
             self.path,
-            what="the run history",
-            flag="--history",
+            what=what,
+            flag=flag,
+            scratch=scratch,
             migrations=_MIGRATIONS,
             lock_timeout=lock_timeout,
             read_only=read_only,
