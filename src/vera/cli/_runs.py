@@ -104,12 +104,7 @@ def runs_show(
         if record.status == "finished":
             print_summary(store.report(record.id), out, err)
         else:
-            out.print(
-                f"No summary yet: the run has not finished (vera eval --resume {record.id} "
-                "finishes it).",
-                markup=False,
-                highlight=False,
-            )
+            out.print(_unfinished(store, record.id), markup=False, highlight=False)
         for line in describe_batches(store.batches(record.id)):
             out.print(line, markup=False, highlight=False)
     except VeraError as exc:
@@ -119,3 +114,18 @@ def runs_show(
         out.print_json(data=record.options)
     else:
         out.print(f"Its plan: vera runs show {record.id} --plan", markup=False, highlight=False)
+
+
+def _unfinished(store: RunStore, run_id: str) -> str:
+    """What finishes a run that has not: `--resume`, or its monitor for a monitor window."""
+    window = store.monitor_window(run_id)
+    if window is None:
+        return (
+            f"No summary yet: the run has not finished (vera eval --resume {run_id} finishes it)."
+        )
+    monitor, _closed = window
+    return (
+        f"No summary yet: a window of vera monitor {monitor!r} that is still open; the "
+        "monitor stores its summary when the window closes (a monitor that was stopped "
+        "closes its past windows when it starts again)."
+    )

@@ -181,6 +181,7 @@ that opens a file applies those it lacks; a reader reads an older file as it is.
 the end; never change or remove one that has shipped."""
 
 _BATCHES_VERSION = _MIGRATIONS.index(_m4_batches) + 1
+_MONITOR_VERSION = _MIGRATIONS.index(_m5_monitor) + 1
 """The first layout with the `batches` table; a reader of an older file finds no batches."""
 
 HISTORY_MIGRATIONS = _MIGRATIONS
@@ -459,6 +460,16 @@ class RunStore:
             )
             for row in rows
         ]
+
+    def monitor_window(self, run_id: str) -> tuple[str, bool] | None:
+        """(monitor, closed) where the run is a window of `vera monitor`, else None: such a
+        run is finished by its monitor when the window closes, never with `--resume`."""
+        if self._file.version < _MONITOR_VERSION:
+            return None
+        rows = self._file.execute(
+            "SELECT monitor, closed FROM monitor_windows WHERE run_id = ?", (run_id,)
+        )
+        return (str(rows[0][0]), bool(rows[0][1])) if rows else None
 
     def results(self, run_id: str) -> dict[str, SampleResult]:
         """The finished samples of a run, by sample id (what `--resume` keeps: a damaged one

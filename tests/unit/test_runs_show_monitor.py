@@ -1,0 +1,38 @@
+"""`vera runs show` on a run that has not finished says what finishes it: `--resume` for a
+run of `vera eval`, the monitor itself for a window of `vera monitor`."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from vera.cli import app
+from vera.monitor import MonitorHistory
+from vera.plan import build_plan
+from vera.store import RunStore
+
+
+def test_an_open_monitor_window_is_finished_by_its_monitor_not_by_resume(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite"
+    history = MonitorHistory(path)
+    start = time.time()
+    window = history.window("support-bot", start, start + 60, build_plan())
+    history.close()
+    shown = CliRunner().invoke(app, ["runs", "show", window, "--history", str(path)])
+    said = " ".join(shown.output.split())
+    assert shown.exit_code == 0, shown.output
+    assert "a window of vera monitor 'support-bot' that is still open" in said
+    assert "--resume" not in said
+
+
+def test_an_unfinished_eval_run_is_finished_with_resume(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite"
+    store = RunStore(path)
+    run_id = store.start("example", build_plan())
+    store.close()
+    shown = CliRunner().invoke(app, ["runs", "show", run_id, "--history", str(path)])
+    said = " ".join(shown.output.split())
+    assert f"vera eval --resume {run_id} finishes it" in said
+    assert RunStore(path, read_only=True).monitor_window(run_id) is None
