@@ -697,7 +697,7 @@ def _start(
         return None, bindings.resume_from or {}
     if resume is not None:
         run_id = store.get(resume).id
-        return run_id, store.results(run_id)
+        return run_id, store.finished(run_id)
     return store.start(parts.data.name, plan), bindings.resume_from or {}
 
 

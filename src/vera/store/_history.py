@@ -13,7 +13,7 @@ import time
 import uuid
 import warnings
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -522,6 +522,13 @@ class RunStore:
         warnings.warn(f"{problem}; it is evaluated again", stacklevel=2)
         return None
 
+    def finished(self, run_id: str) -> Mapping[str, SampleResult]:
+        """The finished samples of a run by sample id, read from the file one at a time as
+        they are looked up (what `--resume` keeps, without holding a large run in memory; a
+        damaged one is missing, with a warning, and evaluated again)."""
+        self.get(run_id)  # a clear error for an unknown id
+        return _StoredResults(self, run_id)
+
     def result(self, run_id: str, sample_id: str) -> SampleResult | None:
         """One stored sample's result (None: the run has no such sample)."""
         rows = self._file.execute(
@@ -855,3 +862,33 @@ def regression_baseline(
         differences=tuple(differences),
         history=history,
     )
+
+
+class _StoredResults(Mapping[str, SampleResult]):
+    """A stored run's results as a read-only mapping, each read when it is looked up."""
+
+    def __init__(self, store: RunStore, run_id: str) -> None:
+        self._store = store
+        self._run_id = run_id
+
+    def __getitem__(self, sample_id: str) -> SampleResult:
+        rows = self._store._file.execute(
+            "SELECT result FROM results WHERE run_id = ? AND sample_id = ?",
+            (self._run_id, sample_id),
+        )
+        found = self._store._readable(self._run_id, sample_id, rows[0][0], "skip") if rows else None
+        if found is None:
+            raise KeyError(sample_id)
+        return found
+
+    def __len__(self) -> int:
+        rows = self._store._file.execute(
+            "SELECT COUNT(*) FROM results WHERE run_id = ?", (self._run_id,)
+        )
+        return int(rows[0][0])
+
+    def __iter__(self) -> Iterator[str]:
+        rows = self._store._file.execute(
+            "SELECT sample_id FROM results WHERE run_id = ? ORDER BY position", (self._run_id,)
+        )
+        return (str(row[0]) for row in rows)
