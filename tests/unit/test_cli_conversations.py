@@ -12,10 +12,10 @@ def test_threads_gates_and_the_turns_json(tmp_path: Path) -> None:
         tmp_path, "conversations", "conversations", "--min-faithful-turns", "0.9", "-o", "t.json"
     )
     assert done.returncode == 1, done.stderr
-    assert "gate failed: faithful turns 0.75 < 0.9" in done.stderr
+    assert "gate failed: faithful turns 0.639 < 0.9" in done.stderr
     assert "CONTRADICTED [earlier-turn get_account, turn 4] You pay 240 USD" in done.stdout
     block = json.loads((tmp_path / "t.json").read_text())
-    assert block["faithful_turns"] == 0.75
+    assert block["faithful_turns"] == 23 / 36
     first = block["conversations"][0]
     assert first["first_unfaithful_turn"] == 9
     assert first["turns"][0]["claims"][0]["source_kind"] == "tool"
@@ -30,7 +30,7 @@ def test_a_passing_gate_exits_0_and_bad_input_exits_2(tmp_path: Path) -> None:
                     {
                         "role": "assistant",
                         "content": "Pro costs 20 dollars.",
-                        "contexts": ["Pro: 20 dollars."],
+                        "contexts": ["Pro costs 20 dollars a month."],
                     },
                 ]
             }
@@ -68,7 +68,7 @@ def test_the_html_threads_escape_what_came_from_the_data(tmp_path: Path) -> None
                     {
                         "role": "assistant",
                         "content": "Pro costs 20 dollars.",
-                        "contexts": ["Pro: 20 dollars."],
+                        "contexts": ["Pro costs 20 dollars a month."],
                     },
                 ],
             }
@@ -134,7 +134,7 @@ def test_vera_eval_gates_on_faithful_turns_and_writes_the_conversation_block(
         "run.json",
     )
     assert done.returncode == 1, done.stderr
-    assert "faithful turns: 0.750 of 36 scored turns is below 0.900" in done.stdout + done.stderr
+    assert "faithful turns: 0.639 of 36 scored turns is below 0.900" in done.stdout + done.stderr
     assert "First unfaithful turn: conv-01 turn 9, conv-02 turn 7" in done.stdout
     block = json.loads((tmp_path / "run.json").read_text())["conversations"]
     assert block["conversations"][0]["first_unfaithful_turn"] == 9

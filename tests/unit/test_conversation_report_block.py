@@ -136,3 +136,34 @@ def test_vera_view_shows_a_stored_conversation_run(tmp_path: Path) -> None:
         page = client.get(run_url(stored.run_id)).text
     assert '<tr data-conversation="order-42">' in page
     assert '<span class="badge bad" title="order-42/turn-5">5</span>' in page
+
+
+def _partly_supported() -> Conversation:
+    return Conversation(
+        id="export",
+        turns=(
+            Turn(role="user", content="Can I export to Excel?"),
+            Turn(
+                role="assistant",
+                content="Project data can be exported directly as an Excel file.",
+                contexts=(vera.Context(text="Project data can be exported as CSV or JSON."),),
+            ),
+        ),
+    )
+
+
+def test_a_partly_supported_turn_is_no_faithful_turn_though_its_score_passes() -> None:
+    # One claim PARTIALLY_SUPPORTED scores 0.5 and passes faithfulness' threshold of 0.5, but
+    # part of what the turn says has no source: the turn is not faithful, in a run's block as
+    # in evaluate_conversations, and its score keeps its formula.
+    report = vera.evaluate(turn_samples(_partly_supported()))
+    [result] = report.samples
+    assert [c.verdict for c in result.claims] == [vera.Verdict.PARTIALLY_SUPPORTED]
+    assert result.results["faithfulness"].score == 0.5
+    assert result.results["faithfulness"].passed is True
+    block = report.conversations
+    assert block is not None
+    assert (block.faithful_turns, block.conversations[0].unfaithful_turns) == (0.0, (2,))
+    [score] = evaluate_conversations(_partly_supported()).conversations
+    assert (score.faithful_turns, score.first_unfaithful_turn) == (0.0, 2)
+    assert score.turns[0].faithful is False and score.turns[0].faithfulness == 0.5

@@ -433,6 +433,7 @@ SURFACES: dict[str, list[str]] = {
         "baseline_comparison",
         "build_report",
         "compare_reports",
+        "faithful_turn",
         "gate_failures",
         "improvement",
         "measured_plan",

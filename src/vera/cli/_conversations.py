@@ -146,7 +146,8 @@ def _exit_code(
         return EXIT_INCOMPLETE
     failures = []
     if min_faithful is not None and (share is None or share < min_faithful):
-        failures.append(f"faithful turns {share} < {min_faithful}")
+        shown = "n/a" if share is None else f"{share:.3f}"
+        failures.append(f"faithful turns {shown} < {min_faithful}")
     measured = [c for c in report.conversations if c.consistency is not None]
     if min_consistency is not None and not measured:
         # A gate over nothing measured is no pass: no conversation had two assistant turns.

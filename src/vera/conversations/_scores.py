@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from vera.results import faithful_turn
 from vera.types import Sample, SampleResult, SampleStatus, Verdict
 from vera.types._conversations import SOURCE_KIND_KEY, Conversation, SourceKind, Turn
 
@@ -35,9 +36,10 @@ class TurnClaim(BaseModel):
 
 
 class TurnScore(BaseModel):
-    """One assistant turn's outcome. `faithful` is the faithfulness metric's pass (None when
-    the turn was not scored); `inconsistent` lists its claims that contradict the assistant's
-    own earlier turns."""
+    """One assistant turn's outcome. `faithful` says whether the turn is faithful: its
+    faithfulness passes and every claim is FULLY_SUPPORTED (`vera.results` `faithful_turn`;
+    None when the turn was not scored); `inconsistent` lists its claims that contradict the
+    assistant's own earlier turns."""
 
     model_config = _FROZEN
 
@@ -127,7 +129,7 @@ def _turn(sample: Sample, result: SampleResult | None, check: SampleResult | Non
         sample_id=sample.id,
         status=result.status if result else SampleStatus.ERROR,
         faithfulness=metric.score if metric else None,
-        faithful=metric.passed if metric else None,
+        faithful=faithful_turn(result) if result else None,
         claims=claims,
         inconsistent=_inconsistent(sample, claims, check),
         repeated=tuple(sample.metadata.get("repeated", ())),

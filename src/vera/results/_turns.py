@@ -9,17 +9,29 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from vera.types import Report, SampleResult, SampleStatus
+from vera.types import Report, SampleResult, SampleStatus, Verdict
 from vera.types._turns import ConversationSummary, ConversationTurns
 
-__all__ = ["TurnTally", "turn_gate_failures"]
+__all__ = ["TurnTally", "faithful_turn", "turn_gate_failures"]
 
 FAITHFULNESS = "faithfulness"
 
 
+def faithful_turn(result: SampleResult, metric: str = FAITHFULNESS) -> bool | None:
+    """Whether an assistant turn is faithful: its `metric` result passes and every claim it
+    makes is FULLY_SUPPORTED by its sources. A turn is one message a user reads whole, so
+    one claim only partly supported (the rest of it stated without a source), unsupported
+    or contradicted makes it unfaithful, whatever the turn's mean score; the score itself
+    keeps its formula. None when the turn has no result on `metric` (not scored)."""
+    found = result.results.get(metric)
+    if result.status is not SampleStatus.SCORED or found is None or found.passed is None:
+        return None
+    return found.passed and all(c.verdict is Verdict.FULLY_SUPPORTED for c in result.claims)
+
+
 class TurnTally:
-    """Each conversation's turns: turn number to whether it passed faithfulness (None when
-    it was not scored on it)."""
+    """Each conversation's turns: turn number to whether it is faithful (`faithful_turn`;
+    None when it was not scored on faithfulness)."""
 
     def __init__(self, metric: str = FAITHFULNESS) -> None:
         self.metric = metric
@@ -29,10 +41,9 @@ class TurnTally:
         """Count one result, if it is a conversation turn."""
         if result.turn is None:
             return
-        found = result.results.get(self.metric)
-        scored = result.status is SampleStatus.SCORED and found is not None
-        passed = found.passed if scored and found is not None else None
-        self._turns[result.turn.conversation_id][result.turn.turn] = passed
+        self._turns[result.turn.conversation_id][result.turn.turn] = faithful_turn(
+            result, self.metric
+        )
 
     def summary(self) -> ConversationSummary | None:
         """The block, or None when no result was a conversation turn."""
