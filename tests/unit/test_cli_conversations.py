@@ -174,3 +174,29 @@ def test_vera_conversations_reads_user_facts_from_vera_toml(tmp_path: Path) -> N
     assert "NO_EVIDENCE" in done.stdout
     # The flag still wins over the file.
     assert run_vera(tmp_path, "conversations", "c.jsonl", "--user-facts", *gate).returncode == 0
+
+
+def test_vera_eval_shows_and_gates_consistency(tmp_path: Path) -> None:
+    done = run_vera(
+        tmp_path,
+        "eval",
+        "-d",
+        "conversations",
+        "--min-consistency",
+        "0.9",
+        "--no-history",
+        "-o",
+        "r.json",
+    )
+    assert done.returncode == 1, done.stderr
+    assert "Consistency 0.792 (claims that contradict no earlier assistant turn" in done.stdout
+    assert "consistency: conv-02 0.500 is below 0.900" in done.stdout + done.stderr
+    block = json.loads((tmp_path / "r.json").read_text())["conversations"]
+    assert (block["checked_claims"], block["consistency"]) == (24, 1 - 5 / 24)
+
+
+def test_vera_eval_refuses_a_conversation_gate_without_conversations(tmp_path: Path) -> None:
+    for flag in ("--min-consistency", "--min-faithful-turns"):
+        done = run_vera(tmp_path, "eval", "-d", "example", flag, "0.5", "--no-history")
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "no sample of this run is a conversation turn" in done.stderr

@@ -5,11 +5,12 @@ else keeps its JSON as it was, with neither."""
 import json
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 from starlette.testclient import TestClient
 
 import vera
-from vera import Conversation, Turn
+from vera import ConfigError, Conversation, Turn
 from vera.conversations import evaluate_conversations
 from vera.datasets import open_dataset, turn_samples
 from vera.render import print_summary, render_html
@@ -94,11 +95,26 @@ def test_the_faithful_turn_gate_names_each_first_unfaithful_turn() -> None:
     assert vera.run_evaluation(turn_samples(_chat()), min_faithful_turns=0.5).exit_code == 0
 
 
-def test_the_faithful_turn_gate_fails_a_run_without_turns() -> None:
-    # The gate measured nothing on a dataset of plain samples: that is no pass.
-    result = vera.run_evaluation("example", min_faithful_turns=0.1)
+def test_a_conversation_gate_on_a_run_without_turns_is_refused() -> None:
+    # A gate on a conversation score over plain samples asks for what the data cannot give:
+    # bad usage (exit 2 from vera eval), never a pass.
+    for gate in ({"min_faithful_turns": 0.1}, {"min_consistency": 0.5}):
+        with pytest.raises(ConfigError, match="no sample of this run is a conversation turn"):
+            vera.run_evaluation("example", **gate)  # type: ignore[arg-type]
+
+
+def test_a_conversation_run_without_faithfulness_fails_its_gates() -> None:
+    # Conversations, but nothing measured: no turn scored on faithfulness, no claim checked.
+    result = vera.run_evaluation(
+        turn_samples(_chat()),
+        metrics=["answer_relevance"],
+        min_faithful_turns=0.1,
+        min_consistency=0.1,
+    )
     assert result.exit_code == 1
     assert any("scored none on faithfulness" in f for f in result.gate_failures)
+    assert any("checked no claim" in f for f in result.gate_failures)
+    assert result.consistency is None
 
 
 def test_the_html_report_and_the_console_show_the_conversations() -> None:
@@ -110,7 +126,8 @@ def test_the_html_report_and_the_console_show_the_conversations() -> None:
     console = Console(record=True, width=200)
     print_summary(report, console, Console(stderr=True, quiet=True))
     text = console.export_text()
-    assert "Conversations: 1, faithful turns 0.500 (faithfulness passes, over 2 scored" in text
+    assert "Conversations: 1, faithful turns 0.500 (faithfulness passes and every claim" in text
+    assert "Consistency 0.000 (claims that contradict no earlier assistant turn, over 1" in text
     assert "First unfaithful turn: order-42 turn 5" in text
 
 
@@ -167,3 +184,35 @@ def test_a_partly_supported_turn_is_no_faithful_turn_though_its_score_passes() -
     [score] = evaluate_conversations(_partly_supported()).conversations
     assert (score.faithful_turns, score.first_unfaithful_turn) == (0.0, 2)
     assert score.turns[0].faithful is False and score.turns[0].faithfulness == 0.5
+
+
+def test_a_run_over_turns_checks_consistency_as_evaluate_conversations_does() -> None:
+    # One code path: vera eval's block counts the same contradictions of earlier turns, per
+    # conversation, as vera conversations, and a turn that contradicts one is unfaithful.
+    result = vera.run_evaluation("conversations")
+    block = result.report.conversations
+    assert block is not None and result.consistency is not None
+    scores = {c.id: c for c in evaluate_conversations("conversations").conversations}
+    for conversation in block.conversations:
+        score = scores[conversation.id]
+        assert conversation.consistency == score.consistency, conversation.id
+        assert conversation.checked_claims == score.checked_claims
+        assert conversation.inconsistent_turns == tuple(
+            t.turn for t in score.turns if t.inconsistent
+        )
+        assert conversation.faithful_turns == score.faithful_turns
+        assert conversation.first_unfaithful_turn == score.first_unfaithful_turn
+    assert block.checked_claims == 24
+    assert block.consistency == 1 - 5 / 24
+    data = json.loads(result.report.to_json())["conversations"]
+    assert data["consistency"] == block.consistency
+    assert data["conversations"][1]["inconsistent_turns"] == [7]
+
+
+def test_the_consistency_gate_names_each_inconsistent_conversation() -> None:
+    failed = vera.run_evaluation(turn_samples(_chat()), min_consistency=0.5)
+    assert failed.exit_code == 1
+    assert failed.gate_failures == (
+        "consistency: order-42 0.000 is below 0.500; turns that contradict an earlier one: 5",
+    )
+    assert vera.run_evaluation(turn_samples(_chat()), min_consistency=0.0).exit_code == 0

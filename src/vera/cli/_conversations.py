@@ -127,10 +127,9 @@ def _show(report: ConversationReport, output: Path | None) -> None:
 def _print_estimate(estimate: ConversationEstimate) -> None:
     check = estimate.consistency
     out.print(
-        f"Dry run ({estimate.turns.judge}): {estimate.turns.samples} turns, "
-        f"{estimate.turns.calls} judge calls; consistency check: "
-        f"{check.samples if check else 0} turns, {check.calls if check else 0} calls; "
-        f"{estimate.calls} calls in all",
+        f"Dry run ({estimate.turns.judge}): {estimate.turns.samples} turns; consistency "
+        f"check: {check.samples if check else 0} turns, {check.judge_calls if check else 0} "
+        f"calls; {estimate.calls} calls in all",
         markup=False,
     )
 

@@ -17,8 +17,16 @@ def conversation_lines(block: ConversationSummary) -> list[str]:
     unscored = f", {block.unscored_turns} not scored" if block.unscored_turns else ""
     lines = [
         f"Conversations: {len(block.conversations)}, faithful turns {share} "
-        f"({block.metric} passes, over {block.scored_turns} scored turns{unscored})"
+        f"({block.metric} passes and every claim is supported, over {block.scored_turns} "
+        f"scored turns{unscored})"
     ]
+    if block.consistency is not None:
+        inconsistent = [c for c in block.conversations if c.inconsistent_turns]
+        lines.append(
+            f"Consistency {block.consistency:.3f} (claims that contradict no earlier assistant "
+            f"turn, over {block.checked_claims} checked); {len(inconsistent)} conversation(s) "
+            "contradict an earlier turn"
+        )
     wrong = [c for c in block.conversations if c.first_unfaithful_turn is not None]
     if wrong:
         named = ", ".join(f"{c.id} turn {c.first_unfaithful_turn}" for c in wrong[:_NAMED])
