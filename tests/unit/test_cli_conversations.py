@@ -184,6 +184,8 @@ def test_vera_eval_shows_and_gates_consistency(tmp_path: Path) -> None:
         "conversations",
         "--min-consistency",
         "0.9",
+        "--group-by",
+        "category",
         "--no-history",
         "-o",
         "r.json",
@@ -191,6 +193,9 @@ def test_vera_eval_shows_and_gates_consistency(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stderr
     assert "Consistency 0.792 (claims that contradict no earlier assistant turn" in done.stdout
     assert "consistency: conv-02 0.500 is below 0.900" in done.stdout + done.stderr
+    assert "Conversations by category: agent (6): faithful turns 0.632, consistency 0.769" in (
+        " ".join(done.stdout.split())
+    )
     block = json.loads((tmp_path / "r.json").read_text())["conversations"]
     assert (block["checked_claims"], block["consistency"]) == (24, 1 - 5 / 24)
 

@@ -216,3 +216,51 @@ def test_the_consistency_gate_names_each_inconsistent_conversation() -> None:
         "consistency: order-42 0.000 is below 0.500; turns that contradict an earlier one: 5",
     )
     assert vera.run_evaluation(turn_samples(_chat()), min_consistency=0.0).exit_code == 0
+
+
+def _team_chats(tmp_path: Path) -> Path:
+    def chat(cid: str, team: str, answer: str) -> dict[str, object]:
+        return {
+            "id": cid,
+            "metadata": {"team": team},
+            "messages": [
+                {"role": "user", "content": "Where is order 42?"},
+                {"role": "tool", "tool_call_id": "t", "content": "Order 42 shipped on May 3."},
+                {"role": "assistant", "content": "Order 42 shipped on May 3."},
+                {"role": "user", "content": "When again?"},
+                {"role": "assistant", "content": answer},
+            ],
+        }
+
+    rows = [
+        chat("a1", "billing", "It shipped on May 3."),
+        chat("a2", "billing", "Order 42 shipped on May 9."),
+        chat("b1", "shipping", "It shipped on May 3."),
+    ]
+    path = tmp_path / "chats.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_group_by_a_conversation_field_breaks_down_turns_and_conversations(
+    tmp_path: Path,
+) -> None:
+    # The row's metadata is every turn's, so --group-by team groups the turn-level scores
+    # (the breakdowns) and the conversation-level ones (the block's groups) alike.
+    report = vera.evaluate(_team_chats(tmp_path), group_by=["team"])
+    assert set(report.breakdowns["team"]) == {"billing", "shipping"}
+    block = report.conversations
+    assert block is not None
+    billing, shipping = block.groups["team"]["billing"], block.groups["team"]["shipping"]
+    assert (billing.conversations, billing.scored_turns, billing.faithful_turns) == (2, 4, 0.75)
+    assert (billing.checked_claims, billing.consistency) == (2, 0.5)
+    assert (shipping.conversations, shipping.faithful_turns, shipping.consistency) == (1, 1.0, 1.0)
+    assert {c.id: c.group_values for c in block.conversations}["a2"] == {"team": "billing"}
+    console = Console(record=True, width=200)
+    print_summary(report, console, Console(stderr=True, quiet=True))
+    assert (
+        "Conversations by team: billing (2): faithful turns 0.750, consistency 0.500; "
+        "shipping (1): faithful turns 1.000, consistency 1.000"
+    ) in console.export_text()
+    data = json.loads(report.to_json())["conversations"]["groups"]["team"]
+    assert data["billing"]["faithful_turns"] == 0.75

@@ -3,7 +3,7 @@ conversation first went wrong (the HTML report's "Conversations" section says th
 
 from __future__ import annotations
 
-from vera.types import ConversationSummary
+from vera.types import ConversationGroup, ConversationSummary
 
 __all__ = ["conversation_lines"]
 
@@ -27,9 +27,18 @@ def conversation_lines(block: ConversationSummary) -> list[str]:
             f"turn, over {block.checked_claims} checked); {len(inconsistent)} conversation(s) "
             "contradict an earlier turn"
         )
+    for field, groups in block.groups.items():
+        shown = "; ".join(f"{value} {_group(group)}" for value, group in groups.items())
+        lines.append(f"Conversations by {field}: {shown}")
     wrong = [c for c in block.conversations if c.first_unfaithful_turn is not None]
     if wrong:
         named = ", ".join(f"{c.id} turn {c.first_unfaithful_turn}" for c in wrong[:_NAMED])
         more = f" and {len(wrong) - _NAMED} more" if len(wrong) > _NAMED else ""
         lines.append(f"First unfaithful turn: {named}{more}")
     return lines
+
+
+def _group(group: ConversationGroup) -> str:
+    share = "n/a" if group.faithful_turns is None else f"{group.faithful_turns:.3f}"
+    consistency = "" if group.consistency is None else f", consistency {group.consistency:.3f}"
+    return f"({group.conversations}): faithful turns {share}{consistency}"

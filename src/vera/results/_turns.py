@@ -55,7 +55,11 @@ class TurnTally:
             return
         conversation = result.turn.conversation_id
         self._turns[conversation][result.turn.turn] = faithful_turn(result, self.metric)
-        self._groups.setdefault(conversation, dict(result.group_values))
+        # As the breakdowns read a group: "category" is the sample's own field.
+        values = {
+            k: result.category if k == "category" else v for k, v in result.group_values.items()
+        }
+        self._groups.setdefault(conversation, values)
         self._fully[result.id] = frozenset(
             c.text for c in result.claims if c.verdict is Verdict.FULLY_SUPPORTED
         )
