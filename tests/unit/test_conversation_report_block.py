@@ -12,7 +12,7 @@ from starlette.testclient import TestClient
 import vera
 from vera import ConfigError, Conversation, Turn
 from vera.conversations import evaluate_conversations
-from vera.datasets import open_dataset, turn_samples
+from vera.datasets import consistency_checks, open_dataset, turn_samples
 from vera.render import print_summary, render_html
 from vera.types import ConversationSummary, Report, SampleResult, TurnRef
 from vera.viewer import create_app, run_url
@@ -264,3 +264,14 @@ def test_group_by_a_conversation_field_breaks_down_turns_and_conversations(
     ) in console.export_text()
     data = json.loads(report.to_json())["conversations"]["groups"]["team"]
     assert data["billing"]["faithful_turns"] == 0.75
+
+
+def test_consistency_checks_are_the_turns_against_earlier_turns_and_are_not_checked_again() -> None:
+    turns = turn_samples(_chat())
+    [check] = consistency_checks([*turns, vera.Sample(id="plain", query="q", response="r")])
+    assert check.id == "order-42/turn-5"
+    assert [c.text for c in check.contexts] == ["Order 42 shipped on May 3 via DHL."]
+    assert [c.metadata["source_kind"] for c in check.contexts] == ["assistant"]
+    assert consistency_checks([check]) == []
+    # A run over the checks themselves makes no consistency pass of its own.
+    assert vera.run_evaluation([check]).consistency is None
