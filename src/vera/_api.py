@@ -92,6 +92,8 @@ class EvaluateOptions(TypedDict, total=False):
     # Gates (see `RunResult.exit_code`).
     min_faithful_turns: float | None
     """--min-faithful-turns: on conversations, the least share of faithful turns."""
+    min_consistency: float | None
+    """--min-consistency: on conversations, the least consistency of each conversation."""
     threshold: float | None
     regression: bool
     """--regression: fail on a significant drop from the last comparable run (needs
@@ -150,6 +152,7 @@ _SETTING_OPTIONS = (
     "user_facts",
     "agent_steps",
     "min_faithful_turns",
+    "min_consistency",
     "judge_base_url",
     "judge_mode",
     "judge_samples",

@@ -42,7 +42,7 @@ def test_dry_run_counts_a_conversations_calls(
     assert report.judge_details["usage"]["calls"] == loopback.request_count
 
 
-def test_estimate_conversations_counts_both_runs_calls(
+def test_estimate_conversations_counts_both_passes_calls(
     loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
@@ -58,6 +58,7 @@ def test_estimate_conversations_counts_both_runs_calls(
     assert loopback.request_count == 0
     result = evaluate_conversations("conversations", judge=JUDGE, settings=settings)
     assert result.consistency is not None
-    # One call a turn in each run: the turns, then the turns with an earlier assistant turn.
-    assert (estimate.turns.calls, estimate.consistency and estimate.consistency.calls) == (36, 24)
+    # One call a turn in each pass: the turns, then the turns with an earlier assistant turn.
+    assert estimate.consistency is not None
+    assert (estimate.turns.calls, estimate.consistency.judge_calls) == (36 + 24, 24)
     assert abs(estimate.calls - loopback.request_count) <= 0.05 * loopback.request_count

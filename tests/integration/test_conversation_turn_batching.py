@@ -12,7 +12,7 @@ from tests.support.scripted import scripted_openai, scripted_reply
 
 import vera
 from vera.conversations import estimate_conversations, evaluate_conversations
-from vera.datasets import open_dataset
+from vera.datasets import consistency_checks, open_dataset
 from vera.plan import Settings, build_plan
 from vera.results import Report
 from vera.run import Bindings, estimate_plan
@@ -33,11 +33,11 @@ def _settings(loopback: LoopbackServer) -> Settings:
 
 
 def _alone(samples: list[Sample]) -> list[Sample]:
-    """The turn samples without their group: each judged on its own, as before batching."""
+    """The turn samples without their group and conversation: each judged on its own, as
+    before batching (and, no conversation turn, with no consistency pass)."""
+    dropped = {*TURN_KEYS, "conversation_id"}
     return [
-        s.model_copy(
-            update={"metadata": {k: v for k, v in s.metadata.items() if k not in TURN_KEYS}}
-        )
+        s.model_copy(update={"metadata": {k: v for k, v in s.metadata.items() if k not in dropped}})
         for s in samples
     ]
 
@@ -69,8 +69,12 @@ def test_batched_turns_cost_a_call_per_conversation_and_the_dry_run_counts_them(
     report = vera.evaluate(turns, ["faithfulness"], JUDGE, settings=settings)
     assert len(report.samples) == len(turns) == 36
     _verdicts(report)
-    # One extraction per turn, then one verification per conversation: not 2 per turn (72).
-    assert loopback.request_count == len(turns) + len(groups) < 2 * len(turns)
+    # One extraction per turn, then one verification per conversation: not 2 per turn; and
+    # the same for the consistency pass over the turns with an earlier one.
+    checks = consistency_checks(turns)
+    check_groups = {s.metadata["turn_group"] for s in checks}
+    made = len(turns) + len(groups) + len(checks) + len(check_groups)
+    assert loopback.request_count == made < 2 * (len(turns) + len(checks))
     assert estimate.calls == loopback.request_count
     assert report.judge_details["usage"]["calls"] == loopback.request_count
     assert "verify_turns" in report.judge_details["prompt_versions"]
@@ -116,8 +120,13 @@ def test_a_joint_reply_citing_another_turns_context_falls_back_to_a_call_per_tur
     groups = {s.metadata["turn_group"] for s in turns}
     first_turns = {next(s.id for s in turns if s.metadata["turn_group"] == g) for g in groups}
     # Every turn but each conversation's first cited a context it cannot see: asked again alone.
+    # The consistency pass's checks, each conversation's first turn left out, fall back too.
     later = len(turns) - len(first_turns)
-    assert loopback.request_count == len(turns) + len(groups) + later
+    checks = consistency_checks(turns)
+    check_groups = {s.metadata["turn_group"] for s in checks}
+    later_checks = len(checks) - len(check_groups)
+    made = len(turns) + len(groups) + later + len(checks) + len(check_groups) + later_checks
+    assert loopback.request_count == made
     loopback.default = scripted_openai
     alone = vera.evaluate(_alone(turns), ["faithfulness"], JUDGE, settings=settings)
     assert _verdicts(together) == _verdicts(alone)
@@ -143,7 +152,7 @@ def test_a_turn_that_fails_before_verification_does_not_hold_up_its_conversation
     assert set(status.values()) == {"scored"}
 
 
-def test_the_conversation_estimate_counts_the_batched_calls_of_both_runs(
+def test_the_conversation_estimate_counts_the_batched_calls_of_both_passes(
     loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
@@ -154,7 +163,7 @@ def test_the_conversation_estimate_counts_the_batched_calls_of_both_runs(
     result = evaluate_conversations("conversations", judge=JUDGE, settings=settings)
     assert result.consistency is not None
     assert abs(estimate.calls - loopback.request_count) <= 0.05 * loopback.request_count
-    # Fewer than two calls a turn in each run (36 turns, then 24 with an earlier turn).
+    # Fewer than two calls a turn in each pass (36 turns, then 24 with an earlier turn).
     assert loopback.request_count < 2 * (36 + 24)
 
 
@@ -163,9 +172,19 @@ def test_the_dry_run_prices_the_same_verdicts_in_fewer_calls(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
     plan = build_plan(metrics=["faithfulness"], settings=_settings(loopback))
-    together = estimate_plan(plan, Bindings(data=open_dataset(turns)))
+    run = estimate_plan(plan, Bindings(data=open_dataset(turns)))
+    assert [p.name for p in run.passes] == ["dataset responses", "consistency check"]
+    assert run.passes[1].samples == len(consistency_checks(turns)) == 24
+    # Without their conversation the turns keep their groups but have no consistency pass.
+    grouped = [
+        s.model_copy(
+            update={"metadata": {k: v for k, v in s.metadata.items() if k != "conversation_id"}}
+        )
+        for s in turns
+    ]
+    together = estimate_plan(plan, Bindings(data=open_dataset(grouped)))
     alone = estimate_plan(plan, Bindings(data=open_dataset(_alone(turns))))
     assert loopback.request_count == 0
-    assert together.calls < alone.calls == 2 * len(turns)
+    assert together.calls == run.passes[0].judge_calls < alone.calls == 2 * len(turns)
     # Every claim's verdict is still written, only in one reply per conversation.
     assert together.completion_tokens == alone.completion_tokens

@@ -12,10 +12,10 @@ def test_threads_gates_and_the_turns_json(tmp_path: Path) -> None:
         tmp_path, "conversations", "conversations", "--min-faithful-turns", "0.9", "-o", "t.json"
     )
     assert done.returncode == 1, done.stderr
-    assert "gate failed: faithful turns 0.75 < 0.9" in done.stderr
+    assert "gate failed: faithful turns 0.639 < 0.9" in done.stderr
     assert "CONTRADICTED [earlier-turn get_account, turn 4] You pay 240 USD" in done.stdout
     block = json.loads((tmp_path / "t.json").read_text())
-    assert block["faithful_turns"] == 0.75
+    assert block["faithful_turns"] == 23 / 36
     first = block["conversations"][0]
     assert first["first_unfaithful_turn"] == 9
     assert first["turns"][0]["claims"][0]["source_kind"] == "tool"
@@ -30,7 +30,7 @@ def test_a_passing_gate_exits_0_and_bad_input_exits_2(tmp_path: Path) -> None:
                     {
                         "role": "assistant",
                         "content": "Pro costs 20 dollars.",
-                        "contexts": ["Pro: 20 dollars."],
+                        "contexts": ["Pro costs 20 dollars a month."],
                     },
                 ]
             }
@@ -68,7 +68,7 @@ def test_the_html_threads_escape_what_came_from_the_data(tmp_path: Path) -> None
                     {
                         "role": "assistant",
                         "content": "Pro costs 20 dollars.",
-                        "contexts": ["Pro: 20 dollars."],
+                        "contexts": ["Pro costs 20 dollars a month."],
                     },
                 ],
             }
@@ -134,7 +134,7 @@ def test_vera_eval_gates_on_faithful_turns_and_writes_the_conversation_block(
         "run.json",
     )
     assert done.returncode == 1, done.stderr
-    assert "faithful turns: 0.750 of 36 scored turns is below 0.900" in done.stdout + done.stderr
+    assert "faithful turns: 0.639 of 36 scored turns is below 0.900" in done.stdout + done.stderr
     assert "First unfaithful turn: conv-01 turn 9, conv-02 turn 7" in done.stdout
     block = json.loads((tmp_path / "run.json").read_text())["conversations"]
     assert block["conversations"][0]["first_unfaithful_turn"] == 9
@@ -174,3 +174,34 @@ def test_vera_conversations_reads_user_facts_from_vera_toml(tmp_path: Path) -> N
     assert "NO_EVIDENCE" in done.stdout
     # The flag still wins over the file.
     assert run_vera(tmp_path, "conversations", "c.jsonl", "--user-facts", *gate).returncode == 0
+
+
+def test_vera_eval_shows_and_gates_consistency(tmp_path: Path) -> None:
+    done = run_vera(
+        tmp_path,
+        "eval",
+        "-d",
+        "conversations",
+        "--min-consistency",
+        "0.9",
+        "--group-by",
+        "category",
+        "--no-history",
+        "-o",
+        "r.json",
+    )
+    assert done.returncode == 1, done.stderr
+    assert "Consistency 0.792 (claims that contradict no earlier assistant turn" in done.stdout
+    assert "consistency: conv-02 0.500 is below 0.900" in done.stdout + done.stderr
+    assert "Conversations by category: agent (6): faithful turns 0.632, consistency 0.769" in (
+        " ".join(done.stdout.split())
+    )
+    block = json.loads((tmp_path / "r.json").read_text())["conversations"]
+    assert (block["checked_claims"], block["consistency"]) == (24, 1 - 5 / 24)
+
+
+def test_vera_eval_refuses_a_conversation_gate_without_conversations(tmp_path: Path) -> None:
+    for flag in ("--min-consistency", "--min-faithful-turns"):
+        done = run_vera(tmp_path, "eval", "-d", "example", flag, "0.5", "--no-history")
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "no sample of this run is a conversation turn" in done.stderr

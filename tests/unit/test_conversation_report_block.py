@@ -5,13 +5,14 @@ else keeps its JSON as it was, with neither."""
 import json
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 from starlette.testclient import TestClient
 
 import vera
-from vera import Conversation, Turn
+from vera import ConfigError, Conversation, Turn
 from vera.conversations import evaluate_conversations
-from vera.datasets import open_dataset, turn_samples
+from vera.datasets import consistency_checks, open_dataset, turn_samples
 from vera.render import print_summary, render_html
 from vera.types import ConversationSummary, Report, SampleResult, TurnRef
 from vera.viewer import create_app, run_url
@@ -94,11 +95,26 @@ def test_the_faithful_turn_gate_names_each_first_unfaithful_turn() -> None:
     assert vera.run_evaluation(turn_samples(_chat()), min_faithful_turns=0.5).exit_code == 0
 
 
-def test_the_faithful_turn_gate_fails_a_run_without_turns() -> None:
-    # The gate measured nothing on a dataset of plain samples: that is no pass.
-    result = vera.run_evaluation("example", min_faithful_turns=0.1)
+def test_a_conversation_gate_on_a_run_without_turns_is_refused() -> None:
+    # A gate on a conversation score over plain samples asks for what the data cannot give:
+    # bad usage (exit 2 from vera eval), never a pass.
+    for gate in ({"min_faithful_turns": 0.1}, {"min_consistency": 0.5}):
+        with pytest.raises(ConfigError, match="no sample of this run is a conversation turn"):
+            vera.run_evaluation("example", **gate)  # type: ignore[arg-type]
+
+
+def test_a_conversation_run_without_faithfulness_fails_its_gates() -> None:
+    # Conversations, but nothing measured: no turn scored on faithfulness, no claim checked.
+    result = vera.run_evaluation(
+        turn_samples(_chat()),
+        metrics=["answer_relevance"],
+        min_faithful_turns=0.1,
+        min_consistency=0.1,
+    )
     assert result.exit_code == 1
     assert any("scored none on faithfulness" in f for f in result.gate_failures)
+    assert any("checked no claim" in f for f in result.gate_failures)
+    assert result.consistency is None
 
 
 def test_the_html_report_and_the_console_show_the_conversations() -> None:
@@ -110,7 +126,8 @@ def test_the_html_report_and_the_console_show_the_conversations() -> None:
     console = Console(record=True, width=200)
     print_summary(report, console, Console(stderr=True, quiet=True))
     text = console.export_text()
-    assert "Conversations: 1, faithful turns 0.500 (faithfulness passes, over 2 scored" in text
+    assert "Conversations: 1, faithful turns 0.500 (faithfulness passes and every claim" in text
+    assert "Consistency 0.000 (claims that contradict no earlier assistant turn, over 1" in text
     assert "First unfaithful turn: order-42 turn 5" in text
 
 
@@ -136,3 +153,125 @@ def test_vera_view_shows_a_stored_conversation_run(tmp_path: Path) -> None:
         page = client.get(run_url(stored.run_id)).text
     assert '<tr data-conversation="order-42">' in page
     assert '<span class="badge bad" title="order-42/turn-5">5</span>' in page
+
+
+def _partly_supported() -> Conversation:
+    return Conversation(
+        id="export",
+        turns=(
+            Turn(role="user", content="Can I export to Excel?"),
+            Turn(
+                role="assistant",
+                content="Project data can be exported directly as an Excel file.",
+                contexts=(vera.Context(text="Project data can be exported as CSV or JSON."),),
+            ),
+        ),
+    )
+
+
+def test_a_partly_supported_turn_is_no_faithful_turn_though_its_score_passes() -> None:
+    # One claim PARTIALLY_SUPPORTED scores 0.5 and passes faithfulness' threshold of 0.5, but
+    # part of what the turn says has no source: the turn is not faithful, in a run's block as
+    # in evaluate_conversations, and its score keeps its formula.
+    report = vera.evaluate(turn_samples(_partly_supported()))
+    [result] = report.samples
+    assert [c.verdict for c in result.claims] == [vera.Verdict.PARTIALLY_SUPPORTED]
+    assert result.results["faithfulness"].score == 0.5
+    assert result.results["faithfulness"].passed is True
+    block = report.conversations
+    assert block is not None
+    assert (block.faithful_turns, block.conversations[0].unfaithful_turns) == (0.0, (2,))
+    [score] = evaluate_conversations(_partly_supported()).conversations
+    assert (score.faithful_turns, score.first_unfaithful_turn) == (0.0, 2)
+    assert score.turns[0].faithful is False and score.turns[0].faithfulness == 0.5
+
+
+def test_a_run_over_turns_checks_consistency_as_evaluate_conversations_does() -> None:
+    # One code path: vera eval's block counts the same contradictions of earlier turns, per
+    # conversation, as vera conversations, and a turn that contradicts one is unfaithful.
+    result = vera.run_evaluation("conversations")
+    block = result.report.conversations
+    assert block is not None and result.consistency is not None
+    scores = {c.id: c for c in evaluate_conversations("conversations").conversations}
+    for conversation in block.conversations:
+        score = scores[conversation.id]
+        assert conversation.consistency == score.consistency, conversation.id
+        assert conversation.checked_claims == score.checked_claims
+        assert conversation.inconsistent_turns == tuple(
+            t.turn for t in score.turns if t.inconsistent
+        )
+        assert conversation.faithful_turns == score.faithful_turns
+        assert conversation.first_unfaithful_turn == score.first_unfaithful_turn
+    assert block.checked_claims == 24
+    assert block.consistency == 1 - 5 / 24
+    data = json.loads(result.report.to_json())["conversations"]
+    assert data["consistency"] == block.consistency
+    assert data["conversations"][1]["inconsistent_turns"] == [7]
+
+
+def test_the_consistency_gate_names_each_inconsistent_conversation() -> None:
+    failed = vera.run_evaluation(turn_samples(_chat()), min_consistency=0.5)
+    assert failed.exit_code == 1
+    assert failed.gate_failures == (
+        "consistency: order-42 0.000 is below 0.500; turns that contradict an earlier one: 5",
+    )
+    assert vera.run_evaluation(turn_samples(_chat()), min_consistency=0.0).exit_code == 0
+
+
+def _team_chats(tmp_path: Path) -> Path:
+    def chat(cid: str, team: str, answer: str) -> dict[str, object]:
+        return {
+            "id": cid,
+            "metadata": {"team": team},
+            "messages": [
+                {"role": "user", "content": "Where is order 42?"},
+                {"role": "tool", "tool_call_id": "t", "content": "Order 42 shipped on May 3."},
+                {"role": "assistant", "content": "Order 42 shipped on May 3."},
+                {"role": "user", "content": "When again?"},
+                {"role": "assistant", "content": answer},
+            ],
+        }
+
+    rows = [
+        chat("a1", "billing", "It shipped on May 3."),
+        chat("a2", "billing", "Order 42 shipped on May 9."),
+        chat("b1", "shipping", "It shipped on May 3."),
+    ]
+    path = tmp_path / "chats.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_group_by_a_conversation_field_breaks_down_turns_and_conversations(
+    tmp_path: Path,
+) -> None:
+    # The row's metadata is every turn's, so --group-by team groups the turn-level scores
+    # (the breakdowns) and the conversation-level ones (the block's groups) alike.
+    report = vera.evaluate(_team_chats(tmp_path), group_by=["team"])
+    assert set(report.breakdowns["team"]) == {"billing", "shipping"}
+    block = report.conversations
+    assert block is not None
+    billing, shipping = block.groups["team"]["billing"], block.groups["team"]["shipping"]
+    assert (billing.conversations, billing.scored_turns, billing.faithful_turns) == (2, 4, 0.75)
+    assert (billing.checked_claims, billing.consistency) == (2, 0.5)
+    assert (shipping.conversations, shipping.faithful_turns, shipping.consistency) == (1, 1.0, 1.0)
+    assert {c.id: c.group_values for c in block.conversations}["a2"] == {"team": "billing"}
+    console = Console(record=True, width=200)
+    print_summary(report, console, Console(stderr=True, quiet=True))
+    assert (
+        "Conversations by team: billing (2): faithful turns 0.750, consistency 0.500; "
+        "shipping (1): faithful turns 1.000, consistency 1.000"
+    ) in console.export_text()
+    data = json.loads(report.to_json())["conversations"]["groups"]["team"]
+    assert data["billing"]["faithful_turns"] == 0.75
+
+
+def test_consistency_checks_are_the_turns_against_earlier_turns_and_are_not_checked_again() -> None:
+    turns = turn_samples(_chat())
+    [check] = consistency_checks([*turns, vera.Sample(id="plain", query="q", response="r")])
+    assert check.id == "order-42/turn-5"
+    assert [c.text for c in check.contexts] == ["Order 42 shipped on May 3 via DHL."]
+    assert [c.metadata["source_kind"] for c in check.contexts] == ["assistant"]
+    assert consistency_checks([check]) == []
+    # A run over the checks themselves makes no consistency pass of its own.
+    assert vera.run_evaluation([check]).consistency is None

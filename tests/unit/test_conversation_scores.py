@@ -99,8 +99,15 @@ def test_bundled_conversations_offline_judge_figures() -> None:
     assert (len(planted), len(clean)) == (9, 27)
     missed = sorted(t.sample_id for t in planted if not t.flagged)
     failed = sorted(t.sample_id for t in clean if t.flagged)
-    assert missed == ["conv-08/turn-7", "conv-11/turn-7"]
-    assert failed == ["conv-03/turn-5", "conv-07/turn-5"]
+    assert missed == []
+    assert failed == ["conv-03/turn-5", "conv-07/turn-5", "conv-09/turn-11", "conv-09/turn-9"]
+    # conv-08/turn-7 gives the Team plan the Business plan's 3000 requests of one listing
+    # sentence; conv-11/turn-7 names a format ("Excel") the sources do not: partly supported,
+    # which is not a faithful turn.
+    by_id = {t.sample_id: t for t in turns}
+    assert [c.verdict for c in by_id["conv-08/turn-7"].claims] == [Verdict.CONTRADICTED]
+    assert [c.verdict for c in by_id["conv-11/turn-7"].claims] == [Verdict.PARTIALLY_SUPPORTED]
+    assert by_id["conv-11/turn-7"].faithfulness == 0.5 and by_id["conv-11/turn-7"].flagged
 
 
 def test_the_docs_example_runs(tmp_path: Path) -> None:

@@ -393,3 +393,63 @@ def test_a_verbatim_clause_beside_a_negated_one_is_not_contradicted() -> None:
     verbatim, wrong = report.samples
     assert [c.verdict for c in verbatim.claims] == [Verdict.FULLY_SUPPORTED] * 2
     assert [c.verdict for c in wrong.claims] == [Verdict.CONTRADICTED]
+
+
+# A number belongs to the list item it sits in: a claim that names one item and states
+# another item's number is wrong though every one of its words is in the sentence.
+_LIMITS = (
+    "API rate limits: Free plan 60 requests per minute, Team plan 600 requests per minute, "
+    "Business plan 3000 requests per minute, per organisation."
+)
+_LABELLED = "Basic: 5 users, Pro: 20 users, Enterprise: unlimited"
+_ELIDED = "the Basic plan allows 5 users, the Pro plan 20 and the Enterprise plan unlimited."
+_YEARS = "The company had revenue of 5 million dollars in 2019, and 7 million dollars in 2020."
+
+
+@pytest.mark.parametrize(
+    ("claim", "context", "verdict", "reason"),
+    [
+        (
+            "On the Team plan you can make 3000 API requests per minute.",
+            _LIMITS,
+            Verdict.CONTRADICTED,
+            "claim says 3000 API; context says 600 requests for it",
+        ),
+        ("The Pro plan allows 5 users.", _LABELLED, Verdict.CONTRADICTED, "context says 20 users"),
+        ("The Pro plan allows 5 users.", _ELIDED, Verdict.CONTRADICTED, "context says 20 for it"),
+        ("The Enterprise plan allows 20 users.", _LABELLED, Verdict.NO_EVIDENCE, "20 users for"),
+        (
+            "The company had revenue of 7 million dollars in 2019.",
+            _YEARS,
+            Verdict.CONTRADICTED,
+            "context says 5 million dollars",
+        ),
+    ],
+)
+async def test_a_number_of_another_list_item_does_not_support_the_claim(
+    claim: str, context: str, verdict: Verdict, reason: str
+) -> None:
+    found = await judge_one(claim, [context])
+    assert found.verdict is verdict
+    assert reason in found.reason
+
+
+@pytest.mark.parametrize(
+    ("claim", "context"),
+    [
+        ("On the Team plan you can make 600 API requests per minute.", _LIMITS),
+        ("The Business plan allows 3000 requests per minute per organisation.", _LIMITS),
+        ("The Basic plan allows 5 users.", _ELIDED),
+        ("The Pro plan allows 20 users.", _ELIDED),
+        ("The company had revenue of 7 million dollars in 2020.", _YEARS),
+        ("The company had revenue of 5 million dollars in 2019.", _YEARS),
+        # Fields of one record: "12 seats" has no words of its own, so it is the account's.
+        (
+            "Your account ACME-17 is on the Team plan with 12 seats, and 9 seats are in use.",
+            "Account ACME-17: plan Team, 12 seats, 9 seats in use, renewal date 2026-03-01.",
+        ),
+    ],
+)
+async def test_a_number_of_the_claims_own_list_item_supports_it(claim: str, context: str) -> None:
+    found = await judge_one(claim, [context])
+    assert found.verdict is Verdict.FULLY_SUPPORTED, found.reason

@@ -127,10 +127,9 @@ def _show(report: ConversationReport, output: Path | None) -> None:
 def _print_estimate(estimate: ConversationEstimate) -> None:
     check = estimate.consistency
     out.print(
-        f"Dry run ({estimate.turns.judge}): {estimate.turns.samples} turns, "
-        f"{estimate.turns.calls} judge calls; consistency check: "
-        f"{check.samples if check else 0} turns, {check.calls if check else 0} calls; "
-        f"{estimate.calls} calls in all",
+        f"Dry run ({estimate.turns.judge}): {estimate.turns.samples} turns; consistency "
+        f"check: {check.samples if check else 0} turns, {check.judge_calls if check else 0} "
+        f"calls; {estimate.calls} calls in all",
         markup=False,
     )
 
@@ -146,7 +145,8 @@ def _exit_code(
         return EXIT_INCOMPLETE
     failures = []
     if min_faithful is not None and (share is None or share < min_faithful):
-        failures.append(f"faithful turns {share} < {min_faithful}")
+        shown = "n/a" if share is None else f"{share:.3f}"
+        failures.append(f"faithful turns {shown} < {min_faithful}")
     measured = [c for c in report.conversations if c.consistency is not None]
     if min_consistency is not None and not measured:
         # A gate over nothing measured is no pass: no conversation had two assistant turns.

@@ -345,6 +345,16 @@ _MinFaithfulTurnsFlag = Annotated[
         "(a run with no turn scored on faithfulness fails too).",
     ),
 ]
+_MinConsistencyFlag = Annotated[
+    float | None,
+    typer.Option(
+        "--min-consistency",
+        min=0.0,
+        max=1.0,
+        help="Conversations: exit 1 when a conversation's consistency (its claims that "
+        "contradict no earlier assistant turn) is lower (a run that checked none fails too).",
+    ),
+]
 _SkipInvalidFlag = Annotated[
     bool,
     typer.Option("--skip-invalid", help="Record invalid rows in the report and go on."),
@@ -475,6 +485,7 @@ _EVAL_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
     ("user_facts", _UserFactsFlag, None),
     ("agent_steps", _AgentStepsFlag, None),
     ("min_faithful_turns", _MinFaithfulTurnsFlag, None),
+    ("min_consistency", _MinConsistencyFlag, None),
     ("format", _FormatFlag, None),
     ("field", _FieldFlag, None),
     ("dry_run", _DryRunFlag, False),
@@ -557,5 +568,6 @@ _SETTING_FLAGS = {
     "user_facts": "user_facts",
     "agent_steps": "agent_steps",
     "min_faithful_turns": "min_faithful_turns",
+    "min_consistency": "min_consistency",
 }
 """Settings as `vera.toml` names them, and the `eval` flag that overrides each."""

@@ -1,9 +1,10 @@
 """`evaluate_conversations`: conversations verified turn by turn through the same run as
 `vera.evaluate`, with their conversation scores.
 
-Two runs of the engine: one over each assistant turn (its contexts, tool results, earlier
-turns' ones and the user's words), one over each turn again with only the assistant's own
-earlier turns as contexts, whose CONTRADICTED verdicts are the inconsistencies.
+One run of the engine, `vera eval`'s over the same turn samples, in two passes: one over each
+assistant turn (its contexts, tool results, earlier turns' ones and the user's words), one over
+each turn again with only the assistant's own earlier turns as contexts, whose CONTRADICTED
+verdicts are the inconsistencies (`vera.datasets.consistency_checks`).
 """
 
 from __future__ import annotations
@@ -12,19 +13,19 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Unpack, cast
+from typing import Any, Unpack
 
 from pydantic import BaseModel, ConfigDict
 
-from vera._api import EvaluateOptions, evaluate, plan_evaluation, run_evaluation
+from vera._api import EvaluateOptions, plan_evaluation, run_evaluation
 from vera.conversations._replay import Assistant, replay
 from vera.conversations._scores import FAITHFULNESS, ConversationScore, conversation_score
-from vera.datasets import consistency_samples, read_conversations, turn_samples
+from vera.datasets import read_conversations, turn_samples
 from vera.judges._base import Judge
 from vera.metrics._base import Metric
 from vera.plan import Settings
 from vera.results._builder import Report, SampleResult
-from vera.run._estimate import RunEstimate, estimate_plan
+from vera.run._estimate import CONSISTENCY_PASS, PassEstimate, RunEstimate, estimate_plan
 from vera.types import Conversation, Sample
 from vera.types._errors import ConfigError
 
@@ -37,8 +38,9 @@ __all__ = [
 
 
 class ConversationReport(BaseModel):
-    """The conversations' scores, the per-turn run's report (every metric, turn by turn) and
-    the consistency run's (None when no turn had an earlier assistant turn)."""
+    """The conversations' scores, the run's report (every metric, turn by turn, and its
+    conversation block) and its consistency pass's (None when no turn had an earlier
+    assistant turn)."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
@@ -47,7 +49,7 @@ class ConversationReport(BaseModel):
     consistency: Report | None
     run_id: str | None = None
     """The turn run's id in the run history, where `history` asked for one (`vera runs`,
-    `vera view`, `vera compare` read it); the consistency run is not stored."""
+    `vera view`, `vera compare` read it); the consistency pass's results are not stored."""
 
     @property
     def faithful_turns(self) -> float | None:
@@ -92,12 +94,12 @@ def evaluate_conversations(
     """
     work = _work(data, metrics, assistant, options)
     named: EvaluateOptions = {"dataset_name": _name(data), **options}
+    # The run checks consistency itself (a second pass over each turn against the
+    # assistant's earlier turns), as `vera eval` over the same turns does.
     turn_run = run_evaluation(work.flat, work.metrics, judge, **named)
     report = turn_run.report
-    checks = work.checks
-    helper = _helper_options(options)
-    check_report = evaluate(checks, [FAITHFULNESS], judge, **helper) if checks else None
-    results = _by_id(report.samples)
+    check_report = turn_run.consistency
+    results = _by_id(list(turn_run.results()))
     checked = _by_id(check_report.samples) if check_report else {}
     turns = work.turns
     scores = tuple(
@@ -114,27 +116,20 @@ def _name(data: Any) -> str:
     return str(data) if isinstance(data, str | Path) else "conversations"
 
 
-def _helper_options(options: EvaluateOptions) -> EvaluateOptions:
-    """The consistency run's options: the turn run's, less what records or reports a run (the
-    helper run measures one score of the conversations, it is no run of its own)."""
-    helper = dict(options)
-    for key in ("history", "reports", "otel_endpoint", "dataset_name"):
-        helper.pop(key, None)
-    return cast(EvaluateOptions, helper)
-
-
 class ConversationEstimate(BaseModel):
-    """What `evaluate_conversations` would cost: its two runs' estimates."""
+    """What `evaluate_conversations` would cost: its run's estimate (`turns`: both passes,
+    the turns and their consistency check, as `vera eval --dry-run` counts the same data),
+    and the consistency check's pass alone (None when no turn has an earlier one)."""
 
     model_config = ConfigDict(frozen=True)
 
     turns: RunEstimate
-    consistency: RunEstimate | None
+    consistency: PassEstimate | None
 
     @property
     def calls(self) -> int:
-        """The judge calls of both runs."""
-        return self.turns.calls + (self.consistency.calls if self.consistency else 0)
+        """The judge calls of the run, both passes."""
+        return self.turns.calls
 
 
 def estimate_conversations(
@@ -143,17 +138,13 @@ def estimate_conversations(
     judge: Judge | str | None = None,
     **options: Unpack[EvaluateOptions],
 ) -> ConversationEstimate:
-    """The dry run of `evaluate_conversations`: the judge calls, tokens and cost of its two
-    runs, counted from the same work plan, calling nothing. (A replay's `assistant` is the
-    user's code, which a dry run cannot call, so it takes none.)"""
+    """The dry run of `evaluate_conversations`: the judge calls, tokens and cost of its
+    run's two passes, counted from the same work plan, calling nothing. (A replay's
+    `assistant` is the user's code, which a dry run cannot call, so it takes none.)"""
     work = _work(data, metrics, None, options)
-    turns = estimate_plan(*plan_evaluation(work.flat, work.metrics, judge, **options))
-    consistency = (
-        estimate_plan(*plan_evaluation(work.checks, [FAITHFULNESS], judge, **options))
-        if work.checks
-        else None
-    )
-    return ConversationEstimate(turns=turns, consistency=consistency)
+    run = estimate_plan(*plan_evaluation(work.flat, work.metrics, judge, **options))
+    check = next((p for p in run.passes if p.name == CONSISTENCY_PASS), None)
+    return ConversationEstimate(turns=run, consistency=check)
 
 
 @dataclass(frozen=True)
@@ -161,7 +152,6 @@ class _Work:
     conversations: list[Conversation]
     metrics: list[Metric | str]
     turns: dict[str, list[Sample]]
-    checks: list[Sample]
 
     @property
     def flat(self) -> list[Sample]:
@@ -174,7 +164,7 @@ def _work(
     assistant: Assistant | None,
     options: EvaluateOptions,
 ) -> _Work:
-    """The turn samples and consistency samples both runs (and their dry runs) read."""
+    """The turn samples the run (and its dry run) reads."""
     if options.get("pipeline") is not None:
         raise ConfigError(
             "pipeline= answers one query at a time; for conversations pass assistant=, a "
@@ -195,12 +185,7 @@ def _work(
     steps = options.get("agent_steps")
     steps = settings.agent_steps if steps is None else steps
     turns = {c.id: turn_samples(c, user_facts=user_facts, agent_steps=steps) for c in conversations}
-    checks = [
-        s
-        for c in conversations
-        for s in consistency_samples(c, user_facts=user_facts, agent_steps=steps)
-    ]
-    work = _Work(conversations, names, turns, checks)
+    work = _Work(conversations, names, turns)
     if not work.flat:
         raise ConfigError("no assistant turn to verify: every conversation lacks one")
     return work

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from vera.results import faithful_turn, inconsistent_claims
 from vera.types import Sample, SampleResult, SampleStatus, Verdict
 from vera.types._conversations import SOURCE_KIND_KEY, Conversation, SourceKind, Turn
 
@@ -35,9 +36,10 @@ class TurnClaim(BaseModel):
 
 
 class TurnScore(BaseModel):
-    """One assistant turn's outcome. `faithful` is the faithfulness metric's pass (None when
-    the turn was not scored); `inconsistent` lists its claims that contradict the assistant's
-    own earlier turns."""
+    """One assistant turn's outcome. `faithful` says whether the turn is faithful: its
+    faithfulness passes and every claim is FULLY_SUPPORTED (`vera.results` `faithful_turn`;
+    None when the turn was not scored); `inconsistent` lists its claims that contradict the
+    assistant's own earlier turns."""
 
     model_config = _FROZEN
 
@@ -127,7 +129,7 @@ def _turn(sample: Sample, result: SampleResult | None, check: SampleResult | Non
         sample_id=sample.id,
         status=result.status if result else SampleStatus.ERROR,
         faithfulness=metric.score if metric else None,
-        faithful=metric.passed if metric else None,
+        faithful=faithful_turn(result) if result else None,
         claims=claims,
         inconsistent=_inconsistent(sample, claims, check),
         repeated=tuple(sample.metadata.get("repeated", ())),
@@ -139,17 +141,16 @@ def _inconsistent(
     sample: Sample, claims: tuple[TurnClaim, ...], check: SampleResult | None
 ) -> tuple[TurnClaim, ...]:
     """The claims that contradict an earlier assistant turn and that the turn's sources do
-    not fully support: where the sources confirm the claim, the earlier turn was the wrong one,
-    and its own verdict already says so."""
-    if check is None or check.status is not SampleStatus.SCORED:
+    not fully support (`vera.results.inconsistent_claims`, which `vera eval`'s conversation
+    block counts too)."""
+    if check is None:
         return ()
-    confirmed = {c.text for c in claims if c.verdict is Verdict.FULLY_SUPPORTED}
+    confirmed = frozenset(c.text for c in claims if c.verdict is Verdict.FULLY_SUPPORTED)
     # The check's contexts are the assistant's earlier turns alone, whatever the index.
     earlier = {"source_kind": SourceKind.ASSISTANT, "source_turn": None, "tool_name": None}
     return tuple(
         TurnClaim(text=c.text, verdict=c.verdict, evidence=c.evidence, **earlier)
-        for c in check.claims
-        if c.verdict is Verdict.CONTRADICTED and c.text not in confirmed
+        for c in inconsistent_claims(confirmed, check)
     )
 
 

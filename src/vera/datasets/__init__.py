@@ -2,6 +2,7 @@
 
 from vera.datasets._bundled import BUNDLED, bundled_path
 from vera.datasets._conversations import (
+    consistency_checks,
     consistency_samples,
     conversation_from_row,
     read_conversations,
@@ -34,6 +35,7 @@ __all__ = [
     "add_trace_span",
     "bundled_path",
     "check_field_map",
+    "consistency_checks",
     "consistency_samples",
     "conversation_from_row",
     "dataset_format",

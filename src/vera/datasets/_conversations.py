@@ -50,6 +50,7 @@ from vera.types._turns import group_turns
 __all__ = [
     "CONVERSATION_KEYS",
     "ConversationProblem",
+    "consistency_checks",
     "consistency_samples",
     "conversation_from_row",
     "is_conversation_row",
@@ -363,21 +364,44 @@ def consistency_samples(
     """Each turn sample again, its contexts the assistant's own earlier turns only (tagged
     `SourceKind.ASSISTANT`): a claim the judge finds CONTRADICTED here contradicts what the
     assistant said before. Turns with no earlier assistant turn have nothing to check."""
-    said: list[tuple[int, str]] = []
-    out: list[Sample] = []
     samples = turn_samples(conversation, user_facts=user_facts, agent_steps=agent_steps)
-    turns = {s.metadata["turn"]: s for s in samples}
-    for index, turn in enumerate(conversation.turns):
-        if turn.role is not Role.ASSISTANT or not turn.content.strip():
+    return consistency_checks(samples)
+
+
+_CHECK_KEY = "consistency_check"
+"""The metadata key marking a consistency check, so a run over checks checks them no more."""
+
+
+def consistency_checks(samples: Iterable[Sample]) -> list[Sample]:
+    """`consistency_samples` of turn samples, as a run over a conversation dataset has them
+    (`vera eval -d conversations` checks consistency from its own samples): each
+    conversation's turns in turn order, each after the first with the earlier turns' text
+    (the sentences they repeated included) as its only contexts. Samples that are no
+    conversation turn, or are checks already, are left out."""
+    by_conversation: dict[str, list[Sample]] = {}
+    for sample in samples:
+        meta = sample.metadata
+        if meta.get(_CHECK_KEY) or not isinstance(meta.get("turn"), int):
             continue
-        if _passed_over(turn, agent_steps):
-            continue
-        sample = turns.get(index + 1)
-        if sample is not None and said:
-            contexts = tuple(_tagged(text, SourceKind.ASSISTANT, i) for i, text in said)
-            out.append(sample.model_copy(update={"contexts": contexts, "human_faithful": None}))
-        said.append((index, turn.content))
-    return group_turns(out, f"{conversation.id}/consistency")
+        if "conversation_id" in meta:
+            by_conversation.setdefault(str(meta["conversation_id"]), []).append(sample)
+    out: list[Sample] = []
+    for conversation, turns in by_conversation.items():
+        said: list[tuple[int, str]] = []
+        checks = []
+        for sample in sorted(turns, key=lambda s: int(s.metadata["turn"])):
+            if said:
+                contexts = tuple(_tagged(text, SourceKind.ASSISTANT, i) for i, text in said)
+                update = {
+                    "contexts": contexts,
+                    "human_faithful": None,
+                    "metadata": {**sample.metadata, _CHECK_KEY: True},
+                }
+                checks.append(sample.model_copy(update=update))
+            text = " ".join([sample.response or "", *sample.metadata.get("repeated", ())])
+            said.append((int(sample.metadata["turn"]) - 1, text.strip()))
+        out += group_turns(checks, f"{conversation}/consistency")
+    return out
 
 
 class _Thread:

@@ -140,6 +140,7 @@ class RunPlan(BaseModel):
             or bool(self.baseline_run)
             or configured
             or self.settings.min_faithful_turns is not None
+            or self.settings.min_consistency is not None
         )
 
     @property

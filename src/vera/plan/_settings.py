@@ -73,6 +73,10 @@ class Settings(JudgeOptions, SampleLimitOptions, PluginTables):
     min_faithful_turns: float | None = Field(default=None, ge=0, le=1)
     """On conversations: the gate on the share of faithful assistant turns
     (`Report.conversations`); a run with no turn scored on faithfulness fails it."""
+    min_consistency: float | None = Field(default=None, ge=0, le=1)
+    """On conversations: the gate on each conversation's consistency (the share of its
+    claims that contradict none of the assistant's earlier turns); a run that checked no
+    claim fails it."""
     """In conversations, whether what the user said is evidence for an assistant turn (False:
     a claim resting only on the user's word has no evidence; see docs/conversations.md)."""
     fields: dict[str, str] = Field(default_factory=dict)

@@ -29,6 +29,7 @@ from vera.results._comparison import (
 )
 from vera.results._gates import GateConfig, gate_failures, regression_failures
 from vera.results._outcome import Outcome, sample_outcome
+from vera.results._turns import faithful_turn, inconsistent_claims
 from vera.types._report import InvalidRow
 
 __all__ = [
@@ -50,8 +51,10 @@ __all__ = [
     "baseline_comparison",
     "build_report",
     "compare_reports",
+    "faithful_turn",
     "gate_failures",
     "improvement",
+    "inconsistent_claims",
     "measured_plan",
     "most_changed",
     "pairs_in_memory",

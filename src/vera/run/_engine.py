@@ -22,7 +22,7 @@ from vera._sample_limits import SampleLimits
 from vera._sqlite_file import StoreWriteError
 from vera._sync import run_sync
 from vera.baselines._verification import Verify
-from vera.datasets import SampleSource
+from vera.datasets import SampleSource, consistency_checks
 from vera.datasets._nesting import TooDeepError
 from vera.datasets._unread import unread_contexts_column
 from vera.judges._base import ClaimJudge, Judge, as_judge, check_capabilities
@@ -38,7 +38,12 @@ from vera.providers._registry import provider_names
 from vera.results._builder import Report, RunStop, SampleResult
 from vera.results._comparison import baseline_comparison
 from vera.results._gates import gate_failures, regression_failures
-from vera.results._turns import turn_gate_failures
+from vera.results._turns import (
+    FAITHFULNESS,
+    TurnTally,
+    conversation_gates_refused,
+    turn_gate_failures,
+)
 from vera.run._executors import EXECUTORS, create_executor
 from vera.run._experiment import open_plan_data, plan_pipelines, system_spec
 from vera.run._fingerprint import run_fingerprint
@@ -143,6 +148,10 @@ class RunResult:
     a write (a full disk) and the run stopped."""
     scratch: _Scratch | None = field(default=None, repr=False, compare=False)
     """The temporary store of a streamed run without a history (removed with this result)."""
+    consistency: Report | None = field(default=None, repr=False, compare=False)
+    """On conversations, the report of the consistency pass: each turn again, judged
+    against the assistant's own earlier turns alone (not stored; its counts are in
+    `report.conversations`). None for a run of anything else."""
 
     def results(self) -> Iterable[SampleResult]:
         """Every sample's result in dataset order: `report.samples`, or, for a streamed run,
@@ -503,6 +512,52 @@ async def _extras(
     return report.model_copy(update=updates) if updates else report
 
 
+async def _consistency(
+    plan: RunPlan, parts: Components, report: Report, record: _Recorder
+) -> tuple[Report, Report | None]:
+    """On conversations, the second pass that checks each turn against the assistant's own
+    earlier turns (`vera.datasets.consistency_checks`, with the run's faithfulness metric
+    alone), and the report's conversation block counted again with it: consistency, and
+    turns that contradict an earlier one counted unfaithful. A run without faithfulness
+    does not judge turns' faithfulness, so it is not checked (no calls it did not ask for);
+    nor is a run with a pipeline, whose answers are no recorded conversation."""
+    metric = next((m for m in parts.metrics if m.name == FAITHFULNESS), None)
+    if report.conversations is None or parts.system is not None or metric is None:
+        return report, None
+    checks = consistency_checks(parts.samples(plan.quick))
+    if not checks:
+        return report, None
+    work = PassWork(
+        [metric],
+        parts.judge,
+        None,
+        None,
+        limits=SampleLimits.of(plan.settings),
+        concurrency=_concurrency(plan),
+        size_hint=len(checks),
+    )
+    checked = await run_pass(checks, work, create_executor(plan), dataset_name=parts.data.name)
+    tally = TurnTally()
+    for result in _turn_results(report, record):
+        tally.add(result)
+    for result in checked.samples:
+        tally.check(result)
+    update: dict[str, object] = {"conversations": tally.summary()}
+    usage = checked.judge_details.get("usage")
+    if usage is not None:
+        # One judge made both passes and counts every call it made: the run's usage is the
+        # consistency pass's figure, the turns' calls included.
+        update["judge_details"] = {**report.judge_details, "usage": usage}
+    return report.model_copy(update=update), checked
+
+
+def _turn_results(report: Report, record: _Recorder) -> Iterable[SampleResult]:
+    """The run's results: kept in the report, or, for a streamed run, in its store."""
+    if report.samples or record.store is None or record.run_id is None:
+        return report.samples
+    return record.store.results(record.run_id).values()
+
+
 def _concurrency(plan: RunPlan) -> int:
     """Samples in flight: with `batch`, enough for a whole batch, so that each wave of
     requests (claims, then verdicts) goes in one batch rather than in many small ones."""
@@ -588,10 +643,12 @@ async def arun_plan(
                 record_resumed=resume is None,
             )
             report = await _extras(plan, parts, report, observer, recorder)
+            report, checked = await _consistency(plan, parts, report, recorder)
         report = report.model_copy(update={"fingerprint": fingerprint, "regression": baseline})
         failures = _gates(plan, report, history, run_id)
         report = _record_end(recorder, report)
         _check_measured(plan, parts, report)
+        _check_conversation_gates(plan, report)
     finally:
         if store is not None:
             store.close()
@@ -599,7 +656,7 @@ async def arun_plan(
     if scratch is not None:
         scratch.run_id, run_id = run_id, None  # not in any history: nothing to resume or show
     unstored = tuple(recorder.unstored)
-    return RunResult(plan, report, run_id, tuple(failures), compared, unstored, scratch)
+    return RunResult(plan, report, run_id, tuple(failures), compared, unstored, scratch, checked)
 
 
 def _record_end(recorder: _Recorder, report: Report) -> Report:
@@ -663,6 +720,16 @@ def _check_measured(plan: RunPlan, parts: Components, report: Report) -> None:
         )
 
 
+def _check_conversation_gates(plan: RunPlan, report: Report) -> None:
+    """Refuse (exit 2) a gate on a conversation score over a run without conversations."""
+    settings = plan.settings
+    refused = conversation_gates_refused(
+        report, settings.min_faithful_turns, settings.min_consistency
+    )
+    if refused is not None:
+        raise ConfigError(refused)
+
+
 _READS_CONTEXTS = frozenset(Need) - {Need.REFERENCE_IN_RESPONSE}
 """Judge work done against the contexts: with none, a metric needing it scores nothing true."""
 
@@ -709,7 +776,8 @@ def _gates(
     if not plan.gated:
         return []
     failures = gate_failures(report, plan.settings.gates)
-    failures += turn_gate_failures(report, plan.settings.min_faithful_turns)
+    settings = plan.settings
+    failures += turn_gate_failures(report, settings.min_faithful_turns, settings.min_consistency)
     compared = report.regression.compared_with if report.regression is not None else None
     if compared is not None and history is not None and run_id is not None:
         previous = history.aggregates(compared)

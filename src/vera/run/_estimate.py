@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from vera.analysis._analysis import planned_work
+from vera.datasets import consistency_checks
 from vera.judges._base import CallEstimate, JudgeWork, planned_calls
 from vera.judges.offline._claims import extract_claims as split_claims
 from vera.metrics._base import Need
@@ -27,10 +28,11 @@ from vera.pipelines._core import DryRunnable, Pipeline, RagState
 from vera.plan._plan import RunPlan
 from vera.providers._base import Usage
 from vera.providers._cost import PriceTable
+from vera.results._turns import FAITHFULNESS
 from vera.run._engine import Bindings, Components, build_components
 from vera.types import Sample
 
-__all__ = ["PassEstimate", "RunEstimate", "estimate_plan", "estimated_cost"]
+__all__ = ["CONSISTENCY_PASS", "PassEstimate", "RunEstimate", "estimate_plan", "estimated_cost"]
 
 
 class PassEstimate(BaseModel):
@@ -85,6 +87,25 @@ def _dry_pipeline(
         )
         work.extend(w for w in dry.judge_work if isinstance(w, JudgeWork))
     return state, calls, work, uncounted
+
+
+CONSISTENCY_PASS = "consistency check"
+"""The name of the consistency pass's figures in `RunEstimate.passes`."""
+
+
+def _consistency_pass(
+    parts: Components, samples: Sequence[Sample]
+) -> tuple[PassEstimate, CallEstimate] | None:
+    """The consistency pass a run over conversation turns makes (see `run._engine`): each
+    turn with an earlier one, judged again on faithfulness; None where the run makes none."""
+    metric = next((m for m in parts.metrics if m.name == FAITHFULNESS), None)
+    if parts.system is not None or metric is None:
+        return None
+    checks = consistency_checks(samples)
+    if not checks:
+        return None
+    figures, _, judged = _estimate_pass(parts, None, checks, metric.needs)
+    return figures.model_copy(update={"name": CONSISTENCY_PASS}), judged
 
 
 def _estimate_pass(
@@ -151,6 +172,10 @@ def estimate_plan(
         passes.append(figures)
         generator += generated
         judge += judged
+    checked = _consistency_pass(parts, samples)
+    if checked is not None:
+        passes.append(checked[0])
+        judge += checked[1]
     table, batch = prices or PriceTable(), plan.settings.batch
     costs = [
         estimated_cost(generator, plan.generator.spec, table, batch=batch),

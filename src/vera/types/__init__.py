@@ -66,7 +66,12 @@ from vera.types._results import (
 )
 from vera.types._samples import Citation, Context, Sample
 from vera.types._secrets import is_redacted, mask_secret, redact
-from vera.types._turns import ConversationSummary, ConversationTurns, TurnRef
+from vera.types._turns import (
+    ConversationGroup,
+    ConversationSummary,
+    ConversationTurns,
+    TurnRef,
+)
 
 __all__ = [
     "DEFAULT_MIN_ENTAILMENT",
@@ -81,6 +86,7 @@ __all__ = [
     "ConfigError",
     "Context",
     "Conversation",
+    "ConversationGroup",
     "ConversationSummary",
     "ConversationTurns",
     "CorrectedEstimate",

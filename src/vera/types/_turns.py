@@ -8,7 +8,7 @@ the reports of ordinary datasets do not change.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from vera.types._samples import Sample
 
@@ -16,6 +16,7 @@ __all__ = [
     "GROUP_KEY",
     "GROUP_SIZE_KEY",
     "MAX_TURNS_PER_GROUP",
+    "ConversationGroup",
     "ConversationSummary",
     "ConversationTurns",
     "TurnRef",
@@ -60,11 +61,13 @@ class TurnRef(BaseModel):
 class ConversationTurns(BaseModel):
     """One conversation's scores over its assistant turns in one run.
 
-    A turn is faithful when its faithfulness result passes; `faithful_turns` is the share of
-    the scored turns that are (None when none was scored, never 0), `first_unfaithful_turn`
-    the number of the first that is not. Consistency with the assistant's own earlier turns
-    needs a second run (`vera.conversations.evaluate_conversations`); a run alone does not
-    measure it, so it is not here.
+    A turn is faithful when its faithfulness result passes, every claim of it is
+    FULLY_SUPPORTED (`vera.results.faithful_turn`) and, where consistency was checked, no
+    claim contradicts the assistant's own earlier turns; `faithful_turns` is the share of the
+    scored turns that are (None when none was scored, never 0), `first_unfaithful_turn` the
+    number of the first that is not. `consistency` is the share of checked claims that
+    contradict no earlier assistant turn (None when no turn had an earlier one, or the run
+    did not check: not applicable, never 1.0 by default).
     """
 
     model_config = _FROZEN
@@ -76,6 +79,27 @@ class ConversationTurns(BaseModel):
     unfaithful_turns: tuple[int, ...]
     faithful_turns: float | None
     first_unfaithful_turn: int | None
+    consistency: float | None = None
+    checked_claims: int = 0
+    """Claims checked against the assistant's earlier turns."""
+    inconsistent_turns: tuple[int, ...] = ()
+    """The turns with a claim that contradicts an earlier assistant turn."""
+    group_values: dict[str, str | None] = Field(default_factory=dict)
+    """The conversation's value of each `--group-by` field: that of its turns (a field of
+    the conversation row, its `category` or `metadata`, every turn carries)."""
+
+
+class ConversationGroup(BaseModel):
+    """The conversations sharing one value of a `--group-by` field: their faithful-turn share
+    over all their scored turns, and their consistency over all their checked claims."""
+
+    model_config = _FROZEN
+
+    conversations: int
+    scored_turns: int
+    faithful_turns: float | None
+    consistency: float | None = None
+    checked_claims: int = 0
 
 
 class ConversationSummary(BaseModel):
@@ -91,6 +115,12 @@ class ConversationSummary(BaseModel):
     unscored_turns: int
     """Turns with no faithfulness result: errors, skipped, or faithfulness not run."""
     conversations: tuple[ConversationTurns, ...]
+    consistency: float | None = None
+    """The share of checked claims, over every conversation, that contradict no earlier
+    assistant turn (None when none was checked)."""
+    checked_claims: int = 0
+    groups: dict[str, dict[str, ConversationGroup]] = Field(default_factory=dict)
+    """By `--group-by` field, then value: the conversations' scores of each group."""
 
 
 def turn_ref(sample: Sample) -> TurnRef | None:

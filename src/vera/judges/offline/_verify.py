@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from vera._sample_limits import check_deadline
+from vera.judges.offline._binding import misattributed
 from vera.judges.offline._index import context_index
 from vera.judges.offline._languages import current_lexicon, lexicons
 from vera.judges.offline._quantities import agreeing_keys
@@ -162,6 +163,8 @@ def _judge(claim: Claim, index: _Contexts, settings: Settings) -> ClaimVerdict:
     conflict = _number_conflict(facts, window, index, settings) or _name_conflict(
         facts, window, index, settings
     )
+    if conflict is None and not index.indexes[match.context_index].structured:
+        conflict = _misattributed(facts, evidence, window, settings)
     if conflict is not None:
         return verdict(*conflict)
     flip = _flip(facts, window, settings) or _beyond_only(facts, window, settings)
@@ -233,6 +236,27 @@ def _number_conflict(
         return None
     said = ", ".join(n.surface for n in absent)
     return Verdict.NO_EVIDENCE, f"{UNSTATED} {said}"
+
+
+def _misattributed(
+    facts: Facts, evidence: str, window: _Window, settings: Settings
+) -> tuple[Verdict, str] | None:
+    """A number the window states, but of another item of a list than the one the claim is
+    about (`binding.py`), where the rest of the claim clearly speaks about the window."""
+    if not facts.numbers or len(window.facts.numbers) < 2:
+        return None
+    keys = frozenset(n.key for n in facts.numbers)
+    # Naming an item of the list and stating one of its numbers already ties the claim to the
+    # list, so it needs only as much other agreement as a number with a unit does.
+    if _coverage(facts.content - keys, window.facts.content) < settings.number_alignment:
+        return None
+    found = misattributed(facts, evidence)
+    if found is None:
+        return None
+    said, rival = found
+    if rival is None:
+        return Verdict.NO_EVIDENCE, f"{UNSTATED} {said} for what the claim is about"
+    return Verdict.CONTRADICTED, f"claim says {said}; context says {rival} for it"
 
 
 def _name_conflict(
