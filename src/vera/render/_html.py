@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import ChoiceLoader, Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from vera._version import __version__
@@ -34,10 +34,11 @@ from vera.render import _view as view
 from vera.render._calibration import calibration_lines
 from vera.render._cascade import cascade_summary
 from vera.render._samples import OUTCOMES, VERDICTS, PackedSamples, SamplePacker, unpack
+from vera.render._threads import ThreadWants, report_threads, worst_conversations
 from vera.render._view import HistoryPoint, SampleTally
 from vera.results._builder import Report, SampleResult, SampleStatus
 from vera.results._outcome import sample_outcome
-from vera.types import JudgeDetails, Sample
+from vera.types import Conversation, JudgeDetails, Sample
 
 __all__ = [
     "DETAIL_LIMIT",
@@ -54,7 +55,9 @@ __all__ = [
 
 TEMPLATE = "report.html.j2"
 OPENED_SAMPLES = 3
-"""How many of the worst samples the page shows expanded."""
+"""How many of the worst samples (and conversation threads) the page shows expanded."""
+TABLE_LIMIT = 500
+"""The most conversations the report's conversation table lists, the worst first."""
 PAGE_SIZE = 50
 """Samples per page of the sample list."""
 DETAIL_LIMIT = 5_000
@@ -114,9 +117,13 @@ FILTERS: dict[str, Callable[..., str]] = {
 
 def template_environment(package: str) -> Environment:
     """The Jinja environment for the `templates/` of `package`: autoescape always on, the
-    report's number filters (`vera view`'s pages are rendered the same way)."""
+    report's number filters (`vera view`'s pages are rendered the same way). The report's own
+    partials (`thread.html.j2`: threads and verdict badges) are found from any package."""
+    loaders = [PackageLoader(package, "templates")]
+    if package != "vera.render":
+        loaders.append(PackageLoader("vera.render", "templates"))
     env = Environment(
-        loader=PackageLoader(package, "templates"),
+        loader=ChoiceLoader(loaders),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,
@@ -162,8 +169,10 @@ def _read(
     results: Iterable[SampleResult],
     texts: Mapping[str, Sample],
     detail_limit: int | None,
+    wants: ThreadWants,
 ) -> tuple[PackedSamples, SampleTally]:
-    """The one pass over the samples: each packed for the page and counted for the charts."""
+    """The one pass over the samples: each packed for the page, counted for the charts, and
+    kept where it is a turn of a conversation the page shows as a thread."""
     packer = SamplePacker(
         report.metric_summary, limit=detail_limit, measured=report.pipeline is not None
     )
@@ -172,6 +181,7 @@ def _read(
         outcome = sample_outcome(result)
         tally.add(result, outcome.outcome)
         packer.add(result, texts.get(result.id), outcome)
+        wants.add(result)
     return packer.finish(), tally
 
 
@@ -183,6 +193,7 @@ def render_html(
     results: Iterable[SampleResult] | None = None,
     detail_limit: int | None = DETAIL_LIMIT,
     links: Sequence[tuple[str, str]] = (),
+    conversations: Mapping[str, Conversation] | None = None,
 ) -> str:
     """The report as one HTML document.
 
@@ -194,12 +205,19 @@ def render_html(
     trend chart, drawn from two runs on; include this run in it to see it on the chart.
     `detail_limit` caps how many samples, the worst, keep their full detail (None: all).
     `links` are (label, URL) pairs shown above the title (`vera view` links its other pages).
+    `conversations` maps conversation ids to the conversations as read, for a run over
+    conversation turns: the page shows the worst of them as threads, every message in order
+    and each assistant turn's claims and verdicts (without them, what the turn samples hold).
     """
+    texts = samples if samples is not None else {}
+    wants = ThreadWants.of(report.conversations)
     packed, tally = _read(
-        report,
-        report.samples if results is None else results,
-        samples if samples is not None else {},
-        detail_limit,
+        report, report.samples if results is None else results, texts, detail_limit, wants
+    )
+    threads = (
+        report_threads(report.conversations, wants, conversations or {}, texts)
+        if report.conversations
+        else []
     )
     baseline_panels, baseline_rows = view.baseline_view(report)
     return _ENV.get_template(TEMPLATE).render(
@@ -230,6 +248,9 @@ def render_html(
         links=links,
         page_size=PAGE_SIZE,
         opened=OPENED_SAMPLES,
+        threads=threads,
+        threaded={t.id for t in threads},
+        conversation_rows=worst_conversations(report.conversations, TABLE_LIMIT),
     )
 
 

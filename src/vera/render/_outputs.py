@@ -21,14 +21,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from vera.datasets import open_dataset
+from vera.datasets import open_dataset, read_conversations
 from vera.plan._settings import Settings
 from vera.render._registry import format_for_path, get_reporter, reporter_names
 from vera.render._run_view import RunView
 from vera.render._view import HistoryPoint
 from vera.results._builder import Report, ResultSource, SampleResult
 from vera.store._history import DEFAULT_HISTORY_PATH, RunStore
-from vera.types import Sample
+from vera.types import Conversation, Sample
 from vera.types._errors import ConfigError, VeraError
 
 if TYPE_CHECKING:
@@ -65,6 +65,18 @@ def _samples(source: str | None, fields: Mapping[str, str] | None = None) -> dic
         return {}
     try:
         return {s.id: s for s in open_dataset(source, skip_invalid=True, fields=fields)}
+    except VeraError:
+        return {}
+
+
+def _conversations(source: str | None) -> dict[str, Conversation]:
+    """The dataset's conversations by id, every message as read, for the HTML report's
+    threads, when the dataset can still be read as conversations; else none (the threads then
+    show what the turn samples hold, and say so)."""
+    if source is None:
+        return {}
+    try:
+        return {c.id: c for c in read_conversations(source)}
     except VeraError:
         return {}
 
@@ -286,6 +298,7 @@ def open_run_view(result: RunResult) -> Iterator[RunView]:
             results=results,
             samples=lambda: _samples(plan.dataset.source, settings.fields),
             history=(lambda: shared.trend(result.report)) if settings.history else list,
+            conversations=lambda: _conversations(plan.dataset.source),
         )
     finally:
         shared.close()
@@ -316,6 +329,7 @@ def stored_run_view(
         samples=lambda: _samples(path, fields),
         history=lambda: _history(report, store),
         links=links,
+        conversations=lambda: _conversations(path),
     )
 
 
