@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 
 import vera
 from vera import Conversation, Turn
-from vera.conversations import evaluate_conversations, threads_html
+from vera.conversations import evaluate_conversations, thread_lines, threads_html
 from vera.datasets import read_conversations, turn_samples
 from vera.render import render_html
 from vera.types import ConversationTurns
@@ -289,3 +289,29 @@ def test_vera_conversations_html_is_the_same_thread_with_consistency_marked(
     assert "consistency" in thread
     # One partial: the report's verdict badges and source labels.
     assert 'data-kind="tool" dir="auto">tool track_order, turn 4</span>' in _turn(thread, 5)
+
+
+def test_the_console_thread_names_calls_and_results_and_marks_the_first_unfaithful_turn(
+    tmp_path: Path,
+) -> None:
+    seen = {
+        "id": "deepeval",
+        "turns": [
+            {"role": "user", "content": "What does Pro cost?"},
+            {
+                "role": "assistant",
+                "content": "Pro costs 20 dollars.",
+                "tools_called": [{"name": "price", "output": "Pro: 20 dollars."}],
+            },
+        ],
+    }
+    report = evaluate_conversations(_file(tmp_path, CHAT, seen))
+    chat, deepeval = (list(thread_lines(c)) for c in report.conversations)
+    assert "   3 assistant → calls track_order (call_7)" in chat
+    assert "   4 tool track_order (call_7): Order 42 shipped on May 3 via DHL." in chat
+    assert "       (1 retrieved context(s))" in chat
+    marked = [line for line in chat if "first unfaithful turn" in line and "└" in line]
+    assert marked == ["       └ UNFAITHFUL (faithfulness 0.00) · first unfaithful turn"]
+    assert chat[chat.index(marked[0]) - 1] == "   7 assistant: Order 42 shipped on May 9 via UPS."
+    # A tool result held on the assistant turn itself shows under it.
+    assert "       ↳ tool price: Pro: 20 dollars." in deepeval
