@@ -16,7 +16,7 @@ import vera
 from vera import Conversation, Turn
 from vera.conversations import evaluate_conversations, thread_lines, threads_html
 from vera.datasets import read_conversations, turn_samples
-from vera.render import render_html
+from vera.render import read_samples, render_html
 from vera.types import ConversationTurns
 from vera.viewer import create_app, run_url
 
@@ -315,3 +315,66 @@ def test_the_console_thread_names_calls_and_results_and_marks_the_first_unfaithf
     assert chat[chat.index(marked[0]) - 1] == "   7 assistant: Order 42 shipped on May 9 via UPS."
     # A tool result held on the assistant turn itself shows under it.
     assert "       ↳ tool price: Pro: 20 dollars." in deepeval
+
+
+def test_vera_view_shows_the_messages_of_a_stored_vera_conversations_run(tmp_path: Path) -> None:
+    # `vera conversations` runs its turns from memory: the view reads the file it names.
+    history = tmp_path / "runs.sqlite"
+    stored = evaluate_conversations(_file(tmp_path, CHAT), history=history)
+    replayed = evaluate_conversations(
+        _file(tmp_path, CHAT),
+        history=history,
+        assistant=lambda turns: Turn(role="assistant", content="Order 42 is lost."),
+    )
+    assert stored.run_id is not None and replayed.run_id is not None
+    with TestClient(create_app(history)) as client:
+        page = client.get(run_url(stored.run_id)).text
+        other = client.get(run_url(replayed.run_id)).text
+    thread = _thread(page, "order-42")
+    assert 'data-role="thread-note"' not in thread
+    assert _roles(thread) == [
+        "system", "user", "assistant", "tool", "assistant", "user", "assistant"
+    ]  # fmt: skip
+    # A replay's answers are not the file's: its thread is not shown from the file.
+    replay = _thread(other, "order-42")
+    assert 'data-role="thread-note"' in replay
+    assert "Order 42 is lost." in replay and "May 9 via UPS" not in replay
+
+
+AGENT: dict[str, Any] = {
+    "id": "agent",
+    "messages": [
+        {"role": "user", "content": "When does order 42 arrive?"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": "a", "function": {"name": "track"}}],
+        },
+        {"role": "tool", "tool_call_id": "a", "content": "Order 42 left the depot on May 3."},
+        {
+            "role": "assistant",
+            "content": "Order 42 left the depot on May 3.",
+            "metadata": {"intermediate": True},
+            "tool_calls": [{"id": "b", "function": {"name": "eta"}}],
+        },
+        {"role": "tool", "tool_call_id": "b", "content": "Order 42 arrives on May 5."},
+        {"role": "assistant", "content": "Order 42 arrives on May 5."},
+    ],
+}
+
+
+def test_the_report_reads_the_turns_back_with_the_runs_agent_steps(tmp_path: Path) -> None:
+    # With --agent-steps the intermediate message is a turn of its own, and the final answer's
+    # contexts are in another order: the report must read the data back the way the run did,
+    # or a verdict would name another tool's result as its source.
+    out = tmp_path / "report.html"
+    result = vera.run_evaluation(
+        _file(tmp_path, AGENT), history=False, agent_steps=True, reports={"html": out}
+    )
+    block = result.report.conversations
+    assert block is not None and block.conversations[0].turns == (4, 6)
+    thread = _thread(out.read_text(encoding="utf-8"), "agent")
+    assert "tool eta, turn 5</span>" in _turn(thread, 6)
+    assert "tool track, turn 3</span>" in _turn(thread, 4)
+    page = read_samples(out.read_text(encoding="utf-8"))
+    assert len(page["details"]) == 2 and all("q" in d for d in page["details"])

@@ -17,6 +17,7 @@ import io
 import os
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -56,15 +57,33 @@ ReportTargets = Mapping[str, Path] | Iterable[tuple[str, Path]]
 """The reports to write: format -> path, or (format, path) pairs (a format may be named twice)."""
 
 
-def _samples(source: str | None, fields: Mapping[str, str] | None = None) -> dict[str, Sample]:
+@dataclass(frozen=True)
+class _ReadBack:
+    """How the run read its dataset, so it is read back alike: the column mapping (`--field`)
+    and the conversation settings, which decide a turn's contexts and their order (a verdict
+    names its context by index)."""
+
+    fields: Mapping[str, str] = field(default_factory=dict)
+    user_facts: bool = True
+    agent_steps: bool = False
+
+
+def _samples(source: str | None, how: _ReadBack) -> dict[str, Sample]:
     """The dataset's samples by id, for the query and contexts the results do not carry,
-    when the dataset can still be read (with the run's column mapping, `fields`). (A result's
-    own response and contexts, where a pipeline answered, take precedence in the renderer:
+    when the dataset can still be read (as the run read it, `how`). (A result's own response
+    and contexts, where a pipeline answered, take precedence in the renderer:
     `vera.render._samples`.)"""
     if source is None:
         return {}
     try:
-        return {s.id: s for s in open_dataset(source, skip_invalid=True, fields=fields)}
+        read = open_dataset(
+            source,
+            skip_invalid=True,
+            fields=how.fields,
+            user_facts=how.user_facts,
+            agent_steps=how.agent_steps,
+        )
+        return {s.id: s for s in read}
     except VeraError:
         return {}
 
@@ -296,7 +315,10 @@ def open_run_view(result: RunResult) -> Iterator[RunView]:
             gate_failures=result.gate_failures,
             run_id=result.run_id,
             results=results,
-            samples=lambda: _samples(plan.dataset.source, settings.fields),
+            samples=lambda: _samples(
+                plan.dataset.source,
+                _ReadBack(settings.fields, settings.user_facts, settings.agent_steps),
+            ),
             history=(lambda: shared.trend(result.report)) if settings.history else list,
             conversations=lambda: _conversations(plan.dataset.source),
         )
@@ -319,25 +341,37 @@ def stored_run_view(
     mapping) and the trend. `ConfigError` for an unknown or unfinished run."""
     record = store.get(run_id)
     report = store.report(record.id)
-    source = record.options.get("dataset", {})
-    source = source.get("source") if isinstance(source, dict) else source
+    dataset = record.options.get("dataset", {})
+    source = dataset.get("source") if isinstance(dataset, dict) else dataset
     path = source if isinstance(source, str) else None
-    fields = _stored_fields(record.options)
+    # `vera conversations` runs its turn samples from memory, naming the file it read: the
+    # threads read their messages from it (a thread that does not match the run's turns,
+    # e.g. a replay's, is not shown from it; see `vera.render._threads`).
+    name = dataset.get("name") if isinstance(dataset, dict) else None
+    named = path or (name if isinstance(name, str) else None)
+    how = _stored_reading(record.options)
     return RunView(
         report,
         run_id=record.id,
-        samples=lambda: _samples(path, fields),
+        samples=lambda: _samples(path, how),
         history=lambda: _history(report, store),
         links=links,
-        conversations=lambda: _conversations(path),
+        conversations=lambda: _conversations(named),
     )
 
 
-def _stored_fields(options: Mapping[str, object]) -> dict[str, str]:
-    """The column mapping a stored run read its dataset with (`--field`), to read it again."""
+def _stored_reading(options: Mapping[str, object]) -> _ReadBack:
+    """How a stored run read its dataset (`--field`, `--no-user-facts`, `--agent-steps`), to
+    read it again alike."""
     settings = options.get("settings", {})
-    fields = settings.get("fields") if isinstance(settings, dict) else None
-    return dict(fields) if isinstance(fields, dict) else {}
+    if not isinstance(settings, dict):
+        return _ReadBack()
+    fields = settings.get("fields")
+    return _ReadBack(
+        dict(fields) if isinstance(fields, dict) else {},
+        settings.get("user_facts") is not False,
+        settings.get("agent_steps") is True,
+    )
 
 
 def stored_report_html(
