@@ -9,7 +9,9 @@ import json
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
+from markupsafe import escape
 from starlette.testclient import TestClient
 
 import vera
@@ -18,7 +20,7 @@ from vera.conversations import evaluate_conversations, thread_lines, threads_htm
 from vera.datasets import read_conversations, turn_samples
 from vera.render import read_samples, render_html
 from vera.types import ConversationTurns
-from vera.viewer import create_app, run_url
+from vera.viewer import conversation_url, create_app, run_url
 
 CHAT: dict[str, Any] = {
     "id": "order-42",
@@ -378,3 +380,41 @@ def test_the_report_reads_the_turns_back_with_the_runs_agent_steps(tmp_path: Pat
     assert "tool track, turn 3</span>" in _turn(thread, 4)
     page = read_samples(out.read_text(encoding="utf-8"))
     assert len(page["details"]) == 2 and all("q" in d for d in page["details"])
+
+
+def test_vera_view_has_a_page_for_every_conversation_beyond_the_worst(tmp_path: Path) -> None:
+    rows = [
+        {
+            "id": f"c{i:03}",
+            "messages": [
+                {"role": "user", "content": "What does Pro cost?"},
+                {"role": "tool", "content": "Pro costs 20 dollars.", "name": "price"},
+                {"role": "assistant", "content": "Pro costs 20 dollars."},
+            ],
+        }
+        for i in range(55)
+    ]
+    history = tmp_path / "runs.sqlite"
+    result = vera.run_evaluation(_file(tmp_path, *rows, HOSTILE), history=history)
+    assert result.run_id is not None
+    run = result.run_id
+    with TestClient(create_app(history)) as client:
+        page = client.get(run_url(run)).text
+        assert page.count('<details class="thread') == 50
+        # The table links a thread on the page, or the conversation's own page.
+        hostile = quote(HOSTILE["id"], safe="")
+        assert f'<a href="#thread-{escape(HOSTILE["id"])}"' in page
+        assert f'<a href="{conversation_url(run, "c054")}" dir="auto">c054</a>' in page
+        alone = client.get(conversation_url(run, "c054"))
+        missing = client.get(conversation_url(run, "nope"))
+        odd = client.get(conversation_url(run, HOSTILE["id"]))
+    assert alone.status_code == 200
+    assert "default-src 'none'" in alone.headers["content-security-policy"]
+    thread = _thread(alone.text, "c054")
+    assert _roles(thread) == ["user", "tool", "assistant"]
+    assert '<span class="tool-name mono" dir="auto">price</span>' in thread
+    assert f'href="{run_url(run, "c054/turn-3")}"' in thread
+    assert missing.status_code == 404 and "has no conversation &#39;nope&#39;" in missing.text
+    assert odd.status_code == 200 and "<script>alert(" not in odd.text
+    assert "&lt;script&gt;alert(&#39;tool&#39;)&lt;/script&gt;" in odd.text
+    assert hostile in conversation_url(run, HOSTILE["id"])

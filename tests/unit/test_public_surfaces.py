@@ -620,6 +620,7 @@ SURFACES: dict[str, list[str]] = {
         "LIVE_SCRIPT",
         "check_token",
         "compare_url",
+        "conversation_url",
         "create_app",
         "plan_access",
         "run_url",

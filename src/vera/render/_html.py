@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import resources
 from typing import Any
+from urllib.parse import quote
 
 from jinja2 import ChoiceLoader, Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
@@ -194,6 +195,7 @@ def render_html(
     detail_limit: int | None = DETAIL_LIMIT,
     links: Sequence[tuple[str, str]] = (),
     conversations: Mapping[str, Conversation] | None = None,
+    thread_link: str | None = None,
 ) -> str:
     """The report as one HTML document.
 
@@ -208,6 +210,8 @@ def render_html(
     `conversations` maps conversation ids to the conversations as read, for a run over
     conversation turns: the page shows the worst of them as threads, every message in order
     and each assistant turn's claims and verdicts (without them, what the turn samples hold).
+    `thread_link`, where a page of each conversation exists (`vera view`), is its URL less the
+    conversation's id: the conversation table links the conversations not shown as threads.
     """
     texts = samples if samples is not None else {}
     wants = ThreadWants.of(report.conversations)
@@ -249,9 +253,24 @@ def render_html(
         page_size=PAGE_SIZE,
         opened=OPENED_SAMPLES,
         threads=threads,
-        threaded={t.id for t in threads},
         conversation_rows=worst_conversations(report.conversations, TABLE_LIMIT),
+        thread_links=_thread_links(report, {t.id for t in threads}, thread_link),
     )
+
+
+def _thread_links(report: Report, threaded: set[str], link: str | None) -> dict[str, str]:
+    """Where the conversation table links each conversation: its thread on the page, or its
+    own page (`link`) where the page shows no thread of it."""
+    block = report.conversations
+    if block is None:
+        return {}
+    out = {}
+    for c in block.conversations:
+        if c.id in threaded:
+            out[c.id] = "#thread-" + c.id
+        elif link is not None:
+            out[c.id] = link + quote(c.id, safe="")
+    return out
 
 
 def read_samples(page: str) -> dict[str, Any]:

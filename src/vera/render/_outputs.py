@@ -26,6 +26,7 @@ from vera.datasets import open_dataset, read_conversations
 from vera.plan._settings import Settings
 from vera.render._registry import format_for_path, get_reporter, reporter_names
 from vera.render._run_view import RunView
+from vera.render._threads import Thread, ThreadWants, report_threads
 from vera.render._view import HistoryPoint
 from vera.results._builder import Report, ResultSource, SampleResult
 from vera.store._history import DEFAULT_HISTORY_PATH, RunStore
@@ -45,6 +46,7 @@ __all__ = [
     "report_format",
     "stored_report_html",
     "stored_run_view",
+    "stored_thread",
     "write_reports",
     "write_run_reports",
     "write_stored_report",
@@ -334,11 +336,16 @@ def write_run_reports(result: RunResult, targets: ReportTargets) -> None:
 
 
 def stored_run_view(
-    store: RunStore, run_id: str, *, links: Sequence[tuple[str, str]] = ()
+    store: RunStore,
+    run_id: str,
+    *,
+    links: Sequence[tuple[str, str]] = (),
+    thread_link: str | None = None,
 ) -> RunView:
     """A finished stored run's view, read from the open `store`: its report, the texts from
     the dataset source its plan read (where it can still be read, with its `--field`
-    mapping) and the trend. `ConfigError` for an unknown or unfinished run."""
+    mapping) and the trend; `thread_link` as `RunView` takes it. `ConfigError` for an unknown
+    or unfinished run."""
     record = store.get(run_id)
     report = store.report(record.id)
     dataset = record.options.get("dataset", {})
@@ -357,6 +364,7 @@ def stored_run_view(
         history=lambda: _history(report, store),
         links=links,
         conversations=lambda: _conversations(named),
+        thread_link=thread_link,
     )
 
 
@@ -372,6 +380,22 @@ def _stored_reading(options: Mapping[str, object]) -> _ReadBack:
         settings.get("user_facts") is not False,
         settings.get("agent_steps") is True,
     )
+
+
+def stored_thread(
+    store: RunStore, run_id: str, conversation_id: str, *, base: str = ""
+) -> Thread | None:
+    """One conversation of a finished stored run as a thread, each turn linking to its sample
+    at `base` (the run's page); None when the run has no such conversation."""
+    view = stored_run_view(store, run_id)
+    block = view.report.conversations
+    if block is None or all(c.id != conversation_id for c in block.conversations):
+        return None
+    wants = ThreadWants(ids=(conversation_id,))
+    for result in view.sample_results():
+        wants.add(result)
+    [thread] = report_threads(block, wants, view.conversations, view.samples, base=base)
+    return thread
 
 
 def stored_report_html(

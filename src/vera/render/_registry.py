@@ -121,6 +121,7 @@ def _html(view: RunView, out: TextIO) -> None:
             results=view.sample_results(),
             links=view.links,
             conversations=view.conversations,
+            thread_link=view.thread_link,
         )
     )
 

@@ -45,7 +45,8 @@ class RunView:
     above its title. `results` reads a streamed run's results back (each call a fresh pass);
     `samples` and `history` load the dataset's samples by id and the trend (oldest first) the
     first time they are read; `conversations` the dataset's conversations by id (their every
-    message, for the HTML report's threads), for a run over conversation turns.
+    message, for the HTML report's threads), for a run over conversation turns;
+    `thread_link` the URL of a page of each conversation less its id, where one exists.
     """
 
     def __init__(
@@ -59,8 +60,10 @@ class RunView:
         history: HistoryLoader = _no_history,
         links: Sequence[tuple[str, str]] = (),
         conversations: ConversationLoader = _no_conversations,
+        thread_link: str | None = None,
     ) -> None:
         self.report = report
+        self.thread_link = thread_link
         self.gate_failures = tuple(gate_failures)
         self.run_id = run_id
         self.links = tuple(links)

@@ -170,12 +170,16 @@ def report_threads(
     wants: ThreadWants,
     conversations: Mapping[str, Conversation],
     samples: Mapping[str, Sample],
+    *,
+    base: str = "",
 ) -> list[Thread]:
-    """The wanted conversations of a run's report as threads, worst first."""
+    """The wanted conversations of a run's report as threads, worst first. Each turn links to
+    its sample at `base` + `#id=…` (`base` empty: on the report's own page)."""
     by_id = {c.id: c for c in block.conversations}
     return [
-        _report_thread(by_id[i], block.metric, wants, conversations.get(i), samples)
+        _report_thread(by_id[i], block.metric, wants, conversations.get(i), samples, base)
         for i in wants.ids
+        if i in by_id
     ]
 
 
@@ -185,13 +189,14 @@ def _report_thread(
     wants: ThreadWants,
     conversation: Conversation | None,
     samples: Mapping[str, Sample],
+    base: str,
 ) -> Thread:
     def verdicts(number: int) -> ThreadTurn | None:
         sample_id = f"{scores.id}/turn-{number}"
         result = wants.results.get(sample_id)
         if result is None:
             return None
-        return _turn_verdicts(scores, metric, result, samples.get(sample_id))
+        return _turn_verdicts(scores, metric, result, samples.get(sample_id), base)
 
     if conversation is not None and _matches(conversation, scores, wants):
         messages = tuple(
@@ -271,6 +276,7 @@ def _turn_verdicts(
     metric: str,
     result: SampleResult,
     sample: Sample | None,
+    base: str,
 ) -> ThreadTurn:
     number = result.turn.turn if result.turn is not None else 0
     found = result.results.get(metric)
@@ -284,7 +290,7 @@ def _turn_verdicts(
         first_unfaithful=number == scores.first_unfaithful_turn,
         claims=tuple(_claims(result, sample)),
         repeated=tuple(str(s) for s in repeated) if isinstance(repeated, list | tuple) else (),
-        anchor="#id=" + quote(result.id, safe=""),
+        anchor=base + "#id=" + quote(result.id, safe=""),
     )
 
 
