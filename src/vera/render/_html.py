@@ -207,21 +207,12 @@ def render_html(
     trend chart, drawn from two runs on; include this run in it to see it on the chart.
     `detail_limit` caps how many samples, the worst, keep their full detail (None: all).
     `links` are (label, URL) pairs shown above the title (`vera view` links its other pages).
-    `conversations` maps conversation ids to the conversations as read, for a run over
-    conversation turns: the page shows the worst of them as threads, every message in order
-    and each assistant turn's claims and verdicts (without them, what the turn samples hold).
-    `thread_link`, where a page of each conversation exists (`vera view`), is its URL less the
-    conversation's id: the conversation table links the conversations not shown as threads.
+    `conversations` (by id, as read) and `thread_link`: see `_conversation_values`.
     """
     texts = samples if samples is not None else {}
     wants = ThreadWants.of(report.conversations)
     packed, tally = _read(
         report, report.samples if results is None else results, texts, detail_limit, wants
-    )
-    threads = (
-        report_threads(report.conversations, wants, conversations or {}, texts)
-        if report.conversations
-        else []
     )
     baseline_panels, baseline_rows = view.baseline_view(report)
     return _ENV.get_template(TEMPLATE).render(
@@ -252,10 +243,32 @@ def render_html(
         links=links,
         page_size=PAGE_SIZE,
         opened=OPENED_SAMPLES,
-        threads=threads,
-        conversation_rows=worst_conversations(report.conversations, TABLE_LIMIT),
-        thread_links=_thread_links(report, {t.id for t in threads}, thread_link),
+        **_conversation_values(report, wants, conversations or {}, texts, thread_link),
     )
+
+
+def _conversation_values(
+    report: Report,
+    wants: ThreadWants,
+    conversations: Mapping[str, Conversation],
+    texts: Mapping[str, Sample],
+    thread_link: str | None,
+) -> dict[str, Any]:
+    """The Conversations section of a run over conversation turns: the worst conversations
+    as threads, every message in order (from `conversations`, the dataset's conversations by
+    id; without them, what the turn samples hold) and each assistant turn's claims and
+    verdicts; the table of the worst `TABLE_LIMIT`, each linked to its thread on the page or,
+    where a page of each conversation exists (`vera view`), to it: `thread_link` is its URL
+    less the conversation's id."""
+    block = report.conversations
+    if block is None:
+        return {"threads": [], "conversation_rows": [], "thread_links": {}}
+    threads = report_threads(block, wants, conversations, texts)
+    return {
+        "threads": threads,
+        "conversation_rows": worst_conversations(block, TABLE_LIMIT),
+        "thread_links": _thread_links(report, {t.id for t in threads}, thread_link),
+    }
 
 
 def _thread_links(report: Report, threaded: set[str], link: str | None) -> dict[str, str]:
