@@ -181,20 +181,36 @@ def test_a_long_tool_result_shows_collapsed(tmp_path: Path) -> None:
     assert '<details class="long-text">' not in _turn(thread, 5)
 
 
-def test_without_the_conversation_the_thread_says_what_it_lacks() -> None:
-    # An in-memory run: the report has the turn samples, not the conversation's messages.
+def test_without_the_conversation_the_thread_shows_what_the_turn_samples_hold() -> None:
+    # An in-memory run: the report has the turn samples, not the conversation's messages; their
+    # contexts are the user's words and the tool results, each tagged with its turn.
     [conversation] = read_conversations([CHAT])
     samples = turn_samples(conversation)
     report = vera.evaluate(samples)
     page = render_html(report, samples={s.id: s for s in samples})
     thread = _thread(page, "order-42")
-    assert 'data-role="thread-note"' in thread
-    assert _roles(thread) == ["user", "assistant", "user", "assistant"]
+    assert 'data-role="thread-note"' in thread and "system messages and tool calls" in thread
+    assert _roles(thread) == ["user", "tool", "assistant", "user", "assistant"]
+    assert re.findall(r'data-turn="(\d+)"', thread) == ["2", "4", "5", "6", "7"]
+    tool = _turn(thread, 4)
+    assert '<span class="tool-name mono" dir="auto">track_order</span>' in tool
+    assert "call_7" in tool
+    assert "DHL delivers within 5 days in Germany." in _turn(thread, 5)
     assert thread.count('data-role="verdicts"') == 2
     full = render_html(
         report, samples={s.id: s for s in samples}, conversations={"order-42": conversation}
     )
     assert 'data-role="thread-note"' not in _thread(full, "order-42")
+
+
+def test_without_the_users_words_each_turn_shows_the_question_it_answered() -> None:
+    [conversation] = read_conversations([CHAT])
+    samples = turn_samples(conversation, user_facts=False)
+    page = render_html(vera.evaluate(samples), samples={s.id: s for s in samples})
+    thread = _thread(page, "order-42")
+    assert _roles(thread) == ["tool", "user", "assistant", "user", "assistant"]
+    assert thread.count('title="its turn number is not known"') == 2
+    assert "Which carrier again?" in thread
 
 
 def test_a_conversation_changed_since_the_run_is_not_shown_beside_its_verdicts() -> None:

@@ -20,7 +20,7 @@ from urllib.parse import quote
 
 from vera.render._samples import VERDICTS, VerdictStyle
 from vera.types import Context, Sample, SampleResult, SampleStatus, Verdict
-from vera.types._conversations import SOURCE_KIND_KEY, Conversation, Role, Turn
+from vera.types._conversations import SOURCE_KIND_KEY, Conversation, Role, SourceKind, Turn
 from vera.types._turns import ConversationSummary, ConversationTurns
 
 __all__ = [
@@ -80,9 +80,10 @@ class ThreadTurn:
 
 @dataclass(frozen=True)
 class ThreadMessage:
-    """One message of a thread, numbered as the conversation numbers its turns."""
+    """One message of a thread, numbered as the conversation numbers its turns (None where
+    the number is not known: a question rebuilt from a turn sample's query)."""
 
-    number: int
+    number: int | None
     role: str
     text: str
     tool_name: str | None = None
@@ -207,8 +208,9 @@ def _report_thread(
         messages = tuple(_from_samples(scores, wants, samples, verdicts))
         note = (
             "The conversation's messages could not be read from the dataset (or it changed "
-            "since the run), so only what its turn samples hold shows: each assistant turn "
-            "with the question before it."
+            "since the run), so only what its turn samples hold shows: the user's messages "
+            "and tool results its turns were verified against, and each assistant turn; "
+            "system messages and tool calls are not among them."
         )
     return Thread(scores.id, messages, _facts(scores), bool(scores.unfaithful_turns), note)
 
@@ -249,26 +251,62 @@ def _from_samples(
     samples: Mapping[str, Sample],
     verdicts: _Verdicts,
 ) -> Iterable[ThreadMessage]:
-    """Without the conversation: each assistant turn (its response as judged) after the user
-    message its sample took as the query."""
+    """Without the conversation, what its turn samples hold, in order: the user's messages
+    and the tool results (each context is tagged with its kind and turn), and each assistant
+    turn as judged. Where the user's words are no context (`--no-user-facts`), the question
+    a turn answered (its sample's query) stands before it, unnumbered."""
+    placed: dict[float, ThreadMessage] = {}
+    previous = 0
     for number in scores.turns:
         sample_id = f"{scores.id}/turn-{number}"
         sample, result = samples.get(sample_id), wants.results.get(sample_id)
-        if sample is not None and sample.query:
-            yield ThreadMessage(number - 1, Role.USER.value, sample.query)
+        contexts: Sequence[Context] = sample.contexts if sample is not None else ()
+        for context in contexts:
+            heard = _heard(context, number)
+            if heard is not None and heard.number is not None:
+                placed.setdefault(heard.number, heard)
+        asked = any(previous < n < number and m.role == Role.USER.value for n, m in placed.items())
+        if sample is not None and sample.query and not asked:
+            placed[number - 0.5] = ThreadMessage(None, Role.USER.value, sample.query)
         response = (result.response if result else None) or (sample.response if sample else "")
-        contexts = tuple(_own(sample.contexts)) if sample is not None else ()
-        yield ThreadMessage(
+        placed[number] = ThreadMessage(
             number,
             Role.ASSISTANT.value,
             response or "",
-            contexts=contexts,
+            contexts=tuple(c for c in contexts if _kind(c) == SourceKind.RETRIEVED.value),
+            tools_seen=tuple(
+                m for c in contexts if (m := _heard(c, number)) and m.number == number
+            ),
             verdicts=verdicts(number),
         )
+        previous = number
+    return [placed[key] for key in sorted(placed)]
 
 
-def _own(contexts: Sequence[Context]) -> Iterable[Context]:
-    return (c for c in contexts if c.metadata.get(SOURCE_KIND_KEY) == "retrieved")
+def _kind(context: Context) -> object:
+    return context.metadata.get(SOURCE_KIND_KEY)
+
+
+def _heard(context: Context, number: int) -> ThreadMessage | None:
+    """A context a turn sample holds as the message it was: what the user said, or a tool's
+    result (numbered by the turn it came in; a tool result held on the assistant turn itself
+    has that turn's number)."""
+    turn = context.metadata.get("turn")
+    if not isinstance(turn, int) or isinstance(turn, bool):
+        return None
+    if _kind(context) == SourceKind.USER.value:
+        return ThreadMessage(turn, Role.USER.value, context.text)
+    if _kind(context) == SourceKind.TOOL.value and turn <= number:
+        meta = context.metadata
+        name, call = meta.get("tool_name"), meta.get("call_id")
+        return ThreadMessage(
+            turn,
+            Role.TOOL.value,
+            context.text,
+            tool_name=name if isinstance(name, str) else None,
+            call_id=call if isinstance(call, str) else None,
+        )
+    return None
 
 
 def _turn_verdicts(
