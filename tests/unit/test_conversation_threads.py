@@ -18,7 +18,7 @@ import vera
 from vera import Conversation, Turn
 from vera.conversations import evaluate_conversations, thread_lines, threads_html
 from vera.datasets import read_conversations, turn_samples
-from vera.render import read_samples, render_html
+from vera.render import read_samples, render_html, render_markdown
 from vera.types import ConversationTurns
 from vera.viewer import conversation_url, create_app, run_url
 
@@ -434,3 +434,12 @@ def test_vera_view_has_a_page_for_every_conversation_beyond_the_worst(tmp_path: 
     assert odd.status_code == 200 and "<script>alert(" not in odd.text
     assert "&lt;script&gt;alert(&#39;tool&#39;)&lt;/script&gt;" in odd.text
     assert hostile in conversation_url(run, HOSTILE["id"])
+
+
+def test_the_markdown_summary_names_each_first_unfaithful_turn() -> None:
+    # A pull-request comment says what the console says of the conversations.
+    [conversation] = read_conversations([CHAT])
+    text = render_markdown(vera.evaluate(turn_samples(conversation)))
+    assert "- Conversations: 1, faithful turns 0.500 (faithfulness passes, over 2 scored" in text
+    assert "- First unfaithful turn: order-42 turn 7" in text
+    assert "Conversations:" not in render_markdown(vera.evaluate("example"))
