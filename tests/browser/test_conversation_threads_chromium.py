@@ -28,6 +28,7 @@ from tests.support import chromium
 from tests.support.chromium import ARTIFACTS
 
 import vera
+from vera.conversations import evaluate_conversations, threads_html
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page
@@ -64,6 +65,8 @@ class Run:
     report: Path
     history: Path
     run_id: str
+    threads: Path
+    """`vera conversations -o threads.html` of the same file."""
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +80,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     report = folder / "report.html"
     result = vera.run_evaluation(data, history=history, reports={"html": report})
     assert result.run_id is not None
-    return Run(report, history, result.run_id)
+    threads = folder / "threads.html"
+    threads.write_text(threads_html(evaluate_conversations(data)), encoding="utf-8")
+    return Run(report, history, result.run_id, threads)
 
 
 def _missing() -> str | None:
@@ -174,4 +179,24 @@ def test_vera_view_shows_the_thread_and_its_link_opens_the_sample(
     sample.wait_for(state="visible")
     assert page.evaluate("window.__pwned") is None
     assert log.problems_outside(origin) == []
+    page.close()
+
+
+def test_vera_conversations_threads_page_is_styled_under_its_policy(
+    browser: BrowserContext, run: Run
+) -> None:
+    # Its content security policy allows its one style sheet by hash: were the hash wrong, the
+    # page would show unstyled, and the browser would say so in the console.
+    page = browser.new_page()
+    log = chromium.watch(page)
+    page.goto(run.threads.as_uri())
+    page.wait_for_load_state("load")
+    _check_thread(page)
+    thread = page.locator('details.thread[data-conversation="order-42"]')
+    assert (
+        chromium.colour_name(thread.evaluate("e => getComputedStyle(e).borderLeftColor")) == "red"
+    )
+    inconsistent = thread.locator('li.msg[data-turn="7"] [data-role="inconsistent"]')
+    assert inconsistent.is_visible()
+    assert log.problems(page.url) == []
     page.close()

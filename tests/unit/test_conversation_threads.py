@@ -5,6 +5,7 @@ every text from the data escaped; a run of many conversations bounded."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -18,7 +19,7 @@ import vera
 from vera import Conversation, Turn
 from vera.conversations import evaluate_conversations, thread_lines, threads_html
 from vera.datasets import read_conversations, turn_samples
-from vera.render import read_samples, render_html, render_markdown
+from vera.render import csp_hash, read_samples, render_html, render_markdown
 from vera.types import ConversationTurns
 from vera.viewer import conversation_url, create_app, run_url
 
@@ -167,6 +168,13 @@ def test_every_text_from_the_data_is_escaped_in_the_report(tmp_path: Path) -> No
 
 def test_vera_conversations_html_escapes_messages_and_tool_results(tmp_path: Path) -> None:
     page = threads_html(evaluate_conversations(_file(tmp_path, HOSTILE)))
+    # Its policy allows its own style alone, by hash: no script or image would run or load.
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', page)
+    assert policy is not None
+    [style] = re.findall(r"<style>(.*?)</style>", page, re.DOTALL)
+    allowed = html.unescape(policy.group(1))
+    assert f"style-src {csp_hash(style)};" in allowed
+    assert "script-src 'none'" in allowed and "img-src 'none'" in allowed
     assert "<script>alert(" not in page and "<img src=" not in page and "<iframe" not in page
     assert "&lt;script&gt;alert(&#39;tool&#39;)&lt;/script&gt;" in page
     assert "&lt;b&gt;price&lt;/b&gt;" in page
