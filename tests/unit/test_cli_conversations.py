@@ -81,8 +81,11 @@ def test_the_html_threads_escape_what_came_from_the_data(tmp_path: Path) -> None
     assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)" in page
     assert "&lt;b&gt;x&lt;/b&gt;" in page
     # Each claim beside its verdict badge and the source it rests on.
-    assert 'Pro costs 20 dollars. <span class="muted small">[retrieved, turn 2]</span>' in page
-    assert page.count('<span class="v v-') == 1
+    assert (
+        '<span dir="auto">Pro costs 20 dollars.</span> '
+        '<span class="source small muted" data-kind="retrieved" dir="auto">retrieved, turn 2</span>'
+    ) in page
+    assert page.count('<span class="verdict v-') == 1
 
 
 def test_dry_run_counts_both_runs_and_judges_nothing(tmp_path: Path) -> None:

@@ -624,6 +624,7 @@ SURFACES: dict[str, list[str]] = {
         "LIVE_SCRIPT",
         "check_token",
         "compare_url",
+        "conversation_url",
         "create_app",
         "plan_access",
         "run_url",

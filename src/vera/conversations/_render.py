@@ -18,7 +18,7 @@ def thread_lines(score: ConversationScore) -> Iterator[str]:
     yield f"Conversation {score.id}: " + _summary(score)
     verified = {t.turn: t for t in score.turns}
     for number, turn in enumerate(score.messages, start=1):
-        yield from _turn_lines(number, turn, verified.get(number))
+        yield from _turn_lines(number, turn, verified.get(number), score.first_unfaithful_turn)
 
 
 def _summary(score: ConversationScore) -> str:
@@ -33,18 +33,45 @@ def _summary(score: ConversationScore) -> str:
     return text
 
 
-def _turn_lines(number: int, turn: Turn, verified: TurnScore | None) -> Iterator[str]:
-    label = turn.role.value if turn.role is not Role.TOOL else f"tool {turn.tool_name or ''}"
+def _turn_lines(
+    number: int, turn: Turn, verified: TurnScore | None, first: int | None
+) -> Iterator[str]:
     if turn.role is Role.ASSISTANT and not turn.content.strip():
-        calls = ", ".join(c.name for c in turn.tool_calls)
-        yield f"  {number:>2} assistant → calls {calls}"
+        yield f"  {number:>2} assistant → calls {_calls(turn)}"
         return
-    yield f"  {number:>2} {label.strip()}: {_short(turn.content)}"
-    if verified is None:
-        return
+    yield f"  {number:>2} {_who(turn)}: {_short(turn.content)}"
+    # Tools a turn called and saw on itself (DeepEval's `tools_called`) show under it.
+    for result in turn.tool_results:
+        yield f"       ↳ {_tool(result.tool_name, result.call_id)}: {_short(result.text, 60)}"
+    if turn.role is Role.ASSISTANT and turn.tool_calls:
+        yield f"       → calls {_calls(turn)}"
+    if turn.contexts:
+        yield f"       ({len(turn.contexts)} retrieved context(s))"
+    if verified is not None:
+        yield from _verdict_lines(verified, first)
+
+
+def _who(turn: Turn) -> str:
+    return turn.role.value if turn.role is not Role.TOOL else _tool(turn.tool_name, turn.call_id)
+
+
+def _tool(name: str | None, call_id: str | None) -> str:
+    return " ".join(p for p in ("tool", name, _call_id(call_id)) if p)
+
+
+def _calls(turn: Turn) -> str:
+    return ", ".join(" ".join(p for p in (c.name, _call_id(c.id)) if p) for c in turn.tool_calls)
+
+
+def _call_id(call_id: str | None) -> str | None:
+    return f"({call_id})" if call_id else None
+
+
+def _verdict_lines(verified: TurnScore, first: int | None) -> Iterator[str]:
     badge = {True: "UNFAITHFUL", False: "faithful", None: "not scored"}[verified.flagged]
     score = "—" if verified.faithfulness is None else f"{verified.faithfulness:.2f}"
-    yield f"       └ {badge} (faithfulness {score})"
+    marked = " · first unfaithful turn" if verified.turn == first else ""
+    yield f"       └ {badge} (faithfulness {score}){marked}"
     for claim in verified.claims:
         yield f"         · {claim.verdict.value} [{source_label(claim)}] {_short(claim.text, 60)}"
     for claim in verified.inconsistent:

@@ -25,8 +25,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import resources
 from typing import Any
+from urllib.parse import quote
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import ChoiceLoader, Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from vera._version import __version__
@@ -34,10 +35,11 @@ from vera.render import _view as view
 from vera.render._calibration import calibration_lines
 from vera.render._cascade import cascade_summary
 from vera.render._samples import OUTCOMES, VERDICTS, PackedSamples, SamplePacker, unpack
+from vera.render._threads import ThreadWants, report_threads, worst_conversations
 from vera.render._view import HistoryPoint, SampleTally
 from vera.results._builder import Report, SampleResult, SampleStatus
 from vera.results._outcome import sample_outcome
-from vera.types import JudgeDetails, Sample
+from vera.types import Conversation, JudgeDetails, Sample
 
 __all__ = [
     "DETAIL_LIMIT",
@@ -54,7 +56,9 @@ __all__ = [
 
 TEMPLATE = "report.html.j2"
 OPENED_SAMPLES = 3
-"""How many of the worst samples the page shows expanded."""
+"""How many of the worst samples (and conversation threads) the page shows expanded."""
+TABLE_LIMIT = 500
+"""The most conversations the report's conversation table lists, the worst first."""
 PAGE_SIZE = 50
 """Samples per page of the sample list."""
 DETAIL_LIMIT = 5_000
@@ -114,9 +118,13 @@ FILTERS: dict[str, Callable[..., str]] = {
 
 def template_environment(package: str) -> Environment:
     """The Jinja environment for the `templates/` of `package`: autoescape always on, the
-    report's number filters (`vera view`'s pages are rendered the same way)."""
+    report's number filters (`vera view`'s pages are rendered the same way). The report's own
+    partials (`thread.html.j2`: threads and verdict badges) are found from any package."""
+    loaders = [PackageLoader(package, "templates")]
+    if package != "vera.render":
+        loaders.append(PackageLoader("vera.render", "templates"))
     env = Environment(
-        loader=PackageLoader(package, "templates"),
+        loader=ChoiceLoader(loaders),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,
@@ -162,8 +170,10 @@ def _read(
     results: Iterable[SampleResult],
     texts: Mapping[str, Sample],
     detail_limit: int | None,
+    wants: ThreadWants,
 ) -> tuple[PackedSamples, SampleTally]:
-    """The one pass over the samples: each packed for the page and counted for the charts."""
+    """The one pass over the samples: each packed for the page, counted for the charts, and
+    kept where it is a turn of a conversation the page shows as a thread."""
     packer = SamplePacker(
         report.metric_summary, limit=detail_limit, measured=report.pipeline is not None
     )
@@ -172,6 +182,7 @@ def _read(
         outcome = sample_outcome(result)
         tally.add(result, outcome.outcome)
         packer.add(result, texts.get(result.id), outcome)
+        wants.add(result)
     return packer.finish(), tally
 
 
@@ -183,6 +194,8 @@ def render_html(
     results: Iterable[SampleResult] | None = None,
     detail_limit: int | None = DETAIL_LIMIT,
     links: Sequence[tuple[str, str]] = (),
+    conversations: Mapping[str, Conversation] | None = None,
+    thread_link: str | None = None,
 ) -> str:
     """The report as one HTML document.
 
@@ -194,12 +207,12 @@ def render_html(
     trend chart, drawn from two runs on; include this run in it to see it on the chart.
     `detail_limit` caps how many samples, the worst, keep their full detail (None: all).
     `links` are (label, URL) pairs shown above the title (`vera view` links its other pages).
+    `conversations` (by id, as read) and `thread_link`: see `_conversation_values`.
     """
+    texts = samples if samples is not None else {}
+    wants = ThreadWants.of(report.conversations)
     packed, tally = _read(
-        report,
-        report.samples if results is None else results,
-        samples if samples is not None else {},
-        detail_limit,
+        report, report.samples if results is None else results, texts, detail_limit, wants
     )
     baseline_panels, baseline_rows = view.baseline_view(report)
     return _ENV.get_template(TEMPLATE).render(
@@ -230,7 +243,47 @@ def render_html(
         links=links,
         page_size=PAGE_SIZE,
         opened=OPENED_SAMPLES,
+        **_conversation_values(report, wants, conversations or {}, texts, thread_link),
     )
+
+
+def _conversation_values(
+    report: Report,
+    wants: ThreadWants,
+    conversations: Mapping[str, Conversation],
+    texts: Mapping[str, Sample],
+    thread_link: str | None,
+) -> dict[str, Any]:
+    """The Conversations section of a run over conversation turns: the worst conversations
+    as threads, every message in order (from `conversations`, the dataset's conversations by
+    id; without them, what the turn samples hold) and each assistant turn's claims and
+    verdicts; the table of the worst `TABLE_LIMIT`, each linked to its thread on the page or,
+    where a page of each conversation exists (`vera view`), to it: `thread_link` is its URL
+    less the conversation's id."""
+    block = report.conversations
+    if block is None:
+        return {"threads": [], "conversation_rows": [], "thread_links": {}}
+    threads = report_threads(block, wants, conversations, texts)
+    return {
+        "threads": threads,
+        "conversation_rows": worst_conversations(block, TABLE_LIMIT),
+        "thread_links": _thread_links(report, {t.id for t in threads}, thread_link),
+    }
+
+
+def _thread_links(report: Report, threaded: set[str], link: str | None) -> dict[str, str]:
+    """Where the conversation table links each conversation: its thread on the page, or its
+    own page (`link`) where the page shows no thread of it."""
+    block = report.conversations
+    if block is None:
+        return {}
+    out = {}
+    for c in block.conversations:
+        if c.id in threaded:
+            out[c.id] = "#thread-" + c.id
+        elif link is not None:
+            out[c.id] = link + quote(c.id, safe="")
+    return out
 
 
 def read_samples(page: str) -> dict[str, Any]:

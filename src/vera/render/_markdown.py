@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 
 from vera.render._calibration import calibration_lines
 from vera.render._cascade import cascade_summary
+from vera.render._conversations import conversation_lines
 from vera.render._ranking import FailingSamples, more_line
 from vera.render._view import baseline_rows, not_applicable_lines
 from vera.results._builder import Report, SampleResult
@@ -73,6 +74,8 @@ def render_markdown(
         )
     if explained := not_applicable_lines(report):
         lines += ["", "**Not applicable, and why:**", *(f"- {_cell(line)}" for line in explained)]
+    if report.conversations is not None:
+        lines += ["", *(f"- {_cell(line)}" for line in conversation_lines(report.conversations))]
     if report.calibration is not None:
         title, *rest = calibration_lines(report.calibration)
         lines += ["", f"**{_cell(title)}**", "", *(f"- {_cell(line)}" for line in rest)]

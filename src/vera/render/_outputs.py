@@ -17,18 +17,20 @@ import io
 import os
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from vera.datasets import open_dataset
+from vera.datasets import open_dataset, read_conversations
 from vera.plan._settings import Settings
 from vera.render._registry import format_for_path, get_reporter, reporter_names
 from vera.render._run_view import RunView
+from vera.render._threads import Thread, ThreadWants, report_threads
 from vera.render._view import HistoryPoint
 from vera.results._builder import Report, ResultSource, SampleResult
 from vera.store._history import DEFAULT_HISTORY_PATH, RunStore
-from vera.types import Sample
+from vera.types import Conversation, Sample
 from vera.types._errors import ConfigError, VeraError
 
 if TYPE_CHECKING:
@@ -44,6 +46,7 @@ __all__ = [
     "report_format",
     "stored_report_html",
     "stored_run_view",
+    "stored_thread",
     "write_reports",
     "write_run_reports",
     "write_stored_report",
@@ -56,15 +59,45 @@ ReportTargets = Mapping[str, Path] | Iterable[tuple[str, Path]]
 """The reports to write: format -> path, or (format, path) pairs (a format may be named twice)."""
 
 
-def _samples(source: str | None, fields: Mapping[str, str] | None = None) -> dict[str, Sample]:
+@dataclass(frozen=True)
+class _ReadBack:
+    """How the run read its dataset, so it is read back alike: the column mapping (`--field`)
+    and the conversation settings, which decide a turn's contexts and their order (a verdict
+    names its context by index)."""
+
+    fields: Mapping[str, str] = field(default_factory=dict)
+    user_facts: bool = True
+    agent_steps: bool = False
+
+
+def _samples(source: str | None, how: _ReadBack) -> dict[str, Sample]:
     """The dataset's samples by id, for the query and contexts the results do not carry,
-    when the dataset can still be read (with the run's column mapping, `fields`). (A result's
-    own response and contexts, where a pipeline answered, take precedence in the renderer:
+    when the dataset can still be read (as the run read it, `how`). (A result's own response
+    and contexts, where a pipeline answered, take precedence in the renderer:
     `vera.render._samples`.)"""
     if source is None:
         return {}
     try:
-        return {s.id: s for s in open_dataset(source, skip_invalid=True, fields=fields)}
+        read = open_dataset(
+            source,
+            skip_invalid=True,
+            fields=how.fields,
+            user_facts=how.user_facts,
+            agent_steps=how.agent_steps,
+        )
+        return {s.id: s for s in read}
+    except VeraError:
+        return {}
+
+
+def _conversations(source: str | None) -> dict[str, Conversation]:
+    """The dataset's conversations by id, every message as read, for the HTML report's
+    threads, when the dataset can still be read as conversations; else none (the threads then
+    show what the turn samples hold, and say so)."""
+    if source is None:
+        return {}
+    try:
+        return {c.id: c for c in read_conversations(source)}
     except VeraError:
         return {}
 
@@ -284,8 +317,12 @@ def open_run_view(result: RunResult) -> Iterator[RunView]:
             gate_failures=result.gate_failures,
             run_id=result.run_id,
             results=results,
-            samples=lambda: _samples(plan.dataset.source, settings.fields),
+            samples=lambda: _samples(
+                plan.dataset.source,
+                _ReadBack(settings.fields, settings.user_facts, settings.agent_steps),
+            ),
             history=(lambda: shared.trend(result.report)) if settings.history else list,
+            conversations=lambda: _conversations(plan.dataset.source),
         )
     finally:
         shared.close()
@@ -299,31 +336,66 @@ def write_run_reports(result: RunResult, targets: ReportTargets) -> None:
 
 
 def stored_run_view(
-    store: RunStore, run_id: str, *, links: Sequence[tuple[str, str]] = ()
+    store: RunStore,
+    run_id: str,
+    *,
+    links: Sequence[tuple[str, str]] = (),
+    thread_link: str | None = None,
 ) -> RunView:
     """A finished stored run's view, read from the open `store`: its report, the texts from
     the dataset source its plan read (where it can still be read, with its `--field`
-    mapping) and the trend. `ConfigError` for an unknown or unfinished run."""
+    mapping) and the trend; `thread_link` as `RunView` takes it. `ConfigError` for an unknown
+    or unfinished run."""
     record = store.get(run_id)
     report = store.report(record.id)
-    source = record.options.get("dataset", {})
-    source = source.get("source") if isinstance(source, dict) else source
+    dataset = record.options.get("dataset", {})
+    source = dataset.get("source") if isinstance(dataset, dict) else dataset
     path = source if isinstance(source, str) else None
-    fields = _stored_fields(record.options)
+    # `vera conversations` runs its turn samples from memory, naming the file it read: the
+    # threads read their messages from it (a thread that does not match the run's turns,
+    # e.g. a replay's, is not shown from it; see `vera.render._threads`).
+    name = dataset.get("name") if isinstance(dataset, dict) else None
+    named = path or (name if isinstance(name, str) else None)
+    how = _stored_reading(record.options)
     return RunView(
         report,
         run_id=record.id,
-        samples=lambda: _samples(path, fields),
+        samples=lambda: _samples(path, how),
         history=lambda: _history(report, store),
         links=links,
+        conversations=lambda: _conversations(named),
+        thread_link=thread_link,
     )
 
 
-def _stored_fields(options: Mapping[str, object]) -> dict[str, str]:
-    """The column mapping a stored run read its dataset with (`--field`), to read it again."""
+def _stored_reading(options: Mapping[str, object]) -> _ReadBack:
+    """How a stored run read its dataset (`--field`, `--no-user-facts`, `--agent-steps`), to
+    read it again alike."""
     settings = options.get("settings", {})
-    fields = settings.get("fields") if isinstance(settings, dict) else None
-    return dict(fields) if isinstance(fields, dict) else {}
+    if not isinstance(settings, dict):
+        return _ReadBack()
+    fields = settings.get("fields")
+    return _ReadBack(
+        dict(fields) if isinstance(fields, dict) else {},
+        settings.get("user_facts") is not False,
+        settings.get("agent_steps") is True,
+    )
+
+
+def stored_thread(
+    store: RunStore, run_id: str, conversation_id: str, *, base: str = ""
+) -> Thread | None:
+    """One conversation of a finished stored run as a thread, each turn linking to its sample
+    at `base` (the run's page); None when the run has no such conversation."""
+    view = stored_run_view(store, run_id)
+    block = view.report.conversations
+    if block is None or all(c.id != conversation_id for c in block.conversations):
+        return None
+    wants = ThreadWants(ids=(conversation_id,))
+    for result in view.sample_results():
+        wants.add(result)
+    [thread] = report_threads(block, wants, view.conversations, view.samples, base=base)
+    return thread
 
 
 def stored_report_html(

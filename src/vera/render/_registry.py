@@ -120,6 +120,8 @@ def _html(view: RunView, out: TextIO) -> None:
             history=view.history,
             results=view.sample_results(),
             links=view.links,
+            conversations=view.conversations,
+            thread_link=view.thread_link,
         )
     )
 

@@ -15,15 +15,20 @@ from dataclasses import dataclass, field
 
 from vera.render._view import HistoryPoint
 from vera.results._builder import Report, ResultSource, SampleResult
-from vera.types import Sample
+from vera.types import Conversation, Sample
 
 __all__ = ["RenderContext", "RunView"]
 
 SampleLoader = Callable[[], Mapping[str, Sample]]
 HistoryLoader = Callable[[], Sequence[HistoryPoint]]
+ConversationLoader = Callable[[], Mapping[str, Conversation]]
 
 
 def _no_samples() -> Mapping[str, Sample]:
+    return {}
+
+
+def _no_conversations() -> Mapping[str, Conversation]:
     return {}
 
 
@@ -39,7 +44,9 @@ class RunView:
     was not stored); `links` (label, URL) pairs the HTML report shows
     above its title. `results` reads a streamed run's results back (each call a fresh pass);
     `samples` and `history` load the dataset's samples by id and the trend (oldest first) the
-    first time they are read.
+    first time they are read; `conversations` the dataset's conversations by id (their every
+    message, for the HTML report's threads), for a run over conversation turns;
+    `thread_link` the URL of a page of each conversation less its id, where one exists.
     """
 
     def __init__(
@@ -52,14 +59,18 @@ class RunView:
         samples: SampleLoader = _no_samples,
         history: HistoryLoader = _no_history,
         links: Sequence[tuple[str, str]] = (),
+        conversations: ConversationLoader = _no_conversations,
+        thread_link: str | None = None,
     ) -> None:
         self.report = report
+        self.thread_link = thread_link
         self.gate_failures = tuple(gate_failures)
         self.run_id = run_id
         self.links = tuple(links)
         self._results = results
         self._load_samples = samples
         self._load_history = history
+        self._load_conversations = conversations
 
     @property
     def streamed(self) -> bool:
@@ -76,6 +87,14 @@ class RunView:
         """The dataset's samples by id (their query, response and contexts), read once; empty
         when the dataset cannot be read any more."""
         return self._load_samples()
+
+    @functools.cached_property
+    def conversations(self) -> Mapping[str, Conversation]:
+        """The dataset's conversations by id, read once; empty for a run over no
+        conversation, or when the dataset cannot be read any more."""
+        if self.report.conversations is None:
+            return {}
+        return self._load_conversations()
 
     @functools.cached_property
     def history(self) -> Sequence[HistoryPoint]:

@@ -325,11 +325,15 @@ def _left_out(state: ReviewState, results: Sequence[SampleResult]) -> list[str]:
 
 
 def reviewed_report_html(
-    store: RunStore, run_id: str, *, links: Sequence[tuple[str, str]] = ()
+    store: RunStore,
+    run_id: str,
+    *,
+    links: Sequence[tuple[str, str]] = (),
+    thread_link: str | None = None,
 ) -> str:
     """The run's HTML report (`vera.render._outputs.stored_report_html`) with its calibration block
-    from the stored labels, where it has any."""
-    view = stored_run_view(store, run_id, links=links)
+    from the stored labels, where it has any; `thread_link` as `RunView` takes it."""
+    view = stored_run_view(store, run_id, links=links, thread_link=thread_link)
     try:
         calibration = review_calibration(store, view.run_id or run_id)
     except ReviewError:

@@ -7,7 +7,8 @@
 Three pages: `/`, the stored runs, 50 a page (`?page=N`), with their metric means and a trend
 per dataset; `/runs/ID`,
 one run's HTML report (the one `vera report` writes); `/compare?a=A&b=B`, run B against run A
-with the samples whose verdicts changed; `/review/ID`, the run's review queues (`vera.review`).
+with the samples whose verdicts changed; `/review/ID`, the run's review queues (`vera.review`);
+`/runs/ID/conversations/CID`, one conversation of a run as a thread.
 Only GET and HEAD are answered, the history is opened read-only (unless `review=True`: then
 the review page's label form too, see `vera.viewer._writes`), and no page loads anything but
 itself: each carries a content security policy that
@@ -32,7 +33,7 @@ from vera.types._extras import install_hint
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
-from vera.viewer._pages import compare_url, run_url
+from vera.viewer._pages import compare_url, conversation_url, run_url
 
 __all__ = [
     "DEFAULT_HOST",
@@ -41,6 +42,7 @@ __all__ = [
     "LIVE_SCRIPT",
     "check_token",
     "compare_url",
+    "conversation_url",
     "create_app",
     "plan_access",
     "run_url",

@@ -115,6 +115,12 @@ class _Handlers:
     def run(self, request: Request) -> Response:
         return self._answer(lambda: self.pages.run(request.path_params["run_id"]))
 
+    def conversation(self, request: Request) -> Response:
+        params = request.path_params
+        return self._answer(
+            lambda: self.pages.conversation(params["run_id"], params["conversation_id"])
+        )
+
     def review(self, request: Request) -> Response:
         query = request.query_params
         response = self._answer(
@@ -212,6 +218,12 @@ def build_app(
 
     routes = [
         Route("/", view.runs, methods=["GET"]),
+        # Before the run's own route, whose path parameter would take the rest.
+        Route(
+            "/runs/{run_id}/conversations/{conversation_id:path}",
+            view.conversation,
+            methods=["GET"],
+        ),
         Route("/runs/{run_id:path}", view.run, methods=["GET"]),
         Route("/review/{run_id}", view.review, methods=["GET"]),
         Route("/compare", view.compare, methods=["GET"]),

@@ -23,7 +23,7 @@ from markupsafe import Markup
 
 from vera._version import __version__
 from vera.render._html import STYLE, csp_hash, inline_template, template_environment
-from vera.render._outputs import TREND_RUNS
+from vera.render._outputs import TREND_RUNS, stored_thread
 from vera.render._samples import OUTCOMES, VERDICTS
 from vera.render._view import HistoryPoint, Panel, meets, trend_panels
 from vera.results._builder import Counts, Report
@@ -112,6 +112,11 @@ def run_url(run_id: str, sample_id: str | None = None) -> str:
     """A run's page; with `sample_id`, opened at that sample (`#id=`, which the report reads)."""
     url = "/runs/" + quote(run_id, safe="")
     return url if sample_id is None else url + "#id=" + quote(sample_id, safe="")
+
+
+def conversation_url(run_id: str, conversation_id: str = "") -> str:
+    """The page of one conversation of a run, as a thread (with no id: the URL less it)."""
+    return run_url(run_id) + "/conversations/" + quote(conversation_id, safe="")
 
 
 def compare_url(a: str, b: str) -> str:
@@ -396,9 +401,34 @@ class Pages:
                 )
             )
         try:
-            return reviewed_report_html(self.store, record.id, links=links)
+            return reviewed_report_html(
+                self.store, record.id, links=links, thread_link=conversation_url(record.id)
+            )
         except ConfigError as exc:
             raise PageError(409, f"Run {record.id} cannot be shown", str(exc)) from None
+
+    def conversation(self, run_id: str, conversation_id: str) -> str:
+        """`/runs/ID/conversations/CID`: one conversation of a run as a thread, every message
+        and each assistant turn's claims and verdicts (the run's page shows only the worst
+        conversations' threads)."""
+        record = self._finished(run_id)
+        try:
+            thread = stored_thread(self.store, record.id, conversation_id, base=run_url(record.id))
+        except ConfigError as exc:
+            raise PageError(409, f"Run {record.id} cannot be shown", str(exc)) from None
+        if thread is None:
+            raise PageError(
+                404,
+                "No such conversation",
+                f"Run {record.id} has no conversation {conversation_id!r}; its page lists "
+                "its conversations.",
+            )
+        return self._render(
+            "conversation.html.j2",
+            title=f"Conversation {conversation_id}",
+            record=record,
+            thread=thread,
+        )
 
     def review(self, run_id: str, queue: str, *, reviewer: str = "", saved: str = "") -> str:
         """`/review/ID?queue=calibration|triage`: the queue's next samples to label (a form
