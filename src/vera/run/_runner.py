@@ -109,7 +109,7 @@ async def evaluate_sample(
         status=SampleStatus.SCORED,
         scores={name: r.score for name, r in results.items()},
         results=results,
-        claims=_claim_records(analysis),
+        claims=_claim_records(analysis, sample),
     )
 
 
@@ -194,7 +194,12 @@ def skipped_result(sample: Sample, reason: RunStopError, group_by: Sequence[str]
     )
 
 
-def _claim_records(analysis: ClaimAnalysis) -> tuple[ClaimRecord, ...]:
+def _claim_records(analysis: ClaimAnalysis, sample: Sample) -> tuple[ClaimRecord, ...]:
+    sources = [context.source for context in sample.contexts]
+
+    def cited(index: int | None) -> str | None:
+        return sources[index] if index is not None and 0 <= index < len(sources) else None
+
     return tuple(
         ClaimRecord(
             id=claim.id,
@@ -208,6 +213,7 @@ def _claim_records(analysis: ClaimAnalysis) -> tuple[ClaimRecord, ...]:
             agreement=verdict.agreement,
             entailment=verdict.entailment,
             traceable=claim.traceable,
+            source=cited(verdict.context_index),
         )
         for claim, verdict in zip(analysis.claims, analysis.verdicts, strict=True)
     )

@@ -89,6 +89,7 @@ CLAIM_COLUMNS = (
     "span_start",
     "span_end",
     "traceable",
+    "source",
 )
 
 
@@ -165,6 +166,14 @@ class ClaimRecord(BaseModel):
     traceable: bool | None = None
     """False for a claim an LLM judge extracted that cannot come from the response (found
     nowhere in it, no content word in common); None where not checked."""
+    source: str | None = None
+    """The `source` of the context the verdict cites, where it has one: a document's source,
+    or for a conversation turn where its support came from ("tool get_order, turn 4", "user,
+    turn 3"). None, and absent from the JSON, otherwise."""
+
+    @model_serializer(mode="wrap")
+    def _omit_no_source(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _omit_none(handler(self), "source")
 
 
 class SampleResult(BaseModel):
@@ -574,6 +583,7 @@ def _claim_row(sample_id: str, claim: ClaimRecord) -> dict[str, Any]:
         "span_start": start,
         "span_end": end,
         "traceable": claim.traceable,
+        "source": claim.source,
     }
 
 
