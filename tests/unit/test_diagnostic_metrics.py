@@ -450,6 +450,11 @@ def _claims_of(prompt: str) -> list[str]:
 def _contexts_of(prompt: str) -> list[str]:
     shown = section(prompt, "contexts")
     sentences = re.findall(r"^(\d+)\.\d+ (.*)$", shown, flags=re.M)
+    if not sentences and re.match(r"\d+ ", shown):
+        # The compact verification prompt: "n text" lines numbered across the contexts,
+        # the contexts a blank line apart.
+        blocks = shown.split("\n\n")
+        return [" ".join(re.findall(r"^\d+ (.*)$", b, flags=re.M)) for b in blocks]
     if not sentences:  # the matrix prompt: "[k] text"
         return re.findall(r"^\[\d+\] (.*)$", shown, flags=re.M)
     # The verification prompt numbers each context's sentences: "[k]", then "k.n text" lines.
