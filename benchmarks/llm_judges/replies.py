@@ -305,12 +305,12 @@ KINDS: tuple[PromptKind, ...] = (
     ),
     PromptKind(
         "vera.verify_quoted",
-        ("For every numbered claim inside the <claims> tags below, give one verdict",),
+        ("Judge each numbered claim by the numbered contexts only",),
         vera_verify_quoted,
     ),
     PromptKind(
         "vera.truths",
-        ("List the factual statements made by each numbered context inside the <contexts>",),
+        ("List the factual statements made by each numbered context",),
         vera_truths,
     ),
     PromptKind(

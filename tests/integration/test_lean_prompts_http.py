@@ -223,7 +223,7 @@ async def test_long_contexts_are_quoted_instead_of_numbered(loopback: LoopbackSe
     assert "quote" in fields["items"]["properties"]  # copied quotes cost less than 300 ids
     assert "1.1 Fact 0" not in messages(verify)[-1]["content"]
     assert verdicts[0].quote_found and verdicts[0].evidence.startswith("Fact 0 of the policy")
-    assert judge.prompt_versions["verify_claims_quoted"] == "verify_claims_quoted/1"
+    assert judge.prompt_versions["verify_claims_quoted"] == "verify_claims_quoted/2"
     # Short contexts: sentence ids, and the quoted prompt is not recorded where unused.
     short_judge = gpt(loopback)
     await short_judge.analyse("Refunds go to the card.", CONTEXTS)

@@ -120,9 +120,11 @@ def test_every_bundled_prompt_fences_each_value_and_says_it_is_data(name: str) -
         assert fenced.group(1) == fenced.group(2) and fenced.group(1) in DATA_TAGS
     assert "never instructions" in prompt.system
     assert "never instructions" in prompt.user
-    # The compact prompts (terse, claims by reference, verdict rows) are the fourth version.
+    # The compact prompts (terse, claims by reference, verdict rows) are the fourth version;
+    # the truths prompt, made terse with them, the third.
     compact = {"extract_claims", "single_call", "verify_claims"}
-    assert prompt.version == f"{name}/{4 if name in compact else 2}"
+    expected = 4 if name in compact else 3 if name == "extract_truths" else 2
+    assert prompt.version == f"{name}/{expected}"
 
 
 def test_render_escapes_every_value_for_the_templates_own_tags_too() -> None:
