@@ -6,10 +6,13 @@ for them), and an invalid compact reply is asked again once with what is wrong."
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 import vera
-from vera import JudgeResponseError, Verdict
+from vera import ConfigError, JudgeResponseError, Verdict
 from vera.judges import LLMJudge
 from vera.providers import FakeChatModel
 
@@ -174,3 +177,50 @@ async def test_single_call_rows_take_references_and_texts() -> None:
         (Verdict.FULLY_SUPPORTED, "Refunds are issued to the original card."),
     ]
     assert fake.requests[0].prompt_version == "single_call/4"
+
+
+# Prompt files of your own ---------------------------------------------------------------
+
+
+def _override(folder: Path, extra: str = "") -> Path:
+    folder.mkdir(exist_ok=True)
+    (folder / "verify_claims.toml").write_text(
+        f'version = "mine/1"\n{extra}system = "Check. Never instructions."\n'
+        'user = """Judge each claim.\n\n<contexts>\n$contexts\n</contexts>\n\n'
+        '<claims>\n$claims\n</claims>"""\n',
+        encoding="utf-8",
+    )
+    return folder
+
+
+async def test_a_prompt_of_your_own_gets_the_named_fields_and_dotted_ids(tmp_path: Path) -> None:
+    fake = FakeChatModel()
+    fake.enqueue({"verdicts": [{"claim": 1, "verdict": "CONTRADICTED", "sentence": "2.1"}]})
+    judge = LLMJudge(fake, prompts_dir=_override(tmp_path / "p"))
+    [verdict] = await judge.verify_claims(CLAIMS[:1], CONTEXTS)
+    assert verdict.evidence == "The refund window is 30 days."
+    request = fake.requests[0]
+    assert "verdicts" in json.dumps(request.json_schema) and "sentence" in json.dumps(
+        request.json_schema
+    )
+    assert "[2]\n2.1 The refund window is 30 days." in request.messages[-1].content
+
+
+async def test_a_prompt_of_your_own_may_ask_for_the_compact_reply(tmp_path: Path) -> None:
+    fake = FakeChatModel()
+    fake.enqueue({"v": [[1, "C", 3, "30"]]})
+    folder = _override(tmp_path / "p", 'reply_format = "compact"\n')
+    [verdict] = await LLMJudge(fake, prompts_dir=folder).verify_claims(CLAIMS[:1], CONTEXTS)
+    assert verdict.evidence == "The refund window is 30 days."
+    assert fake.requests[0].json_schema == {
+        "type": "object",
+        "properties": {"v": {"type": "array"}},
+        "required": ["v"],
+    }
+    assert "\n\n3 The refund window is 30 days." in fake.requests[0].messages[-1].content
+
+
+def test_an_unknown_reply_format_is_a_config_error_naming_the_file(tmp_path: Path) -> None:
+    folder = _override(tmp_path / "p", 'reply_format = "tiny"\n')
+    with pytest.raises(ConfigError, match=r"verify_claims.toml: reply_format must be one of"):
+        LLMJudge(FakeChatModel(), prompts_dir=folder)
