@@ -92,9 +92,17 @@ def _tagged(prompt: str, tag: str) -> str:
     return _between(prompt, f"<{tag}>\n", f"\n</{tag}>")
 
 
-def vera_extract(prompt: str) -> Reply:
+def _answer_sentences(prompt: str) -> list[str]:
+    """The answer's sentences: VERA numbers them ("1 ...", one a line); else split here."""
     answer = _tagged(prompt, "answer")
-    return {"claims": sentences(answer)}  # VERA's lean reply: the claims in order
+    numbered = re.findall(r"(?m)^\d+ (.+)$", answer)
+    return [s.strip() for s in numbered] if numbered else sentences(answer)
+
+
+def vera_extract(prompt: str) -> Reply:
+    # Claims are the answer's sentences (the rule for every framework); each is one claim as
+    # it stands, so a model following VERA's prompt cites its number (claims by reference).
+    return {"claims": list(range(1, len(_answer_sentences(prompt)) + 1))}
 
 
 def _numbered(block: str) -> list[str]:
@@ -102,18 +110,24 @@ def _numbered(block: str) -> list[str]:
     return [p.strip() for p in re.split(r"(?m)^\[\d+\] ", block) if p.strip()]
 
 
-def _sentence_ids(block: str) -> tuple[list[str], dict[str, str]]:
-    """VERA's contexts with numbered sentences ("[1]\n1.1 ...\n1.2 ..."): the passages, and
-    each sentence's id by its text."""
-    ids: dict[str, str] = {}
+def _sentence_ids(block: str) -> tuple[list[str], dict[str, Any]]:
+    """VERA's contexts with numbered sentences: "[1]\n1.1 ...\n1.2 ..." blocks, or flat
+    ("1 ...\n2 ...", contexts a blank line apart). The passages, and each sentence's id by
+    its text: "2.3", or the flat number as an integer (what the compact prompt shows)."""
+    ids: dict[str, Any] = {}
     passages: dict[int, list[str]] = {}
     for k, n, text in re.findall(r"(?m)^(\d+)\.(\d+) (.+)$", block):
         ids.setdefault(text.strip(), f"{k}.{n}")
         passages.setdefault(int(k), []).append(text.strip())
+    if not ids:
+        for k, chunk in enumerate(re.split(r"\n\s*\n", block.strip()), start=1):
+            for n, text in re.findall(r"(?m)^(\d+) (.+)$", chunk):
+                ids.setdefault(text.strip(), int(n))
+                passages.setdefault(k, []).append(text.strip())
     return [" ".join(passages[k]) for k in sorted(passages)], ids
 
 
-def _vera_verdict(text: str, passages: list[str], ids: dict[str, str]) -> dict[str, Any]:
+def _vera_verdict(text: str, passages: list[str], ids: dict[str, Any]) -> dict[str, Any]:
     """A lean verdict: the id of the deciding sentence, a reason only where it adds."""
     j = judge(text, passages)
     verdict: dict[str, Any] = {
@@ -127,10 +141,17 @@ def _vera_verdict(text: str, passages: list[str], ids: dict[str, str]) -> dict[s
     return verdict
 
 
+def _vera_row(first: int | str, text: str, passages: list[str], ids: dict[str, Any]) -> list[Any]:
+    """A compact verdict row: [claim, code, sentence id, reason only for P and C]."""
+    verdict = _vera_verdict(text, passages, ids)
+    row = [first, verdict["verdict"][0], verdict["sentence"]]
+    return [*row, verdict["reason"]] if "reason" in verdict else row
+
+
 def vera_verify(prompt: str) -> Reply:
     passages, ids = _sentence_ids(_tagged(prompt, "contexts"))
     claims = re.findall(r"(?m)^(\d+)\. (.+)$", _tagged(prompt, "claims"))
-    return {"verdicts": [{"claim": int(n), **_vera_verdict(t, passages, ids)} for n, t in claims]}
+    return {"v": [_vera_row(int(n), t, passages, ids) for n, t in claims]}
 
 
 def vera_verify_quoted(prompt: str) -> Reply:
@@ -164,9 +185,10 @@ def vera_truths(prompt: str) -> Reply:
 
 
 def vera_single_call(prompt: str) -> Reply:
+    # Claims are the answer's sentences, each cited by its number (claims by reference).
     passages, ids = _sentence_ids(_tagged(prompt, "contexts"))
-    answer = _tagged(prompt, "answer")
-    return {"claims": [{"text": s, **_vera_verdict(s, passages, ids)} for s in sentences(answer)]}
+    claims = enumerate(_answer_sentences(prompt), start=1)
+    return {"claims": [_vera_row(n, s, passages, ids) for n, s in claims]}
 
 
 def vera_relevance(prompt: str) -> Reply:
@@ -268,27 +290,27 @@ KINDS: tuple[PromptKind, ...] = (
     # Before vera.extract: the single-call prompt contains the extraction marker too.
     PromptKind(
         "vera.single_call",
-        ("into atomic factual claims, then give each claim one verdict",),
+        ("claims in order and judge each by the numbered context sentences only",),
         vera_single_call,
     ),
     PromptKind(
         "vera.extract",
-        ("Split the answer inside the <answer> tags below into atomic factual claims",),
+        ("List the numbered answer's atomic factual claims in order",),
         vera_extract,
     ),
     PromptKind(
         "vera.verify",
-        ("Give one verdict for every numbered claim inside the <claims> tags below",),
+        ("Judge each numbered claim by the numbered context sentences only",),
         vera_verify,
     ),
     PromptKind(
         "vera.verify_quoted",
-        ("For every numbered claim inside the <claims> tags below, give one verdict",),
+        ("Judge each numbered claim by the numbered contexts only",),
         vera_verify_quoted,
     ),
     PromptKind(
         "vera.truths",
-        ("List the factual statements made by each numbered context inside the <contexts>",),
+        ("List the factual statements made by each numbered context",),
         vera_truths,
     ),
     PromptKind(

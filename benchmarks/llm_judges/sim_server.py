@@ -26,8 +26,13 @@ a second on one core, so at 0 ms latency the frameworks, not the server, are mea
   prompt up to the last breakpoint beyond it is written (`cache_creation_input_tokens`), and
   `input_tokens` counts the rest. Prefix order: tools, system, messages.
 - GET /v1/models, GET /stats, POST or GET /reset.
-- The OpenAI Batch API and Anthropic Message Batches (`sim_batches.py`): a batch ends
-  --batch-s seconds after it was created; POST /batches/hold and /batches/release.
+- The OpenAI Batch API and Anthropic Message Batches (`tests/support/batch_apis.py`, the same
+  simulation the loopback tests use): a batch ends --batch-s seconds after it was created
+  (answered all at once, with no simulated latency: a batch's latency is its wait), each
+  request answered as the chat endpoint would answer it. POST /batches/hold and
+  /batches/release; after POST /batches/hold-after-end the batches created once one batch has
+  ended are held (a run's second wave), how benchmarks/batch_resume.py kills a run with
+  batches pending and others done. /stats says whether any request was sent twice.
 
     python benchmarks/llm_judges/sim_server.py --port 8765 --latency-ms 200 --rps-limit 50
 """
@@ -40,15 +45,20 @@ import contextlib
 import hashlib
 import json
 import math
+import sys
 import time
 import uuid
 from array import array
 from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from replies import reply_for
-from sim_batches import BatchApis
 from tokens import make_encoder
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, for tests.support
+from tests.support.batch_apis import BatchApis
 
 encode_tokens, TOKEN_RULE = make_encoder()
 MESSAGE_OVERHEAD = 3  # tokens OpenAI adds around each message, and once to prime the reply
@@ -124,6 +134,71 @@ def _duration(seconds: float) -> str:
     if seconds < 1:
         return f"{round(seconds * 1000)}ms"
     return f"{seconds:.3f}".rstrip("0").rstrip(".") + "s"
+
+
+@dataclass(frozen=True)
+class Answered:
+    """A batch request's answer: a status and a JSON body."""
+
+    status: int
+    text: str
+
+    @property
+    def body(self) -> bytes:
+        return self.text.encode()
+
+
+def _as_openai(params: dict[str, Any]) -> dict[str, Any]:
+    """An Anthropic request as the chat endpoint's: the system prompt a message, the tool a
+    function."""
+    messages = list(params.get("messages") or [])
+    if params.get("system"):
+        system = params["system"]
+        text = system if isinstance(system, str) else _text(system)
+        messages.insert(0, {"role": "system", "content": text})
+    request: dict[str, Any] = {"model": params.get("model"), "messages": messages}
+    tools = params.get("tools") or []
+    if tools:
+        request["tools"] = [
+            {"type": "function", "function": {"name": t["name"], "parameters": t["input_schema"]}}
+            for t in tools
+        ]
+        request["tool_choice"] = {"type": "function", "function": {"name": tools[0]["name"]}}
+    return request
+
+
+def _as_message(reply: dict[str, Any]) -> dict[str, Any]:
+    """A chat completion as a Messages API reply."""
+    message = reply["choices"][0]["message"]
+    calls = message.get("tool_calls") or []
+    if calls:
+        function = calls[0]["function"]
+        content = [
+            {
+                "type": "tool_use",
+                "id": calls[0]["id"],
+                "name": function["name"],
+                "input": json.loads(function["arguments"]),
+            }
+        ]
+        stop = "tool_use"
+    else:
+        content = [{"type": "text", "text": message.get("content") or ""}]
+        stop = "end_turn"
+    usage = reply["usage"]
+    return {
+        "id": reply["id"].replace("chatcmpl", "msg"),
+        "type": "message",
+        "role": "assistant",
+        "model": reply["model"],
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": usage["prompt_tokens"],
+            "output_tokens": usage["completion_tokens"],
+        },
+    }
 
 
 class Simulator:
@@ -224,6 +299,20 @@ class Simulator:
             self.in_flight -= 1
         self.last = time.monotonic()
         return 200, reply, headers
+
+    def batch_answer(self, dialect: str, custom_id: str, body: Any) -> Answered:
+        """One request of a batch, answered as the chat endpoint answers it (an Anthropic one
+        through the same prompt as a chat request, the reply as a Messages API tool call),
+        counted with the interactive requests."""
+        self.requests += 1
+        self.first = self.first or time.monotonic()
+        try:
+            reply = self._complete(body if dialect == "openai" else _as_openai(body))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            self.errors += 1
+            return Answered(400, json.dumps({"error": {"message": f"bad request: {exc}"}}))
+        self.last = time.monotonic()
+        return Answered(200, json.dumps(reply if dialect == "openai" else _as_message(reply)))
 
     def _complete(self, request: dict[str, Any]) -> dict[str, Any]:
         texts = [_text(m.get("content")) for m in request["messages"]]
@@ -396,7 +485,8 @@ class HttpServer:
 
     def __init__(self, sim: Simulator, batch_s: float = 1.0) -> None:
         self.sim = sim
-        self.batches = BatchApis(sim, batch_s)
+        # Ended by time alone: the first look after batch_s seconds ends a batch.
+        self.batches = BatchApis(sim.batch_answer, polls_to_end=0, batch_s=batch_s)
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.sim.connections += 1
@@ -432,9 +522,15 @@ class HttpServer:
         path = path.rstrip("/")
         if method == "POST" and path.endswith("/chat/completions"):
             return await self.sim.chat(body)
-        batched = self.batches.route(method, path, headers or {}, body)
-        if batched is not None:
-            return batched
+        if self.batches.handles(path):
+            return self.batches.route(method, path, headers or {}, body)
+        if method == "POST" and path in ("/batches/hold", "/batches/hold-after-end"):
+            self.batches.hold = path == "/batches/hold"
+            self.batches.hold_after_end = path == "/batches/hold-after-end"
+            return 200, {"hold": self.batches.hold, "after_end": self.batches.hold_after_end}, {}
+        if method == "POST" and path == "/batches/release":
+            self.batches.release()
+            return 200, {"hold": False}, {}
         if method == "POST" and path.endswith("/v1/messages"):
             return await self.sim.chat(body, anthropic=True)
         if path == "/stats":

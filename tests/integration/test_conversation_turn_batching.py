@@ -186,5 +186,7 @@ def test_the_dry_run_prices_the_same_verdicts_in_fewer_calls(
     alone = estimate_plan(plan, Bindings(data=open_dataset(_alone(turns))))
     assert loopback.request_count == 0
     assert together.calls == run.passes[0].judge_calls < alone.calls == 2 * len(turns)
-    # Every claim's verdict is still written, only in one reply per conversation.
-    assert together.completion_tokens == alone.completion_tokens
+    # Every claim's verdict is still written, only in one reply per conversation: in the
+    # named fields verify_turns asks for, which cost more a verdict than the compact rows of
+    # verify_claims (docs/cost.md), so never fewer tokens than alone.
+    assert together.completion_tokens >= alone.completion_tokens

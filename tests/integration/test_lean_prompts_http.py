@@ -64,11 +64,11 @@ async def test_cited_sentence_ids_become_exact_quotes(loopback: LoopbackServer) 
         (Verdict.FULLY_SUPPORTED, 0, "Refunds are issued to the original card.", True),
     ]
     prompt = messages(loopback.requests[1])[-1]["content"]
-    assert "[2]\n2.1 The refund window is 30 days.\n2.2 Returns need a receipt." in prompt
-    # The reply's schema asks for an id, not a copy of the sentence.
+    assert "\n\n3 The refund window is 30 days.\n4 Returns need a receipt.\n" in prompt
+    # The reply's schema asks for compact rows (claim, verdict, sentence number), not a copy
+    # of the sentence.
     schema = loopback.requests[1].json["response_format"]["json_schema"]["schema"]
-    fields = schema["properties"]["verdicts"]["items"]["properties"]
-    assert "sentence" in fields and "quote" not in fields
+    assert schema["properties"] == {"v": {"type": "array"}} and "quote" not in json.dumps(schema)
 
 
 async def test_a_sentence_that_was_not_shown_is_asked_again_with_the_ids(
@@ -82,7 +82,7 @@ async def test_a_sentence_that_was_not_shown_is_asked_again_with_the_ids(
     _, [verdict] = await gpt(loopback).analyse("Refunds go to the card.", CONTEXTS)
     assert verdict.evidence == "Refunds are issued to the original card."
     reask = messages(loopback.requests[2])[-1]["content"]
-    assert "sentence '3.1' does not exist; cite one of 1.1 to 1.2, 2.1 to 2.2" in reask
+    assert "sentence '3.1' does not exist; cite one of 1 to 4" in reask
 
 
 async def test_calls_on_one_sample_share_the_prompt_up_to_the_claims(
@@ -96,7 +96,7 @@ async def test_calls_on_one_sample_share_the_prompt_up_to_the_claims(
     # Instructions, then the contexts: everything up to the claims repeats, so a provider's
     # prefix cache serves it; only the claim differs.
     assert shared_prefix(one, two).endswith("</contexts>\n\n<claims>\n1. ")
-    assert one.index("<claims>\n") > one.rindex("2.2 Returns need a receipt.")
+    assert one.index("<claims>\n") > one.rindex("4 Returns need a receipt.")
     # Across samples, the extraction prompt's instructions are the shared prefix.
     await gpt(loopback).extract_claims("Something else entirely.", query="Q")
     other = messages(loopback.requests[-1])[-1]["content"]
@@ -223,7 +223,7 @@ async def test_long_contexts_are_quoted_instead_of_numbered(loopback: LoopbackSe
     assert "quote" in fields["items"]["properties"]  # copied quotes cost less than 300 ids
     assert "1.1 Fact 0" not in messages(verify)[-1]["content"]
     assert verdicts[0].quote_found and verdicts[0].evidence.startswith("Fact 0 of the policy")
-    assert judge.prompt_versions["verify_claims_quoted"] == "verify_claims_quoted/1"
+    assert judge.prompt_versions["verify_claims_quoted"] == "verify_claims_quoted/2"
     # Short contexts: sentence ids, and the quoted prompt is not recorded where unused.
     short_judge = gpt(loopback)
     await short_judge.analyse("Refunds go to the card.", CONTEXTS)

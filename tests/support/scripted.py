@@ -42,12 +42,22 @@ def _verdict(text: str, quote: str) -> dict[str, Any]:
 
 
 def _cited(text: str, contexts: str) -> dict[str, Any]:
-    """A verdict on `text`: by sentence id ("1.1") where the contexts' sentences are numbered
-    (the lean prompts), else with context 1's first sentence copied as the quote."""
+    """A verdict on `text`: by sentence id ("1.1", or 1 where the sentences are numbered
+    across the contexts: the compact prompts) where the contexts' sentences are numbered,
+    else with context 1's first sentence copied as the quote."""
+    verdict = "CONTRADICTED" if "60" in text else "FULLY_SUPPORTED"
     if re.search(r"^1\.1 ", contexts, flags=re.M):
-        verdict = "CONTRADICTED" if "60" in text else "FULLY_SUPPORTED"
         return {"verdict": verdict, "sentence": "1.1", "reason": "scripted"}
+    if re.match(r"1 ", contexts):
+        return {"verdict": verdict, "sentence": 1, "reason": "scripted"}
     return _verdict(text, _first_sentence(contexts))
+
+
+def _answer(prompt: str) -> str:
+    """The answer as one text; the compact prompts number its sentences ("1 ...", a line each)."""
+    answer = section(prompt, "answer")
+    numbered = re.findall(r"^\d+ (.*)$", answer, flags=re.M)
+    return " ".join(numbered) if numbered else answer
 
 
 def scripted_reply(prompt: str) -> dict[str, Any]:
@@ -59,7 +69,7 @@ def scripted_reply(prompt: str) -> dict[str, Any]:
         contexts = re.findall(r"^\[(\d+)\] (.*)$", section(prompt, "contexts"), flags=re.M)
         return {"truths": [{"context": int(n), "text": text} for n, text in contexts]}
     if "<answer>" in prompt:
-        answer = section(prompt, "answer")
+        answer = _answer(prompt)
         sentences = [s.strip() + "." for s in answer.split(".") if s.strip()]
         claims: list[dict[str, Any]] = [
             {"number": i, "text": s} for i, s in enumerate(sentences, 1)

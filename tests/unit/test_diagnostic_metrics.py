@@ -450,6 +450,11 @@ def _claims_of(prompt: str) -> list[str]:
 def _contexts_of(prompt: str) -> list[str]:
     shown = section(prompt, "contexts")
     sentences = re.findall(r"^(\d+)\.\d+ (.*)$", shown, flags=re.M)
+    if not sentences and re.match(r"\d+ ", shown):
+        # The compact verification prompt: "n text" lines numbered across the contexts,
+        # the contexts a blank line apart.
+        blocks = shown.split("\n\n")
+        return [" ".join(re.findall(r"^\d+ (.*)$", b, flags=re.M)) for b in blocks]
     if not sentences:  # the matrix prompt: "[k] text"
         return re.findall(r"^\[\d+\] (.*)$", shown, flags=re.M)
     # The verification prompt numbers each context's sentences: "[k]", then "k.n text" lines.
@@ -567,7 +572,7 @@ def test_an_llm_judge_makes_one_matrix_call_per_sample_over_http(
     assert loopback.request_count == 2 * 5
     details = report.judge_details
     assert details["usage"]["by_label"]["verify_matrix"]["calls"] == 2
-    assert details["prompt_versions"]["verify_matrix"] == "verify_matrix/1"
+    assert details["prompt_versions"]["verify_matrix"] == "verify_matrix/2"
     # The judge's quote of the entailing chunk is the claim's evidence in the details.
     explained = report.samples[2].results["noise_sensitivity_relevant"].details["claims"]
     assert explained["c2"] == {
@@ -635,7 +640,7 @@ async def test_the_llm_matrix_checks_quotes_and_reasks_missing_rows_alone() -> N
     assert "verify_matrix" not in judge.prompt_versions  # listed once a matrix is asked for
     rows = await judge.verify_matrix(CLAIMS, CONTEXTS)
     first, again = fake.requests
-    assert first.schema_name == "matrix" and first.prompt_version == "verify_matrix/1"
+    assert first.schema_name == "matrix" and first.prompt_version == "verify_matrix/2"
     assert _claims_of(again.messages[-1].content) == ["Refunds go to the card."]
     supported, invented = rows[0]
     assert supported.verdict is Verdict.FULLY_SUPPORTED and supported.quote_found is True
@@ -643,7 +648,7 @@ async def test_the_llm_matrix_checks_quotes_and_reasks_missing_rows_alone() -> N
     assert (invented.context_index, supported.context_index) == (1, 0)
     # Claim 2's row came back empty: no context addresses it.
     assert [v.verdict for v in rows[1]] == [Verdict.NO_EVIDENCE] * 2
-    assert judge.prompt_versions["verify_matrix"] == "verify_matrix/1"
+    assert judge.prompt_versions["verify_matrix"] == "verify_matrix/2"
 
 
 async def test_a_row_missing_twice_is_an_error_and_no_context_costs_no_call() -> None:

@@ -120,9 +120,11 @@ def test_every_bundled_prompt_fences_each_value_and_says_it_is_data(name: str) -
         assert fenced.group(1) == fenced.group(2) and fenced.group(1) in DATA_TAGS
     assert "never instructions" in prompt.system
     assert "never instructions" in prompt.user
-    # The lean-reply prompts (sentence ids, no copied quotes) are the third version.
-    lean = {"extract_claims", "single_call", "verify_claims"}
-    assert prompt.version == f"{name}/{3 if name in lean else 2}"
+    # The compact prompts (terse, claims by reference, verdict rows) are the fourth version;
+    # the truths prompt, made terse with them, the third.
+    compact = {"extract_claims", "single_call", "verify_claims"}
+    expected = 4 if name in compact else 3 if name == "extract_truths" else 2
+    assert prompt.version == f"{name}/{expected}"
 
 
 def test_render_escapes_every_value_for_the_templates_own_tags_too() -> None:
@@ -165,7 +167,7 @@ async def test_an_empty_claim_list_is_asked_for_again_once() -> None:
     reask = fake.requests[1].messages
     assert reask[-2].role == "assistant" and '"claims":[]' in reask[-2].content
     assert "does contain factual statements: 2 of its sentences" in reask[-1].content
-    assert fake.requests[1].prompt_version == "extract_claims/3"
+    assert fake.requests[1].prompt_version == "extract_claims/4"
 
 
 async def test_an_empty_claim_list_twice_is_an_error() -> None:
@@ -193,7 +195,7 @@ async def test_single_call_mode_asks_again_then_errors_on_empty_claims() -> None
     judge = LLMJudge(fake, mode="single_call")
     with pytest.raises(JudgeResponseError, match="extracted no claims"):
         await judge.analyse(RESPONSE, CONTEXTS)
-    assert [r.prompt_version for r in fake.requests] == ["single_call/3", "single_call/3"]
+    assert [r.prompt_version for r in fake.requests] == ["single_call/4", "single_call/4"]
     assert "does contain factual statements" in fake.requests[1].messages[-1].content
 
 
@@ -300,7 +302,7 @@ def test_a_replaced_prompt_is_versioned_by_its_content(tmp_path: Path) -> None:
     )
     first = load_prompt("verify_claims", tmp_path)
     digest = hashlib.sha256(file.read_bytes()).hexdigest()[:12]
-    assert first.version == f"verify_claims/3+sha256:{digest}" != bundled.version
+    assert first.version == f"verify_claims/4+sha256:{digest}" != bundled.version
     # ...and any edit changes the version, so the cache key changes with it.
     file.write_text(
         f'version = "{bundled.version}"\nsystem = "s2"\nuser = "$contexts $claims"\n',
@@ -308,19 +310,19 @@ def test_a_replaced_prompt_is_versioned_by_its_content(tmp_path: Path) -> None:
     )
     assert load_prompt("verify_claims", tmp_path).version not in (first.version, bundled.version)
     # A prompt the folder does not replace is still the bundled one, under its own version.
-    assert load_prompt("extract_claims", tmp_path).version == "extract_claims/3"
+    assert load_prompt("extract_claims", tmp_path).version == "extract_claims/4"
 
 
 async def test_the_content_version_goes_into_every_request(tmp_path: Path) -> None:
     (tmp_path / "extract_claims.toml").write_text(
-        'version = "extract_claims/3"\nsystem = "s"\nuser = "<answer>\\n$response\\n</answer>'
+        'version = "extract_claims/4"\nsystem = "s"\nuser = "<answer>\\n$response\\n</answer>'
         '$query"\n',
         encoding="utf-8",
     )
     fake = FakeChatModel()
     fake.enqueue(TWO_CLAIMS)
     await LLMJudge(fake, prompts_dir=tmp_path).extract_claims(RESPONSE)
-    assert fake.requests[0].prompt_version.startswith("extract_claims/3+sha256:")
+    assert fake.requests[0].prompt_version.startswith("extract_claims/4+sha256:")
 
 
 # --- 5. Cut-off JSON -------------------------------------------------------------------------

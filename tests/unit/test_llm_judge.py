@@ -57,12 +57,11 @@ async def test_batched_mode_is_two_calls_with_schema_and_prompt_version() -> Non
     assert [v.context_index for v in result] == [1, 0]
     assert all(v.quote_found for v in result)
     extract, verify = fake.requests
-    assert extract.prompt_version == "extract_claims/3" and extract.schema_name == "claims"
+    assert extract.prompt_version == "extract_claims/4" and extract.schema_name == "claims"
     assert verify.json_schema is not None and verify.temperature == 0.0
     prompt = verify.messages[-1].content
-    # Contexts are shown with numbered sentences, for the judge to cite by id.
-    assert "[1]\n1.1 Refunds are issued" in prompt
-    assert "[2]\n2.1 The refund window is 30 days." in prompt
+    # Contexts are shown with sentences numbered across them, for the judge to cite by number.
+    assert "1 Refunds are issued to the original card.\n\n2 The refund window is 30 days." in prompt
     assert "1. The refund window is 60 days.\n2. Refunds go to the original card." in prompt
     # The static instructions come first, so provider prompt caching applies.
     assert verify.messages[0].role == "system" and prompt.index("<claims>\n") > prompt.index(
@@ -188,7 +187,7 @@ def test_prompts_can_be_overridden_and_bad_files_are_named(tmp_path: Path) -> No
     judge = LLMJudge(FakeChatModel(), prompts_dir=tmp_path)
     digest = hashlib.sha256((tmp_path / "verify_claims.toml").read_bytes()).hexdigest()[:12]
     assert judge.prompt_versions == {
-        "extract_claims": "extract_claims/3",
+        "extract_claims": "extract_claims/4",
         "verify_claims": f"mine/7+sha256:{digest}",
         "rate_relevance": "rate_relevance/2",
     }

@@ -18,6 +18,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from vera.judges._base import CallEstimate, JudgeWork
+from vera.judges._replies import (
+    COMPACT_SINGLE_CALL_SCHEMA,
+    COMPACT_VERIFICATION_SCHEMA,
+    EXTRACTION_SCHEMA,
+)
 from vera.judges._turns import GROUP_KEY, GROUP_SIZE_KEY, turn_group
 from vera.judges.offline._claims import extract_claims as split_claims
 from vera.providers._base import ChatRequest, ChatResponse, Usage
@@ -33,9 +38,13 @@ T = TypeVar("T")
 
 # Tokens a model writes per claim beyond the answer's own words: the quotes around a claim in
 # the extraction's list, and a lean verdict (a cited sentence id, a few words of reason for a
-# partial or contradicted one; measured at about 21 in benchmarks/llm_judges).
+# partial or contradicted one; measured at about 21 in benchmarks/llm_judges). The compact
+# prompts write less: a claim by reference is its number, a verdict a row [1, "F", 7] (about
+# 3 and 10 tokens a claim, measured there).
 EXTRACTION_TOKENS_PER_CLAIM = 4
 VERDICT_TOKENS_PER_CLAIM = 22
+REFERENCE_TOKENS_PER_CLAIM = 3
+COMPACT_VERDICT_TOKENS_PER_CLAIM = 10
 RATING_TOKENS = 25
 # A matrix row lists only the contexts that address its claim, rarely more than one or two of
 # them: a row's number and brackets, and about one verdict with a copied quote and a reason.
@@ -105,16 +114,28 @@ class RecordingChatModel:
             rows = [{"claim": n, "contexts": []} for n in range(1, most + 1)]
             return {"claims": rows}, shown * MATRIX_ROW_TOKENS
         verdicts = [{"claim": n, "verdict": "NO_EVIDENCE"} for n in range(1, most + 1)]
-        return {"verdicts": verdicts}, shown * VERDICT_TOKENS_PER_CLAIM
+        compact = request.json_schema == COMPACT_VERIFICATION_SCHEMA
+        per_claim = COMPACT_VERDICT_TOKENS_PER_CLAIM if compact else VERDICT_TOKENS_PER_CLAIM
+        return {"verdicts": verdicts}, shown * per_claim
 
     def _claims(self, request: ChatRequest) -> tuple[dict[str, Any], int]:
         work = self.work
-        answer = work.text or _section(request.messages[-1].content, "answer") or ""
+        shown = _section(request.messages[-1].content, "answer") or ""
+        answer = work.text or shown
         texts = work.claims or tuple(c.text for c in split_claims(answer))
-        judged = "verdict" in str(request.json_schema)  # single-call mode: claims with verdicts
-        per_claim = EXTRACTION_TOKENS_PER_CLAIM + (VERDICT_TOKENS_PER_CLAIM if judged else 0)
+        # Single-call mode: claims with verdicts (every schema but the extraction's).
+        judged = request.json_schema != EXTRACTION_SCHEMA
         verdict = {"verdict": "NO_EVIDENCE"} if judged else {}
         claims = [{"number": n, "text": t, **verdict} for n, t in enumerate(texts, start=1)]
+        if re.match(r"1 ", shown):  # numbered answer sentences: claims by reference
+            compact = request.json_schema == COMPACT_SINGLE_CALL_SCHEMA
+            per_claim = REFERENCE_TOKENS_PER_CLAIM + (
+                (COMPACT_VERDICT_TOKENS_PER_CLAIM if compact else VERDICT_TOKENS_PER_CLAIM)
+                if judged
+                else 0
+            )
+            return {"claims": claims}, len(texts) * per_claim
+        per_claim = EXTRACTION_TOKENS_PER_CLAIM + (VERDICT_TOKENS_PER_CLAIM if judged else 0)
         return {"claims": claims}, tokens(answer) + len(texts) * per_claim
 
 

@@ -56,6 +56,8 @@ from vera.judges._calls import count_calls
 from vera.judges._evidence import checked_verdict, shares_a_word
 from vera.judges._prompts import Prompt, load_prompt
 from vera.judges._replies import (
+    COMPACT_SINGLE_CALL_SCHEMA,
+    COMPACT_VERIFICATION_SCHEMA,
     EXTRACTION_SCHEMA,
     MATRIX_SCHEMA,
     QUOTED_VERIFICATION_SCHEMA,
@@ -72,7 +74,7 @@ from vera.judges._replies import (
     VerdictFields,
     Verification,
 )
-from vera.judges._sentence_ids import SentenceIds
+from vera.judges._sentence_ids import AnswerSentences, SentenceIds
 from vera.judges._turns import (
     TurnBatcher,
     TurnGroup,
@@ -400,16 +402,27 @@ class LLMJudge(BaseJudge):
     ) -> tuple[list[Claim], list[ClaimVerdict]] | None:
         """Claims and verdicts from one call; None when the reply was cut off."""
         prompt = self.prompts["single_call"]
-        numbered = SentenceIds.of(contexts)
+        compact = prompt.reply_format == "compact"
+        numbered = SentenceIds.of(contexts, flat=compact)
+        answer = AnswerSentences.of(response)
         messages = prompt.render(
-            contexts=numbered.render(), query=query or "(none)", response=response
+            contexts=numbered.render(),
+            query=query or "(none)",
+            response=response,
+            sentences=answer.render(),
         )
         try:
             reply = await self._ask_for_claims(
                 messages,
                 prompt,
-                SINGLE_CALL_SCHEMA,
-                _checked(SingleCall, response=response, contexts=len(contexts), sentences=numbered),
+                COMPACT_SINGLE_CALL_SCHEMA if compact else SINGLE_CALL_SCHEMA,
+                _checked(
+                    SingleCall,
+                    response=response,
+                    contexts=len(contexts),
+                    sentences=numbered,
+                    answer=answer,
+                ),
                 response,
             )
         except TruncatedOutputError:
@@ -435,13 +448,17 @@ class LLMJudge(BaseJudge):
 
     async def _extract_texts(self, response: str, query: str) -> list[str]:
         prompt = self.prompts["extract_claims"]
-        messages = prompt.render(query=query or "(none)", response=response)
+        # Numbered, so a sentence that is one claim as it stands comes back as its number.
+        answer = AnswerSentences.of(response)
+        messages = prompt.render(
+            query=query or "(none)", response=response, sentences=answer.render()
+        )
         try:
             extraction = await self._ask_for_claims(
                 messages,
                 prompt,
                 EXTRACTION_SCHEMA,
-                _checked(Extraction, response=response),
+                _checked(Extraction, response=response, answer=answer),
                 response,
             )
         except TruncatedOutputError:
@@ -513,13 +530,12 @@ class LLMJudge(BaseJudge):
     ) -> None:
         """Verify `batch` against `shown` (the contexts, or their truths); quotes are checked
         against the contexts themselves."""
-        numbered = SentenceIds.of(shown)
-        prompt, schema, shown_text = self._verification_prompt(numbered, shown, len(batch))
+        prompt, schema, numbered = self._verification_prompt(shown, len(batch))
         # Contexts before claims: calls on the same contexts (per_claim, several batches or
         # draws) share their prompt up to the claims, which a provider's prompt cache reuses.
         messages = prompt.render(
             cache_contexts=reused,
-            contexts=shown_text,
+            contexts=numbered.render() if numbered is not None else _numbered(shown),
             claims="\n".join(f"{i}. {c.text}" for i, c in enumerate(batch, start=1)),
         )
         try:
@@ -558,16 +574,20 @@ class LLMJudge(BaseJudge):
                 )
 
     def _verification_prompt(
-        self, numbered: SentenceIds, shown: Sequence[str], claims: int
-    ) -> tuple[Prompt, dict[str, Any], str]:
-        """The verification prompt, its schema and the contexts as it shows them: sentence ids
-        to cite, or, where the contexts are so long that the ids would cost more than quotes,
-        numbered contexts to quote from. A verify_claims prompt of your own is always used."""
-        bundled = "+sha256:" not in self.prompts["verify_claims"].version
-        if bundled and numbered.cost_more_than_quotes(claims):
+        self, shown: Sequence[str], claims: int
+    ) -> tuple[Prompt, dict[str, Any], SentenceIds | None]:
+        """The verification prompt, its schema and the numbered sentences it shows: sentence
+        ids to cite (flat in the compact prompt), or None where the contexts are so long that
+        the ids would cost more than quotes: numbered contexts to quote from. A verify_claims
+        prompt of your own is always used."""
+        prompt = self.prompts["verify_claims"]
+        bundled = "+sha256:" not in prompt.version
+        if bundled and SentenceIds.of(shown).cost_more_than_quotes(claims):
             self._quoted_asked = True
-            return self.prompts[_QUOTED], QUOTED_VERIFICATION_SCHEMA, _numbered(shown)
-        return self.prompts["verify_claims"], VERIFICATION_SCHEMA, numbered.render()
+            return self.prompts[_QUOTED], QUOTED_VERIFICATION_SCHEMA, None
+        compact = prompt.reply_format == "compact"
+        schema = COMPACT_VERIFICATION_SCHEMA if compact else VERIFICATION_SCHEMA
+        return prompt, schema, SentenceIds.of(shown, flat=compact)
 
     async def _matrix_draw(
         self, claims: Sequence[Claim], contexts: Sequence[str], draw: int
@@ -767,10 +787,11 @@ def _matrix_row(
     ]
 
 
-def _evidence(given: VerdictFields, numbered: SentenceIds) -> tuple[int | None, str]:
+def _evidence(given: VerdictFields, numbered: SentenceIds | None) -> tuple[int | None, str]:
     """The context (1-based) and quote of a verdict: the cited sentence's own text, quoted by
-    VERA; or, from a prompt that asks for quotes (an override), the judge's copy."""
-    cited = numbered.resolve(given.sentence) if given.sentence else None
+    VERA; or, from a prompt that asks for quotes (an override, or long contexts), the judge's
+    copy."""
+    cited = numbered.resolve(given.sentence) if given.sentence and numbered else None
     return cited if cited is not None else (given.context, given.quote)
 
 
@@ -812,7 +833,8 @@ def _describe(error: ValidationError | MalformedJSONError) -> str:
 def _checked(model: type[Reply], **sample: object) -> Callable[[Any], Reply]:
     """`model`'s validation of a reply, checked against the sample (`vera.judges._replies`):
     `contexts`, how many were shown; `response`, the answer the claims come from;
-    `sentences`, the numbered sentences a verdict may cite."""
+    `sentences`, the numbered sentences a verdict may cite; `answer`, the numbered answer
+    sentences a claim may refer to."""
     return lambda data: model.model_validate(data, context=sample)
 
 

@@ -27,13 +27,16 @@ from string import Template
 from vera.providers._base import Message
 from vera.types._errors import ConfigError
 
-__all__ = ["DATA_TAGS", "Prompt", "load_prompt", "neutralise_tags"]
+__all__ = ["DATA_TAGS", "REPLY_FORMATS", "Prompt", "load_prompt", "neutralise_tags"]
 
 DATA_TAGS = frozenset(
     {"answer", "claims", "contexts", "passages", "question", "texts", "unsupported"}
 )
 """The tags the bundled prompts fence data with. A custom prompt's own closing tags are read
 from its template and protected as well."""
+
+REPLY_FORMATS = ("fields", "compact")
+"""What a prompt file's optional `reply_format` may say (see `Prompt.reply_format`)."""
 
 _CLOSING_TAG = re.compile(r"</\s*([A-Za-z][\w-]*)\s*>")
 
@@ -65,6 +68,10 @@ class Prompt:
     version: str
     system: str
     user: str
+    reply_format: str = "fields"
+    """"compact": the prompt asks for a compact reply (rows, verdict codes; the bundled
+    verification prompts), so the judge sends the compact schema with it; "fields" (the
+    default, and what a prompt file without `reply_format` gets): named JSON fields."""
 
     def render(self, *, cache_contexts: bool = False, **values: str) -> tuple[Message, ...]:
         """System message, then the user message with `$placeholders` filled by `values`, each
@@ -125,4 +132,16 @@ def load_prompt(name: str, prompts_dir: Path | None = None) -> Prompt:
     if missing:
         raise ConfigError(f"{origin}: missing string field(s) {', '.join(missing)}")
     version = data["version"] if digest is None else f"{data['version']}+sha256:{digest}"
-    return Prompt(name=name, version=version, system=data["system"], user=data["user"])
+    reply_format = data.get("reply_format", "fields")
+    if reply_format not in REPLY_FORMATS:
+        raise ConfigError(
+            f"{origin}: reply_format must be one of {', '.join(REPLY_FORMATS)}, "
+            f"got {reply_format!r}"
+        )
+    return Prompt(
+        name=name,
+        version=version,
+        system=data["system"],
+        user=data["user"],
+        reply_format=reply_format,
+    )

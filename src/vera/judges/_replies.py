@@ -15,11 +15,13 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator, model_validator
 
 from vera.judges._evidence import MOSTLY_UNTRACEABLE, untraceable
-from vera.judges._sentence_ids import SentenceIds
+from vera.judges._sentence_ids import AnswerSentences, SentenceIds
 from vera.types import Relevance, RelevanceVerdict, Verdict
 from vera.types._errors import JudgeResponseError
 
 __all__ = [
+    "COMPACT_SINGLE_CALL_SCHEMA",
+    "COMPACT_VERIFICATION_SCHEMA",
     "EXTRACTION_SCHEMA",
     "MATRIX_SCHEMA",
     "QUOTED_VERIFICATION_SCHEMA",
@@ -70,11 +72,28 @@ def _list_of(key: str, properties: dict[str, Any], required: list[str]) -> dict[
     }
 
 
+def _rows_of(key: str, *, typed: bool = False) -> dict[str, Any]:
+    """A compact reply: `key` holds rows, short arrays the prompt describes (a schema spelling
+    out their cells costs more tokens than the rows themselves); `typed` says the items are
+    arrays, which tells a single-call reply from an extraction's list."""
+    rows: dict[str, Any] = {"type": "array"}
+    if typed:
+        rows["items"] = {"type": "array"}
+    return {"type": "object", "properties": {key: rows}, "required": [key]}
+
+
+# A claim is its text, or (claims by reference) the number of an answer sentence; the items
+# are left untyped, as a list of two types costs more tokens than it guides.
 EXTRACTION_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"claims": {"type": "array", "items": {"type": "string"}}},
+    "properties": {"claims": {"type": "array"}},
     "required": ["claims"],
 }
+# Compact verdicts (the bundled prompts with reply_format = "compact"): one row per claim,
+# [claim, verdict code, sentence id, reason]; a fraction of the named fields' tokens, in the
+# reply and in the schema sent with the request.
+COMPACT_VERIFICATION_SCHEMA = _rows_of("v")
+COMPACT_SINGLE_CALL_SCHEMA = _rows_of("claims", typed=True)
 VERIFICATION_SCHEMA = _list_of(
     "verdicts", {"claim": {"type": "integer"}, **_CITED_FIELDS}, ["claim", "verdict"]
 )
@@ -129,6 +148,76 @@ def _check_traceable(texts: list[str], info: ValidationInfo) -> None:
         )
 
 
+def _is_claim(item: Any) -> bool:
+    return isinstance(item, str | int) and not isinstance(item, bool)
+
+
+def _claim_text(item: str | int, info: ValidationInfo) -> str:
+    """A claim's text: `item` itself, or the answer sentence its number refers to."""
+    if isinstance(item, str):
+        return item
+    answer = (info.context or {}).get("answer")
+    if not isinstance(answer, AnswerSentences):
+        raise ValueError(
+            f"claim {item} is a number, but the answer's sentences were not numbered; "
+            "write each claim out as text"
+        )
+    return answer.expand(item)
+
+
+def _expanded(item: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+    """{"text": the sentence} for a judged claim given by reference; else nothing to change."""
+    text = item.get("text")
+    if isinstance(text, int) and not isinstance(text, bool):
+        return {"text": _claim_text(text, info)}
+    return {}
+
+
+_CODES = {
+    "F": Verdict.FULLY_SUPPORTED,
+    "P": Verdict.PARTIALLY_SUPPORTED,
+    "N": Verdict.NO_EVIDENCE,
+    "C": Verdict.CONTRADICTED,
+}
+
+
+def _compact_row(row: Any, first: str) -> dict[str, Any]:
+    """A compact row [claim, code, sentence id, reason] as the named fields; `first` names
+    its first cell ("claim": a number; "text": a claim's text or an answer sentence's number).
+    Too short, too long or not a row at all is a ValueError that tells the judge the shape."""
+    if not isinstance(row, list) or not 2 <= len(row) <= 4:
+        raise ValueError(
+            f"each entry must be a row [{first}, verdict, sentence id, reason], got {row!r}"
+        )
+    code = row[1]
+    verdict = _CODES.get(code.strip().upper()) if isinstance(code, str) else None
+    if verdict is None:
+        try:
+            verdict = Verdict.parse(code)
+        except JudgeResponseError:
+            raise ValueError(f"unknown verdict {code!r} in {row!r}; use F, P, N or C") from None
+    fields = {first: row[0], "verdict": verdict}
+    if len(row) > 2:
+        fields["sentence"] = row[2]
+    if len(row) > 3:
+        fields["reason"] = row[3] if row[3] is not None else ""
+    return fields
+
+
+def _from_rows(data: Any, key: str, rows_key: str, first: str) -> Any:
+    """`data` with a compact reply's rows under `rows_key` turned into `key`'s objects;
+    any other reply (the named fields an override prompt asks for) as it came."""
+    if not isinstance(data, dict) or rows_key not in data or (key in data and key != rows_key):
+        return data
+    rows = data[rows_key]
+    if not isinstance(rows, list):
+        return data
+    return {
+        **data,
+        key: [_compact_row(row, first) if isinstance(row, list) else row for row in rows],
+    }
+
+
 class _ExtractedClaim(BaseModel):
     number: int
     text: str
@@ -139,13 +228,13 @@ class Extraction(BaseModel):
 
     @field_validator("claims", mode="before")
     @classmethod
-    def _numbered_in_order(cls, value: Any) -> Any:
-        # The lean reply is a list of strings, numbered by their order; an override prompt
-        # may still ask for {"number", "text"} objects.
+    def _numbered_in_order(cls, value: Any, info: ValidationInfo) -> Any:
+        # The lean reply lists texts and sentence numbers (claims by reference), numbered by
+        # their order; an override prompt may still ask for {"number", "text"} objects.
         if not isinstance(value, list):
             return value
         return [
-            {"number": i, "text": item} if isinstance(item, str) else item
+            {"number": i, "text": _claim_text(item, info)} if _is_claim(item) else item
             for i, item in enumerate(value, start=1)
         ]
 
@@ -226,6 +315,13 @@ class RawVerdict(_VerdictFields):
 class Verification(BaseModel):
     verdicts: list[RawVerdict]
 
+    @model_validator(mode="before")
+    @classmethod
+    def _compact(cls, data: Any) -> Any:
+        # The bundled prompt's compact reply {"v": [[1, "F", "2.3"], ...]}; an override
+        # prompt's {"verdicts": [{...}]} is read as it is.
+        return _from_rows(data, "verdicts", "v", "claim")
+
 
 class _Truth(BaseModel):
     context: int
@@ -251,14 +347,23 @@ class _JudgedClaim(_VerdictFields):
 class SingleCall(BaseModel):
     claims: list[_JudgedClaim]
 
+    @model_validator(mode="before")
+    @classmethod
+    def _compact(cls, data: Any) -> Any:
+        # The bundled prompt's compact rows {"claims": [[1, "F", "2.3"], ["text", "N"]]}.
+        return _from_rows(data, "claims", "claims", "text")
+
     @field_validator("claims", mode="before")
     @classmethod
-    def _numbered_in_order(cls, value: Any) -> Any:
-        # The lean reply numbers claims by their order; an override prompt may still number.
+    def _numbered_in_order(cls, value: Any, info: ValidationInfo) -> Any:
+        # The lean reply numbers claims by their order, each a text or an answer sentence's
+        # number (a claim by reference); an override prompt may still number.
         if not isinstance(value, list):
             return value
         return [
-            {**item, "number": item.get("number") or i} if isinstance(item, dict) else item
+            {**item, "number": item.get("number") or i, **_expanded(item, info)}
+            if isinstance(item, dict)
+            else item
             for i, item in enumerate(value, start=1)
         ]
 

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 
 from vera.text._segment import split_units
 
-__all__ = ["SentenceIds"]
+__all__ = ["AnswerSentences", "SentenceIds"]
 
 _ID = re.compile(r"^\s*\[?(\d+)\.(\d+)\]?\s*$")
+_FLAT_ID = re.compile(r"^\s*\[?(\d+)\]?\s*$")
 
 
 def _sentences(context: str) -> tuple[str, ...]:
@@ -38,21 +39,48 @@ class SentenceIds:
     """The sentences of each context, numbered from 1 within the context."""
 
     sentences: tuple[tuple[str, ...], ...]
+    flat: bool = False
+    """Numbered 1, 2, 3 ... across all contexts ("7" instead of "2.3"): two tokens a sentence
+    fewer, in the prompt and in each citation (the compact prompts); "k.n" ids resolve too."""
 
     @classmethod
-    def of(cls, contexts: Sequence[str]) -> SentenceIds:
-        return cls(tuple(_sentences(context) for context in contexts))
+    def of(cls, contexts: Sequence[str], *, flat: bool = False) -> SentenceIds:
+        return cls(tuple(_sentences(context) for context in contexts), flat)
 
     def render(self) -> str:
-        """Each context as "[k]" then one "k.n sentence" line per sentence; blocks apart."""
+        """Each context as "[k]" then one "k.n sentence" line per sentence; blocks apart.
+        Flat: one "g sentence" line per sentence, g counted across contexts; blocks apart."""
+        if self.flat:
+            return self._render_flat()
         blocks = []
         for k, sentences in enumerate(self.sentences, start=1):
             lines = [f"[{k}]"] + [f"{k}.{n} {text}" for n, text in enumerate(sentences, start=1)]
             blocks.append("\n".join(lines))
         return "\n\n".join(blocks)
 
+    def _render_flat(self) -> str:
+        blocks, number = [], 0
+        for sentences in self.sentences:
+            lines = []
+            for text in sentences:
+                number += 1
+                lines.append(f"{number} {text}")
+            blocks.append("\n".join(lines))
+        return "\n\n".join(block for block in blocks if block)
+
+    def _flat(self, number: int) -> tuple[int, str] | None:
+        for k, sentences in enumerate(self.sentences, start=1):
+            if 1 <= number <= len(sentences):
+                return k, sentences[number - 1]
+            number -= len(sentences)
+        return None
+
     def resolve(self, sentence_id: str) -> tuple[int, str] | None:
-        """The 1-based context number and the exact text of `sentence_id`, None if no such."""
+        """The 1-based context number and the exact text of `sentence_id`, None if no such.
+        A plain number ("7") is a flat id, valid only where the ids were shown flat."""
+        flat = _FLAT_ID.match(sentence_id)
+        if flat is not None:
+            return self._flat(int(flat.group(1))) if self.flat else None
         match = _ID.match(sentence_id)
         if match is None:
             return None
@@ -72,5 +100,35 @@ class SentenceIds:
 
     def describe_ids(self) -> str:
         """The ids that exist, for a re-ask: "1.1 to 1.5, 2.1 to 2.4"."""
+        if self.flat:
+            total = sum(len(s) for s in self.sentences)
+            return f"1 to {total}" if total else "none"
         ranges = [f"{k}.1 to {k}.{len(s)}" for k, s in enumerate(self.sentences, 1) if s]
         return ", ".join(ranges) or "none"
+
+
+@dataclass(frozen=True)
+class AnswerSentences:
+    """An answer shown with numbered sentences, so a claim that is a whole sentence as it
+    stands comes back as its number (a claim by reference) instead of a copy of it: the
+    restated answer was most of an extraction reply. VERA expands a reference to the
+    sentence's own text, a slice of the answer, so the claim is located exactly."""
+
+    sentences: tuple[str, ...]
+
+    @classmethod
+    def of(cls, response: str) -> AnswerSentences:
+        return cls(_sentences(response))
+
+    def render(self) -> str:
+        """One "n sentence" line per sentence (as the compact prompts number contexts)."""
+        return "\n".join(f"{n} {text}" for n, text in enumerate(self.sentences, start=1))
+
+    def expand(self, reference: int) -> str:
+        """The text of sentence `reference`; a ValueError naming the range when there is none."""
+        if not 1 <= reference <= len(self.sentences):
+            raise ValueError(
+                f"claim {reference} refers to sentence {reference}, but the answer has "
+                f"sentences 1 to {len(self.sentences)}; cite one of them or write the claim out"
+            )
+        return self.sentences[reference - 1]

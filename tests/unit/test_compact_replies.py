@@ -1,0 +1,226 @@
+"""The compact judge replies (docs/cost.md): verdict rows with one-letter codes and flat
+sentence numbers, and claims by reference to the answer's numbered sentences. Driven by
+FakeChatModel, a scripted fake provider: each test states what the "model" said and asserts
+what the judge did with it. Today's named-field replies stay valid (an override prompt asks
+for them), and an invalid compact reply is asked again once with what is wrong."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import vera
+from vera import ConfigError, JudgeResponseError, Verdict
+from vera.judges import LLMJudge
+from vera.providers import FakeChatModel
+
+CONTEXTS = [
+    "Refunds are issued to the original card. Refunds take 5 days.",
+    "The refund window is 30 days. Returns need a receipt.",
+]
+CLAIMS = [
+    vera.Claim("c1", "The refund window is 60 days."),
+    vera.Claim("c2", "Refunds take 5 days."),
+]
+RESPONSE = "The refund window is 60 days. It goes to the card, within 5 days."
+
+
+async def test_verdict_rows_become_verdicts_quoting_the_cited_sentence() -> None:
+    fake = FakeChatModel()
+    fake.enqueue({"v": [[1, "C", 3, "30 days, not 60"], [2, "F", 2]]})
+    first, second = await LLMJudge(fake).verify_claims(CLAIMS, CONTEXTS)
+    assert (first.verdict, first.context_index, first.evidence, first.reason) == (
+        Verdict.CONTRADICTED,
+        1,
+        "The refund window is 30 days.",
+        "30 days, not 60",
+    )
+    assert (second.verdict, second.context_index, second.evidence) == (
+        Verdict.FULLY_SUPPORTED,
+        0,
+        "Refunds take 5 days.",
+    )
+    assert first.quote_found and second.quote_found
+    # The request carried the compact schema: rows under "v", nothing spelled out per cell.
+    assert fake.requests[0].json_schema == {
+        "type": "object",
+        "properties": {"v": {"type": "array"}},
+        "required": ["v"],
+    }
+
+
+async def test_a_no_evidence_row_needs_no_sentence_and_named_codes_are_read_too() -> None:
+    fake = FakeChatModel()
+    fake.enqueue({"v": [[1, "N", None], [2, "partially_supported", "1.2", "only the days"]]})
+    first, second = await LLMJudge(fake).verify_claims(CLAIMS, CONTEXTS)
+    assert (first.verdict, first.evidence) == (Verdict.NO_EVIDENCE, "")
+    assert (second.verdict, second.evidence) == (
+        Verdict.PARTIALLY_SUPPORTED,
+        "Refunds take 5 days.",
+    )
+
+
+async def test_the_named_fields_reply_is_still_valid() -> None:
+    fake = FakeChatModel()
+    fake.enqueue(
+        {
+            "verdicts": [
+                {"claim": 1, "verdict": "CONTRADICTED", "sentence": "2.1", "reason": "30"},
+                {"claim": 2, "verdict": "FULLY_SUPPORTED", "sentence": 2},
+            ]
+        }
+    )
+    first, second = await LLMJudge(fake).verify_claims(CLAIMS, CONTEXTS)
+    assert (first.verdict, first.evidence) == (
+        Verdict.CONTRADICTED,
+        "The refund window is 30 days.",
+    )
+    assert (second.verdict, second.evidence) == (Verdict.FULLY_SUPPORTED, "Refunds take 5 days.")
+
+
+@pytest.mark.parametrize(
+    ("row", "problem"),
+    [
+        ([1, "X", 2], "unknown verdict 'X' in [1, 'X', 2]; use F, P, N or C"),
+        ([1], "each entry must be a row [claim, verdict, sentence id, reason], got [1]"),
+        ([1, "F", 2, "r", "extra"], "each entry must be a row [claim, verdict, sentence id"),
+        ([1, "F", 9], "sentence '9' does not exist; cite one of 1 to 4, or null for none"),
+    ],
+)
+async def test_an_invalid_row_is_asked_again_once_with_what_is_wrong(
+    row: list[object], problem: str
+) -> None:
+    fake = FakeChatModel()
+    fake.enqueue({"v": [row, [2, "F", 2]]}, {"v": [[1, "C", 3, "30"], [2, "F", 2]]})
+    first, _ = await LLMJudge(fake).verify_claims(CLAIMS, CONTEXTS)
+    assert first.verdict is Verdict.CONTRADICTED and first.evidence.startswith("The refund")
+    reask = fake.requests[1].messages
+    assert reask[-2].role == "assistant"
+    assert problem in reask[-1].content
+
+
+async def test_an_invalid_row_twice_is_a_judge_error() -> None:
+    fake = FakeChatModel()
+    fake.enqueue({"v": [[1, "F", 9]]}, {"v": [[1, "F", 9]]})
+    with pytest.raises(JudgeResponseError, match=r"invalid twice.*sentence '9' does not exist"):
+        await LLMJudge(fake).verify_claims(CLAIMS[:1], CONTEXTS)
+
+
+async def test_a_missing_claim_is_asked_again_alone_and_an_unknown_one_dropped() -> None:
+    fake = FakeChatModel()
+    fake.enqueue({"v": [[1, "F", 2], [7, "F", 1]]}, {"v": [[1, "N", None]]})
+    first, second = await LLMJudge(fake).verify_claims(CLAIMS, CONTEXTS)
+    assert [first.verdict, second.verdict] == [Verdict.FULLY_SUPPORTED, Verdict.NO_EVIDENCE]
+    reask = fake.requests[1].messages[-1].content
+    assert "1. Refunds take 5 days." in reask and "60 days" not in reask
+
+
+async def test_a_claim_still_missing_is_an_error() -> None:
+    fake = FakeChatModel()
+    fake.enqueue({"v": [[1, "F", 2]]}, {"v": []})
+    with pytest.raises(JudgeResponseError, match=r"no verdict for claims \['c2'\]"):
+        await LLMJudge(fake).verify_claims(CLAIMS, CONTEXTS)
+
+
+# Claims by reference ---------------------------------------------------------------------
+
+
+async def test_a_sentence_number_expands_to_the_exact_sentence_of_the_answer() -> None:
+    fake = FakeChatModel()
+    fake.enqueue({"claims": [1, "The refund goes to the card.", "It takes 5 days."]})
+    claims = await LLMJudge(fake).extract_claims(RESPONSE, query="Refunds?")
+    assert [c.text for c in claims] == [
+        "The refund window is 60 days.",
+        "The refund goes to the card.",
+        "It takes 5 days.",
+    ]
+    # The reference is a slice of the answer, located exactly.
+    assert claims[0].span == (0, 29) and RESPONSE[0:29] == claims[0].text
+    sent = fake.requests[0].messages[-1].content
+    assert (
+        "<answer>\n1 The refund window is 60 days.\n2 It goes to the card, within 5 days.\n"
+        "</answer>" in sent
+    )
+
+
+async def test_an_out_of_range_reference_is_an_invalid_reply_asked_again() -> None:
+    fake = FakeChatModel()
+    fake.enqueue({"claims": [1, 3]}, {"claims": [1, 2]})
+    claims = await LLMJudge(fake).extract_claims(RESPONSE)
+    assert [c.text for c in claims] == [
+        "The refund window is 60 days.",
+        "It goes to the card, within 5 days.",
+    ]
+    reask = fake.requests[1].messages[-1].content
+    assert "claim 3 refers to sentence 3, but the answer has sentences 1 to 2" in reask
+
+
+async def test_an_out_of_range_reference_twice_is_a_judge_error() -> None:
+    fake = FakeChatModel()
+    fake.enqueue({"claims": [0]}, {"claims": [5]})
+    with pytest.raises(JudgeResponseError, match=r"invalid twice.*refers to sentence 5"):
+        await LLMJudge(fake).extract_claims(RESPONSE)
+
+
+async def test_single_call_rows_take_references_and_texts() -> None:
+    fake = FakeChatModel()
+    fake.enqueue({"claims": [[1, "C", 3, "30, not 60"], ["The refund goes to the card.", "F", 1]]})
+    claims, verdicts = await LLMJudge(fake, mode="single_call").analyse(RESPONSE, CONTEXTS)
+    assert [c.text for c in claims] == [
+        "The refund window is 60 days.",
+        "The refund goes to the card.",
+    ]
+    assert [(v.verdict, v.evidence) for v in verdicts] == [
+        (Verdict.CONTRADICTED, "The refund window is 30 days."),
+        (Verdict.FULLY_SUPPORTED, "Refunds are issued to the original card."),
+    ]
+    assert fake.requests[0].prompt_version == "single_call/4"
+
+
+# Prompt files of your own ---------------------------------------------------------------
+
+
+def _override(folder: Path, extra: str = "") -> Path:
+    folder.mkdir(exist_ok=True)
+    (folder / "verify_claims.toml").write_text(
+        f'version = "mine/1"\n{extra}system = "Check. Never instructions."\n'
+        'user = """Judge each claim.\n\n<contexts>\n$contexts\n</contexts>\n\n'
+        '<claims>\n$claims\n</claims>"""\n',
+        encoding="utf-8",
+    )
+    return folder
+
+
+async def test_a_prompt_of_your_own_gets_the_named_fields_and_dotted_ids(tmp_path: Path) -> None:
+    fake = FakeChatModel()
+    fake.enqueue({"verdicts": [{"claim": 1, "verdict": "CONTRADICTED", "sentence": "2.1"}]})
+    judge = LLMJudge(fake, prompts_dir=_override(tmp_path / "p"))
+    [verdict] = await judge.verify_claims(CLAIMS[:1], CONTEXTS)
+    assert verdict.evidence == "The refund window is 30 days."
+    request = fake.requests[0]
+    assert "verdicts" in json.dumps(request.json_schema) and "sentence" in json.dumps(
+        request.json_schema
+    )
+    assert "[2]\n2.1 The refund window is 30 days." in request.messages[-1].content
+
+
+async def test_a_prompt_of_your_own_may_ask_for_the_compact_reply(tmp_path: Path) -> None:
+    fake = FakeChatModel()
+    fake.enqueue({"v": [[1, "C", 3, "30"]]})
+    folder = _override(tmp_path / "p", 'reply_format = "compact"\n')
+    [verdict] = await LLMJudge(fake, prompts_dir=folder).verify_claims(CLAIMS[:1], CONTEXTS)
+    assert verdict.evidence == "The refund window is 30 days."
+    assert fake.requests[0].json_schema == {
+        "type": "object",
+        "properties": {"v": {"type": "array"}},
+        "required": ["v"],
+    }
+    assert "\n\n3 The refund window is 30 days." in fake.requests[0].messages[-1].content
+
+
+def test_an_unknown_reply_format_is_a_config_error_naming_the_file(tmp_path: Path) -> None:
+    folder = _override(tmp_path / "p", 'reply_format = "tiny"\n')
+    with pytest.raises(ConfigError, match=r"verify_claims.toml: reply_format must be one of"):
+        LLMJudge(FakeChatModel(), prompts_dir=folder)
