@@ -58,6 +58,7 @@ def test_estimate_conversations_counts_both_runs_calls(
     assert loopback.request_count == 0
     result = evaluate_conversations("conversations", judge=JUDGE, settings=settings)
     assert result.consistency is not None
-    # One call a turn in each run: the turns, then the turns with an earlier assistant turn.
-    assert (estimate.turns.calls, estimate.consistency and estimate.consistency.calls) == (36, 24)
+    # One call a conversation in each run (12 conversations, each with an earlier assistant
+    # turn to check against), not one a turn (36 turns, then 24).
+    assert (estimate.turns.calls, estimate.consistency and estimate.consistency.calls) == (12, 12)
     assert abs(estimate.calls - loopback.request_count) <= 0.05 * loopback.request_count
