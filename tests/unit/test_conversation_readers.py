@@ -8,7 +8,7 @@ import pytest
 
 import vera
 from vera import Conversation, DatasetRowError, Sample, Turn, load_dataset
-from vera.datasets import conversation_from_row, open_dataset, turn_samples
+from vera.datasets import conversation_from_row, open_dataset, read_conversations, turn_samples
 
 OPENAI = [
     {"role": "system", "content": "You are a support assistant."},
@@ -238,3 +238,48 @@ def test_a_dataframe_column_of_message_lists() -> None:
     pandas = pytest.importorskip("pandas")
     frame = pandas.DataFrame([{"id": "df", "messages": OPENAI}])
     assert [s.id for s in open_dataset(frame)] == ["df/turn-5", "df/turn-7"]
+    # The conversations themselves too (vera conversations' and evaluate_conversations' route):
+    # iterated as is, a DataFrame would give its column names.
+    [conversation] = read_conversations(frame)
+    assert (conversation.id, len(conversation.turns)) == ("df", len(OPENAI))
+
+
+def test_a_dataframe_read_back_from_parquet_holds_numpy_arrays_and_reads_the_same(
+    tmp_path: Path,
+) -> None:
+    pandas = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    pandas.DataFrame([{"id": "pq", "messages": OPENAI}]).to_parquet(tmp_path / "c.parquet")
+    frame = pandas.read_parquet(tmp_path / "c.parquet")
+    assert type(frame["messages"][0]).__module__ == "numpy"
+    first, second = open_dataset(frame)
+    assert (first.id, kinds(first)) == ("pq/turn-5", ["tool", "user"])
+    assert kinds(second) == ["retrieved", "earlier-turn", "user", "user"]
+    assert [c.id for c in read_conversations(frame)] == ["pq"]
+
+
+def test_a_hugging_face_dataset_column_of_message_lists() -> None:
+    datasets = pytest.importorskip("datasets")
+    # Arrow gives every message every key, None where a message had none.
+    data = datasets.Dataset.from_list([{"id": "hf", "messages": OPENAI}])
+    assert data[0]["messages"][0]["tool_calls"] is None
+    first, second = open_dataset(data)
+    assert (first.id, kinds(first)) == ("hf/turn-5", ["tool", "user"])
+    assert kinds(second) == ["retrieved", "earlier-turn", "user", "user"]
+    assert [c.id for c in read_conversations(data)] == ["hf"]
+
+
+def test_a_bad_message_in_a_dataframe_names_the_row_and_the_field() -> None:
+    pandas = pytest.importorskip("pandas")
+    bad = [{"role": "user", "content": "hi"}, {"role": "robot", "content": "x"}]
+    frame = pandas.DataFrame([{"id": "ok", "messages": OPENAI}, {"id": "bad", "messages": bad}])
+    for read in (read_conversations, lambda data: list(open_dataset(data))):
+        with pytest.raises(DatasetRowError) as caught:
+            read(frame)
+        error = caught.value
+        assert (error.path, error.location, error.field) == (
+            "<DataFrame>",
+            "row 2",
+            "messages[1].role",
+        )
+        assert "robot" in error.problem

@@ -32,6 +32,14 @@ from vera.datasets._readers import (
     is_invalid_json,
     read_rows,
 )
+from vera.datasets._tables import (
+    DATAFRAME_LABEL,
+    HF_LABEL,
+    dataframe_rows,
+    is_dataframe,
+    is_hf_dataset,
+    plain_row,
+)
 from vera.text._segment import split_units
 from vera.types import Context, Sample
 from vera.types._conversations import (
@@ -297,7 +305,9 @@ def _kind(value: object) -> str:
 
 def read_conversations(data: object) -> list[Conversation]:
     """Conversations from a JSON/JSONL file or bundled name, a `Conversation`, one list of
-    message dicts, or an iterable of conversations and conversation rows. A row that is no
+    message dicts, a pandas DataFrame or Hugging Face dataset with a column of message lists
+    (`messages`, `turns` or `user_input`), or an iterable of conversations and conversation
+    rows. A row that is no
     conversation, or an invalid one, raises `DatasetRowError` naming its place and field."""
     if isinstance(data, Conversation):
         return [data]
@@ -328,9 +338,17 @@ def _rows_of(data: object) -> tuple[str, Iterable[RawRow]]:
         return str(path), read_rows(path, detect_format(path, None))
     if is_message_list(data):
         return "<rows>", [RawRow("row 1", {"messages": list(data)})]  # type: ignore[call-overload]
+    if is_dataframe(data):  # iterated as is, a DataFrame gives its column names
+        return DATAFRAME_LABEL, _numbered_rows(dataframe_rows(data))
+    if is_hf_dataset(data):
+        return HF_LABEL, _numbered_rows(plain_row(row) for row in data)  # type: ignore[attr-defined]
     if isinstance(data, Iterable) and not isinstance(data, bytes | Mapping):
         return "<rows>", (RawRow(f"row {i}", r) for i, r in enumerate(data, start=1))
     raise ConfigError(f"cannot read conversations from {type(data).__name__}")
+
+
+def _numbered_rows(rows: Iterable[Any]) -> Iterator[RawRow]:
+    return (RawRow(f"row {i}", row) for i, row in enumerate(rows, start=1))
 
 
 # ---- each assistant turn as a sample ------------------------------------------------------
