@@ -169,6 +169,58 @@ def test_row_errors_name_file_line_turn_and_field(
     assert problem in error.problem
 
 
+@pytest.mark.parametrize(
+    ("row", "field", "problem"),
+    [
+        (  # RAGAS names the role `type`: the error names the key the row has
+            {"user_input": [{"type": "human", "content": "hi"}, {"type": "robot"}]},
+            "user_input[1].type",
+            "unknown role 'robot'",
+        ),
+        (
+            {
+                "user_input": [
+                    {"type": "human", "content": "hi"},
+                    {"type": "ai", "content": "", "tool_calls": [{"args": {}}]},
+                ]
+            },
+            "user_input[1].tool_calls[0].name",
+            "missing",
+        ),
+        (  # DeepEval
+            {
+                "turns": [
+                    {"role": "user", "content": "hi"},
+                    {"role": "assistant", "content": "x", "tools_called": [{"output": "o"}]},
+                ]
+            },
+            "turns[1].tools_called[0].name",
+            "missing",
+        ),
+        (
+            {
+                "turns": [
+                    {"role": "user", "content": "hi"},
+                    {"role": "assistant", "content": "x", "retrieval_context": 5},
+                ]
+            },
+            "turns[1].retrieval_context",
+            "expected a list",
+        ),
+    ],
+)
+def test_ragas_and_deepeval_row_errors_name_the_line_turn_and_field(
+    tmp_path: Path, row: dict[str, object], field: str, problem: str
+) -> None:
+    good = {"id": "ok", "messages": [{"role": "user", "content": "hi"}]}
+    path = write_jsonl(tmp_path / "bad.jsonl", [good, row])
+    with pytest.raises(DatasetRowError) as caught:
+        list(load_dataset(path))
+    error = caught.value
+    assert (error.path, error.location, error.field) == (str(path), "line 2", field)
+    assert problem in error.problem
+
+
 def test_skip_invalid_logs_a_bad_conversation_and_keeps_the_others(tmp_path: Path) -> None:
     bad = {"id": "bad", "messages": [{"role": "robot", "content": "x"}]}
     path = write_jsonl(tmp_path / "d.jsonl", [bad, {"id": "ok", "messages": OPENAI}])

@@ -178,13 +178,17 @@ def _turn(
 
 
 def _role(message: Mapping[str, Any], where: str) -> Role:
-    raw = message.get("role", message.get("type"))
+    # RAGAS names the role `type`: an error names the key the row has.
+    key = "type" if "role" not in message and "type" in message else "role"
+    raw = message.get(key)
     if raw is None:
         raise ConversationProblem(f"{where}.role", "missing; expected user, assistant or tool")
     role = _ROLES.get(str(raw).lower())
     if role is None:
         known = ", ".join(sorted(_ROLES))
-        raise ConversationProblem(f"{where}.role", f"unknown role {raw!r}; expected one of {known}")
+        raise ConversationProblem(
+            f"{where}.{key}", f"unknown role {raw!r}; expected one of {known}"
+        )
     return role
 
 
