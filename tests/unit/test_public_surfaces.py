@@ -56,6 +56,7 @@ SURFACES: dict[str, list[str]] = {
         "TurnScore",
         "estimate_conversations",
         "evaluate_conversations",
+        "load_assistant",
         "pipeline_assistant",
         "replay",
         "thread_lines",

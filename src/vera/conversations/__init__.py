@@ -15,7 +15,13 @@ from vera.conversations._evaluate import (
 )
 from vera.conversations._html import threads_html
 from vera.conversations._render import thread_lines
-from vera.conversations._replay import HISTORY_KEY, Assistant, pipeline_assistant, replay
+from vera.conversations._replay import (
+    HISTORY_KEY,
+    Assistant,
+    load_assistant,
+    pipeline_assistant,
+    replay,
+)
 from vera.conversations._scores import ConversationScore, TurnClaim, TurnScore
 
 __all__ = [
@@ -28,6 +34,7 @@ __all__ = [
     "TurnScore",
     "estimate_conversations",
     "evaluate_conversations",
+    "load_assistant",
     "pipeline_assistant",
     "replay",
     "thread_lines",

@@ -12,10 +12,11 @@ from collections.abc import Callable, Sequence
 
 from vera._sync import run_sync
 from vera.pipelines import Pipeline, RagState
+from vera.pipelines._user import import_user_module
 from vera.types._conversations import Conversation, Role, Turn
 from vera.types._errors import ConfigError
 
-__all__ = ["HISTORY_KEY", "Assistant", "pipeline_assistant", "replay"]
+__all__ = ["HISTORY_KEY", "Assistant", "load_assistant", "pipeline_assistant", "replay"]
 
 HISTORY_KEY = "history"
 """The key of `RagState.data` under which `pipeline_assistant` hands a pipeline the
@@ -71,3 +72,21 @@ def pipeline_assistant(pipeline: Pipeline) -> Assistant:
         return Turn(role=Role.ASSISTANT, content=done.response or "", contexts=done.contexts)
 
     return answer
+
+
+def load_assistant(spec: str) -> Assistant:
+    """The assistant `spec` ("package.module:name", looked for in the current folder first)
+    names: a function from the history to the next turn, or a `Pipeline` (through
+    `pipeline_assistant`). `vera conversations --assistant` reads it so."""
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise ConfigError(f"assistant {spec!r}: use module:function")
+    target = getattr(import_user_module(spec, module_name, what="assistant"), attribute, None)
+    if isinstance(target, Pipeline):
+        return pipeline_assistant(target)
+    if callable(target):
+        return target  # type: ignore[no-any-return]
+    raise ConfigError(
+        f"assistant {spec!r}: {module_name} has no callable {attribute!r} (a function from the "
+        "history, a sequence of vera.Turn, to the next turn, or a vera Pipeline)"
+    )
