@@ -327,3 +327,28 @@ def test_a_turn_citing_a_context_it_may_not_rely_on_is_asked_again_then_an_error
     status = {s.id: s.status.value for s in report.samples}
     assert status.pop("conv-01/turn-5") == "error"
     assert set(status.values()) == {"scored"}
+
+
+def test_a_joint_reply_cut_off_at_max_tokens_is_asked_again_in_halves(
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch, turns: list[Sample]
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
+    conversation = [s for s in turns if s.metadata["conversation_id"] == "conv-01"]
+    cut = []
+
+    def cut_the_first_joint_reply(request: Recorded) -> Reply:
+        prompt = _prompt(request)
+        if "<turns>" in prompt and not cut:
+            cut.append(prompt.count("<answer>\n"))
+            return ok_openai('{"turns": [{"turn": 1, "claims": [', finish_reason="length")
+        return scripted_openai(request)
+
+    loopback.default = cut_the_first_joint_reply
+    report = vera.evaluate(
+        conversation, ["faithfulness"], JUDGE, settings=_settings(loopback, "single_call")
+    )
+    _verdicts(report)
+    # Three turns cut off; then the first alone (single_call's own prompt), the other two
+    # together.
+    asked = [_prompt(r).count("<answer>\n") for r in loopback.requests]
+    assert cut == [3] and asked[0] == 3 and sorted(asked[1:]) == [1, 2]

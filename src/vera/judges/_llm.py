@@ -278,9 +278,11 @@ class LLMJudge(BaseJudge):
     async def analyse_turn(
         self, response: str, contexts: Sequence[str], *, query: str | None, group: TurnGroup
     ) -> tuple[list[Claim], list[ClaimVerdict]]:
-        """One conversation turn's claims and verdicts, like `analyse`; in batched mode with one
-        draw, its claims are verified in one call with the other turns of its `group`
-        (`vera.judges._turns`), each turn against its own contexts only."""
+        """One conversation turn's claims and verdicts, like `analyse`; with one draw, judged
+        with the other turns of its `group`: in batched mode its claims are verified in one call
+        with theirs (`vera.judges._turns`), in single_call mode its claims and verdicts come
+        from one call with theirs (`vera.judges._turn_answers`), each turn against its own
+        contexts only."""
         if not self.batches_turns:
             return await self.analyse(response, contexts, query=query)
         if self.mode == "single_call":
@@ -385,14 +387,17 @@ class LLMJudge(BaseJudge):
     async def _answer_call(self, batch: list[TurnAnswer]) -> None:
         """One call for `batch`; a turn alone is judged as any sample is (the single_call
         prompt), and a reply cut off at max_tokens is asked again in two halves."""
+        if not batch:
+            return
         if len(batch) == 1:
             await self._answer_alone(batch[0])
             return
         try:
             await self._ask_turns(batch)
-        except TruncatedOutputError:
-            half = len(batch) // 2
-            await asyncio.gather(self._answer_call(batch[:half]), self._answer_call(batch[half:]))
+        except TruncatedOutputError:  # cut off on a re-ask, the turns settled before stay so
+            left = [item for item in batch if not item.result.done()]
+            half = len(left) // 2
+            await asyncio.gather(self._answer_call(left[:half]), self._answer_call(left[half:]))
         except Exception as exc:  # an invalid reply, twice: every turn still open is an error
             for item in batch:
                 if not item.result.done():
