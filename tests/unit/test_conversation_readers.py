@@ -335,3 +335,29 @@ def test_a_bad_message_in_a_dataframe_names_the_row_and_the_field() -> None:
             "messages[1].role",
         )
         assert "robot" in error.problem
+
+
+def test_messages_in_a_column_of_another_name_are_mapped_or_refused(tmp_path: Path) -> None:
+    pandas = pytest.importorskip("pandas")
+    frame = pandas.DataFrame([{"id": "df", "chat": OPENAI}])
+    # Read as a sample, the row would only "need a pipeline": refused, naming the mapping.
+    with pytest.raises(DatasetRowError) as caught:
+        list(open_dataset(frame))
+    assert (caught.value.location, caught.value.field) == ("row 1", "chat")
+    assert "--field messages=chat" in caught.value.problem
+    with pytest.raises(DatasetRowError, match="column 'chat' holds a list of messages"):
+        read_conversations(frame)
+    mapped = {"messages": "chat"}
+    assert [s.id for s in open_dataset(frame, fields=mapped)] == ["df/turn-5", "df/turn-7"]
+    assert [c.id for c in read_conversations(frame, fields=mapped)] == ["df"]
+    # A bad message is named by the user's column.
+    path = write_jsonl(tmp_path / "c.jsonl", [{"chat": [{"role": "robot", "content": "x"}]}])
+    with pytest.raises(DatasetRowError) as bad:
+        list(load_dataset(path, fields=mapped))
+    assert (bad.value.location, bad.value.field) == ("line 1", "chat[0].role")
+
+
+def test_a_sample_with_a_message_list_beside_its_answer_stays_a_sample(tmp_path: Path) -> None:
+    row = {"query": "Where is order 42?", "response": "It shipped.", "history": OPENAI}
+    [sample] = list(load_dataset(write_jsonl(tmp_path / "s.jsonl", [row])))
+    assert sample.response == "It shipped." and sample.metadata["history"][1]["role"] == "user"
