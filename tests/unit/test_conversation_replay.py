@@ -123,10 +123,18 @@ def test_a_baseline_replays_a_conversation() -> None:
     assert claim.source_kind is SourceKind.RETRIEVED and claim.verdict is Verdict.FULLY_SUPPORTED
 
 
-def test_a_pipeline_over_recorded_conversation_turns_is_an_error_not_an_unrelated_answer() -> None:
-    report = vera.evaluate(
-        "conversations", ["faithfulness"], pipeline=lambda query: "An answer without history."
-    )
-    assert len(report.samples) == 36
-    assert {s.status.value for s in report.samples} == {"error"}
-    assert all("pipeline_assistant" in (s.error or "") for s in report.samples)
+def test_a_pipeline_or_baseline_over_recorded_turns_is_refused_naming_the_assistant() -> None:
+    def answer(query: str) -> str:
+        return "An answer without the history."
+
+    with pytest.raises(ConfigError, match="pipeline_assistant"):
+        vera.evaluate("conversations", ["faithfulness"], pipeline=answer)
+    with pytest.raises(ConfigError, match="conversation turns"):
+        vera.evaluate("conversations", ["faithfulness"], baselines=["naive-rag"])
+    # A turn after an ordinary first sample is refused by the runner, turn by turn.
+    plain = {"id": "plain", "query": "What does Pro cost?", "response": "20 dollars."}
+    seats = {"id": "seats", "messages": [t.model_dump(mode="json") for t in RECORDED.turns]}
+    report = vera.evaluate([plain, seats], ["faithfulness"], pipeline=answer)
+    status = {s.id: (s.status.value, s.error or "") for s in report.samples}
+    assert status.pop("plain")[0] == "scored"
+    assert status and all(v == "error" and "pipeline_assistant" in e for v, e in status.values())
