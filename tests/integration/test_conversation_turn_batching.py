@@ -180,33 +180,50 @@ def test_the_dry_run_prices_the_same_verdicts_in_fewer_calls(
 CALLS = {"batched": 48, "single_call": 12, "per_claim": 75, "truths": 108}
 
 
+@pytest.fixture
+def grouped(turns: list[Sample]) -> list[Sample]:
+    """The turns in their groups, without their conversation: the judge's calls for the turns
+    alone, with no pass over the conversations (consistency) beside them."""
+    return [
+        s.model_copy(
+            update={"metadata": {k: v for k, v in s.metadata.items() if k != "conversation_id"}}
+        )
+        for s in turns
+    ]
+
+
+def _conv_01(samples: list[Sample]) -> list[Sample]:
+    return [s for s in samples if s.id.startswith("conv-01/")]
+
+
 @pytest.mark.parametrize("mode", sorted(CALLS))
 def test_the_dry_run_counts_the_calls_each_mode_makes(
-    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch, turns: list[Sample], mode: str
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch, grouped: list[Sample], mode: str
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
     loopback.default = scripted_openai
     settings = _settings(loopback, mode)
     estimate = estimate_plan(
-        build_plan(metrics=["faithfulness"], settings=settings), Bindings(data=open_dataset(turns))
+        build_plan(metrics=["faithfulness"], settings=settings),
+        Bindings(data=open_dataset(grouped)),
     )
     assert loopback.request_count == 0
-    report = vera.evaluate(turns, ["faithfulness"], JUDGE, settings=settings)
+    report = vera.evaluate(grouped, ["faithfulness"], JUDGE, settings=settings)
     _verdicts(report)
     assert estimate.calls == loopback.request_count == CALLS[mode]
 
 
 def test_single_call_judges_a_conversation_in_one_call_with_the_verdicts_of_each_turn_alone(
-    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch, turns: list[Sample]
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch, grouped: list[Sample]
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
     loopback.default = scripted_openai
     settings = _settings(loopback, "single_call")
-    together = vera.evaluate(turns, ["faithfulness"], JUDGE, settings=settings)
-    assert loopback.request_count == len({s.metadata["turn_group"] for s in turns})
+    together = vera.evaluate(grouped, ["faithfulness"], JUDGE, settings=settings)
+    assert loopback.request_count == len({s.metadata["turn_group"] for s in grouped})
     assert "single_call_turns" in together.judge_details["prompt_versions"]
-    alone = vera.evaluate(_alone(turns), ["faithfulness"], JUDGE, settings=settings)
-    assert loopback.request_count == 12 + len(turns)
+    alone = vera.evaluate(_alone(grouped), ["faithfulness"], JUDGE, settings=settings)
+    assert loopback.request_count == 12 + len(grouped)
     assert "single_call_turns" not in alone.judge_details["prompt_versions"]
     assert _verdicts(together) == _verdicts(alone)
     prompt = next(r for r in loopback.requests if "<turns>" in _prompt(r))
@@ -218,7 +235,7 @@ def test_single_call_judges_a_conversation_in_one_call_with_the_verdicts_of_each
 
 
 def test_a_conversation_too_long_for_one_call_splits_and_the_dry_run_counts_the_same(
-    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch, turns: list[Sample]
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch, grouped: list[Sample]
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
     loopback.default = scripted_openai
@@ -226,11 +243,12 @@ def test_a_conversation_too_long_for_one_call_splits_and_the_dry_run_counts_the_
     # tokens a turn), not a whole conversation's.
     settings = _settings(loopback, "single_call", judge_max_tokens=240)
     estimate = estimate_plan(
-        build_plan(metrics=["faithfulness"], settings=settings), Bindings(data=open_dataset(turns))
+        build_plan(metrics=["faithfulness"], settings=settings),
+        Bindings(data=open_dataset(grouped)),
     )
-    report = vera.evaluate(turns, ["faithfulness"], JUDGE, settings=settings)
+    report = vera.evaluate(grouped, ["faithfulness"], JUDGE, settings=settings)
     _verdicts(report)
-    assert 12 < loopback.request_count < len(turns)
+    assert 12 < loopback.request_count < len(grouped)
     assert estimate.calls == loopback.request_count
     per_call = [_prompt(r).count("<answer>\n") for r in loopback.requests]
     assert max(per_call) > 1
@@ -257,10 +275,10 @@ def _answers_turns(request: Recorded, change: Any) -> Reply:
 
 
 def test_a_reply_missing_a_turn_is_asked_again_once_and_then_that_turn_is_an_error(
-    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch, turns: list[Sample]
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch, grouped: list[Sample]
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
-    conversation = [s for s in turns if s.metadata["conversation_id"] == "conv-01"]
+    conversation = _conv_01(grouped)
     assert len(conversation) == 3
 
     def drop_turn_two(found: list[dict[str, Any]], _: int) -> None:
@@ -284,10 +302,10 @@ def test_a_reply_missing_a_turn_is_asked_again_once_and_then_that_turn_is_an_err
 
 
 def test_a_reply_for_a_turn_not_asked_is_asked_again_and_the_answer_kept(
-    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch, turns: list[Sample]
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch, grouped: list[Sample]
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
-    conversation = [s for s in turns if s.metadata["conversation_id"] == "conv-01"]
+    conversation = _conv_01(grouped)
 
     def extra_turn_first_time(found: list[dict[str, Any]], messages: int) -> None:
         if messages == 2:  # the first ask: system and user; a re-ask has four messages
@@ -303,10 +321,10 @@ def test_a_reply_for_a_turn_not_asked_is_asked_again_and_the_answer_kept(
 
 
 def test_a_turn_citing_a_context_it_may_not_rely_on_is_asked_again_then_an_error(
-    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch, turns: list[Sample]
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch, grouped: list[Sample]
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
-    conversation = [s for s in turns if s.metadata["conversation_id"] == "conv-01"]
+    conversation = _conv_01(grouped)
 
     def cite_the_last_context(request: Recorded) -> Reply:
         prompt = str(request.json["messages"][1]["content"])
@@ -330,10 +348,10 @@ def test_a_turn_citing_a_context_it_may_not_rely_on_is_asked_again_then_an_error
 
 
 def test_a_joint_reply_cut_off_at_max_tokens_is_asked_again_in_halves(
-    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch, turns: list[Sample]
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch, grouped: list[Sample]
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
-    conversation = [s for s in turns if s.metadata["conversation_id"] == "conv-01"]
+    conversation = _conv_01(grouped)
     cut = []
 
     def cut_the_first_joint_reply(request: Recorded) -> Reply:
