@@ -58,7 +58,8 @@ def test_estimate_conversations_counts_both_passes_calls(
     assert loopback.request_count == 0
     result = evaluate_conversations("conversations", judge=JUDGE, settings=settings)
     assert result.consistency is not None
-    # One call a turn in each pass: the turns, then the turns with an earlier assistant turn.
+    # One call a conversation in each pass (12 conversations, each with an earlier assistant
+    # turn to check against), not one a turn (36 turns, then 24).
     assert estimate.consistency is not None
-    assert (estimate.turns.calls, estimate.consistency.judge_calls) == (36 + 24, 24)
+    assert (estimate.turns.calls, estimate.consistency.judge_calls) == (12 + 12, 12)
     assert abs(estimate.calls - loopback.request_count) <= 0.05 * loopback.request_count

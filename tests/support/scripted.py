@@ -68,6 +68,8 @@ def scripted_reply(prompt: str) -> dict[str, Any]:
     if "List the factual statements" in prompt:
         contexts = re.findall(r"^\[(\d+)\] (.*)$", section(prompt, "contexts"), flags=re.M)
         return {"truths": [{"context": int(n), "text": text} for n, text in contexts]}
+    if "<turns>" in prompt:  # single-call mode, the turns of one conversation together
+        return {"turns": _turn_claims(section(prompt, "turns"))}
     if "<answer>" in prompt:
         answer = _answer(prompt)
         sentences = [s.strip() + "." for s in answer.split(".") if s.strip()]
@@ -101,6 +103,29 @@ def _turn_verdicts(claims: str) -> list[dict[str, Any]]:
                 {"claim": int(claim.group(1)), "verdict": verdict, "sentence": f"{first}.1"}
             )
     return verdicts
+
+
+def _sentences(answer: str) -> list[str]:
+    return [s.strip() + "." for s in answer.split(".") if s.strip()]
+
+
+def _turn_claims(turns: str) -> list[dict[str, Any]]:
+    """Claims and verdicts for each `<turn N>` block (single_call_turns): the answer split at
+    full stops, each claim citing the first sentence of the first context its turn names."""
+    found: list[dict[str, Any]] = []
+    for number, allowed, answer in re.findall(
+        r"^<turn (\d+)>\nContexts: ([^\n]*)\n.*?^<answer>\n(.*?)\n</answer>$",
+        turns,
+        flags=re.M | re.S,
+    ):
+        first = allowed.split(",")[0].strip()
+        claims = []
+        for text in _sentences(answer):
+            verdict = "CONTRADICTED" if "60" in text else "FULLY_SUPPORTED"
+            cited = {"sentence": f"{first}.1"} if first != "none" else {"verdict": "NO_EVIDENCE"}
+            claims.append({"text": text, "verdict": verdict, **cited})
+        found.append({"turn": int(number), "claims": claims})
+    return found
 
 
 class GeneratorScript:

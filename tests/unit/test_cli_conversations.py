@@ -208,3 +208,52 @@ def test_vera_eval_refuses_a_conversation_gate_without_conversations(tmp_path: P
         done = run_vera(tmp_path, "eval", "-d", "example", flag, "0.5", "--no-history")
         assert done.returncode == 2, done.stdout + done.stderr
         assert "no sample of this run is a conversation turn" in done.stderr
+
+
+BOT = """
+from vera import Turn
+
+TOOL = "Account ACME: 12 seats, 9 seats in use."
+
+
+def answer(history):
+    asked = [t.content for t in history if t.role == "user"]
+    if len(asked) == 1:
+        return Turn(role="assistant", content="ACME has 12 seats.", tool_results=[TOOL])
+    return "ACME has 11 seats in use."
+"""
+SEATS = {
+    "id": "seats",
+    "messages": [
+        {"role": "user", "content": "How many seats does ACME have?"},
+        {"role": "assistant", "content": "(recorded, replaced)"},
+        {"role": "user", "content": "And how many are in use?"},
+        {"role": "assistant", "content": "(recorded, replaced)"},
+    ],
+}
+
+
+def test_an_assistant_replays_the_conversations_from_the_cli(tmp_path: Path) -> None:
+    (tmp_path / "bot.py").write_text(BOT)
+    (tmp_path / "c.jsonl").write_text(json.dumps(SEATS) + "\n")
+    done = run_vera(
+        tmp_path,
+        "conversations",
+        "c.jsonl",
+        "--assistant",
+        "bot:answer",
+        "-o",
+        "t.json",
+        "--min-faithful-turns",
+        "1",
+    )
+    assert done.returncode == 1, done.stderr
+    assert "(recorded, replaced)" not in done.stdout
+    assert "CONTRADICTED [earlier-turn" in done.stdout and "11 seats in use" in done.stdout
+    first, second = json.loads((tmp_path / "t.json").read_text())["conversations"][0]["turns"]
+    assert first["claims"][0]["source_kind"] == "tool"
+    assert second["claims"][0]["verdict"] == "CONTRADICTED"
+    dry = run_vera(tmp_path, "conversations", "c.jsonl", "--assistant", "bot:answer", "--dry-run")
+    assert dry.returncode == 2 and "drop one of the two" in dry.stderr
+    missing = run_vera(tmp_path, "conversations", "c.jsonl", "--assistant", "bot:nothing")
+    assert missing.returncode == 2 and "bot has no callable 'nothing'" in missing.stderr

@@ -8,7 +8,7 @@ import pytest
 
 import vera
 from vera import Conversation, DatasetRowError, Sample, Turn, load_dataset
-from vera.datasets import conversation_from_row, open_dataset, turn_samples
+from vera.datasets import conversation_from_row, open_dataset, read_conversations, turn_samples
 
 OPENAI = [
     {"role": "system", "content": "You are a support assistant."},
@@ -169,6 +169,58 @@ def test_row_errors_name_file_line_turn_and_field(
     assert problem in error.problem
 
 
+@pytest.mark.parametrize(
+    ("row", "field", "problem"),
+    [
+        (  # RAGAS names the role `type`: the error names the key the row has
+            {"user_input": [{"type": "human", "content": "hi"}, {"type": "robot"}]},
+            "user_input[1].type",
+            "unknown role 'robot'",
+        ),
+        (
+            {
+                "user_input": [
+                    {"type": "human", "content": "hi"},
+                    {"type": "ai", "content": "", "tool_calls": [{"args": {}}]},
+                ]
+            },
+            "user_input[1].tool_calls[0].name",
+            "missing",
+        ),
+        (  # DeepEval
+            {
+                "turns": [
+                    {"role": "user", "content": "hi"},
+                    {"role": "assistant", "content": "x", "tools_called": [{"output": "o"}]},
+                ]
+            },
+            "turns[1].tools_called[0].name",
+            "missing",
+        ),
+        (
+            {
+                "turns": [
+                    {"role": "user", "content": "hi"},
+                    {"role": "assistant", "content": "x", "retrieval_context": 5},
+                ]
+            },
+            "turns[1].retrieval_context",
+            "expected a list",
+        ),
+    ],
+)
+def test_ragas_and_deepeval_row_errors_name_the_line_turn_and_field(
+    tmp_path: Path, row: dict[str, object], field: str, problem: str
+) -> None:
+    good = {"id": "ok", "messages": [{"role": "user", "content": "hi"}]}
+    path = write_jsonl(tmp_path / "bad.jsonl", [good, row])
+    with pytest.raises(DatasetRowError) as caught:
+        list(load_dataset(path))
+    error = caught.value
+    assert (error.path, error.location, error.field) == (str(path), "line 2", field)
+    assert problem in error.problem
+
+
 def test_skip_invalid_logs_a_bad_conversation_and_keeps_the_others(tmp_path: Path) -> None:
     bad = {"id": "bad", "messages": [{"role": "robot", "content": "x"}]}
     path = write_jsonl(tmp_path / "d.jsonl", [bad, {"id": "ok", "messages": OPENAI}])
@@ -238,3 +290,74 @@ def test_a_dataframe_column_of_message_lists() -> None:
     pandas = pytest.importorskip("pandas")
     frame = pandas.DataFrame([{"id": "df", "messages": OPENAI}])
     assert [s.id for s in open_dataset(frame)] == ["df/turn-5", "df/turn-7"]
+    # The conversations themselves too (vera conversations' and evaluate_conversations' route):
+    # iterated as is, a DataFrame would give its column names.
+    [conversation] = read_conversations(frame)
+    assert (conversation.id, len(conversation.turns)) == ("df", len(OPENAI))
+
+
+def test_a_dataframe_read_back_from_parquet_holds_numpy_arrays_and_reads_the_same(
+    tmp_path: Path,
+) -> None:
+    pandas = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    pandas.DataFrame([{"id": "pq", "messages": OPENAI}]).to_parquet(tmp_path / "c.parquet")
+    frame = pandas.read_parquet(tmp_path / "c.parquet")
+    assert type(frame["messages"][0]).__module__ == "numpy"
+    first, second = open_dataset(frame)
+    assert (first.id, kinds(first)) == ("pq/turn-5", ["tool", "user"])
+    assert kinds(second) == ["retrieved", "earlier-turn", "user", "user"]
+    assert [c.id for c in read_conversations(frame)] == ["pq"]
+
+
+def test_a_hugging_face_dataset_column_of_message_lists() -> None:
+    datasets = pytest.importorskip("datasets")
+    # Arrow gives every message every key, None where a message had none.
+    data = datasets.Dataset.from_list([{"id": "hf", "messages": OPENAI}])
+    assert data[0]["messages"][0]["tool_calls"] is None
+    first, second = open_dataset(data)
+    assert (first.id, kinds(first)) == ("hf/turn-5", ["tool", "user"])
+    assert kinds(second) == ["retrieved", "earlier-turn", "user", "user"]
+    assert [c.id for c in read_conversations(data)] == ["hf"]
+
+
+def test_a_bad_message_in_a_dataframe_names_the_row_and_the_field() -> None:
+    pandas = pytest.importorskip("pandas")
+    bad = [{"role": "user", "content": "hi"}, {"role": "robot", "content": "x"}]
+    frame = pandas.DataFrame([{"id": "ok", "messages": OPENAI}, {"id": "bad", "messages": bad}])
+    for read in (read_conversations, lambda data: list(open_dataset(data))):
+        with pytest.raises(DatasetRowError) as caught:
+            read(frame)
+        error = caught.value
+        assert (error.path, error.location, error.field) == (
+            "<DataFrame>",
+            "row 2",
+            "messages[1].role",
+        )
+        assert "robot" in error.problem
+
+
+def test_messages_in_a_column_of_another_name_are_mapped_or_refused(tmp_path: Path) -> None:
+    pandas = pytest.importorskip("pandas")
+    frame = pandas.DataFrame([{"id": "df", "chat": OPENAI}])
+    # Read as a sample, the row would only "need a pipeline": refused, naming the mapping.
+    with pytest.raises(DatasetRowError) as caught:
+        list(open_dataset(frame))
+    assert (caught.value.location, caught.value.field) == ("row 1", "chat")
+    assert "--field messages=chat" in caught.value.problem
+    with pytest.raises(DatasetRowError, match="column 'chat' holds a list of messages"):
+        read_conversations(frame)
+    mapped = {"messages": "chat"}
+    assert [s.id for s in open_dataset(frame, fields=mapped)] == ["df/turn-5", "df/turn-7"]
+    assert [c.id for c in read_conversations(frame, fields=mapped)] == ["df"]
+    # A bad message is named by the user's column.
+    path = write_jsonl(tmp_path / "c.jsonl", [{"chat": [{"role": "robot", "content": "x"}]}])
+    with pytest.raises(DatasetRowError) as bad:
+        list(load_dataset(path, fields=mapped))
+    assert (bad.value.location, bad.value.field) == ("line 1", "chat[0].role")
+
+
+def test_a_sample_with_a_message_list_beside_its_answer_stays_a_sample(tmp_path: Path) -> None:
+    row = {"query": "Where is order 42?", "response": "It shipped.", "history": OPENAI}
+    [sample] = list(load_dataset(write_jsonl(tmp_path / "s.jsonl", [row])))
+    assert sample.response == "It shipped." and sample.metadata["history"][1]["role"] == "user"

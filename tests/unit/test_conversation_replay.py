@@ -5,9 +5,13 @@ from collections.abc import Sequence
 
 import pytest
 
+import vera
 from vera import ConfigError, Conversation, ToolResult, Turn, Verdict
-from vera.conversations import evaluate_conversations, replay
-from vera.types import Role, SourceKind
+from vera.baselines import build_baseline
+from vera.conversations import HISTORY_KEY, evaluate_conversations, pipeline_assistant, replay
+from vera.judges import OfflineJudge
+from vera.pipelines import Pipeline, RagState
+from vera.types import Context, Role, SourceKind
 
 RECORDED = Conversation(
     id="seats",
@@ -72,3 +76,65 @@ def test_a_wrong_answer_type_and_a_sample_pipeline_are_refused() -> None:
         replay(RECORDED, lambda history: 42)  # type: ignore[arg-type,return-value]
     with pytest.raises(ConfigError, match="assistant="):
         evaluate_conversations(RECORDED, pipeline=lambda q: q)
+
+
+class Recorder:
+    """An explicit fake pipeline step: answers from a small corpus, and keeps the history it
+    was handed at each user turn."""
+
+    def __init__(self) -> None:
+        self.histories: list[tuple[str, ...]] = []
+
+    async def __call__(self, state: RagState) -> RagState:
+        self.histories.append(tuple(t.content for t in state.data[HISTORY_KEY]))
+        found = [c for c in CORPUS if "seats" in c.text]
+        return state.evolve(response="ACME has 12 seats, and 9 seats are in use.", contexts=found)
+
+
+CORPUS = (Context(text=TOOL, id="acme"), Context(text="Support answers within 4 hours."))
+
+
+def test_a_pipeline_answers_each_user_turn_with_the_history_in_its_state() -> None:
+    step = Recorder()
+    pipeline = Pipeline.of(step, name="recorder")
+    [score] = evaluate_conversations(RECORDED, assistant=pipeline_assistant(pipeline)).conversations
+    assert step.histories == [
+        ("You are a support assistant.", "How many seats does ACME have?"),
+        (
+            "You are a support assistant.",
+            "How many seats does ACME have?",
+            "ACME has 12 seats, and 9 seats are in use.",
+            "And how many are in use?",
+        ),
+    ]
+    # The second answer repeats the first word for word: nothing new to verify, no sample.
+    [first] = score.turns
+    assert first.turn == 3
+    # The contexts the pipeline retrieved are the turn's own.
+    assert {c.source_kind for c in first.claims} == {SourceKind.RETRIEVED}
+    assert all(c.verdict is Verdict.FULLY_SUPPORTED for c in first.claims)
+
+
+def test_a_baseline_replays_a_conversation() -> None:
+    pipeline = build_baseline("naive-rag", CORPUS, OfflineJudge())
+    [score] = evaluate_conversations(RECORDED, assistant=pipeline_assistant(pipeline)).conversations
+    assert [t.turn for t in score.turns] == [3]
+    [claim] = score.turns[0].claims
+    assert claim.source_kind is SourceKind.RETRIEVED and claim.verdict is Verdict.FULLY_SUPPORTED
+
+
+def test_a_pipeline_or_baseline_over_recorded_turns_is_refused_naming_the_assistant() -> None:
+    def answer(query: str) -> str:
+        return "An answer without the history."
+
+    with pytest.raises(ConfigError, match="pipeline_assistant"):
+        vera.evaluate("conversations", ["faithfulness"], pipeline=answer)
+    with pytest.raises(ConfigError, match="conversation turns"):
+        vera.evaluate("conversations", ["faithfulness"], baselines=["naive-rag"])
+    # A turn after an ordinary first sample is refused by the runner, turn by turn.
+    plain = {"id": "plain", "query": "What does Pro cost?", "response": "20 dollars."}
+    seats = {"id": "seats", "messages": [t.model_dump(mode="json") for t in RECORDED.turns]}
+    report = vera.evaluate([plain, seats], ["faithfulness"], pipeline=answer)
+    status = {s.id: (s.status.value, s.error or "") for s in report.samples}
+    assert status.pop("plain")[0] == "scored"
+    assert status and all(v == "error" and "pipeline_assistant" in e for v, e in status.values())

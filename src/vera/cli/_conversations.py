@@ -8,13 +8,14 @@ from typing import Annotated
 
 import typer
 
-from vera import VeraError, load_settings
+from vera import ConfigError, VeraError, load_settings
 from vera.cli._app import _fail, app, err, out
 from vera.conversations import (
     ConversationEstimate,
     ConversationReport,
     estimate_conversations,
     evaluate_conversations,
+    load_assistant,
     thread_lines,
     threads_html,
 )
@@ -73,6 +74,18 @@ _NoHistoryArg = Annotated[
 ]
 
 
+_AssistantArg = Annotated[
+    str | None,
+    typer.Option(
+        "--assistant",
+        help="Replay each conversation through your system, module:function: called at each "
+        "user turn with the history (a sequence of vera.Turn), it returns the next turn (a "
+        "Turn with its contexts, or its text); a vera Pipeline gets the history in "
+        "state.data['history']. Its answers are verified in place of the recorded ones.",
+    ),
+]
+
+
 def conversations_command(
     data: _DataArg,
     judge: _JudgeArg = None,
@@ -83,10 +96,16 @@ def conversations_command(
     output: _OutputArg = None,
     agent_steps: _AgentStepsArg = None,
     no_history: _NoHistoryArg = False,
+    assistant: _AssistantArg = None,
 ) -> None:
     try:
         # vera.toml and VERA_* apply as they do to `vera eval`; the turn run is stored the same.
         settings = load_settings()
+        if dry_run and assistant is not None:
+            raise ConfigError(
+                "--dry-run counts the judge calls of the recorded turns; --assistant would call "
+                "your system to make new ones: drop one of the two"
+            )
         if dry_run:
             estimate = estimate_conversations(
                 data, judge=judge, user_facts=user_facts, agent_steps=agent_steps, settings=settings
@@ -100,6 +119,7 @@ def conversations_command(
             agent_steps=agent_steps,
             settings=settings,
             history=not no_history,
+            assistant=load_assistant(assistant) if assistant is not None else None,
         )
     except VeraError as exc:
         _fail(exc)

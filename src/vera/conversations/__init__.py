@@ -15,10 +15,17 @@ from vera.conversations._evaluate import (
 )
 from vera.conversations._html import threads_html
 from vera.conversations._render import thread_lines
-from vera.conversations._replay import Assistant, replay
+from vera.conversations._replay import (
+    HISTORY_KEY,
+    Assistant,
+    load_assistant,
+    pipeline_assistant,
+    replay,
+)
 from vera.conversations._scores import ConversationScore, TurnClaim, TurnScore
 
 __all__ = [
+    "HISTORY_KEY",
     "Assistant",
     "ConversationEstimate",
     "ConversationReport",
@@ -27,6 +34,8 @@ __all__ = [
     "TurnScore",
     "estimate_conversations",
     "evaluate_conversations",
+    "load_assistant",
+    "pipeline_assistant",
     "replay",
     "thread_lines",
     "threads_html",

@@ -25,12 +25,21 @@ from typing import Any
 from pydantic import ValidationError
 
 from vera.datasets._bundled import bundled_path
+from vera.datasets._fields import MESSAGES_FIELD, FieldMap
 from vera.datasets._formats import detect_format
 from vera.datasets._readers import (
     RawRow,
     invalid_field,
     is_invalid_json,
     read_rows,
+)
+from vera.datasets._tables import (
+    DATAFRAME_LABEL,
+    HF_LABEL,
+    dataframe_rows,
+    is_dataframe,
+    is_hf_dataset,
+    plain_row,
 )
 from vera.text._segment import split_units
 from vera.types import Context, Sample
@@ -55,6 +64,7 @@ __all__ = [
     "conversation_from_row",
     "is_conversation_row",
     "is_message_list",
+    "mapped_messages",
     "read_conversations",
     "turn_samples",
 ]
@@ -103,6 +113,26 @@ def is_conversation_row(row: object) -> bool:
     if not isinstance(row, Mapping):
         return False
     return any(isinstance(row.get(key), list) for key in CONVERSATION_KEYS)
+
+
+def mapped_messages(row: Any, fields: FieldMap | None) -> tuple[Any, str | None]:
+    """`row` with the column `fields` maps to `messages` (`--field messages=chat`) read as its
+    messages, and that column's name (None where nothing was mapped), to name it in errors."""
+    column = (fields or {}).get(MESSAGES_FIELD)
+    if column is None or column == MESSAGES_FIELD or not isinstance(row, Mapping):
+        return row, None
+    if column not in row:
+        return row, None
+    rest = {key: value for key, value in row.items() if key != column}
+    return {**rest, MESSAGES_FIELD: row[column]}, column
+
+
+def in_column(field: str | None, column: str | None) -> str | None:
+    """A problem's `field` ("messages[3].role") named by the column the user's rows hold the
+    messages in ("chat[3].role")."""
+    if field is None or column is None or not field.startswith(MESSAGES_FIELD):
+        return field
+    return column + field[len(MESSAGES_FIELD) :]
 
 
 def conversation_from_row(row: Mapping[str, Any] | Conversation, default_id: str) -> Conversation:
@@ -171,13 +201,17 @@ def _turn(
 
 
 def _role(message: Mapping[str, Any], where: str) -> Role:
-    raw = message.get("role", message.get("type"))
+    # RAGAS names the role `type`: an error names the key the row has.
+    key = "type" if "role" not in message and "type" in message else "role"
+    raw = message.get(key)
     if raw is None:
         raise ConversationProblem(f"{where}.role", "missing; expected user, assistant or tool")
     role = _ROLES.get(str(raw).lower())
     if role is None:
         known = ", ".join(sorted(_ROLES))
-        raise ConversationProblem(f"{where}.role", f"unknown role {raw!r}; expected one of {known}")
+        raise ConversationProblem(
+            f"{where}.{key}", f"unknown role {raw!r}; expected one of {known}"
+        )
     return role
 
 
@@ -296,9 +330,11 @@ def _kind(value: object) -> str:
     return type(value).__name__
 
 
-def read_conversations(data: object) -> list[Conversation]:
+def read_conversations(data: object, *, fields: FieldMap | None = None) -> list[Conversation]:
     """Conversations from a JSON/JSONL file or bundled name, a `Conversation`, one list of
-    message dicts, or an iterable of conversations and conversation rows. A row that is no
+    message dicts, a pandas DataFrame or Hugging Face dataset with a column of message lists
+    (`messages`, `turns` or `user_input`), or an iterable of conversations and conversation
+    rows. A row that is no
     conversation, or an invalid one, raises `DatasetRowError` naming its place and field."""
     if isinstance(data, Conversation):
         return [data]
@@ -308,15 +344,35 @@ def read_conversations(data: object) -> list[Conversation]:
         unreadable = is_invalid_json(raw.data)
         if unreadable is not None:
             raise DatasetRowError(label, raw.location, invalid_field(raw.data), unreadable)
-        if not is_conversation_row(raw.data):
+        row, column = mapped_messages(raw.data, fields)
+        if not is_conversation_row(row):
             keys = ", ".join(f"'{k}'" for k in CONVERSATION_KEYS)
             problem = f"not a conversation: expected {keys} holding a list of messages"
-            raise DatasetRowError(label, raw.location, None, problem)
+            raise DatasetRowError(label, raw.location, None, problem + _map_hint(row))
         try:
-            found.append(conversation_from_row(raw.data, f"conversation-{index}"))
+            found.append(conversation_from_row(row, f"conversation-{index}"))
         except ConversationProblem as exc:
-            raise DatasetRowError(label, raw.location, exc.field, exc.problem) from None
+            where = in_column(exc.field, column)
+            raise DatasetRowError(label, raw.location, where, exc.problem) from None
     return found
+
+
+def message_column(row: object) -> str | None:
+    """The first column of a row that holds a list of messages under a name VERA does not
+    read as a conversation's (a `chat` column of `{"role", "content"}` dicts)."""
+    if not isinstance(row, Mapping):
+        return None
+    return next(
+        (str(k) for k, v in row.items() if k not in CONVERSATION_KEYS and is_message_list(v)),
+        None,
+    )
+
+
+def _map_hint(row: object) -> str:
+    column = message_column(row)
+    if column is None:
+        return ""
+    return f"; column '{column}' holds a list of messages: rename it '{MESSAGES_FIELD}'"
 
 
 def _rows_of(data: object) -> tuple[str, Iterable[RawRow]]:
@@ -329,9 +385,17 @@ def _rows_of(data: object) -> tuple[str, Iterable[RawRow]]:
         return str(path), read_rows(path, detect_format(path, None))
     if is_message_list(data):
         return "<rows>", [RawRow("row 1", {"messages": list(data)})]  # type: ignore[call-overload]
+    if is_dataframe(data):  # iterated as is, a DataFrame gives its column names
+        return DATAFRAME_LABEL, _numbered_rows(dataframe_rows(data))
+    if is_hf_dataset(data):
+        return HF_LABEL, _numbered_rows(plain_row(row) for row in data)  # type: ignore[attr-defined]
     if isinstance(data, Iterable) and not isinstance(data, bytes | Mapping):
         return "<rows>", (RawRow(f"row {i}", r) for i, r in enumerate(data, start=1))
     raise ConfigError(f"cannot read conversations from {type(data).__name__}")
+
+
+def _numbered_rows(rows: Iterable[Any]) -> Iterator[RawRow]:
+    return (RawRow(f"row {i}", row) for i, row in enumerate(rows, start=1))
 
 
 # ---- each assistant turn as a sample ------------------------------------------------------

@@ -17,6 +17,7 @@ from vera.datasets._nesting import TooDeepError, loads_bounded
 from vera.types._errors import DatasetError
 
 __all__ = [
+    "MESSAGES_FIELD",
     "FieldMap",
     "NormalisedRow",
     "RowProblem",
@@ -58,6 +59,9 @@ FieldMap = Mapping[str, str]
 of the field's usual names."""
 
 MAPPABLE = tuple(name for name in ALIASES if name != "metadata")
+MESSAGES_FIELD = "messages"
+"""The field of a conversation row that holds its messages; mapped like a sample field
+(`--field messages=chat`) where a column of another name holds them."""
 
 
 def check_field_map(fields: Mapping[str, object]) -> dict[str, str]:
@@ -65,10 +69,11 @@ def check_field_map(fields: Mapping[str, object]) -> dict[str, str]:
     two fields. Raises `ValueError` saying which entry is wrong and what is accepted."""
     checked: dict[str, str] = {}
     for field, column in fields.items():
-        if field not in MAPPABLE:
+        if field not in MAPPABLE and field != MESSAGES_FIELD:
             raise ValueError(
                 f"field mapping {field}={column}: {field!r} is not a VERA field; map one of "
-                f"{', '.join(MAPPABLE)} (e.g. --field contexts=docs)"
+                f"{', '.join(MAPPABLE)}, or {MESSAGES_FIELD} for a conversation's messages "
+                "(e.g. --field contexts=docs)"
             )
         if not isinstance(column, str) or not column.strip():
             raise ValueError(f"field mapping {field}={column!r}: give the column's name")

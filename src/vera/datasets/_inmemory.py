@@ -1,45 +1,33 @@
 """`InMemoryDataset`: samples already in Python (a list, a generator, a pandas DataFrame, a
 Hugging Face dataset), validated exactly as a dataset file's rows are.
 
-pandas and `datasets` are never imported here: their objects are recognised by the module their
-type comes from, so supporting them costs nothing to users who have neither installed.
+pandas and `datasets` are never imported here (see `vera.datasets._tables`), so supporting them
+costs nothing to users who have neither installed.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from vera.datasets._conversations import is_conversation_row, is_message_list
 from vera.datasets._fields import FieldMap, source_field_map
 from vera.datasets._readers import RawRow
+from vera.datasets._tables import (
+    DATAFRAME_LABEL,
+    HF_LABEL,
+    dataframe_rows,
+    is_dataframe,
+    is_hf_dataset,
+    plain_row,
+)
 from vera.datasets._validate import LastPassLog, RowRules, SourcePass
 from vera.types import Context, Conversation, Sample
-from vera.types._errors import ConfigError, DatasetError
+from vera.types._errors import ConfigError
 
 __all__ = ["InMemoryDataset", "is_dataframe", "is_hf_dataset"]
 
-DATAFRAME_LABEL = "<DataFrame>"
-HF_LABEL = "<Hugging Face dataset>"
 ROWS_LABEL = "<rows>"
-# Scalar types, by name, that pandas uses for a missing cell besides None and NaN.
-_MISSING_TYPES = frozenset({"NAType", "NaTType"})
-
-
-def is_dataframe(data: object) -> bool:
-    """Whether `data` is a pandas DataFrame (or a subclass, such as GeoPandas'), without
-    importing pandas."""
-    return any(
-        kind.__module__.startswith("pandas") and kind.__name__ == "DataFrame"
-        for kind in type(data).__mro__
-    )
-
-
-def is_hf_dataset(data: object) -> bool:
-    """Whether `data` is a Hugging Face `datasets` dataset, without importing `datasets`."""
-    module = type(data).__module__
-    return module == "datasets" or module.startswith("datasets.")
 
 
 class InMemoryDataset(LastPassLog):
@@ -125,9 +113,9 @@ class InMemoryDataset(LastPassLog):
 
     def _rows(self) -> Iterator[Any]:
         if self._label == DATAFRAME_LABEL:
-            yield from _dataframe_rows(self._source)
+            yield from dataframe_rows(self._source)
         elif self._label == HF_LABEL:
-            yield from (_plain_row(row) for row in self._source)
+            yield from (plain_row(row) for row in self._source)
         elif self._one_shot:
             yield from self._seen_then_pending()
         else:
@@ -163,40 +151,3 @@ def _hf_name(data: Any) -> str:
     info = getattr(data, "info", None)
     name = getattr(info, "dataset_name", None)
     return str(name) if name else "hf_dataset"
-
-
-def _dataframe_rows(frame: Any) -> Iterator[dict[str, Any]]:
-    columns = [str(c) for c in frame.columns]
-    duplicates = sorted({c for c in columns if columns.count(c) > 1})
-    if duplicates:
-        raise DatasetError(f"{DATAFRAME_LABEL}: duplicate column names {duplicates}")
-    # itertuples reads one row at a time, so no copy of the whole frame is made.
-    for cells in frame.itertuples(index=False, name=None):
-        yield _plain_row(dict(zip(columns, cells, strict=True)))
-
-
-def _plain_row(row: Mapping[str, Any]) -> dict[str, Any]:
-    """A table row as plain Python: a missing cell is left out, as an empty CSV cell is (an
-    absent reference says nothing; an explicit null would mark the question unanswerable)."""
-    plain = {str(key): _plain(value) for key, value in row.items()}
-    return {key: value for key, value in plain.items() if not _missing(value)}
-
-
-def _plain(value: Any) -> Any:
-    """numpy arrays and tuples as lists, numpy scalars as Python numbers, recursively."""
-    if type(value).__module__ == "numpy":
-        value = value.tolist()  # ndarray -> nested list; numpy scalar -> Python scalar
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
-
-
-def _missing(value: Any) -> bool:
-    if value is None:
-        return True
-    kind = type(value)
-    if kind.__module__.startswith("pandas") and kind.__name__ in _MISSING_TYPES:
-        return True
-    return isinstance(value, float) and math.isnan(value)

@@ -18,10 +18,20 @@ from pydantic import ValidationError
 from vera.datasets._conversations import (
     ConversationProblem,
     conversation_from_row,
+    in_column,
     is_conversation_row,
+    mapped_messages,
+    message_column,
     turn_samples,
 )
-from vera.datasets._fields import FieldMap, NormalisedRow, RowProblem, normalise_row
+from vera.datasets._fields import (
+    ALIASES,
+    MESSAGES_FIELD,
+    FieldMap,
+    NormalisedRow,
+    RowProblem,
+    normalise_row,
+)
 from vera.datasets._readers import RawRow, invalid_field, is_invalid_json
 from vera.datasets._seen_ids import SeenIds
 from vera.types import Sample
@@ -141,18 +151,40 @@ def _checked_rows(
     raw: RawRow, index: int, rules: RowRules, seen: SeenIds, unrecognised: set[str] | None
 ) -> list[Sample]:
     # A conversation row is one sample per assistant turn (see `datasets.conversations`).
-    if not is_conversation_row(raw.data):
+    row, column = mapped_messages(raw.data, rules.fields)
+    if not is_conversation_row(row):
+        _refuse_unmapped_messages(raw, rules)
         return [_checked(raw, index, rules, seen, unrecognised)]
     try:
-        conversation = conversation_from_row(raw.data, f"conversation-{index}")
+        conversation = conversation_from_row(row, f"conversation-{index}")
         turns = turn_samples(
             conversation, user_facts=rules.user_facts, agent_steps=rules.agent_steps
         )
     except ConversationProblem as exc:
-        raise DatasetRowError(rules.label, raw.location, exc.field, exc.problem) from None
+        where = in_column(exc.field, column)
+        raise DatasetRowError(rules.label, raw.location, where, exc.problem) from None
     for sample in turns:
         _first_use(sample, raw, rules, seen)
     return turns
+
+
+_ASKED = (*ALIASES["query"], *ALIASES["response"])
+
+
+def _refuse_unmapped_messages(raw: RawRow, rules: RowRules) -> None:
+    """A row with no question or answer whose messages sit under a column VERA does not read
+    as a conversation's: read as a sample, it would only "need a pipeline"."""
+    column = message_column(raw.data)
+    if column is None or not isinstance(raw.data, Mapping) or any(k in raw.data for k in _ASKED):
+        return
+    raise DatasetRowError(
+        rules.label,
+        raw.location,
+        column,
+        f"holds a list of messages, but VERA reads a conversation's messages from "
+        f"'messages', 'turns' or 'user_input': map it with --field {MESSAGES_FIELD}={column} "
+        f"(fields={{'{MESSAGES_FIELD}': '{column}'}} in Python), or rename the column",
+    )
 
 
 def _first_use(sample: Sample, raw: RawRow, rules: RowRules, seen: SeenIds) -> None:

@@ -97,6 +97,8 @@ class RecordingChatModel:
         name = request.schema_name
         if name == "claims":
             return self._claims(request)
+        if name == "turns":
+            return _turn_claims(asked)
         if name == "truths":
             # At most, the facts restate the contexts: the verifications after them are
             # priced with texts as long as the contexts themselves.
@@ -121,13 +123,18 @@ class RecordingChatModel:
     def _claims(self, request: ChatRequest) -> tuple[dict[str, Any], int]:
         work = self.work
         shown = _section(request.messages[-1].content, "answer") or ""
-        answer = work.text or shown
-        texts = work.claims or tuple(c.text for c in split_claims(answer))
+        numbered = re.match(r"1 ", shown) is not None  # claims by reference
+        plain = " ".join(re.sub(r"^\d+ ", "", line) for line in shown.splitlines())
+        # A turn judged alone after its group left asks for itself while `work` is the last
+        # turn started: the answer the request shows is the one to split.
+        mine = not plain.strip() or plain.split() == work.text.split()
+        answer = (work.text if mine else plain) or plain
+        texts = (work.claims if mine else ()) or tuple(c.text for c in split_claims(answer))
         # Single-call mode: claims with verdicts (every schema but the extraction's).
         judged = request.json_schema != EXTRACTION_SCHEMA
         verdict = {"verdict": "NO_EVIDENCE"} if judged else {}
         claims = [{"number": n, "text": t, **verdict} for n, t in enumerate(texts, start=1)]
-        if re.match(r"1 ", shown):  # numbered answer sentences: claims by reference
+        if numbered:
             compact = request.json_schema == COMPACT_SINGLE_CALL_SCHEMA
             per_claim = REFERENCE_TOKENS_PER_CLAIM + (
                 (COMPACT_VERDICT_TOKENS_PER_CLAIM if compact else VERDICT_TOKENS_PER_CLAIM)
@@ -137,6 +144,21 @@ class RecordingChatModel:
             return {"claims": claims}, len(texts) * per_claim
         per_claim = EXTRACTION_TOKENS_PER_CLAIM + (VERDICT_TOKENS_PER_CLAIM if judged else 0)
         return {"claims": claims}, tokens(answer) + len(texts) * per_claim
+
+
+def _turn_claims(prompt: str) -> tuple[dict[str, Any], int]:
+    """The reply to the turns of one conversation asked together (single_call_turns): each
+    turn's answer, in the order the prompt shows them, split as the offline judge splits it."""
+    turns: list[dict[str, Any]] = []
+    written = 0
+    per_claim = EXTRACTION_TOKENS_PER_CLAIM + VERDICT_TOKENS_PER_CLAIM
+    answers = re.findall(r"^<answer>\n(.*?)\n</answer>$", prompt, flags=re.M | re.S)
+    for number, answer in enumerate(answers, start=1):
+        texts = [c.text for c in split_claims(answer)]
+        claims = [{"text": text, "verdict": "NO_EVIDENCE"} for text in texts]
+        turns.append({"turn": number, "claims": claims})
+        written += tokens(answer) + len(texts) * per_claim
+    return {"turns": turns}, written
 
 
 def _section(prompt: str, tag: str) -> str | None:

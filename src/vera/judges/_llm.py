@@ -30,10 +30,12 @@ instructions.
 With `samples=k`, verification is drawn k times and each claim gets the majority verdict and
 the share of draws that agreed with it.
 
-The turns of one conversation (`analyse_turn`, batched mode, one draw) are extracted one call
-a turn and verified together, one call per group of turns, each turn against its own contexts
-only (`vera.judges._turns`); a turn the joint reply does not answer properly is verified again
-in a call of its own.
+The turns of one conversation (`analyse_turn`, one draw) are judged together. In batched mode
+they are extracted one call a turn and verified together, one call per group of turns, each
+turn against its own contexts only (`vera.judges._turns`); a turn the joint reply does not
+answer properly is verified again in a call of its own. In single_call mode a group's claims
+and verdicts come from one call, or as few as fit (`vera.judges._turn_answers`); a turn the
+reply does not answer properly is asked for again once, then is an error.
 
 RAGChecker's claim-by-chunk matrix (`verify_matrix`, asked only by the diagnostic metrics) is one
 call per draw in every mode: each claim against each context alone, all claims together.
@@ -43,6 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import hashlib
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -75,6 +78,15 @@ from vera.judges._replies import (
     Verification,
 )
 from vera.judges._sentence_ids import AnswerSentences, SentenceIds
+from vera.judges._turn_answers import (
+    TURNS_SCHEMA,
+    Sources,
+    TurnAnswer,
+    TurnsReply,
+    pack_turns,
+    render_turns,
+    turn_problems,
+)
 from vera.judges._turns import (
     TurnBatcher,
     TurnGroup,
@@ -112,7 +124,13 @@ _PROMPTS: dict[str, tuple[str, ...]] = {
     "per_claim": ("extract_claims", "verify_claims", "rate_relevance"),
     "truths": ("extract_claims", "extract_truths", "verify_claims", "rate_relevance"),
     # Extra draws (samples > 1) and a cut-off reply fall back on the two-step prompts.
-    "single_call": ("single_call", "extract_claims", "verify_claims", "rate_relevance"),
+    "single_call": (
+        "single_call",
+        "single_call_turns",
+        "extract_claims",
+        "verify_claims",
+        "rate_relevance",
+    ),
 }
 # Loaded in every mode, but only the diagnostic metrics ask for it (see `prompt_versions`).
 _MATRIX = "verify_matrix"
@@ -120,6 +138,8 @@ _MATRIX = "verify_matrix"
 _QUOTED = "verify_claims_quoted"
 # Loaded in every mode, used in batched mode for the turns of one conversation together.
 _TURNS = "verify_turns"
+# Used in single_call mode for the turns of one conversation together.
+_ANSWERS = "single_call_turns"
 _NO_TRUTHS = "(this context states no facts)"
 _RAISE_MAX_TOKENS = "raise --max-tokens (judge_max_tokens in vera.toml)"
 
@@ -167,7 +187,9 @@ class LLMJudge(BaseJudge):
         self._matrix_asked = False
         self._quoted_asked = False
         self._turns_asked = False
+        self._answers_asked = False
         self._batcher = TurnBatcher(self._verify_turns)
+        self._answers = TurnBatcher(self._answer_turns)
         self.max_claims_per_call = 1 if mode == "per_claim" else max_claims_per_call
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -187,6 +209,7 @@ class LLMJudge(BaseJudge):
             _MATRIX: self._matrix_asked,
             _QUOTED: self._quoted_asked,
             _TURNS: self._turns_asked,
+            _ANSWERS: self._answers_asked,
         }
         return {
             name: prompt.version for name, prompt in self.prompts.items() if asked.get(name, True)
@@ -219,7 +242,9 @@ class LLMJudge(BaseJudge):
         twin._matrix_asked = False
         twin._quoted_asked = False
         twin._turns_asked = False
+        twin._answers_asked = False
         twin._batcher = TurnBatcher(twin._verify_turns)
+        twin._answers = TurnBatcher(twin._answer_turns)
         twin._truths = OrderedDict()
         twin._truths_pending = {}
         return twin
@@ -248,17 +273,22 @@ class LLMJudge(BaseJudge):
 
     @property
     def batches_turns(self) -> bool:
-        """Whether the turns of one conversation are verified together (batched, one draw)."""
-        return self.mode == "batched" and self.samples == 1
+        """Whether the turns of one conversation are judged together: verified together in
+        batched mode, claims and verdicts in one call in single_call mode (one draw)."""
+        return self.mode in ("batched", "single_call") and self.samples == 1
 
     async def analyse_turn(
         self, response: str, contexts: Sequence[str], *, query: str | None, group: TurnGroup
     ) -> tuple[list[Claim], list[ClaimVerdict]]:
-        """One conversation turn's claims and verdicts, like `analyse`; in batched mode with one
-        draw, its claims are verified in one call with the other turns of its `group`
-        (`vera.judges._turns`), each turn against its own contexts only."""
+        """One conversation turn's claims and verdicts, like `analyse`; with one draw, judged
+        with the other turns of its `group`: in batched mode its claims are verified in one call
+        with theirs (`vera.judges._turns`), in single_call mode its claims and verdicts come
+        from one call with theirs (`vera.judges._turn_answers`), each turn against its own
+        contexts only."""
         if not self.batches_turns:
             return await self.analyse(response, contexts, query=query)
+        if self.mode == "single_call":
+            return await self._answer_turn(response, contexts, query or "", group)
         try:
             claims = await self.extract_claims(response, query=query) if response.strip() else []
         except BaseException:
@@ -336,6 +366,117 @@ class LLMJudge(BaseJudge):
             else:
                 item.verdicts.set_result([found[k] for k in keys])
         return failed
+
+    async def _answer_turn(
+        self, response: str, contexts: Sequence[str], query: str, group: TurnGroup
+    ) -> tuple[list[Claim], list[ClaimVerdict]]:
+        """single_call mode: one turn's claims and verdicts, from one call with the other
+        turns of its `group` (`vera.judges._turn_answers`)."""
+        if not response.strip():
+            self._answers.withdraw(group)
+            return [], []
+        future: asyncio.Future[tuple[list[Claim], list[ClaimVerdict]]]
+        future = asyncio.get_running_loop().create_future()
+        item = TurnAnswer(response, query, list(contexts), future)
+        await self._answers.join(group, item)
+        return await item.result
+
+    async def _answer_turns(self, items: list[TurnAnswer]) -> None:
+        """The turns of one group in as few calls as fit (`pack_turns`)."""
+        calls = pack_turns(items, max_claims=self.max_claims_per_call, max_tokens=self.max_tokens)
+        await asyncio.gather(*(self._answer_call(batch) for batch in calls))
+
+    async def _answer_call(self, batch: list[TurnAnswer]) -> None:
+        """One call for `batch`; a turn alone is judged as any sample is (the single_call
+        prompt), and a reply cut off at max_tokens is asked again in two halves."""
+        if not batch:
+            return
+        if len(batch) == 1:
+            await self._answer_alone(batch[0])
+            return
+        try:
+            await self._ask_turns(batch)
+        except TruncatedOutputError:  # cut off on a re-ask, the turns settled before stay so
+            left = [item for item in batch if not item.result.done()]
+            half = len(left) // 2
+            await asyncio.gather(self._answer_call(left[:half]), self._answer_call(left[half:]))
+        except Exception as exc:  # an invalid reply, twice: every turn still open is an error
+            for item in batch:
+                if not item.result.done():
+                    item.result.set_exception(exc)
+
+    async def _answer_alone(self, item: TurnAnswer) -> None:
+        try:
+            judged = await self.analyse(item.response, item.contexts, query=item.query or None)
+        except Exception as exc:
+            item.result.set_exception(exc)
+        else:
+            item.result.set_result(judged)
+
+    async def _ask_turns(self, batch: list[TurnAnswer]) -> None:
+        """Ask for the claims and verdicts of `batch` in one call. The turns the reply does not
+        answer properly (`turn_problems`) are asked for again once, with what was wrong; a
+        turn still wrong then is an error. A reply that answers a turn not asked leaves every
+        turn open, as its numbering cannot be trusted."""
+        self._answers_asked = True
+        prompt = self.prompts[_ANSWERS]
+        sources = Sources.of(batch)
+        numbered = SentenceIds.of(sources.texts)
+        messages = prompt.render(
+            contexts=numbered.render(), turns=render_turns(batch, sources, prompt.tags)
+        )
+        checked = _checked(TurnsReply, contexts=len(sources.texts), sentences=numbered)
+        reply = await self._ask(messages, prompt, TURNS_SCHEMA, "turns", checked)
+        problems = turn_problems(reply, batch, sources, numbered)
+        trusted = None not in problems
+        open_turns = [t for t in range(len(batch)) if t in problems or not trusted]
+        self._settle_turns(reply, batch, sources, numbered, _others(batch, open_turns))
+        if not problems:
+            return
+        reask = (
+            *messages,
+            Message(role="assistant", content=reply.model_dump_json()),
+            Message(
+                role="user",
+                content=f"That reply was not valid: {'; '.join(problems.values())}. Reply "
+                "again with the JSON object for every turn, in exactly the format asked for.",
+            ),
+        )
+        again = await self._ask(reask, prompt, TURNS_SCHEMA, "turns", checked)
+        still = turn_problems(again, batch, sources, numbered)
+        self._settle_turns(
+            again, batch, sources, numbered, [t for t in open_turns if t not in still]
+        )
+        for turn in open_turns:
+            if turn in still:
+                batch[turn].result.set_exception(
+                    JudgeResponseError(
+                        f"the judge's reply for this turn was invalid twice: {still[turn]}"
+                    )
+                )
+
+    def _settle_turns(
+        self,
+        reply: TurnsReply,
+        batch: list[TurnAnswer],
+        sources: Sources,
+        numbered: SentenceIds,
+        turns: Sequence[int],
+    ) -> None:
+        """Give each of `turns` (0-based) its claims and verdicts from `reply`, each verdict
+        citing the context of the turn's own that the shared number names."""
+        entries = {entry.turn - 1: entry for entry in reply.turns}
+        for turn in turns:
+            item = batch[turn]
+            item.result.set_result(
+                _judged(
+                    entries[turn],
+                    item.response,
+                    numbered,
+                    item.contexts,
+                    local=functools.partial(sources.local, turn),
+                )
+            )
 
     async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
         """Numbered atomic claims, each located in the response where it appears verbatim."""
@@ -427,24 +568,7 @@ class LLMJudge(BaseJudge):
             )
         except TruncatedOutputError:
             return None
-        judged = sorted((c for c in reply.claims if c.text.strip()), key=lambda c: c.number)
-        claims: list[Claim] = []
-        verdicts: list[ClaimVerdict] = []
-        for n, item in enumerate(judged, start=1):
-            text = item.text.strip()
-            claims.append(_claim(f"c{n}", text, response))
-            context, quote = _evidence(item, numbered)
-            verdicts.append(
-                checked_verdict(
-                    f"c{n}",
-                    item.verdict,
-                    context=context,
-                    quote=quote,
-                    reason=item.reason,
-                    contexts=contexts,
-                )
-            )
-        return claims, verdicts
+        return _judged(reply, response, numbered, contexts)
 
     async def _extract_texts(self, response: str, query: str) -> list[str]:
         prompt = self.prompts["extract_claims"]
@@ -785,6 +909,41 @@ def _matrix_row(
         given.get(k, ClaimVerdict(claim_id, Verdict.NO_EVIDENCE, "", k - 1, unlisted))
         for k in range(1, len(contexts) + 1)
     ]
+
+
+def _judged(
+    reply: SingleCall,
+    response: str,
+    numbered: SentenceIds,
+    contexts: Sequence[str],
+    *,
+    local: Callable[[int], int | None] = lambda context: context,
+) -> tuple[list[Claim], list[ClaimVerdict]]:
+    """The claims of a single-call reply and their checked verdicts; `local` turns the
+    number of a context the prompt showed into its number among `contexts` (None: not one
+    of them)."""
+    judged = sorted((c for c in reply.claims if c.text.strip()), key=lambda c: c.number)
+    claims: list[Claim] = []
+    verdicts: list[ClaimVerdict] = []
+    for n, item in enumerate(judged, start=1):
+        claims.append(_claim(f"c{n}", item.text.strip(), response))
+        context, quote = _evidence(item, numbered)
+        verdicts.append(
+            checked_verdict(
+                f"c{n}",
+                item.verdict,
+                context=None if context is None else local(context),
+                quote=quote,
+                reason=item.reason,
+                contexts=contexts,
+            )
+        )
+    return claims, verdicts
+
+
+def _others(batch: Sequence[object], turns: Sequence[int]) -> list[int]:
+    """The positions in `batch` not in `turns`."""
+    return [t for t in range(len(batch)) if t not in turns]
 
 
 def _evidence(given: VerdictFields, numbered: SentenceIds | None) -> tuple[int | None, str]:

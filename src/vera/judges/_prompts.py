@@ -27,7 +27,7 @@ from string import Template
 from vera.providers._base import Message
 from vera.types._errors import ConfigError
 
-__all__ = ["DATA_TAGS", "REPLY_FORMATS", "Prompt", "load_prompt", "neutralise_tags"]
+__all__ = ["DATA_TAGS", "REPLY_FORMATS", "Fenced", "Prompt", "load_prompt", "neutralise_tags"]
 
 DATA_TAGS = frozenset(
     {"answer", "claims", "contexts", "passages", "question", "texts", "unsupported"}
@@ -60,6 +60,15 @@ def neutralise_tags(text: str, names: Iterable[str]) -> str:
     return pattern.sub(lambda m: f"&lt;{m.group(1)}{'&gt;' if m.group(2) else ''}", text)
 
 
+class Fenced(str):
+    """A value built by its caller from data already made inert with `neutralise_tags` for
+    the prompt's `tags` (and its own), around tags of the caller's that must stay: each turn
+    of a conversation fenced in its own `<question>` and `<answer>`. `Prompt.render` fills
+    it in as it is."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True)
 class Prompt:
     """A loaded prompt: its version and the messages it renders to."""
@@ -73,17 +82,26 @@ class Prompt:
     verification prompts), so the judge sends the compact schema with it; "fields" (the
     default, and what a prompt file without `reply_format` gets): named JSON fields."""
 
+    @property
+    def tags(self) -> frozenset[str]:
+        """The tags made inert in every value: the bundled prompts' data tags and the
+        closing tags of this prompt's own template."""
+        return DATA_TAGS | frozenset(_CLOSING_TAG.findall(self.user))
+
     def render(self, *, cache_contexts: bool = False, **values: str) -> tuple[Message, ...]:
         """System message, then the user message with `$placeholders` filled by `values`, each
-        with the prompt's data tags neutralised (see `neutralise_tags`).
+        with the prompt's data tags neutralised (see `neutralise_tags`), but a `Fenced` one.
 
         The system message carries a prompt-cache breakpoint (`Message.cache_break`): it
         repeats in every call. With `cache_contexts` (the caller will send the same contexts
         again), so does the user message, after the tag closing its `$contexts` block where
         the template has one: a cache write costs more than plain input, so only a prefix that
         will be read again is marked."""
-        tags = DATA_TAGS | set(_CLOSING_TAG.findall(self.user))
-        safe = {key: neutralise_tags(value, tags) for key, value in values.items()}
+        tags = self.tags
+        safe = {
+            key: str(value) if isinstance(value, Fenced) else neutralise_tags(value, tags)
+            for key, value in values.items()
+        }
         cut = _after_contexts(self.user) if cache_contexts else 0
         try:
             head = Template(self.user[:cut]).substitute(safe)

@@ -4,7 +4,9 @@ A conversation dataset gives one sample per assistant turn, and the run judges t
 concurrently, each on its own. A judge that can verify several turns in one call (an LLM
 judge in batched mode) is handed each turn with its `TurnGroup` (read from the sample's
 metadata, set by `vera.datasets.turn_samples`); `TurnBatcher` holds the turns of a group until
-all of them have arrived, then verifies them in one go, and hands each turn its own verdicts.
+all of them have arrived, then verifies them in one go, and hands each turn its own verdicts
+(batched mode: `TurnItem`, each turn's claims; single_call mode: `vera.judges._turn_answers`,
+each turn's answer, claims and verdicts asked for together).
 
 The group's size is known in advance, so the wait is not a guess: the group leaves as soon as
 its last turn arrives, and the dry run, which hands the judge the same groups, counts the same
@@ -19,7 +21,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from vera.types import Claim, ClaimVerdict
 from vera.types._turns import GROUP_KEY, GROUP_SIZE_KEY, MAX_TURNS_PER_GROUP
@@ -32,6 +34,7 @@ __all__ = [
     "TurnBatcher",
     "TurnGroup",
     "TurnItem",
+    "Waiting",
     "turn_group",
 ]
 
@@ -64,6 +67,16 @@ class TurnAnalyser(Protocol):
         ...
 
 
+class Waiting(Protocol):
+    """A turn held by a `TurnBatcher`: `future` is settled by the group's verification."""
+
+    @property
+    def future(self) -> asyncio.Future[Any]: ...
+
+
+ItemT = TypeVar("ItemT", bound=Waiting)
+
+
 @dataclass
 class TurnItem:
     """One turn's claims to verify against its own contexts, and where its verdicts go."""
@@ -72,35 +85,48 @@ class TurnItem:
     contexts: list[str]
     verdicts: asyncio.Future[list[ClaimVerdict]]
 
+    @property
+    def future(self) -> asyncio.Future[list[ClaimVerdict]]:
+        return self.verdicts
+
 
 @dataclass
-class _Pending:
+class _Pending(Generic[ItemT]):
     size: int
     arrived: int = 0
-    items: list[TurnItem] = field(default_factory=list)
+    items: list[ItemT] = field(default_factory=list)
     full: asyncio.Event = field(default_factory=asyncio.Event)
 
 
-VerifyGroup = Callable[[list[TurnItem]], Awaitable[None]]
-
-
-class TurnBatcher:
+class TurnBatcher(Generic[ItemT]):
     """Holds the turns of each group until the group is complete, then has `verify` verify
     them together; `verify` must settle every item's future."""
 
-    def __init__(self, verify: VerifyGroup, *, wait_s: float = 30.0) -> None:
+    def __init__(
+        self, verify: Callable[[list[ItemT]], Awaitable[None]], *, wait_s: float = 30.0
+    ) -> None:
         self._verify = verify
         self._wait_s = wait_s
-        self._pending: dict[str, _Pending] = {}
+        self._pending: dict[str, _Pending[ItemT]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def verdicts(
-        self, group: TurnGroup, claims: Sequence[Claim], contexts: Sequence[str]
+        self: TurnBatcher[TurnItem],
+        group: TurnGroup,
+        claims: Sequence[Claim],
+        contexts: Sequence[str],
     ) -> list[ClaimVerdict]:
         """The verdicts of one turn's claims, verified with the other turns of its group."""
         future: asyncio.Future[list[ClaimVerdict]] = asyncio.get_running_loop().create_future()
+        item = TurnItem(list(claims), list(contexts), future)
+        await self.join(group, item)
+        return await item.verdicts
+
+    async def join(self, group: TurnGroup, item: ItemT) -> None:
+        """Hold `item` until its group leaves (complete, or `wait_s` on); then await its
+        `future` for what the group's verification gave it."""
         pending = self._arrive(group)
-        pending.items.append(TurnItem(list(claims), list(contexts), future))
+        pending.items.append(item)
         if pending.arrived >= pending.size:
             self._leave(group.key, pending)
         else:
@@ -108,7 +134,6 @@ class TurnBatcher:
                 await asyncio.wait_for(asyncio.shield(pending.full.wait()), self._wait_s)
             except TimeoutError:
                 self._leave(group.key, pending)
-        return await future
 
     def withdraw(self, group: TurnGroup) -> None:
         """One turn of `group` that will not come (it failed before its verification)."""
@@ -116,12 +141,12 @@ class TurnBatcher:
         if pending.arrived >= pending.size:
             self._leave(group.key, pending)
 
-    def _arrive(self, group: TurnGroup) -> _Pending:
+    def _arrive(self, group: TurnGroup) -> _Pending[ItemT]:
         pending = self._pending.setdefault(group.key, _Pending(group.size))
         pending.arrived += 1
         return pending
 
-    def _leave(self, key: str, pending: _Pending) -> None:
+    def _leave(self, key: str, pending: _Pending[ItemT]) -> None:
         if self._pending.get(key) is not pending:
             return  # already left
         del self._pending[key]
@@ -131,16 +156,16 @@ class TurnBatcher:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    async def _settle(self, items: list[TurnItem]) -> None:
+    async def _settle(self, items: list[ItemT]) -> None:
         try:
             await self._verify(items)
         except Exception as exc:  # each turn waiting hears of it as its own error
             for item in items:
-                if not item.verdicts.done():
-                    item.verdicts.set_exception(exc)
+                if not item.future.done():
+                    item.future.set_exception(exc)
         for item in items:
-            if not item.verdicts.done():
-                item.verdicts.set_exception(
+            if not item.future.done():
+                item.future.set_exception(
                     RuntimeError("the turn's verdicts were never given (a bug in the judge)")
                 )
 

@@ -1,7 +1,10 @@
 """Retrieval metrics: is what was retrieved relevant, useful and sufficient?
 
 context_relevance = mean relevance of the retrieved chunks to the query
-                    (RELEVANT 1, PARTIALLY_RELEVANT 0.5, IRRELEVANT 0; TruLens's triad)
+                    (RELEVANT 1, PARTIALLY_RELEVANT 0.5, IRRELEVANT 0; TruLens's triad);
+                    on a conversation turn, of the chunks retrieved for it and the tool
+                    results it saw only: earlier turns' and the user's words, which the turn
+                    is verified against, are no retrieval of its own to rate
 context_precision = Σ_k (precision@k · v_k) / Σ_k v_k           (RAGAS, against the reference)
                     v_k = 1 when chunk k supports some claim of the reference answer
 context_recall    = reference claims supported by the chunks / reference claims   (RAGAS)
@@ -20,7 +23,8 @@ from vera.metrics._base import (
     scored,
 )
 from vera.metrics._grounding import GroundedOptions, is_grounded
-from vera.types import Sample
+from vera.types import Sample, SourceKind
+from vera.types._conversations import SOURCE_KIND_KEY
 
 __all__ = ["ContextPrecision", "ContextRecall", "ContextRelevance"]
 
@@ -38,6 +42,16 @@ class ContextRelevance(MetricOptions):
             return not_applicable(
                 self, "no query or no retrieved context to rate", fields=("query", "contexts")
             )
+        own = _own_retrieval(sample)
+        if own is not None:
+            ratings = tuple(r for k, r in enumerate(ratings) if k in own)
+            if not ratings:
+                return not_applicable(
+                    self,
+                    "a conversation turn with no retrieval of its own: its contexts are earlier "
+                    "turns' and the user's words",
+                    fields=("contexts",),
+                )
         weights = [r.relevance.weight for r in ratings]
         relevant = sum(1 for w in weights if w == 1.0)
         return scored(
@@ -46,6 +60,18 @@ class ContextRelevance(MetricOptions):
             f"{relevant} of {len(weights)} chunks relevant to the query",
             details={"per_context": [r.relevance.value for r in ratings]},
         )
+
+
+_OWN = frozenset({SourceKind.RETRIEVED.value, SourceKind.TOOL.value})
+
+
+def _own_retrieval(sample: Sample) -> set[int] | None:
+    """On a conversation turn (its contexts tagged with their source), the positions of the
+    contexts retrieved for it and the tool results it saw; None on any other sample."""
+    kinds = [c.metadata.get(SOURCE_KIND_KEY) for c in sample.contexts]
+    if not kinds or any(kind is None for kind in kinds):
+        return None
+    return {k for k, kind in enumerate(kinds) if kind in _OWN}
 
 
 class ContextPrecision(GroundedOptions):

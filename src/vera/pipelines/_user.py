@@ -22,7 +22,7 @@ from vera.pipelines._core import Pipeline, RagState
 from vera.types import Context
 from vera.types._errors import ConfigError
 
-__all__ = ["UserPipelineError", "as_pipeline", "load_user_pipeline"]
+__all__ = ["UserPipelineError", "as_pipeline", "import_user_module", "load_user_pipeline"]
 
 _RESPONSE_KEYS = ("response", "answer", "output")
 _CONTEXT_KEYS = ("contexts", "retrieved_contexts", "retrieval_context", "sources")
@@ -39,7 +39,7 @@ def load_user_pipeline(spec: str, *, timeout: float = 60.0) -> Pipeline:
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
         raise ConfigError(f"pipeline {spec!r}: use module:function or an http(s) URL")
-    module = _import_pipeline_module(spec, module_name)
+    module = import_user_module(spec, module_name)
     found = _pipeline_of(getattr(module, attribute, None), spec)
     if found is None:
         raise ConfigError(
@@ -78,9 +78,10 @@ def _pipeline_of(target: object, name: str | None) -> Pipeline | None:
     return Pipeline.of(_CallablePipeline(target), name=label)
 
 
-def _import_pipeline_module(spec: str, module_name: str) -> Any:
+def import_user_module(spec: str, module_name: str, *, what: str = "pipeline") -> Any:
     """Import the module, looking in the current folder first, as `python -m` would: a user's
-    `my_rag.py` beside their data is what `--pipeline my_rag:answer` means."""
+    `my_rag.py` beside their data is what `--pipeline my_rag:answer` means. `what` names the
+    thing `spec` is in the errors ("pipeline", "assistant")."""
     here = str(Path.cwd())
     if here not in sys.path:
         sys.path.insert(0, here)
@@ -89,15 +90,15 @@ def _import_pipeline_module(spec: str, module_name: str) -> Any:
     except ModuleNotFoundError as exc:
         if exc.name is not None and module_name.split(".")[0] != exc.name.split(".")[0]:
             raise ConfigError(
-                f"pipeline {spec!r}: {module_name} imports {exc.name!r}, which is not installed"
+                f"{what} {spec!r}: {module_name} imports {exc.name!r}, which is not installed"
             ) from None
         raise ConfigError(
-            f"pipeline {spec!r}: no module {module_name!r} in the current folder ({here}) or "
+            f"{what} {spec!r}: no module {module_name!r} in the current folder ({here}) or "
             "on the Python path; run vera from the folder that holds it, add its folder to "
             "PYTHONPATH, or install it (pip install -e .)"
         ) from None
     except ImportError as exc:
-        raise ConfigError(f"pipeline {spec!r}: cannot import {module_name!r} ({exc})") from None
+        raise ConfigError(f"{what} {spec!r}: cannot import {module_name!r} ({exc})") from None
 
 
 class _CallablePipeline:

@@ -60,6 +60,7 @@ from vera.types import Need, Sample
 from vera.types._errors import ConfigError, DatasetError
 from vera.types._fingerprint import RegressionCheck, RunFingerprint
 from vera.types._secrets import is_redacted, redact
+from vera.types._turns import turn_ref
 
 __all__ = [
     "EXIT_GATE_FAILED",
@@ -290,11 +291,30 @@ def build_components(plan: RunPlan, bindings: Bindings | None = None) -> Compone
     # A pipeline given from Python is the system; the plan's names are built.
     spec = None if bindings.pipeline is not None else system_spec(plan, data)
     names = [*([spec] if spec else []), *plan.baselines]
+    if bindings.pipeline is not None or names or bindings.baselines:
+        _refuse_answering_turns(data)
     built = plan_pipelines(plan, data, judge, [n for n in names if n not in bindings.baselines])
     system = bindings.pipeline or (built.pop(spec) if spec else None)
     # The system's entry is taken out above, so it is never its own baseline.
     baselines = {**built, **bindings.baselines}
     return Components(data, metrics, judge, system, baselines, spec, frozenset(built))
+
+
+def _refuse_answering_turns(data: SampleSource) -> None:
+    """Refuse (exit 2) a pipeline or baseline over conversation turns, as the first sample
+    shows them: each would answer a turn's last question alone, without the conversation
+    before it, in place of the recorded answer (a turn further on is refused by the runner)."""
+    first = next(iter(data.read()), None)
+    if first is None or turn_ref(first) is None:
+        return
+    raise ConfigError(
+        f"the samples are conversation turns ({first.id}), "
+        "and a pipeline or baseline answers one query without the history before it: replay "
+        "the conversations through your system with vera conversations DATA --assistant "
+        "module:function, or in Python evaluate_conversations(data, assistant=...) "
+        "(vera.conversations.pipeline_assistant(pipeline) makes a pipeline or baseline one); "
+        "or drop --pipeline / --baseline to evaluate the recorded answers"
+    )
 
 
 def _check_batch(plan: RunPlan, bindings: Bindings) -> None:

@@ -138,6 +138,16 @@ def checked_metrics(metrics: Sequence[Metric]) -> list[Metric]:
 
 
 async def _answer(sample: Sample, pipeline: Pipeline) -> tuple[Sample, tuple[StepRecord, ...]]:
+    if turn_ref(sample) is not None:
+        # Answering the turn's last question alone would score an answer given without the
+        # conversation before it, and replace the recorded answer its labels are about.
+        raise ValueError(
+            "this sample is a conversation turn: a pipeline answers one query without the "
+            "history before it; replay the conversations through your system with "
+            "vera.conversations.evaluate_conversations(data, assistant=...) "
+            "(vera.conversations.pipeline_assistant(pipeline) makes a pipeline one), or "
+            "evaluate the recorded answers without a pipeline"
+        )
     if not sample.query.strip():
         raise ValueError("the sample has no query for the pipeline to answer")
     state = await pipeline.run(RagState(query=sample.query))
