@@ -151,8 +151,20 @@ def _check_thread(page: Page) -> None:
     assert unfaithful.is_visible()
     assert "Contradicted" in unfaithful.locator(".verdict").first.inner_text()
     assert unfaithful.locator('[data-role="first-unfaithful"]').is_visible()
+    # Turn 7 contradicts turn 5: it is marked, and the thread gives its consistency.
+    assert unfaithful.locator('[data-role="inconsistent"]').is_visible()
+    assert "consistency 0.00" in thread.locator("summary").first.inner_text()
     assert page.evaluate("window.__pwned") is None
     assert page.title() != "pwned"
+
+
+def _check_consistency(page: Page) -> None:
+    """The run's consistency beside its faithful-turn share, and in the conversation's row."""
+    figures = page.locator('#conversation-figures [data-role="consistency"]')
+    assert figures.is_visible()
+    assert figures.inner_text() == "consistency 0.000 over 1 checked claim"
+    row = page.locator('#conversation-table tr[data-conversation="order-42"]')
+    assert row.locator('[data-role="inconsistent-turns"]').inner_text() == "7"
 
 
 def _shot(page: Page, name: str) -> None:
@@ -163,6 +175,7 @@ def _shot(page: Page, name: str) -> None:
 def test_the_report_opened_from_disk_shows_the_thread(browser: BrowserContext, run: Run) -> None:
     page, log = chromium.open_page(browser, run.report.as_uri() + "#conversations")
     _check_thread(page)
+    _check_consistency(page)
     _shot(page, "threads-report.png")
     assert log.problems(page.url) == []
     page.close()
@@ -173,10 +186,15 @@ def test_vera_view_shows_the_thread_and_its_link_opens_the_sample(
 ) -> None:
     page, log = chromium.open_page(browser, f"{origin}/runs/{run.run_id}")
     _check_thread(page)
+    _check_consistency(page)
     _shot(page, "threads-view.png")
     page.locator('li.msg[data-turn="7"] [data-role="verdicts"] a').click()
     sample = page.locator('article.sample[data-sample-id="order-42/turn-7"]')
     sample.wait_for(state="visible")
+    # The claim names the source its verdict rests on, under its evidence.
+    source = sample.locator(".claim-source").first
+    assert source.text_content() == "source: earlier-turn track_order, turn 4"
+    assert source.get_attribute("dir") == "auto"
     assert page.evaluate("window.__pwned") is None
     assert log.problems_outside(origin) == []
     page.close()

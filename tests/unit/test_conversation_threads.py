@@ -452,3 +452,101 @@ def test_the_markdown_summary_names_each_first_unfaithful_turn() -> None:
     assert "- Consistency 0.000 (claims that contradict no earlier assistant turn" in text
     assert "- First unfaithful turn: order-42 turn 7" in text
     assert "Conversations:" not in render_markdown(vera.evaluate("example"))
+
+
+def _teams(tmp_path: Path) -> Path:
+    """CHAT twice, in two teams; the second team's name is markup, which must stay text."""
+    return _file(
+        tmp_path,
+        {**CHAT, "metadata": {"team": "billing"}},
+        {**CHAT, "id": "order-43", "metadata": {"team": "<b>ops</b>"}},
+    )
+
+
+def test_the_report_shows_consistency_and_marks_the_turn_that_contradicts(tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    result = vera.run_evaluation(
+        _teams(tmp_path), history=False, reports={"html": out}, group_by=["team"]
+    )
+    block = result.report.conversations
+    assert block is not None and block.consistency == 0.0 and block.checked_claims == 2
+    page = out.read_text(encoding="utf-8")
+    figures = page[page.index('id="conversation-figures"') : page.index('id="conversation-table"')]
+    assert "Faithful turns <strong>0.500</strong> of 4 scored turns" in figures
+    assert "consistency <strong>0.000</strong> over 2 checked claims" in figures
+    row = page[page.index('<tr data-conversation="order-42">') :]
+    row = row[: row.index("</tr>")]
+    assert '<td class="num">0.000 (1)</td>' in row
+    assert '<td class="num bad" data-role="inconsistent-turns">7</td>' in row
+    thread = _thread(page, "order-42")
+    assert "· consistency 0.000 of 1 checked claim</span>" in thread
+    # Only the turn that contradicts turn 5 is marked; the report keeps turn numbers, not the
+    # consistency check's claims, and says where they are.
+    assert 'data-role="inconsistent"' in _turn(thread, 7)
+    assert 'data-role="inconsistent-note"' in _turn(thread, 7)
+    assert 'data-role="inconsistent"' not in _turn(thread, 5)
+    assert thread.count('data-role="inconsistent"') == 1
+
+
+def test_the_report_has_a_table_of_conversations_by_the_group_by_field(tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    vera.run_evaluation(_teams(tmp_path), history=False, reports={"html": out}, group_by=["team"])
+    page = out.read_text(encoding="utf-8")
+    start = page.index('<table class="metrics" data-conversation-groups="team">')
+    table = page[start : page.index("</table>", start)]
+    assert 'Conversations by <span dir="auto">team</span></h3>' in page
+    assert re.findall(r'<tr data-group="([^"]*)">', table) == ["&lt;b&gt;ops&lt;/b&gt;", "billing"]
+    assert '<th scope="row" dir="auto">&lt;b&gt;ops&lt;/b&gt;</th>' in table
+    assert "<b>ops</b>" not in page
+    billing = table[table.index('data-group="billing"') :]
+    cells = re.findall(r'<td class="num">(.*?)</td>', billing[: billing.index("</tr>")])
+    assert cells == [
+        "1",
+        '0.500 <span class="small muted">of 2 scored</span>',
+        '0.000 <span class="small muted">of 1 checked</span>',
+    ]
+
+
+def test_a_run_without_a_consistency_check_says_so_rather_than_show_a_score() -> None:
+    report = vera.evaluate(turn_samples(_small(0, faithful=True)))
+    assert report.conversations is not None and report.conversations.consistency is None
+    page = render_html(report)
+    assert "consistency <strong>—</strong> (no claim checked against an earlier turn)" in page
+    # No column of n/a in a table that may list 500 conversations: the line above says it.
+    assert "Inconsistent turns" not in page and 'data-role="inconsistent-turns"' not in page
+    thread = _thread(page, "c000")
+    assert "· consistency n/a (no claim checked against an earlier turn)</span>" in thread
+    assert "data-conversation-groups" not in page
+
+
+def test_vera_view_shows_consistency_on_the_run_and_the_conversation_page(tmp_path: Path) -> None:
+    history = tmp_path / "runs.sqlite"
+    result = vera.run_evaluation(_teams(tmp_path), history=history, group_by=["team"])
+    assert result.run_id is not None
+    with TestClient(create_app(history)) as client:
+        run_page = client.get(run_url(result.run_id)).text
+        alone = client.get(conversation_url(result.run_id, "order-42")).text
+    assert "consistency <strong>0.000</strong> over 2 checked claims" in run_page
+    assert '<table class="metrics" data-conversation-groups="team">' in run_page
+    assert '<td class="num bad" data-role="inconsistent-turns">7</td>' in run_page
+    for page in (run_page, alone):
+        thread = _thread(page, "order-42")
+        assert "· consistency 0.000 of 1 checked claim</span>" in thread
+        assert 'data-role="inconsistent"' in _turn(thread, 7)
+        assert 'data-role="inconsistent"' not in _turn(thread, 5)
+
+
+def test_each_claim_in_the_sample_list_carries_the_source_its_verdict_rests_on(
+    tmp_path: Path,
+) -> None:
+    page = read_samples(_report_page(tmp_path, CHAT))
+    sources = {page["rows"][d["row"]][0]: [c.get("src") for c in d["c"]] for d in page["details"]}
+    assert sources == {
+        "order-42/turn-5": ["tool track_order, turn 4"],
+        "order-42/turn-7": ["earlier-turn track_order, turn 4"],
+    }
+    # A claim whose context has no source carries none, and the packed claim has no key.
+    plain = vera.evaluate([vera.Sample(id="s", query="q?", response="Pro costs 20 dollars.",
+                                       contexts=["Pro costs 20 dollars."])])  # fmt: skip
+    [detail] = read_samples(render_html(plain))["details"]
+    assert [c.get("src", "absent") for c in detail["c"]] == ["absent"]

@@ -33,6 +33,7 @@ when the run had a pipeline, else the dataset's own `latency_ms`), the pipeline 
 neither is known). A claim is {"id", "v": verdict, "s": [start, end] where it is highlighted in the
 response, "t": its text where the span does not give it, "r": reason, "e": the evidence as
 [start, end] in its cited context where it is found there, else the quote, "cx": cited context,
+"src": the cited context's source label (`ClaimRecord.source`, absent where it has none),
 "qf", "ag", "en": quote found (absent when the judge did not check), agreement, P(supported)}.
 
 So no text is stored twice: a response once, a claim's text only where its span does not give
@@ -184,6 +185,7 @@ def _claim(
         claim["e"] = _evidence(record, contexts)
     optional = {
         "cx": record.context_index,
+        "src": record.source,
         "qf": record.quote_found,
         "ag": _number(record.agreement),
         "en": _number(record.entailment),

@@ -30,6 +30,7 @@ __all__ = [
     "ThreadMessage",
     "ThreadTurn",
     "ThreadWants",
+    "consistency_fact",
     "report_threads",
     "thread_message",
     "worst_conversations",
@@ -76,6 +77,10 @@ class ThreadTurn:
     inconsistent: tuple[ThreadClaim, ...] = ()
     repeated: tuple[str, ...] = ()
     anchor: str | None = None
+    contradicts: bool = False
+    """Whether a claim of the turn contradicts an earlier assistant turn, where the page knows
+    the turn but not the claims (a run's report keeps the consistency pass's counts and turn
+    numbers, not its verdicts; `inconsistent` lists the claims where they are known)."""
 
 
 @dataclass(frozen=True)
@@ -242,7 +247,17 @@ def _facts(scores: ConversationTurns) -> tuple[tuple[str, str], ...]:
     return (
         ("faithful turns", f"{share} of {scores.scored_turns} scored"),
         ("first unfaithful turn", "none" if first is None else str(first)),
+        ("consistency", consistency_fact(scores.consistency, scores.checked_claims)),
     )
+
+
+def consistency_fact(consistency: float | None, checked: int) -> str:
+    """A consistency figure with what it is over: "0.500 of 2 checked claims", or why there
+    is none (no claim was checked: no turn had an earlier assistant turn, or no consistency
+    pass was made), never a bare 1.0 or blank."""
+    if consistency is None:
+        return "n/a (no claim checked against an earlier turn)"
+    return f"{consistency:.3f} of {checked} checked claim{'' if checked == 1 else 's'}"
 
 
 def _from_samples(
@@ -326,6 +341,7 @@ def _turn_verdicts(
         score=found.score if scored and found is not None else None,
         flagged=(number in scores.unfaithful_turns) if scored else None,
         first_unfaithful=number == scores.first_unfaithful_turn,
+        contradicts=number in scores.inconsistent_turns,
         claims=tuple(_claims(result, sample)),
         repeated=tuple(str(s) for s in repeated) if isinstance(repeated, list | tuple) else (),
         anchor=base + "#id=" + quote(result.id, safe=""),

@@ -46,7 +46,7 @@
   // Small DOM helpers: text only, never markup.
   // Text the RAG system or its user wrote, in any script: its own first strong character sets
   // its direction (right to left for Arabic or Hebrew), whatever the page's.
-  const USER_TEXT = /(^| )(response|query-text|claim-text|evidence|context)( |$)/;
+  const USER_TEXT = /(^| )(response|query-text|claim-text|evidence|context|claim-source)( |$)/;
   function el(tag, className, text) {
     const node = document.createElement(tag);
     if (className) {
@@ -341,6 +341,8 @@
     if (!ctx || (quote && !at)) {
       row("Evidence", quote ? el("blockquote", "evidence", quote) : el("span", "muted", "none quoted"));
     }
+    // The source the verdict rests on ("tool track_order, turn 3", a document's source).
+    if (claim.src) { row("Source", el("span", "claim-source small", "source: " + claim.src)); }
     if (claim.qf !== undefined) { row("Quote found", found(claim, quote)); }
     row("Cited context", cited(claim, ctx, at, quote));
     return terms;
