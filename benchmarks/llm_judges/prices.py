@@ -16,7 +16,8 @@ by the simulated provider's caching rule), never from its own accounting:
   cache, at Claude's cache rates (and has nothing cached at gpt-4o-mini's).
 
 "interactive" is the price of the calls as sent; "batch" is the same tokens at the provider's
-batch discount (priced, not measured: the batch APIs are a separate run).
+batch discount (priced). A run whose calls went through the simulated batch APIs
+("vera:batch") has only a "batch" figure: its own requests' tokens at batch rates (measured).
 """
 
 from __future__ import annotations
@@ -36,8 +37,11 @@ def price_of(model: str) -> Price:
     return DEFAULT_PRICES[MODELS[model][0]]
 
 
-def usd_per_1k_samples(stats: dict[str, Any], samples: int) -> dict[str, dict[str, float]]:
-    """For each priced model: {"interactive": $, "batch": $} per 1,000 samples."""
+def usd_per_1k_samples(
+    stats: dict[str, Any], samples: int, *, sent_in_batches: bool = False
+) -> dict[str, dict[str, float]]:
+    """For each priced model: {"interactive": $, "batch": $} per 1,000 samples; only "batch"
+    where the calls were `sent_in_batches`."""
     out: dict[str, dict[str, float]] = {}
     for model, (key, reads_cache) in MODELS.items():
         price = DEFAULT_PRICES[key]
@@ -52,10 +56,9 @@ def usd_per_1k_samples(stats: dict[str, Any], samples: int) -> dict[str, dict[st
             cache_write_prompt_tokens=int(written),
         )
         scale = 1000 / max(1, samples)
-        out[model] = {
-            "interactive": round(price.cost(usage) * scale, 6),
-            "batch": round(price.cost(usage, batch=True) * scale, 6),
-        }
+        out[model] = {"batch": round(price.cost(usage, batch=True) * scale, 6)}
+        if not sent_in_batches:
+            out[model]["interactive"] = round(price.cost(usage) * scale, 6)
     return out
 
 

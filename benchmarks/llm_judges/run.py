@@ -180,7 +180,9 @@ def run_framework(
         stats["cached_tokens"] + stats["anthropic_read_tokens"]
     ) / n
     result["cache_write_tokens_per_sample"] = stats["cache_write_tokens"] / n
-    result["usd_per_1k_samples"] = usd_per_1k_samples(stats, n)
+    # A run through the batch APIs ("vera:batch") is billed at batch rates only: measured.
+    result["usd_per_1k_samples"] = usd_per_1k_samples(stats, n, sent_in_batches=mode == "batch")
+    result["batches"] = stats.get("batches", 0)
     limit = stats.get("rps_limit")
     if limit and result["calls_per_sample"] and result["samples_per_s"]:
         result["ceiling_samples_per_s"] = limit / result["calls_per_sample"]

@@ -11,7 +11,9 @@ framework inherits another's imports, event-loop patches or global state.
 Setup for each framework (see the README for why):
 - vera: `create_judge("openai:gpt-4o-mini", Settings(...))` and `vera.aevaluate`, 64 samples at
   once, VERA's default 16 calls in flight, its own retries (6 attempts, honours Retry-After);
-  `--mode` picks the judge mode (batched by default; per_claim, truths, single_call).
+  `--mode` picks the judge mode (batched by default; per_claim, truths, single_call), or
+  "batch": the default mode through the OpenAI Batch API or Anthropic Message Batches
+  (`--batch`), which the server simulates, so the batch bill is measured, not priced.
 - vera-claude: the same with `anthropic:claude-haiku-4-5` over the simulated Messages API
   (Anthropic SDK), where VERA's `cache_control` breakpoints meet Anthropic's caching rules.
 - ragas: the current `ragas.metrics.collections.Faithfulness` on `llm_factory(AsyncOpenAI)`,
@@ -79,14 +81,22 @@ def run_vera(
     from vera.judges import create_judge
     from vera.plan import Settings
 
+    # "batch": the default mode through the provider's batch API (`--batch`), every sample
+    # in flight at once so their requests share the batches, which the server answers.
+    batch = mode == "batch"
     # The Anthropic SDK adds /v1/messages itself; the OpenAI one wants the /v1 root.
     settings = Settings(
         judge_base_url=f"{url}/v1" if provider == "openai" else url,
-        judge_mode=mode,  # type: ignore[arg-type]
+        judge_mode="batched" if batch else mode,  # type: ignore[arg-type]
         cache_path=cache,
         cache=True,
         requests_per_minute=rpm,
+        batch=batch,
+        batch_poll=0.2,
+        batch_window=0.5,
     )
+    if batch:
+        concurrency = max(concurrency, 100_000)
     judge = create_judge(f"openai:{MODEL}" if provider == "openai" else CLAUDE, settings)
     dataset = vera.load_dataset(path)
     started = time.perf_counter()
