@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from vera import cli
 from vera.plan import build_plan
 from vera.results import (
     ClaimRecord,
@@ -175,3 +177,24 @@ def test_an_unfinished_run_says_how_to_complete_it(tmp_path: Path) -> None:
     running = store.start("d", build_plan())
     with pytest.raises(ConfigError, match=rf"run {running} did not finish; .*--resume"):
         compare_runs(store, a, running)
+
+
+def test_the_cli_prints_the_library_comparison_and_refuses_a_negative_top(
+    two_runs: tuple[RunStore, str, str, Report, Report], tmp_path: Path
+) -> None:
+    store, a, b, before, after = two_runs
+    history = str(tmp_path / "h.sqlite")
+    shown = CliRunner().invoke(cli.app, ["compare", a, b, "--history", history, "--top", "2"])
+    assert shown.exit_code == 0, shown.output
+    compared = compare_runs(store, a, b, top=2).comparison
+    summary = (
+        f"{compared.changed} samples changed a claim's verdict or a score: {compared.worse} "
+        f"worse, {compared.better} better"
+    )
+    # The console wraps long lines at its width: compared word by word.
+    words = " ".join(shown.output.split())
+    assert summary in words
+    assert words.endswith(" ".join(" ".join(most_changed(before, after, 2)).split()))
+    refused = CliRunner().invoke(cli.app, ["compare", a, b, "--history", history, "--top", "-1"])
+    assert refused.exit_code == 2
+    assert "--top -1: give 0 or more" in refused.output
