@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -18,12 +18,9 @@ from vera.render import (
     format_score,
     print_table,
 )
-from vera.results import Report, compare_reports, most_changed, run_differences, verdict_changes
+from vera.results import RunComparison
+from vera.store import StoredComparison, compare_runs
 from vera.types import ConfigError, VeraError
-
-if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
-    pass
-
 
 _COMPARE_COLUMNS = (
     Column("Metric"),
@@ -56,23 +53,29 @@ def compare_command(
 
     Example: vera compare 20261122-101500 20261123-090000
     """
+    if top < 0:
+        _fail(ConfigError(f"--top {top}: give 0 or more samples to list"))
     try:
-        store = _store(history)
-        before, after = store.report(run_a), store.report(run_b)
-        first, second = store.get(run_a).id, store.get(run_b).id
-        if before.dataset != after.dataset and not any_dataset:
-            raise ConfigError(
-                f"run {first} is of dataset {before.dataset!r} and run {second} of "
-                f"{after.dataset!r}: their samples do not pair; pass --any-dataset to compare "
-                "them all the same"
-            )
+        compared = compare_runs(
+            _store(history),
+            run_a,
+            run_b,
+            top=top,
+            other_dataset="pair" if any_dataset else "refuse",
+        )
     except VeraError as exc:
         _fail(exc)
-    changes = compare_reports(after, before)
+    _print_metrics(compared)
+    _print_changed(compared.comparison)
+
+
+def _print_metrics(compared: StoredComparison) -> None:
+    """The warnings that the runs were not measured alike, then the per-metric table."""
+    changes = compared.comparison.metrics
     paired = max((c.paired_samples for c in changes.values()), default=0)
     rows: list[list[Cell]] = []
     for metric, c in changes.items():
-        change = change_cell(c, after.metric_summary[metric].higher_is_better)
+        change = change_cell(c, compared.after.metric_summary[metric].higher_is_better)
         rows.append(
             [
                 metric,
@@ -85,26 +88,22 @@ def compare_command(
                 str(c.paired_samples),
             ]
         )
-    title = f"{second} against {first} · {paired} paired samples"
-    for line in run_differences(before, after):
+    title = f"{compared.second.id} against {compared.first.id} · {paired} paired samples"
+    for line in compared.differences:
         err.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
     print_table(out, title, _COMPARE_COLUMNS, rows)
     if paired == 0:
         err.print("[yellow]No sample id is in both runs: there is no change to measure.[/]")
-    _print_changed(before, after, top)
 
 
-def _print_changed(before: Report, after: Report, top: int) -> None:
+def _print_changed(comparison: RunComparison) -> None:
     """How many samples changed a verdict or a score (never a threshold alone), then the
-    `top` largest score changes."""
-    changed = verdict_changes(before.samples, after.samples)
-    worse = sum(1 for c in changed if c.direction == "worse")
-    better = sum(1 for c in changed if c.direction == "better")
+    largest score changes."""
     out.print(
-        f"{len(changed)} samples changed a claim's verdict or a score: {worse} worse, "
-        f"{better} better (a threshold alone changes none)",
+        f"{comparison.changed} samples changed a claim's verdict or a score: "
+        f"{comparison.worse} worse, {comparison.better} better (a threshold alone changes none)",
         highlight=False,
         markup=False,
     )
-    for line in most_changed(before, after, top):
+    for line in comparison.moved_lines():
         out.print(line, highlight=False, markup=False)

@@ -8,12 +8,13 @@ have either sign). Both are seeded, so the same reports give the same figures.
 
 from __future__ import annotations
 
+import heapq
 import math
 import random
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from vera.results._builder import ClaimRecord, MetricSummary, Report, SampleResult, SampleStatus
 from vera.results._outcome import SampleOutcome, sample_outcome
@@ -30,9 +31,12 @@ __all__ = [
     "ClaimChange",
     "MetricComparison",
     "Pairs",
+    "RunComparison",
     "SampleChange",
     "ScoreChange",
+    "ScoreMove",
     "baseline_comparison",
+    "compare_paired",
     "compare_reports",
     "improvement",
     "measured_plan",
@@ -105,11 +109,17 @@ def _differences(metrics: Iterable[str], pairs: Pairs) -> dict[str, array[float]
     floats only (8 bytes a pair), whatever the size of a result."""
     found: dict[str, array[float]] = {metric: array("d") for metric in metrics}
     for ours, theirs in pairs:
-        for metric, differences in found.items():
-            mine, other = _score(ours, metric), _score(theirs, metric)
-            if mine is not None and other is not None:
-                differences.append(mine - other)
+        _add_differences(found, ours, theirs)
     return found
+
+
+def _add_differences(
+    found: dict[str, array[float]], ours: SampleResult, theirs: SampleResult
+) -> None:
+    for metric, differences in found.items():
+        mine, other = _score(ours, metric), _score(theirs, metric)
+        if mine is not None and other is not None:
+            differences.append(mine - other)
 
 
 def _p_value(differences: Sequence[float], seed: int = 0) -> float:
@@ -146,10 +156,21 @@ def compare_reports(
     reports hold. Only metrics count: the figures seed 001 adds to `metrics` (`f1_score`,
     `latency_p99_ms`) have no per-sample scores to pair.
     """
-    shared = [m for m in system.metric_summary if m in baseline.metric_summary]
+    shared = _shared_metrics(system, baseline)
     found = _differences(shared, pairs_in_memory(system, baseline) if pairs is None else pairs)
+    return _comparisons(system, baseline, found)
+
+
+def _shared_metrics(system: Report, baseline: Report) -> list[str]:
+    return [m for m in system.metric_summary if m in baseline.metric_summary]
+
+
+def _comparisons(
+    system: Report, baseline: Report, found: dict[str, array[float]]
+) -> dict[str, MetricComparison]:
+    """Each metric's comparison from its paired differences (`_differences`)."""
     comparisons = {}
-    for metric in shared:
+    for metric in found:
         differences = found[metric]
         interval = bootstrap_ci(differences)
         system_mean = system.metric_summary[metric].mean
@@ -198,31 +219,88 @@ def baseline_comparison(
 def most_changed(before: Report, after: Report, top: int = 5) -> list[str]:
     """The `top` samples whose scores moved most between two runs, with their claims' verdicts
     after, as lines a person can read."""
-    old = {r.id: r for r in before.samples}
-    moves: list[tuple[float, str, str, float, float]] = []
-    for result in after.samples:
-        previous = old.get(result.id)
-        if previous is None:
-            continue
-        for metric, score in result.scores.items():
-            was = previous.scores.get(metric)
-            if score is not None and was is not None and score != was:
-                moves.append((abs(score - was), result.id, metric, was, score))
-    moves.sort(key=lambda m: (-m[0], m[1], m[2]))
+    moves: _Kept[ScoreMove] = _Kept(top)
+    for ours, theirs in pairs_in_memory(after, before):
+        for move in _score_moves(theirs, ours):
+            moves.offer(move.rank, move)
+    return _moved_lines(moves.smallest(), moves.offered, top)
+
+
+@dataclass(frozen=True)
+class ScoreMove:
+    """One metric's score of a sample that both runs scored and that moved, with the claims
+    the later run made (what `most_changed` lists)."""
+
+    sample_id: str
+    metric: str
+    before: float
+    after: float
+    claims: tuple[ClaimRecord, ...]
+
+    @property
+    def rank(self) -> tuple[float, str, str]:
+        """Largest move first, then by sample id and metric (a total order: ties never depend
+        on the order the pairs came in)."""
+        return (-abs(self.after - self.before), self.sample_id, self.metric)
+
+
+def _score_moves(before: SampleResult, after: SampleResult) -> Iterator[ScoreMove]:
+    for metric, score in after.scores.items():
+        was = before.scores.get(metric)
+        if score is not None and was is not None and score != was:
+            yield ScoreMove(after.id, metric, was, score, after.claims)
+
+
+def _moved_lines(moves: Sequence[ScoreMove], total: int, top: int) -> list[str]:
     lines = []
-    by_id = {r.id: r for r in after.samples}
-    for _, sample_id, metric, was, score in moves[:top]:
-        lines.append(f"{sample_id} · {metric} {was:.3f} -> {score:.3f}")
-        lines.extend(
-            f"    {claim.verdict.value}: {claim.text}" for claim in by_id[sample_id].claims
-        )
-    if len(moves) > top:
-        left = len(moves) - top
+    for move in moves[:top]:
+        lines.append(f"{move.sample_id} · {move.metric} {move.before:.3f} -> {move.after:.3f}")
+        lines.extend(f"    {claim.verdict.value}: {claim.text}" for claim in move.claims)
+    if total > top:
+        left = total - top
         lines.append(
             f"… and {left} more score change{'' if left == 1 else 's'}: vera view's compare page "
             "lists every changed sample (or --top N)"
         )
     return lines
+
+
+_T = TypeVar("_T")
+
+
+class _Kept(Generic[_T]):
+    """The `size` items of smallest rank among all offered, in a heap of `size` entries: what
+    keeps a top-N bounded whatever the number of pairs. Ranks must be distinct."""
+
+    def __init__(self, size: int) -> None:
+        self.size = max(size, 0)
+        self.offered = 0
+        self._heap: list[tuple[_Descending, _T]] = []
+
+    def offer(self, rank: tuple[Any, ...], item: _T) -> None:
+        self.offered += 1
+        if self.size == 0:
+            return
+        entry = (_Descending(rank), item)
+        if len(self._heap) < self.size:
+            heapq.heappush(self._heap, entry)
+        elif rank < self._heap[0][0].rank:
+            heapq.heapreplace(self._heap, entry)
+
+    def smallest(self) -> list[_T]:
+        """The kept items, smallest rank first."""
+        return [item for _, item in sorted(self._heap, key=lambda entry: entry[0].rank)]
+
+
+@dataclass(frozen=True)
+class _Descending:
+    """A rank ordered backwards, so that `heapq`'s min-heap keeps the largest on top, the one
+    the next smaller rank replaces."""
+
+    rank: tuple[Any, ...]
+
+    def __lt__(self, other: _Descending) -> bool:
+        return bool(self.rank > other.rank)
 
 
 _CLAIM_GOODNESS = {
@@ -310,6 +388,11 @@ class SampleChange:
                 return "worse" if shift < 0 else "better"
         return "changed"
 
+    @property
+    def rank(self) -> tuple[int, int, str]:
+        """Where the change is listed: worst first (`verdict_changes`)."""
+        return (self.shift, self.claim_shift, self.id)
+
 
 def _claim_key(text: str) -> str:
     """A claim's text as claims are paired across runs: case, spacing and the punctuation
@@ -371,15 +454,75 @@ def verdict_changes(
     found = []
     for result in after:
         was = earlier.get(result.id)
-        if was is None:
-            continue
-        claims, unchanged = _claim_changes(was.claims, result.claims)
-        scores = _score_changes(was, result)
-        if claims or scores:
-            old, new = sample_outcome(was), sample_outcome(result)
-            found.append(SampleChange(result.id, old, new, tuple(claims), unchanged, tuple(scores)))
-    found.sort(key=lambda c: (c.shift, c.claim_shift, c.id))
+        change = None if was is None else _sample_change(was, result)
+        if change is not None:
+            found.append(change)
+    found.sort(key=lambda c: c.rank)
     return found
+
+
+def _sample_change(before: SampleResult, after: SampleResult) -> SampleChange | None:
+    """How one sample changed between two runs; None where its verdicts and scores did not."""
+    claims, unchanged = _claim_changes(before.claims, after.claims)
+    scores = _score_changes(before, after)
+    if not claims and not scores:
+        return None
+    old, new = sample_outcome(before), sample_outcome(after)
+    return SampleChange(after.id, old, new, tuple(claims), unchanged, tuple(scores))
+
+
+@dataclass(frozen=True)
+class RunComparison:
+    """Run B (the system) against run A (the baseline) from one pass over their pairs
+    (`compare_paired`): what `vera compare` and `vera view`'s compare page show."""
+
+    metrics: dict[str, MetricComparison]
+    """Per metric both runs have, as `compare_reports` gives it."""
+    changed: int
+    """Paired samples whose claims' verdicts or scores changed (`verdict_changes`)."""
+    worse: int
+    better: int
+    changes: tuple[SampleChange, ...]
+    """The worst of those changes, worst first, as many as were asked for."""
+    moves: tuple[ScoreMove, ...]
+    """The largest score moves, largest first, as many as were asked for."""
+    moved: int
+    """Every score move, the kept ones included."""
+
+    def moved_lines(self) -> list[str]:
+        """The kept score moves as `most_changed` writes them."""
+        return _moved_lines(self.moves, self.moved, len(self.moves))
+
+
+def compare_paired(
+    system: Report, baseline: Report, pairs: Pairs, *, top: int = 5, changes: int = 0
+) -> RunComparison:
+    """`compare_reports`, the counts of `verdict_changes` with its `changes` worst and
+    `most_changed`'s `top` largest score moves, in one pass over `pairs` (system, baseline;
+    in sample-id order, as `RunStore.paired` reads them): only the paired differences (8
+    bytes a pair and metric) and the kept changes stay in memory, whatever the runs' size."""
+    found: dict[str, array[float]] = {m: array("d") for m in _shared_metrics(system, baseline)}
+    kept: _Kept[SampleChange] = _Kept(changes)
+    moves: _Kept[ScoreMove] = _Kept(top)
+    worse = better = 0
+    for ours, theirs in pairs:
+        _add_differences(found, ours, theirs)
+        change = _sample_change(theirs, ours)
+        if change is not None:
+            kept.offer(change.rank, change)
+            worse += change.direction == "worse"
+            better += change.direction == "better"
+        for move in _score_moves(theirs, ours):
+            moves.offer(move.rank, move)
+    return RunComparison(
+        metrics=_comparisons(system, baseline, found),
+        changed=kept.offered,
+        worse=worse,
+        better=better,
+        changes=tuple(kept.smallest()),
+        moves=tuple(moves.smallest()),
+        moved=moves.offered,
+    )
 
 
 def _rule(summary: MetricSummary) -> str:

@@ -1,6 +1,7 @@
 """The run history: one SQLite file per project, with numbered schema migrations."""
 
 from vera._sqlite_file import MissingStoreError, SqliteFile, StoreError
+from vera.store._compare import OtherDataset, StoredComparison, compare_runs
 from vera.store._history import (
     DEFAULT_HISTORY_PATH,
     HISTORY_SCHEMA_VERSION,
@@ -17,7 +18,10 @@ __all__ = [
     "DamagedRunError",
     "HistoryBatchJournal",
     "MissingStoreError",
+    "OtherDataset",
     "RunStore",
     "SqliteFile",
     "StoreError",
+    "StoredComparison",
+    "compare_runs",
 ]

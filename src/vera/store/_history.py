@@ -609,8 +609,10 @@ class RunStore:
                 DamagedRun(run_id, "report", _first_error(exc), self.path)
             ) from None
 
-    def report(self, run_id: str) -> Report:
-        """The stored report of a finished run."""
+    def report(self, run_id: str, *, samples: bool = True) -> Report:
+        """The stored report of a finished run; with `samples=False` without the samples kept
+        in `results` (none read back: what a caller that streams them with `paired` reads; a
+        report an earlier version stored whole keeps the samples it holds)."""
         record = self.get(run_id)
         rows = self._file.execute("SELECT report FROM runs WHERE id = ?", (record.id,))
         row = rows[0] if rows else None
@@ -619,7 +621,7 @@ class RunStore:
                 f"run {record.id} did not finish; `vera eval --resume {record.id}` completes it"
             )
         report = self._stored_report(record.id, row[0])
-        if report.samples or not report.counts.total:
+        if report.samples or not report.counts.total or not samples:
             return report  # stored whole, by an earlier version
         return report.model_copy(update={"samples": tuple(self.iter_results(record.id))})
 

@@ -27,16 +27,10 @@ from vera.render._outputs import TREND_RUNS, stored_thread
 from vera.render._samples import OUTCOMES, VERDICTS
 from vera.render._view import HistoryPoint, Panel, meets, trend_panels
 from vera.results._builder import Counts, Report
-from vera.results._comparison import (
-    MetricComparison,
-    compare_reports,
-    relative_change,
-    run_differences,
-    significant,
-    verdict_changes,
-)
+from vera.results._comparison import MetricComparison, relative_change, significant
 from vera.results._outcome import SampleOutcome
 from vera.review._review import reviewed_report_html
+from vera.store._compare import compare_runs
 from vera.store._history import PAGE_SIZE, DamagedRun, DamagedRunError, RunRecord, RunStore
 from vera.types import Verdict
 from vera.types._errors import ConfigError
@@ -462,26 +456,28 @@ class Pages:
             )
         first, second = self._finished(a), self._finished(b)
         try:
-            before, after = self.store.report(first.id), self.store.report(second.id)
+            compared = compare_runs(
+                self.store, first.id, second.id, top=0, changes=CHANGES_SHOWN, other_dataset="means"
+            )
         except DamagedRunError as exc:
             raise PageError(409, "These runs cannot be compared", str(exc)) from None
-        pairs = before.dataset == after.dataset
-        rows = _metric_rows(after, before) if pairs else _means_only(after, before)
-        changes = verdict_changes(before.samples, after.samples) if pairs else []
+        before, after, found = compared.before, compared.after, compared.comparison
+        pairs = compared.paired
+        rows = _metric_rows(after, found.metrics) if pairs else _means_only(after, before)
         return self._render(
             "compare.html.j2",
             title=f"{second.id} against {first.id}",
             a=RunRow(first, before),
             b=RunRow(second, after),
             pairs=pairs,
-            differences=run_differences(before, after),
+            differences=compared.differences,
             metrics=rows,
             paired=max((row.comparison.paired_samples for row in rows), default=0),
-            changes=changes[:CHANGES_SHOWN],
-            more=max(len(changes) - CHANGES_SHOWN, 0),
-            worse=sum(1 for c in changes if c.direction == "worse"),
-            better=sum(1 for c in changes if c.direction == "better"),
-            total=len(changes),
+            changes=list(found.changes),
+            more=max(found.changed - CHANGES_SHOWN, 0),
+            worse=found.worse,
+            better=found.better,
+            total=found.changed,
         )
 
 
@@ -509,9 +505,9 @@ def _trend(dataset: str, rows: Sequence[RunRow]) -> DatasetTrend:
     return DatasetTrend(dataset, len(rows), trend_panels(newest, points))
 
 
-def _metric_rows(after: Report, before: Report) -> list[MetricRow]:
+def _metric_rows(after: Report, compared: dict[str, MetricComparison]) -> list[MetricRow]:
     rows = []
-    for name, comparison in compare_reports(after, before).items():
+    for name, comparison in compared.items():
         better = None
         if significant(comparison) and comparison.difference is not None:
             higher = after.metric_summary[name].higher_is_better
