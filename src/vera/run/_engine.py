@@ -35,7 +35,7 @@ from vera.plan._plan import QUICK_SAMPLES, RunPlan, named_again
 from vera.plan._settings import Settings
 from vera.providers._batch import batch_journal, check_batch_provider
 from vera.providers._registry import provider_names
-from vera.results._builder import Report, RunStop, SampleResult
+from vera.results._builder import Counts, Report, RunStop, SampleResult
 from vera.results._comparison import baseline_comparison
 from vera.results._gates import gate_failures, regression_failures
 from vera.results._turns import (
@@ -153,6 +153,9 @@ class RunResult:
     """On conversations, the report of the consistency pass: each turn again, judged
     against the assistant's own earlier turns alone (not stored; its counts are in
     `report.conversations`). None for a run of anything else."""
+    baseline_shortfalls: tuple[str, ...] = ()
+    """Each baseline whose pass measured less than it was asked to, and why ("baseline
+    naive-rag: 28 of 28 samples errored or were skipped ..."): the run is incomplete (exit 3)."""
 
     def results(self) -> Iterable[SampleResult]:
         """Every sample's result in dataset order: `report.samples`, or, for a streamed run,
@@ -175,18 +178,11 @@ class RunResult:
 
     @property
     def incomplete(self) -> str | None:
-        """Why the run measured less than it was asked to, or None when it is complete."""
-        counts = self.report.counts
-        if counts.scored == 0:
-            return "no sample could be scored"
-        missed = counts.errors + counts.skipped
-        allowed = self.plan.settings.error_budget(counts.total)
-        if missed > allowed:
-            return (
-                f"{missed} of {counts.total} samples errored or were skipped "
-                f"(--max-errors allows {allowed})"
-            )
-        return None
+        """Why the run measured less than it was asked to, or None when it is complete: the
+        system's pass first, then each baseline's (a comparison with a baseline that measured
+        nothing is no comparison)."""
+        found = _shortfall(self.report.counts, self.plan.settings)
+        return found or next(iter(self.baseline_shortfalls), None)
 
     @property
     def remedy(self) -> str | None:
@@ -199,6 +195,11 @@ class RunResult:
         if self.incomplete is None:
             return None
         stopped, counts = self.report.stopped, self.report.counts
+        if stopped is None and _shortfall(counts, self.plan.settings) is None:
+            return (
+                "the baseline's pipeline failed on its samples: fix it (run it alone with "
+                "--pipeline to see each sample's error), or drop that --baseline"
+            )
         if stopped is not None and not stopped.planned:
             return f"fix what stopped it and run again: {stopped.reason}"
         if stopped is not None:
@@ -510,11 +511,13 @@ async def _pass(
 
 async def _extras(
     plan: RunPlan, parts: Components, report: Report, observer: RunObserver, record: _Recorder
-) -> Report:
-    """The baselines' passes and the law checks, added to the system's report. Each
+) -> tuple[Report, tuple[str, ...]]:
+    """The baselines' passes and the law checks, added to the system's report, and what each
+    baseline measured less than it was asked to (`RunResult.baseline_shortfalls`). Each
     baseline's results go to the run store as they finish, and the paired statistics read
     the pairs back from it, so no pass keeps its samples for the comparison."""
     updates: dict[str, object] = {}
+    shortfalls: tuple[str, ...] = ()
     if parts.baselines:
         others = {
             name: await _pass(plan, parts, pipeline, observer, record=record.of(name), keep=False)
@@ -522,6 +525,11 @@ async def _extras(
             if pipeline is not parts.system
         }
         updates["baseline_comparison"] = baseline_comparison(report, others, pairs=record.pairs)
+        shortfalls = tuple(
+            f"baseline {name}: {why}"
+            for name, other in others.items()
+            if (why := _shortfall(other.counts, plan.settings)) is not None
+        )
     if plan.check_laws:
         if parts.system is None:
             raise ConfigError("--check-laws needs --pipeline (or --baseline)")
@@ -529,7 +537,21 @@ async def _extras(
         updates["categorical_tests"] = await laws.check_laws(
             parts.system, Verify(parts.judge), queries
         )
-    return report.model_copy(update=updates) if updates else report
+    return (report.model_copy(update=updates) if updates else report), shortfalls
+
+
+def _shortfall(counts: Counts, settings: Settings) -> str | None:
+    """Why a pass measured less than it was asked to, or None when it is complete."""
+    if counts.scored == 0:
+        return "no sample could be scored"
+    missed = counts.errors + counts.skipped
+    allowed = settings.error_budget(counts.total)
+    if missed > allowed:
+        return (
+            f"{missed} of {counts.total} samples errored or were skipped "
+            f"(--max-errors allows {allowed})"
+        )
+    return None
 
 
 async def _consistency(
@@ -662,7 +684,7 @@ async def arun_plan(
                 keep=bindings.keep_samples or store is None,
                 record_resumed=resume is None,
             )
-            report = await _extras(plan, parts, report, observer, recorder)
+            report, shortfalls = await _extras(plan, parts, report, observer, recorder)
             report, checked = await _consistency(plan, parts, report, recorder)
         report = report.model_copy(update={"fingerprint": fingerprint, "regression": baseline})
         failures = _gates(plan, report, history, run_id)
@@ -676,7 +698,9 @@ async def arun_plan(
     if scratch is not None:
         scratch.run_id, run_id = run_id, None  # not in any history: nothing to resume or show
     unstored = tuple(recorder.unstored)
-    return RunResult(plan, report, run_id, tuple(failures), compared, unstored, scratch, checked)
+    return RunResult(
+        plan, report, run_id, tuple(failures), compared, unstored, scratch, checked, shortfalls
+    )
 
 
 def _record_end(recorder: _Recorder, report: Report) -> Report:
