@@ -207,6 +207,17 @@ def test_a_run_over_turns_checks_consistency_as_evaluate_conversations_does() ->
     data = json.loads(result.report.to_json())["conversations"]
     assert data["consistency"] == block.consistency
     assert data["conversations"][1]["inconsistent_turns"] == [7]
+    # The claims behind those turns, as vera conversations names them.
+    named = {
+        (t.turn, c.text) for score in scores.values() for t in score.turns for c in t.inconsistent
+    }
+    kept = {
+        (c.turn, c.text)
+        for conversation in block.conversations
+        for c in conversation.inconsistent_claims
+    }
+    assert kept == named and len(kept) == 5
+    assert {c["turn"] for c in data["conversations"][1]["inconsistent_claims"]} == {7}
 
 
 def test_the_consistency_gate_names_each_inconsistent_conversation() -> None:

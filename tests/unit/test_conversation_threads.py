@@ -480,10 +480,14 @@ def test_the_report_shows_consistency_and_marks_the_turn_that_contradicts(tmp_pa
     assert '<td class="num bad" data-role="inconsistent-turns">7</td>' in row
     thread = _thread(page, "order-42")
     assert "· consistency 0.000 of 1 checked claim</span>" in thread
-    # Only the turn that contradicts turn 5 is marked; the report keeps turn numbers, not the
-    # consistency check's claims, and says where they are.
+    # Only the turn that contradicts turn 5 is marked, with the claim that does (the block
+    # keeps the consistency check's claims), so no note sends the reader elsewhere.
+    [claim] = block.conversations[1].inconsistent_claims
+    assert (claim.turn, block.conversations[1].inconsistent_turns) == (7, (7,))
     assert 'data-role="inconsistent"' in _turn(thread, 7)
-    assert 'data-role="inconsistent-note"' in _turn(thread, 7)
+    assert 'data-role="inconsistent-note"' not in _turn(thread, 7)
+    assert f"{html.escape(claim.text, quote=False)}</span>" in _turn(thread, 7)
+    assert "contradicts an earlier assistant turn</span></li>" in _turn(thread, 7)
     assert 'data-role="inconsistent"' not in _turn(thread, 5)
     assert thread.count('data-role="inconsistent"') == 1
 

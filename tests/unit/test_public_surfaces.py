@@ -590,6 +590,7 @@ SURFACES: dict[str, list[str]] = {
         "Estimate",
         "EvidenceCount",
         "GroupStats",
+        "InconsistentClaim",
         "InvalidRow",
         "JudgeDetails",
         "JudgeError",

@@ -9,11 +9,15 @@ from vera.conversations._evaluate import ConversationReport
 from vera.conversations._render import source_label
 from vera.conversations._scores import ConversationScore, TurnClaim, TurnScore
 from vera.render._html import STYLE, template_environment
-from vera.render._threads import Thread, ThreadClaim, ThreadTurn, thread_message
+from vera.render._threads import (
+    INCONSISTENT_NOTE,
+    Thread,
+    ThreadClaim,
+    ThreadTurn,
+    thread_message,
+)
 
 __all__ = ["threads_html"]
-
-_INCONSISTENT = "contradicts an earlier assistant turn"
 
 
 def threads_html(report: ConversationReport) -> str:
@@ -55,7 +59,7 @@ def _verdicts(score: ConversationScore, turn: TurnScore) -> ThreadTurn:
         flagged=turn.flagged,
         first_unfaithful=turn.turn == score.first_unfaithful_turn,
         claims=tuple(_claim(c) for c in turn.claims),
-        inconsistent=tuple(_claim(c, _INCONSISTENT) for c in turn.inconsistent),
+        inconsistent=tuple(_claim(c, INCONSISTENT_NOTE) for c in turn.inconsistent),
         repeated=turn.repeated,
     )
 

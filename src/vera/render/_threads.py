@@ -24,6 +24,7 @@ from vera.types._conversations import SOURCE_KIND_KEY, Conversation, Role, Sourc
 from vera.types._turns import ConversationSummary, ConversationTurns
 
 __all__ = [
+    "INCONSISTENT_NOTE",
     "THREAD_LIMIT",
     "Thread",
     "ThreadClaim",
@@ -42,6 +43,10 @@ LONG_TEXT = 600
 """A tool result or system message longer than this shows collapsed."""
 
 _Verdicts = Callable[[int], "ThreadTurn | None"]
+
+INCONSISTENT_NOTE = "contradicts an earlier assistant turn"
+"""The note on a claim the consistency check found contradicting an earlier turn."""
+_EARLIER = "the assistant's earlier turns"
 
 
 @dataclass(frozen=True)
@@ -343,6 +348,11 @@ def _turn_verdicts(
         first_unfaithful=number == scores.first_unfaithful_turn,
         contradicts=number in scores.inconsistent_turns,
         claims=tuple(_claims(result, sample)),
+        inconsistent=tuple(
+            ThreadClaim(c.text, Verdict.CONTRADICTED, _EARLIER, None, INCONSISTENT_NOTE)
+            for c in scores.inconsistent_claims
+            if c.turn == number
+        ),
         repeated=tuple(str(s) for s in repeated) if isinstance(repeated, list | tuple) else (),
         anchor=base + "#id=" + quote(result.id, safe=""),
     )

@@ -11,7 +11,12 @@ from __future__ import annotations
 from collections import defaultdict
 
 from vera.types import ClaimRecord, Report, SampleResult, SampleStatus, Verdict
-from vera.types._turns import ConversationGroup, ConversationSummary, ConversationTurns
+from vera.types._turns import (
+    ConversationGroup,
+    ConversationSummary,
+    ConversationTurns,
+    InconsistentClaim,
+)
 
 __all__ = [
     "TurnTally",
@@ -46,7 +51,7 @@ class TurnTally:
         self._turns: dict[str, dict[int, bool | None]] = defaultdict(dict)
         self._groups: dict[str, dict[str, str | None]] = {}
         self._checked: dict[str, int] = defaultdict(int)
-        self._inconsistent: dict[str, dict[int, int]] = defaultdict(dict)
+        self._inconsistent: dict[str, dict[int, tuple[str, ...]]] = defaultdict(dict)
         self._fully: dict[str, frozenset[str]] = {}
 
     def add(self, result: SampleResult) -> None:
@@ -73,7 +78,7 @@ class TurnTally:
         self._checked[conversation] += len(result.claims)
         found = inconsistent_claims(self._fully.get(result.id, frozenset()), result)
         if found:
-            self._inconsistent[conversation][result.turn.turn] = len(found)
+            self._inconsistent[conversation][result.turn.turn] = tuple(c.text for c in found)
 
     def summary(self) -> ConversationSummary | None:
         """The block, or None when no result was a conversation turn."""
@@ -104,7 +109,7 @@ class TurnTally:
         """The share of the checked claims of `conversations` that contradict no earlier
         turn (None when none was checked)."""
         checked = sum(self._checked.get(c, 0) for c in conversations)
-        wrong = sum(sum(self._inconsistent.get(c, {}).values()) for c in conversations)
+        wrong = sum(len(t) for c in conversations for t in self._inconsistent.get(c, {}).values())
         return 1 - wrong / checked if checked else None
 
     def _scores(self, conversation: str) -> ConversationTurns:
@@ -122,6 +127,11 @@ class TurnTally:
             consistency=self.consistency_of([conversation]),
             checked_claims=self._checked.get(conversation, 0),
             inconsistent_turns=tuple(sorted(self._inconsistent.get(conversation, {}))),
+            inconsistent_claims=tuple(
+                InconsistentClaim(turn=turn, text=text)
+                for turn, texts in sorted(self._inconsistent.get(conversation, {}).items())
+                for text in texts
+            ),
             group_values=self._groups.get(conversation, {}),
         )
 

@@ -70,6 +70,7 @@ from vera.types._turns import (
     ConversationGroup,
     ConversationSummary,
     ConversationTurns,
+    InconsistentClaim,
     TurnRef,
 )
 
@@ -97,6 +98,7 @@ __all__ = [
     "Estimate",
     "EvidenceCount",
     "GroupStats",
+    "InconsistentClaim",
     "InvalidRow",
     "JudgeDetails",
     "JudgeError",

@@ -58,6 +58,16 @@ class TurnRef(BaseModel):
     turn: int
 
 
+class InconsistentClaim(BaseModel):
+    """A claim of an assistant turn that contradicts the assistant's own earlier turns, named
+    by its turn and its text."""
+
+    model_config = _FROZEN
+
+    turn: int
+    text: str
+
+
 class ConversationTurns(BaseModel):
     """One conversation's scores over its assistant turns in one run.
 
@@ -84,6 +94,9 @@ class ConversationTurns(BaseModel):
     """Claims checked against the assistant's earlier turns."""
     inconsistent_turns: tuple[int, ...] = ()
     """The turns with a claim that contradicts an earlier assistant turn."""
+    inconsistent_claims: tuple[InconsistentClaim, ...] = ()
+    """Each claim that contradicts an earlier assistant turn, with its turn (the claims
+    behind `inconsistent_turns`)."""
     group_values: dict[str, str | None] = Field(default_factory=dict)
     """The conversation's value of each `--group-by` field: that of its turns (a field of
     the conversation row, its `category` or `metadata`, every turn carries)."""
