@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from tests.support.cli import run_vera
 
 from vera import ConfigError, Conversation, ToolResult, Turn
 from vera.conversations import evaluate_conversations
-from tests.support.cli import run_vera
 
 TOOL = "Account ACME: 12 seats, 9 seats in use."
 SEATS = Conversation(
