@@ -153,3 +153,7 @@ def test_vera_conversations_with_the_naive_rag_baseline(tmp_path: Path) -> None:
     assert "Faithful turns: 0.639" in done.stdout
     assert "Baseline naive-rag: faithful turns " in done.stdout
     assert "paired turn(s) of 36" in done.stdout
+    # `vera eval --baseline` over the same turns is refused, naming this route.
+    refused = run_vera(tmp_path, "eval", "-d", "conversations", "--baseline", "naive-rag")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "vera conversations DATA --baseline NAME" in refused.stderr
