@@ -9,7 +9,7 @@ import pytest
 from tests.support.cli import run_vera
 
 from vera import ConfigError, Conversation, ToolResult, Turn
-from vera.conversations import evaluate_conversations
+from vera.conversations import estimate_conversations, evaluate_conversations
 
 TOOL = "Account ACME: 12 seats, 9 seats in use."
 SEATS = Conversation(
@@ -81,6 +81,8 @@ def test_an_unknown_or_wrong_baseline_is_refused_before_any_run() -> None:
         evaluate_conversations(SEATS, baselines=["naive"])
     with pytest.raises(ConfigError, match="list of names"):
         evaluate_conversations(SEATS, baselines="naive-rag")  # type: ignore[typeddict-item]
+    with pytest.raises(ConfigError, match="drop baselines= from the estimate"):
+        estimate_conversations(SEATS, baselines=["naive-rag"])
 
 
 def test_a_bundled_baseline_retrieves_from_the_conversations_contexts() -> None:

@@ -250,7 +250,14 @@ def estimate_conversations(
 ) -> ConversationEstimate:
     """The dry run of `evaluate_conversations`: the judge calls, tokens and cost of its
     run's two passes, counted from the same work plan, calling nothing. (A replay's
-    `assistant` is the user's code, which a dry run cannot call, so it takes none.)"""
+    `assistant` is the user's code, which a dry run cannot call, so it takes none, nor
+    `baselines`, refused.)"""
+    if options.get("baselines"):
+        raise ConfigError(
+            "estimate_conversations counts the judge calls of the recorded turns; a baseline's "
+            "turns exist only once it has answered (its code or generator called): drop "
+            "baselines= from the estimate"
+        )
     work = _work(read_conversations(data), metrics, None, options)
     run = estimate_plan(*plan_evaluation(work.flat, work.metrics, judge, **options))
     check = next((p for p in run.passes if p.name == CONSISTENCY_PASS), None)
