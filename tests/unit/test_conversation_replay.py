@@ -129,8 +129,11 @@ def test_a_pipeline_or_baseline_over_recorded_turns_is_refused_naming_the_assist
 
     with pytest.raises(ConfigError, match="pipeline_assistant"):
         vera.evaluate("conversations", ["faithfulness"], pipeline=answer)
-    with pytest.raises(ConfigError, match="conversation turns"):
+    with pytest.raises(ConfigError, match="conversation turns") as refused:
         vera.evaluate("conversations", ["faithfulness"], baselines=["naive-rag"])
+    # It names the route that does compare with a baseline, turn by turn with the history.
+    assert "vera conversations DATA --baseline NAME" in str(refused.value)
+    assert "evaluate_conversations(data, baselines=[NAME])" in str(refused.value)
     # A turn after an ordinary first sample is refused by the runner, turn by turn.
     plain = {"id": "plain", "query": "What does Pro cost?", "response": "20 dollars."}
     seats = {"id": "seats", "messages": [t.model_dump(mode="json") for t in RECORDED.turns]}
@@ -138,3 +141,4 @@ def test_a_pipeline_or_baseline_over_recorded_turns_is_refused_naming_the_assist
     status = {s.id: (s.status.value, s.error or "") for s in report.samples}
     assert status.pop("plain")[0] == "scored"
     assert status and all(v == "error" and "pipeline_assistant" in e for v, e in status.values())
+    assert all("baselines=[name]" in e for _, e in status.values())

@@ -13,6 +13,7 @@ from vera.cli._app import _fail, app, err, out
 from vera.conversations import (
     ConversationEstimate,
     ConversationReport,
+    baseline_lines,
     estimate_conversations,
     evaluate_conversations,
     load_assistant,
@@ -86,6 +87,18 @@ _AssistantArg = Annotated[
 ]
 
 
+_BaselineArg = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--baseline",
+        help="Compare with a baseline replaying the same conversations (repeatable): a "
+        "bundled one (naive-rag, simple-verification, vera; built over what the "
+        "conversations retrieved and their tools returned) or module:function, as "
+        "--assistant. Each is verified like the system and compared turn by turn.",
+    ),
+]
+
+
 def conversations_command(
     data: _DataArg,
     judge: _JudgeArg = None,
@@ -97,6 +110,7 @@ def conversations_command(
     agent_steps: _AgentStepsArg = None,
     no_history: _NoHistoryArg = False,
     assistant: _AssistantArg = None,
+    baseline: _BaselineArg = None,
 ) -> None:
     try:
         # vera.toml and VERA_* apply as they do to `vera eval`; the turn run is stored the same.
@@ -105,6 +119,12 @@ def conversations_command(
             raise ConfigError(
                 "--dry-run counts the judge calls of the recorded turns; --assistant would call "
                 "your system to make new ones: drop one of the two"
+            )
+        if dry_run and baseline:
+            raise ConfigError(
+                "--dry-run counts the judge calls of the recorded turns; --baseline replays "
+                "the conversations through a baseline, whose answers (and so its judge calls) "
+                "exist only once it runs: drop one of the two"
             )
         if dry_run:
             estimate = estimate_conversations(
@@ -120,11 +140,13 @@ def conversations_command(
             settings=settings,
             history=not no_history,
             assistant=load_assistant(assistant) if assistant is not None else None,
+            baselines=list(baseline or ()),
         )
     except VeraError as exc:
         _fail(exc)
     _show(report, output)
-    raise typer.Exit(_exit_code(report, min_faithful_turns, min_consistency))
+    code = _exit_code(report, min_faithful_turns, min_consistency)
+    raise typer.Exit(max(code, _baselines_code(report)))
 
 
 def _show(report: ConversationReport, output: Path | None) -> None:
@@ -142,6 +164,19 @@ def _show(report: ConversationReport, output: Path | None) -> None:
         # Whole or not at all, as every report VERA writes.
         with atomic_text(output, what="the turns") as file:
             file.write(threads_html(report) if html else report.turns_json())
+
+
+def _baselines_code(report: ConversationReport) -> int:
+    """Each baseline's faithful turns, consistency and paired comparison; exit 3 when one
+    measured less than asked (a failed replay, a turn not scored), naming it."""
+    code = EXIT_OK
+    for found in report.baselines.values():
+        for line in baseline_lines(found, len(report.turns.samples)):
+            out.print(line, markup=False, soft_wrap=True)
+        if found.incomplete is not None:
+            err.print(f"{found.incomplete}: the run is incomplete", markup=False)
+            code = EXIT_INCOMPLETE
+    return code
 
 
 def _print_estimate(estimate: ConversationEstimate) -> None:

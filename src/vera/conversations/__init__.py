@@ -7,6 +7,7 @@ and each conversation's scores (faithful turns, the first unfaithful one, consis
 See docs/conversations.md.
 """
 
+from vera.conversations._baselines import BaselineConversations, BaselineSpec
 from vera.conversations._evaluate import (
     ConversationEstimate,
     ConversationReport,
@@ -14,7 +15,7 @@ from vera.conversations._evaluate import (
     evaluate_conversations,
 )
 from vera.conversations._html import threads_html
-from vera.conversations._render import thread_lines
+from vera.conversations._render import baseline_lines, thread_lines
 from vera.conversations._replay import (
     HISTORY_KEY,
     Assistant,
@@ -27,11 +28,14 @@ from vera.conversations._scores import ConversationScore, TurnClaim, TurnScore
 __all__ = [
     "HISTORY_KEY",
     "Assistant",
+    "BaselineConversations",
+    "BaselineSpec",
     "ConversationEstimate",
     "ConversationReport",
     "ConversationScore",
     "TurnClaim",
     "TurnScore",
+    "baseline_lines",
     "estimate_conversations",
     "evaluate_conversations",
     "load_assistant",

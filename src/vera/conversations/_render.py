@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from vera.conversations._baselines import BaselineConversations
 from vera.conversations._scores import ConversationScore, TurnClaim, TurnScore
 from vera.types._conversations import Role, Turn
 
-__all__ = ["source_label", "thread_lines"]
+__all__ = ["baseline_lines", "source_label", "thread_lines"]
 
 _WIDTH = 96
 
@@ -95,3 +96,33 @@ def source_label(claim: TurnClaim) -> str:
 def _short(text: str, width: int = _WIDTH - 20) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def baseline_lines(baseline: BaselineConversations, system_turns: int) -> Iterator[str]:
+    """A baseline's faithful-turn share and consistency, then per metric the paired
+    difference (system minus baseline) with its 95 % interval, p-value and paired turns."""
+    share, consistency = baseline.faithful_turns, baseline.consistency
+    yield (
+        f"Baseline {baseline.name}: faithful turns {_figure(share)} · consistency "
+        f"{_figure(consistency)} ({baseline.checked_claims} checked claims) · "
+        f"{baseline.scored_turns} turn(s) scored"
+    )
+    metrics = baseline.comparison.metrics if baseline.comparison else {}
+    for metric, found in metrics.items():
+        interval = (
+            "n/a"
+            if found.ci_low is None or found.ci_high is None
+            else f"[{found.ci_low:+.3f}, {found.ci_high:+.3f}]"
+        )
+        p_value = "n/a" if found.p_value is None else f"{found.p_value:.3g}"
+        yield (
+            f"  {metric}: system - baseline {_figure(found.difference, '+.3f')}, "
+            f"95% CI {interval}, p {p_value}, "
+            f"{found.paired_samples} paired turn(s) of {system_turns}"
+        )
+    for error in baseline.errors:
+        yield f"  ! replay failed: {_short(error)}"
+
+
+def _figure(value: float | None, spec: str = ".3f") -> str:
+    return "n/a" if value is None else format(value, spec)

@@ -313,7 +313,9 @@ def _refuse_answering_turns(data: SampleSource) -> None:
         "and a pipeline or baseline answers one query without the history before it: replay "
         "the conversations through your system with vera conversations DATA --assistant "
         "module:function, or in Python evaluate_conversations(data, assistant=...) "
-        "(vera.conversations.pipeline_assistant(pipeline) makes a pipeline or baseline one); "
+        "(vera.conversations.pipeline_assistant(pipeline) makes a pipeline one); compare "
+        "with a baseline replaying them by vera conversations DATA --baseline NAME, or "
+        "evaluate_conversations(data, baselines=[NAME]); "
         "or drop --pipeline / --baseline to evaluate the recorded answers"
     )
 

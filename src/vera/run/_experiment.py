@@ -89,13 +89,19 @@ def system_spec(plan: RunPlan, data: SampleSource) -> str | None:
 
 
 def plan_pipelines(
-    plan: RunPlan, data: SampleSource, judge: Judge, names: Iterable[str]
+    plan: RunPlan,
+    data: SampleSource,
+    judge: Judge,
+    names: Iterable[str],
+    *,
+    documents: Sequence[Context] | None = None,
 ) -> dict[str, Pipeline]:
     """The pipelines of `plan` named in `names` (the system's spec, baselines), built alike
-    wherever they are built: one generator model shared by them, one corpus."""
+    wherever they are built: one generator model shared by them, one corpus (the plan's
+    documents file, else `documents`, else the data's)."""
     retrieval = plan.retrieval
     corpus: Sequence[Context] | None = (
-        load_documents(Path(retrieval.documents)) if retrieval.documents else None
+        load_documents(Path(retrieval.documents)) if retrieval.documents else documents
     )
     generator = plan.generator
     chat = (
