@@ -53,7 +53,9 @@ def _copying_llm(request: Recorded) -> Reply:
     claim is supported exactly when a context holds it word for word."""
     prompt = request.json["messages"][-1]["content"]
     if "<claims>" not in prompt:
-        answer = section(prompt, "answer")
+        # The extraction prompt shows the answer one numbered sentence a line ("1 ...").
+        lines = section(prompt, "answer").splitlines()
+        answer = " ".join(re.sub(r"^\d+ ", "", line) for line in lines)
         sentences = [s for s in re.split(r"(?<=[.!?])\s+", answer.strip()) if s and s != FILLER]
         claims = [{"number": i, "text": s} for i, s in enumerate(sentences, 1)]
         return ok_openai(json.dumps({"claims": claims}))

@@ -145,6 +145,16 @@ async def test_a_sentence_number_expands_to_the_exact_sentence_of_the_answer() -
     )
 
 
+async def test_a_numbered_line_copied_whole_is_the_sentence_without_its_number() -> None:
+    # A model may copy the line it was shown ("2 It goes to ...") instead of citing 2; a
+    # number before text that is not that sentence is the claim's own text.
+    fake = FakeChatModel()
+    fake.enqueue({"claims": ["2 It goes to the card, within 5 days.", "1 It takes 5 days."]})
+    claims = await LLMJudge(fake).extract_claims(RESPONSE)
+    assert [c.text for c in claims] == ["It goes to the card, within 5 days.", "1 It takes 5 days."]
+    assert claims[0].span == (30, len(RESPONSE))
+
+
 async def test_an_out_of_range_reference_is_an_invalid_reply_asked_again() -> None:
     fake = FakeChatModel()
     fake.enqueue({"claims": [1, 3]}, {"claims": [1, 2]})

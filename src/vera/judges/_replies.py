@@ -153,10 +153,11 @@ def _is_claim(item: Any) -> bool:
 
 
 def _claim_text(item: str | int, info: ValidationInfo) -> str:
-    """A claim's text: `item` itself, or the answer sentence its number refers to."""
-    if isinstance(item, str):
-        return item
+    """A claim's text: `item` itself (a copied numbered line without its number), or the
+    answer sentence its number refers to."""
     answer = (info.context or {}).get("answer")
+    if isinstance(item, str):
+        return answer.unnumbered(item) if isinstance(answer, AnswerSentences) else item
     if not isinstance(answer, AnswerSentences):
         raise ValueError(
             f"claim {item} is a number, but the answer's sentences were not numbered; "

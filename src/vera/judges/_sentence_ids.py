@@ -107,6 +107,10 @@ class SentenceIds:
         return ", ".join(ranges) or "none"
 
 
+_NUMBERED_LINE = re.compile(r"^\s*(\d+)[.:)]?\s+(.+)$", re.S)
+"""A line as the numbered answer shows it: its sentence's number, then the sentence."""
+
+
 @dataclass(frozen=True)
 class AnswerSentences:
     """An answer shown with numbered sentences, so a claim that is a whole sentence as it
@@ -123,6 +127,16 @@ class AnswerSentences:
     def render(self) -> str:
         """One "n sentence" line per sentence (as the compact prompts number contexts)."""
         return "\n".join(f"{n} {text}" for n, text in enumerate(self.sentences, start=1))
+
+    def unnumbered(self, text: str) -> str:
+        """`text`, or the sentence it copies with its line number ("2 The refund is paid."
+        for sentence 2, as a model may copy the numbered line it was shown)."""
+        found = _NUMBERED_LINE.match(text)
+        if found is not None:
+            number, rest = int(found.group(1)), found.group(2).strip()
+            if 1 <= number <= len(self.sentences) and rest == self.sentences[number - 1].strip():
+                return self.sentences[number - 1]
+        return text
 
     def expand(self, reference: int) -> str:
         """The text of sentence `reference`; a ValueError naming the range when there is none."""
