@@ -599,7 +599,7 @@ def _turn_results(report: Report, record: _Recorder) -> Iterable[SampleResult]:
     """The run's results: kept in the report, or, for a streamed run, in its store."""
     if report.samples or record.store is None or record.run_id is None:
         return report.samples
-    return record.store.results(record.run_id).values()
+    return (r for _, r in record.store.iter_positioned(record.run_id, damaged="skip"))
 
 
 def _concurrency(plan: RunPlan) -> int:

@@ -181,8 +181,9 @@ that opens a file applies those it lacks; a reader reads an older file as it is.
 the end; never change or remove one that has shipped."""
 
 _BATCHES_VERSION = _MIGRATIONS.index(_m4_batches) + 1
-_MONITOR_VERSION = _MIGRATIONS.index(_m5_monitor) + 1
 """The first layout with the `batches` table; a reader of an older file finds no batches."""
+_MONITOR_VERSION = _MIGRATIONS.index(_m5_monitor) + 1
+"""The first layout with `vera monitor`'s tables; no run of an older file is a window."""
 
 HISTORY_MIGRATIONS = _MIGRATIONS
 """For a module that keeps its own tables in the history (`vera.monitor`) and opens it with
@@ -529,12 +530,13 @@ class RunStore:
         self.get(run_id)  # a clear error for an unknown id
         return _StoredResults(self, run_id)
 
-    def result(self, run_id: str, sample_id: str) -> SampleResult | None:
-        """One stored sample's result (None: the run has no such sample)."""
+    def result(self, run_id: str, sample_id: str, *, damaged: str = "raise") -> SampleResult | None:
+        """One stored sample's result (None: the run has no such sample; a damaged one is a
+        `StoreError`, or with `damaged="skip"` None with a warning, as `iter_positioned`)."""
         rows = self._file.execute(
             "SELECT result FROM results WHERE run_id = ? AND sample_id = ?", (run_id, sample_id)
         )
-        return self._readable(run_id, sample_id, rows[0][0], "raise") if rows else None
+        return self._readable(run_id, sample_id, rows[0][0], damaged) if rows else None
 
     def add_labels(
         self,
@@ -874,11 +876,7 @@ class _StoredResults(Mapping[str, SampleResult]):
         self._run_id = run_id
 
     def __getitem__(self, sample_id: str) -> SampleResult:
-        rows = self._store._file.execute(
-            "SELECT result FROM results WHERE run_id = ? AND sample_id = ?",
-            (self._run_id, sample_id),
-        )
-        found = self._store._readable(self._run_id, sample_id, rows[0][0], "skip") if rows else None
+        found = self._store.result(self._run_id, sample_id, damaged="skip")
         if found is None:
             raise KeyError(sample_id)
         return found
