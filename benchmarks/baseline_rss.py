@@ -35,6 +35,20 @@ _CHILD = (
 )
 
 
+def vera_child(*args: str) -> tuple[float, float, str]:
+    """`vera ARGS` in a child: its CPU seconds, peak RSS in MB and standard output (the
+    resume and compare benchmarks measure through it too)."""
+    command = [sys.executable, "-m", "vera", *args]
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, *command], capture_output=True, text=True, check=False
+    )
+    if done.returncode not in (0, 1):  # 1: the bundled rows fail the default gate by design
+        raise SystemExit(f"vera {args[0]} failed ({done.returncode}): {done.stderr[-2000:]}")
+    *printed, usage = done.stdout.strip().splitlines()
+    cpu, peak_kb = usage.split()
+    return round(float(cpu), 1), round(int(peak_kb) / 1024, 1), "\n".join(printed)
+
+
 def write_rows(path: Path, rows: int) -> None:
     """`rows` samples: the bundled example's rows in turn, each with its own id."""
     examples = [json.loads(line) for line in bundled_path("example").open() if line.strip()]
@@ -51,18 +65,13 @@ def measure(rows: int, folder: Path, *, history: bool, baseline: bool) -> dict[s
     write_rows(data, rows)
     store = ["--history", str(folder / f"h-{rows}.sqlite")] if history else ["--no-history"]
     compare = ["--baseline", "naive-rag"] if baseline else []
-    command = [sys.executable, "-m", "vera", "eval", "-d", str(data), *compare,
-               *store, "-o", str(folder / f"r-{rows}.json")]  # fmt: skip
     started = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD, *command], capture_output=True, text=True, check=False
+    cpu, peak_mb, _ = vera_child(
+        "eval", "-d", str(data), *compare, *store, "-o", str(folder / f"r-{rows}.json")
     )
     wall = time.perf_counter() - started
-    if done.returncode not in (0, 1):  # 1: the bundled rows fail the default gate by design
-        raise SystemExit(f"vera eval failed ({done.returncode}): {done.stderr[-2000:]}")
     report = json.loads((folder / f"r-{rows}.json").read_text(encoding="utf-8"))
     paired = report["baseline_comparison"]["significance"]["naive_rag"] if baseline else {}
-    cpu, peak_kb = done.stdout.strip().splitlines()[-1].split()
     data.unlink()
     return {
         "rows": rows,
@@ -70,8 +79,8 @@ def measure(rows: int, folder: Path, *, history: bool, baseline: bool) -> dict[s
         "baseline": baseline,
         "samples_in_report": len(report["samples"]),
         "wall_s": round(wall, 1),
-        "cpu_s": round(float(cpu), 1),
-        "peak_rss_mb": round(int(peak_kb) / 1024, 1),
+        "cpu_s": cpu,
+        "peak_rss_mb": peak_mb,
         "paired_samples": {metric: c["paired_samples"] for metric, c in paired.items()},
     }
 

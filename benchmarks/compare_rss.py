@@ -18,29 +18,15 @@ from __future__ import annotations
 import argparse
 import json
 import sqlite3
-import subprocess
-import sys
 import tempfile
 from contextlib import closing
 from pathlib import Path
 
-from baseline_rss import _CHILD, write_rows
+from baseline_rss import vera_child as vera
+from baseline_rss import write_rows
 
 _MIN_SUPPORT = ("0.97", "0.9")
 """The two runs' `--offline-min-support`: the second moves the verdicts of some claims."""
-
-
-def vera(*args: str) -> tuple[float, float, str]:
-    """`vera ARGS` in a child: its CPU seconds, peak RSS in MB and standard output."""
-    command = [sys.executable, "-m", "vera", *args]
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD, *command], capture_output=True, text=True, check=False
-    )
-    if done.returncode not in (0, 1):  # 1: the bundled rows fail the default gate by design
-        raise SystemExit(f"vera {args[0]} failed ({done.returncode}): {done.stderr[-2000:]}")
-    *printed, usage = done.stdout.strip().splitlines()
-    cpu, peak_kb = usage.split()
-    return round(float(cpu), 1), round(int(peak_kb) / 1024, 1), "\n".join(printed)
 
 
 def stored_runs(rows: int, folder: Path) -> tuple[Path, list[str]]:

@@ -14,13 +14,11 @@ from __future__ import annotations
 import argparse
 import json
 import sqlite3
-import subprocess
-import sys
 import tempfile
 from contextlib import closing
 from pathlib import Path
 
-from baseline_rss import _CHILD, write_rows
+from baseline_rss import vera_child, write_rows
 
 _LEFT = 10
 
@@ -38,26 +36,14 @@ def interrupt(history: Path) -> str:
     return str(run_id)
 
 
-def vera(*args: str) -> tuple[float, float]:
-    """`vera ARGS` in a child: its CPU seconds and peak RSS in MB."""
-    command = [sys.executable, "-m", "vera", *args]
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD, *command], capture_output=True, text=True, check=False
-    )
-    if done.returncode not in (0, 1):  # 1: the bundled rows fail the default gate by design
-        raise SystemExit(f"vera {args[0]} failed ({done.returncode}): {done.stderr[-2000:]}")
-    cpu, peak_kb = done.stdout.strip().splitlines()[-1].split()
-    return round(float(cpu), 1), round(int(peak_kb) / 1024, 1)
-
-
 def measure(rows: int, folder: Path) -> dict[str, object]:
     data, history = folder / f"rows-{rows}.jsonl", folder / f"h-{rows}.sqlite"
     write_rows(data, rows)
     store = ("--history", str(history))
-    _, first_rss = vera("eval", "-d", str(data), *store, "-o", str(folder / "first.json"))
+    _, first_rss, _ = vera_child("eval", "-d", str(data), *store, "-o", str(folder / "first.json"))
     run_id = interrupt(history)
     out = folder / f"r-{rows}.json"
-    cpu, resume_rss = vera("eval", "--resume", run_id, *store, "-o", str(out))
+    cpu, resume_rss, _ = vera_child("eval", "--resume", run_id, *store, "-o", str(out))
     report = json.loads(out.read_text(encoding="utf-8"))
     data.unlink()
     return {
