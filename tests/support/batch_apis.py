@@ -3,11 +3,11 @@ the loopback server of the tests (`tests.support.loopback`) and the benchmarks' 
 provider (`benchmarks/llm_judges/sim_server.py`). Standard library only, so the benchmarks'
 own virtual environment imports it too.
 
-- OpenAI: POST /v1/files (multipart JSONL, purpose "batch"), POST /v1/batches, GET
-  /v1/batches/{id}, POST /v1/batches/{id}/cancel, GET /v1/files/{id}/content (output and
-  error files).
-- Anthropic: POST /v1/messages/batches, GET /v1/messages/batches/{id}, POST .../cancel, GET
-  .../results (JSONL).
+- OpenAI: POST /v1/files (multipart JSONL, purpose "batch"), POST /v1/batches (its
+  `metadata` kept), GET /v1/batches (newest first), GET /v1/batches/{id}, POST
+  /v1/batches/{id}/cancel, GET /v1/files/{id}/content (output and error files).
+- Anthropic: POST /v1/messages/batches, GET /v1/messages/batches (newest first), GET
+  /v1/messages/batches/{id}, POST .../cancel, GET .../results (JSONL).
 
 Each request of a batch is answered, when the batch ends, by `answer(dialect, custom_id,
 body)` where set, else by the server's `default` answerer: anything with a `status` and a
@@ -19,6 +19,10 @@ A batch ends when it is looked at (retrieved) once it has been looked at more th
 ended are held (a run's second wave), until `release()`. `expire_next(answered=k)` makes the
 next batch expire with only its first k requests answered; `failing_polls` answers the next
 retrieves 503. `received` lists every custom_id ever submitted, so a request sent twice shows.
+`create_delay` is how long the server waits, the batch already created, before it answers a
+create (each server sleeps it, see `is_create`): the window in which a kill leaves a batch
+created but not recorded. `mangle(lines)` rewrites the result lines of each batch that ends
+(one output line per request, JSON text), to serve broken, missing or repeated lines.
 """
 
 from __future__ import annotations
@@ -64,12 +68,16 @@ class _Batch:
     dialect: str  # "openai" or "anthropic"
     lines: list[tuple[str, Any]]
     created: float
+    created_at: float = field(default_factory=time.time)
+    metadata: dict[str, Any] = field(default_factory=dict)
     input_file_id: str = ""
     polls: int = 0
     status: str = "in_progress"
     ending: str = "completed"  # or "expired"
     answered_before_end: int | None = None
     results: list[dict[str, Any]] = field(default_factory=list)
+    served: list[str] = field(default_factory=list)
+    """The result lines as served (Anthropic's results), after `BatchApis.mangle`."""
     output_file_id: str | None = None
     error_file_id: str | None = None
 
@@ -105,6 +113,8 @@ class BatchApis:
         self.created: list[str] = []
         self.failing_polls = 0
         """The next this many looks at a batch are answered 503."""
+        self.create_delay = 0.0
+        self.mangle: Callable[[list[str]], list[str]] | None = None
         self._batches: dict[str, _Batch] = {}
         self._files: dict[str, bytes] = {}
         self._ids = itertools.count(1)
@@ -119,6 +129,13 @@ class BatchApis:
         """End every hold: the batches held may end when next looked at."""
         self.hold = self.hold_after_end = False
         self.held.clear()
+
+    def is_create(self, method: str, path: str) -> bool:
+        """Whether this request creates a batch (the server then sleeps `create_delay`)."""
+        return method == "POST" and path.split("?")[0].rstrip("/") in (
+            "/v1/batches",
+            "/v1/messages/batches",
+        )
 
     def handles(self, path: str) -> bool:
         """Whether `path` is a batch endpoint."""
@@ -137,7 +154,7 @@ class BatchApis:
     def route(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Routed:
         """The reply to a request for a batch endpoint (see `handles`)."""
         with self._lock:
-            return self._route(method, path.rstrip("/"), headers, raw)
+            return self._route(method, path.split("?")[0].rstrip("/"), headers, raw)
 
     def _route(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Routed:
         parts = path.strip("/").split("/")
@@ -150,14 +167,31 @@ class BatchApis:
         if parts[:2] == ["v1", "batches"] and len(parts) >= 2:
             if post and len(parts) == 2:
                 return self._create_openai(json.loads(raw))
+            if len(parts) == 2:
+                return self._list("openai")
             if len(parts) > 2:
                 return self._batch_call(parts[2], parts[3:], "openai")
         if parts[:3] == ["v1", "messages", "batches"]:
             if post and len(parts) == 3:
                 return self._create_anthropic(json.loads(raw))
+            if len(parts) == 3:
+                return self._list("anthropic")
             if len(parts) > 3:
                 return self._batch_call(parts[3], parts[4:], "anthropic")
         return _error(404, f"no route {method} {path}")
+
+    def _list(self, dialect: str) -> Routed:
+        """Every batch of the dialect, newest first, on one page."""
+        mine = [b for b in reversed(self._batches.values()) if b.dialect == dialect]
+        view = self._openai_view if dialect == "openai" else self._anthropic_view
+        data = [view(b) for b in mine]
+        first = data[0]["id"] if data else None
+        last = data[-1]["id"] if data else None
+        page: dict[str, Any] = {"data": data, "has_more": False, "first_id": first}
+        page["last_id"] = last
+        if dialect == "openai":
+            page["object"] = "list"
+        return _json(page)
 
     def _next_id(self, prefix: str) -> str:
         return f"{prefix}_{next(self._ids):06d}"
@@ -182,6 +216,7 @@ class BatchApis:
         lines = [json.loads(line) for line in data.decode().splitlines() if line.strip()]
         batch = self._new("openai", [(x["custom_id"], x["body"]) for x in lines])
         batch.input_file_id = body["input_file_id"]
+        batch.metadata = dict(body.get("metadata") or {})
         batch.status = "validating"
         return _json(self._openai_view(batch))
 
@@ -214,7 +249,7 @@ class BatchApis:
         if rest == ["cancel"]:
             self._end(batch, "cancelled")
         elif rest == ["results"]:
-            text = "".join(json.dumps(line) + "\n" for line in batch.results)
+            text = "".join(line + "\n" for line in batch.served)
             return 200, text.encode(), {"content-type": "application/binary"}
         elif not self._ended(batch):
             batch.polls += 1
@@ -251,21 +286,25 @@ class BatchApis:
             (outputs if ok else errors).append(line)
         batch.results = outputs + errors
         batch.ending = how
+        served = [json.dumps(x) for x in outputs]
+        if self.mangle is not None:
+            served = self.mangle(served)
         if batch.dialect == "anthropic":
             batch.status = "ended"
+            batch.served = [*served, *(json.dumps(x) for x in errors)]
             return
         batch.status = how
-        if outputs:
-            batch.output_file_id = self._file(outputs)
+        if served:
+            batch.output_file_id = self._file(served)
         if errors:
-            batch.error_file_id = self._file(errors)
+            batch.error_file_id = self._file([json.dumps(x) for x in errors])
 
     def _answer(self, batch: _Batch, custom_id: str, body: Any) -> Answer:
         return (self.answer or self.default)(batch.dialect, custom_id, body)
 
-    def _file(self, lines: list[dict[str, Any]]) -> str:
+    def _file(self, lines: list[str]) -> str:
         file_id = self._next_id("file")
-        self._files[file_id] = "".join(json.dumps(x) + "\n" for x in lines).encode()
+        self._files[file_id] = "".join(x + "\n" for x in lines).encode()
         return file_id
 
     def _openai_view(self, batch: _Batch) -> dict[str, Any]:
@@ -277,7 +316,8 @@ class BatchApis:
             "input_file_id": batch.input_file_id,
             "completion_window": "24h",
             "status": batch.status,
-            "created_at": int(time.time()),
+            "created_at": int(batch.created_at),
+            "metadata": batch.metadata,
             "output_file_id": batch.output_file_id,
             "error_file_id": batch.error_file_id,
             "request_counts": {
@@ -299,13 +339,17 @@ class BatchApis:
             "type": "message_batch",
             "processing_status": batch.status,
             "request_counts": counts,
-            "created_at": "2026-01-01T00:00:00Z",
+            "created_at": _iso(batch.created_at),
             "expires_at": "2026-01-02T00:00:00Z",
             "ended_at": "2026-01-01T00:01:00Z" if ended else None,
             "archived_at": None,
             "cancel_initiated_at": None,
             "results_url": results if ended else None,
         }
+
+
+def _iso(when: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))
 
 
 def _openai_file(file_id: str, size: int) -> dict[str, Any]:

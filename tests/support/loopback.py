@@ -297,6 +297,8 @@ class LoopbackServer:
             status, body, headers = self.batches.route(
                 request.method, request.path, request.headers, request.raw
             )
+            if self.batches.create_delay and self.batches.is_create(request.method, request.path):
+                self._stopping.wait(self.batches.create_delay)  # created, not yet answered
             return Reply(status=status, body=body, headers=headers)
         with self._lock:
             self.requests.append(request)

@@ -11,6 +11,7 @@ import pytest
 
 from vera.providers import (
     BatchingChatModel,
+    BatchResults,
     BatchStatus,
     ChatRequest,
     ChatResponse,
@@ -32,7 +33,7 @@ class FakeBackend:
         self.batches: dict[str, list[tuple[str, ChatRequest]]] = {}
         self.looked: dict[str, int] = {}
 
-    async def submit(self, items: Sequence[tuple[str, ChatRequest]]) -> str:
+    async def submit(self, items: Sequence[tuple[str, ChatRequest]], tag: str) -> str:
         batch_id = f"b{len(self.batches)}"
         self.batches[batch_id] = list(items)
         self.looked[batch_id] = 0
@@ -43,8 +44,12 @@ class FakeBackend:
         ended = self.looked[batch_id] > self.polls
         return BatchStatus("ended" if ended else "in_progress", ended)
 
-    async def results(self, batch_id: str) -> dict[str, Any]:
-        return {key: r.messages[-1].content for key, r in self.batches[batch_id]}
+    async def find(self, tag: str, since: float, count: int) -> list[str]:
+        return []  # no run of these tests is resumed
+
+    async def results(self, batch_id: str) -> BatchResults:
+        found = {key: r.messages[-1].content for key, r in self.batches[batch_id]}
+        return BatchResults(batch_id, found)
 
     def response(self, request: ChatRequest, outcome: Any) -> ChatResponse:
         return ChatResponse(text=str(outcome))

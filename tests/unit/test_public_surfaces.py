@@ -304,6 +304,7 @@ SURFACES: dict[str, list[str]] = {
         "AnthropicChatModel",
         "AuthenticationError",
         "BadRequestError",
+        "BatchResults",
         "BatchStatus",
         "BatchingChatModel",
         "BudgetExceededError",

@@ -23,6 +23,7 @@ from vera.providers._base import (
 )
 from vera.providers._batch import (
     BatchingChatModel,
+    BatchResults,
     BatchStatus,
     Unanswered,
     batch_journal,
@@ -61,6 +62,7 @@ __all__ = [
     "AnthropicChatModel",
     "AuthenticationError",
     "BadRequestError",
+    "BatchResults",
     "BatchStatus",
     "BatchingChatModel",
     "BudgetExceededError",

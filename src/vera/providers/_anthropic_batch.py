@@ -2,7 +2,12 @@
 
 A batch carries each request's Messages API parameters under its `custom_id`; once its
 processing status is "ended", its results (JSONL behind `results_url`) say for each request
-"succeeded" with the message, "errored" with the error, or "canceled" / "expired".
+"succeeded" with the message, "errored" with the error, or "canceled" / "expired". Each line
+is read on its own: an unreadable one costs only its request.
+
+Message Batches keep no metadata, so a batch created but never recorded is found (`find`) by
+its size and time: every batch of as many requests created since the intent is awaited, and
+only the lines whose `custom_id` (a hash of the whole request) is one of the run's are taken.
 """
 
 from __future__ import annotations
@@ -11,9 +16,11 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
+from pydantic import ValidationError
+
 from vera.providers._anthropic import AnthropicChatModel, _messages
 from vera.providers._base import ChatRequest, ChatResponse
-from vera.providers._batch import BatchStatus, Outcome, Unanswered
+from vera.providers._batch import BatchResults, BatchStatus, Outcome, Unanswered, read_result_line
 from vera.providers._http import status_error
 
 __all__ = ["AnthropicBatchBackend"]
@@ -54,13 +61,25 @@ class AnthropicBatchBackend:
             params["tools"], params["tool_choice"] = tools, choice
         return params
 
-    async def submit(self, items: Sequence[tuple[str, ChatRequest]]) -> str:
+    async def submit(self, items: Sequence[tuple[str, ChatRequest]], tag: str) -> str:
         requests = [{"custom_id": key, "params": self.params(r)} for key, r in items]
         async with self._translated():
             batch = await self.adapter._get_client().messages.batches.create(
                 requests=requests  # type: ignore[arg-type]
             )
         return batch.id
+
+    async def find(self, tag: str, since: float, count: int) -> list[str]:
+        found: list[str] = []
+        async with self._translated():
+            # Newest first: the walk stops at the first batch older than the intent.
+            async for batch in self.adapter._get_client().messages.batches.list(limit=100):
+                if batch.created_at.timestamp() < since:
+                    break
+                c = batch.request_counts
+                if c.processing + c.succeeded + c.errored + c.canceled + c.expired == count:
+                    found.append(batch.id)
+        return found
 
     async def status(self, batch_id: str) -> BatchStatus:
         async with self._translated():
@@ -75,19 +94,35 @@ class AnthropicBatchBackend:
             total=counts.processing + counts.succeeded + failed,
         )
 
-    async def results(self, batch_id: str) -> dict[str, Outcome]:
-        found: dict[str, Outcome] = {}
+    async def results(self, batch_id: str) -> BatchResults:
+        results = BatchResults(batch_id)
+        individual = self.adapter._sdk.types.messages.MessageBatchIndividualResponse
         async with self._translated():
-            lines = await self.adapter._get_client().messages.batches.results(batch_id)
-            async for line in lines:
-                result = line.result
-                if result.type in ("canceled", "expired"):
-                    found[line.custom_id] = Unanswered(
-                        f"the batch ended unanswered ({result.type})"
-                    )
-                else:
-                    found[line.custom_id] = result
-        return found
+            # The raw lines, not the SDK's decoder: it stops at the first line it cannot read.
+            client = self.adapter._get_client()
+            async with client.messages.batches.with_streaming_response.results(batch_id) as got:
+                text = await got.text()
+        for number, raw in enumerate(text.splitlines(), 1):
+            if not raw.strip():
+                continue
+            line = read_result_line(raw)
+            if isinstance(line, str):
+                results.unreadable(number, line)
+                continue
+            try:
+                parsed = individual.model_validate(line)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                field = ".".join(str(p) for p in first["loc"]) or "line"
+                results.unreadable(number, f"'{field}': {first['msg']}", line["custom_id"])
+                continue
+            result = parsed.result
+            if result.type in ("canceled", "expired"):
+                unanswered = Unanswered(f"the batch ended unanswered ({result.type})")
+                results.add(parsed.custom_id, unanswered, False)
+            else:
+                results.add(parsed.custom_id, result, result.type == "succeeded")
+        return results
 
     def succeeded(self, outcome: Outcome) -> bool:
         return getattr(outcome, "type", None) == "succeeded"

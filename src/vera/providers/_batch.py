@@ -9,9 +9,18 @@ request from the batch's results. Work that needs a reply before its next call (
 verdicts) so goes in waves, and the requests of many samples share a batch.
 
 Every request's id in a batch is its response-cache key, a hash of everything that can change
-the reply. A `BatchJournal` (the run history, `vera.store`) records each batch and those ids
-the moment the provider accepted it, so a resumed run polls the batches of the killed one and
-takes their results instead of submitting (and paying for) the same requests again.
+the reply. A batch is paid for at most once: before a batch is created, a `BatchJournal` (the
+run history, `vera.store`) records the intent (the batch's request hash and its request ids),
+and the hash goes into the batch's metadata; once the provider accepted it, the batch's id is
+recorded too. A resumed run polls the batches of the killed one and takes their results, and
+an intent without a batch id (killed between create and record, or the record refused by a
+full disk) is reconciled with the provider's list of batches by that hash, so a batch created
+but never recorded is found and awaited, not submitted again. A journal that cannot record the
+intent stops the run before anything is paid for.
+
+A batch's output is read line by line: a line that is not JSON, has no `custom_id`, or does
+not have the API's shape costs only its own request (sent again), never the batch; for an id
+answered twice, the first good line wins.
 
 A request a batch did not answer (the batch expired or was cancelled, or the request failed
 in a way that may pass) raises `RetryableProviderError`: the managed model's retries send it
@@ -21,11 +30,14 @@ again in a later batch; with `retry="direct"` it is sent at once through the int
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal, Protocol, TypeVar
 
 from vera.providers._base import (
@@ -41,10 +53,12 @@ from vera.types._errors import ConfigError
 __all__ = [
     "BATCH_PROVIDERS",
     "BATCH_WAIT",
+    "INTENT_PREFIX",
     "MAX_BATCH_BYTES",
     "BatchBackend",
     "BatchJournal",
     "BatchRecord",
+    "BatchResults",
     "BatchRetry",
     "BatchStatus",
     "BatchingChatModel",
@@ -53,6 +67,8 @@ __all__ = [
     "batch_journal",
     "check_batch_provider",
     "describe_batches",
+    "read_result_line",
+    "request_hash",
 ]
 
 BATCH_PROVIDERS = ("openai", "anthropic")
@@ -66,6 +82,14 @@ MAX_BATCH_BYTES = 100_000_000
 """A batch is submitted before its requests' text passes this many bytes: OpenAI takes an
 input file of at most 200 MB, Anthropic a batch of at most 256 MB, and the JSON around the
 text (schemas, escapes) adds to it."""
+
+INTENT_PREFIX = "intent-"
+"""A journal record whose `batch_id` starts so is an intent: a batch about to be created (status
+"intent"), created and recorded ("created"), or looked for on resume ("reconciled")."""
+
+RECONCILE_SLACK = 600.0
+"""Seconds a provider's clock (a batch's `created_at`) may be behind ours when an intent is
+reconciled: a batch created this long before its intent is not taken for it."""
 
 POLL_ATTEMPTS = 10
 """Looks at a submitted batch that may fail in a row (a 5xx, a dropped connection) before
@@ -98,18 +122,82 @@ Outcome = Any
 turns it into a reply or an error), or `Unanswered`."""
 
 
+@dataclass
+class BatchResults:
+    """What an ended batch answered, read line by line: each request's raw result by request
+    id (an unreadable line for a known id is `Unanswered`, so that request alone is sent
+    again), and what was wrong with each unreadable line."""
+
+    batch_id: str
+    found: dict[str, Outcome] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    _good: set[str] = field(default_factory=set, repr=False)
+
+    def add(self, key: str, outcome: Outcome, good: bool) -> None:
+        """A readable line: the first good line of an id wins, a later one never replaces
+        it; a good line replaces an earlier error or unreadable one."""
+        if key in self._good or (key in self.found and not good):
+            return
+        self.found[key] = outcome
+        if good:
+            self._good.add(key)
+
+    def unreadable(self, number: int, why: str, key: str | None = None) -> None:
+        """Line `number` (1-based) could not be used; `key` where the line named its id."""
+        where = f"line {number}" + (f" (custom_id {key[:16]}…)" if key else "")
+        self.problems.append(f"{where}: {why}")
+        if key is not None and key not in self.found:
+            self.found[key] = Unanswered(
+                f"its result line in batch {self.batch_id} is unreadable ({why})"
+            )
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def read_result_line(raw: str) -> dict[str, Any] | str:
+    """One line of a batch's results as a JSON object with a string `custom_id`, or why it is
+    not one (never an exception): NaN and Infinity are refused, and nesting too deep to read
+    is said so rather than raised."""
+    try:
+        line = json.loads(raw, parse_constant=_refuse_constant)
+    except RecursionError:
+        return "nested too deeply to read"
+    except ValueError as exc:
+        return f"not JSON ({exc})"
+    if not isinstance(line, dict):
+        return f"a JSON {type(line).__name__}, not an object"
+    if not isinstance(line.get("custom_id"), str) or not line["custom_id"]:
+        return "no custom_id"
+    return line
+
+
+def request_hash(keys: Sequence[str]) -> str:
+    """The hash of a batch's request ids, recorded before it is created and kept in its
+    metadata, by which a resumed run finds it at the provider."""
+    return hashlib.sha256("\n".join(keys).encode("utf-8")).hexdigest()[:32]
+
+
 class BatchBackend(Protocol):
     """One provider's batch API, through its official SDK."""
 
-    async def submit(self, items: Sequence[tuple[str, ChatRequest]]) -> str:
-        """Create a batch of (id, request) and return its id."""
+    async def submit(self, items: Sequence[tuple[str, ChatRequest]], tag: str) -> str:
+        """Create a batch of (id, request), `tag` (its `request_hash`) in its metadata where
+        the API keeps metadata, and return its id."""
+        ...
+
+    async def find(self, tag: str, since: float, count: int) -> list[str]:
+        """The ids of the batches created at or after `since` (epoch seconds) that may be the
+        one created for `tag` with `count` requests: those whose metadata holds `tag`, or,
+        where the API keeps no metadata, every batch of `count` requests."""
         ...
 
     async def status(self, batch_id: str) -> BatchStatus:
         """The batch's state now."""
         ...
 
-    async def results(self, batch_id: str) -> dict[str, Outcome]:
+    async def results(self, batch_id: str) -> BatchResults:
         """The raw result of each request of an ended batch, by request id."""
         ...
 
@@ -169,6 +257,10 @@ def batch_journal(journal: BatchJournal) -> Iterator[None]:
 
 def describe_batches(records: Sequence[BatchRecord]) -> list[str]:
     """What `vera runs show` says of a run's batches: a count by state, then one line each."""
+    # An intent is told only while its batch is unconfirmed; once created, the batch is.
+    records = [
+        r for r in records if not r.batch_id.startswith(INTENT_PREFIX) or r.status == "intent"
+    ]
     if not records:
         return []
     states: dict[str, int] = {}
@@ -245,7 +337,8 @@ class BatchingChatModel:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._journal: BatchJournal | None = None
         self._recorded: dict[str, list[str]] = {}
-        self._collected: dict[str, asyncio.Task[dict[str, Outcome]]] = {}
+        self._intents: dict[str, BatchRecord] = {}
+        self._collected: dict[str, asyncio.Task[Any]] = {}
         self.submitted: list[str] = []
         """The ids of the batches this model created, in order."""
 
@@ -330,27 +423,38 @@ class BatchingChatModel:
                     del self._in_flight[key]
 
     async def _answer_batch(self, items: dict[str, _Waiting]) -> None:
+        keys = tuple(items)
         try:
-            batch_id = await self.backend.submit([(k, w.request) for k, w in items.items()])
-            self.submitted.append(batch_id)
-            self._save(batch_id, "submitted", tuple(items))
-            self._say(f"batch {batch_id}: {len(items)} request(s) submitted")
-            outcomes = await self._wait(batch_id, tuple(items))
-        except (ProviderError, OSError) as error:
+            batch_id = await self._create(keys, items)
+            outcomes = await self._wait(batch_id, keys)
+        except asyncio.CancelledError:
+            for waiting in items.values():
+                if not waiting.future.done():
+                    waiting.future.cancel()
+            return
+        except Exception as error:
+            # Every failure goes to the requests that wait for it (a provider error, a full
+            # history: `StoreWriteError` stops the run), never to a task nobody awaits.
             for waiting in items.values():
                 if not waiting.future.done():
                     waiting.future.set_exception(error)
             return
-        except BaseException as error:
-            for waiting in items.values():
-                if not waiting.future.done():
-                    waiting.future.cancel()
-            if isinstance(error, asyncio.CancelledError):
-                return
-            raise
         for key, waiting in items.items():
             if not waiting.future.done():
                 waiting.future.set_result(_outcome(outcomes, key, batch_id))
+
+    async def _create(self, keys: tuple[str, ...], items: dict[str, _Waiting]) -> str:
+        """Record the intent, create the batch, record its id: a kill or a refused write
+        between the two records leaves an intent that a resumed run reconciles."""
+        tag = request_hash(keys)
+        intent = f"{INTENT_PREFIX}{tag}-{time.time_ns()}"
+        self._save(intent, "intent", keys)  # raises before anything is paid for
+        batch_id = await self.backend.submit([(k, w.request) for k, w in items.items()], tag)
+        self.submitted.append(batch_id)
+        self._save(batch_id, "submitted", keys)
+        self._save(intent, "created", keys)
+        self._say(f"batch {batch_id}: {len(items)} request(s) submitted")
+        return batch_id
 
     # -- polling ----------------------------------------------------------------------------
 
@@ -367,7 +471,16 @@ class BatchingChatModel:
                     f"{state.total or len(keys)} done)"
                 )
             if state.ended:
-                return await self._patiently(lambda: self.backend.results(batch_id))
+                results = await self._patiently(lambda: self.backend.results(batch_id))
+                if results.problems:
+                    shown = "; ".join(results.problems[:3])
+                    more = len(results.problems) - 3
+                    self._say(
+                        f"batch {batch_id}: {len(results.problems)} unreadable result line(s), "
+                        f"their requests are sent again: {shown}"
+                        + (f"; and {more} more" if more > 0 else "")
+                    )
+                return results.found
             await self._sleep(self.poll)
 
     async def _patiently(self, look: Callable[[], Awaitable[_T]]) -> _T:
@@ -387,22 +500,54 @@ class BatchingChatModel:
     async def _from_recorded(self, key: str) -> Outcome | None:
         """`key`'s result from a batch recorded before this process (a killed run being
         resumed), waiting for that batch where it is still running; None when no recorded
-        batch answered it."""
+        batch answered it. An intent recorded without its batch is first looked for at the
+        provider (`_reconcile`)."""
         self._load_journal()
-        for batch_id in reversed(self._recorded.get(key, [])):
-            task = self._collected.get(batch_id)
-            if task is None:
-                task = self._spawn(self._wait(batch_id, ()))
-                self._collected[batch_id] = task
-            try:
-                outcomes = await asyncio.shield(task)
-            except ProviderError:
-                continue  # the batch is gone at the provider: send the request anew
-            found = outcomes.get(key)
-            # An error line is no reply to reuse: the request is sent anew.
-            if found is not None and self.backend.succeeded(found):
-                return found
+        for source in reversed(self._recorded.get(key, [])):
+            if source.startswith(INTENT_PREFIX):
+                batch_ids: list[str] = await self._memo(source, partial(self._reconcile, source))
+            else:
+                batch_ids = [source]
+            for batch_id in batch_ids:
+                try:
+                    outcomes: dict[str, Outcome] = await self._memo(
+                        batch_id, partial(self._wait, batch_id, ())
+                    )
+                except ProviderError:
+                    continue  # the batch is gone at the provider: send the request anew
+                found = outcomes.get(key)
+                # An error line is no reply to reuse: the request is sent anew.
+                if found is not None and self.backend.succeeded(found):
+                    return found
         return None
+
+    async def _memo(self, name: str, work: Callable[[], Awaitable[_T]]) -> _T:
+        """`work()` run once for `name` however many requests wait for it."""
+        task = self._collected.get(name)
+        if task is None:
+            task = self._spawn(work())
+            self._collected[name] = task
+        return await asyncio.shield(task)
+
+    async def _reconcile(self, intent: str) -> list[str]:
+        """The batches the provider holds for an intent whose batch id was never recorded
+        (the run was killed, or its history refused the write, between creating the batch
+        and recording it): found by the request hash in their metadata, recorded now, and
+        awaited like any recorded batch. None found: the batch was never created."""
+        record = self._intents[intent]
+        tag = intent[len(INTENT_PREFIX) :].rsplit("-", 1)[0]
+        since = record.created - RECONCILE_SLACK
+        found = await self._patiently(lambda: self.backend.find(tag, since, len(record.keys)))
+        known = {b for ids in self._recorded.values() for b in ids}
+        found = [b for b in found if b not in known]
+        for batch_id in found:
+            self._save(batch_id, "submitted", record.keys)
+            self._say(
+                f"batch {batch_id}: created before the run stopped but not recorded; found "
+                f"by its request hash {tag}, its {len(record.keys)} request(s) awaited"
+            )
+        self._save(intent, "reconciled", record.keys)
+        return found
 
     def _load_journal(self) -> None:
         journal = _JOURNAL.get()
@@ -410,13 +555,19 @@ class BatchingChatModel:
             return
         self._journal = journal
         self._recorded = {}
+        self._intents = {}
         self._collected = {}
         if journal is None:
             return
         for record in journal.recorded():
-            if record.provider == self.provider and record.model == self.model:
-                for key in record.keys:
-                    self._recorded.setdefault(key, []).append(record.batch_id)
+            if record.provider != self.provider or record.model != self.model:
+                continue
+            if record.batch_id.startswith(INTENT_PREFIX):
+                if record.status != "intent":
+                    continue  # its batch is recorded under its own id
+                self._intents[record.batch_id] = record
+            for key in record.keys:
+                self._recorded.setdefault(key, []).append(record.batch_id)
 
     def _save(
         self, batch_id: str, status: str, keys: tuple[str, ...], state: BatchStatus | None = None

@@ -314,9 +314,10 @@ class PassSink:
 
     def settled(self, index: int, sample: Sample) -> bool:
         """Whether `sample` needs no evaluation: an earlier run finished it (kept as it was),
-        or the run has stopped (still listed, as skipped)."""
+        or the run has stopped (still listed, as skipped). A sample the earlier run skipped
+        because it stopped was never evaluated: it is evaluated now."""
         done = self.resume_from.get(sample.id)
-        if done is not None:
+        if done is not None and done.status is not SampleStatus.SKIPPED:
             self._keep(index, done)
             if self.record_resumed:
                 self._record(index, done)

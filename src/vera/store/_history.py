@@ -24,7 +24,7 @@ from vera._sqlite_file import DEFAULT_LOCK_TIMEOUT, Migration, SqliteFile, Store
 from vera.datasets._nesting import loads_bounded
 from vera.plan._plan import RunPlan
 from vera.plan._settings import Settings
-from vera.providers._batch import BatchRecord
+from vera.providers._batch import INTENT_PREFIX, BatchRecord
 from vera.results._builder import Report, SampleResult
 from vera.types._errors import ConfigError
 from vera.types._fingerprint import RegressionCheck, RunFingerprint
@@ -439,14 +439,17 @@ class RunStore:
             ),
         )
 
-    def batches(self, run_id: str) -> list[BatchRecord]:
-        """The provider batches of a run, oldest first (none in a file from before them)."""
+    def batches(self, run_id: str, *, intents: bool = False) -> list[BatchRecord]:
+        """The provider batches of a run, oldest first (none in a file from before them);
+        with `intents`, the intents recorded before each batch was created too (their
+        `batch_id` starts with `INTENT_PREFIX`, see `vera.providers._batch`)."""
         if self._file.version < _BATCHES_VERSION:
             return []
         rows = self._file.execute(
             "SELECT batch_id, provider, model, status, succeeded, failed, keys, created "
-            "FROM batches WHERE run_id = ? ORDER BY created, batch_id",
-            (run_id,),
+            "FROM batches WHERE run_id = ? AND (? OR substr(batch_id, 1, ?) != ?) "
+            "ORDER BY created, batch_id",
+            (run_id, intents, len(INTENT_PREFIX), INTENT_PREFIX),
         )
         return [
             BatchRecord(
@@ -792,7 +795,7 @@ class HistoryBatchJournal:
     def recorded(self) -> list[BatchRecord]:
         if self.store is None or self.run_id is None:
             return []
-        return self.store.batches(self.run_id)
+        return self.store.batches(self.run_id, intents=True)
 
     def save(self, record: BatchRecord) -> None:
         if self.store is not None and self.run_id is not None:
