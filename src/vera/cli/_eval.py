@@ -19,6 +19,8 @@ from vera.plan import (
     RunPlan,
     build_plan,
     resume_command,
+    resume_notice,
+    resumed_with,
 )
 from vera.render import (
     RunProgress,
@@ -51,9 +53,12 @@ def eval_command(**flags: Any) -> None:
     """Evaluate a dataset and print a summary: vera eval -d answers.jsonl --threshold 0.8"""
     try:
         plan, resume_id = _plan(flags)
+        accept = _resumed_settings(flags) if resume_id else {}
+        if resume_id:
+            plan = _resume_with(plan, resume_id, accept)
         if flags["dry_run"]:
             return _print_estimate(estimate_plan(plan))
-        result = _run(plan, resume_id)
+        result = _run(plan, resume_id, tuple(accept))
     except (VeraError, ValueError) as exc:
         _fail(exc)
     _finish(result, flags)
@@ -66,12 +71,37 @@ class _Progress(RunProgress, RunObserver):
         err.print(line, highlight=False, markup=False)
 
 
-def _run(plan: RunPlan, resume_id: str | None) -> RunResult:
+def _resumed_settings(flags: dict[str, Any]) -> dict[str, Any]:
+    """The settings named again with --resume: the stored run's are used for the rest."""
+    given = {key: flags[flag] for key, flag in _SETTING_FLAGS.items() if key != "history_path"}
+    given["cache"] = False if flags["no_cache"] else None
+    return {key: value for key, value in given.items() if value is not None}
+
+
+def _resume_with(plan: RunPlan, run_id: str, given: dict[str, Any]) -> RunPlan:
+    """The stored plan with the settings named again, saying which stored ones apply."""
+    plan, changed = resumed_with(plan, given)
+    named = f"; named again: {', '.join(changed)}" if changed else ""
+    err.print(
+        f"Resuming run {run_id} with {resume_notice(plan)} from the stored run{named}",
+        highlight=False,
+        markup=False,
+    )
+    return plan
+
+
+def _run(plan: RunPlan, resume_id: str | None, accept: tuple[str, ...] = ()) -> RunResult:
     """Run `plan` showing its progress on stderr; Ctrl-C ends it saying how to finish it."""
     with _Progress(err) as progress:
         try:
             # Streamed: each result goes to the history and leaves memory (see Bindings).
-            return run_plan(plan, Bindings(keep_samples=False), resume=resume_id, observer=progress)
+            return run_plan(
+                plan,
+                Bindings(keep_samples=False),
+                resume=resume_id,
+                observer=progress,
+                accept=accept,
+            )
         except KeyboardInterrupt:
             progress.pass_finished()
             if progress.run_id is None:

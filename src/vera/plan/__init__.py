@@ -28,6 +28,13 @@ from vera.plan._plan import (
     named_again,
     resume_command,
 )
+from vera.plan._resume import (
+    RESUME_SETTINGS,
+    check_resumed,
+    resume_differences,
+    resume_notice,
+    resumed_with,
+)
 from vera.plan._settings import DEFAULT_CONCURRENCY, Settings, load_settings
 
 __all__ = [
@@ -37,6 +44,7 @@ __all__ = [
     "DEFAULT_METRICS",
     "DEFAULT_SAMPLE_TIMEOUT",
     "QUICK_SAMPLES",
+    "RESUME_SETTINGS",
     "DatasetRef",
     "GeneratorSpec",
     "MetricSpec",
@@ -49,11 +57,15 @@ __all__ = [
     "Settings",
     "build_plan",
     "check_deadline",
+    "check_resumed",
     "check_sizes",
     "code_references",
     "load_settings",
     "metric_specs",
     "named_again",
     "resume_command",
+    "resume_differences",
+    "resume_notice",
+    "resumed_with",
     "sample_deadline",
 ]

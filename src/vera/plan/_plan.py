@@ -61,6 +61,9 @@ class DatasetRef(BaseModel):
     name: str | None = None
     format: str | None = None
     skip_invalid: bool = False
+    digest: str | None = None
+    """The content's "sha256:…" as the run that stored this plan read it (set by the run,
+    not by you): a resumed run refuses data whose content differs."""
 
 
 class MetricSpec(BaseModel):
@@ -232,6 +235,15 @@ def _plugin_judge(spec: str | None) -> bool:
     return name not in _OWN_JUDGES and name not in PROVIDER_REGISTRY.builtin_names()
 
 
+def _public_host(spec: str | None, base_url: str | None) -> bool:
+    """Whether `spec` is a provider's model whose key goes to the provider's public host (no
+    base URL): a history edited to another provider, or without its base URL, must not send
+    a key there on resume, so the user names the model again."""
+    if spec is None or base_url is not None:
+        return False
+    return spec.strip().partition(":")[0].strip().lower() in PROVIDER_REGISTRY.builtin_names()
+
+
 def code_references(plan: RunPlan) -> dict[str, str]:
     """What `plan` names that would import code, load a plugin, read prompts from a folder or
     send a provider key to a server, by `NAMED_AGAIN_FLAGS` key, as text (lists joined with
@@ -245,15 +257,20 @@ def code_references(plan: RunPlan) -> dict[str, str]:
         found["baselines"] = ", ".join(plan.baselines)
     if settings.judge_prompts_dir is not None:
         found["prompts_dir"] = str(settings.judge_prompts_dir)
-    if _plugin_judge(settings.judge):
+    if _plugin_judge(settings.judge) or _public_host(settings.judge, settings.judge_base_url):
         found["judge"] = settings.judge
-    if _plugin_judge(settings.cascade_judge) and settings.cascade_judge is not None:
-        found["cascade_judge"] = settings.cascade_judge
+    cascade = settings.cascade_judge
+    if cascade is not None and (
+        _plugin_judge(cascade) or _public_host(cascade, settings.judge_base_url)
+    ):
+        found["cascade_judge"] = cascade
     builtin_metrics = set(METRIC_REGISTRY.builtin_names())
     if any(METRIC_REGISTRY.key(m.name) not in builtin_metrics for m in plan.metrics):
         found["metrics"] = ", ".join(m.name for m in plan.metrics)
-    if plan.generator.uses_model and _plugin_judge(plan.generator.spec):
-        found["generator"] = plan.generator.spec
+    generator = plan.generator.spec
+    url = plan.generator.base_url or settings.judge_base_url
+    if plan.generator.uses_model and (_plugin_judge(generator) or _public_host(generator, url)):
+        found["generator"] = generator
     if settings.ray_address is not None:
         found["ray_address"] = settings.ray_address
     # Not code, but where a provider key goes: a history edited to name another server would

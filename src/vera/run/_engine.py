@@ -14,7 +14,7 @@ import itertools
 import os
 import tempfile
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +32,7 @@ from vera.metrics._registry import create_metric
 from vera.pipelines import _laws as laws
 from vera.pipelines._core import Pipeline
 from vera.plan._plan import QUICK_SAMPLES, RunPlan, named_again
+from vera.plan._resume import check_resumed
 from vera.plan._settings import Settings
 from vera.providers._batch import batch_journal, check_batch_provider
 from vera.providers._registry import provider_names
@@ -46,7 +47,7 @@ from vera.results._turns import (
 )
 from vera.run._executors import EXECUTORS, create_executor
 from vera.run._experiment import open_plan_data, plan_pipelines, system_spec
-from vera.run._fingerprint import run_fingerprint
+from vera.run._fingerprint import content_digest, run_fingerprint
 from vera.run._runner import PassWork, run_pass
 from vera.store._history import (
     DEFAULT_HISTORY_PATH,
@@ -655,11 +656,14 @@ async def arun_plan(
     *,
     resume: str | None = None,
     observer: RunObserver | None = None,
+    accept: Collection[str] = (),
 ) -> RunResult:
     """Run `plan` in the running event loop: system, baselines, laws, history, gates.
 
     With `resume` (a stored run's id), the samples that run finished are kept and only the
-    others are evaluated; the plan should be the stored one (`stored_plan`).
+    others are evaluated; the plan should be the stored one (`stored_plan`): a setting that
+    changes a result or the bill may differ only where `accept` names it (`vera.plan.
+    check_resumed`), and the data must have the content the stored run read.
     """
     observer = observer or RunObserver()
     bindings = bindings or Bindings()
@@ -671,7 +675,7 @@ async def arun_plan(
     try:
         history = store if scratch is None else None
         baseline = _baseline(plan, history, fingerprint, parts.data.name)
-        run_id, done = _start(store, plan, parts, resume, bindings)
+        run_id, done = _start(store, plan, parts, resume, bindings, accept, scratch is not None)
         if history is not None and run_id is not None:
             observer.run_started(run_id)
         recorder = _Recorder(store, run_id)
@@ -804,14 +808,41 @@ def _start(
     parts: Components,
     resume: str | None,
     bindings: Bindings,
+    accept: Collection[str] = (),
+    scratch: bool = False,
 ) -> tuple[str | None, Mapping[str, SampleResult]]:
-    """The run's id in the store (new, or the resumed one) and the results it already has."""
+    """The run's id in the store (new, or the resumed one) and the results it already has.
+    A new run in a history keeps its data's content digest, which a resume checks."""
     if store is None:
         return None, bindings.resume_from or {}
     if resume is not None:
         run_id = store.get(resume).id
+        stored = store.plan(run_id)
+        check_resumed(stored, plan, run_id, accept)
+        _check_same_data(stored, parts, run_id)
         return run_id, store.finished(run_id)
-    return store.start(parts.data.name, plan), bindings.resume_from or {}
+    if scratch:  # never resumed: no digest to keep
+        return store.start(parts.data.name, plan), bindings.resume_from or {}
+    digest = content_digest(parts.samples(plan.quick))
+    dataset = plan.dataset.model_copy(update={"digest": digest})
+    stored = plan.model_copy(update={"dataset": dataset})
+    return store.start(parts.data.name, stored), bindings.resume_from or {}
+
+
+def _check_same_data(stored: RunPlan, parts: Components, run_id: str) -> None:
+    """Refuse (exit 2) to resume a run whose data changed since it started: its report would
+    hold two datasets. (A run stored before VERA kept the digest is not checked.)"""
+    if stored.dataset.digest is None:
+        return
+    now = content_digest(parts.samples(stored.quick))
+    if now != stored.dataset.digest:
+        where = stored.dataset.source or parts.data.name
+        raise ConfigError(
+            f"run {run_id} cannot be resumed: its data {where} has changed since the run "
+            f"started (content {stored.dataset.digest[:23]} then, {now[:23]} now), and one "
+            "report would mix the two datasets. Put the file back as it was, or start a new "
+            f"run on it (vera eval -d {where})"
+        )
 
 
 def _gates(
@@ -839,11 +870,12 @@ def run_plan(
     *,
     resume: str | None = None,
     observer: RunObserver | None = None,
+    accept: Collection[str] = (),
 ) -> RunResult:
     """`arun_plan` from synchronous code: the one event loop of the run. Inside a running
     loop (Jupyter, an async app) use `await arun_plan(...)`."""
     return run_sync(
-        arun_plan(plan, bindings, resume=resume, observer=observer),
+        arun_plan(plan, bindings, resume=resume, observer=observer, accept=accept),
         inside_a_loop="vera was called inside a running event loop (Jupyter, an async app); "
         "use the async form there: `await vera.aevaluate(...)` or `await vera.arun_plan(...)`",
     )

@@ -21,7 +21,7 @@ from vera.plan._plan import QUICK_SAMPLES, RunPlan
 from vera.types import Sample
 from vera.types._fingerprint import RunFingerprint
 
-__all__ = ["TEST_SET_FIELDS", "dataset_digest", "run_fingerprint"]
+__all__ = ["TEST_SET_FIELDS", "content_digest", "dataset_digest", "run_fingerprint"]
 
 TEST_SET_FIELDS = ("id", "query", "reference", "category", "answerable")
 """What a sample asks, as opposed to what the system under test answered (response,
@@ -38,6 +38,17 @@ def dataset_digest(samples: Iterable[Sample]) -> str:
     for sample in samples:
         asked = {name: getattr(sample, name) for name in TEST_SET_FIELDS}
         digest.update(json.dumps(asked, sort_keys=True, ensure_ascii=False).encode("utf-8"))
+        digest.update(b"\n")
+    return "sha256:" + digest.hexdigest()
+
+
+def content_digest(samples: Iterable[Sample]) -> str:
+    """The data's "sha256:…": every field of every sample, in order (answers included, unlike
+    `dataset_digest`): what a resumed run must find unchanged, so that its report holds one
+    dataset."""
+    digest = hashlib.sha256()
+    for sample in samples:
+        digest.update(sample.model_dump_json().encode("utf-8"))
         digest.update(b"\n")
     return "sha256:" + digest.hexdigest()
 
