@@ -28,10 +28,24 @@ def test_builtin_names_choose_no_code() -> None:
     plan = plan_with(
         pipeline="naive-rag",
         baselines=("naive-rag", "vera"),
-        settings=Settings(judge="openai:gpt-4o-mini"),
+        settings=Settings(judge="offline"),
     )
     assert code_references(plan) == {}
     assert named_again(plan, {}, "r1") == plan
+
+
+def test_a_provider_judge_on_its_public_host_is_named_again() -> None:
+    # Where the key goes: a history edited to another provider, or without its base URL,
+    # must not send a key to a public host unless the user names the judge.
+    plan = plan_with(settings=Settings(judge="openai:gpt-4o-mini"))
+    assert code_references(plan) == {"judge": "openai:gpt-4o-mini"}
+    with pytest.raises(ConfigError, match="--judge: stored 'openai:gpt-4o-mini', not given"):
+        named_again(plan, {}, "r1")
+    assert named_again(plan, {"judge": "openai:gpt-4o-mini"}, "r1") == plan
+    with pytest.raises(ConfigError, match="given 'anthropic:claude-haiku-4-5'"):
+        named_again(plan, {"judge": "anthropic:claude-haiku-4-5"}, "r1")
+    served = plan_with(settings=Settings(judge="openai:m", judge_base_url="http://127.0.0.1:1/v1"))
+    assert code_references(served) == {"judge_base_url": "http://127.0.0.1:1/v1"}
 
 
 def test_every_kind_of_code_is_listed() -> None:
