@@ -32,7 +32,9 @@ a second on one core, so at 0 ms latency the frameworks, not the server, are mea
   request answered as the chat endpoint would answer it. POST /batches/hold and
   /batches/release; after POST /batches/hold-after-end the batches created once one batch has
   ended are held (a run's second wave), how benchmarks/batch_resume.py kills a run with
-  batches pending and others done. /stats says whether any request was sent twice.
+  batches pending and others done. POST /batches/stall-create {"seconds": S} answers each
+  batch create S seconds after the batch exists (a kill then leaves it unrecorded). /stats
+  says whether any request was sent twice.
 
     python benchmarks/llm_judges/sim_server.py --port 8765 --latency-ms 200 --rps-limit 50
 """
@@ -523,7 +525,13 @@ class HttpServer:
         if method == "POST" and path.endswith("/chat/completions"):
             return await self.sim.chat(body)
         if self.batches.handles(path):
-            return self.batches.route(method, path, headers or {}, body)
+            routed = self.batches.route(method, path, headers or {}, body)
+            if self.batches.create_delay and self.batches.is_create(method, path):
+                await asyncio.sleep(self.batches.create_delay)  # created, not yet answered
+            return routed
+        if method == "POST" and path == "/batches/stall-create":
+            self.batches.create_delay = float(json.loads(body or b"{}").get("seconds", 0))
+            return 200, {"create_delay": self.batches.create_delay}, {}
         if method == "POST" and path in ("/batches/hold", "/batches/hold-after-end"):
             self.batches.hold = path == "/batches/hold"
             self.batches.hold_after_end = path == "/batches/hold-after-end"

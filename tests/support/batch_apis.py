@@ -114,6 +114,8 @@ class BatchApis:
         self.failing_polls = 0
         """The next this many looks at a batch are answered 503."""
         self.create_delay = 0.0
+        self.downloads = 0
+        """Result files (OpenAI) and results (Anthropic) served so far."""
         self.mangle: Callable[[list[str]], list[str]] | None = None
         self._batches: dict[str, _Batch] = {}
         self._files: dict[str, bytes] = {}
@@ -149,6 +151,8 @@ class BatchApis:
             "batch_states": dict(states),
             "batch_requests": len(self.received),
             "batch_requests_sent_twice": sum(1 for n in Counter(self.received).values() if n > 1),
+            "batch_distinct_requests": len(set(self.received)),
+            "batch_downloads": self.downloads,
         }
 
     def route(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Routed:
@@ -163,6 +167,7 @@ class BatchApis:
             if post and len(parts) == 2:
                 return self._upload(headers, raw)
             if len(parts) == 4 and parts[3] == "content":
+                self.downloads += 1
                 return 200, self._files.get(parts[2], b""), {}
         if parts[:2] == ["v1", "batches"] and len(parts) >= 2:
             if post and len(parts) == 2:
@@ -249,6 +254,7 @@ class BatchApis:
         if rest == ["cancel"]:
             self._end(batch, "cancelled")
         elif rest == ["results"]:
+            self.downloads += 1
             text = "".join(line + "\n" for line in batch.served)
             return 200, text.encode(), {"content-type": "application/binary"}
         elif not self._ended(batch):
