@@ -97,9 +97,12 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=1800.0)
     parser.add_argument("--provider", choices=("openai", "anthropic"), default="openai")
     parser.add_argument("--matrix", action="store_true", help="kill at every step, both providers")
+    parser.add_argument(
+        "--stage", action="append", choices=list(STAGES), help="with --matrix: only this step"
+    )
     args = parser.parse_args()
     if args.matrix:
-        kill_matrix(args.samples, args.batch_s, args.timeout)
+        kill_matrix(args.samples, args.batch_s, args.timeout, args.stage or list(STAGES))
         return
 
     folder = Path(tempfile.mkdtemp(prefix="vera-batch-"))
@@ -301,7 +304,6 @@ def _kill_once(
         "batch_requests": after["batch_requests"],
         "distinct_requests": after["batch_distinct_requests"],
         "requests_sent_twice": after["batch_requests_sent_twice"],
-        "interactive_requests": after["requests"] - after["batch_requests"],
         "paid_per_request": round(
             after["batch_requests"] / max(1, after["batch_distinct_requests"]), 2
         ),
@@ -309,11 +311,11 @@ def _kill_once(
     }
 
 
-def kill_matrix(samples: int, batch_s: float, timeout: float) -> None:
-    """Every stage, both providers; each row as JSON, then the table."""
+def kill_matrix(samples: int, batch_s: float, timeout: float, stages: list[str]) -> None:
+    """Every stage (of `stages`), both providers; each row as JSON, then the table."""
     rows = []
     for provider in ("openai", "anthropic"):
-        for stage in STAGES:
+        for stage in stages:
             row = _kill_once(stage, provider, samples, batch_s, timeout)
             print(json.dumps(row), flush=True)
             rows.append(row)
