@@ -138,6 +138,10 @@ def test_a_kill_between_creating_a_batch_and_recording_it_never_pays_for_it_twic
     loopback.batches.create_delay = 0.0
 
     history = tmp_path / "h.sqlite"
+    shown = vera(tmp_path, "runs", "show", run_id(history), "--history", "h.sqlite")
+    assert shown.returncode == 0, shown.stderr
+    assert "Batches: 1 (1 unconfirmed)" in shown.stdout
+    assert f"unconfirmed · {SAMPLES} requests · created or not" in shown.stdout
     resumed = vera(tmp_path, "eval", "--resume", run_id(history), "--history", "h.sqlite",
                    "-o", "r.json", *judge_args(loopback, provider))  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr

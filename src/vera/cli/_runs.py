@@ -105,7 +105,7 @@ def runs_show(
             print_summary(store.report(record.id), out, err)
         else:
             out.print(_unfinished(store, record.id), markup=False, highlight=False)
-        for line in describe_batches(store.batches(record.id)):
+        for line in describe_batches(store.batches(record.id, intents=True)):
             out.print(line, markup=False, highlight=False)
     except VeraError as exc:
         _fail(exc)

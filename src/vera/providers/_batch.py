@@ -265,10 +265,17 @@ def describe_batches(records: Sequence[BatchRecord]) -> list[str]:
         return []
     states: dict[str, int] = {}
     for record in records:
-        states[record.status] = states.get(record.status, 0) + 1
+        status = "unconfirmed" if record.batch_id.startswith(INTENT_PREFIX) else record.status
+        states[status] = states.get(status, 0) + 1
     counts = ", ".join(f"{n} {status}" for status, n in states.items())
     lines = [f"Batches: {len(records)} ({counts})"]
     for r in records:
+        if r.batch_id.startswith(INTENT_PREFIX):
+            lines.append(
+                f"  (no id yet) · {r.provider}:{r.model} · unconfirmed · {len(r.keys)} requests · "
+                "created or not: --resume looks for it at the provider"
+            )
+            continue
         lines.append(
             f"  {r.batch_id} · {r.provider}:{r.model} · {r.status} · {len(r.keys)} requests · "
             f"{r.succeeded} succeeded, {r.failed} failed"
