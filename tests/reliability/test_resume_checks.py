@@ -22,6 +22,7 @@ import pytest
 from tests.reliability.runs import ENV, write_dataset
 from tests.support.loopback import LoopbackServer
 from vera import ConfigError
+from vera.datasets import InMemoryDataset
 from vera.plan import DatasetRef, Settings, build_plan
 from vera.run import Bindings, run_plan
 from vera.store import RunStore
@@ -150,3 +151,20 @@ def test_a_history_edited_to_send_the_key_to_a_public_host_sends_none(
     assert "--judge: stored" in " ".join(plain.stderr.split())  # the public host: name it
     assert "--judge-base-url: stored None, given" in " ".join(named.stderr.split())
     assert loopback.request_count == 0
+
+
+def test_data_given_from_python_is_checked_by_its_samples(tmp_path: Path) -> None:
+    rows = [
+        {"id": f"s{i}", "query": "q", "response": f"It is {i}.", "contexts": [f"It is {i}."]}
+        for i in range(4)
+    ]
+    settings = Settings(history=True, history_path=tmp_path / "h.sqlite")
+    plan = build_plan(dataset=DatasetRef(), settings=settings)
+    first = run_plan(plan, Bindings(data=InMemoryDataset(rows)))
+    assert first.exit_code == 0 and first.run_id is not None
+
+    same = run_plan(plan, Bindings(data=InMemoryDataset(rows)), resume=first.run_id)
+    assert same.exit_code == 0
+    rows[2] = rows[2] | {"response": "It is not."}
+    with pytest.raises(ConfigError, match="has changed since the run started"):
+        run_plan(plan, Bindings(data=InMemoryDataset(rows)), resume=first.run_id)

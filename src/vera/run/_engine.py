@@ -47,7 +47,7 @@ from vera.results._turns import (
 )
 from vera.run._executors import EXECUTORS, create_executor
 from vera.run._experiment import open_plan_data, plan_pipelines, system_spec
-from vera.run._fingerprint import content_digest, run_fingerprint
+from vera.run._fingerprint import content_digest, file_digest, run_fingerprint
 from vera.run._runner import PassWork, run_pass
 from vera.store._history import (
     DEFAULT_HISTORY_PATH,
@@ -819,22 +819,31 @@ def _start(
         run_id = store.get(resume).id
         stored = store.plan(run_id)
         check_resumed(stored, plan, run_id, accept)
-        _check_same_data(stored, parts, run_id)
+        _check_same_data(stored, parts, bindings, run_id)
         return run_id, store.finished(run_id)
     if scratch:  # never resumed: no digest to keep
         return store.start(parts.data.name, plan), bindings.resume_from or {}
-    digest = content_digest(parts.samples(plan.quick))
+    digest = _data_digest(plan, parts, bindings)
     dataset = plan.dataset.model_copy(update={"digest": digest})
     stored = plan.model_copy(update={"dataset": dataset})
     return store.start(parts.data.name, stored), bindings.resume_from or {}
 
 
-def _check_same_data(stored: RunPlan, parts: Components, run_id: str) -> None:
+def _data_digest(plan: RunPlan, parts: Components, bindings: Bindings) -> str:
+    """The content digest of the run's data: its file's bytes where it is one file (no second
+    parse), else every field of every sample it reads."""
+    source = plan.dataset.source
+    if bindings.data is None and source is not None and Path(source).is_file():
+        return file_digest(Path(source))
+    return content_digest(parts.samples(plan.quick))
+
+
+def _check_same_data(stored: RunPlan, parts: Components, bindings: Bindings, run_id: str) -> None:
     """Refuse (exit 2) to resume a run whose data changed since it started: its report would
     hold two datasets. (A run stored before VERA kept the digest is not checked.)"""
     if stored.dataset.digest is None:
         return
-    now = content_digest(parts.samples(stored.quick))
+    now = _data_digest(stored, parts, bindings)
     if now != stored.dataset.digest:
         where = stored.dataset.source or parts.data.name
         raise ConfigError(

@@ -12,6 +12,7 @@ import hashlib
 import itertools
 import json
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 from vera.datasets import SampleSource
 from vera.judges._base import Judge
@@ -21,7 +22,7 @@ from vera.plan._plan import QUICK_SAMPLES, RunPlan
 from vera.types import Sample
 from vera.types._fingerprint import RunFingerprint
 
-__all__ = ["TEST_SET_FIELDS", "content_digest", "dataset_digest", "run_fingerprint"]
+__all__ = ["TEST_SET_FIELDS", "content_digest", "dataset_digest", "file_digest", "run_fingerprint"]
 
 TEST_SET_FIELDS = ("id", "query", "reference", "category", "answerable")
 """What a sample asks, as opposed to what the system under test answered (response,
@@ -50,6 +51,16 @@ def content_digest(samples: Iterable[Sample]) -> str:
     for sample in samples:
         digest.update(sample.model_dump_json().encode("utf-8"))
         digest.update(b"\n")
+    return "sha256:" + digest.hexdigest()
+
+
+def file_digest(path: Path) -> str:
+    """A file's "sha256:…", read a megabyte at a time: the content digest of a dataset that is
+    one file, without parsing it again."""
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        while chunk := file.read(1 << 20):
+            digest.update(chunk)
     return "sha256:" + digest.hexdigest()
 
 
