@@ -186,6 +186,16 @@ def echo(dialect: str, custom_id: str, body: Any) -> Reply:
     return ok_anthropic_tool({"echo": text})
 
 
+def managed(loopback: LoopbackServer, dialect: str) -> ManagedChatModel:
+    inner: Any
+    if dialect == "openai":
+        inner = OpenAIChatModel("gpt-4o-mini", api_key="k", base_url=loopback.openai_url)
+    else:
+        inner = AnthropicChatModel("claude-haiku-4-5", api_key="k", base_url=loopback.url)
+    retry = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.01)
+    return ManagedChatModel(BatchingChatModel(inner, window=0.05, poll=0.01), retry=retry)
+
+
 def broken_first_batch(lines: list[str]) -> list[str]:
     """Line 1 is good, then repeated with another answer after it (the first must win);
     line 2 is not JSON; line 3 lost its custom_id; line 4 has its id but not the API's
@@ -214,13 +224,7 @@ def test_unreadable_result_lines_cost_only_their_requests_and_are_reported_clear
         return broken_first_batch(lines) if len(served) == 1 else lines
 
     loopback.batches.mangle = once
-    inner: Any
-    if dialect == "openai":
-        inner = OpenAIChatModel("gpt-4o-mini", api_key="k", base_url=loopback.openai_url)
-    else:
-        inner = AnthropicChatModel("claude-haiku-4-5", api_key="k", base_url=loopback.url)
-    retry = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.01)
-    model = ManagedChatModel(BatchingChatModel(inner, window=0.05, poll=0.01), retry=retry)
+    model = managed(loopback, dialect)
     said: list[str] = []
     texts = ["one", "two", "three", "four", "five"]
 
@@ -239,3 +243,47 @@ def test_unreadable_result_lines_cost_only_their_requests_and_are_reported_clear
     assert "line 3: not JSON" in problem and "line 4: no custom_id" in problem
     assert "line 5 (custom_id" in problem and "; and 2 more" in problem
     assert "AttributeError" not in " ".join(said) and "validation error" not in " ".join(said)
+
+
+@pytest.mark.parametrize("dialect", ["openai", "anthropic"])
+def test_a_batch_list_that_cannot_be_read_sends_the_requests_again_and_says_so(
+    loopback: LoopbackServer, dialect: str, tmp_path: Path
+) -> None:
+    loopback.batches.answer = echo
+    loopback.batches.create_delay = 2.0
+    store = RunStore(tmp_path / "runs.sqlite")
+    run_id = "20260101-000000-abcdef"
+    store._file.execute(
+        "INSERT INTO runs (id, created, dataset, options, status) VALUES (?, 0, 'd', '{}', "
+        "'running')",
+        (run_id,),
+    )
+    texts = ["a", "b"]
+
+    async def killed() -> None:  # between the create and its reply: only the intent is kept
+        model = managed(loopback, dialect)
+        with batch_journal(HistoryBatchJournal(store, run_id)):
+            tasks = [asyncio.ensure_future(model.complete(request(t))) for t in texts]
+            while not loopback.batches.created:
+                await asyncio.sleep(0.01)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    asyncio.run(killed())
+    assert store.batches(run_id) == [] and len(store.batches(run_id, intents=True)) == 1
+    loopback.batches.create_delay = 0.0
+    loopback.batches.refuse_list = 404
+    said: list[str] = []
+
+    async def resumed() -> list[Any]:
+        model = managed(loopback, dialect)
+        with batch_journal(HistoryBatchJournal(store, run_id, said.append)):
+            replies = await asyncio.gather(*(model.complete(request(t)) for t in texts))
+        return [r.data["echo"] if r.data else None for r in replies]
+
+    assert asyncio.run(resumed()) == texts
+    [warning] = [line for line in said if "could not list" in line]
+    assert "2 request(s) are sent again: if that batch exists, cancel it" in warning
+    assert len(loopback.batches.received) == 4  # paid twice, and said so
+    store.close()

@@ -114,6 +114,8 @@ class BatchApis:
         self.failing_polls = 0
         """The next this many looks at a batch are answered 503."""
         self.create_delay = 0.0
+        self.refuse_list: int | None = None
+        """A status every list of batches is answered with (a server without the endpoint)."""
         self.downloads = 0
         """Result files (OpenAI) and results (Anthropic) served so far."""
         self.mangle: Callable[[list[str]], list[str]] | None = None
@@ -173,14 +175,20 @@ class BatchApis:
             if post and len(parts) == 2:
                 return self._create_openai(json.loads(raw))
             if len(parts) == 2:
-                return self._list("openai")
+                return (
+                    self._list("openai") if not self.refuse_list else _error(self.refuse_list, "no")
+                )
             if len(parts) > 2:
                 return self._batch_call(parts[2], parts[3:], "openai")
         if parts[:3] == ["v1", "messages", "batches"]:
             if post and len(parts) == 3:
                 return self._create_anthropic(json.loads(raw))
             if len(parts) == 3:
-                return self._list("anthropic")
+                return (
+                    self._list("anthropic")
+                    if not self.refuse_list
+                    else _error(self.refuse_list, "no")
+                )
             if len(parts) > 3:
                 return self._batch_call(parts[3], parts[4:], "anthropic")
         return _error(404, f"no route {method} {path}")

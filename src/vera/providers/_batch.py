@@ -544,7 +544,17 @@ class BatchingChatModel:
         record = self._intents[intent]
         tag = intent[len(INTENT_PREFIX) :].rsplit("-", 1)[0]
         since = record.created - RECONCILE_SLACK
-        found = await self._patiently(lambda: self.backend.find(tag, since, len(record.keys)))
+        try:
+            found = await self._patiently(lambda: self.backend.find(tag, since, len(record.keys)))
+        except ProviderError as exc:
+            # Waiting forever on a list that cannot be read helps no one: say what may be paid
+            # twice, and where to look, then send the requests anew.
+            self._say(
+                f"could not list the provider's batches to find the one of request hash {tag} "
+                f"({exc}); its {len(record.keys)} request(s) are sent again: if that batch "
+                "exists, cancel it in the provider's console"
+            )
+            found = []
         known = {b for ids in self._recorded.values() for b in ids}
         found = [b for b in found if b not in known]
         for batch_id in found:
