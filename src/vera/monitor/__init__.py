@@ -35,7 +35,7 @@ from vera.monitor._decode import (
 )
 from vera.monitor._server import check_access, receiver_app, running_monitor, serve_monitor
 from vera.monitor._service import Monitor, Receipt
-from vera.monitor._spool import Spool
+from vera.monitor._spool import QUARANTINE_KEPT, Spool
 from vera.monitor._store import MonitorHistory, StoredAlert, StoredWindow, read_windows
 from vera.monitor._windows import window_bounds
 from vera.plan import DatasetRef, build_plan
@@ -45,6 +45,7 @@ from vera.types._errors import ConfigError
 
 __all__ = [
     "MAX_BODY_BYTES",
+    "QUARANTINE_KEPT",
     "AlertRule",
     "Assembler",
     "BadRequest",

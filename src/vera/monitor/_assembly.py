@@ -61,12 +61,14 @@ def matches(parts: TraceParts, filters: tuple[tuple[str, str], ...]) -> bool:
 @dataclass(frozen=True)
 class Decision:
     """What became of one settled trace: `outcome` is "kept" (with its sample) or the
-    counter it adds to ("filtered", "not_sampled", "invalid", "incomplete")."""
+    counter it adds to ("filtered", "not_sampled", "invalid", "incomplete", or "failed" with
+    the `error` its deciding raised)."""
 
     trace_id: str
     outcome: str
     sample: Sample | None = None
     reason: str = ""
+    error: Exception | None = None
 
 
 class Assembler:
@@ -117,7 +119,10 @@ class Assembler:
             if parts.root is None:
                 decision = Decision(trace_id, "incomplete", reason="no root span came")
             else:
-                decision = self._decide(trace_id, parts)
+                try:
+                    decision = self._decide(trace_id, parts)
+                except Exception as exc:  # a value no reader expected: this trace only
+                    decision = Decision(trace_id, "failed", reason=str(exc), error=exc)
             self.settle(trace_id)
             yield decision
 

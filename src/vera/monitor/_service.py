@@ -8,6 +8,12 @@ kept trace that finds the evaluation queue full is dropped and counted. One thre
 (with its own event loop, `concurrency` samples at a time, the judge's work itself done in a
 worker process: `_worker`), stores each result at once in its window's run, writes the counts,
 and closes windows when their time is over.
+
+One bad trace never stops the monitor: whatever its reading, deciding or evaluation raises
+is counted as *failed* in its window, said once per kind (`Failures`), and the monitor goes
+on; a spooled request that cannot be read is set aside in the spool's quarantine folder. Only
+what stops every evaluation (a rejected key, a dead worker, a history that cannot be written)
+stops the monitor (exit 3).
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import queue
 import sys
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -42,7 +48,7 @@ from vera.monitor._decode import (
 from vera.monitor._spool import Spool
 from vera.monitor._store import MonitorHistory
 from vera.monitor._windows import post_webhook, window_alerts, window_bounds, window_report
-from vera.monitor._worker import EvaluationProcesses, NotMovable
+from vera.monitor._worker import EvaluationProcesses, NotMovable, WorkerGone
 from vera.plan import RunPlan
 from vera.results._builder import SampleResult, SampleStatus
 from vera.run._runner import evaluate_sample
@@ -56,6 +62,8 @@ _INTAKE_BYTES = 128 * 1024 * 1024
 _POLL = 0.05
 _ANSWER_TIMES_KEPT = 10_000
 _BACKGROUND_NICE = 10
+_SAID_LENGTH = 300
+"""Characters of an exception's message said in the log (a value may be megabytes)."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +78,33 @@ class Receipt:
 
 def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
+
+
+def _said(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= _SAID_LENGTH else text[:_SAID_LENGTH] + "..."
+
+
+class Failures:
+    """Failures of single traces or requests, by kind ("reading: AttributeError"): each kind
+    is said once, the rest only counted (in `status()` and the window's *failed* count), so a
+    flood of one bad value cannot flood the log."""
+
+    def __init__(self, echo: Callable[[str], None]) -> None:
+        self._echo = echo
+        self._lock = threading.Lock()
+        self.kinds: Counter[str] = Counter()
+
+    def add(self, stage: str, what: str, exc: BaseException) -> None:
+        kind = f"{stage}: {type(exc).__name__}"
+        with self._lock:
+            self.kinds[kind] += 1
+            first = self.kinds[kind] == 1
+        if first:
+            self._echo(
+                f"vera monitor: {stage} {what} failed ({_said(exc)}); counted as failed and "
+                "the monitor goes on (more failures of this kind are counted, not said)"
+            )
 
 
 class Monitor:
@@ -92,6 +127,7 @@ class Monitor:
         self.plan = plan
         self.echo = echo
         self.counts = WindowCounts(config.window_seconds)
+        self.failures = Failures(lambda line: self.echo(line))
         self.spool = Spool(config.spool) if config.spool is not None else None
         self.fatal: Exception | None = None
         """What stopped the evaluations (a rejected key, a quota, a full disk, or a failure of
@@ -135,7 +171,17 @@ class Monitor:
         if full:
             self.counts.add("dropped", len(trace_ids(request)))
             return Receipt(200, rejected=spans, message="vera monitor is over capacity")
-        number = self.spool.write(raw, content_type) if self.spool is not None else None
+        try:
+            number = self.spool.write(raw, content_type) if self.spool is not None else None
+        except OSError as exc:
+            # Not accepted, so its bytes are not waiting either: release them at once.
+            with self._intake_lock:
+                self._intake_bytes -= len(raw)
+            self.failures.add("spooling", "a request", exc)
+            why = exc.strerror or type(exc).__name__
+            return Receipt(
+                503, message=f"vera monitor cannot keep the request in its spool ({why}); retry"
+            )
         self._intake.put((number, request, len(raw)))
         return Receipt(200)
 
@@ -193,6 +239,8 @@ class Monitor:
             "queued": self._evaluations.qsize(),
             "intake": self._intake.qsize(),
             "spooled": self.spool.pending() if self.spool is not None else None,
+            "quarantined": self.spool.quarantined() if self.spool is not None else None,
+            "failures": dict(self.failures.kinds),
             "stopped": str(self.fatal) if self.fatal is not None else None,
         }
 
@@ -231,14 +279,23 @@ class Monitor:
             try:
                 request = decode_body(body, kind)
             except BadRequest as exc:
-                self.echo(f"vera monitor: spooled request {number} is unreadable ({exc})")
-                spool.holds(number, ())
+                self._set_aside(number, exc)
                 continue
             # Its traces are as complete as they will get from this file: seen "settle
             # seconds ago", a trace with its root is decided at once.
             self._take(number, request, seen=time.time() - self.config.settle_seconds)
             for decision in self._assembler.ready(time.time()):
                 self._route(decision, wait=True)
+
+    def _set_aside(self, number: int | None, exc: Exception) -> None:
+        """A request whose reading failed: counted, said once per kind, and its spool file
+        (if any) moved to the quarantine folder, so no restart reads it again."""
+        self.counts.add("failed")
+        where = "a request"
+        if number is not None and self.spool is not None:
+            kept = self.spool.quarantine(number, _said(exc))
+            where = f"spooled request {number}" + (f" (kept in {kept})" if kept else "")
+        self.failures.add("reading", where, exc)
 
     def _take(self, number: int | None, request: Any, seen: float | None = None) -> None:
         try:
@@ -249,10 +306,18 @@ class Monitor:
             if number is not None and self.spool is not None:
                 self.spool.holds(number, ())
             return
+        except Exception as exc:  # a value the reader did not expect: this request only
+            self._set_aside(number, exc)
+            return
         now = time.time() if seen is None else seen
         kept: set[str] = set()
         for span in spans:
-            added = self._assembler.add(span, now)
+            try:
+                added = self._assembler.add(span, now)
+            except Exception as exc:  # this span's trace only; the request's others go on
+                self.counts.add("failed")
+                self.failures.add("assembling", f"trace {span.trace_id}", exc)
+                continue
             if added == "added":
                 kept.add(span.trace_id)
             elif added == "full" and span.trace_id not in kept:
@@ -265,6 +330,8 @@ class Monitor:
         trace read back from the spool, accepted already) it waits for room instead of being
         dropped."""
         self.counts.add("traces")
+        if decision.error is not None:
+            self.failures.add("deciding", f"trace {decision.trace_id}", decision.error)
         if decision.sample is None:
             self.counts.add(decision.outcome)
             self._settled(decision.trace_id)
@@ -371,7 +438,15 @@ class Monitor:
                 self._settled(trace_id)
                 return
             self._in_flight.add(trace_id)
-            result = await self._judge(sample)
+            try:
+                result = await self._judge(sample)
+            except (RunStopError, WorkerGone):
+                raise  # every evaluation would stop the same way
+            except Exception as exc:  # this trace's own: the judge's errors are results
+                self.counts.add("failed")
+                self.failures.add("evaluating", f"trace {trace_id}", exc)
+                self._settled(trace_id)
+                return
             run_id = self._window_run(time.time())
             position = self._positions.get(run_id)
             if position is None:

@@ -1,0 +1,184 @@
+"""`vera monitor` as a service, against what issue 39 found: one bad request stopped every
+evaluation (and every restart with `--spool`), a failed spool write kept its bytes charged
+and answered a traceback, slow clients held every connection, and the loopback check took
+`127.example.com` for this machine.
+
+The monitor is the real one (offline judge, real SQLite history, real spool folder), fed
+OTLP bodies made by the OpenTelemetry SDK's own encoder or written out as OTLP/JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("opentelemetry.sdk", reason="the monitor tests need the otel extra")
+pytest.importorskip("opentelemetry.proto", reason="vera monitor needs the monitor extra")
+
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from tests.support.otel_traces import emit_rag_trace
+from vera.monitor import Monitor, MonitorConfig, create_monitor
+from vera.store import RunStore
+
+DOC = ["Paris is the capital of France."]
+QUICK = {"settle_seconds": 0.1, "flush_seconds": 0.1}
+PROTOBUF = "application/x-protobuf"
+
+
+def _wait(condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.05)
+
+
+def _good_body() -> tuple[str, bytes]:
+    """One whole RAG trace (3 spans) as the SDK's protobuf exporter sends it."""
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    trace_id = emit_rag_trace(provider.get_tracer("t"), query="q", answer=DOC[0], documents=DOC)
+    return trace_id, encode_spans(memory.get_finished_spans()).SerializeToString()
+
+
+def _poisoned_body(n: int) -> bytes:
+    """OTLP/JSON whose span attribute holds a kvlistValue that is a list (the value the
+    fuzz of issue 39 found): valid JSON, answered 200, unreadable as spans."""
+    span = {
+        "traceId": f"{n + 1:032x}",
+        "spanId": f"{n + 1:016x}",
+        "name": "rag",
+        "startTimeUnixNano": "1",
+        "endTimeUnixNano": "2",
+        "attributes": [{"key": "output.value", "value": {"kvlistValue": [1]}}],
+    }
+    request = {"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": [span]}]}]}
+    return json.dumps(request).encode()
+
+
+def _stored(history: Path) -> set[str]:
+    store = RunStore(history, read_only=True)
+    try:
+        return {r.id for run in store.list() for r in store.iter_results(run.id)}
+    finally:
+        store.close()
+
+
+def _monitor(tmp_path: Path, lines: list[str], **config: Any) -> Monitor:
+    monitor = create_monitor(
+        MonitorConfig(spool=tmp_path / "spool", **{**QUICK, **config}),
+        history=tmp_path / "runs.sqlite",
+    )
+    monitor.echo = lines.append
+    return monitor
+
+
+def test_poisoned_requests_are_counted_said_once_and_the_monitor_goes_on(tmp_path: Path) -> None:
+    lines: list[str] = []
+    monitor = _monitor(tmp_path, lines)
+    monitor.start()
+    try:
+        for n in range(5):
+            assert monitor.receive(_poisoned_body(n), "application/json").status == 200
+        trace_id, good = _good_body()
+        assert monitor.receive(good, PROTOBUF).status == 200
+        _wait(lambda: trace_id in _stored(tmp_path / "runs.sqlite"), "the good trace evaluated")
+        assert monitor.fatal is None
+        status = monitor.status()
+    finally:
+        monitor.stop()
+    assert status["counts"]["failed"] == 5
+    assert status["failures"] == {"reading: AttributeError": 5}
+    said = [line for line in lines if "failed (AttributeError" in line]
+    assert len(said) == 1, lines
+    assert not any("evaluations stopped" in line for line in lines)
+    # Each is kept for inspection, with why, never read again on start.
+    quarantine = tmp_path / "spool" / "quarantine"
+    assert len(list(quarantine.glob("*.json"))) == 5
+    assert "AttributeError" in next(quarantine.glob("*.reason")).read_text()
+    assert status["quarantined"] == 5
+
+
+def test_a_poisoned_spool_file_is_set_aside_on_restart_and_the_rest_evaluated(
+    tmp_path: Path,
+) -> None:
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    # What a monitor killed before reading them left: a poisoned request, then a good one.
+    (spool / "000000000001.json").write_bytes(_poisoned_body(0))
+    trace_id, good = _good_body()
+    (spool / "000000000002.pb").write_bytes(good)
+    for _ in range(2):  # the second start must not meet the poisoned file again
+        lines: list[str] = []
+        monitor = _monitor(tmp_path, lines)
+        monitor.start()
+        try:
+            _wait(lambda m=monitor: m.status()["spooled"] == 0, "the spool read back")
+            _wait(lambda: trace_id in _stored(tmp_path / "runs.sqlite"), "the good trace")
+            assert monitor.fatal is None
+        finally:
+            monitor.stop()
+    assert not list(spool.glob("*.json")) and not list(spool.glob("*.pb"))
+    assert [p.name for p in (spool / "quarantine").glob("*.json")] == ["000000000001.json"]
+    assert monitor.status()["counts"].get("failed", 0) == 0  # nothing left to set aside
+    assert _stored(tmp_path / "runs.sqlite") == {trace_id}
+
+
+def test_the_quarantine_keeps_only_the_newest_files(tmp_path: Path) -> None:
+    from vera.monitor import QUARANTINE_KEPT
+
+    lines: list[str] = []
+    monitor = _monitor(tmp_path, lines)
+    monitor.start()
+    try:
+        for n in range(QUARANTINE_KEPT + 3):
+            monitor.receive(_poisoned_body(n), "application/json")
+        _wait(
+            lambda: monitor.status()["counts"].get("failed", 0) == QUARANTINE_KEPT + 3,
+            "every request read",
+        )
+    finally:
+        monitor.stop()
+    kept = sorted(p.name for p in (tmp_path / "spool" / "quarantine").glob("*.json"))
+    assert len(kept) == QUARANTINE_KEPT
+    assert kept[-1] == f"{QUARANTINE_KEPT + 3:012d}.json"  # the newest stay
+
+
+def test_a_failed_spool_write_releases_its_bytes_answers_503_and_leaves_no_part_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines: list[str] = []
+    monitor = _monitor(tmp_path, lines)  # not started: the intake keeps what it accepts
+    _, good = _good_body()
+    real_write = Path.write_bytes
+
+    def full_disk(path: Path, data: Any) -> int:
+        # A disk that fills up after some of the bytes went down, as ENOSPC does.
+        if path.suffix == ".part":
+            real_write(path, bytes(data)[:10])
+            raise OSError(28, "No space left on device")
+        return real_write(path, data)
+
+    monkeypatch.setattr(Path, "write_bytes", full_disk)
+    for _ in range(4):
+        refused = monitor.receive(good, PROTOBUF)
+        assert refused.status == 503
+        assert refused.message.startswith("vera monitor cannot keep the request in its spool")
+        assert "Traceback" not in refused.message
+    assert not list((tmp_path / "spool").glob("*.part"))
+    assert monitor.status()["failures"] == {"spooling: OSError": 4}
+    monkeypatch.undo()  # the disk freed: every byte of the intake is free again
+    accepted = [monitor.receive(good, PROTOBUF) for _ in range(3)]
+    assert [a.status for a in accepted] == [200, 200, 200]
+    assert [a.rejected for a in accepted] == [0, 0, 0]
+    assert monitor.status()["intake"] == 3
