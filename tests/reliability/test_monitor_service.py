@@ -10,10 +10,16 @@ OTLP bodies made by the OpenTelemetry SDK's own encoder or written out as OTLP/J
 from __future__ import annotations
 
 import json
+import logging
+import socket
+import subprocess
+import sys
 import time
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -182,3 +188,116 @@ def test_a_failed_spool_write_releases_its_bytes_answers_503_and_leaves_no_part_
     assert [a.status for a in accepted] == [200, 200, 200]
     assert [a.rejected for a in accepted] == [0, 0, 0]
     assert monitor.status()["intake"] == 3
+
+
+# Slow clients: a deadline on each request's head, a cap on connections, summarised logs.
+
+
+def _half_heads(url: str, count: int) -> list[socket.socket]:
+    """`count` connections that each send half a request head and wait (slowloris)."""
+    where = urlsplit(url)
+    held = []
+    for _ in range(count):
+        sock = socket.create_connection((where.hostname or "", where.port or 0), timeout=10)
+        sock.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: monitor\r\nContent-Type: applic")
+        held.append(sock)
+    return held
+
+
+def _closed(sock: socket.socket) -> bool:
+    """Whether the server closed this connection (it reads as the end, or a reset)."""
+    sock.settimeout(0)
+    try:
+        return sock.recv(1024) == b""
+    except BlockingIOError:
+        return False
+    except ConnectionResetError:
+        return True
+
+
+def test_half_request_heads_are_cut_off_and_a_real_exporter_is_still_served(
+    tmp_path: Path,
+) -> None:
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    from vera.monitor import ServerLimits, running_monitor
+
+    history = tmp_path / "runs.sqlite"
+    monitor = create_monitor(MonitorConfig(**QUICK), history=history)
+    monitor.echo = lambda line: None
+    limits = ServerLimits(header_timeout=1.5, max_connections=40)
+    with running_monitor(monitor, limits=limits) as url:
+        held = _half_heads(url, 100)
+        try:
+            time.sleep(0.3)
+            # Past the cap, the oldest waiting connections were closed for the newer ones.
+            assert sum(not _closed(s) for s in held) <= limits.max_connections
+            provider = TracerProvider()
+            exporter = OTLPSpanExporter(endpoint=url, timeout=5)
+            provider.add_span_processor(SimpleSpanProcessor(exporter))
+            started = time.monotonic()
+            trace_id = emit_rag_trace(
+                provider.get_tracer("t"), query="q", answer=DOC[0], documents=DOC
+            )
+            provider.shutdown()
+            _wait(lambda: trace_id in _stored(history), "the exporter's trace evaluated")
+            assert time.monotonic() - started < limits.header_timeout + 5
+            # After the head deadline, not one of them is left open.
+            _wait(lambda: all(_closed(s) for s in held), "every half head closed", timeout=10)
+        finally:
+            for sock in held:
+                sock.close()
+
+
+def test_a_flood_of_bad_request_heads_logs_a_few_lines_not_one_each(tmp_path: Path) -> None:
+    from vera.monitor import running_monitor
+
+    class Kept(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lines: list[str] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.lines.append(record.getMessage())
+
+    kept = Kept()
+    logger = logging.getLogger("uvicorn.error")  # where uvicorn says each bad request
+    monitor = create_monitor(MonitorConfig(**QUICK), history=tmp_path / "runs.sqlite")
+    try:
+        with running_monitor(monitor) as url:
+            logger.addHandler(kept)  # once uvicorn has set its logging up
+            where = urlsplit(url)
+            for _ in range(60):
+                with socket.create_connection((where.hostname or "", where.port or 0), 10) as s:
+                    s.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+                    s.settimeout(10)
+                    assert s.recv(1024).startswith(b"HTTP/1.1 400")  # each is answered
+    finally:
+        logger.removeHandler(kept)
+    invalid = [line for line in kept.lines if "Invalid HTTP request" in line]
+    assert 1 <= len(invalid) <= 5, len(invalid)
+
+
+def test_vera_view_cuts_off_half_request_heads_too(tmp_path: Path) -> None:
+    from tests.support.view_history import make_history
+    from vera.monitor import ServerLimits
+
+    history = make_history(tmp_path)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "vera", "view", "--no-browser", "--port", "0",
+         "--history", str(history.path)],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().split()[-3]
+        held = _half_heads(url, 30)
+        started = time.monotonic()
+        _wait(lambda: all(_closed(s) for s in held), "every half head closed", timeout=30)
+        waited = time.monotonic() - started
+        assert ServerLimits().header_timeout - 1 <= waited <= ServerLimits().header_timeout + 5
+        with urllib.request.urlopen(url, timeout=10) as page:  # still serving
+            assert page.status == 200
+    finally:
+        process.terminate()
+        process.wait(30)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from vera._http_server import ServerLimits
 from vera.judges._base import Judge, as_judge, check_capabilities
 from vera.judges._registry import create_judge
 from vera.metrics._registry import create_metric
@@ -53,6 +54,7 @@ __all__ = [
     "MonitorConfig",
     "MonitorHistory",
     "Receipt",
+    "ServerLimits",
     "Spool",
     "StoredAlert",
     "StoredWindow",

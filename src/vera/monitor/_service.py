@@ -189,7 +189,9 @@ class Monitor:
 
     def start(self) -> None:
         """Close the windows whose time is over, start the judge's worker, then start
-        assembling (what a spool holds first, one file at a time) and evaluating."""
+        assembling (what a spool holds first, one file at a time) and evaluating. A history
+        that cannot be written raises here (`StoreWriteError`), before anything is received."""
+        self.history.check_writable()
         self._close_past_windows(time.time())
         # Last before the threads: nothing that can fail after it leaves a worker behind.
         self._processes = self._worker_processes()
