@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 import pytest
@@ -301,3 +305,137 @@ def test_vera_view_cuts_off_half_request_heads_too(tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.wait(30)
+
+
+# Smaller ones (item 8 of issue 39): loopback, webhooks, start-up failures, the view's cookie.
+
+
+@pytest.mark.parametrize("host", ["127.example.com", "127.0.0.1.example.com", "0.0.0.0"])
+def test_a_name_that_only_looks_like_loopback_needs_a_token(host: str) -> None:
+    from vera.monitor import check_access
+    from vera.types import ConfigError
+
+    with pytest.raises(ConfigError, match=f"--host {host} receives traces from other machines"):
+        check_access(host, None)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "::1", "[::1]", "localhost"])
+def test_loopback_addresses_and_localhost_need_no_token(host: str) -> None:
+    from vera.monitor import check_access
+
+    check_access(host, None)
+
+
+def test_a_webhook_with_user_and_password_is_refused_at_start_without_echoing_them() -> None:
+    from vera.types import ConfigError
+
+    with pytest.raises(ConfigError, match="user name or password") as refused:
+        MonitorConfig(webhook="https://alice:s3cret-pass@hooks.example.com/vera")
+    assert "s3cret-pass" not in str(refused.value)
+
+
+class _Redirecting(BaseHTTPRequestHandler):
+    """A hook that answers 302 to another server (the second one counts what reaches it)."""
+
+    target = ""
+    reached: ClassVar[list[str]] = []
+
+    def do_POST(self) -> None:
+        if self.target:
+            self.send_response(302)
+            self.send_header("Location", self.target)
+            self.end_headers()
+        else:
+            type(self).reached.append(self.command)
+            self.send_response(204)
+            self.end_headers()
+
+    do_GET = do_POST
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_webhook_redirect_is_not_followed_and_is_recorded_as_failed() -> None:
+    from vera.monitor import post_webhook
+
+    elsewhere = ThreadingHTTPServer(("127.0.0.1", 0), type("Other", (_Redirecting,), {}))
+    other_url = f"http://127.0.0.1:{elsewhere.server_address[1]}/stolen"
+    hook = ThreadingHTTPServer(
+        ("127.0.0.1", 0), type("Hook", (_Redirecting,), {"target": other_url})
+    )
+    for server in (elsewhere, hook):
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        answer = post_webhook(f"http://127.0.0.1:{hook.server_address[1]}/hook", {"a": 1})
+    finally:
+        for server in (elsewhere, hook):
+            server.shutdown()
+            server.server_close()
+    assert answer == "failed: HTTP 302 (a redirect, not followed)"
+    assert _Redirecting.reached == []  # nothing went on to the other host
+
+
+def _vera_monitor(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "vera", "monitor", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_a_port_in_use_exits_2_naming_it_before_saying_it_receives(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = _vera_monitor(tmp_path, "--port", str(port))
+    assert done.returncode == 2, done.stderr
+    assert f"vera monitor cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert "Receiving" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_read_only_history_exits_2_naming_it_before_saying_it_receives(
+    tmp_path: Path,
+) -> None:
+    history = tmp_path / "runs.sqlite"
+    create_monitor(MonitorConfig(), history=history).history.close()
+    history.chmod(0o444)
+    immutable = False
+    try:
+        if os.access(history, os.W_OK) and shutil.which("chattr"):  # root: permissions no bar
+            immutable = subprocess.run(["chattr", "+i", str(history)]).returncode == 0
+        if not immutable and os.access(history, os.W_OK):
+            pytest.skip("no way to make a file read-only here (root, without chattr)")
+        done = _vera_monitor(tmp_path, "--port", "0", "--history", str(history))
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(history)], check=True)
+        history.chmod(0o644)
+    assert done.returncode == 2, done.stderr
+    assert f"cannot write to the run history {history}" in done.stderr
+    assert "Receiving" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_view_cookie_is_a_session_id_never_the_token(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from tests.support.view_history import make_history
+    from vera.viewer import create_app
+
+    token = "a-test-token-0123456789"
+    history = make_history(tmp_path)
+    app = create_app(history.path, allowed_hosts=["view.test"], token=token)
+    client = TestClient(app, base_url="http://view.test", follow_redirects=False)
+    traded = client.get(f"/?token={token}")
+    assert traded.status_code == 303
+    [(name, value)] = client.cookies.items()
+    assert token not in value and token not in traded.headers["set-cookie"]
+    assert client.get("/").status_code == 200  # the session answers
+    stolen = TestClient(app, base_url="http://view.test", cookies={name: token})
+    assert stolen.get("/").status_code == 401  # the raw token is no cookie
+    restarted = create_app(history.path, allowed_hosts=["view.test"], token=token)
+    again = TestClient(restarted, base_url="http://view.test", cookies={name: value})
+    assert again.get("/").status_code == 401  # a new view, a new id

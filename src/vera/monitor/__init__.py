@@ -38,7 +38,7 @@ from vera.monitor._server import check_access, receiver_app, running_monitor, se
 from vera.monitor._service import Monitor, Receipt
 from vera.monitor._spool import QUARANTINE_KEPT, Spool
 from vera.monitor._store import MonitorHistory, StoredAlert, StoredWindow, read_windows
-from vera.monitor._windows import window_bounds
+from vera.monitor._windows import post_webhook, window_bounds
 from vera.plan import DatasetRef, build_plan
 from vera.plan._settings import Settings
 from vera.store._history import DEFAULT_HISTORY_PATH
@@ -67,6 +67,7 @@ __all__ = [
     "parse_alert",
     "parse_filter",
     "parse_window",
+    "post_webhook",
     "read_windows",
     "receiver_app",
     "request_spans_of",
