@@ -317,13 +317,21 @@ def test_the_view_shows_windows_live_with_trend_counts_and_alerts(tmp_path: Path
     from vera.viewer import LIVE_SCRIPT, create_app
 
     history = tmp_path / "runs.sqlite"
-    config = MonitorConfig(window_seconds=2, alerts=(parse_alert("faithfulness<0.9"),), **QUICK)
+    config = MonitorConfig(alerts=(parse_alert("faithfulness<0.9"),), **QUICK)
     monitor = create_monitor(config, history=history)
     monitor.echo = lambda line: None
+    # The monitor's clock, a minute into an hour's window: the window closes when the test
+    # moves the clock on an hour, never while its traces are still being evaluated.
+    now = time.time()
+    shift = [now - now % 3600 + 3600 + 60 - now]
+    monitor.clock = lambda: time.time() + shift[0]
     with running_monitor(monitor) as url:
         _emit(url, [FAITHFUL, UNFAITHFUL])
+        _wait(lambda: len(_results(history)) == 2, "two results")
+        assert not any(w.alerts for w in read_windows(history))
+        shift[0] += 3600
         _wait(lambda: any(w.alerts for w in read_windows(history)), "an alert", timeout=20)
-        _emit(url, [FAITHFUL])  # into an open window
+        _emit(url, [FAITHFUL])  # into the next window, open
         _wait(lambda: len(_results(history)) == 3, "three results")
         client = TestClient(create_app(history))
         page = client.get("/monitor")

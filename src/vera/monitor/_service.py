@@ -126,7 +126,10 @@ class Monitor:
         self.metrics = list(metrics)
         self.plan = plan
         self.echo = echo
-        self.counts = WindowCounts(config.window_seconds)
+        self.counts = WindowCounts(config.window_seconds, clock=lambda: self.clock())
+        self.clock: Callable[[], float] = time.time
+        """What the windows, their counts and the hourly budget are timed by (a test's own
+        clock makes a window close when the test says)."""
         self.failures = Failures(lambda line: self.echo(line))
         self.spool = Spool(config.spool) if config.spool is not None else None
         self.fatal: Exception | None = None
@@ -192,7 +195,7 @@ class Monitor:
         assembling (what a spool holds first, one file at a time) and evaluating. A history
         that cannot be written raises here (`StoreWriteError`), before anything is received."""
         self.history.check_writable()
-        self._close_past_windows(time.time())
+        self._close_past_windows(self.clock())
         # Last before the threads: nothing that can fail after it leaves a worker behind.
         self._processes = self._worker_processes()
         for target, name in ((self._assemble, "assemble"), (self._evaluate, "evaluate")):
@@ -395,7 +398,7 @@ class Monitor:
         last_tick = 0.0
         while not self._stop.is_set() and self.fatal is None:
             if time.monotonic() - last_tick >= self.config.flush_seconds:
-                self._tick(time.time())
+                self._tick(self.clock())
                 last_tick = time.monotonic()
             # A sample is taken only when a slot is free, so the queue's bound is the whole
             # backlog: none waits outside it.
@@ -413,7 +416,7 @@ class Monitor:
             task.add_done_callback(tasks.discard)
         if tasks:
             await asyncio.gather(*tasks)
-        self._tick(time.time())
+        self._tick(self.clock())
 
     def _over_budget(self, now: float) -> bool:
         limit = self.config.budget_per_hour
@@ -435,7 +438,7 @@ class Monitor:
                 self.counts.add("duplicates")
                 self._settled(trace_id)
                 return
-            if self._over_budget(time.time()):
+            if self._over_budget(self.clock()):
                 self.counts.add("over_budget")
                 self._settled(trace_id)
                 return
@@ -449,7 +452,7 @@ class Monitor:
                 self.failures.add("evaluating", f"trace {trace_id}", exc)
                 self._settled(trace_id)
                 return
-            run_id = self._window_run(time.time())
+            run_id = self._window_run(self.clock())
             position = self._positions.get(run_id)
             if position is None:
                 position = self.history.next_position(run_id)
