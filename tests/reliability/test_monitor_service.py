@@ -439,3 +439,50 @@ def test_the_view_cookie_is_a_session_id_never_the_token(tmp_path: Path) -> None
     restarted = create_app(history.path, allowed_hosts=["view.test"], token=token)
     again = TestClient(restarted, base_url="http://view.test", cookies={name: value})
     assert again.get("/").status_code == 401  # a new view, a new id
+
+
+# Memory bounded by bytes: open traces, and large bodies read and decoded off the event loop.
+
+
+def _rootless_body(n: int, size: int) -> bytes:
+    """One span of `size` bytes of text whose root span never comes (its own trace)."""
+    span = {
+        "traceId": f"{n + 1:032x}",
+        "spanId": f"{n + 1:016x}",
+        "parentSpanId": "00000000000000ff",
+        "name": "llm",
+        "startTimeUnixNano": "1",
+        "endTimeUnixNano": "2",
+        "attributes": [{"key": "output.value", "value": {"stringValue": "x" * size}}],
+    }
+    request = {"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": [span]}]}]}
+    return json.dumps(request).encode()
+
+
+def test_open_traces_are_bounded_by_bytes_and_a_whole_trace_still_gets_through(
+    tmp_path: Path,
+) -> None:
+    from vera.monitor import running_monitor
+
+    budget = 4 * 1024 * 1024
+    history = tmp_path / "runs.sqlite"
+    config = MonitorConfig(max_open_bytes=budget, trace_timeout=600, **QUICK)
+    monitor = create_monitor(config, history=history)
+    monitor.echo = lambda line: None
+    with running_monitor(monitor) as url:
+        for n in range(8):  # 8 MiB of spans whose traces stay open for ten minutes
+            request = urllib.request.Request(
+                url,
+                data=_rootless_body(n, 1024 * 1024),
+                headers={"Content-Type": "application/json"},
+            )
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                assert answer.status == 200
+        _wait(lambda: monitor.status()["intake"] == 0, "every request assembled")
+        status = monitor.status()
+        assert status["open_bytes"] <= budget
+        assert status["open_traces"] == 3  # 3 MiB and their overhead fit, the 4th does not
+        assert status["counts"]["dropped"] == 5
+        trace_id, good = _good_body()  # small traces fit beside them
+        assert monitor.receive(good, PROTOBUF).status == 200
+        _wait(lambda: trace_id in _stored(history), "the whole trace evaluated")

@@ -110,6 +110,9 @@ class MonitorConfig:
     """Requests waiting to be assembled into traces; beyond it requests are dropped."""
     max_open_traces: int = 100_000
     """Traces being assembled at once; a new trace beyond it is dropped (counted)."""
+    max_open_bytes: int = 128 * 1024 * 1024
+    """Bytes of span text in the traces being assembled; a span beyond it is dropped (its
+    trace counted as dropped), so a few huge traces without a root cannot fill the memory."""
     window_seconds: int = 3600
     alerts: tuple[AlertRule, ...] = ()
     webhook: str | None = None
@@ -139,6 +142,7 @@ class MonitorConfig:
             ("--concurrency", self.concurrency),
             ("intake_size", self.intake_size),
             ("max_open_traces", self.max_open_traces),
+            ("max_open_bytes", self.max_open_bytes),
         ):
             if value < 1:
                 raise ConfigError(f"{name} {value}: give 1 or more")

@@ -4,8 +4,9 @@ uvicorn, in the foreground (`serve_monitor`, what `vera monitor` does) or in a t
 
 The server runs under `ServerLimits` (`vera._http_server`): a deadline on each request's head
 and body, a cap on connections, repeated log lines summarised. A body is read in full before
-it is decoded, and decoded on a worker thread (a 30 MiB JSON body must not hold the event loop
-other exporters are answered on), at most `DECODE_BYTES` of bodies at once."""
+it is decoded; a large one is read only within `DECODE_BYTES` of large bodies at once, and
+decoded on a worker thread (a 30 MiB JSON body must not hold the event loop other exporters
+are answered on)."""
 
 from __future__ import annotations
 
@@ -44,9 +45,10 @@ __all__ = [
 ]
 
 MIN_TOKEN_LENGTH = 16
-DECODE_BYTES = 64 * 1024 * 1024
-"""Bytes of request bodies being inflated and decoded at once, at most (a gzip body may
-inflate to `MAX_BODY_BYTES`, so this is two such at once); the rest wait their turn."""
+DECODE_BYTES = 96 * 1024 * 1024
+"""Bytes of large request bodies being read, inflated and decoded at once, at most (three
+32 MiB bodies, or one gzip body and what it may inflate to); the rest wait their turn,
+holding only their connection."""
 _ON_THE_LOOP = 64 * 1024
 """Bodies up to this are decoded on the event loop: a thread's hand-over costs more."""
 
@@ -152,26 +154,40 @@ class _ByteBudget:
                 changed.notify_all()
 
 
-def _decoding_cost(body: bytes, encoding: str) -> int:
-    """What decoding `body` may hold in memory: a gzip body is charged what it may inflate
-    to, as its size is known only once inflated."""
-    if encoding.strip().lower() == "gzip":
-        return MAX_BODY_BYTES
-    return len(body)
+def _cost(request: Request) -> int:
+    """What reading and decoding the request's body may hold in memory (0: little enough to
+    be done on the event loop). A gzip body is also charged what it may inflate to, as that
+    is known only once inflated; a body of unknown length is charged the most it may be."""
+    declared = request.headers.get("content-length", "")
+    size = int(declared) if declared.isdigit() else MAX_BODY_BYTES
+    encoding = request.headers.get("content-encoding", "").strip().lower()
+    if size <= _ON_THE_LOOP and encoding in ("", "identity"):
+        return 0
+    return size + (MAX_BODY_BYTES if encoding == "gzip" else 0)
 
 
-async def _received(
-    monitor: Monitor, request: Request, body: bytes, budget: _ByteBudget
-) -> Receipt:
-    """`monitor.receive`, on the event loop for a small body, else on a worker thread within
-    the decoding budget; a failure of the monitor's own is a short 500, said once per kind."""
+async def _receipt(monitor: Monitor, request: Request, budget: _ByteBudget) -> Receipt | None:
+    """The request read and handed to `monitor.receive` (None: its body is over the limit).
+    A small body is read and decoded on the event loop; a large one waits for its bytes in
+    the budget, then is decoded on a worker thread, so other exporters are answered
+    meanwhile. A failure of the monitor's own is a short 500, said once per kind."""
     content_type = request.headers.get("content-type", "")
     encoding = request.headers.get("content-encoding", "")
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        return None  # answered at once, unread
+    cost = _cost(request)
     try:
-        if len(body) <= _ON_THE_LOOP and not encoding.strip():
-            return monitor.receive(body, content_type, encoding)
-        async with budget.holding(_decoding_cost(body, encoding)):
+        if cost == 0:
+            body = await _body(request)
+            return None if body is None else monitor.receive(body, content_type, encoding)
+        async with budget.holding(cost):
+            body = await _body(request)
+            if body is None:
+                return None
             return await anyio.to_thread.run_sync(monitor.receive, body, content_type, encoding)
+    except ClientDisconnect:
+        raise
     except Exception as exc:  # the receiver's own defect: this request fails, not the server
         monitor.failures.add("receiving", "a request", exc)
         return Receipt(500, message="vera monitor could not take this request; see its log")
@@ -193,15 +209,14 @@ def receiver_app(monitor: Monitor, *, token: str | None = None) -> Starlette:
                 headers={"WWW-Authenticate": "Bearer"},
             )
         try:
-            body = await _body(request)
+            receipt = await _receipt(monitor, request, budget)
         except ClientDisconnect:  # gone before its body came (or cut off): nobody to answer
             return Response(status_code=400)
-        if body is None:
+        if receipt is None:
             monitor.answered(time.perf_counter() - started)
             return Response(
                 f"the body is over {MAX_BODY_BYTES} bytes", status_code=413, media_type="text/plain"
             )
-        receipt = await _received(monitor, request, body, budget)
         answer = _answer(receipt, request.headers.get("content-type", ""))
         monitor.answered(time.perf_counter() - started)
         return answer

@@ -241,6 +241,7 @@ class Monitor:
             },
             "counts": self.counts.snapshot(),
             "open_traces": len(self._assembler),
+            "open_bytes": self._assembler.open_bytes,
             "queued": self._evaluations.qsize(),
             "intake": self._intake.qsize(),
             "spooled": self.spool.pending() if self.spool is not None else None,
@@ -316,6 +317,7 @@ class Monitor:
             return
         now = time.time() if seen is None else seen
         kept: set[str] = set()
+        dropped: set[str] = set()
         for span in spans:
             try:
                 added = self._assembler.add(span, now)
@@ -325,8 +327,12 @@ class Monitor:
                 continue
             if added == "added":
                 kept.add(span.trace_id)
-            elif added == "full" and span.trace_id not in kept:
+            elif added in ("full", "dropped") and span.trace_id not in dropped:
+                dropped.add(span.trace_id)
+                kept.discard(span.trace_id)
                 self.counts.add("dropped")
+                if added == "dropped":  # opened by an earlier request: its files wait on it
+                    self._settled(span.trace_id)
         if number is not None and self.spool is not None:
             self.spool.holds(number, kept)
 
