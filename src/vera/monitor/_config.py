@@ -110,7 +110,7 @@ class MonitorConfig:
     """Requests waiting to be assembled into traces; beyond it requests are dropped."""
     max_open_traces: int = 100_000
     """Traces being assembled at once; a new trace beyond it is dropped (counted)."""
-    max_open_bytes: int = 128 * 1024 * 1024
+    max_open_bytes: int = 64 * 1024 * 1024
     """Bytes of span text in the traces being assembled; a span beyond it is dropped (its
     trace counted as dropped), so a few huge traces without a root cannot fill the memory."""
     window_seconds: int = 3600

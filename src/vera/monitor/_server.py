@@ -45,8 +45,8 @@ __all__ = [
 ]
 
 MIN_TOKEN_LENGTH = 16
-DECODE_BYTES = 96 * 1024 * 1024
-"""Bytes of large request bodies being read, inflated and decoded at once, at most (three
+DECODE_BYTES = 64 * 1024 * 1024
+"""Bytes of large request bodies being read, inflated and decoded at once, at most (two
 32 MiB bodies, or one gzip body and what it may inflate to); the rest wait their turn,
 holding only their connection."""
 _ON_THE_LOOP = 64 * 1024
