@@ -36,8 +36,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from tests.support.otel_traces import emit_rag_trace
+from vera.judges.offline import OfflineJudge
 from vera.monitor import Monitor, MonitorConfig, create_monitor
 from vera.store import RunStore
+from vera.types import Claim
 
 DOC = ["Paris is the capital of France."]
 QUICK = {"settle_seconds": 0.1, "flush_seconds": 0.1}
@@ -486,3 +488,46 @@ def test_open_traces_are_bounded_by_bytes_and_a_whole_trace_still_gets_through(
         trace_id, good = _good_body()  # small traces fit beside them
         assert monitor.receive(good, PROTOBUF).status == 200
         _wait(lambda: trace_id in _stored(history), "the whole trace evaluated")
+
+
+class _KillerJudge(OfflineJudge):
+    """A judge whose process dies on one answer, as a native crash or the OOM killer would
+    end it (a fake, explicit here: it exits its worker process)."""
+
+    async def extract_claims(self, response: str, *, query: str | None = None) -> list[Claim]:
+        if "poison" in response:
+            os._exit(9)
+        return await super().extract_claims(response, query=query)
+
+
+def _trace_body(answer: str) -> tuple[str, bytes]:
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    trace_id = emit_rag_trace(provider.get_tracer("t"), query="q", answer=answer, documents=DOC)
+    return trace_id, encode_spans(memory.get_finished_spans()).SerializeToString()
+
+
+def test_a_trace_that_kills_the_judges_worker_is_counted_and_the_worker_started_again(
+    tmp_path: Path,
+) -> None:
+    lines: list[str] = []
+    history = tmp_path / "runs.sqlite"
+    config = MonitorConfig(spool=tmp_path / "spool", concurrency=1, **QUICK)
+    monitor = create_monitor(config, history=history, judge=_KillerJudge())
+    monitor.echo = lines.append
+    monitor.start()
+    try:
+        poisoned, body = _trace_body("Paris is the capital of France. poison")
+        assert monitor.receive(body, PROTOBUF).status == 200
+        _wait(lambda: monitor.status()["counts"].get("failed", 0) == 1, "the trace failed")
+        good, body = _trace_body(DOC[0])
+        assert monitor.receive(body, PROTOBUF).status == 200
+        _wait(lambda: good in _stored(history), "the next trace evaluated by a new worker")
+        assert monitor.fatal is None
+    finally:
+        monitor.stop()
+    assert poisoned not in _stored(history)
+    assert monitor.status()["failures"] == {"evaluating: WorkerGone": 1}
+    assert monitor.status()["spooled"] == 0  # settled: no restart meets it again
+    assert sum("evaluating trace" in line for line in lines) == 1

@@ -62,6 +62,8 @@ _INTAKE_BYTES = 128 * 1024 * 1024
 _POLL = 0.05
 _ANSWER_TIMES_KEPT = 10_000
 _BACKGROUND_NICE = 10
+_WORKER_DEATHS = 3
+"""Judge workers that may die in a row (each started again) before the monitor stops."""
 _SAID_LENGTH = 300
 """Characters of an exception's message said in the log (a value may be megabytes)."""
 
@@ -152,6 +154,7 @@ class Monitor:
         self._description = judge.describe().to_details()
         self._answer_times: deque[float] = deque(maxlen=_ANSWER_TIMES_KEPT)
         self._processes: EvaluationProcesses | None = None
+        self._deaths = 0
 
     # The receiver (called on the server's event loop: nothing here may wait).
 
@@ -398,6 +401,34 @@ class Monitor:
             return await self._processes.evaluate(sample)
         return await evaluate_sample(sample, self.metrics, self.judge)
 
+    async def _judged(self, sample: Sample) -> SampleResult | None:
+        """The sample's result, or None when its evaluation failed on its own (counted as
+        failed, said once per kind, settled). A judge's worker that dies is started again,
+        the traces it held counted as failed: a trace that kills it cannot stop the monitor
+        at every restart. What would stop every evaluation is raised (exit 3): a rejected
+        key, or workers dying `_WORKER_DEATHS` times without an evaluation between."""
+        try:
+            result = await self._judge(sample)
+        except RunStopError:
+            raise
+        except WorkerGone as exc:
+            self._deaths += 1
+            if self._deaths > _WORKER_DEATHS or self._processes is None:
+                raise
+            self._processes.replace_ended()
+            self._trace_failed(sample.id, exc)
+            return None
+        except Exception as exc:  # this trace's own: the judge's errors are results
+            self._trace_failed(sample.id, exc)
+            return None
+        self._deaths = 0
+        return result
+
+    def _trace_failed(self, trace_id: str, exc: Exception) -> None:
+        self.counts.add("failed")
+        self.failures.add("evaluating", f"trace {trace_id}", exc)
+        self._settled(trace_id)
+
     async def _evaluations_loop(self) -> None:
         slots = asyncio.Semaphore(self.config.concurrency)
         tasks: set[asyncio.Task[None]] = set()
@@ -449,14 +480,8 @@ class Monitor:
                 self._settled(trace_id)
                 return
             self._in_flight.add(trace_id)
-            try:
-                result = await self._judge(sample)
-            except (RunStopError, WorkerGone):
-                raise  # every evaluation would stop the same way
-            except Exception as exc:  # this trace's own: the judge's errors are results
-                self.counts.add("failed")
-                self.failures.add("evaluating", f"trace {trace_id}", exc)
-                self._settled(trace_id)
+            result = await self._judged(sample)
+            if result is None:
                 return
             run_id = self._window_run(self.clock())
             position = self._positions.get(run_id)
