@@ -325,7 +325,11 @@ def running_monitor(
     """The monitor started and served in a thread; its `/v1/traces` URL. Stopped on exit."""
     server = _server(monitor, host, token, limits)
     sock = listen(host, port, "vera monitor")
-    monitor.start()
+    try:
+        monitor.start()
+    except BaseException:
+        sock.close()
+        raise
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, name="vera-monitor-server", daemon=True
     )
