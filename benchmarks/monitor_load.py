@@ -22,7 +22,9 @@ Hostile loads beside the well-behaved exporter (issue 39), all on 127.0.0.1 and 
   1,024-descriptor limit, as on the machine that found it. Reports how many the monitor
   closed and how many lines its log holds.
 - --flood N --flood-mib M: N requests sent at once, each one span of M MiB of text whose
-  root span never comes. The monitor's memory is sampled every 0.2 s for its peak.
+  root span never comes. The monitor's memory is sampled every 0.2 s for its peak. With
+  --flood-kind gzip-json each is instead gzipped OTLP/JSON that inflates to about M MiB of
+  small root-less spans (what costs the decoder most: many objects).
 
     python benchmarks/monitor_load.py --spans-per-second 300 --duration 30 --sample-rate 0.2 \\
         --slow-clients 1100 --nofile 1024 --flood 16 --flood-mib 30
@@ -34,6 +36,7 @@ trace evaluated twice or an accepted one not at all).
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import resource
@@ -238,16 +241,39 @@ def flood_body(mib: int) -> bytes:
     return bytes(request.SerializeToString())
 
 
-def flood(port: int, count: int, mib: int) -> list[int]:
+def flood_json(mib: int) -> bytes:
+    """Gzipped OTLP/JSON inflating to about `mib` MiB: spans of 100 characters of text, each
+    its own trace, none with a root."""
+    spans = [
+        {
+            "traceId": os.urandom(16).hex(),
+            "spanId": os.urandom(8).hex(),
+            "parentSpanId": "00000000000000ff",
+            "name": "s",
+            "startTimeUnixNano": "1",
+            "endTimeUnixNano": "2",
+            "attributes": [{"key": "k", "value": {"stringValue": "v" * 100}}],
+        }
+        for _ in range((mib << 20) // 340)
+    ]
+    request = {"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": spans}]}]}
+    return gzip.compress(json.dumps(request).encode())
+
+
+def flood(port: int, count: int, mib: int, kind: str) -> list[int]:
     """`count` flood requests at once; their HTTP answers (0: no answer)."""
     answers = [0] * count
+    if kind == "gzip-json":
+        headers = {"Content-Type": "application/json", "Content-Encoding": "gzip"}
+    else:
+        headers = {"Content-Type": "application/x-protobuf"}
 
     def send(n: int) -> None:
+        body = flood_json(mib) if kind == "gzip-json" else flood_body(mib)
         try:
             answer = requests.post(
-                f"http://127.0.0.1:{port}/v1/traces", data=flood_body(mib), timeout=120,
-                headers={"Content-Type": "application/x-protobuf"},
-            )  # fmt: skip
+                f"http://127.0.0.1:{port}/v1/traces", data=body, timeout=120, headers=headers
+            )
             answers[n] = answer.status_code
         except requests.RequestException:
             pass
@@ -354,7 +380,8 @@ def _hostile(args: argparse.Namespace, port: int) -> dict[str, Any]:
     if args.flood:
         answers: list[int] = []
         thread = threading.Thread(
-            target=lambda: answers.extend(flood(port, args.flood, args.flood_mib)), daemon=True
+            target=lambda: answers.extend(flood(port, args.flood, args.flood_mib, args.flood_kind)),
+            daemon=True,
         )
         thread.start()
         found["flood"] = (thread, answers)
@@ -404,6 +431,7 @@ def main() -> int:
     parser.add_argument("--slow-clients", type=int, default=0, help="half-head connections")
     parser.add_argument("--flood", type=int, default=0, help="huge rootless spans sent at once")
     parser.add_argument("--flood-mib", type=int, default=30, help="MiB of text in each")
+    parser.add_argument("--flood-kind", choices=["protobuf", "gzip-json"], default="protobuf")
     parser.add_argument("--nofile", type=int, default=0, help="the monitor's descriptor limit")
     args = parser.parse_args()
     # The exporter's thread shares this process with the loop making spans: a short switch
