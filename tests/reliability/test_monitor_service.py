@@ -531,3 +531,30 @@ def test_a_trace_that_kills_the_judges_worker_is_counted_and_the_worker_started_
     assert monitor.status()["failures"] == {"evaluating: WorkerGone": 1}
     assert monitor.status()["spooled"] == 0  # settled: no restart meets it again
     assert sum("evaluating trace" in line for line in lines) == 1
+
+
+def test_a_large_body_is_decoded_off_the_event_loop_and_a_small_one_on_it(
+    tmp_path: Path,
+) -> None:
+    from vera.monitor import Receipt, running_monitor
+
+    monitor = create_monitor(MonitorConfig(**QUICK), history=tmp_path / "runs.sqlite")
+    monitor.echo = lambda line: None
+    threads: list[str] = []
+    real_receive = monitor.receive
+
+    def receive(body: bytes, content_type: str, encoding: str = "") -> Receipt:
+        # Where the monitor decodes each body, noted beside the real work (an explicit spy).
+        threads.append(threading.current_thread().name)
+        return real_receive(body, content_type, encoding)
+
+    monitor.receive = receive  # type: ignore[method-assign]
+    _, small = _good_body()
+    large = _rootless_body(0, 2 * 1024 * 1024)
+    with running_monitor(monitor) as url:
+        for body, kind in ((small, PROTOBUF), (large, "application/json")):
+            request = urllib.request.Request(url, data=body, headers={"Content-Type": kind})
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                assert answer.status == 200
+    assert threads[0] == "vera-monitor-server"  # the event loop's own thread
+    assert threads[1] != "vera-monitor-server"

@@ -49,6 +49,8 @@ DECODE_BYTES = 64 * 1024 * 1024
 """Bytes of large request bodies being read, inflated and decoded at once, at most (two
 32 MiB bodies, or one gzip body and what it may inflate to); the rest wait their turn,
 holding only their connection."""
+_DEFLATE_RATIO = 1032
+"""The most a deflate stream inflates to, per byte of it (zlib's own bound)."""
 _ON_THE_LOOP = 64 * 1024
 """Bodies up to this are decoded on the event loop: a thread's hand-over costs more."""
 
@@ -156,14 +158,16 @@ class _ByteBudget:
 
 def _cost(request: Request) -> int:
     """What reading and decoding the request's body may hold in memory (0: little enough to
-    be done on the event loop). A gzip body is also charged what it may inflate to, as that
-    is known only once inflated; a body of unknown length is charged the most it may be."""
+    be done on the event loop). A gzip body is also charged what it may inflate to, known
+    only once inflated: at most `_DEFLATE_RATIO` times its size, and `MAX_BODY_BYTES`. A body
+    of unknown length is charged the most it may be."""
     declared = request.headers.get("content-length", "")
     size = int(declared) if declared.isdigit() else MAX_BODY_BYTES
     encoding = request.headers.get("content-encoding", "").strip().lower()
-    if size <= _ON_THE_LOOP and encoding in ("", "identity"):
+    inflated = min(MAX_BODY_BYTES, size * _DEFLATE_RATIO) if encoding == "gzip" else 0
+    if size + inflated <= _ON_THE_LOOP and encoding in ("", "identity", "gzip"):
         return 0
-    return size + (MAX_BODY_BYTES if encoding == "gzip" else 0)
+    return size + inflated
 
 
 async def _receipt(monitor: Monitor, request: Request, budget: _ByteBudget) -> Receipt | None:
