@@ -32,7 +32,7 @@ from starlette.routing import Route
 
 from vera._http_server import ServerLimits, listen, server_config, summarised_logs
 from vera.monitor._decode import MAX_BODY_BYTES, PROTOBUF
-from vera.monitor._service import Monitor, Receipt
+from vera.monitor._service import Monitor, Receipt, decoded_size
 from vera.types._errors import ConfigError
 
 __all__ = [
@@ -158,16 +158,18 @@ class _ByteBudget:
 
 def _cost(request: Request) -> int:
     """What reading and decoding the request's body may hold in memory (0: little enough to
-    be done on the event loop). A gzip body is also charged what it may inflate to, known
-    only once inflated: at most `_DEFLATE_RATIO` times its size, and `MAX_BODY_BYTES`. A body
-    of unknown length is charged the most it may be."""
+    be done on the event loop): the body, what a gzip body may inflate to (known only once
+    inflated: at most `_DEFLATE_RATIO` times its size, and `MAX_BODY_BYTES`), and what it
+    holds once decoded (`decoded_size`). A body of unknown length is charged the most it may
+    be. Past the budget's total it is charged the whole budget: one such at a time."""
     declared = request.headers.get("content-length", "")
     size = int(declared) if declared.isdigit() else MAX_BODY_BYTES
     encoding = request.headers.get("content-encoding", "").strip().lower()
     inflated = min(MAX_BODY_BYTES, size * _DEFLATE_RATIO) if encoding == "gzip" else 0
     if size + inflated <= _ON_THE_LOOP and encoding in ("", "identity", "gzip"):
         return 0
-    return size + inflated
+    kind = request.headers.get("content-type", "")
+    return size + inflated + decoded_size(inflated or size, kind)
 
 
 async def _receipt(monitor: Monitor, request: Request, budget: _ByteBudget) -> Receipt | None:

@@ -58,7 +58,19 @@ from vera.types._errors import RunStopError
 __all__ = ["Monitor", "Receipt"]
 
 _INTAKE_BYTES = 128 * 1024 * 1024
-"""Bytes of accepted bodies waiting to be assembled, at most."""
+"""Bytes of accepted requests waiting to be assembled, at most, as `decoded_size` counts them
+(one request is taken when none waits, however large)."""
+JSON_EXPANSION = 4
+"""What decoded OTLP/JSON holds in memory, per byte of its text (3.2 measured on small
+spans: a dict, a list and strings each)."""
+
+
+def decoded_size(size: int, content_type: str) -> int:
+    """What a body of `size` bytes holds in memory once decoded: JSON's objects weigh
+    several times its text; protobuf's message about its size."""
+    return size * JSON_EXPANSION if "json" in content_type.lower() else size
+
+
 _POLL = 0.05
 _ANSWER_TIMES_KEPT = 10_000
 _BACKGROUND_NICE = 10
@@ -167,13 +179,13 @@ class Monitor:
             return Receipt(400, message=str(exc))
         spans = span_count(request)
         self.counts.add("spans", spans)
+        held = decoded_size(len(raw), content_type)
         with self._intake_lock:
-            full = (
-                self._intake.qsize() >= self.config.intake_size
-                or self._intake_bytes + len(raw) > _INTAKE_BYTES
+            full = self._intake.qsize() >= self.config.intake_size or (
+                self._intake_bytes > 0 and self._intake_bytes + held > _INTAKE_BYTES
             )
             if not full:
-                self._intake_bytes += len(raw)
+                self._intake_bytes += held
         if full:
             self.counts.add("dropped", len(trace_ids(request)))
             return Receipt(200, rejected=spans, message="vera monitor is over capacity")
@@ -182,13 +194,13 @@ class Monitor:
         except OSError as exc:
             # Not accepted, so its bytes are not waiting either: release them at once.
             with self._intake_lock:
-                self._intake_bytes -= len(raw)
+                self._intake_bytes -= held
             self.failures.add("spooling", "a request", exc)
             why = exc.strerror or type(exc).__name__
             return Receipt(
                 503, message=f"vera monitor cannot keep the request in its spool ({why}); retry"
             )
-        self._intake.put((number, request, len(raw)))
+        self._intake.put((number, request, held))
         return Receipt(200)
 
     # Starting and stopping.
