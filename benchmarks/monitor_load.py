@@ -15,6 +15,20 @@ SDK's BatchSpanProcessor and OTLPSpanExporter (protobuf over HTTP), and reports:
     python benchmarks/monitor_load.py --spans-per-second 600 --duration 40 --sample-rate 1 \\
         --kill-at 15
 
+Hostile loads beside the well-behaved exporter (issue 39), all on 127.0.0.1 and bounded:
+
+- --slow-clients N: N connections that each send half a request head and wait (slowloris),
+  opened at the start and held to the end; with --nofile 1024 the monitor runs under a
+  1,024-descriptor limit, as on the machine that found it. Reports how many the monitor
+  closed and how many lines its log holds.
+- --flood N --flood-mib M: N requests sent at once, each one span of M MiB of text whose
+  root span never comes. The monitor's memory is sampled every 0.2 s for its peak. With
+  --flood-kind gzip-json each is instead gzipped OTLP/JSON that inflates to about M MiB of
+  small root-less spans (what costs the decoder most: many objects).
+
+    python benchmarks/monitor_load.py --spans-per-second 300 --duration 30 --sample-rate 0.2 \\
+        --slow-clients 1100 --nofile 1024 --flood 16 --flood-mib 30
+
 Prints one JSON object. Exit 1 when a figure misses its mark (2,000 spans/s, p99 < 50 ms, a
 trace evaluated twice or an accepted one not at all).
 """
@@ -22,7 +36,10 @@ trace evaluated twice or an accepted one not at all).
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
+import os
+import resource
 import signal
 import socket
 import sqlite3
@@ -104,7 +121,12 @@ def start_monitor(args: argparse.Namespace, port: int, work: Path) -> subprocess
         "--workers", str(args.workers),
     ]  # fmt: skip
     log = (work / "monitor.log").open("ab")
-    process = subprocess.Popen(command, stdout=log, stderr=log)
+
+    def limit() -> None:
+        if args.nofile:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (args.nofile, args.nofile))
+
+    process = subprocess.Popen(command, stdout=log, stderr=log, preexec_fn=limit)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -166,6 +188,117 @@ def emit(tracer: Any, n: int) -> None:
         root.set_attribute("output.value", ANSWERS[n % 2])
 
 
+class SlowClients:
+    """`count` connections sending half a request head each, held until `close`."""
+
+    def __init__(self, port: int, count: int) -> None:
+        self.port, self.count = port, count
+        self.sockets: list[socket.socket] = []
+        self.refused = 0
+        self.thread = threading.Thread(target=self._open, daemon=True)
+        self.thread.start()
+
+    def _open(self) -> None:
+        for _ in range(self.count):
+            try:
+                sock = socket.create_connection(("127.0.0.1", self.port), timeout=2)
+                sock.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: monitor\r\nContent-Ty")
+            except OSError:
+                self.refused += 1
+                continue
+            self.sockets.append(sock)
+
+    def closed_by_server(self) -> int:
+        closed = 0
+        for sock in self.sockets:
+            sock.setblocking(False)
+            try:
+                closed += sock.recv(1024) == b""
+            except BlockingIOError:
+                pass
+            except OSError:
+                closed += 1
+        return closed
+
+    def close(self) -> None:
+        self.thread.join(60)
+        for sock in self.sockets:
+            sock.close()
+
+
+def flood_body(mib: int) -> bytes:
+    """One span of `mib` MiB of text in its own trace, whose root span never comes."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    request = ExportTraceServiceRequest()
+    span = request.resource_spans.add().scope_spans.add().spans.add()
+    span.trace_id, span.span_id, span.parent_span_id = os.urandom(16), os.urandom(8), b"\1" * 8
+    span.name = "llm"
+    attribute = span.attributes.add()
+    attribute.key, attribute.value.string_value = "output.value", "x" * (mib << 20)
+    return bytes(request.SerializeToString())
+
+
+def flood_json(mib: int) -> bytes:
+    """Gzipped OTLP/JSON inflating to about `mib` MiB: spans of 100 characters of text, each
+    its own trace, none with a root."""
+    spans = [
+        {
+            "traceId": os.urandom(16).hex(),
+            "spanId": os.urandom(8).hex(),
+            "parentSpanId": "00000000000000ff",
+            "name": "s",
+            "startTimeUnixNano": "1",
+            "endTimeUnixNano": "2",
+            "attributes": [{"key": "k", "value": {"stringValue": "v" * 100}}],
+        }
+        for _ in range((mib << 20) // 340)
+    ]
+    request = {"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": spans}]}]}
+    return gzip.compress(json.dumps(request).encode())
+
+
+def flood(port: int, count: int, mib: int, kind: str) -> list[int]:
+    """`count` flood requests at once; their HTTP answers (0: no answer)."""
+    answers = [0] * count
+    if kind == "gzip-json":
+        headers = {"Content-Type": "application/json", "Content-Encoding": "gzip"}
+    else:
+        headers = {"Content-Type": "application/x-protobuf"}
+
+    def send(n: int) -> None:
+        body = flood_json(mib) if kind == "gzip-json" else flood_body(mib)
+        try:
+            answer = requests.post(
+                f"http://127.0.0.1:{port}/v1/traces", data=body, timeout=120, headers=headers
+            )
+            answers[n] = answer.status_code
+        except requests.RequestException:
+            pass
+
+    threads = [threading.Thread(target=send, args=(n,), daemon=True) for n in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(180)
+    return answers
+
+
+class PeakMemory:
+    """The monitor's resident memory, sampled every 0.2 s: its peak."""
+
+    def __init__(self, process: list[Any]) -> None:
+        self.process, self.peak, self.stop = process, 0.0, threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+        self.thread.start()
+
+    def _sample(self) -> None:
+        while not self.stop.wait(0.2):
+            self.peak = max(self.peak, rss_mib(self.process[0].pid) or 0.0)
+
+
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else 0.0
@@ -204,6 +337,7 @@ def drive(args: argparse.Namespace, port: int, work: Path, monitor: list[Any]) -
         )
     )  # fmt: skip
     tracer = provider.get_tracer("load")
+    hostile = _hostile(args, port)
     traces_per_second = args.spans_per_second / 3
     memory: list[tuple[float, float]] = []
     started = time.monotonic()
@@ -227,13 +361,47 @@ def drive(args: argparse.Namespace, port: int, work: Path, monitor: list[Any]) -
     provider.force_flush(120_000)
     sent_seconds = time.monotonic() - started
     provider.shutdown()
+    hostile_found = _hostile_end(hostile)
     return {
+        "hostile": hostile_found,
         "emitted_traces": emitted,
         "session": session,
         "exporter": exporter,
         "seconds": sent_seconds,
         "memory": memory,
     }
+
+
+def _hostile(args: argparse.Namespace, port: int) -> dict[str, Any]:
+    """Start the slow clients and the flood (in threads) beside the exporter."""
+    found: dict[str, Any] = {}
+    if args.slow_clients:
+        found["slow"] = SlowClients(port, args.slow_clients)
+    if args.flood:
+        answers: list[int] = []
+        thread = threading.Thread(
+            target=lambda: answers.extend(flood(port, args.flood, args.flood_mib, args.flood_kind)),
+            daemon=True,
+        )
+        thread.start()
+        found["flood"] = (thread, answers)
+    return found
+
+
+def _hostile_end(hostile: dict[str, Any]) -> dict[str, Any]:
+    said: dict[str, Any] = {}
+    if "slow" in hostile:
+        slow: SlowClients = hostile["slow"]
+        slow.thread.join(60)
+        said["slow_clients_opened"] = len(slow.sockets)
+        said["slow_clients_refused"] = slow.refused
+        said["slow_clients_closed_by_monitor"] = slow.closed_by_server()
+        slow.close()
+    if "flood" in hostile:
+        thread, answers = hostile["flood"]
+        thread.join(240)
+        said["flood_answers"] = dict(Counter(answers))
+    return said
 
 
 def settle(port: int, timeout: float) -> dict[str, Any]:
@@ -260,6 +428,11 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--kill-at", type=float, default=None)
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--slow-clients", type=int, default=0, help="half-head connections")
+    parser.add_argument("--flood", type=int, default=0, help="huge rootless spans sent at once")
+    parser.add_argument("--flood-mib", type=int, default=30, help="MiB of text in each")
+    parser.add_argument("--flood-kind", choices=["protobuf", "gzip-json"], default="protobuf")
+    parser.add_argument("--nofile", type=int, default=0, help="the monitor's descriptor limit")
     args = parser.parse_args()
     # The exporter's thread shares this process with the loop making spans: a short switch
     # interval keeps that loop from adding its own waits to the answer times measured.
@@ -268,10 +441,12 @@ def main() -> int:
     work.mkdir(parents=True, exist_ok=True)
     port = free_port()
     monitor = [start_monitor(args, port, work)]
+    peak = PeakMemory(monitor)
     try:
         run = drive(args, port, work, monitor)
         final = settle(port, 300)
     finally:
+        peak.stop.set()
         monitor[0].send_signal(signal.SIGINT)
         monitor[0].wait(60)
     session, exporter = run["session"], run["exporter"]
@@ -297,6 +472,11 @@ def main() -> int:
         "rss_mib_max_second_half": max(memory[half:], default=None),
         "rss_mib_last": memory[-1] if memory else None,
         "rss_mib_every_10s": [m for t, m in run["memory"] if int(t) % 10 == 0],
+        "rss_mib_peak": round(peak.peak, 1),
+        "exporter_failed_spans": sum(exporter.failed.values()),
+        **run["hostile"],
+        "log_lines": len((work / "monitor.log").read_bytes().splitlines()),
+        "log_bytes": (work / "monitor.log").stat().st_size,
         "window_counts": window_counts(work / "runs.sqlite"),
         "status_at_end": final,
         "results_stored": sum(results.values()),

@@ -61,6 +61,16 @@ def _results(history: Path) -> dict[str, dict[str, float | None]]:
         store.close()
 
 
+def _hour_clock(monitor: Any) -> list[float]:
+    """Set the monitor's clock a minute into an hour's window; the shift it adds to the real
+    time, which the test moves on an hour to close the window (never while its traces are
+    still being evaluated, as a window of seconds would)."""
+    now = time.time()
+    shift = [now - now % 3600 + 3600 + 60 - now]
+    monitor.clock = lambda: time.time() + shift[0]
+    return shift
+
+
 def _emit(url: str, answers: list[str], **provider: Any) -> list[str]:
     service = provider.pop("service", "shop")
     tp = rag_provider(url, service=service, **provider)
@@ -244,14 +254,15 @@ def test_a_window_closes_into_a_finished_run_and_its_alert_is_printed_stored_and
     url_hook, received = webhook
     history = tmp_path / "runs.sqlite"
     lines: list[str] = []
-    config = MonitorConfig(
-        window_seconds=2, alerts=(parse_alert("faithfulness<0.9"),), webhook=url_hook, **QUICK
-    )
+    config = MonitorConfig(alerts=(parse_alert("faithfulness<0.9"),), webhook=url_hook, **QUICK)
     monitor = create_monitor(config, history=history)
     monitor.echo = lines.append
+    shift = _hour_clock(monitor)
     with running_monitor(monitor) as url:
         ids = _emit(url, [FAITHFUL, UNFAITHFUL])
         _wait(lambda: len(_results(history)) == 2, "two results")
+        assert not received  # the window is open until the clock says otherwise
+        shift[0] += 3600
         _wait(lambda: bool(received), "the webhook called", timeout=20)
         # The webhook is posted as the window closes; its closing is stored just after.
         _wait(
@@ -317,13 +328,17 @@ def test_the_view_shows_windows_live_with_trend_counts_and_alerts(tmp_path: Path
     from vera.viewer import LIVE_SCRIPT, create_app
 
     history = tmp_path / "runs.sqlite"
-    config = MonitorConfig(window_seconds=2, alerts=(parse_alert("faithfulness<0.9"),), **QUICK)
+    config = MonitorConfig(alerts=(parse_alert("faithfulness<0.9"),), **QUICK)
     monitor = create_monitor(config, history=history)
     monitor.echo = lambda line: None
+    shift = _hour_clock(monitor)
     with running_monitor(monitor) as url:
         _emit(url, [FAITHFUL, UNFAITHFUL])
+        _wait(lambda: len(_results(history)) == 2, "two results")
+        assert not any(w.alerts for w in read_windows(history))
+        shift[0] += 3600
         _wait(lambda: any(w.alerts for w in read_windows(history)), "an alert", timeout=20)
-        _emit(url, [FAITHFUL])  # into an open window
+        _emit(url, [FAITHFUL])  # into the next window, open
         _wait(lambda: len(_results(history)) == 3, "three results")
         client = TestClient(create_app(history))
         page = client.get("/monitor")

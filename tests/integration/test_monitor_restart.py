@@ -41,7 +41,7 @@ DOC = ["Paris is the capital of France."]
         (["--window", "7m"], "--window '7m'"),
         (["--sample-rate", "1.5"], "--sample-rate 1.5"),
         (["--filter", "service"], "--filter 'service': expected KEY=VALUE"),
-        (["--webhook", "ftp://x"], "--webhook 'ftp://x'"),
+        (["--webhook", "ftp://x"], "--webhook: give an http:// or https:// URL"),
         (["--host", "0.0.0.0"], "--host 0.0.0.0 receives traces from other machines"),
         (["--token", "short"], "--token must be at least 16 characters"),
         (["--workers", "-1"], "--workers -1: give 0"),

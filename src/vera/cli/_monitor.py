@@ -159,7 +159,12 @@ def monitor_command(
     def ready(url: str) -> None:
         typer.echo(f"Receiving OTLP/HTTP traces at {url} (Ctrl-C stops)", err=True)
 
-    raise typer.Exit(serve_monitor(monitor, host=host, port=port, token=token, on_ready=ready))
+    try:
+        code = serve_monitor(monitor, host=host, port=port, token=token, on_ready=ready)
+    except VeraError as exc:  # before it received anything: a port in use, a read-only history
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    raise typer.Exit(code)
 
 
 app.command("monitor", help=MONITOR_HELP)(monitor_command)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from vera._http_server import ServerLimits
 from vera.judges._base import Judge, as_judge, check_capabilities
 from vera.judges._registry import create_judge
 from vera.metrics._registry import create_metric
@@ -35,9 +36,9 @@ from vera.monitor._decode import (
 )
 from vera.monitor._server import check_access, receiver_app, running_monitor, serve_monitor
 from vera.monitor._service import Monitor, Receipt
-from vera.monitor._spool import Spool
+from vera.monitor._spool import QUARANTINE_KEPT, Spool
 from vera.monitor._store import MonitorHistory, StoredAlert, StoredWindow, read_windows
-from vera.monitor._windows import window_bounds
+from vera.monitor._windows import post_webhook, window_bounds
 from vera.plan import DatasetRef, build_plan
 from vera.plan._settings import Settings
 from vera.store._history import DEFAULT_HISTORY_PATH
@@ -45,6 +46,7 @@ from vera.types._errors import ConfigError
 
 __all__ = [
     "MAX_BODY_BYTES",
+    "QUARANTINE_KEPT",
     "AlertRule",
     "Assembler",
     "BadRequest",
@@ -52,6 +54,7 @@ __all__ = [
     "MonitorConfig",
     "MonitorHistory",
     "Receipt",
+    "ServerLimits",
     "Spool",
     "StoredAlert",
     "StoredWindow",
@@ -64,6 +67,7 @@ __all__ = [
     "parse_alert",
     "parse_filter",
     "parse_window",
+    "post_webhook",
     "read_windows",
     "receiver_app",
     "request_spans_of",

@@ -10,6 +10,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from vera.types._errors import ConfigError
 
@@ -109,6 +110,9 @@ class MonitorConfig:
     """Requests waiting to be assembled into traces; beyond it requests are dropped."""
     max_open_traces: int = 100_000
     """Traces being assembled at once; a new trace beyond it is dropped (counted)."""
+    max_open_bytes: int = 64 * 1024 * 1024
+    """Bytes of span text in the traces being assembled; a span beyond it is dropped (its
+    trace counted as dropped), so a few huge traces without a root cannot fill the memory."""
     window_seconds: int = 3600
     alerts: tuple[AlertRule, ...] = ()
     webhook: str | None = None
@@ -138,8 +142,29 @@ class MonitorConfig:
             ("--concurrency", self.concurrency),
             ("intake_size", self.intake_size),
             ("max_open_traces", self.max_open_traces),
+            ("max_open_bytes", self.max_open_bytes),
         ):
             if value < 1:
                 raise ConfigError(f"{name} {value}: give 1 or more")
-        if self.webhook is not None and not self.webhook.startswith(("http://", "https://")):
-            raise ConfigError(f"--webhook {self.webhook!r}: give an http:// or https:// URL")
+        if self.webhook is not None:
+            _check_webhook(self.webhook)
+
+
+def _check_webhook(url: str) -> None:
+    """An http(s) URL without `user:pass@`: urllib never sends those as credentials, so such
+    a webhook would fail at every alert (and the message would have to hide the URL)."""
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError("--webhook: give an http:// or https:// URL")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - a port that is not a number raises here, at start
+    except ValueError as exc:
+        raise ConfigError(f"--webhook: the URL is not valid ({exc})") from None
+    if parts.username is not None or parts.password is not None:
+        raise ConfigError(
+            "--webhook: the URL holds a user name or password (user:pass@host), which is not "
+            "sent as credentials; use a URL whose path or query carries the hook's secret, as "
+            "Slack's and most hooks' URLs do"
+        )
+    if not parts.hostname:
+        raise ConfigError("--webhook: the URL names no host")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 
 __all__ = ["WindowCounts"]
 
@@ -13,8 +14,9 @@ class WindowCounts:
     """Counts added from any thread, by the window of the moment they happen; `take` hands
     over what was added since the last call (to be written to the history)."""
 
-    def __init__(self, window_seconds: int) -> None:
+    def __init__(self, window_seconds: int, clock: Callable[[], float] = time.time) -> None:
         self.window_seconds = window_seconds
+        self._clock = clock
         self._lock = threading.Lock()
         self._pending: dict[float, Counter[str]] = {}
         self.totals: Counter[str] = Counter()
@@ -23,7 +25,7 @@ class WindowCounts:
     def add(self, name: str, amount: int = 1, moment: float | None = None) -> None:
         if amount <= 0:
             return
-        moment = time.time() if moment is None else moment
+        moment = self._clock() if moment is None else moment
         start = moment - moment % self.window_seconds
         with self._lock:
             self._pending.setdefault(start, Counter())[name] += amount

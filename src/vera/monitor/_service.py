@@ -8,6 +8,12 @@ kept trace that finds the evaluation queue full is dropped and counted. One thre
 (with its own event loop, `concurrency` samples at a time, the judge's work itself done in a
 worker process: `_worker`), stores each result at once in its window's run, writes the counts,
 and closes windows when their time is over.
+
+One bad trace never stops the monitor: whatever its reading, deciding or evaluation raises
+is counted as *failed* in its window, said once per kind (`Failures`), and the monitor goes
+on; a spooled request that cannot be read is set aside in the spool's quarantine folder. Only
+what stops every evaluation (a rejected key, a dead worker, a history that cannot be written)
+stops the monitor (exit 3).
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import queue
 import sys
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -42,7 +48,7 @@ from vera.monitor._decode import (
 from vera.monitor._spool import Spool
 from vera.monitor._store import MonitorHistory
 from vera.monitor._windows import post_webhook, window_alerts, window_bounds, window_report
-from vera.monitor._worker import EvaluationProcesses, NotMovable
+from vera.monitor._worker import EvaluationProcesses, NotMovable, WorkerGone
 from vera.plan import RunPlan
 from vera.results._builder import SampleResult, SampleStatus
 from vera.run._runner import evaluate_sample
@@ -52,10 +58,26 @@ from vera.types._errors import RunStopError
 __all__ = ["Monitor", "Receipt"]
 
 _INTAKE_BYTES = 128 * 1024 * 1024
-"""Bytes of accepted bodies waiting to be assembled, at most."""
+"""Bytes of accepted requests waiting to be assembled, at most, as `decoded_size` counts them
+(one request is taken when none waits, however large)."""
+JSON_EXPANSION = 4
+"""What decoded OTLP/JSON holds in memory, per byte of its text (3.2 measured on small
+spans: a dict, a list and strings each)."""
+
+
+def decoded_size(size: int, content_type: str) -> int:
+    """What a body of `size` bytes holds in memory once decoded: JSON's objects weigh
+    several times its text; protobuf's message about its size."""
+    return size * JSON_EXPANSION if "json" in content_type.lower() else size
+
+
 _POLL = 0.05
 _ANSWER_TIMES_KEPT = 10_000
 _BACKGROUND_NICE = 10
+_WORKER_DEATHS = 3
+"""Judge workers that may die in a row (each started again) before the monitor stops."""
+_SAID_LENGTH = 300
+"""Characters of an exception's message said in the log (a value may be megabytes)."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +92,33 @@ class Receipt:
 
 def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
+
+
+def _said(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= _SAID_LENGTH else text[:_SAID_LENGTH] + "..."
+
+
+class Failures:
+    """Failures of single traces or requests, by kind ("reading: AttributeError"): each kind
+    is said once, the rest only counted (in `status()` and the window's *failed* count), so a
+    flood of one bad value cannot flood the log."""
+
+    def __init__(self, echo: Callable[[str], None]) -> None:
+        self._echo = echo
+        self._lock = threading.Lock()
+        self.kinds: Counter[str] = Counter()
+
+    def add(self, stage: str, what: str, exc: BaseException) -> None:
+        kind = f"{stage}: {type(exc).__name__}"
+        with self._lock:
+            self.kinds[kind] += 1
+            first = self.kinds[kind] == 1
+        if first:
+            self._echo(
+                f"vera monitor: {stage} {what} failed ({_said(exc)}); counted as failed and "
+                "the monitor goes on (more failures of this kind are counted, not said)"
+            )
 
 
 class Monitor:
@@ -91,7 +140,11 @@ class Monitor:
         self.metrics = list(metrics)
         self.plan = plan
         self.echo = echo
-        self.counts = WindowCounts(config.window_seconds)
+        self.counts = WindowCounts(config.window_seconds, clock=lambda: self.clock())
+        self.clock: Callable[[], float] = time.time
+        """What the windows, their counts and the hourly budget are timed by (a test's own
+        clock makes a window close when the test says)."""
+        self.failures = Failures(lambda line: self.echo(line))
         self.spool = Spool(config.spool) if config.spool is not None else None
         self.fatal: Exception | None = None
         """What stopped the evaluations (a rejected key, a quota, a full disk, or a failure of
@@ -113,6 +166,7 @@ class Monitor:
         self._description = judge.describe().to_details()
         self._answer_times: deque[float] = deque(maxlen=_ANSWER_TIMES_KEPT)
         self._processes: EvaluationProcesses | None = None
+        self._deaths = 0
 
     # The receiver (called on the server's event loop: nothing here may wait).
 
@@ -125,26 +179,38 @@ class Monitor:
             return Receipt(400, message=str(exc))
         spans = span_count(request)
         self.counts.add("spans", spans)
+        held = decoded_size(len(raw), content_type)
         with self._intake_lock:
-            full = (
-                self._intake.qsize() >= self.config.intake_size
-                or self._intake_bytes + len(raw) > _INTAKE_BYTES
+            full = self._intake.qsize() >= self.config.intake_size or (
+                self._intake_bytes > 0 and self._intake_bytes + held > _INTAKE_BYTES
             )
             if not full:
-                self._intake_bytes += len(raw)
+                self._intake_bytes += held
         if full:
             self.counts.add("dropped", len(trace_ids(request)))
             return Receipt(200, rejected=spans, message="vera monitor is over capacity")
-        number = self.spool.write(raw, content_type) if self.spool is not None else None
-        self._intake.put((number, request, len(raw)))
+        try:
+            number = self.spool.write(raw, content_type) if self.spool is not None else None
+        except OSError as exc:
+            # Not accepted, so its bytes are not waiting either: release them at once.
+            with self._intake_lock:
+                self._intake_bytes -= held
+            self.failures.add("spooling", "a request", exc)
+            why = exc.strerror or type(exc).__name__
+            return Receipt(
+                503, message=f"vera monitor cannot keep the request in its spool ({why}); retry"
+            )
+        self._intake.put((number, request, held))
         return Receipt(200)
 
     # Starting and stopping.
 
     def start(self) -> None:
         """Close the windows whose time is over, start the judge's worker, then start
-        assembling (what a spool holds first, one file at a time) and evaluating."""
-        self._close_past_windows(time.time())
+        assembling (what a spool holds first, one file at a time) and evaluating. A history
+        that cannot be written raises here (`StoreWriteError`), before anything is received."""
+        self.history.check_writable()
+        self._close_past_windows(self.clock())
         # Last before the threads: nothing that can fail after it leaves a worker behind.
         self._processes = self._worker_processes()
         for target, name in ((self._assemble, "assemble"), (self._evaluate, "evaluate")):
@@ -190,9 +256,12 @@ class Monitor:
             },
             "counts": self.counts.snapshot(),
             "open_traces": len(self._assembler),
+            "open_bytes": self._assembler.open_bytes,
             "queued": self._evaluations.qsize(),
             "intake": self._intake.qsize(),
             "spooled": self.spool.pending() if self.spool is not None else None,
+            "quarantined": self.spool.quarantined() if self.spool is not None else None,
+            "failures": dict(self.failures.kinds),
             "stopped": str(self.fatal) if self.fatal is not None else None,
         }
 
@@ -231,14 +300,23 @@ class Monitor:
             try:
                 request = decode_body(body, kind)
             except BadRequest as exc:
-                self.echo(f"vera monitor: spooled request {number} is unreadable ({exc})")
-                spool.holds(number, ())
+                self._set_aside(number, exc)
                 continue
             # Its traces are as complete as they will get from this file: seen "settle
             # seconds ago", a trace with its root is decided at once.
             self._take(number, request, seen=time.time() - self.config.settle_seconds)
             for decision in self._assembler.ready(time.time()):
                 self._route(decision, wait=True)
+
+    def _set_aside(self, number: int | None, exc: Exception) -> None:
+        """A request whose reading failed: counted, said once per kind, and its spool file
+        (if any) moved to the quarantine folder, so no restart reads it again."""
+        self.counts.add("failed")
+        where = "a request"
+        if number is not None and self.spool is not None:
+            kept = self.spool.quarantine(number, _said(exc))
+            where = f"spooled request {number}" + (f" (kept in {kept})" if kept else "")
+        self.failures.add("reading", where, exc)
 
     def _take(self, number: int | None, request: Any, seen: float | None = None) -> None:
         try:
@@ -249,14 +327,27 @@ class Monitor:
             if number is not None and self.spool is not None:
                 self.spool.holds(number, ())
             return
+        except Exception as exc:  # a value the reader did not expect: this request only
+            self._set_aside(number, exc)
+            return
         now = time.time() if seen is None else seen
         kept: set[str] = set()
+        dropped: set[str] = set()
         for span in spans:
-            added = self._assembler.add(span, now)
+            try:
+                added = self._assembler.add(span, now)
+            except Exception as exc:  # this span's trace only; the request's others go on
+                self.counts.add("failed")
+                self.failures.add("assembling", f"trace {span.trace_id}", exc)
+                continue
             if added == "added":
                 kept.add(span.trace_id)
-            elif added == "full" and span.trace_id not in kept:
+            elif added in ("full", "dropped") and span.trace_id not in dropped:
+                dropped.add(span.trace_id)
+                kept.discard(span.trace_id)
                 self.counts.add("dropped")
+                if added == "dropped":  # opened by an earlier request: its files wait on it
+                    self._settled(span.trace_id)
         if number is not None and self.spool is not None:
             self.spool.holds(number, kept)
 
@@ -265,6 +356,8 @@ class Monitor:
         trace read back from the spool, accepted already) it waits for room instead of being
         dropped."""
         self.counts.add("traces")
+        if decision.error is not None:
+            self.failures.add("deciding", f"trace {decision.trace_id}", decision.error)
         if decision.sample is None:
             self.counts.add(decision.outcome)
             self._settled(decision.trace_id)
@@ -320,13 +413,41 @@ class Monitor:
             return await self._processes.evaluate(sample)
         return await evaluate_sample(sample, self.metrics, self.judge)
 
+    async def _judged(self, sample: Sample) -> SampleResult | None:
+        """The sample's result, or None when its evaluation failed on its own (counted as
+        failed, said once per kind, settled). A judge's worker that dies is started again,
+        the traces it held counted as failed: a trace that kills it cannot stop the monitor
+        at every restart. What would stop every evaluation is raised (exit 3): a rejected
+        key, or workers dying `_WORKER_DEATHS` times without an evaluation between."""
+        try:
+            result = await self._judge(sample)
+        except RunStopError:
+            raise
+        except WorkerGone as exc:
+            self._deaths += 1
+            if self._deaths > _WORKER_DEATHS or self._processes is None:
+                raise
+            self._processes.replace_ended()
+            self._trace_failed(sample.id, exc)
+            return None
+        except Exception as exc:  # this trace's own: the judge's errors are results
+            self._trace_failed(sample.id, exc)
+            return None
+        self._deaths = 0
+        return result
+
+    def _trace_failed(self, trace_id: str, exc: Exception) -> None:
+        self.counts.add("failed")
+        self.failures.add("evaluating", f"trace {trace_id}", exc)
+        self._settled(trace_id)
+
     async def _evaluations_loop(self) -> None:
         slots = asyncio.Semaphore(self.config.concurrency)
         tasks: set[asyncio.Task[None]] = set()
         last_tick = 0.0
         while not self._stop.is_set() and self.fatal is None:
             if time.monotonic() - last_tick >= self.config.flush_seconds:
-                self._tick(time.time())
+                self._tick(self.clock())
                 last_tick = time.monotonic()
             # A sample is taken only when a slot is free, so the queue's bound is the whole
             # backlog: none waits outside it.
@@ -344,7 +465,7 @@ class Monitor:
             task.add_done_callback(tasks.discard)
         if tasks:
             await asyncio.gather(*tasks)
-        self._tick(time.time())
+        self._tick(self.clock())
 
     def _over_budget(self, now: float) -> bool:
         limit = self.config.budget_per_hour
@@ -366,13 +487,15 @@ class Monitor:
                 self.counts.add("duplicates")
                 self._settled(trace_id)
                 return
-            if self._over_budget(time.time()):
+            if self._over_budget(self.clock()):
                 self.counts.add("over_budget")
                 self._settled(trace_id)
                 return
             self._in_flight.add(trace_id)
-            result = await self._judge(sample)
-            run_id = self._window_run(time.time())
+            result = await self._judged(sample)
+            if result is None:
+                return
+            run_id = self._window_run(self.clock())
             position = self._positions.get(run_id)
             if position is None:
                 position = self.history.next_position(run_id)

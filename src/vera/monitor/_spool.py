@@ -6,6 +6,11 @@ the answer, by a rename, so a file is whole or absent. Once every trace it holds
 (evaluated and stored, not sampled, filtered, dropped, invalid or incomplete) the file is
 removed. On start the files left are read back in order; a trace whose result is stored
 already is not evaluated again (`MonitorHistory.evaluated`), so each is evaluated once.
+
+A file the monitor cannot read back (or whose spans make its reading fail) is moved to
+`DIR/quarantine/` with a `.reason` file beside it, so a poisoned request is kept for
+inspection instead of stopping every restart; the newest `QUARANTINE_KEPT` are kept.
+A write that fails (a full disk) leaves no `.part` file behind.
 """
 
 from __future__ import annotations
@@ -17,7 +22,13 @@ from pathlib import Path
 
 from vera.types._errors import ConfigError
 
-__all__ = ["Spool"]
+__all__ = ["QUARANTINE", "QUARANTINE_KEPT", "Spool"]
+
+QUARANTINE = "quarantine"
+"""The sub-folder poisoned spool files are moved to."""
+QUARANTINE_KEPT = 100
+"""Quarantined files kept at most; the oldest are removed beyond it (a flood of bad requests
+must not fill the disk a second time)."""
 
 _KINDS = {".pb": "application/x-protobuf", ".json": "application/json"}
 
@@ -63,9 +74,49 @@ class Spool:
         suffix = ".pb" if "protobuf" in content_type else ".json"
         path = self.folder / f"{number:012d}{suffix}"
         partial = path.with_suffix(".part")
-        partial.write_bytes(body)
-        os.replace(partial, path)
+        try:
+            partial.write_bytes(body)
+            os.replace(partial, path)
+        except OSError:
+            # A full disk: what was written of it only takes the room the next one needs.
+            partial.unlink(missing_ok=True)
+            raise
         return number
+
+    def quarantine(self, number: int, reason: str) -> Path | None:
+        """Set file `number` aside in `DIR/quarantine/` (with its `reason`), so it is never
+        read again on start; where it went, or None when it could not be moved."""
+        with self._lock:
+            self._open.pop(number, None)
+        folder = self.folder / QUARANTINE
+        for suffix in _KINDS:
+            path = self.folder / f"{number:012d}{suffix}"
+            if not path.exists():
+                continue
+            try:
+                folder.mkdir(exist_ok=True)
+                target = folder / path.name
+                os.replace(path, target)
+                target.with_suffix(".reason").write_text(reason + "\n", encoding="utf-8")
+            except OSError:
+                path.unlink(missing_ok=True)
+                return None
+            self._trim(folder)
+            return target
+        return None
+
+    def quarantined(self) -> int:
+        """Files in the quarantine folder."""
+        folder = self.folder / QUARANTINE
+        if not folder.is_dir():
+            return 0
+        return sum(1 for p in folder.iterdir() if p.suffix in _KINDS)
+
+    def _trim(self, folder: Path) -> None:
+        kept = sorted(p for p in folder.iterdir() if p.suffix in _KINDS)
+        for path in kept[:-QUARANTINE_KEPT]:
+            path.unlink(missing_ok=True)
+            path.with_suffix(".reason").unlink(missing_ok=True)
 
     def holds(self, number: int, trace_ids: Iterable[str]) -> None:
         """File `number` was read: these are its traces (none: it is removed at once)."""

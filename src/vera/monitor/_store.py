@@ -119,6 +119,11 @@ class MonitorHistory:
         )
         return [(str(r[0]), float(r[1]), float(r[2])) for r in rows]
 
+    def check_writable(self) -> None:
+        """`StoreWriteError` now, not at the first window, when the history is read-only (a
+        statement that changes nothing still needs the write lock)."""
+        self._file.execute("UPDATE monitor_windows SET closed = closed WHERE 0")
+
     def mark_closed(self, run_id: str) -> None:
         self._file.execute("UPDATE monitor_windows SET closed = 1 WHERE run_id = ?", (run_id,))
 

@@ -77,19 +77,30 @@ def window_alerts(report: Report, rules: Sequence[AlertRule], label: str) -> lis
     return alerts
 
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect is not followed: urllib would send the alert on as a GET, perhaps to
+    another host, and a 3xx is not the hook accepting it."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
 def post_webhook(url: str, payload: dict[str, Any]) -> str:
     """POST `payload` as JSON; what happened, in words (never the URL, which may hold a
-    token)."""
+    token). A redirect is answered as failed, not followed."""
     request = urllib.request.Request(
         url,
         data=json.dumps(payload).encode("utf-8"),
         headers={"Content-Type": "application/json", "User-Agent": f"vera/{__version__}"},
         method="POST",
     )
+    opener = urllib.request.build_opener(_NoRedirects)
     try:
-        with urllib.request.urlopen(request, timeout=WEBHOOK_TIMEOUT) as answer:
+        with opener.open(request, timeout=WEBHOOK_TIMEOUT) as answer:
             return f"sent: HTTP {answer.status}"
     except urllib.error.HTTPError as exc:
+        if 300 <= exc.code < 400:
+            return f"failed: HTTP {exc.code} (a redirect, not followed)"
         return f"failed: HTTP {exc.code}"
     except (urllib.error.URLError, OSError) as exc:
         return f"failed: {redact(str(getattr(exc, 'reason', exc)))}"

@@ -89,6 +89,10 @@ class _Worker:
     def load(self) -> int:
         return len(self._pending)
 
+    @property
+    def ended(self) -> bool:
+        return self._gone is not None
+
     async def evaluate(self, sample: Sample) -> SampleResult:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
@@ -148,6 +152,7 @@ class EvaluationProcesses:
             payload = pickle.dumps((list(sys.path), pickle.dumps((judge, list(metrics)))))
         except Exception as exc:  # pickle raises many types for what it cannot copy
             raise NotMovable(f"{type(exc).__name__}: {exc}") from exc
+        self._payload = payload
         self._workers: list[_Worker] = []
         try:
             for _ in range(workers):
@@ -160,6 +165,16 @@ class EvaluationProcesses:
         """The sample's result, computed by the least busy worker (its exceptions are
         raised here)."""
         return await min(self._workers, key=_Worker.load).evaluate(sample)
+
+    def replace_ended(self) -> int:
+        """Start a fresh worker for each one that ended (a sample killed it); how many."""
+        replaced = 0
+        for index, worker in enumerate(self._workers):
+            if worker.ended:
+                worker.close()
+                self._workers[index] = _Worker(self._payload)
+                replaced += 1
+        return replaced
 
     def close(self) -> None:
         """Stop the workers (the monitor waits for its evaluations in flight first)."""

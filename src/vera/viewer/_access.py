@@ -6,7 +6,9 @@ A request is answered when it carries the token in one of three ways: a cookie t
 set, an `Authorization: Bearer TOKEN` header (scripts), or `?token=TOKEN` in the address (the
 link `vera view` prints). That last one is accepted once: the answer is a redirect to the same
 address without the token, setting the cookie, so the token leaves the address bar and the
-browser's history at once. Anything else gets 401 and no page. Tokens are compared in constant
+browser's history at once. The cookie holds a random session id made when the view started,
+never the token itself: a cookie read off a disk gives no token, and stops working when the
+view restarts. Anything else gets 401 and no page. Tokens are compared in constant
 time (`hmac.compare_digest`) and never written to a log or a page.
 """
 
@@ -61,9 +63,13 @@ class TokenGuard:
         # Named after the token, so two views on one machine (cookies ignore the port) each
         # keep their own cookie; eight hex digits of a hash say nothing about the token.
         self.cookie = "vera_view_" + hashlib.sha256(self._token).hexdigest()[:8]
+        self._session = secrets.token_urlsafe(32).encode()
 
     def _matches(self, given: str | None) -> bool:
         return given is not None and hmac.compare_digest(given.encode(), self._token)
+
+    def _in_session(self, given: str | None) -> bool:
+        return given is not None and hmac.compare_digest(given.encode(), self._session)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -72,7 +78,7 @@ class TokenGuard:
         request = Request(scope)
         bearer = request.headers.get("authorization", "")
         scheme, _, credentials = bearer.partition(" ")
-        if self._matches(request.cookies.get(self.cookie)) or (
+        if self._in_session(request.cookies.get(self.cookie)) or (
             scheme.lower() == "bearer" and self._matches(credentials.strip())
         ):
             await self.app(scope, receive, send)
@@ -94,6 +100,6 @@ class TokenGuard:
         target = "/" + raw.decode("latin-1").lstrip("/") + ("?" + urlencode(rest) if rest else "")
         redirect = RedirectResponse(target, status_code=303)
         redirect.set_cookie(
-            self.cookie, self._token.decode(), path="/", httponly=True, samesite="strict"
+            self.cookie, self._session.decode(), path="/", httponly=True, samesite="strict"
         )
         return redirect

@@ -1,5 +1,7 @@
 """Serving the view with uvicorn, on this machine's loopback address unless told otherwise;
-anywhere else only with a Host check and an access token (`plan_access`)."""
+anywhere else only with a Host check and an access token (`plan_access`). The server runs
+under `ServerLimits` as the monitor's does (`vera._http_server`): deadlines on each request's
+head and body, a cap on connections, repeated log lines summarised."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from urllib.parse import urlencode
 
 import uvicorn
 
+from vera._http_server import ServerLimits, listen, server_config, summarised_logs
 from vera.types._errors import ConfigError
 from vera.viewer._access import TOKEN_PARAMETER, check_token, new_token
 from vera.viewer._app import build_app
@@ -123,6 +126,7 @@ def run_server(
     token: str | None = None,
     allow_hosts: Sequence[str] = (),
     review: bool = False,
+    limits: ServerLimits | None = None,
 ) -> None:
     """See `vera.viewer.serve`."""
     access = plan_access(host, allow_hosts, token)
@@ -137,21 +141,7 @@ def run_server(
         if open_browser:
             webbrowser.open(url)
 
-    config = uvicorn.Config(app, host=host.strip("[]"), port=port, log_level="warning")
-    _Server(config, ready).run(sockets=[_listen(host.strip("[]"), port)])
-
-
-def _listen(host: str, port: int) -> socket.socket:
-    """The socket to serve on, bound here (as uvicorn would bind it) so that a port in use is
-    an error that says what to do, not uvicorn's exit."""
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise ConfigError(
-            f"vera view cannot listen on {host}:{port}: {exc.strerror}; choose another --port "
-            "(0 picks a free one) or --host"
-        ) from None
-    return sock
+    config = server_config(app, limits or ServerLimits(), log_level="warning")
+    sock = listen(host, port, "vera view")
+    with summarised_logs():
+        _Server(config, ready).run(sockets=[sock])
