@@ -72,6 +72,7 @@ SURFACES: dict[str, list[str]] = {
         "FORMAT_REGISTRY",
         "InMemoryDataset",
         "InvalidRow",
+        "JsonRefused",
         "MAX_NESTING",
         "OtlpSpan",
         "PassLog",

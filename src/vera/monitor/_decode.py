@@ -13,7 +13,7 @@ import json
 import zlib
 from typing import Any
 
-from vera.datasets._nesting import TooDeepError, loads_bounded
+from vera.datasets._nesting import JsonRefused, loads_bounded
 from vera.datasets._otlp import SERVICE_NAME, OtlpRequestError, OtlpSpan, request_spans
 from vera.types._errors import ConfigError
 from vera.types._extras import install_hint
@@ -89,7 +89,7 @@ def decode_body(body: bytes, content_type: str) -> Any:
     if kind == JSON:
         try:
             return loads_bounded(body.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError, TooDeepError) as exc:
+        except (UnicodeDecodeError, json.JSONDecodeError, JsonRefused) as exc:
             raise BadRequest(f"the body is not OTLP/JSON ({exc})") from None
     raise BadRequest(f"Content-Type {kind or 'missing'!r}: OTLP/HTTP sends {PROTOBUF} or {JSON}")
 
