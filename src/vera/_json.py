@@ -19,6 +19,7 @@ read through it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -149,7 +150,10 @@ def decode_at(text: str, start: int) -> tuple[Any, int]:
     try:
         value, end = _decode(text, start)
     except RecursionError:
-        scan_value(text, start)  # deeper than the parser goes: the scan says where
+        # Deeper than the parser goes: the scan says where (one that never closes is too
+        # deep all the same).
+        with contextlib.suppress(json.JSONDecodeError):
+            scan_value(text, start)
         raise TooDeepError(None, start) from None
     if opens(text, start, end) > MAX_NESTING:
         scan_value(text, start)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import zlib
 from typing import Any
 
@@ -137,22 +138,28 @@ def _proto_span(span: Any, service: str | None) -> OtlpSpan:
         name=span.name,
         start=span.start_time_unix_nano,
         end=span.end_time_unix_nano,
-        attributes={item.key: _proto_value(item.value) for item in span.attributes},
+        attributes={item.key: _proto_value(item.value, item.key) for item in span.attributes},
         service=service,
     )
 
 
-def _proto_value(value: Any) -> Any:
-    """An AnyValue as plain Python, as the file reader reads its JSON form."""
+def _proto_value(value: Any, key: str) -> Any:
+    """An AnyValue as plain Python, as the file reader reads its JSON form (a NaN or
+    infinite double is refused there, so here too)."""
     kind = value.WhichOneof("value")
     if kind is None:
         return None
     if kind == "array_value":
-        return [_proto_value(v) for v in value.array_value.values]
+        return [_proto_value(v, key) for v in value.array_value.values]
     if kind == "kvlist_value":
-        return {p.key: _proto_value(p.value) for p in value.kvlist_value.values}
+        return {p.key: _proto_value(p.value, key) for p in value.kvlist_value.values}
     if kind == "bytes_value":
         return base64.b64encode(value.bytes_value).decode("ascii")
+    if kind == "double_value" and not math.isfinite(value.double_value):
+        raise OtlpRequestError(
+            f"not an OTLP trace request VERA reads (the attribute {key!r} holds "
+            f"{value.double_value}; VERA reads finite numbers)"
+        )
     return getattr(value, kind)
 
 

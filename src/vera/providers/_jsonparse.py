@@ -10,9 +10,10 @@ to be complete (which would then fail validation as "claims: Field required").
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
+
+from vera._json import JsonRefused, TooDeepError, decode_at, loads_bounded, skip_value
 
 __all__ = [
     "IncompleteJSONError",
@@ -22,7 +23,6 @@ __all__ = [
 ]
 
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n?(.*?)```", re.DOTALL)
-_DECODER = json.JSONDecoder()
 _EXCERPT = 200
 
 
@@ -43,8 +43,8 @@ def parse_json_object(text: str) -> dict[str, Any]:
     `IncompleteJSONError` when the reply ends inside the object it opens.
     """
     try:
-        whole = json.loads(text)
-    except ValueError:
+        whole = loads_bounded(text)
+    except ValueError:  # not JSON alone, or JSON the guarded reader refuses: searched below
         pass
     else:
         if isinstance(whole, dict):
@@ -54,14 +54,30 @@ def parse_json_object(text: str) -> dict[str, Any]:
         )
     for fenced in _FENCE.finditer(text):
         try:
-            value = json.loads(fenced.group(1))
+            value = loads_bounded(fenced.group(1))
         except ValueError:
             continue
         if isinstance(value, dict):
             return value
+    return _first_object(text)
+
+
+def _first_object(text: str) -> dict[str, Any]:
+    """The first balanced `{...}` of `text` that decodes. One the guarded reader refuses (a
+    NaN in it, a key twice) is passed over whole: an object inside it is only part of it."""
+    refused: JsonRefused | None = None
+    resume = 0
     for start in _object_starts(text):
+        if start < resume:
+            continue
         try:
-            value, _ = _DECODER.raw_decode(text, start)
+            value, _ = decode_at(text, start)
+        except TooDeepError as exc:  # every object inside it is as deep: stop here
+            raise MalformedJSONError(f"the reply's JSON is not readable: {exc}") from None
+        except JsonRefused as exc:
+            refused = refused or exc
+            resume = _end_of(text, start)
+            continue
         except ValueError:
             if _ends_inside(text, start):
                 raise IncompleteJSONError(
@@ -71,6 +87,8 @@ def parse_json_object(text: str) -> dict[str, Any]:
             continue
         if isinstance(value, dict):
             return value
+    if refused is not None:
+        raise MalformedJSONError(f"the reply's JSON is not readable: {refused}")
     raise MalformedJSONError(f"no JSON object found in the reply: {_excerpt(text)}")
 
 
@@ -84,6 +102,13 @@ def try_parse_json_object(text: str) -> dict[str, Any] | None:
         return parse_json_object(text)
     except MalformedJSONError:
         return None
+
+
+def _end_of(text: str, start: int) -> int:
+    try:
+        return skip_value(text, start)[0]
+    except ValueError:  # it never closes
+        return len(text)
 
 
 def _object_starts(text: str) -> list[int]:
