@@ -79,12 +79,13 @@ class JsonRefused(ValueError):
 class TooDeepError(JsonRefused):
     """A JSON value nests deeper than `MAX_NESTING`."""
 
-    def __init__(self, field: str | None, offset: int) -> None:
+    def __init__(self, field: str | None, offset: int, path: str | None = None) -> None:
         super().__init__(
             f"arrays or objects nested more than {MAX_NESTING} levels deep (the most VERA "
             "reads); flatten it, or store it as a string",
             field,
             offset,
+            path,
         )
 
 
@@ -179,14 +180,40 @@ class _Frame:
     keys: set[str] = field(default_factory=set)
 
 
+_PATH_LEVELS = 8
+"""The levels of a path a message names; a deeper one ends in "…"."""
+
+
 def _path(stack: list[_Frame]) -> str:
     parts: list[str] = []
-    for frame in stack:
+    for frame in stack[:_PATH_LEVELS]:
         if frame.kind == "{":
             parts.append(f".{frame.key}" if parts else str(frame.key))
         else:
             parts.append(f"[{frame.index}]")
-    return "".join(parts)
+    return "".join(parts) + ("…" if len(stack) > _PATH_LEVELS else "")
+
+
+def _path_at(text: str, start: int, offset: int) -> str | None:
+    """The path to the array or object that opens at `offset` (where nesting passed the
+    limit), the last level left out: it names the field that holds the deep value."""
+    stack: list[_Frame] = []
+    pending: str | None = None
+    for match in _FULL_TOKEN.finditer(text, start, offset):
+        token = match.group()
+        if token in ("[", "{"):
+            stack.append(_Frame(token))
+        elif token in ("]", "}"):
+            stack.pop()
+        elif token == "," and stack[-1].kind == "[":
+            stack[-1].index += 1
+        elif token == ":" and pending is not None:
+            stack[-1].key = pending
+        elif token.startswith('"'):
+            pending = json.loads(token)
+    while stack and stack[-1].kind == "[" and stack[-1].index == 0:
+        stack.pop()  # the arrays that only open the deep value
+    return _path(stack) or None
 
 
 def _located(kind: str, text: str, start: int) -> JsonRefused:
@@ -274,7 +301,7 @@ def skip_value(text: str, start: int) -> tuple[int, TooDeepError | None]:
         if token in "[{":
             depth += 1
             if depth > MAX_NESTING and too_deep is None:
-                too_deep = TooDeepError(field, match.start())
+                too_deep = TooDeepError(field, match.start(), _path_at(text, start, match.start()))
         elif token in "]}":
             depth -= 1
             if depth == 0:

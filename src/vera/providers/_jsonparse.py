@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from vera._json import JsonRefused, TooDeepError, decode_at, loads_bounded, skip_value
+from vera._json import JsonRefused, decode_at, loads_bounded
 
 __all__ = [
     "IncompleteJSONError",
@@ -64,20 +64,13 @@ def parse_json_object(text: str) -> dict[str, Any]:
 
 def _first_object(text: str) -> dict[str, Any]:
     """The first balanced `{...}` of `text` that decodes. One the guarded reader refuses (a
-    NaN in it, a key twice) is passed over whole: an object inside it is only part of it."""
-    refused: JsonRefused | None = None
-    resume = 0
+    NaN in it, a key twice, nesting without end) is the reply's object, refused: neither an
+    object inside it nor one after it is taken for the reply instead."""
     for start in _object_starts(text):
-        if start < resume:
-            continue
         try:
             value, _ = decode_at(text, start)
-        except TooDeepError as exc:  # every object inside it is as deep: stop here
-            raise MalformedJSONError(f"the reply's JSON is not readable: {exc}") from None
         except JsonRefused as exc:
-            refused = refused or exc
-            resume = _end_of(text, start)
-            continue
+            raise MalformedJSONError(f"the reply's JSON is not readable: {exc}") from None
         except ValueError:
             if _ends_inside(text, start):
                 raise IncompleteJSONError(
@@ -87,8 +80,6 @@ def _first_object(text: str) -> dict[str, Any]:
             continue
         if isinstance(value, dict):
             return value
-    if refused is not None:
-        raise MalformedJSONError(f"the reply's JSON is not readable: {refused}")
     raise MalformedJSONError(f"no JSON object found in the reply: {_excerpt(text)}")
 
 
@@ -102,13 +93,6 @@ def try_parse_json_object(text: str) -> dict[str, Any] | None:
         return parse_json_object(text)
     except MalformedJSONError:
         return None
-
-
-def _end_of(text: str, start: int) -> int:
-    try:
-        return skip_value(text, start)[0]
-    except ValueError:  # it never closes
-        return len(text)
 
 
 def _object_starts(text: str) -> list[int]:
