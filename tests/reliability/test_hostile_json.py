@@ -15,7 +15,11 @@ kept its last value, and a tool result answering a call never made was evidence.
 from __future__ import annotations
 
 import json
+import random
 import sqlite3
+import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
@@ -429,3 +433,141 @@ def test_vera_eval_exits_2_naming_the_row_and_skips_it_with_skip_invalid(
     with closing(sqlite3.connect(tmp_path / ".vera" / "runs.sqlite")) as db:
         statuses = [s for (s,) in db.execute("SELECT status FROM runs")]
     assert "running" not in statuses  # no run is left looking as if it were still going
+
+
+# ---- the live monitor: one bad request never stops it -------------------------------------
+
+FUZZ_REQUESTS = 300
+FUZZ_VALUES: list[Any] = [
+    [1],
+    {"values": 5},
+    {"values": [1]},
+    {"kvlistValue": [1]},
+    {"kvlistValue": {"values": [{"key": 1}]}},
+    {"arrayValue": "x"},
+    {"intValue": [1]},
+    {"intValue": "1e5"},
+    {"doubleValue": "Infinity"},
+    {"doubleValue": 10**30},
+    {"stringValue": {"a": 1}},
+    {},
+    [],
+    None,
+    True,
+    "x",
+    -1,
+    1.5,
+]
+FUZZ_RAW = ["NaN", "Infinity", "-Infinity", "1e999", "9" * 500, "[" * 300 + "]" * 300]
+
+
+def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [path] if path else []
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    for key, child in items:
+        found += _paths(child, (*path, key))
+    return found
+
+
+def fuzzed_bodies(seed: int, count: int) -> list[bytes]:
+    """`count` OTLP/JSON bodies: the RAG request with one to three of its values (any, at any
+    depth) replaced by a wrong type or a number JSON has no place for; seeded, so a failure
+    names the body that gave it."""
+    rng = random.Random(seed)
+    bodies = []
+    for _ in range(count):
+        request = json.loads(json.dumps(RAG))
+        raw = None
+        for _ in range(rng.randint(1, 3)):
+            *parents, last = rng.choice(_paths(request))
+            owner = request
+            for key in parents:
+                owner = owner[key]
+            if rng.random() < 0.2:
+                raw = rng.choice(FUZZ_RAW)
+                owner[last] = "@hostile@"
+            else:
+                owner[last] = json.loads(json.dumps(rng.choice(FUZZ_VALUES)))
+        text = json.dumps(request)
+        if raw is not None and '"@hostile@"' in text:
+            text = text.replace('"@hostile@"', raw, 1)
+        bodies.append(text.encode())
+    return bodies
+
+
+def _post(url: str, body: bytes) -> int:
+    request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return int(answer.status)
+    except urllib.error.HTTPError as refused:
+        return refused.code
+
+
+def _evaluated(history: Path) -> set[str]:
+    store = RunStore(history, read_only=True)
+    try:
+        return {r.id for run in store.list() for r in store.iter_results(run.id)}
+    finally:
+        store.close()
+
+
+def _wait_for(condition: Callable[[], bool], what: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.05)
+
+
+GOOD_TRACE = "2" * 32
+
+
+def test_hostile_bodies_are_answered_and_the_monitor_goes_on(tmp_path: Path) -> None:
+    pytest.importorskip("uvicorn", reason="vera monitor needs the monitor extra")
+    pytest.importorskip("opentelemetry.proto", reason="vera monitor needs the monitor extra")
+    from vera.monitor import MonitorConfig, create_monitor, running_monitor
+
+    history = tmp_path / "runs.sqlite"
+    config = MonitorConfig(settle_seconds=0.1, flush_seconds=0.1, spool=tmp_path / "spool")
+    monitor = create_monitor(config, history=history)
+    started = time.monotonic()
+    with running_monitor(monitor) as url:
+        assert _post(url, otlp_with("Infinity").encode()) == 400
+        assert _post(url, otlp_with('{"kvlistValue": [1]}').encode()) == 200  # then ignored
+        answers = [_post(url, body) for body in fuzzed_bodies(seed=39, count=FUZZ_REQUESTS)]
+        good = json.dumps(RAG).replace("5b8efff798038103d269b633813fc60c", GOOD_TRACE)
+        assert _post(url, good.encode()) == 200
+        _wait_for(lambda: GOOD_TRACE in _evaluated(history), "the good trace's evaluation")
+        status = monitor.status()
+    assert time.monotonic() - started < 60
+    assert status["stopped"] is None, status["stopped"]
+    assert set(answers) <= {200, 400}  # never a 500
+    assert 400 in answers and status["counts"]["invalid"] >= 1
+    assert not list((tmp_path / "spool").iterdir())  # ignored requests leave the spool too
+
+
+def test_a_spooled_hostile_request_does_not_stop_the_restart(tmp_path: Path) -> None:
+    pytest.importorskip("uvicorn", reason="vera monitor needs the monitor extra")
+    pytest.importorskip("opentelemetry.proto", reason="vera monitor needs the monitor extra")
+    from vera.monitor import MonitorConfig, Spool, create_monitor, running_monitor
+
+    spool = tmp_path / "spool"
+    # What a monitor killed after answering 200 leaves behind it.
+    Spool(spool).write(otlp_with('{"kvlistValue": [1]}').encode(), "application/json")
+    history = tmp_path / "runs.sqlite"
+    config = MonitorConfig(settle_seconds=0.1, flush_seconds=0.1, spool=spool)
+    monitor = create_monitor(config, history=history)
+    with running_monitor(monitor) as url:
+        good = json.dumps(RAG).replace("5b8efff798038103d269b633813fc60c", GOOD_TRACE)
+        assert _post(url, good.encode()) == 200
+        _wait_for(lambda: GOOD_TRACE in _evaluated(history), "the good trace's evaluation")
+        status = monitor.status()
+    assert status["stopped"] is None, status["stopped"]
+    assert status["counts"]["invalid"] == 1
+    assert not list(spool.iterdir())
