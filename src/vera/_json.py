@@ -180,7 +180,7 @@ class _Frame:
     keys: set[str] = field(default_factory=set)
 
 
-_PATH_LEVELS = 8
+_PATH_LEVELS = 12
 """The levels of a path a message names; a deeper one ends in "…"."""
 
 
