@@ -198,6 +198,28 @@ def test_a_byte_order_mark_is_read_past_and_bad_bytes_are_one_invalid_row(
         load_dataset(whole)
 
 
+def test_a_line_over_the_bound_is_read_past_as_one_invalid_row(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    with path.open("w") as fh:
+        fh.write(json.dumps(GOOD) + "\n")
+        fh.write('{"id": "big", "query": "' + "x" * (64 * 2**20) + '"}\n')
+        fh.write(json.dumps({**GOOD, "id": "c"}) + "\n")
+    dataset = load_dataset(path, skip_invalid=True)
+    assert dataset.size_hint() == 3
+    assert [s.id for s in dataset] == ["a", "c"]
+    [invalid] = dataset.invalid_rows
+    assert invalid.location == "line 2"
+    assert invalid.problem.startswith("a line of more than 64 MiB, more than VERA reads as one row")
+
+
+def test_a_json_file_over_the_bound_is_refused_unread(tmp_path: Path) -> None:
+    path = tmp_path / "d.json"
+    with path.open("wb") as fh:
+        fh.truncate(513 * 2**20)  # sparse: the size is all the check reads
+    with pytest.raises(DatasetError, match="513 MiB of JSON, more than the 512 MiB VERA parses"):
+        load_dataset(path)
+
+
 def test_a_hostile_csv_cell_is_an_invalid_row(tmp_path: Path) -> None:
     path = tmp_path / "d.csv"
     path.write_text(
