@@ -129,15 +129,13 @@ def loads_bounded(text: str, *, max_chars: int | None = None) -> Any:
     """`json.loads(text)` with the guards above: `JsonRefused` (a `ValueError`) for what VERA
     does not read, `json.JSONDecodeError` for what is not JSON.
 
-    Only a text with more than `MAX_NESTING` brackets can be too deep, so the depth scan costs
-    nothing for ordinary rows.
+    Only a text with more than `MAX_NESTING` brackets can be too deep, so the depth check
+    costs nothing for ordinary rows.
     """
     if max_chars is not None and len(text) > max_chars:
         raise JsonRefused(f"{len(text):,} characters, over the {max_chars:,} VERA reads at once")
     start = len(text) - len(text.lstrip())
-    if opens(text, start) > MAX_NESTING and text.startswith(("[", "{"), start):
-        scan_value(text, start)
-    value, end = _decode(text, start)
+    value, end = decode_at(text, start)
     rest = len(text) - len(text[end:].lstrip())
     if rest != len(text):
         raise json.JSONDecodeError("Extra data", text, rest)
@@ -156,9 +154,35 @@ def decode_at(text: str, start: int) -> tuple[Any, int]:
         with contextlib.suppress(json.JSONDecodeError):
             scan_value(text, start)
         raise TooDeepError(None, start) from None
-    if opens(text, start, end) > MAX_NESTING:
-        scan_value(text, start)
+    if _deeper_than_allowed(text, start, end):
+        scan_value(text, start)  # names the field
     return value, end
+
+
+_ESCAPE = re.compile(rb"\\.", re.DOTALL)
+_OTHER_BYTES = bytes(b for b in range(256) if b not in b'[]{}"')
+_SQUARE = bytes.maketrans(b"{}", b"[]")
+
+
+def _deeper_than_allowed(text: str, start: int, end: int) -> bool:
+    """Whether `text[start:end]`, parsed already, nests deeper than `MAX_NESTING`, found by
+    byte operations that run in C (the token scan of `skip_value` runs in Python, slower than
+    the parse): escapes, then all but quotes and brackets, then strings cut out; then each
+    round removes the innermost pairs, so brackets left after `MAX_NESTING` rounds nest
+    deeper."""
+    if opens(text, start, end) <= MAX_NESTING:
+        return False
+    raw = text[start:end].encode("utf-8", "surrogatepass")
+    if b"\\" in raw:
+        raw = _ESCAPE.sub(b"", raw)
+    # Strings alternate with what lies between them: the even pieces are outside.
+    raw = b"".join(raw.translate(None, _OTHER_BYTES).split(b'"')[::2]).translate(_SQUARE)
+    for _ in range(MAX_NESTING):
+        shorter = raw.replace(b"[]", b"")
+        if shorter == raw:
+            return bool(raw)  # empty: shallow enough; unbalanced: the scan decides
+        raw = shorter
+    return bool(raw)
 
 
 def _decode(text: str, start: int) -> tuple[Any, int]:
