@@ -4,6 +4,7 @@ reader itself is `vera._json`, a bottom layer, so providers and the monitor shar
 from __future__ import annotations
 
 from vera._json import (
+    MAX_LINE_BYTES,
     MAX_NESTING,
     JsonRefused,
     TooDeepError,
@@ -17,6 +18,7 @@ from vera._json import (
 )
 
 __all__ = [
+    "MAX_LINE_BYTES",
     "MAX_NESTING",
     "JsonRefused",
     "TooDeepError",

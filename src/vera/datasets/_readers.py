@@ -15,8 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vera._json import MAX_LINE_BYTES
-from vera.datasets._nesting import JsonRefused, bounded_lines, decode_at, loads_bounded, skip_value
+from vera.datasets._nesting import (
+    MAX_LINE_BYTES,
+    JsonRefused,
+    bounded_lines,
+    decode_at,
+    loads_bounded,
+    skip_value,
+)
 from vera.types._errors import DatasetError
 
 __all__ = [
