@@ -14,6 +14,7 @@ kept its last value, and a tool result answering a call never made was evidence.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import sqlite3
@@ -29,11 +30,13 @@ import pytest
 
 import vera
 from tests.support.cli import run_vera
+from tests.support.loopback import LoopbackServer, malformed
 from tests.unit.test_otlp_dataset import RAG
 from vera import DatasetError, DatasetRowError, load_dataset
 from vera.datasets import read_conversations
 from vera.datasets._otlp import OtlpRequestError
 from vera.monitor import BadRequest, decode_body, request_spans_of
+from vera.pipelines import UserPipelineError, load_user_pipeline
 from vera.providers import MalformedJSONError, parse_json_object
 from vera.store import DamagedRunError, RunStore
 
@@ -359,6 +362,19 @@ def test_a_tool_result_answering_a_call_never_made_is_refused(tmp_path: Path) ->
     path = write(tmp_path / "ok.jsonl", json.dumps({"id": "c", "messages": _called()}))
     [sample] = list(load_dataset(path))
     assert [c.metadata["source_kind"] for c in sample.contexts][:1] == ["tool"]
+
+
+@pytest.mark.parametrize("case", [*VALUE_IDS, "key-twice"])
+def test_a_hostile_answer_of_an_http_pipeline_is_its_error(case: str) -> None:
+    value, said = HOSTILE_VALUES.get(case, ('"a", "response": "b"', "given twice"))
+    body = '{"response": "x", "contexts": ["x"], "score": ' + value + "}"
+    with LoopbackServer() as server:
+        server.script(malformed(body))
+        pipeline = load_user_pipeline(server.url + "/answer")
+        with pytest.raises(UserPipelineError) as refused:
+            asyncio.run(pipeline.run("q"))
+    assert "answered JSON VERA does not read" in str(refused.value)
+    assert said in str(refused.value)
 
 
 @pytest.fixture(scope="module")

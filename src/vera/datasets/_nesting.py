@@ -1,5 +1,5 @@
 """The guarded JSON reader's names as the dataset readers have always imported them; the
-reader itself is `vera._json`, a bottom layer, so providers and the monitor share it."""
+reader itself is `vera._json`, a bottom layer, so the providers beside datasets share it."""
 
 from __future__ import annotations
 
