@@ -34,8 +34,7 @@ from tests.support.loopback import LoopbackServer, malformed
 from tests.unit.test_otlp_dataset import RAG
 from vera import DatasetError, DatasetRowError, load_dataset
 from vera.datasets import read_conversations
-from vera.datasets._otlp import OtlpRequestError
-from vera.monitor import BadRequest, decode_body, request_spans_of
+from vera.monitor import BadRequest, OtlpRequestError, decode_body, request_spans_of
 from vera.pipelines import UserPipelineError, load_user_pipeline
 from vera.providers import MalformedJSONError, parse_json_object
 from vera.store import DamagedRunError, RunStore

@@ -245,6 +245,7 @@ SURFACES: dict[str, list[str]] = {
         "Monitor",
         "MonitorConfig",
         "MonitorHistory",
+        "OtlpRequestError",
         "Receipt",
         "Spool",
         "StoredAlert",

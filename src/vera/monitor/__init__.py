@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from vera.datasets._otlp import OtlpRequestError
 from vera.judges._base import Judge, as_judge, check_capabilities
 from vera.judges._registry import create_judge
 from vera.metrics._registry import create_metric
@@ -51,6 +52,7 @@ __all__ = [
     "Monitor",
     "MonitorConfig",
     "MonitorHistory",
+    "OtlpRequestError",
     "Receipt",
     "Spool",
     "StoredAlert",
