@@ -49,7 +49,12 @@ def deep_otlp(path: Path) -> None:
 CASES = [
     ("d.jsonl", deep_jsonl, "d.jsonl: line 2, field 'metadata': "),
     ("d.json", deep_json, "d.json: row 2 (line 1): "),
-    ("t.jsonl", deep_otlp, "t.jsonl: line 2: field 'resourceSpans': "),
+    (
+        "t.jsonl",
+        deep_otlp,
+        "t.jsonl: line 2: field 'resourceSpans': at resourceSpans[0].scopeSpans[0].spans[0]."
+        "attributes[0].value.kvlistValue.values[0]…: ",
+    ),
 ]
 
 

@@ -12,7 +12,13 @@ from vera.datasets._fields import check_field_map, parse_field_option
 from vera.datasets._formats import FORMAT_REGISTRY, DatasetFormat, dataset_format, format_help
 from vera.datasets._inmemory import InMemoryDataset
 from vera.datasets._loader import Dataset, load_dataset
-from vera.datasets._nesting import MAX_NESTING, TooDeepError, loads_bounded, skip_value
+from vera.datasets._nesting import (
+    MAX_NESTING,
+    JsonRefused,
+    TooDeepError,
+    loads_bounded,
+    skip_value,
+)
 from vera.datasets._otlp import OtlpSpan, TraceParts, add_trace_span, request_spans
 from vera.datasets._readers import RawRow, invalid_data
 from vera.datasets._source import PassLog, SampleSource, open_dataset
@@ -26,6 +32,7 @@ __all__ = [
     "DatasetFormat",
     "InMemoryDataset",
     "InvalidRow",
+    "JsonRefused",
     "OtlpSpan",
     "PassLog",
     "RawRow",

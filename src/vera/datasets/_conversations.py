@@ -170,7 +170,39 @@ def _turns(messages: list[Any], key: str) -> list[Turn]:
             if call.id:
                 calls[call.id] = call.name
         turns.append(turn)
+    if any(turn.tool_calls for turn in turns):
+        _check_answers(turns, key)
     return turns
+
+
+def _check_answers(turns: list[Turn], key: str) -> None:
+    """In a conversation that records its tool calls, each tool result answers one made
+    before it: by its call id, or (RAGAS, no ids) one of the last assistant message's calls
+    still unanswered. A result of a call never made is no evidence, so it is refused rather
+    than verified against. (Where no message records a call, as in traces whose tool spans
+    are the calls, there is nothing to check a result against.)"""
+    made: set[str] = set()
+    unanswered = 0  # of the last assistant message's calls, for results without an id
+    for i, turn in enumerate(turns):
+        if turn.role is Role.ASSISTANT:
+            made.update(call.id for call in turn.tool_calls if call.id)
+            unanswered = len(turn.tool_calls)
+        elif turn.role is not Role.TOOL:
+            unanswered = 0
+        elif turn.call_id is not None and turn.call_id not in made:
+            raise ConversationProblem(
+                f"{key}[{i}].tool_call_id",
+                f"answers call {turn.call_id!r}, which no earlier assistant message made (no "
+                "tool_calls entry before it has that id); fix the id, or remove the message",
+            )
+        elif turn.call_id is None and unanswered == 0:
+            raise ConversationProblem(
+                f"{key}[{i}]",
+                "a tool result that answers no call: every call of the assistant message "
+                "before it is answered already; add its call, or remove the message",
+            )
+        else:
+            unanswered = max(unanswered - 1, 0)
 
 
 def _turn(
@@ -182,6 +214,10 @@ def _turn(
     name = message.get("name") or message.get("tool_name")
     if role is Role.TOOL and not name:
         name = calls.get(str(call_id)) if call_id else _positional_tool(earlier)
+    if message.get("content") is None and not (
+        role is Role.ASSISTANT and message.get("tool_calls")
+    ):
+        raise ConversationProblem(f"{where}.content", _NO_CONTENT[role])
     try:
         return Turn(
             role=role,
@@ -198,6 +234,14 @@ def _turn(
         error = exc.errors()[0]
         loc = ".".join(str(p) for p in error["loc"])
         raise ConversationProblem(f"{where}.{loc}", error["msg"].lower()) from None
+
+
+_NO_CONTENT = {
+    Role.USER: "missing; a user message needs the text it said",
+    Role.ASSISTANT: "missing; an assistant message needs its text, or the tool_calls it made",
+    Role.TOOL: "missing; a tool message needs the result it returned",
+    Role.SYSTEM: "missing; a system message needs its text",
+}
 
 
 def _role(message: Mapping[str, Any], where: str) -> Role:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from vera.datasets._nesting import TooDeepError, loads_bounded
+from vera.datasets._nesting import JsonRefused, loads_bounded
 from vera.types._errors import DatasetError
 
 __all__ = [
@@ -274,7 +274,7 @@ def _cell(value: Any, canonical: str, key: str, from_csv: bool) -> Any:
 def _parse_structured(text: str, key: str) -> Any:
     try:
         return loads_bounded(text)
-    except TooDeepError as exc:
+    except JsonRefused as exc:
         raise RowProblem(key, exc.problem) from None
     except json.JSONDecodeError:
         pass

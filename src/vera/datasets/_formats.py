@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from vera.datasets._nesting import bounded_lines
 from vera.datasets._readers import (
     RawRow,
     json_rows,
@@ -66,7 +67,7 @@ def read_json_rows(path: Path) -> Iterator[RawRow]:
 
 def count_jsonl_rows(path: Path) -> int:
     with path.open("rb") as fh:
-        return sum(1 for line in fh if line.strip())
+        return sum(1 for _, line in bounded_lines(fh) if line is None or line.strip())
 
 
 FORMAT_REGISTRY: Registry[DatasetFormat] = Registry("dataset format", ENTRY_POINT_GROUP)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ from vera.datasets._bundled import bundled_path
 from vera.datasets._conversations import is_conversation_row
 from vera.datasets._fields import FieldMap, source_field_map
 from vera.datasets._formats import dataset_format, detect_format
+from vera.datasets._nesting import first_line, loads_bounded
 from vera.datasets._readers import (
     RawRow,
     check_readable,
@@ -93,8 +93,8 @@ class Dataset(LastPassLog):
             return None if any(is_conversation_row(row) for row in rows) else len(rows)
         if self.format == "jsonl":
             with self.path.open("rb") as fh:
-                first = next((line for line in fh if line.strip()), None)
-            if first is not None and _conversation_line(first):
+                first = first_line(fh)
+            if first and _conversation_line(first):
                 return None
         count = self._reader.count_rows
         return None if count is None else count(self.path)
@@ -136,9 +136,9 @@ def load_dataset(
 
 
 def _conversation_line(line: bytes) -> bool:
-    """Whether a JSONL line is a conversation row (a line that is no JSON is left to the read,
-    which reports it)."""
+    """Whether a JSONL line is a conversation row (a line that is no JSON, or that the guarded
+    reader refuses, is left to the read, which reports it)."""
     try:
-        return is_conversation_row(json.loads(line))
-    except ValueError:
+        return is_conversation_row(loads_bounded(line.decode("utf-8").removeprefix("\ufeff")))
+    except ValueError:  # UnicodeDecodeError, JSONDecodeError and JsonRefused among them
         return False

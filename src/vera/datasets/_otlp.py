@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -22,7 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from vera.datasets._formats import DatasetFormat
-from vera.datasets._nesting import TooDeepError, loads_bounded
+from vera.datasets._nesting import (
+    MAX_LINE_BYTES,
+    JsonRefused,
+    bounded_lines,
+    first_line,
+    loads_bounded,
+)
 from vera.datasets._otlp_agents import AgentSpans
 from vera.datasets._readers import (
     RawRow,
@@ -68,11 +75,13 @@ def looks_like_otlp(path: Path) -> bool:
         return False
     # A key other than `resourceSpans` came first: parse the first line to be sure.
     with path.open("rb") as fh:
-        first = next((line for line in fh if line.strip()), b"")
+        first = first_line(fh)
+    if not first:
+        return False  # over the bound a line is read to: read as rows, it is one invalid row
     try:
         request = loads_bounded(first.decode("utf-8").removeprefix("\ufeff"))
-    except (json.JSONDecodeError, UnicodeDecodeError, TooDeepError):
-        # Not a request; read as rows, a line too deep is one invalid row that says so.
+    except (json.JSONDecodeError, UnicodeDecodeError, JsonRefused):
+        # Not a request; read as rows, a refused line is one invalid row that says so.
         return False
     return isinstance(request, dict) and "resourceSpans" in request
 
@@ -161,7 +170,10 @@ def _requests(path: Path) -> Iterator[tuple[int, Any]]:
             yield 1, request
         return
     with path.open("rb") as fh:
-        for number, raw in enumerate(fh, start=1):
+        for number, raw in bounded_lines(fh):
+            if raw is None:
+                yield number, _Unreadable(f"a line of more than {MAX_LINE_BYTES // 2**20} MiB")
+                continue
             try:
                 text = raw.decode("utf-8").removeprefix("\ufeff")
             except UnicodeDecodeError as exc:
@@ -171,7 +183,7 @@ def _requests(path: Path) -> Iterator[tuple[int, Any]]:
                 continue
             try:
                 yield number, loads_bounded(text)
-            except TooDeepError as exc:
+            except JsonRefused as exc:
                 yield number, _Unreadable(str(exc))
             except json.JSONDecodeError as exc:
                 yield number, _Unreadable(f"invalid JSON ({exc.msg} at column {exc.colno})")
@@ -179,11 +191,13 @@ def _requests(path: Path) -> Iterator[tuple[int, Any]]:
 
 def _first_line_is_json(path: Path) -> bool:
     with path.open("rb") as fh:
-        first = next((line for line in fh if line.strip()), b"{}")
+        first = first_line(fh)
+    if first is None or first == b"":
+        return True  # too long to read (one invalid row of a line-by-line read), or empty
     try:
         loads_bounded(first.decode("utf-8").removeprefix("\ufeff"))
-    except TooDeepError:
-        return True  # JSON by itself, too deep: one invalid row of a line-by-line read
+    except JsonRefused:
+        return True  # JSON by itself, refused: one invalid row of a line-by-line read
     except (json.JSONDecodeError, UnicodeDecodeError):
         return False
     return True
@@ -274,7 +288,8 @@ def _attributes(owner: Any, where: str) -> dict[str, Any]:
 
 
 def _any_value(value: Any, where: str) -> Any:
-    """An OTLP AnyValue as plain Python."""
+    """An OTLP AnyValue as plain Python; a value of the wrong shape is a `_SpanProblem`
+    naming its path (one bad attribute refuses its request, never stops the reader)."""
     if not isinstance(value, dict) or not value:
         return None
     if "stringValue" in value:
@@ -283,18 +298,51 @@ def _any_value(value: Any, where: str) -> Any:
         return bool(value["boolValue"])
     try:
         if "intValue" in value:
-            return int(value["intValue"])
+            return int(value["intValue"])  # a JSON string by OTLP/JSON, or a number
         if "doubleValue" in value:
-            return float(value["doubleValue"])
-    except (TypeError, ValueError):
-        raise _SpanProblem(where, f"expected a number, got {value!r}") from None
+            return _double(value["doubleValue"])
+    except (TypeError, ValueError, OverflowError):
+        raise _SpanProblem(where, f"expected a number, got {value!r:.60}") from None
     if "arrayValue" in value:
-        items = (value["arrayValue"] or {}).get("values") or []
-        return [_any_value(v, f"{where}.arrayValue[{i}]") for i, v in enumerate(items)]
+        items = _values(value["arrayValue"], f"{where}.arrayValue")
+        return [_any_value(v, f"{where}.arrayValue.values[{i}]") for i, v in enumerate(items)]
     if "kvlistValue" in value:
-        pairs = (value["kvlistValue"] or {}).get("values") or []
-        return {p.get("key"): _any_value(p.get("value"), where) for p in pairs}
+        pairs = _values(value["kvlistValue"], f"{where}.kvlistValue")
+        return dict(_pair(p, f"{where}.kvlistValue.values[{i}]") for i, p in enumerate(pairs))
     return value.get("bytesValue")
+
+
+def _double(value: Any) -> float:
+    # OTLP/JSON writes NaN and Infinity as the strings "NaN" and "Infinity"; VERA's figures
+    # read finite numbers only.
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(value)
+    return number
+
+
+def _values(holder: Any, where: str) -> list[Any]:
+    """The `values` list of an ArrayValue or KeyValueList (empty when absent)."""
+    if holder is None:
+        return []
+    if not isinstance(holder, dict):
+        raise _SpanProblem(where, f"expected an object with 'values', got {_kind(holder)}")
+    values = holder.get("values")
+    if values is None:
+        return []
+    if not isinstance(values, list):
+        raise _SpanProblem(f"{where}.values", f"expected a list, got {_kind(values)}")
+    return values
+
+
+def _pair(item: Any, where: str) -> tuple[str, Any]:
+    if not isinstance(item, dict) or not isinstance(item.get("key"), str):
+        raise _SpanProblem(where, "expected a pair {'key': ..., 'value': ...}")
+    return item["key"], _any_value(item.get("value"), f"{where}.value")
+
+
+def _kind(value: Any) -> str:
+    return type(value).__name__
 
 
 def _add_span(traces: dict[str, _Trace], span: _Span, line: int) -> None:

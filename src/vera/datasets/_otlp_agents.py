@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from vera.datasets._nesting import loads_bounded
 from vera.types._conversations import INTERMEDIATE_KEY
 
 __all__ = ["AgentSpans", "message_text"]
@@ -172,8 +173,8 @@ def _indexed(attributes: dict[str, Any], kind: str) -> list[dict[str, Any]] | No
 def _json(value: Any) -> Any:
     if isinstance(value, str):
         try:
-            return json.loads(value)
-        except ValueError:
+            return loads_bounded(value)
+        except ValueError:  # not JSON, or refused by the guarded reader: no messages
             return None
     return value
 

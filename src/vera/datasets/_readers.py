@@ -9,12 +9,20 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vera.datasets._nesting import MAX_NESTING, TooDeepError, loads_bounded, opens, skip_value
+from vera.datasets._nesting import (
+    MAX_LINE_BYTES,
+    JsonRefused,
+    bounded_lines,
+    decode_at,
+    loads_bounded,
+    skip_value,
+)
 from vera.types._errors import DatasetError
 
 __all__ = [
@@ -32,6 +40,9 @@ __all__ = [
 ]
 
 ROW_LIST_KEYS = ("samples", "data", "rows", "examples", "test_cases")
+MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
+"""The largest .json file parsed whole (JSON cannot be streamed; its objects take several
+times its bytes in memory)."""
 
 
 @dataclass(frozen=True)
@@ -68,7 +79,10 @@ def _decode(raw: bytes, path: Path, line_no: int) -> str:
 
 def read_jsonl_rows(path: Path) -> Iterator[RawRow]:
     with path.open("rb") as fh:
-        for line_no, raw in enumerate(fh, start=1):
+        for line_no, raw in bounded_lines(fh):
+            if raw is None:
+                yield RawRow(f"line {line_no}", _InvalidJson(_too_long()))
+                continue
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -90,10 +104,17 @@ def _parsed_line(text: str) -> Any:
     """One JSONL line's value, or the `_InvalidJson` that says why it has none."""
     try:
         return loads_bounded(text)
-    except TooDeepError as exc:
+    except JsonRefused as exc:
         return _InvalidJson(exc.problem, exc.field)
     except json.JSONDecodeError as exc:
         return _InvalidJson(f"invalid JSON ({exc.msg} at column {exc.colno})")
+
+
+def _too_long() -> str:
+    return (
+        f"a line of more than {MAX_LINE_BYTES // 2**20} MiB, more than VERA reads as one row; "
+        "split the row, or keep long texts in files it names"
+    )
 
 
 class _InvalidJson:
@@ -161,6 +182,13 @@ def read_csv_rows(path: Path) -> Iterator[RawRow]:
 
 def read_json_document(path: Path) -> Any:
     """Parse a whole JSON file, with a line and column on a syntax error."""
+    size = path.stat().st_size
+    if size > MAX_DOCUMENT_BYTES:
+        raise DatasetError(
+            f"{path}: {size / 2**20:,.0f} MiB of JSON, more than the "
+            f"{MAX_DOCUMENT_BYTES // 2**20} MiB VERA parses at once; write it as JSONL (one "
+            "row a line), which is read a row at a time"
+        )
     raw = path.read_bytes()
     try:
         text = raw.decode("utf-8").removeprefix("\ufeff")
@@ -176,7 +204,7 @@ def read_json_document(path: Path) -> Any:
         raise DatasetError(
             f"{path}: line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg})"
         ) from None
-    except TooDeepError as exc:
+    except JsonRefused as exc:
         line = text.count("\n", 0, exc.offset) + 1
         raise DatasetError(f"{path}: line {line}: {exc}") from None
 
@@ -214,21 +242,20 @@ class _JsonWithLines:
             raise json.JSONDecodeError("expected ',' or ']'", text, pos)
 
 
-_DECODER = json.JSONDecoder()
-
-
 def _element(text: str, pos: int) -> tuple[Any, int]:
-    """The array element at `pos` and where it ends; one nested deeper than `MAX_NESTING` is
-    an `_InvalidJson` row (its extent found by a scan, as the parser would overflow)."""
+    """The array element at `pos` and where it ends; one the guarded reader refuses (nested
+    too deep, NaN, a key twice) is an `_InvalidJson` row, read past to its end."""
     try:
-        value, end = _DECODER.raw_decode(text, pos)
-    except RecursionError:
-        value, end = None, pos  # deeper than the parser goes: the scan below says where
-    if end == pos or opens(text, pos, end) > MAX_NESTING:
-        skipped, too_deep = skip_value(text, pos)
-        if too_deep is not None:
-            return _InvalidJson(too_deep.problem, too_deep.field), skipped
-    return value, end
+        return decode_at(text, pos)
+    except JsonRefused as exc:
+        if text.startswith(("[", "{"), pos):
+            end, _ = skip_value(text, pos)
+        else:  # a bare number the reader refused (NaN, 1e999)
+            end = _LITERAL.match(text, pos).end()  # type: ignore[union-attr]
+        return _InvalidJson(exc.problem, exc.field), end
+
+
+_LITERAL = re.compile(r"-?Infinity|NaN|-?[0-9][0-9.eE+-]*")
 
 
 def _skip_ws(text: str, pos: int) -> int:

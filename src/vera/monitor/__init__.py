@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from vera._http_server import ServerLimits
+from vera.datasets._otlp import OtlpRequestError
 from vera.judges._base import Judge, as_judge, check_capabilities
 from vera.judges._registry import create_judge
 from vera.metrics._registry import create_metric
@@ -53,6 +54,7 @@ __all__ = [
     "Monitor",
     "MonitorConfig",
     "MonitorHistory",
+    "OtlpRequestError",
     "Receipt",
     "ServerLimits",
     "Spool",

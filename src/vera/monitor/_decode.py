@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import zlib
 from typing import Any
 
-from vera.datasets._nesting import TooDeepError, loads_bounded
+from vera.datasets._nesting import JsonRefused, loads_bounded
 from vera.datasets._otlp import SERVICE_NAME, OtlpRequestError, OtlpSpan, request_spans
 from vera.types._errors import ConfigError
 from vera.types._extras import install_hint
@@ -89,7 +90,7 @@ def decode_body(body: bytes, content_type: str) -> Any:
     if kind == JSON:
         try:
             return loads_bounded(body.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError, TooDeepError) as exc:
+        except (UnicodeDecodeError, json.JSONDecodeError, JsonRefused) as exc:
             raise BadRequest(f"the body is not OTLP/JSON ({exc})") from None
     raise BadRequest(f"Content-Type {kind or 'missing'!r}: OTLP/HTTP sends {PROTOBUF} or {JSON}")
 
@@ -137,22 +138,28 @@ def _proto_span(span: Any, service: str | None) -> OtlpSpan:
         name=span.name,
         start=span.start_time_unix_nano,
         end=span.end_time_unix_nano,
-        attributes={item.key: _proto_value(item.value) for item in span.attributes},
+        attributes={item.key: _proto_value(item.value, item.key) for item in span.attributes},
         service=service,
     )
 
 
-def _proto_value(value: Any) -> Any:
-    """An AnyValue as plain Python, as the file reader reads its JSON form."""
+def _proto_value(value: Any, key: str) -> Any:
+    """An AnyValue as plain Python, as the file reader reads its JSON form (a NaN or
+    infinite double is refused there, so here too)."""
     kind = value.WhichOneof("value")
     if kind is None:
         return None
     if kind == "array_value":
-        return [_proto_value(v) for v in value.array_value.values]
+        return [_proto_value(v, key) for v in value.array_value.values]
     if kind == "kvlist_value":
-        return {p.key: _proto_value(p.value) for p in value.kvlist_value.values}
+        return {p.key: _proto_value(p.value, key) for p in value.kvlist_value.values}
     if kind == "bytes_value":
         return base64.b64encode(value.bytes_value).decode("ascii")
+    if kind == "double_value" and not math.isfinite(value.double_value):
+        raise OtlpRequestError(
+            f"not an OTLP trace request VERA reads (the attribute {key!r} holds "
+            f"{value.double_value}; VERA reads finite numbers)"
+        )
     return getattr(value, kind)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 
+from vera.datasets._nesting import JsonRefused, loads_bounded
 from vera.pipelines._core import Pipeline, RagState
 from vera.types import Context
 from vera.types._errors import ConfigError
@@ -125,7 +126,9 @@ class _HttpPipeline:
         if reply.status_code >= 400:
             raise UserPipelineError(f"{self.url} answered HTTP {reply.status_code}")
         try:
-            body = reply.json()
+            body = loads_bounded(reply.text)
+        except JsonRefused as exc:  # NaN, a key twice, nesting without end
+            raise UserPipelineError(f"{self.url} answered JSON VERA does not read: {exc}") from None
         except ValueError:
             raise UserPipelineError(f"{self.url} did not answer with JSON") from None
         return _read_answer(state, body)

@@ -10,9 +10,10 @@ to be complete (which would then fail validation as "claims: Field required").
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
+
+from vera._json import JsonRefused, decode_at, loads_bounded
 
 __all__ = [
     "IncompleteJSONError",
@@ -22,7 +23,6 @@ __all__ = [
 ]
 
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n?(.*?)```", re.DOTALL)
-_DECODER = json.JSONDecoder()
 _EXCERPT = 200
 
 
@@ -43,8 +43,8 @@ def parse_json_object(text: str) -> dict[str, Any]:
     `IncompleteJSONError` when the reply ends inside the object it opens.
     """
     try:
-        whole = json.loads(text)
-    except ValueError:
+        whole = loads_bounded(text)
+    except ValueError:  # not JSON alone, or JSON the guarded reader refuses: searched below
         pass
     else:
         if isinstance(whole, dict):
@@ -54,14 +54,23 @@ def parse_json_object(text: str) -> dict[str, Any]:
         )
     for fenced in _FENCE.finditer(text):
         try:
-            value = json.loads(fenced.group(1))
+            value = loads_bounded(fenced.group(1))
         except ValueError:
             continue
         if isinstance(value, dict):
             return value
+    return _first_object(text)
+
+
+def _first_object(text: str) -> dict[str, Any]:
+    """The first balanced `{...}` of `text` that decodes. One the guarded reader refuses (a
+    NaN in it, a key twice, nesting without end) is the reply's object, refused: neither an
+    object inside it nor one after it is taken for the reply instead."""
     for start in _object_starts(text):
         try:
-            value, _ = _DECODER.raw_decode(text, start)
+            value, _ = decode_at(text, start)
+        except JsonRefused as exc:
+            raise MalformedJSONError(f"the reply's JSON is not readable: {exc}") from None
         except ValueError:
             if _ends_inside(text, start):
                 raise IncompleteJSONError(

@@ -23,7 +23,7 @@ from vera._sqlite_file import StoreWriteError
 from vera._sync import run_sync
 from vera.baselines._verification import Verify
 from vera.datasets import SampleSource, consistency_checks
-from vera.datasets._nesting import TooDeepError
+from vera.datasets._nesting import JsonRefused
 from vera.datasets._unread import unread_contexts_column
 from vera.judges._base import ClaimJudge, Judge, as_judge, check_capabilities
 from vera.judges._registry import create_judge
@@ -361,7 +361,7 @@ def stored_plan(
     try:
         try:
             record = store.get(run_id)
-        except TooDeepError as exc:  # a stored plan edited to nest without end
+        except JsonRefused as exc:  # a stored plan edited to nest without end, say
             raise ConfigError(
                 f"{store.path}: run {run_id}'s stored options are damaged: {exc}"
             ) from None

@@ -75,7 +75,7 @@ class Sample(BaseModel):
     reference: str | None = None
     citations: tuple[Citation, ...] = ()
     category: str | None = None
-    latency_ms: float | None = Field(default=None, ge=0)
+    latency_ms: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     metadata: dict[str, Any] = Field(default_factory=dict)
     answerable: bool | None = None
     """None when the dataset does not say."""
