@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -40,6 +39,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal, Protocol, TypeVar
 
+from vera._json import JsonRefused, loads_bounded
 from vera.providers._base import (
     ChatModel,
     ChatRequest,
@@ -152,18 +152,14 @@ class BatchResults:
             )
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number JSON allows")
-
-
 def read_result_line(raw: str) -> dict[str, Any] | str:
     """One line of a batch's results as a JSON object with a string `custom_id`, or why it is
-    not one (never an exception): NaN and Infinity are refused, and nesting too deep to read
-    is said so rather than raised."""
+    not one (never an exception), read through VERA's guarded JSON reader (NaN, Infinity,
+    duplicate keys and nesting too deep are refused, said rather than raised)."""
     try:
-        line = json.loads(raw, parse_constant=_refuse_constant)
-    except RecursionError:
-        return "nested too deeply to read"
+        line = loads_bounded(raw)
+    except JsonRefused as exc:
+        return str(exc)
     except ValueError as exc:
         return f"not JSON ({exc})"
     if not isinstance(line, dict):
