@@ -381,9 +381,10 @@
     });
     return put(el("div", "table-wrap"), put(table, put(el("thead"), head), rows));
   }
-  // A metric's pass or fail with the threshold it was held to; a pass on a sample with a
-  // contradicted claim says so, in amber, rather than read as a plain green pass.
-  function result(m, contradicted) {
+  // A metric's pass or fail with the threshold it was held to; a pass on a sample with an
+  // unsupported (no evidence) or contradicted claim says so, in amber, rather than read as a
+  // plain green pass.
+  function result(m, unsupported) {
     if (m[2] === null) {
       const none = el("span", "badge", "n/a");
       none.title = words(m[3]);
@@ -394,8 +395,8 @@
       bound = " (threshold " + (data.lower.indexOf(data.metrics[m[0]]) >= 0 ? "≤ " : "≥ ") + String(m[5]) + ")";
     }
     if (!m[2]) { return el("span", "badge fail", "fail" + bound); }
-    if (!contradicted) { return el("span", "badge pass", "pass" + bound); }
-    return el("span", "badge warn", "pass" + bound + " · " + plural(contradicted, "contradicted claim"));
+    if (!unsupported) { return el("span", "badge pass", "pass" + bound); }
+    return el("span", "badge warn", "pass" + bound + " · " + plural(unsupported, "unsupported or contradicted claim"));
   }
   function contexts(detail) {
     const node = put(el("details", "contexts"), el("summary", null, "Retrieved contexts (" + detail.x.length + ")"));
