@@ -188,14 +188,15 @@
       detail ? body(detail, rank, status, values) : missing());
     return put(node, details);
   }
-  // The sample's one badge, from every gated metric (vera.outcome): a failure names
-  // each failed metric with its score; its title is the sentence that decided it.
+  // The sample's one badge, from its answer verdict and every gated metric (vera.outcome):
+  // a failure names an unfaithful answer, then each failed metric with its score; its title
+  // is the sentence that decided it.
   function outcomeBadge(values, detail) {
     const outcome = data.outcomes[values[7]];
     let label = outcome[2];
     if (outcome[0] === "fail") {
-      label = "fail: " + values[4].map(function (f) { return data.metrics[f[0]] + " " + score(f[1]); })
-        .join(", ");
+      const failed = values[4].map(function (f) { return data.metrics[f[0]] + " " + score(f[1]); });
+      label = "fail: " + (values[8] ? ["unfaithful answer"] : []).concat(failed).join(", ");
     }
     const symbol = el("span", null, outcome[3]);
     symbol.setAttribute("aria-hidden", "true");
