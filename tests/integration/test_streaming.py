@@ -22,7 +22,7 @@ def test_a_streamed_run_reports_what_a_kept_run_does(tmp_path: Path) -> None:
         tmp_path, "eval", "-d", "example", "--history", "h.sqlite", "-o", "r.json",
         "--markdown", "r.md", "--junit", "r.xml", "--concurrency", "4",
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # unfaithful answers: gate
     streamed = json.loads((tmp_path / "r.json").read_text())
     kept = vera.evaluate("example").to_dict()
     for report in (streamed, kept):
@@ -92,7 +92,7 @@ def test_a_cli_run_with_a_baseline_and_no_history_writes_every_sample(tmp_path: 
         tmp_path, "eval", "-d", "example", "--baseline", "naive-rag", "--no-history",
         "-o", "r.json",
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # unfaithful answers: gate
     written = json.loads((tmp_path / "r.json").read_text())
     assert len(written["samples"]) == 28
     assert written["baseline_comparison"]["naive_rag"]
