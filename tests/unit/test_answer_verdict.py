@@ -112,19 +112,38 @@ def _sentence_verdicts(row: dict[str, object]) -> tuple[list[Verdict], list[str]
 
 
 def test_ragtruth_dev_human_labels_as_claims_give_balanced_accuracy_of_at_least_095() -> None:
+    from vera.metrics import ClaimAnalysis, create_metric
+    from vera.types import Claim, ClaimVerdict, Sample
+
     rows = [json.loads(line) for line in RAGTRUTH.read_text(encoding="utf-8").splitlines()]
     assert len(rows) == 1282
-    hits = {0: [0, 0], 1: [0, 0]}  # label -> [right, total]
+    faithfulness = create_metric("faithfulness")
+    # label -> [right, total], by the answer verdict and by the mean of weights at 0.5.
+    hits = {0: [0, 0], 1: [0, 0]}
+    by_mean = {0: [0, 0], 1: [0, 0]}
     for row in rows:
-        verdict = claims_verdict(*_sentence_verdicts(row), PartialRule.UNSUPPORTED)
+        verdicts, texts = _sentence_verdicts(row)
+        verdict = claims_verdict(verdicts, texts, PartialRule.UNSUPPORTED)
         said_unfaithful = verdict.status is AnswerStatus.UNFAITHFUL
         hits[row["label"]][0] += said_unfaithful == bool(row["label"])
         hits[row["label"]][1] += 1
+        analysis = ClaimAnalysis(
+            claims=tuple(Claim(f"c{i}", t) for i, t in enumerate(texts)),
+            verdicts=tuple(ClaimVerdict(f"c{i}", v) for i, v in enumerate(verdicts)),
+        )
+        sample = Sample(id=row["id"], query="", contexts=row["contexts"], response=row["response"])
+        failed = faithfulness.score(sample, analysis).passed is False
+        by_mean[row["label"]][0] += failed == bool(row["label"])
+        by_mean[row["label"]][1] += 1
     balanced = (hits[0][0] / hits[0][1] + hits[1][0] / hits[1][1]) / 2
     assert balanced >= 0.95, balanced
+    # The defect: the mean at 0.5 passes most hallucinated answers, whose one invented
+    # sentence sits among supported ones.
+    mean_balanced = (by_mean[0][0] / by_mean[0][1] + by_mean[1][0] / by_mean[1][1]) / 2
+    assert mean_balanced < 0.6, mean_balanced
 
 
-# What a user sees: the support-desk row that passed at 0.5.
+# What a user sees first: the support-desk row that passed at 0.5.
 def test_the_hotline_answer_at_half_fails_as_a_sample_and_the_other_passes() -> None:
     report = desk_report()
     hotline, email = report.sample("desk-hotline"), report.sample("desk-email")
