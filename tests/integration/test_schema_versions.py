@@ -22,7 +22,9 @@ from vera.store import HISTORY_SCHEMA_VERSION, RunStore, SqliteFile, StoreError
 
 LAYOUT = Path(__file__).parents[1] / "support" / "report_layout_example.json"
 """The key paths, in document order, of `vera eval -d example -o r.json` as written before the
-report had a schema version (lists collapsed to `[]`)."""
+report had a schema version (lists collapsed to `[]`), and the answer verdicts added since
+(`samples[].verdict`, `answers`: optional fields, absent where no claim was verified, which an
+older reader ignores)."""
 
 OLD_HISTORY_SQL = """
 CREATE TABLE runs (id TEXT PRIMARY KEY, created REAL NOT NULL, dataset TEXT NOT NULL,

@@ -29,7 +29,8 @@ def test_a_streamed_run_reports_what_a_kept_run_does(tmp_path: Path) -> None:
         report.pop("timestamp")
     assert streamed == kept  # same aggregates, same samples, in dataset order
     assert "Failing samples, worst first" in done.stdout
-    assert (tmp_path / "r.xml").read_text().count("<testcase ") == len(kept["samples"])
+    # A case per sample for its answer verdict, and one per sample for faithfulness.
+    assert (tmp_path / "r.xml").read_text().count("<testcase ") == 2 * len(kept["samples"])
 
     with sqlite3.connect(tmp_path / "h.sqlite") as db:
         (stored_report,) = db.execute("SELECT report FROM runs").fetchone()
