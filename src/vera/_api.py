@@ -102,6 +102,9 @@ class EvaluateOptions(TypedDict, total=False):
     any_plan: bool
     max_errors: int | str | None
     """--max-errors: samples that may error or be skipped, a count or "5%"."""
+    max_unfaithful: int | str | None
+    """--max-unfaithful: answers that may be unfaithful (a claim NO_EVIDENCE or
+    CONTRADICTED) before the gate fails, a count or "5%"; default 0."""
     # Settings, over `settings`.
     settings: Settings | None
     history: bool | str | Path
@@ -179,6 +182,7 @@ _SETTING_OPTIONS = (
     "batch_window",
     "batch_size",
     "max_errors",
+    "max_unfaithful",
     "max_response_chars",
     "max_context_chars",
     "sample_timeout",
@@ -430,8 +434,8 @@ def evaluate(
         progress: called with each sample's result as it finishes.
         **options: the typed keywords of `EvaluateOptions`, one per `vera eval` flag:
             `pipeline`, `baselines`, `generator`, `threshold`, `regression`, `baseline_run`,
-            `any_plan`, `max_errors`, `history`, `fields`, `concurrency`, `reports`, the
-            judge's and the limits' settings, ….
+            `any_plan`, `max_errors`, `max_unfaithful`, `history`, `fields`, `concurrency`,
+            `reports`, the judge's and the limits' settings, ….
 
     Raises:
         TypeError: a keyword no option has (naming the closest).

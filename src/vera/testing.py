@@ -4,9 +4,13 @@
 
     def test_refund_answer(vera_judge):
         answer = my_rag("How long is the refund window?")
-        assert_faithful(answer.text, answer.contexts, threshold=0.8, judge=vera_judge)
+        assert_faithful(answer.text, answer.contexts, judge=vera_judge)
 
-A failure lists every claim the contexts do not support, with its verdict and reason. As with
+`assert_faithful` passes on the answer verdict (`vera.results.answer_verdict`), as `vera eval`
+does: any claim with no evidence or contradicted fails it, whatever the mean of the claims'
+weights, and PARTIALLY_SUPPORTED counts by the judge's rule. A `threshold` adds a gate on
+`faithfulness` (that mean), as `--threshold` does. A failure lists every claim the contexts do
+not fully support, with its verdict and reason. As with
 `vera eval`'s exit codes, nothing passes on nothing measured: an empty response, or one in
 which the judge finds no claim, fails the assertion (pass `allow_no_claims=True` where an answer
 without claims, such as a greeting, is what you expect). The `vera_judge` fixture (from VERA's
@@ -21,11 +25,12 @@ from typing import Any
 
 from vera._sync import run_sync
 from vera.analysis._analysis import analyse_sample
-from vera.judges._base import Judge
+from vera.judges._base import Judge, partial_rule
 from vera.judges.offline import OfflineJudge
 from vera.metrics._base import MetricResult, MetricStatus
 from vera.metrics._faithfulness import Faithfulness
 from vera.metrics._hallucination import HallucinationRate
+from vera.results._answers import claims_verdict
 from vera.types import Context, Sample, Verdict
 
 __all__ = ["assert_faithful", "assert_faithful_async", "assert_no_hallucination"]
@@ -41,48 +46,59 @@ async def _check(
     metric: Faithfulness | HallucinationRate,
     failure: str,
     allow_no_claims: bool = False,
+    by_verdict: bool = False,
 ) -> MetricResult:
-    """Score `sample`; when the metric fails, or measured nothing, raise with `failure` and
-    every claim that is not fully supported, with its verdict and reason."""
+    """Score `sample`; when the metric fails, the answer verdict (with `by_verdict`) is
+    unfaithful, or nothing was measured, raise with `failure` and every claim that is not
+    fully supported, with its verdict and reason."""
     if not (sample.response or "").strip():
         raise AssertionError("the response is empty: there is nothing to measure")
-    analysis = await analyse_sample(sample, judge or OfflineJudge(), metric.needs)
+    judge = judge or OfflineJudge()
+    analysis = await analyse_sample(sample, judge, metric.needs)
     result = metric.score(sample, analysis)
     if result.status is MetricStatus.NO_CLAIMS and not allow_no_claims:
         raise AssertionError(
             f"{metric.name} measured nothing: the judge found no claim in the response "
             f"{sample.response!r}; pass allow_no_claims=True if no claim is expected"
         )
-    if result.passed:
+    answer = claims_verdict(
+        [v.verdict for v in analysis.verdicts],
+        [c.text for c in analysis.claims],
+        partial_rule(judge),
+    )
+    unfaithful = by_verdict and answer.passed is False
+    if result.passed and not unfaithful:
         return result
+    message = "" if result.passed else f"{failure.format(score=result.score)}: {result.reason}"
+    if unfaithful:
+        message = f"unfaithful answer: {answer.reason}" + (f"; {message}" if message else "")
     unsupported = "\n".join(
         f"  - {verdict.verdict.value}: {claim.text!r}"
         + (f" ({verdict.reason})" if verdict.reason else "")
         for claim, verdict in zip(analysis.claims, analysis.verdicts, strict=True)
         if verdict.verdict is not Verdict.FULLY_SUPPORTED
     )
-    raise AssertionError(
-        f"{failure.format(score=result.score)}: {result.reason}\n"
-        f"claims not fully supported:\n{unsupported}"
-    )
+    raise AssertionError(f"{message}\nclaims not fully supported:\n{unsupported}")
 
 
 async def assert_faithful_async(
     response: str,
     contexts: Sequence[str | Context],
     *,
-    threshold: float = 0.8,
+    threshold: float | None = None,
     judge: Judge | None = None,
     query: str = "",
     allow_no_claims: bool = False,
 ) -> MetricResult:
     """`assert_faithful` for async tests."""
+    # Without a threshold the mean gates nothing: 0 passes every score, the verdict decides.
     return await _check(
         _sample(response, contexts, query),
         judge,
-        Faithfulness(threshold=threshold),
-        f"faithfulness {{score:.3f}} is below {threshold:.2f}",
+        Faithfulness(threshold=threshold or 0.0),
+        f"faithfulness {{score:.3f}} is below {threshold or 0.0:.2f}",
         allow_no_claims,
+        by_verdict=True,
     )
 
 
@@ -90,12 +106,14 @@ def assert_faithful(
     response: str,
     contexts: Sequence[str | Context],
     *,
-    threshold: float = 0.8,
+    threshold: float | None = None,
     judge: Judge | None = None,
     query: str = "",
     allow_no_claims: bool = False,
 ) -> MetricResult:
-    """Fail unless `response` is at least `threshold` faithful to `contexts`."""
+    """Fail unless the answer verdict on `response` is faithful to `contexts` (no claim
+    with no evidence or contradicted; PARTIALLY_SUPPORTED by the judge's rule) and, where
+    `threshold` is given, its faithfulness is at least `threshold`."""
     return _run(
         assert_faithful_async(
             response,

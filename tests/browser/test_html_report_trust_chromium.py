@@ -1,8 +1,9 @@
 """What a first-time reader could misread in the HTML report (issue 19), checked as they see it
-in headless Chromium: one badge per sample from every gated metric, never a plain pass for a
-sample with a contradicted claim; baselines called better or worse only when the paired
-interval excludes 0; latency that says who measured it; each piece of evidence shown once; a
-page that fits a phone's width; and a link to a sample by its id.
+in headless Chromium: one badge per sample from its answer verdict and every gated metric,
+never a plain pass for a sample with an unsupported or contradicted claim; baselines called
+better or worse only when the paired interval excludes 0; latency that says who measured it;
+each piece of evidence shown once; a page that fits a phone's width; and a link to a sample by
+its id.
 
 Expected figures come from the report and from `vera.results`,
 never from the page. Screenshots land in `test-artifacts/` (git-ignored).
@@ -42,7 +43,7 @@ from vera.results import (
     sample_outcome,
     significant,
 )
-from vera.types import Sample, Verdict
+from vera.types import Sample
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Locator, Page, Playwright
@@ -52,9 +53,10 @@ ODD_ID = 'refund/#7 \N{EN DASH} 50% "off" & more?'
 INVENTED = " Every party must also hold a $9 million cyber insurance policy with Lloyd's."
 """What the baseline adds to every answer: a sentence no context supports."""
 GATED = ("faithfulness", "answer_relevance", "context_relevance")
-"""Metrics that let a sample with a contradicted claim pass (hallucination_rate, with its
+"""Metrics that a sample with a contradicted claim can pass (hallucination_rate, with its
 threshold of 0, would fail it): faithfulness, the seeds' share of supported claims, scores one
-contradicted claim of two 0.5, which clears its threshold of 0.5."""
+contradicted claim of two 0.5, which clears its threshold of 0.5; the sample fails all the
+same, on its answer verdict."""
 PAGED = 150
 """Synthetic samples: three pages of 50."""
 
@@ -75,7 +77,8 @@ class Pages:
     full: Rendered
     """The example with every metric, compared with a baseline, plus a sample with an odd id."""
     gated: Rendered
-    """The example on three metrics: samples pass, fail, and pass with a contradicted claim."""
+    """The example on three metrics: samples pass, fail, and fail on their answer verdict
+    alone while every metric passes."""
     piped: Rendered
     """A pipeline's run, whose latency VERA measured."""
     evidence: Rendered
@@ -235,9 +238,10 @@ def _expected_badge(result: SampleResult) -> tuple[str, str]:
     """The badge's text and the colour a person would call it, from `sample_outcome`."""
     outcome = sample_outcome(result)
     if outcome.outcome is Outcome.FAIL:
-        failed = ", ".join(f"{m} {result.results[m].score:.3f}" for m in outcome.failed)
-        return "fail: " + failed, "red"
-    colours = {Outcome.PASS: "green", Outcome.PASS_WITH_CONTRADICTION: "amber"}
+        unfaithful = ["unfaithful answer"] if result.verdict and not result.verdict.passed else []
+        failed = [f"{m} {result.results[m].score:.3f}" for m in outcome.failed]
+        return "fail: " + ", ".join(unfaithful + failed), "red"
+    colours = {Outcome.PASS: "green", Outcome.PASS_WITH_UNSUPPORTED: "amber"}
     return outcome.label, colours.get(outcome.outcome, "grey")
 
 
@@ -251,8 +255,8 @@ def test_each_sample_has_one_badge_from_every_gated_metric(
     outcomes = {r.id: sample_outcome(r) for r in rendered.report.samples}
     seen = {o.outcome for o in outcomes.values()}
     assert {Outcome.PASS, Outcome.FAIL} <= seen
-    if which == "gated":
-        assert Outcome.PASS_WITH_CONTRADICTION in seen
+    if which == "gated":  # an unfaithful answer fails though every metric passes
+        assert any(o.outcome is Outcome.FAIL and not o.failed for o in outcomes.values())
     else:  # a sample failing five metrics or more names every one of them
         assert max(len(o.failed) for o in outcomes.values()) >= 5
     articles = tab.locator("article.sample")
@@ -273,7 +277,7 @@ def test_each_sample_has_one_badge_from_every_gated_metric(
     assert log.problems(rendered.url) == []
 
 
-def test_a_pass_with_a_contradicted_claim_is_amber_and_says_why(
+def test_an_unfaithful_answer_fails_and_its_passing_metrics_are_amber(
     browser: BrowserContext, tabs: list[Page], pages: Pages
 ) -> None:
     rendered = pages.gated
@@ -281,23 +285,27 @@ def test_a_pass_with_a_contradicted_claim_is_amber_and_says_why(
     total = len(rendered.report.samples)
     by_outcome = {
         outcome: [r.id for r in rendered.report.samples if sample_outcome(r).outcome is outcome]
-        for outcome in (Outcome.PASS, Outcome.FAIL, Outcome.PASS_WITH_CONTRADICTION)
+        for outcome in (Outcome.PASS, Outcome.FAIL)
     }
     for outcome, ids in by_outcome.items():
         tab.select_option("select[name=outcome]", outcome.value)
         assert sorted(_shown_ids(tab)) == sorted(ids), outcome
         assert tab.locator("#shown").inner_text() == f"{len(ids)} of {total} samples match"
 
-    tab.select_option("select[name=outcome]", Outcome.PASS_WITH_CONTRADICTION.value)
-    result = rendered.report.sample(by_outcome[Outcome.PASS_WITH_CONTRADICTION][0])
+    tab.select_option("select[name=outcome]", Outcome.FAIL.value)
+    # A sample whose every metric passes, failed by its answer verdict alone.
+    result = next(
+        rendered.report.sample(i) for i in by_outcome[Outcome.FAIL]
+        if not sample_outcome(rendered.report.sample(i)).failed
+    )  # fmt: skip
     outcome = sample_outcome(result)
     article = _open_sample(_article(tab, result.id))
     why = article.locator("p.outcome-why")
     assert why.is_visible() and outcome.why in why.inner_text()
-    assert "pass, with a contradicted claim" in why.inner_text()
-    contradicted = sum(c.verdict is Verdict.CONTRADICTED for c in result.claims)
-    assert contradicted == outcome.contradicted > 0
-    claims = f"{contradicted} contradicted claim" + ("" if contradicted == 1 else "s")
+    assert "unfaithful answer: " in why.inner_text()
+    unsupported = sum(c.verdict.unsupported for c in result.claims)
+    assert unsupported == outcome.unsupported > 0
+    claims = f"{unsupported} unsupported or contradicted claim" + ("" if unsupported == 1 else "s")
     rows = article.locator("table.metrics tbody tr")
     assert rows.count() == len(result.results)
     for name, metric in result.results.items():
@@ -308,7 +316,7 @@ def test_a_pass_with_a_contradicted_claim_is_amber_and_says_why(
         assert colour_name(badge.evaluate("e => getComputedStyle(e).backgroundColor")) == "amber"
     assert article.locator(".badge.pass").count() == 0  # no bare green pass anywhere in it
     article.evaluate("e => e.scrollIntoView()")
-    _shot(tab, "html-report-contradicted.png")
+    _shot(tab, "html-report-unfaithful.png")
     assert log.problems(rendered.url) == []
 
 

@@ -30,8 +30,11 @@ ENV = {
 def setup(tmp_path: Path) -> Path:
     dataset = tmp_path / "d.jsonl"
     dataset.write_text("\n".join(json.dumps(s) for s in SAMPLES) + "\n")
-    # Short windows, so the test waits for nothing; the defaults suit a real provider.
-    (tmp_path / "vera.toml").write_text("batch_window = 0.05\nbatch_poll = 0.05\n")
+    # Short windows, so the test waits for nothing; the defaults suit a real provider. One
+    # answer has an unsupported claim: tolerated (max_unfaithful), these tests are about batches.
+    (tmp_path / "vera.toml").write_text(
+        "batch_window = 0.05\nbatch_poll = 0.05\nmax_unfaithful = 1\n"
+    )
     return dataset
 
 

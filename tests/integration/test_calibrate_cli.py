@@ -31,7 +31,7 @@ def test_calibrate_a_labelled_file_a_stored_run_and_a_report(tmp_path: Path) -> 
     ran = vera(
         "eval", "-d", str(data), *metrics, "--history", "h.sqlite", "-o", "r.json", cwd=tmp_path
     )
-    assert ran.returncode == 0, ran.stderr
+    assert ran.returncode in (0, 1), ran.stderr  # 1: an unfaithful answer fails its gate
     store = RunStore(tmp_path / "h.sqlite")
     run_id = store.list()[0].id[:12]  # a unique prefix is enough
     store.close()

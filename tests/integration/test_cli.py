@@ -49,7 +49,9 @@ BAD = {
 
 def test_quick_runs_the_bundled_example_and_writes_the_report(tmp_path: Path) -> None:
     result = vera("eval", "--quick", "--output", "out/report.json", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
+    # The example plants errors: by default no unfaithful answer passes, so it exits 1.
+    assert result.returncode == 1, result.stderr
+    assert "unfaithful answers: 3 of 10 answers have" in result.stderr
     assert "faithfulness" in result.stdout and "Report written to" in result.stdout
     report = json.loads((tmp_path / "out/report.json").read_text())
     # Seed 001's top-level shape, plus the samples.
@@ -84,7 +86,7 @@ def test_report_json_equals_to_dict(tmp_path: Path) -> None:
 
     path = write_jsonl(tmp_path / "d.jsonl", [GOOD, BAD])
     result = vera("eval", "--dataset", str(path), "--output", "r.json", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # BAD's answer is unfaithful
     written = json.loads((tmp_path / "r.json").read_text())
     in_process = api.evaluate(api.load_dataset(path)).to_dict()
     written.pop("timestamp"), in_process.pop("timestamp")
@@ -108,9 +110,13 @@ def test_threshold_gate_exit_codes(tmp_path: Path) -> None:
     # One copied fact (1.0) and one wrong number (0.0): a mean below 0.8.
     assert mean < 0.8 and report["metric_summary"]["faithfulness"]["mean"] == pytest.approx(mean)
     assert f"faithfulness: mean {mean:.3f} is below 0.800" in failing.stderr
-    # A mean that meets the threshold exactly passes the gate.
+    # A mean that meets the threshold exactly passes the gate (BAD's unfaithful answer
+    # tolerated, so that the mean's gate alone decides).
     at_mean = repr(report["metric_summary"]["faithfulness"]["mean"])
-    passing = vera("eval", "--dataset", str(path), "--threshold", at_mean, cwd=tmp_path)
+    passing = vera(
+        "eval", "--dataset", str(path), "--threshold", at_mean, "--max-unfaithful", "1",
+        cwd=tmp_path,
+    )  # fmt: skip
     assert passing.returncode == 0, passing.stderr
     assert "Gate passed" in passing.stdout
 
@@ -126,7 +132,7 @@ def test_bad_row_exits_2_naming_file_line_and_field(tmp_path: Path) -> None:
 def test_skip_invalid_records_rows_in_the_report(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "d.jsonl", [GOOD, {"id": "x", "response": 3}, BAD])
     result = vera("eval", "--dataset", str(path), "--skip-invalid", "-o", "r.json", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # BAD's answer is unfaithful
     report = json.loads((tmp_path / "r.json").read_text())
     assert [s["id"] for s in report["samples"]] == ["good", "bad"]
     assert report["invalid_rows"][0]["location"] == "line 2"
@@ -156,7 +162,9 @@ def test_usage_errors_exit_2(tmp_path: Path, args: list[str], message: str) -> N
 def test_rows_without_response_need_a_pipeline(tmp_path: Path) -> None:
     example = Path(__file__).parents[2] / "src/vera/datasets/examples/legal_mini.json"
     result = vera("eval", "--dataset", str(example), "-o", "r.json", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
+    # Both scored answers have an unsupported claim: the answer gate fails.
+    assert result.returncode == 1, result.stderr
+    assert "unfaithful answers: 2 of 2 answers have" in result.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     statuses = [s["status"] for s in report["samples"]]
     assert statuses.count("needs_pipeline") == 4 and statuses.count("scored") == 2
@@ -196,7 +204,7 @@ def test_all_metrics_group_by_and_metrics_listing(tmp_path: Path) -> None:
         "eval", "--dataset", str(path), "-m", "all", "--group-by", "team", "-o", "r.json",
         cwd=tmp_path,
     )  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # BAD's answer is unfaithful
     report = json.loads((tmp_path / "r.json").read_text())
     assert set(report["metric_summary"]) == set(vera_metrics())
     # Seed 001's extra keys ride in the metrics block beside the means.
@@ -300,8 +308,15 @@ def test_junit_and_markdown_outputs(tmp_path: Path) -> None:
     bad = next(s["scores"]["faithfulness"] for s in report["samples"] if s["id"] == "x<&>")
     assert mean < 0.8 and bad < 0.5
     suites = ET.parse(tmp_path / "out" / "junit.xml").getroot()
-    suite = suites.find("testsuite")
-    assert suite is not None and suite.get("name") == "vera.faithfulness"
+    names = [s.get("name") for s in suites.findall("testsuite")]
+    assert names == ["vera.answer_verdict", "vera.faithfulness"]
+    answers = suites.find("testsuite[@name='vera.answer_verdict']")
+    assert answers is not None and (answers.get("tests"), answers.get("failures")) == ("2", "1")
+    unfaithful = answers.find("testcase[@name='x<&>']/failure")
+    assert unfaithful is not None
+    assert (unfaithful.get("message") or "").startswith("unfaithful answer: 1 of 1 claim is")
+    suite = suites.find("testsuite[@name='vera.faithfulness']")
+    assert suite is not None
     assert (suite.get("tests"), suite.get("failures")) == ("2", "1")
     failed = suite.find("testcase[@name='x<&>']/failure")
     assert failed is not None and "60 days" in (failed.text or "")

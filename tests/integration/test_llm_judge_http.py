@@ -33,6 +33,9 @@ SAMPLES = [
 
 
 def vera_eval(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`vera eval` over SAMPLES with `args`. Sample a's answer has one unsupported claim of
+    two (faithfulness 0.5): an unfaithful answer, tolerated (`--max-unfaithful 1`) because
+    these tests are about the judge's calls, not the answer gate."""
     dataset = tmp_path / "d.jsonl"
     dataset.write_text("\n".join(json.dumps(s) for s in SAMPLES) + "\n")
     return subprocess.run(
@@ -47,6 +50,8 @@ def vera_eval(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
             "r.json",
             "--cache-path",
             str(tmp_path / "cache.sqlite"),
+            "--max-unfaithful",
+            "1",
             *args,
         ],
         cwd=tmp_path,

@@ -98,7 +98,7 @@ def test_vera_metrics_never_cuts_a_name(
 
 def test_runs_show_gives_the_summary_first_and_the_plan_on_request(runner: CliRunner) -> None:
     ran = runner.invoke(cli.app, ["eval", "-d", "example"])
-    assert ran.exit_code == 0, ran.output
+    assert ran.exit_code == 1, ran.output  # unfaithful answers: gate
     found = re.search(r"^Run (\S+)$", ran.stderr, re.MULTILINE)
     assert found is not None
     run_id = found.group(1)

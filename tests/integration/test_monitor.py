@@ -356,6 +356,10 @@ def test_the_view_shows_windows_live_with_trend_counts_and_alerts(tmp_path: Path
         assert f'<circle class="mean" data-window="{closed.run_id}"' in body
         assert "faithfulness is 0.500 (faithfulness&lt;0.9)" in body
         assert 'data-closed="no"' in body  # the open window, read from its results so far
+        # Each window's answer verdicts: the unfaithful answer of the closed one, none yet in
+        # the open one's faithful answer.
+        assert 'data-unfaithful="1">1 of 2</td>' in body
+        assert 'data-unfaithful="0">0 of 1</td>' in body
     assert "<script>" not in part.text
 
 

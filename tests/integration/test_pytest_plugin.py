@@ -20,6 +20,10 @@ def test_contradicted_answer_fails(vera_judge):
     assert_faithful("The refund window is 60 days. Refunds go to the card.", CONTEXTS,
                     judge=vera_judge)
 
+def test_contradicted_answer_fails_its_threshold_too(vera_judge):
+    assert_faithful("The refund window is 60 days. Refunds go to the card.", CONTEXTS,
+                    threshold=0.8, judge=vera_judge)
+
 def test_hallucination_gate_fails():
     assert_no_hallucination("Refunds arrive by carrier pigeon.", CONTEXTS)
 
@@ -46,11 +50,14 @@ def test_a_user_suite_gets_the_fixture_and_readable_failures(tmp_path: Path) -> 
         cwd=tmp_path, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     out = done.stdout
-    assert "4 failed, 3 passed" in out, out
+    assert "5 failed, 3 passed" in out, out
     assert "the response is empty: there is nothing to measure" in out
     assert "hallucination_rate measured nothing: the judge found no claim" in out
-    # Faithfulness is the seeds' mean of verdict weights: one of two claims supported is
-    # 0.5, below the 0.8 asked for, and the failure names the claim that is not supported.
+    # The answer verdict decides: one of two claims contradicted fails it whatever the mean
+    # (0.5), and the failure names the claim.
+    contradicted = "1 of 2 claims is contradicted: 'The refund window is 60 days.'"
+    assert f"unfaithful answer: {contradicted}" in out
+    # A threshold adds the gate on the mean, said beside the verdict.
     below = re.search(r"faithfulness (\d\.\d{3}) is below 0\.80", out)
     assert below is not None and below.group(1) == "0.500", out
     assert "unsupported: 'The refund window is 60 days.' (CONTRADICTED)" in out

@@ -38,8 +38,12 @@ def test_a_regression_gate_without_a_history_is_bad_usage(tmp_path: Path) -> Non
         vera.evaluate("example", quick=True, any_plan=True)
 
 
+TOLERATE = ("--max-unfaithful", "100%")
+"""The example's unfaithful answers, tolerated where the regression gate alone is tested."""
+
+
 def test_regression_compares_only_runs_with_the_same_plan(tmp_path: Path) -> None:
-    first = run_vera(tmp_path, "eval", "--quick", "--regression")
+    first = run_vera(tmp_path, "eval", "--quick", "--regression", *TOLERATE)
     assert first.returncode == 0, first.stderr
     assert "no earlier finished run with this plan" in first.stdout
     assert "no regression check" in first.stdout
@@ -47,8 +51,9 @@ def test_regression_compares_only_runs_with_the_same_plan(tmp_path: Path) -> Non
 
     # Another judge: the offline run is not its baseline, and it says it compared nothing.
     other = run_vera(
-        tmp_path, "eval", "--quick", "--regression", "--judge", "offline:learned", "-o", "o.json"
-    )
+        tmp_path, "eval", "--quick", "--regression", "--judge", "offline:learned", "-o", "o.json",
+        *TOLERATE,
+    )  # fmt: skip
     assert other.returncode == 0, other.stderr
     assert first_id not in other.stdout
     regression = json.loads((tmp_path / "o.json").read_text())["regression"]
@@ -56,7 +61,7 @@ def test_regression_compares_only_runs_with_the_same_plan(tmp_path: Path) -> Non
 
     # The same plan again: compared with the first run, named in the console and reports.
     reports = ("-o", "a.json", "--markdown", "a.md", "--html", "a.html")
-    again = run_vera(tmp_path, "eval", "--quick", "--regression", *reports)
+    again = run_vera(tmp_path, "eval", "--quick", "--regression", *reports, *TOLERATE)
     assert again.returncode == 0, again.stderr
     assert f"compared with run {first_id}" in again.stdout
     assert f"no significant drop against run {first_id}" in again.stdout
@@ -76,7 +81,7 @@ def test_a_baseline_run_of_another_plan_is_refused_unless_any_plan(tmp_path: Pat
     judges = "The judges differ: this run offline:learned; the compared run offline"
     assert judges in " ".join(refused.stderr.split())
     assert "--any-plan" in refused.stderr
-    allowed = run_vera(tmp_path, *args, "--any-plan")
+    allowed = run_vera(tmp_path, *args, "--any-plan", *TOLERATE)
     assert allowed.returncode == 0, allowed.stderr
     assert f"compared with run {first_id}" in allowed.stdout
     assert f"a different plan: {judges}" in " ".join(allowed.stdout.split())

@@ -147,7 +147,8 @@ def test_the_history_is_opened_once_for_every_output_of_a_streamed_run(
     report = json.loads((tmp_path / "r.json").read_text())
     assert len(report["samples"]) == EXAMPLE_SAMPLES
     junit = (tmp_path / "r.junit").read_text()
-    assert junit.count("<testcase ") == EXAMPLE_SAMPLES
+    # A case per sample for its answer verdict, and one per sample for faithfulness.
+    assert junit.count("<testcase ") == 2 * EXAMPLE_SAMPLES
 
 
 def test_one_view_reads_the_dataset_once_and_opens_nothing_it_does_not_need(
@@ -220,7 +221,7 @@ def test_eval_report_writes_a_plugin_format_and_a_built_in_one(tmp_path: Path) -
         "--junit", "r.xml",
         PYTHONPATH=str(site),
     )  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # the example's unfaithful answers
     for path in ("r.xml", "out/r.counts", "r.csv", "r.md"):
         assert f"Report written to {path}\n" in result.stdout
     counts = json.loads((tmp_path / "out/r.counts").read_text())
@@ -228,7 +229,8 @@ def test_eval_report_writes_a_plugin_format_and_a_built_in_one(tmp_path: Path) -
     assert counts["history"] == 1
     assert len((tmp_path / "r.csv").read_text().splitlines()) == EXAMPLE_SAMPLES + 2
     assert (tmp_path / "r.md").read_text().startswith("#")
-    assert (tmp_path / "r.xml").read_text().count("<testcase ") == EXAMPLE_SAMPLES
+    # A case per sample for its answer verdict, and one per sample for faithfulness.
+    assert (tmp_path / "r.xml").read_text().count("<testcase ") == 2 * EXAMPLE_SAMPLES
     # A stored run written again goes through the same door, with the same data.
     again = run_vera(
         tmp_path, "report", stored_run_id(tmp_path / "h.sqlite"), "--history", "h.sqlite",
@@ -274,7 +276,7 @@ def test_the_json_report_is_the_stored_reports_json_byte_for_byte(tmp_path: Path
         tmp_path, "eval", "-d", "example", "--history", "h.sqlite", "-o", "r.json",
         "--report", "json=again.json",
     )  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # the example's unfaithful answers
     written = (tmp_path / "r.json").read_bytes()
     assert (tmp_path / "again.json").read_bytes() == written
     run_id = stored_run_id(tmp_path / "h.sqlite")

@@ -223,7 +223,7 @@ def test_a_plugin_metric_is_listed_and_taken_by_all(tmp_path: Path) -> None:
         tmp_path, "eval", "--quick", "-m", "all", "--no-history", "-o", "r.json",
         PYTHONPATH=str(site),
     )  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # unfaithful answers: gate
     report = json.loads((tmp_path / "r.json").read_text())
     assert "plugin_metric" in report["metric_summary"]
     assert report["metric_summary"]["plugin_metric"]["scored"] > 0
@@ -234,7 +234,7 @@ def test_the_judge_is_recorded_by_its_full_spec_everywhere(tmp_path: Path) -> No
         tmp_path, "eval", "--quick", "--judge", "offline:learned", "-o", "r.json",
         "--markdown", "r.md", "--html", "r.html", "--junit", "r.xml",
     )  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # unfaithful answers: gate
     assert "judge: offline:learned" in result.stdout
     assert json.loads((tmp_path / "r.json").read_text())["judge"] == "offline:learned"
     assert "Judge `offline:learned`" in (tmp_path / "r.md").read_text()

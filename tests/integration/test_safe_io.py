@@ -49,7 +49,8 @@ def test_compare_refuses_runs_of_different_datasets_and_says_what_is_paired(
         args = ["eval", "-d", dataset, "--quick", "--history", "h.sqlite"]
         if dataset == "legal":
             args += ["--pipeline", "naive-rag"]
-        assert vera_cli(tmp_path, *args).returncode == 0
+        # 1: the unfaithful answers fail the answer gate; the run is stored all the same.
+        assert vera_cli(tmp_path, *args).returncode in (0, 1)
     result = vera_cli(tmp_path, "runs", "list", "--history", "h.sqlite")
     example_run, legal_run = sorted(re.findall(r"\d{8}-\d{6}-[0-9a-f]{6}", result.stdout))
     refused = vera_cli(tmp_path, "compare", example_run, legal_run, "--history", "h.sqlite")

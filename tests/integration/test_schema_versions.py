@@ -22,7 +22,9 @@ from vera.store import HISTORY_SCHEMA_VERSION, RunStore, SqliteFile, StoreError
 
 LAYOUT = Path(__file__).parents[1] / "support" / "report_layout_example.json"
 """The key paths, in document order, of `vera eval -d example -o r.json` as written before the
-report had a schema version (lists collapsed to `[]`)."""
+report had a schema version (lists collapsed to `[]`), and the answer verdicts added since
+(`samples[].verdict`, `answers`: optional fields, absent where no claim was verified, which an
+older reader ignores)."""
 
 OLD_HISTORY_SQL = """
 CREATE TABLE runs (id TEXT PRIMARY KEY, created REAL NOT NULL, dataset TEXT NOT NULL,
@@ -53,7 +55,7 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     result = CliRunner().invoke(
         cli.app, ["eval", "-d", "example", "-o", str(out), "--no-history", "--no-cache"]
     )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # unfaithful answers: gate
     data: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
     return data
 

@@ -22,14 +22,15 @@ def test_a_streamed_run_reports_what_a_kept_run_does(tmp_path: Path) -> None:
         tmp_path, "eval", "-d", "example", "--history", "h.sqlite", "-o", "r.json",
         "--markdown", "r.md", "--junit", "r.xml", "--concurrency", "4",
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # unfaithful answers: gate
     streamed = json.loads((tmp_path / "r.json").read_text())
     kept = vera.evaluate("example").to_dict()
     for report in (streamed, kept):
         report.pop("timestamp")
     assert streamed == kept  # same aggregates, same samples, in dataset order
     assert "Failing samples, worst first" in done.stdout
-    assert (tmp_path / "r.xml").read_text().count("<testcase ") == len(kept["samples"])
+    # A case per sample for its answer verdict, and one per sample for faithfulness.
+    assert (tmp_path / "r.xml").read_text().count("<testcase ") == 2 * len(kept["samples"])
 
     with sqlite3.connect(tmp_path / "h.sqlite") as db:
         (stored_report,) = db.execute("SELECT report FROM runs").fetchone()
@@ -92,7 +93,7 @@ def test_a_cli_run_with_a_baseline_and_no_history_writes_every_sample(tmp_path: 
         tmp_path, "eval", "-d", "example", "--baseline", "naive-rag", "--no-history",
         "-o", "r.json",
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # unfaithful answers: gate
     written = json.loads((tmp_path / "r.json").read_text())
     assert len(written["samples"]) == 28
     assert written["baseline_comparison"]["naive_rag"]

@@ -36,11 +36,14 @@ def at_width(monkeypatch: pytest.MonkeyPatch, width: int) -> None:
 def test_eval_in_a_log_prints_plain_progress_lines(runner: CliRunner) -> None:
     assert not cli_app.err.is_terminal
     result = runner.invoke(cli.app, ["eval", "--dataset", "example"])
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == 1, result.stderr  # the example's unfaithful answers
     assert re.search(r"^Run \S+$", result.stderr, re.MULTILINE)
     assert "Evaluating: 0/28 samples (0%)" in result.stderr
-    last = result.stderr.strip().splitlines()[-1]
+    # The progress ends before the gate's lines, which follow it on stderr.
+    progress, gate = result.stderr.strip().split("\nGate failed:", 1)
+    last = progress.splitlines()[-1]
     assert re.fullmatch(r"Evaluated 28/28 samples in [\d.]+ s · [\d.]+ samples/s", last), last
+    assert "unfaithful answers: 11 of 28" in " ".join(gate.split())
     assert "\r" not in result.stderr and ESCAPE not in result.stderr
 
 

@@ -29,7 +29,7 @@ def _digest(path: Path) -> str:
 
 def test_vera_view_serves_the_history_and_changes_nothing(tmp_path: Path) -> None:
     made = run_vera(tmp_path, "eval", "--quick")
-    assert made.returncode == 0, made.stderr
+    assert made.returncode == 1, made.stderr  # unfaithful answers: gate
     history = tmp_path / ".vera" / "runs.sqlite"
     before = _digest(history)
     env = {**os.environ, "HOME": str(tmp_path), "COLUMNS": "200", "PYTHONUNBUFFERED": "1"}

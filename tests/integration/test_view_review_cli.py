@@ -34,7 +34,7 @@ def _rows(path: Path) -> str:
 
 def test_vera_view_review_stores_a_label_and_changes_nothing_else(tmp_path: Path) -> None:
     made = run_vera(tmp_path, "eval", "--quick")
-    assert made.returncode == 0, made.stderr
+    assert made.returncode == 1, made.stderr  # unfaithful answers: gate
     run_id = made.stderr.split("Run ", 1)[1].split()[0]
     history = tmp_path / ".vera" / "runs.sqlite"
     before = _rows(history)

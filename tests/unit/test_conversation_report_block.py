@@ -13,8 +13,9 @@ import vera
 from vera import ConfigError, Conversation, Turn
 from vera.conversations import evaluate_conversations
 from vera.datasets import consistency_checks, open_dataset, turn_samples
+from vera.judges import OfflineJudge
 from vera.render import print_summary, render_html
-from vera.types import ConversationSummary, Report, SampleResult, TurnRef
+from vera.types import ConversationSummary, PartialRule, Report, SampleResult, TurnRef
 from vera.viewer import create_app, run_url
 
 
@@ -86,13 +87,25 @@ def test_vera_eval_on_the_bundled_conversations_writes_the_block(tmp_path: Path)
     assert block["faithful_turns"] == result.report.conversations.faithful_turns
 
 
+UNFAITHFUL_TURN_GATE = (
+    "unfaithful answers: 1 of 2 answers has an unsupported or contradicted claim "
+    f"(PARTIALLY_SUPPORTED counts as {OfflineJudge.partial_rule.value}); --max-unfaithful 0 "
+    "allows 0"
+)
+"""The answer-verdict gate on `_chat()`: its turn 5 is unfaithful, and by default no
+unfaithful answer passes (conversation turns are answers too)."""
+
+
 def test_the_faithful_turn_gate_names_each_first_unfaithful_turn() -> None:
     failed = vera.run_evaluation(turn_samples(_chat()), min_faithful_turns=0.9)
     assert failed.exit_code == 1
     assert failed.gate_failures == (
+        UNFAITHFUL_TURN_GATE,
         "faithful turns: 0.500 of 2 scored turns is below 0.900; first unfaithful: order-42 turn 5",
     )
-    assert vera.run_evaluation(turn_samples(_chat()), min_faithful_turns=0.5).exit_code == 0
+    # With that turn tolerated, the faithful-turn share alone decides.
+    passed = vera.run_evaluation(turn_samples(_chat()), min_faithful_turns=0.5, max_unfaithful=1)
+    assert passed.exit_code == 0
 
 
 def test_a_conversation_gate_on_a_run_without_turns_is_refused() -> None:
@@ -169,21 +182,37 @@ def _partly_supported() -> Conversation:
     )
 
 
-def test_a_partly_supported_turn_is_no_faithful_turn_though_its_score_passes() -> None:
-    # One claim PARTIALLY_SUPPORTED scores 0.5 and passes faithfulness' threshold of 0.5, but
-    # part of what the turn says has no source: the turn is not faithful, in a run's block as
-    # in evaluate_conversations, and its score keeps its formula.
-    report = vera.evaluate(turn_samples(_partly_supported()))
+@pytest.mark.parametrize(
+    ("rule", "faithful"), [(PartialRule.SUPPORTED, True), (PartialRule.UNSUPPORTED, False)]
+)
+def test_a_partly_supported_turn_counts_by_the_judges_rule_whatever_its_score(
+    rule: PartialRule, faithful: bool
+) -> None:
+    # One claim PARTIALLY_SUPPORTED scores 0.5 and passes faithfulness' threshold of 0.5.
+    # Whether the turn is faithful is its answer verdict, as for any answer: the judge's rule
+    # for PARTIALLY_SUPPORTED decides, in a run's block as in evaluate_conversations, and its
+    # score keeps its formula.
+    judge = OfflineJudge()
+    judge.partial_rule = rule
+    report = vera.evaluate(turn_samples(_partly_supported()), judge=judge)
     [result] = report.samples
     assert [c.verdict for c in result.claims] == [vera.Verdict.PARTIALLY_SUPPORTED]
     assert result.results["faithfulness"].score == 0.5
     assert result.results["faithfulness"].passed is True
+    assert result.verdict is not None and result.verdict.passed is faithful
     block = report.conversations
     assert block is not None
-    assert (block.faithful_turns, block.conversations[0].unfaithful_turns) == (0.0, (2,))
-    [score] = evaluate_conversations(_partly_supported()).conversations
-    assert (score.faithful_turns, score.first_unfaithful_turn) == (0.0, 2)
-    assert score.turns[0].faithful is False and score.turns[0].faithfulness == 0.5
+    unfaithful = () if faithful else (2,)
+    assert (block.faithful_turns, block.conversations[0].unfaithful_turns) == (
+        float(faithful),
+        unfaithful,
+    )
+    [score] = evaluate_conversations(_partly_supported(), judge=judge).conversations
+    assert (score.faithful_turns, score.first_unfaithful_turn) == (
+        float(faithful),
+        None if faithful else 2,
+    )
+    assert score.turns[0].faithful is faithful and score.turns[0].faithfulness == 0.5
 
 
 def test_a_run_over_turns_checks_consistency_as_evaluate_conversations_does() -> None:
@@ -224,9 +253,11 @@ def test_the_consistency_gate_names_each_inconsistent_conversation() -> None:
     failed = vera.run_evaluation(turn_samples(_chat()), min_consistency=0.5)
     assert failed.exit_code == 1
     assert failed.gate_failures == (
+        UNFAITHFUL_TURN_GATE,
         "consistency: order-42 0.000 is below 0.500; turns that contradict an earlier one: 5",
     )
-    assert vera.run_evaluation(turn_samples(_chat()), min_consistency=0.0).exit_code == 0
+    passed = vera.run_evaluation(turn_samples(_chat()), min_consistency=0.0, max_unfaithful=1)
+    assert passed.exit_code == 0
 
 
 def _team_chats(tmp_path: Path) -> Path:

@@ -9,7 +9,8 @@ from tests.support.docs import run_example
 
 from vera import ConfigError, Conversation, DatasetRowError, Turn, Verdict
 from vera.conversations import evaluate_conversations
-from vera.types import SourceKind
+from vera.judges import OfflineJudge
+from vera.types import PartialRule, SourceKind
 
 
 def _conversation() -> Conversation:
@@ -99,15 +100,20 @@ def test_bundled_conversations_offline_judge_figures() -> None:
     assert (len(planted), len(clean)) == (9, 27)
     missed = sorted(t.sample_id for t in planted if not t.flagged)
     failed = sorted(t.sample_id for t in clean if t.flagged)
-    assert missed == []
-    assert failed == ["conv-03/turn-5", "conv-07/turn-5", "conv-09/turn-11", "conv-09/turn-9"]
-    # conv-08/turn-7 gives the Team plan the Business plan's 3000 requests of one listing
-    # sentence; conv-11/turn-7 names a format ("Excel") the sources do not: partly supported,
-    # which is not a faithful turn.
+    # The offline judge's PARTIALLY_SUPPORTED counts as supported (its declared rule,
+    # `OfflineJudge.partial_rule`): conv-09/turn-11 (a comparison of two stated counts) and
+    # conv-12/turn-5 are then faithful, and so is conv-11/turn-7, which names a format
+    # ("Excel") the sources do not but whose words the judge finds mostly covered: the one
+    # planted turn the rule misses. conv-08/turn-7 gives the Team plan the Business plan's
+    # 3000 requests of one listing sentence: contradicted.
+    assert OfflineJudge.partial_rule is PartialRule.SUPPORTED
+    assert missed == ["conv-11/turn-7"]
+    assert failed == ["conv-03/turn-5", "conv-07/turn-5"]
     by_id = {t.sample_id: t for t in turns}
     assert [c.verdict for c in by_id["conv-08/turn-7"].claims] == [Verdict.CONTRADICTED]
     assert [c.verdict for c in by_id["conv-11/turn-7"].claims] == [Verdict.PARTIALLY_SUPPORTED]
-    assert by_id["conv-11/turn-7"].faithfulness == 0.5 and by_id["conv-11/turn-7"].flagged
+    assert by_id["conv-11/turn-7"].faithfulness == 0.5 and not by_id["conv-11/turn-7"].flagged
+    assert report.faithful_turns == 26 / 36
 
 
 def test_the_docs_example_runs(tmp_path: Path) -> None:

@@ -448,7 +448,7 @@ def test_the_markdown_summary_names_each_first_unfaithful_turn() -> None:
     # A pull-request comment says what the console says of the conversations.
     [conversation] = read_conversations([CHAT])
     text = render_markdown(vera.evaluate(turn_samples(conversation)))
-    assert "- Conversations: 1, faithful turns 0.500 (faithfulness passes and every claim" in text
+    assert "- Conversations: 1, faithful turns 0.500 (the answer verdict: no claim" in text
     assert "- Consistency 0.000 (claims that contradict no earlier assistant turn" in text
     assert "- First unfaithful turn: order-42 turn 7" in text
     assert "Conversations:" not in render_markdown(vera.evaluate("example"))

@@ -671,9 +671,9 @@ def test_each_row_carries_its_outcome_and_each_failed_metric_its_score() -> None
         assert failed == [(name, result.results[name].score) for name in outcome.failed]
         detail = packed.detail(result.id)
         assert detail["o"] == outcome.why
-        assert detail.get("k", 0) == outcome.contradicted
+        assert detail.get("k", 0) == outcome.unsupported
         assert [m[5] for m in detail["m"]] == [r.threshold for r in result.results.values()]
-    contradicted = [r for r in report.samples if sample_outcome(r).contradicted]
+    contradicted = [r for r in report.samples if sample_outcome(r).unsupported]
     assert contradicted and all("k" in packed.detail(r.id) for r in contradicted)
 
 

@@ -156,7 +156,9 @@ def test_a_plan_with_bindings_uses_the_objects_given(tmp_path: Path) -> None:
             seen.append(result.id)
 
     result = run_plan(plan, Bindings(judge=vera.judges.OfflineJudge()), observer=Listener())
-    assert sorted(seen) == ["p", "w"] and result.run_id is None and result.passed
+    assert sorted(seen) == ["p", "w"] and result.run_id is None
+    # Row w contradicts its context: the answer-verdict gate fails it, as vera eval would.
+    assert not result.passed and result.gate_failures[0].startswith("unfaithful answers: 1 of 2")
 
 
 # Python = CLI (issue 28): the same options, the same verdict, the same exit code.
@@ -184,7 +186,10 @@ def test_a_failed_threshold_is_visible_from_python_with_the_cli_exit_code(tmp_pa
         report = vera.evaluate(path, threshold=0.99)
     assert report.metrics["faithfulness"] == result.report.metrics["faithfulness"]
 
-    passing = vera.run_evaluation(path, threshold=0.0)
+    # Row w's answer is unfaithful: a threshold of 0 passes the mean, not the answer verdict.
+    unfaithful = vera.run_evaluation(path, threshold=0.0)
+    assert unfaithful.exit_code == 1 and unfaithful.gate_failures[0].startswith("unfaithful")
+    passing = vera.run_evaluation(path, threshold=0.0, max_unfaithful=1)
     assert passing.exit_code == 0 and passing.passed and passing.gated
 
 
@@ -244,7 +249,7 @@ def test_the_default_metrics_are_the_same_in_the_cli_and_python(tmp_path: Path) 
     assert tuple(m.name for m in RunPlan().metrics) == DEFAULT_METRICS
     assert tuple(m.name for m in build_plan().metrics) == DEFAULT_METRICS
     cli = run_vera(tmp_path, "eval", "--quick", "--no-history", "-o", "r.json")
-    assert cli.returncode == 0, cli.stderr
+    assert cli.returncode == 1, cli.stderr  # the example plants unfaithful answers
     written = json.loads((tmp_path / "r.json").read_text())
     assert tuple(written["metric_summary"]) == DEFAULT_METRICS
 

@@ -86,8 +86,11 @@ def test_claims_only_one_run_made_are_added_or_removed() -> None:
         ("New claim.", None, N, "added"),
         ("Old claim.", F, None, "removed"),
     ]
-    # Neither has a verdict on both sides, so neither moves the sample's claims.
-    assert change.claim_shift == 0 and change.direction == "changed"
+    # Neither has a verdict on both sides, so neither moves the sample's claims; the badge
+    # moves, from a pass to a pass with an unsupported claim (NO_EVIDENCE warns too).
+    assert change.claim_shift == 0
+    assert change.after.outcome is Outcome.PASS_WITH_UNSUPPORTED
+    assert change.direction == "worse"
 
 
 def test_a_claim_stated_twice_pairs_twice_in_order() -> None:
@@ -165,7 +168,7 @@ def test_worst_change_first_pass_to_fail_leads_and_improvements_come_last() -> N
     ]
     assert [c.direction for c in changes] == ["worse"] * 4 + ["better"] * 2
     assert changes[2].after.outcome is Outcome.NOT_SCORED
-    assert changes[1].before.outcome is Outcome.PASS_WITH_CONTRADICTION
+    assert changes[1].before.outcome is Outcome.PASS_WITH_UNSUPPORTED
 
 
 def test_samples_in_one_run_only_do_not_pair() -> None:

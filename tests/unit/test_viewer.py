@@ -222,6 +222,13 @@ def test_the_list_shows_every_run_with_its_means_and_each_datasets_trend(
             mark = f'<span class="{"ok" if meets else "bad"}" data-metric="{name}"'
             assert mark in page.split(f'data-run="{run_id}"')[1].split("</tr>")[0], (run_id, name)
             assert f"{name} {summary.mean:.3f} {'✓' if meets else '✗'}" in cells[8]
+        # The answer verdicts first: how many answers have an unsupported claim.
+        answers = report.answers
+        assert answers is not None
+        mark = "✗" if answers.unfaithful else "✓"
+        assert cells[8].startswith(
+            f"unfaithful answers {answers.unfaithful} of {answers.judged} {mark}"
+        ), cells[8]
     running = _cells(page, f'data-run="{history.running}"')
     assert f'href="/runs/{history.running}"' not in page
     assert running[5:7] == ["running", "3 done"]

@@ -318,6 +318,14 @@ _MaxErrorsFlag = Annotated[
         "the run counts as incomplete and exits 3. Default 0.",
     ),
 ]
+_MaxUnfaithfulFlag = Annotated[
+    str | None,
+    typer.Option(
+        "--max-unfaithful",
+        help="Answers that may be unfaithful (a claim with no evidence or contradicted; a "
+        "count, or a share such as 5%) before the gate fails and the run exits 1. Default 0.",
+    ),
+]
 _UserFactsFlag = Annotated[
     bool | None,
     typer.Option(
@@ -481,6 +489,7 @@ _EVAL_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
     ("batch_retry", _BatchRetryFlag, None),
     ("batch_poll", _BatchPollFlag, None),
     ("max_errors", _MaxErrorsFlag, None),
+    ("max_unfaithful", _MaxUnfaithfulFlag, None),
     ("skip_invalid", _SkipInvalidFlag, False),
     ("user_facts", _UserFactsFlag, None),
     ("agent_steps", _AgentStepsFlag, None),
@@ -560,6 +569,7 @@ _SETTING_FLAGS = {
     "batch_retry": "batch_retry",
     "batch_poll": "batch_poll",
     "max_errors": "max_errors",
+    "max_unfaithful": "max_unfaithful",
     "concurrency": "concurrency",
     "history_path": "history_path",
     "max_response_chars": "max_response_chars",

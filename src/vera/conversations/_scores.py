@@ -37,8 +37,8 @@ class TurnClaim(BaseModel):
 
 class TurnScore(BaseModel):
     """One assistant turn's outcome. `faithful` says whether the turn is faithful: its
-    faithfulness passes and every claim is FULLY_SUPPORTED (`vera.results` `faithful_turn`;
-    None when the turn was not scored); `inconsistent` lists its claims that contradict the
+    answer verdict, as for any answer (`vera.results` `faithful_turn`; None when the turn was
+    not scored); `inconsistent` lists its claims that contradict the
     assistant's own earlier turns."""
 
     model_config = _FROZEN

@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from vera.types import Claim, ClaimVerdict, Need, RelevanceVerdict
+from vera.types import Claim, ClaimVerdict, Need, PartialRule, RelevanceVerdict
 from vera.types._errors import ConfigError, JudgeResponseError
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "Capability",
     "ClaimJudge",
     "DeclaresCapabilities",
+    "DeclaresPartialRule",
     "Judge",
     "JudgeDescription",
     "JudgeWork",
@@ -42,6 +43,7 @@ __all__ = [
     "judge_matrix",
     "match_matrix",
     "match_verdicts",
+    "partial_rule",
     "per_context_matrix",
     "planned_calls",
     "relevance_rater",
@@ -212,6 +214,23 @@ class DeclaresCapabilities(Protocol):
     def capabilities(self) -> frozenset[Capability]: ...
 
 
+@runtime_checkable
+class DeclaresPartialRule(Protocol):
+    """A judge that says how its PARTIALLY_SUPPORTED counts in the answer verdict (every
+    `BaseJudge` does; a judge that does not is read by the default, unsupported)."""
+
+    @property
+    def partial_rule(self) -> PartialRule: ...
+
+
+def partial_rule(judge: object) -> PartialRule:
+    """The rule `judge` declares for its PARTIALLY_SUPPORTED (`BaseJudge.partial_rule`),
+    else the default: PARTIAL counts as unsupported."""
+    if isinstance(judge, DeclaresPartialRule):
+        return PartialRule(judge.partial_rule)
+    return BaseJudge.partial_rule
+
+
 def judge_capabilities(judge: object) -> frozenset[Capability]:
     """What `judge` can do: what it declares, else the capability protocols it implements."""
     if isinstance(judge, DeclaresCapabilities):
@@ -299,6 +318,10 @@ class BaseJudge(ABC):
     """
 
     name: str = ""
+    partial_rule: PartialRule = PartialRule.UNSUPPORTED
+    """How this judge's PARTIALLY_SUPPORTED counts in the answer verdict. By default as
+    unsupported: a claim only partly stated in the sources states the rest without one. A
+    judge whose PARTIAL means support it could not confirm (the offline judge) says so."""
 
     @property
     def spec(self) -> str:

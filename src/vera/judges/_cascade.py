@@ -36,6 +36,7 @@ from vera.judges._base import (
     judge_capabilities,
     judge_matrix,
     match_verdicts,
+    partial_rule,
     planned_calls,
     relevance_rater,
 )
@@ -71,6 +72,9 @@ class CascadeJudge(BaseJudge):
             raise ValueError(f"need 0 <= low <= high <= 1, got low={low}, high={high}")
         self.first = first
         self.second = second
+        # The PARTIALLY_SUPPORTED a cascade gives are its first judge's, kept between the
+        # uncertain band and full support (DEFAULT_HIGH), so they count by its rule.
+        self.partial_rule = partial_rule(first)
         self.low = low
         self.high = high
         self.claims = 0

@@ -32,6 +32,7 @@ __all__ = [
     "not_applicable",
     "passes",
     "scored",
+    "unsupported_veto",
 ]
 
 
@@ -81,12 +82,17 @@ def scored(
     claim_weights: dict[str, float] | None = None,
     sub_scores: dict[str, float] | None = None,
     details: dict[str, Any] | None = None,
+    veto: str | None = None,
 ) -> MetricResult:
-    """A result with a score, passed or failed by the metric's threshold and direction."""
+    """A result with a score, passed or failed by the metric's threshold and direction.
+    `veto` fails it whatever its score, and is added to the reason: a probability metric
+    vetoes a sample with a claim the judge itself found unsupported (`unsupported_veto`)."""
+    if veto is not None:
+        reason = f"{reason}; fails: {veto}"
     return MetricResult(
         name=metric.name,
         score=score,
-        passed=passes(metric, score),
+        passed=passes(metric, score) and veto is None,
         status=status,
         reason=reason,
         threshold=metric.threshold,
@@ -94,6 +100,17 @@ def scored(
         sub_scores=sub_scores or {},
         details=details or {},
     )
+
+
+def unsupported_veto(analysis: ClaimAnalysis) -> str | None:
+    """Why a sample fails a probability metric whatever its probability: a claim the judge
+    gave NO_EVIDENCE or CONTRADICTED, which no probability of support overrides (a P of 0.50
+    on a contradicted claim would otherwise pass "at least 0.50"). None when there is none."""
+    found = [v.verdict.value for v in analysis.verdicts if v.verdict.unsupported]
+    if not found:
+        return None
+    claims = "claim is" if len(found) == 1 else "claims are"
+    return f"{len(found)} {claims} {' or '.join(sorted(set(found)))}"
 
 
 def not_applicable(

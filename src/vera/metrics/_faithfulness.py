@@ -42,9 +42,10 @@ from vera.metrics._base import (
     Need,
     scored,
 )
+from vera.text._quote import quote_claim
 from vera.types import Sample, Verdict
 
-__all__ = ["RATIO_WEIGHTS", "Faithfulness", "quote_claim"]
+__all__ = ["RATIO_WEIGHTS", "Faithfulness"]
 
 RATIO_WEIGHTS: dict[Verdict, float] = {
     Verdict.FULLY_SUPPORTED: 1.0,
@@ -54,7 +55,6 @@ RATIO_WEIGHTS: dict[Verdict, float] = {
 }
 _WEIGHTED: dict[Verdict, float] = {**RATIO_WEIGHTS, Verdict.CONTRADICTED: -1.0}
 _STRICT: dict[Verdict, float] = {**_WEIGHTED, Verdict.NO_EVIDENCE: -1.0}
-_QUOTE_LIMIT = 60
 
 
 class Faithfulness(MetricOptions):
@@ -157,11 +157,3 @@ def _reason(analysis: ClaimAnalysis) -> str:
     if unsupported:
         reason += "; unsupported: " + ", ".join(unsupported)
     return reason
-
-
-def quote_claim(text: str) -> str:
-    """A claim's text on one line, cut to a length a reason can hold, in quotes."""
-    text = " ".join(text.split())
-    if len(text) > _QUOTE_LIMIT:
-        text = text[: _QUOTE_LIMIT - 1].rstrip() + "…"
-    return f"'{text}'"

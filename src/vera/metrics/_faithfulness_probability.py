@@ -16,7 +16,8 @@ claims could be wrong: a mean forgets the second, the least supported claim alon
 On RAGTruth dev, with `offline:learned`, the product ranks unfaithful answers with AUROC 0.778
 against 0.764 for the mean of the probabilities and 0.766 for the least supported claim
 (docs/metrics.md). Its default threshold, 0.5, passes a response that more likely than not
-holds no unsupported claim.
+holds no unsupported claim, and never one with a claim the judge found NO_EVIDENCE or
+CONTRADICTED, whatever its probability (`unsupported_veto`).
 
 A judge that gives no claim a probability (an LLM judge) gives this metric nothing to read: the
 result is NOT_APPLICABLE with a reason naming the judge, never a number made from its verdicts.
@@ -35,8 +36,10 @@ from vera.metrics._base import (
     Need,
     not_applicable,
     scored,
+    unsupported_veto,
 )
-from vera.metrics._faithfulness import RATIO_WEIGHTS, quote_claim
+from vera.metrics._faithfulness import RATIO_WEIGHTS
+from vera.text._quote import quote_claim
 from vera.types import ClaimVerdict, Sample
 
 __all__ = ["FaithfulnessProbability"]
@@ -80,6 +83,7 @@ class FaithfulnessProbability(MetricOptions):
             math.prod(probabilities.values()),
             _reason(analysis, probabilities),
             claim_weights=probabilities,
+            veto=unsupported_veto(analysis),
         )
 
 

@@ -50,6 +50,12 @@ class Settings(JudgeOptions, SampleLimitOptions, PluginTables):
     max_errors: str = Field(default="0", pattern=r"^\s*\d+(\.\d+)?\s*%?\s*$")
     """Samples that may error or be skipped before the run counts as incomplete (exit 3): a
     count ("5") or a share of the samples ("2%"). Default 0, like inspect's fail_on_error."""
+    max_unfaithful: str = Field(default="0", pattern=r"^\s*\d+(\.\d+)?\s*%?\s*$")
+    """The answer-verdict gate: answers that may be unfaithful (a claim NO_EVIDENCE or
+    CONTRADICTED, `Report.answers`) before the run fails its gate and exits 1: a count ("5")
+    or a share of the judged answers ("5%", rounded down). Default 0: an answer with an
+    unsupported claim never passes unless a tolerance is set. A run that verified no claims
+    has no answer verdicts, and this gate does not apply to it."""
     history: bool = True
     """Store every run and its results as they finish (see `vera.store._history`)."""
     history_path: Path | None = None
@@ -102,8 +108,9 @@ class Settings(JudgeOptions, SampleLimitOptions, PluginTables):
         given = {k.replace("-", "_"): v for k, v in overrides.items() if v is not None}
         if isinstance(given.get("fields"), dict):
             given["fields"] = {**self.fields, **given["fields"]}  # --field adds to the config's
-        if isinstance(given.get("max_errors"), int | float):
-            given["max_errors"] = str(given["max_errors"])
+        for key in ("max_errors", "max_unfaithful"):
+            if isinstance(given.get(key), int | float):
+                given[key] = str(given[key])
         try:
             merged = Settings.model_validate({**self.model_dump(), **given})
         except ValidationError as exc:

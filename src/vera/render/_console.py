@@ -19,9 +19,10 @@ from vera.render._calibration import calibration_lines
 from vera.render._cascade import cascade_summary
 from vera.render._conversations import conversation_lines
 from vera.render._ranking import EVERY_INVALID_ROW, FailingSamples, more_line
-from vera.render._view import not_applicable_lines
+from vera.render._view import answers_line, not_applicable_lines
 from vera.results._builder import Report, SampleResult, SampleStatus
 from vera.results._comparison import MetricComparison, relative_change, significant
+from vera.results._outcome import UNFAITHFUL
 
 __all__ = [
     "FAILING_TITLE",
@@ -169,6 +170,8 @@ def print_summary(
     """The whole summary: tables and counts on `out`, errors and invalid rows on `err`;
     `results` are the samples' results when they are not in `report.samples` (read once)."""
     _print_metrics(report, out)
+    if report.answers is not None:
+        out.print(answers_line(report.answers), highlight=False, markup=False)
     _print_breakdowns(report, out)
     if report.conversations is not None:
         for line in conversation_lines(report.conversations):
@@ -379,6 +382,12 @@ def _print_failures(
         return
     out.print(f"[bold]{FAILING_TITLE}[/] ({failing.total} failing)", highlight=False)
     for result in shown:
+        if result.verdict is not None and result.verdict.passed is False:
+            out.print(
+                f"  {result.id} · {UNFAITHFUL}: {result.verdict.reason}",
+                highlight=False,
+                markup=False,
+            )
         for metric_result in result.results.values():
             if metric_result.passed is False:
                 out.print(

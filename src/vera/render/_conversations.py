@@ -17,8 +17,8 @@ def conversation_lines(block: ConversationSummary) -> list[str]:
     unscored = f", {block.unscored_turns} not scored" if block.unscored_turns else ""
     lines = [
         f"Conversations: {len(block.conversations)}, faithful turns {share} "
-        f"({block.metric} passes and every claim is supported, over {block.scored_turns} "
-        f"scored turns{unscored})"
+        f"(the answer verdict: no claim unsupported or contradicted, over "
+        f"{block.scored_turns} scored turns{unscored})"
     ]
     if block.consistency is not None:
         inconsistent = [c for c in block.conversations if c.inconsistent_turns]

@@ -1,8 +1,10 @@
 """JUnit XML, so CI systems show VERA's failures natively: each sample and metric is a test case.
 
-A failed metric is a `<failure>` whose message is the metric's reason (which names the
-unsupported claims); a sample whose judge failed is an `<error>`; a metric that does not
-apply, or a sample that was not evaluated, is `<skipped>`.
+Where the run verified claims, the first suite, `vera.answer_verdict`, has a case per sample:
+an unfaithful answer is a `<failure>` whose message is the verdict's reason ("1 of 2 claims has
+no evidence: ..."). In each metric's suite a failed metric is a `<failure>` whose message is
+the metric's reason (which names the unsupported claims); a sample whose judge failed is an
+`<error>`; a metric that does not apply, or a sample that was not evaluated, is `<skipped>`.
 """
 
 from __future__ import annotations
@@ -13,21 +15,30 @@ from collections.abc import Iterable
 
 from vera.results._builder import Report, SampleResult, SampleStatus
 
-__all__ = ["render_junit"]
+__all__ = ["ANSWER_SUITE", "render_junit"]
+
+ANSWER_SUITE = "answer_verdict"
 
 
 def render_junit(report: Report, results: Iterable[SampleResult] | None = None) -> str:
     """The report as a JUnit XML document (one test suite per metric); `results` are the
     samples' results when they are not in `report.samples` (a streamed run), read once."""
     suites = ET.Element("testsuites", name=f"vera {report.dataset}")
+    answers = (
+        (ET.SubElement(suites, "testsuite", name=f"vera.{ANSWER_SUITE}"), Counter[str]())
+        if report.answers is not None
+        else None
+    )
     metrics = {
         metric: (ET.SubElement(suites, "testsuite", name=f"vera.{metric}"), Counter[str]())
         for metric in report.metric_summary
     }
     for sample in report.samples if results is None else results:
+        if answers is not None:
+            _add_answer_case(*answers, sample)
         for metric, (suite, counts) in metrics.items():
             _add_case(suite, counts, metric, sample)
-    for suite, counts in metrics.values():
+    for suite, counts in [*([answers] if answers else []), *metrics.values()]:
         for key in ("tests", "failures", "errors", "skipped"):
             suite.set(key, str(counts[key]))
     ET.indent(suites)
@@ -54,4 +65,21 @@ def _add_case(suite: ET.Element, counts: Counter[str], metric: str, sample: Samp
         counts["failures"] += 1
         message = f"{metric} {result.score:.3f} misses {result.threshold:.2f}: {result.reason}"
         failure = ET.SubElement(case, "failure", message=message)
+        failure.text = "\n".join(f"{claim.verdict.value}: {claim.text}" for claim in sample.claims)
+
+
+def _add_answer_case(suite: ET.Element, counts: Counter[str], sample: SampleResult) -> None:
+    """One sample's test case for its answer verdict, counted by its outcome."""
+    case = ET.SubElement(suite, "testcase", classname=f"vera.{ANSWER_SUITE}", name=sample.id)
+    counts["tests"] += 1
+    verdict = sample.verdict
+    if sample.status is SampleStatus.ERROR:
+        counts["errors"] += 1
+        ET.SubElement(case, "error", message=sample.error or "error").text = sample.error
+    elif verdict is None:
+        counts["skipped"] += 1
+        ET.SubElement(case, "skipped", message=sample.error or "no answer verdict")
+    elif verdict.passed is False:
+        counts["failures"] += 1
+        failure = ET.SubElement(case, "failure", message=f"unfaithful answer: {verdict.reason}")
         failure.text = "\n".join(f"{claim.verdict.value}: {claim.text}" for claim in sample.claims)

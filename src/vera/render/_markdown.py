@@ -10,8 +10,9 @@ from vera.render._calibration import calibration_lines
 from vera.render._cascade import cascade_summary
 from vera.render._conversations import conversation_lines
 from vera.render._ranking import FailingSamples, more_line
-from vera.render._view import baseline_rows, not_applicable_lines
+from vera.render._view import answers_line, baseline_rows, not_applicable_lines
 from vera.results._builder import Report, SampleResult
+from vera.results._outcome import UNFAITHFUL
 
 __all__ = ["render_markdown"]
 
@@ -65,6 +66,11 @@ def render_markdown(
         "| metric | mean | 95% CI | passed | threshold |",
         "|---|---|---|---|---|",
     ]
+    if report.answers is not None:
+        lines[lines.index("| metric | mean | 95% CI | passed | threshold |") - 1 : 0] = [
+            "",
+            f"**{_cell(answers_line(report.answers))}**",
+        ]
     for name, s in report.metric_summary.items():
         interval = "—" if s.ci_low is None else f"{s.ci_low:.2f} to {s.ci_high:.2f}"
         direction = "≥" if s.higher_is_better else "≤"
@@ -127,6 +133,8 @@ def _failing(report: Report, results: Iterable[SampleResult]) -> list[str]:
         "",
     ]
     for sample in failing.worst():
+        if sample.verdict is not None and sample.verdict.passed is False:
+            lines.append(f"- {_code(sample.id)} {UNFAITHFUL}: {_cell(sample.verdict.reason)}")
         for result in sample.results.values():
             if result.passed is False:
                 lines.append(

@@ -3,8 +3,9 @@ short (the HTML report lists every sample, failing first as well: `samples.order
 
 A metric's score says nothing by itself: a hallucination rate of 0.0 is the best there is, a
 faithfulness of 0.0 the worst. So a sample is never ranked by its raw scores. It is ranked by
-how many metrics it fails (failing first), then by its worst margin: how far its score sits on
-the wrong side of (or past) each metric's threshold, in that metric's direction
+how many metrics it fails, an unfaithful answer verdict counting as one (failing first), then
+by its worst margin: how far its score sits on the wrong side of (or past) each metric's
+threshold, in that metric's direction
 (`MetricSummary.higher_is_better`). A faithfulness of 0.2 against ≥ 0.5 has margin -0.3; a
 hallucination rate of 0.6 against ≤ 0.2 has margin -0.4 and is worse.
 """
@@ -34,7 +35,10 @@ WorstKey = tuple[int, float, int]
 
 
 def failed_metrics(result: SampleResult) -> int:
-    return sum(1 for r in result.results.values() if r.passed is False)
+    """What the sample fails: each metric that missed its threshold, and an unfaithful
+    answer verdict (`SampleResult.verdict`) as one more."""
+    unfaithful = result.verdict is not None and result.verdict.passed is False
+    return sum(1 for r in result.results.values() if r.passed is False) + unfaithful
 
 
 def margin(result: SampleResult, summaries: Mapping[str, MetricSummary]) -> float:

@@ -13,28 +13,29 @@ decompresses in the browser (`DecompressionStream`):
      "primary": name or null,                                the metric samples sort by
      "latency": "pipeline" or "dataset",                     who measured "lat" (see below)
      "rows": [[id, status, category, score, [[failed metric, score], ...], verdict bits,
-               claims, outcome], ...],
+               claims, outcome, unfaithful], ...],
      "order": [row, ...],                                    every row, worst first
      "details": [{"row": row, ...}, ...],                    the detailed samples, worst first
      "contexts": [text, ...],                                each distinct context text once
      "total": rows, "detailed": details}
 
-A row is one sample in the order the renderer read them: enough to list, filter and sort it
-and to give it its badge ("score" is the primary metric's, each failed metric comes with its
-score, "verdict bits" has bit i set when a claim has verdict i, "outcome" is
-`vera.results.sample_outcome`'s). A detail holds what a person opens a sample for: the
-query ("q"), the response ("t"; null for a sample without one, absent where the renderer was
-not given the text), the contexts ("x": an index into "contexts", or [index, id, source]), the
-claims ("c"), the metrics ("m": [metric, score, passed, status, reason, threshold]), the
-sentence that decided its outcome ("o"), how many of its claims are contradicted ("k", absent
-when none), the error ("err"), the latency ("lat": the pipeline call's time as VERA measured it
-when the run had a pipeline, else the dataset's own `latency_ms`), the pipeline steps ("st":
-[name, ms]) and the identified languages of the response and the contexts ("lg", absent when
-neither is known). A claim is {"id", "v": verdict, "s": [start, end] where it is highlighted in the
-response, "t": its text where the span does not give it, "r": reason, "e": the evidence as
-[start, end] in its cited context where it is found there, else the quote, "cx": cited context,
-"src": the cited context's source label (`ClaimRecord.source`, absent where it has none),
-"qf", "ag", "en": quote found (absent when the judge did not check), agreement, P(supported)}.
+A row is one sample in the order the renderer read them: enough to list, filter and sort it and
+to give it its badge ("score" is the primary metric's, each failed metric comes with its score,
+"verdict bits" has bit i set when a claim has verdict i, "outcome" is
+`vera.results.sample_outcome`'s, "unfaithful" 1 where its answer verdict is unfaithful). A
+detail holds what a person opens a sample for: the query ("q"), the response ("t"; null for a
+sample without one, absent where the renderer was not given the text), the contexts ("x": an
+index into "contexts", or [index, id, source]), the claims ("c"), the metrics ("m": [metric,
+score, passed, status, reason, threshold]), the sentence that decided its outcome ("o"), how
+many of its claims are unsupported or contradicted ("k", absent when none), the error ("err"),
+the latency ("lat": the pipeline call's time as VERA measured it when the run had a pipeline,
+else the dataset's own `latency_ms`), the pipeline steps ("st": [name, ms]) and the identified
+languages of the response and the contexts ("lg", absent when neither is known). A claim is
+{"id", "v": verdict, "s": [start, end] where it is highlighted in the response, "t": its text
+where the span does not give it, "r": reason, "e": the evidence as [start, end] in its cited
+context where it is found there, else the quote, "cx": cited context, "src": the cited context's
+source label (`ClaimRecord.source`, absent where it has none), "qf", "ag", "en": quote found
+(absent when the judge did not check), agreement, P(supported)}.
 
 So no text is stored twice: a response once, a claim's text only where its span does not give
 it, evidence only where it is not a slice of its context, and a context once however many
@@ -95,15 +96,15 @@ _VERDICT_INDEX = {verdict: i for i, verdict in enumerate(VERDICTS)}
 
 OUTCOMES: dict[Outcome, VerdictStyle] = {
     Outcome.FAIL: VerdictStyle("outcome-fail", LABELS[Outcome.FAIL], "\N{BALLOT X}"),
-    Outcome.PASS_WITH_CONTRADICTION: VerdictStyle(
-        "outcome-warn", LABELS[Outcome.PASS_WITH_CONTRADICTION], "\N{WARNING SIGN}"
+    Outcome.PASS_WITH_UNSUPPORTED: VerdictStyle(
+        "outcome-warn", LABELS[Outcome.PASS_WITH_UNSUPPORTED], "\N{WARNING SIGN}"
     ),
     Outcome.PASS: VerdictStyle("outcome-pass", LABELS[Outcome.PASS], "\N{CHECK MARK}"),
     Outcome.NOT_GATED: VerdictStyle("outcome-none", LABELS[Outcome.NOT_GATED], "\N{EM DASH}"),
     Outcome.NOT_SCORED: VerdictStyle("outcome-none", LABELS[Outcome.NOT_SCORED], "\N{EM DASH}"),
 }
-"""How a sample's outcome badge is shown: amber, never green, for a pass with a contradicted
-claim, and a symbol beside the colour."""
+"""How a sample's outcome badge is shown: amber, never green, for a pass with an unsupported
+or contradicted claim, and a symbol beside the colour."""
 _OUTCOME_INDEX = {outcome: i for i, outcome in enumerate(OUTCOMES)}
 _STATUSES = list(SampleStatus)
 _STATUS_INDEX = {status: i for i, status in enumerate(_STATUSES)}
@@ -225,8 +226,8 @@ def _detail(
         "x": [[c.text, c.id, c.source] for c in contexts],
         "o": outcome.why,
     }
-    if outcome.contradicted:
-        detail["k"] = outcome.contradicted
+    if outcome.unsupported:
+        detail["k"] = outcome.unsupported
     if sample is not None or response is not None:
         detail["t"] = response
     if query:
@@ -351,6 +352,7 @@ class SamplePacker:
         category = result.category
         status = _STATUS_INDEX[result.status]
         claims = len(result.claims)
+        unfaithful = result.verdict is not None and result.verdict.passed is False
         return [
             result.id,
             status,
@@ -360,6 +362,7 @@ class SamplePacker:
             verdicts,
             claims,
             _OUTCOME_INDEX[outcome.outcome],
+            int(unfaithful),
         ]
 
     def finish(self) -> PackedSamples:

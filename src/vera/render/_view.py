@@ -27,6 +27,7 @@ from vera.results._builder import (
 from vera.results._comparison import RELATIVE_FLOOR, MetricComparison, relative_change, significant
 from vera.results._outcome import Outcome, sample_outcome
 from vera.stats._stats import Estimate, ValueCounts
+from vera.types import AnswerVerdicts
 
 __all__ = [
     "BaselineRow",
@@ -35,6 +36,7 @@ __all__ = [
     "Panel",
     "SampleTally",
     "StepRow",
+    "answers_line",
     "baseline_rows",
     "baseline_view",
     "breakdown_panels",
@@ -320,6 +322,16 @@ def baseline_view(report: Report) -> tuple[list[Panel], list[BaselineRow]]:
         chart = bar_panel(bars, threshold=summary.threshold, title=f"{metric}: system vs baselines")
         panels.append(Panel(metric, chart, "; ".join(row.note for row in mine)))
     return panels, rows
+
+
+def answers_line(answers: AnswerVerdicts) -> str:
+    """The answer verdicts in one line, the same in the terminal and Markdown: "Answers: 4
+    of 50 answers have an unsupported or contradicted claim (PARTIALLY_SUPPORTED counts as
+    supported) · 2 not judged (errors)"."""
+    line = f"Answers: {answers.headline()}"
+    if answers.errors:
+        line += f" · {answers.errors} not judged (errors)"
+    return line
 
 
 def not_applicable_lines(report: Report) -> list[str]:

@@ -1,5 +1,7 @@
-"""A run's results: the report builder, outcomes, paired comparisons and CI gates."""
+"""A run's results: the report builder, the answer verdict, outcomes, paired comparisons and CI
+gates."""
 
+from vera.results._answers import answer_verdict, claims_verdict
 from vera.results._builder import (
     CLAIM_COLUMNS,
     REPORT_SCHEMA_VERSION,
@@ -55,8 +57,10 @@ __all__ = [
     "SampleStatus",
     "ScoreChange",
     "ScoreMove",
+    "answer_verdict",
     "baseline_comparison",
     "build_report",
+    "claims_verdict",
     "compare_paired",
     "compare_reports",
     "faithful_turn",

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from vera.results._answers import AnswerTally
 from vera.results._turns import TurnTally
 from vera.stats._calibration import CalibrationTally
 from vera.stats._stats import ValueCounts
@@ -268,6 +269,7 @@ class ReportBuilder:
         self._statuses: Counter[SampleStatus] = Counter()
         self._calibration = CalibrationTally()
         self._turns = TurnTally()
+        self._answers = AnswerTally()
 
     def add(self, result: SampleResult) -> None:
         """Count one sample's result in every aggregate."""
@@ -283,6 +285,7 @@ class ReportBuilder:
         self._claims.add(result)
         self._calibration.add_result(result)
         self._turns.add(result)
+        self._answers.add(result)
         precision = result.scores.get("grounding_precision")
         recall = result.scores.get("grounding_recall")
         if result.status is SampleStatus.SCORED and precision is not None and recall is not None:
@@ -390,6 +393,7 @@ class ReportBuilder:
             stopped=stopped,
             calibration=self._calibration.calibration(),
             conversations=self._turns.summary(),
+            answers=self._answers.summary(),
         )
 
 

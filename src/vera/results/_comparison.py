@@ -314,7 +314,7 @@ _CLAIM_GOODNESS = {
 # fail so that pass -> fail is the worst move of all.
 _OUTCOME_GOODNESS = {
     "pass": 4,
-    "pass_with_contradiction": 3,
+    "pass_with_unsupported": 3,
     "not_gated": 2,
     "not_scored": 1,
     "fail": 0,

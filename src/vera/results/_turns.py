@@ -1,6 +1,7 @@
 """The conversation block of a report: each conversation's turns counted as their results
-arrive, then scored (faithful-turn share, first unfaithful turn), with the consistency checks
-of the run's second pass where it made one, and by `--group-by` value.
+arrive, then scored by their answer verdicts (faithful-turn share, first unfaithful turn),
+with the consistency checks of the run's second pass where it made one, and by `--group-by`
+value.
 
 Unlike the other aggregates this keeps one small entry per turn (its number and whether it
 passed), since the first unfaithful turn depends on the order of the turns, not of arrival.
@@ -29,21 +30,19 @@ __all__ = [
 FAITHFULNESS = "faithfulness"
 
 
-def faithful_turn(result: SampleResult, metric: str = FAITHFULNESS) -> bool | None:
-    """Whether an assistant turn is faithful: its `metric` result passes and every claim it
-    makes is FULLY_SUPPORTED by its sources. A turn is one message a user reads whole, so
-    one claim only partly supported (the rest of it stated without a source), unsupported
-    or contradicted makes it unfaithful, whatever the turn's mean score; the score itself
-    keeps its formula. None when the turn has no result on `metric` (not scored)."""
-    found = result.results.get(metric)
-    if result.status is not SampleStatus.SCORED or found is None or found.passed is None:
+def faithful_turn(result: SampleResult) -> bool | None:
+    """Whether an assistant turn is faithful: its answer verdict (`answer_verdict`), the one
+    rule for answers and turns alike, so an unsupported or contradicted claim makes it
+    unfaithful whatever its mean score. None when the turn has no verdict (not scored, or
+    the run verified no claims) or errored."""
+    if result.status is not SampleStatus.SCORED or result.verdict is None:
         return None
-    return found.passed and all(c.verdict is Verdict.FULLY_SUPPORTED for c in result.claims)
+    return result.verdict.passed
 
 
 class TurnTally:
     """Each conversation's turns: turn number to whether it is faithful (`faithful_turn`;
-    None when it was not scored on faithfulness), and, once the consistency checks are
+    None when it has no answer verdict), and, once the consistency checks are
     counted (`check`), the claims checked and those contradicting an earlier turn."""
 
     def __init__(self, metric: str = FAITHFULNESS) -> None:
@@ -59,7 +58,7 @@ class TurnTally:
         if result.turn is None:
             return
         conversation = result.turn.conversation_id
-        self._turns[conversation][result.turn.turn] = faithful_turn(result, self.metric)
+        self._turns[conversation][result.turn.turn] = faithful_turn(result)
         # As the breakdowns read a group: "category" is the sample's own field.
         values = {
             k: result.category if k == "category" else v for k, v in result.group_values.items()

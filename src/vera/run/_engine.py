@@ -36,6 +36,7 @@ from vera.plan._resume import check_resumed
 from vera.plan._settings import Settings
 from vera.providers._batch import batch_journal, check_batch_provider
 from vera.providers._registry import provider_names
+from vera.results._answers import unfaithful_failures
 from vera.results._builder import Counts, Report, RunStop, SampleResult
 from vera.results._comparison import baseline_comparison
 from vera.results._gates import gate_failures, regression_failures
@@ -134,9 +135,10 @@ class RunResult:
     """A finished run: its report, where it is stored, and what the gates found.
 
     `exit_code` reads the outcome the way `vera eval` exits (see docs/reliability.md):
-    0 every sample scored and every gate holds; 1 a gate failed; 2 the run stopped on a
-    failure every sample would hit (a rejected key); 3 the run is incomplete: samples errored
-    or were skipped beyond `max_errors`, or no sample could be scored at all.
+    0 every sample scored and every gate holds; 1 a gate failed (unfaithful answers beyond
+    `max_unfaithful` included); 2 the run stopped on a failure every sample would hit (a
+    rejected key); 3 the run is incomplete: samples errored or were skipped beyond
+    `max_errors`, or no sample could be scored at all.
     """
 
     plan: RunPlan
@@ -228,7 +230,9 @@ class RunResult:
 
     @property
     def gated(self) -> bool:
-        return self.plan.gated
+        """Whether gates checked the run: the plan's (`RunPlan.gated`), or the answer-verdict
+        gate, which holds on every run that verified claims (`Report.answers`)."""
+        return self.plan.gated or self.report.answers is not None
 
     @property
     def passed(self) -> bool:
@@ -857,12 +861,15 @@ def _check_same_data(stored: RunPlan, parts: Components, bindings: Bindings, run
 def _gates(
     plan: RunPlan, report: Report, history: RunStore | None, run_id: str | None
 ) -> list[str]:
-    """What fails the run's gates, the regression gate against `report.regression`'s run
+    """What fails the run's gates: the answer-verdict gate (`--max-unfaithful`) always, and,
+    on a gated plan, the others, the regression gate against `report.regression`'s run
     included: its pairs read from the history, this run's results being stored there."""
-    if not plan.gated:
-        return []
-    failures = gate_failures(report, plan.settings.gates)
     settings = plan.settings
+    # The answer-verdict gate holds on every run that verified claims, gated or not.
+    failures = unfaithful_failures(report.answers, settings.max_unfaithful)
+    if not plan.gated:
+        return failures
+    failures += gate_failures(report, settings.gates)
     failures += turn_gate_failures(report, settings.min_faithful_turns, settings.min_consistency)
     compared = report.regression.compared_with if report.regression is not None else None
     if compared is not None and history is not None and run_id is not None:

@@ -18,10 +18,11 @@ from vera._sample_limits import DEFAULT_LIMITS, SampleLimits, check_sizes, sampl
 from vera._version import __version__
 from vera.analysis._analysis import analyse_sample
 from vera.datasets._source import PassLog
-from vera.judges._base import Judge
-from vera.metrics._base import ClaimAnalysis, Metric
+from vera.judges._base import Judge, partial_rule
+from vera.metrics._base import ClaimAnalysis, Metric, Need
 from vera.pipelines._core import Pipeline, RagState, StepRecord
 from vera.plan._settings import DEFAULT_CONCURRENCY
+from vera.results._answers import answer_verdict
 from vera.results._builder import (
     ClaimRecord,
     Report,
@@ -67,8 +68,25 @@ async def evaluate_sample(
 
     With a pipeline, the pipeline answers the sample's query first: its answer, retrieved
     contexts and measured latency replace any stored ones. A sample over `limits` is an
-    error, and so is judge work that outlasts them.
+    error, and so is judge work that outlasts them. Where a metric verifies the response's
+    claims, the result carries its answer verdict, by the judge's rule for
+    PARTIALLY_SUPPORTED (`vera.results.answer_verdict`).
     """
+    result = await _evaluate(sample, metrics, judge, group_by, pipeline, limits)
+    if not any(Need.CLAIMS in m.needs for m in metrics):
+        return result
+    verdict = answer_verdict(result, partial_rule(judge))
+    return result if verdict is None else result.model_copy(update={"verdict": verdict})
+
+
+async def _evaluate(
+    sample: Sample,
+    metrics: Sequence[Metric],
+    judge: Judge,
+    group_by: Sequence[str],
+    pipeline: Pipeline | None,
+    limits: SampleLimits,
+) -> SampleResult:
     steps: tuple[StepRecord, ...] = ()
     if pipeline is not None:
         try:

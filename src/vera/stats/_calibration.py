@@ -112,14 +112,17 @@ class CalibrationTally:
             self.labelled.append(LabelledSample(score, not passed, not label, probability))
 
     def add_result(self, result: SampleResult) -> None:
-        """One sample's result: scored when its faithfulness metric gave a score."""
+        """One sample's result: scored when its faithfulness metric gave a score. The judge's
+        decision is the sample's: it fails on an unfaithful answer verdict
+        (`SampleResult.verdict`) as on its faithfulness threshold."""
         faithfulness = result.results.get(CALIBRATED_METRIC)
         probability = result.results.get(RANKING_METRIC)
         if result.status is SampleStatus.SCORED and faithfulness is not None:
+            unfaithful = result.verdict is not None and result.verdict.passed is False
             self.add(
                 result.human_faithful,
                 faithfulness.score,
-                faithfulness.passed,
+                False if unfaithful else faithfulness.passed,
                 None if probability is None else probability.score,
             )
         else:

@@ -7,6 +7,7 @@ read them, the runner fills a `Report` and renderers read it. VERA's exception t
 too, in `vera.types._errors` (exported here and by `vera`), because `Verdict.parse` raises it.
 """
 
+from vera.types._answers import AnswerStatus, AnswerVerdict, AnswerVerdicts, PartialRule
 from vera.types._baselines import BaselineComparison, MetricComparison
 from vera.types._claims import (
     DEFAULT_MIN_ENTAILMENT,
@@ -76,6 +77,9 @@ from vera.types._turns import (
 
 __all__ = [
     "DEFAULT_MIN_ENTAILMENT",
+    "AnswerStatus",
+    "AnswerVerdict",
+    "AnswerVerdicts",
     "BaselineComparison",
     "Calibration",
     "Citation",
@@ -110,6 +114,7 @@ __all__ = [
     "MetricStatus",
     "MetricSummary",
     "Need",
+    "PartialRule",
     "QuoteCheck",
     "RegressionCheck",
     "Relevance",

@@ -25,6 +25,7 @@ from pydantic import (
     model_serializer,
 )
 
+from vera.types._answers import AnswerVerdict, AnswerVerdicts
 from vera.types._baselines import BaselineComparison
 from vera.types._claims import Verdict
 from vera.types._errors import ConfigError
@@ -209,10 +210,14 @@ class SampleResult(BaseModel):
     turn: TurnRef | None = None
     """The conversation and turn a turn sample came from; None (and absent from the JSON) for
     a sample that is no conversation turn."""
+    verdict: AnswerVerdict | None = None
+    """The answer verdict (`vera.results.answer_verdict`): faithful, unfaithful, no_claims or
+    error, with its reason. None, and absent from the JSON, where the run verified no claims
+    (no metric read them) or the sample was not evaluated."""
 
     @model_serializer(mode="wrap")
     def _omit_no_turn(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _omit_none(handler(self), "turn")
+        return _omit_none(_omit_none(handler(self), "turn"), "verdict")
 
 
 class MetricSummary(BaseModel):
@@ -454,10 +459,14 @@ class Report(BaseModel):
     conversations: ConversationSummary | None = None
     """On a conversation dataset: each conversation's scores over its turns (faithful-turn
     share, first unfaithful turn). None, and absent from the JSON, on any other dataset."""
+    answers: AnswerVerdicts | None = None
+    """The answer verdicts over the run (faithful, unfaithful, no claims, errors) and the rule
+    PARTIALLY_SUPPORTED counted by: what the headline and `--max-unfaithful` read. None, and
+    absent from the JSON, where the run verified no claims."""
 
     @model_serializer(mode="wrap")
     def _omit_no_conversations(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _omit_none(handler(self), "conversations")
+        return _omit_none(_omit_none(handler(self), "conversations"), "answers")
 
     @field_validator("schema_version")
     @classmethod

@@ -71,13 +71,14 @@ class InconsistentClaim(BaseModel):
 class ConversationTurns(BaseModel):
     """One conversation's scores over its assistant turns in one run.
 
-    A turn is faithful when its faithfulness result passes, every claim of it is
-    FULLY_SUPPORTED (`vera.results.faithful_turn`) and, where consistency was checked, no
-    claim contradicts the assistant's own earlier turns; `faithful_turns` is the share of the
-    scored turns that are (None when none was scored, never 0), `first_unfaithful_turn` the
-    number of the first that is not. `consistency` is the share of checked claims that
-    contradict no earlier assistant turn (None when no turn had an earlier one, or the run
-    did not check: not applicable, never 1.0 by default).
+    A turn is faithful when its answer verdict is, as for any answer (no claim NO_EVIDENCE
+    or CONTRADICTED; PARTIALLY_SUPPORTED by the judge's rule: `vera.results.faithful_turn`)
+    and, where consistency was checked, no claim contradicts the assistant's own earlier
+    turns; `faithful_turns` is the share of the scored turns that are (None when none was
+    scored, never 0), `first_unfaithful_turn` the number of the first that is not.
+    `consistency` is the share of checked claims that contradict no earlier assistant turn
+    (None when no turn had an earlier one, or the run did not check: not applicable, never
+    1.0 by default).
     """
 
     model_config = _FROZEN
@@ -122,7 +123,8 @@ class ConversationSummary(BaseModel):
     model_config = _FROZEN
 
     metric: str
-    """The metric whose pass makes a turn faithful."""
+    """The metric the turns were scored with ("faithfulness"); whether a turn is faithful is
+    its answer verdict (`vera.results.faithful_turn`)."""
     faithful_turns: float | None
     scored_turns: int
     unscored_turns: int

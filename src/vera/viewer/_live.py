@@ -22,6 +22,7 @@ from vera.monitor import StoredWindow, read_windows
 from vera.monitor._windows import window_report
 from vera.render._html import STYLE, csp_hash, template_environment
 from vera.store._history import RunStore
+from vera.types import Report
 from vera.types._errors import VeraError
 from vera.viewer._pages import EXTRA_STYLE
 
@@ -84,13 +85,10 @@ class _Live:
         env.filters.update(when=_when)
         self.env = env
 
-    def _summaries(self, window: StoredWindow) -> dict[str, Any]:
-        """The window's metric summaries: from its stored report once closed, else from the
-        results stored so far."""
+    def _report(self, window: StoredWindow) -> Report:
+        """The window's report: stored once closed, else from the results stored so far."""
         report = self.store.aggregates(window.run_id) if window.closed else None
-        if report is None:
-            report = window_report(self.store, window.run_id, None)
-        return dict(report.metric_summary)
+        return report or window_report(self.store, window.run_id, None)
 
     def monitors(self) -> list[dict[str, Any]]:
         windows = read_windows(self.store.path, limit=10_000)
@@ -98,7 +96,10 @@ class _Live:
         shown = []
         for name in names:
             own = [w for w in windows if w.monitor == name][-WINDOWS_SHOWN:]
-            summaries = [self._summaries(w) for w in own]
+            reports = [self._report(w) for w in own]
+            summaries = [dict(r.metric_summary) for r in reports]
+            # Each window's answer verdicts: "3 of 40", unfaithful of judged.
+            answers = {w.run_id: r.answers for w, r in zip(own, reports, strict=True)}
             metrics = sorted({m for s in summaries for m in s})
             trends = [
                 _Trend(
@@ -112,7 +113,7 @@ class _Live:
                 )
                 for metric in metrics
             ]
-            shown.append({"name": name, "windows": own[::-1], "trends": trends})
+            shown.append({"name": name, "windows": own[::-1], "trends": trends, "answers": answers})
         return shown
 
     def render(self, part: bool) -> str:

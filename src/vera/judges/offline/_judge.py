@@ -18,9 +18,14 @@ from vera.judges.offline._model import SupportModel, load_model
 from vera.judges.offline._relevance import rate_relevance
 from vera.judges.offline._sample_language import response_lexicon, sample_lexicon
 from vera.judges.offline._verify import Settings, verify
-from vera.types import Claim, ClaimVerdict, RelevanceVerdict, Verdict
+from vera.types import Claim, ClaimVerdict, PartialRule, RelevanceVerdict, Verdict
 
-__all__ = ["OfflineJudge"]
+__all__ = ["OFFLINE_PARTIAL_RULE", "OfflineJudge"]
+
+OFFLINE_PARTIAL_RULE = PartialRule.SUPPORTED
+"""How the offline judges' PARTIALLY_SUPPORTED counts in the answer verdict: they give it to a
+claim the words leave short but the model reads as a likely paraphrase, support they cannot
+confirm word for word, so it counts as supported. The one place to flip it."""
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
@@ -152,6 +157,8 @@ class OfflineJudge(BaseJudge):
             f"number_alignment={s.number_alignment}, window_sentences={s.window_sentences}"
             f"{learned})"
         )
+
+    partial_rule = OFFLINE_PARTIAL_RULE
 
     @property
     def spec(self) -> str:

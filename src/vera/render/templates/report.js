@@ -188,14 +188,15 @@
       detail ? body(detail, rank, status, values) : missing());
     return put(node, details);
   }
-  // The sample's one badge, from every gated metric (vera.outcome): a failure names
-  // each failed metric with its score; its title is the sentence that decided it.
+  // The sample's one badge, from its answer verdict and every gated metric (vera.outcome):
+  // a failure names an unfaithful answer, then each failed metric with its score; its title
+  // is the sentence that decided it.
   function outcomeBadge(values, detail) {
     const outcome = data.outcomes[values[7]];
     let label = outcome[2];
     if (outcome[0] === "fail") {
-      label = "fail: " + values[4].map(function (f) { return data.metrics[f[0]] + " " + score(f[1]); })
-        .join(", ");
+      const failed = values[4].map(function (f) { return data.metrics[f[0]] + " " + score(f[1]); });
+      label = "fail: " + (values[8] ? ["unfaithful answer"] : []).concat(failed).join(", ");
     }
     const symbol = el("span", null, outcome[3]);
     symbol.setAttribute("aria-hidden", "true");
@@ -381,9 +382,10 @@
     });
     return put(el("div", "table-wrap"), put(table, put(el("thead"), head), rows));
   }
-  // A metric's pass or fail with the threshold it was held to; a pass on a sample with a
-  // contradicted claim says so, in amber, rather than read as a plain green pass.
-  function result(m, contradicted) {
+  // A metric's pass or fail with the threshold it was held to; a pass on a sample with an
+  // unsupported (no evidence) or contradicted claim says so, in amber, rather than read as a
+  // plain green pass.
+  function result(m, unsupported) {
     if (m[2] === null) {
       const none = el("span", "badge", "n/a");
       none.title = words(m[3]);
@@ -394,8 +396,8 @@
       bound = " (threshold " + (data.lower.indexOf(data.metrics[m[0]]) >= 0 ? "≤ " : "≥ ") + String(m[5]) + ")";
     }
     if (!m[2]) { return el("span", "badge fail", "fail" + bound); }
-    if (!contradicted) { return el("span", "badge pass", "pass" + bound); }
-    return el("span", "badge warn", "pass" + bound + " · " + plural(contradicted, "contradicted claim"));
+    if (!unsupported) { return el("span", "badge pass", "pass" + bound); }
+    return el("span", "badge warn", "pass" + bound + " · " + plural(unsupported, "unsupported or contradicted claim"));
   }
   function contexts(detail) {
     const node = put(el("details", "contexts"), el("summary", null, "Retrieved contexts (" + detail.x.length + ")"));
