@@ -1,6 +1,6 @@
 """Language identification: which language a response or context is written in.
 
-Scripts that name their language settle it at once (kana is Japanese, Hangul Korean, Han
+Scripts that name their language settle it once they make up a fair share of the text's letters (kana is Japanese, Hangul Korean, Han
 without kana Chinese, Thai Thai); anything else goes to py3langid, a naive Bayes identifier
 over byte n-grams for 97 languages that ships its model (2 MB) inside its package and needs
 only numpy: no download, about 60 µs a text once loaded (it loads on first use, about a
@@ -42,6 +42,11 @@ _SCRIPTS = re.compile(
     r"\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]"
 )
 _LETTER = re.compile(r"[^\W\d_]")
+# The share of a text's letters that must be CJK or Thai for the script to settle its
+# language: a Chinese sentence quoting "API" or a brand is still Chinese, but an English JSON
+# record with a few Chinese characters in one review is English. One such character stands
+# for a word of four or five Latin letters, hence a share well under a half.
+_MIN_SCRIPT_SHARE = 0.2
 # How much of the text is read: identification needs a few sentences, not a whole context
 # (the model's time grows with the text: 0.6 ms for 300 characters, 3.4 ms for 2000).
 _SAMPLE_CHARS = 2000
@@ -87,7 +92,7 @@ def guess_language(text: str) -> LanguageGuess:
     Cached: a run identifies each response and its contexts once for the sample's record and
     again in the offline judge."""
     sample = text[:_SAMPLE_CHARS]
-    if _SCRIPTS.search(sample):
+    if _SCRIPTS.search(sample) and _script_share(sample) >= _MIN_SCRIPT_SHARE:
         return _by_script(sample)
     if not _LETTER.search(sample):
         return LanguageGuess(None, 0.0)
@@ -96,6 +101,12 @@ def guess_language(text: str) -> LanguageGuess:
         return LanguageGuess(profiled, 0.9)
     code, confidence = _identifier().classify(sample[:_MODEL_CHARS])
     return LanguageGuess(code, float(confidence))
+
+
+def _script_share(sample: str) -> float:
+    """The share of `sample`'s letters written in the CJK or Thai scripts."""
+    scripts = len(_SCRIPTS.findall(sample))
+    return scripts / max(len(_LETTER.findall(sample)), 1)
 
 
 def _by_script(sample: str) -> LanguageGuess:
