@@ -1,11 +1,11 @@
 """Language identification: which language a response or context is written in.
 
-Scripts that name their language settle it once they make up a fair share of the text's letters (kana is Japanese, Hangul Korean, Han
-without kana Chinese, Thai Thai); anything else goes to py3langid, a naive Bayes identifier
-over byte n-grams for 97 languages that ships its model (2 MB) inside its package and needs
-only numpy: no download, about 60 µs a text once loaded (it loads on first use, about a
-second). Short texts are where any identifier errs ("Yes." reads as Kabyle), so a guess under
-`min_confidence` is no guess.
+Scripts that name their language settle it once they make up a fair share of the text's
+letters (kana is Japanese, Hangul Korean, Han without kana Chinese, Thai Thai); anything else
+goes to py3langid, a naive Bayes identifier over byte n-grams for 97 languages that ships
+its model (2 MB) inside its package and needs only numpy: no download, about 60 µs a text
+once loaded (it loads on first use, about a second). Short texts are where any identifier
+errs ("Yes." reads as Kabyle), so a guess under `min_confidence` is no guess.
 """
 
 from __future__ import annotations

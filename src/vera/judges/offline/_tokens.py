@@ -104,6 +104,11 @@ _STEM_CACHE_LIMIT = 200_000
 
 _Token = tuple[str, str, int, int]
 
+# Bigrams a CJK negation passes over while they are affirmed elsewhere, and bigrams after a
+# CJK "only" (仅包含电子邮件支持: it restricts the object after the verb) that it restricts.
+_CJK_SCOPE = 3
+_CJK_ONLY_AFTER = 5
+
 
 def stem(word: str) -> str:
     """Light suffix stripping so inflections meet: "contracts"/"contract", "terminated"/"terminate".
@@ -180,6 +185,7 @@ def analyse(text: str) -> Facts:
     surfaces: dict[str, str] = {}
     order: list[str] = []  # content keys in text order, to find what an "only" restricts
     cues: list[int] = []  # where in `order` each "only" stood
+    waited = 0  # affirmed CJK bigrams passed over by a negation looking for its word
     stops, light, shortest = lex.stopwords, lex.light_words, lex.shortest
     i = 0
     while i < len(tokens):
@@ -199,6 +205,9 @@ def analyse(text: str) -> Facts:
             pending.append(low)
         if low in lex.exclusive:
             cues.append(len(order))
+            if lex.cjk:
+                # A cue the tokeniser cut out of its run (只, のみ) is no content of its own.
+                continue
         base = _elided(low) if lex.elisions else _base(low)
         words.add(base)
         if len(base) < shortest or base in stops or base in light or low in stops:
@@ -207,8 +216,15 @@ def analyse(text: str) -> Facts:
         content.add(key)
         order.append(key)
         surfaces.setdefault(key, raw)
+        if pending and lex.cjk and key in affirmed and waited < _CJK_SCOPE:
+            # A CJK negation's first bigram is often a verb the text also affirms ("仅包含…
+            # 不包含电话支持"); what it denies is the first bigram not already affirmed.
+            waited += 1
+            continue
+        waited = 0
         _settle(pending, key, negations, affirmed)
     _close_negations(pending, order, negations, affirmed, lex)
+    after = _CJK_ONLY_AFTER if lex.cjk else 1
     return Facts(
         content=frozenset(content),
         numbers=tuple(numbers),
@@ -217,7 +233,7 @@ def analyse(text: str) -> Facts:
         negations=tuple(negations),
         surfaces=surfaces,
         affirmed=frozenset(affirmed),
-        exclusive=frozenset(key for cue in cues for key in order[max(0, cue - 2) : cue + 1]),
+        exclusive=frozenset(key for cue in cues for key in order[max(0, cue - 2) : cue + after]),
     )
 
 

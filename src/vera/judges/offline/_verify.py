@@ -7,6 +7,7 @@ no context states, a name no context states, a negation or antonym flip, then pl
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ __all__ = [
     "NOTHING",
     "PARAPHRASE_COVERAGE",
     "UNNAMED",
+    "UNQUALIFIED",
     "UNSHARED",
     "UNSTATED",
     "Settings",
@@ -36,10 +38,14 @@ UNSTATED = "no context states"
 UNNAMED = "no context names"
 UNSHARED = "no context shares a content word"
 NOTHING = "nothing in the claim to check"
+UNQUALIFIED = "no context states the condition"
 # A claim with too few content words in any window: "closest passage" when it may be a
 # paraphrase (at least `PARAPHRASE_COVERAGE` of its words are there), which the support
 # model's probability can lift to PARTIALLY_SUPPORTED; "far from any passage" when not.
 CLOSEST = "closest passage"
+# A claim whose words a window holds in other forms: a synonym ("buy" for "purchase") or a
+# word that opens or is opened by another ("Kauf" in "Kaufdatum").
+PARAPHRASED = "paraphrase"
 FAR = "far from any passage"
 PARAPHRASE_COVERAGE = 0.3
 
@@ -85,6 +91,14 @@ def _antonym_table(pairs: tuple[tuple[str, str], ...]) -> dict[str, frozenset[st
 
 # Each language's antonyms, by lexicon code; English's is ANTONYM_PAIRS.
 _ANTONYM_TABLES = {lex.code: _antonym_table(lex.antonym_pairs) for lex in lexicons()}
+
+
+def _synonym_table(groups: tuple[tuple[str, ...], ...]) -> dict[str, str]:
+    return {stem(word): group[0] for group in groups for word in group}
+
+
+# Each language's synonyms: a stem to its group's first word.
+_SYNONYM_TABLES = {lex.code: _synonym_table(lex.synonyms) for lex in lexicons()}
 
 
 def _antonyms() -> dict[str, frozenset[str]]:
@@ -167,7 +181,12 @@ def _judge(claim: Claim, index: _Contexts, settings: Settings) -> ClaimVerdict:
         conflict = _misattributed(facts, evidence, window, settings)
     if conflict is not None:
         return verdict(*conflict)
-    flip = _flip(facts, window, settings) or _beyond_only(facts, window, settings)
+    flip = (
+        _flip(facts, window, settings)
+        or _beyond_only(facts, window, settings)
+        or _other_value(facts, window, settings)
+        or _opposite_nearby(facts, window, settings)
+    )
     if flip is not None:
         return verdict(Verdict.CONTRADICTED, flip)
 
@@ -181,13 +200,43 @@ def _judge(claim: Claim, index: _Contexts, settings: Settings) -> ClaimVerdict:
     missing = _missing(facts, window.facts, restated)
     if missing:
         covered += "; missing: " + ", ".join(missing)
+    invented = (
+        _invented_condition(claim.text, facts, window.facts.content | restated) if missing else None
+    )
+    if invented is not None:
+        return verdict(Verdict.NO_EVIDENCE, f"{UNQUALIFIED} {invented!r}; {covered}")
     if coverage >= settings.full_support:
         return verdict(Verdict.FULLY_SUPPORTED, covered)
     if coverage >= settings.partial_support:
         return verdict(Verdict.PARTIALLY_SUPPORTED, covered)
+    alike = _alike(facts.content - window.facts.content - restated, window.facts.content)
+    if (hits + alike) / total >= settings.partial_support:
+        return verdict(Verdict.PARTIALLY_SUPPORTED, f"{PARAPHRASED}: {covered}; {alike} more alike")
     if coverage >= PARAPHRASE_COVERAGE:
         return verdict(Verdict.NO_EVIDENCE, f"{CLOSEST}: {covered}", cite=False)
     return verdict(Verdict.NO_EVIDENCE, f"{FAR}: {covered}", cite=False)
+
+
+def _alike(missing: frozenset[str], window: frozenset[str]) -> int:
+    """How many of the `missing` claim words the window states in other words: a synonym
+    of the language's table, or (outside CJK, whose bigrams are too short) a word of at
+    least four letters that begins another ("kauf", "kaufdatum"), or shares its first five."""
+    if not missing:
+        return 0
+    lex = current_lexicon()
+    synonyms = _SYNONYM_TABLES[lex.code]
+    groups = {synonyms[w] for w in window if w in synonyms}
+    found = 0
+    for word in missing:
+        related = not lex.cjk and len(word) >= 4 and any(_related(word, w) for w in window)
+        found += related or synonyms.get(word) in groups
+    return found
+
+
+def _related(a: str, b: str) -> bool:
+    if a[:1] != b[:1] or len(b) < 4:
+        return False
+    return a.startswith(b) or b.startswith(a) or (len(a) >= 5 and a[:5] == b[:5])
 
 
 def _coverage(content: frozenset[str], window: frozenset[str]) -> float:
@@ -370,6 +419,87 @@ def _beyond_only(facts: Facts, window: _Window, settings: Settings) -> str | Non
         return None
     only = ", ".join(anchor.surfaces.get(k, k) for k in sorted(_restricted(anchor) - facts.content))
     return f'context says only "{only}"; claim says "{facts.surfaces[added]}"'
+
+
+def _other_value(facts: Facts, window: _Window, settings: Settings) -> str | None:
+    """Why a sentence of the window gives another value of what the claim states ("billed
+    annually" for "billed monthly"), or None. Each sentence is read alone, so the words of
+    "Monthly reports are emailed" cannot make up for the billing sentence's other value."""
+    for group in current_lexicon().value_groups:
+        said = {group[w]: w for w in facts.words if w in group}
+        if not said:
+            continue
+        own = frozenset(stem(w) for w in said.values())
+        for sentence in window.sentences:
+            stated = {group[w]: w for w in sentence.words if w in group}
+            if not stated or said.keys() & stated.keys():
+                continue
+            if _coverage(facts.content - own, sentence.content) >= settings.contradiction_alignment:
+                claim, context = min(said.values()), min(stated.values())
+                return f'claim says "{claim}"; context says "{context}"'
+    return None
+
+
+def _opposite_nearby(facts: Facts, window: _Window, settings: Settings) -> str | None:
+    """Why another sentence of the window than the best-aligned one says the opposite of a
+    claim word about the same thing ("일요일은 휴무입니다" after the opening hours), or None."""
+    if len(window.sentences) < 2 or len(facts.content) < 2:
+        return None
+    antonyms = _antonyms()
+    for word in facts.surfaces:
+        opposites = antonyms.get(word)
+        if not opposites:
+            continue
+        rest = facts.content - {word}
+        for sentence in window.sentences:
+            found = (opposites & sentence.content) - facts.content
+            # Bigrams that straddle two words make CJK agreement look lower than it is.
+            if (
+                found
+                and word not in sentence.content
+                and _coverage(rest, sentence.content) >= settings.partial_support
+            ):
+                other = sentence.surfaces.get(min(found), min(found))
+                return f'claim says "{facts.surfaces[word]}"; context says "{other}"'
+    return None
+
+
+def _invented_condition(text: str, facts: Facts, window: frozenset[str]) -> str | None:
+    """The condition or qualifier the claim adds that the window does not state ("for premium
+    members", "プレミアム会員の場合"), or None: content words the window lacks right beside a
+    word that opens a condition. A paraphrase differs in words all over; an invented
+    qualifier is one missing phrase hung on a condition."""
+    lex = current_lexicon()
+    if not lex.conditions:
+        return None
+    lower = text.lower()
+    for cue in lex.conditions:
+        at = _cue_at(lower, cue, spaced=not lex.cjk)
+        if at < 0:
+            continue
+        # Conditions come before what they govern in the Latin languages and Chinese, after
+        # it in Japanese and Korean (postpositions).
+        before = lex.cjk and lex.code != "zh"
+        span = text[max(0, at - 12) : at] if before else text[at + len(cue) : at + len(cue) + 30]
+        near = analyse(span).content - window - {n.key for n in facts.numbers}
+        # Only a claim otherwise stated in full: one that differs elsewhere too is a
+        # paraphrase or a summary, which the words cannot settle.
+        rest = facts.content - near - analyse(cue).content
+        if near & facts.content and _coverage(rest, window) >= 1.0:
+            return (span if before else text[at : at + len(cue) + len(span)]).strip(_PUNCTUATION)
+    return None
+
+
+# What a quoted condition is trimmed of: spaces and the commas of each script.
+_PUNCTUATION = " ,\u3001\uff0c"
+
+
+def _cue_at(lower: str, cue: str, *, spaced: bool) -> int:
+    """Where `cue` stands in `lower` as a word of its own (any occurrence in CJK), or -1."""
+    if not spaced:
+        return lower.find(cue)
+    match = re.search(rf"(?<!\w){re.escape(cue)}(?!\w)", lower)
+    return match.start() if match else -1
 
 
 def _states(word: str, content: frozenset[str]) -> bool:

@@ -1,0 +1,213 @@
+"""Issue 38: the offline judge's claim verdicts on ordinary rows it used to get wrong.
+
+Each case goes through the judge as users get it (`OfflineJudge`, or `vera.evaluate` with
+judge "offline") and asserts the verdict a reader would give.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+import vera
+from vera.judges.offline import OfflineJudge
+from vera.types import ClaimVerdict, Verdict
+
+SUPPORTED = (Verdict.FULLY_SUPPORTED, Verdict.PARTIALLY_SUPPORTED)
+UNSUPPORTED = (Verdict.NO_EVIDENCE, Verdict.CONTRADICTED)
+
+
+def judged(response: str, contexts: list[str]) -> list[ClaimVerdict]:
+    judge = OfflineJudge()
+
+    async def run() -> list[ClaimVerdict]:
+        claims = await judge.extract_claims(response)
+        return await judge.verify_claims(claims, contexts)
+
+    return asyncio.run(run())
+
+
+def only(response: str, contexts: list[str]) -> ClaimVerdict:
+    verdicts = judged(response, contexts)
+    assert len(verdicts) == 1, verdicts
+    return verdicts[0]
+
+
+# ---- values stated by different sentences are not one statement -----------------------------
+
+
+@pytest.mark.parametrize(
+    "context",
+    [
+        "You are billed annually. Monthly reports are emailed to every account owner.",
+        "Monthly reports are emailed to every account owner. You are billed annually.",
+    ],
+)
+def test_a_frequency_the_window_states_otherwise_is_not_supported(context: str) -> None:
+    verdict = only("You are billed monthly.", [context])
+    assert verdict.verdict is Verdict.CONTRADICTED, verdict
+    assert verdict.entailment is not None and verdict.entailment <= 0.5
+
+
+def test_the_same_frequency_is_still_supported() -> None:
+    verdict = only(
+        "You are billed annually.",
+        ["You are billed annually. Monthly reports are emailed to every account owner."],
+    )
+    assert verdict.verdict is Verdict.FULLY_SUPPORTED, verdict
+
+
+# ---- paraphrases: stems, synonyms and numbers that agree ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("response", "context"),
+    [
+        (
+            "Customers can get their money back within 30 days of buying.",
+            "Refunds are available for 30 days after purchase.",
+        ),
+        (
+            "Die Rückgabe ist innerhalb von 30 Tagen nach dem Kauf möglich.",
+            "Artikel können binnen 30 Tagen ab Kaufdatum zurückgegeben werden.",
+        ),
+        (
+            "Puedes pedir el reembolso hasta 30 días después de comprar.",
+            "Los clientes pueden solicitar la devolución del dinero dentro de los 30 días "
+            "posteriores a la compra.",
+        ),
+    ],
+    ids=["en", "de", "es"],
+)
+def test_a_paraphrase_is_at_least_partially_supported(response: str, context: str) -> None:
+    verdict = only(response, [context])
+    assert verdict.verdict in SUPPORTED, verdict
+
+
+def test_a_paraphrase_with_another_number_is_still_not_supported() -> None:
+    verdict = only(
+        "Customers can get their money back within 60 days of buying.",
+        ["Refunds are available for 30 days after purchase."],
+    )
+    assert verdict.verdict in UNSUPPORTED, verdict
+
+
+# ---- invented conditions and qualifiers, in every language ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("response", "context"),
+    [
+        (
+            "For premium members, returns are possible within 30 days.",
+            "Returns are possible within 30 days of purchase.",
+        ),
+        (
+            "Für Premium-Mitglieder ist die Rückgabe innerhalb von 30 Tagen möglich.",
+            "Die Rückgabe ist innerhalb von 30 Tagen nach dem Kauf möglich.",
+        ),
+        ("プレミアム会員の場合、返品は30日以内に可能です。", "返品は購入後30日以内に可能です。"),
+        ("对于高级会员\uff0c30天内可以退货。", "购买后30天内可以退货。"),
+        (
+            "프리미엄 회원의 경우 30일 이내에 반품할 수 있습니다.",
+            "구매 후 30일 이내에 반품할 수 있습니다.",
+        ),
+    ],
+    ids=["en", "de", "ja", "zh", "ko"],
+)
+def test_an_invented_condition_is_not_supported(response: str, context: str) -> None:
+    verdict = only(response, [context])
+    assert verdict.verdict in UNSUPPORTED, verdict
+    assert verdict.entailment is not None and verdict.entailment <= 0.5
+
+
+@pytest.mark.parametrize(
+    ("response", "context"),
+    [
+        (
+            "For premium members, returns are possible within 30 days.",
+            "For premium members, returns are possible within 30 days of purchase.",
+        ),
+        (
+            "プレミアム会員の場合、返品は30日以内に可能です。",
+            "プレミアム会員の場合、返品は購入後30日以内に可能です。",
+        ),
+    ],
+    ids=["en", "ja"],
+)
+def test_a_condition_the_context_states_is_supported(response: str, context: str) -> None:
+    assert only(response, [context]).verdict is Verdict.FULLY_SUPPORTED
+
+
+# ---- what a context's "only", "not included" or "closed" rules out, in zh, ja, ko --------------
+
+
+@pytest.mark.parametrize(
+    ("response", "context"),
+    [
+        ("这个套餐包含电话支持。", "这个套餐仅包含电子邮件支持\uff0c不包含电话支持。"),
+        ("这个套餐包含电话支持。", "这个套餐只包含电子邮件支持。"),
+        (
+            "このプランには電話サポートが含まれます。",
+            "このプランにはメールサポートのみが含まれます。",
+        ),
+        (
+            "매장은 일요일에 영업합니다.",
+            "매장은 월요일부터 토요일까지 영업합니다. 일요일은 휴무입니다.",
+        ),
+        (
+            "店舗は日曜日に営業しています。",
+            "店舗は月曜日から土曜日まで営業しています。日曜日は定休日です。",
+        ),
+        ("博物馆在春节期间营业。", "博物馆全年开放。春节期间休息。"),
+    ],
+    ids=["zh-not-included", "zh-only", "ja-only", "ko-closed", "ja-closed", "zh-closed"],
+)
+def test_what_the_context_rules_out_is_contradicted(response: str, context: str) -> None:
+    verdict = only(response, [context])
+    assert verdict.verdict in UNSUPPORTED, verdict
+
+
+@pytest.mark.parametrize(
+    ("response", "context"),
+    [
+        ("这个套餐包含电子邮件支持。", "这个套餐仅包含电子邮件支持\uff0c不包含电话支持。"),
+        (
+            "매장은 토요일에 영업합니다.",
+            "매장은 월요일부터 토요일까지 영업합니다. 일요일은 휴무입니다.",
+        ),
+    ],
+    ids=["zh", "ko"],
+)
+def test_what_the_context_allows_is_supported(response: str, context: str) -> None:
+    assert only(response, [context]).verdict in SUPPORTED
+
+
+# ---- language by the share of the text -------------------------------------------------------
+
+
+def test_a_mostly_english_record_with_a_chinese_review_is_read_as_english() -> None:
+    record = {
+        "name": "Golden Dragon",
+        "city": "San Francisco",
+        "categories": "Chinese restaurant, dim sum",
+        "reviews": [
+            {"text": "The dumplings were fresh and the service was quick.", "stars": 5},
+            {"text": "Great dim sum, 很好吃, will come back.", "stars": 4},
+        ],
+    }
+    report = vera.evaluate(
+        [
+            {
+                "id": "r1",
+                "response": "Golden Dragon is a Chinese restaurant in San Francisco.",
+                "contexts": [json.dumps(record, ensure_ascii=False)],
+            }
+        ],
+        judge="offline",
+    )
+    sample = report.samples[0]
+    assert sample.status.value == "scored", sample.error
+    assert sample.results["faithfulness"].score == 1.0
