@@ -12,7 +12,7 @@ import json
 import pytest
 
 import vera
-from vera.judges.offline import OfflineJudge
+from vera.judges.offline import OfflineJudge, UnsupportedLanguageError
 from vera.types import ClaimVerdict, Verdict
 
 SUPPORTED = (Verdict.FULLY_SUPPORTED, Verdict.PARTIALLY_SUPPORTED)
@@ -211,3 +211,18 @@ def test_a_mostly_english_record_with_a_chinese_review_is_read_as_english() -> N
     sample = report.samples[0]
     assert sample.status.value == "scored", sample.error
     assert sample.results["faithfulness"].score == 1.0
+
+
+@pytest.mark.parametrize("answer", ["ten weeks", "B\u00e9la Bart\u00f3k", "Andrzej Żuławski"])
+def test_a_short_answer_is_read_in_the_contexts_language(answer: str) -> None:
+    context = (
+        f"The album was recorded with {answer} in the studio. The band toured for ten weeks "
+        "after its release, and the record was reissued on vinyl in the following year."
+    )
+    verdicts = judged(answer, [context])
+    assert verdicts and all(v.verdict in SUPPORTED for v in verdicts), verdicts
+
+
+def test_a_short_answer_in_another_script_is_still_refused() -> None:
+    with pytest.raises(UnsupportedLanguageError):
+        judged("30日以内です。", ["Items can be returned within 30 days of delivery."])

@@ -57,6 +57,10 @@ def sample_lexicon(
     said = " ".join(claim.text for claim in claims)
     response = forced if forced is not None else _language(said)
     context = forced if forced is not None else _language("\n".join(contexts))
+    if response != context and context is not None and _too_short(said):
+        # A few words ("ten weeks", "Andrzej Żuławski") are no evidence of a language: the
+        # sample is in the language most of its text is in, the contexts'.
+        response = context
     for code, what in ((response, "response is"), (context, "contexts are")):
         if code is not None and lexicon_for(code) is None:
             raise _refuse(claims, code, f"the {what} in {language_name(code)} ({code})")
@@ -70,6 +74,16 @@ def sample_lexicon(
     code = response or context
     lexicon = ENGLISH if code is None else lexicon_for(code)
     return lexicon if lexicon is not None else ENGLISH
+
+
+_SHORT_LETTERS = 40
+"""Fewer Latin letters than this in a response (a name, a date, a phrase) do not tell its
+language against contexts that do. A short answer in another script still does."""
+
+
+def _too_short(text: str) -> bool:
+    letters = [c for c in text if c.isalpha()]
+    return len(letters) < _SHORT_LETTERS and all(c < "\u0250" for c in letters)
 
 
 def _language(text: str) -> str | None:
