@@ -76,14 +76,15 @@ def sample_lexicon(
     return lexicon if lexicon is not None else ENGLISH
 
 
-_SHORT_LETTERS = 40
-"""Fewer Latin letters than this in a response (a name, a date, a phrase) do not tell its
-language against contexts that do. A short answer in another script still does."""
+_SHORT_WORDS = 5
+"""Fewer words than this in a Latin-script response (a name, a date, a phrase) do not tell
+its language against contexts that do; a sentence does, and so does any answer in another
+script."""
 
 
 def _too_short(text: str) -> bool:
-    letters = [c for c in text if c.isalpha()]
-    return len(letters) < _SHORT_LETTERS and all(c < "\u0250" for c in letters)
+    latin = all(c < "\u0250" for c in text if c.isalpha())
+    return latin and len(text.split()) < _SHORT_WORDS
 
 
 def _language(text: str) -> str | None:
