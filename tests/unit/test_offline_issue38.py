@@ -12,6 +12,7 @@ import json
 import pytest
 
 import vera
+from vera.conversations import evaluate_conversations
 from vera.judges.offline import OfflineJudge, UnsupportedLanguageError
 from vera.types import ClaimVerdict, Verdict
 
@@ -226,3 +227,44 @@ def test_a_short_answer_is_read_in_the_contexts_language(answer: str) -> None:
 def test_a_short_answer_in_another_script_is_still_refused() -> None:
     with pytest.raises(UnsupportedLanguageError):
         judged("30日以内です。", ["Items can be returned within 30 days of delivery."])
+
+
+# ---- conversations: evidence from earlier tool results ---------------------------------------
+
+
+def _sql(call: str, store: str) -> dict[str, object]:
+    query = f"select count(*) from orders where store='{store}' and month='2026-03'"
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": call,
+                "type": "function",
+                "function": {"name": "run_sql", "arguments": json.dumps({"query": query})},
+            }
+        ],
+    }
+
+
+def test_a_turn_drawing_on_tool_results_of_earlier_turns_is_supported() -> None:
+    messages = [
+        {"role": "user", "content": "How many orders did the Lisbon store have in March?"},
+        _sql("c1", "Lisbon"),
+        {"role": "tool", "tool_call_id": "c1", "content": "count: 1284"},
+        {"role": "assistant", "content": "The Lisbon store had 1284 orders in March."},
+        {"role": "user", "content": "And the Porto store?"},
+        _sql("c2", "Porto"),
+        {"role": "tool", "tool_call_id": "c2", "content": "count: 977"},
+        {"role": "assistant", "content": "The Porto store had 977 orders in March."},
+        {"role": "user", "content": "Which one had more?"},
+        {"role": "assistant", "content": "Lisbon had more orders in March: 1284 against 977."},
+        {"role": "user", "content": "And April?"},
+        {"role": "assistant", "content": "Lisbon had 1500 orders in April."},
+    ]
+    report = evaluate_conversations([{"id": "stores", "messages": messages}], judge="offline")
+    scores = {s.id: s.results["faithfulness"].score for s in report.turns.samples}
+    assert scores["stores/turn-8"] == 1.0, scores
+    assert scores["stores/turn-10"] == 1.0, scores
+    # An invented figure stays unsupported, however many short contexts there are.
+    assert scores["stores/turn-12"] == 0.0, scores

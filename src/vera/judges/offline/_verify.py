@@ -8,8 +8,9 @@ no context states, a name no context states, a negation or antonym flip, then pl
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from vera._sample_limits import check_deadline
 from vera.judges.offline._binding import misattributed
@@ -24,6 +25,7 @@ __all__ = [
     "FAR",
     "NOTHING",
     "PARAPHRASE_COVERAGE",
+    "SHORT_CONTEXT",
     "UNNAMED",
     "UNQUALIFIED",
     "UNSHARED",
@@ -152,11 +154,59 @@ def verify(
             ClaimVerdict(c.id, Verdict.NO_EVIDENCE, reason="no context was given") for c in claims
         ]
     index = _Contexts(contexts, settings.window_sentences)
+    together = _Together(contexts, settings)
     verdicts = []
     for claim in claims:
         check_deadline()
-        verdicts.append(_judge(claim, index, settings))
+        verdicts.append(together.better(claim, _judge(claim, index, settings)))
     return verdicts
+
+
+SHORT_CONTEXT = 300
+"""Characters up to which a context is short: a tool result ("count: 977"), a user's turn, a
+record's field. A claim may draw on several of them at once, as a conversation's answer
+draws on the tool results and questions of earlier turns."""
+_TOGETHER_SENTENCES = 12
+
+
+class _Together:
+    """The sample's short contexts read as one text, for a claim that no single one of them
+    supports but that they support together: "Lisbon had more orders in March: 1284 against
+    977 for Porto" after two tool results and the user's questions."""
+
+    def __init__(self, contexts: Sequence[str], settings: Settings) -> None:
+        self.short = [i for i, text in enumerate(contexts) if len(text) <= SHORT_CONTEXT]
+        self.texts = contexts
+        self.settings = replace(settings, window_sentences=_TOGETHER_SENTENCES)
+        self.index: _Contexts | None = None
+        self.starts: list[int] = []
+        """Where each short context starts in the joined text, and where the next would."""
+
+    def better(self, claim: Claim, alone: ClaimVerdict) -> ClaimVerdict:
+        """`alone`, or the verdict against the short contexts together where that is better
+        support: a conflict found in a single context stands."""
+        if len(self.short) < 2 or alone.verdict in (Verdict.FULLY_SUPPORTED, Verdict.CONTRADICTED):
+            return alone
+        if self.index is None:
+            pieces = [self.texts[i] for i in self.short]
+            self.starts = [0]
+            for piece in pieces:
+                self.starts.append(self.starts[-1] + len(piece) + 1)
+            self.index = _Contexts(["\n".join(pieces)], 1)
+            self.index.width = _TOGETHER_SENTENCES
+        joined = _judge(claim, self.index, self.settings)
+        rank = (Verdict.NO_EVIDENCE, Verdict.PARTIALLY_SUPPORTED, Verdict.FULLY_SUPPORTED)
+        if joined.verdict not in rank or rank.index(joined.verdict) <= rank.index(alone.verdict):
+            return alone
+        # Cited is the window's part in the context it opens in, so that the evidence is a
+        # quote of the context it names.
+        text = self.index.texts[0]
+        start = max(text.find(joined.evidence or ""), 0)
+        piece = bisect_right(self.starts, start) - 1
+        end = min(start + len(joined.evidence or ""), self.starts[piece + 1] - 1)
+        reason = f"{joined.reason}; read across {len(self.short)} short contexts"
+        update = {"context_index": self.short[piece], "evidence": text[start:end], "reason": reason}
+        return joined.model_copy(update=update)
 
 
 def _judge(claim: Claim, index: _Contexts, settings: Settings) -> ClaimVerdict:
