@@ -268,3 +268,38 @@ def test_a_turn_drawing_on_tool_results_of_earlier_turns_is_supported() -> None:
     assert scores["stores/turn-10"] == 1.0, scores
     # An invented figure stays unsupported, however many short contexts there are.
     assert scores["stores/turn-12"] == 0.0, scores
+
+
+# ---- a Latin-script name where capitals do not mark names (de, ja, zh, ko) --------------------
+
+
+@pytest.mark.parametrize(
+    ("response", "context"),
+    [
+        (
+            "Ashgrove Energy Partners unterhält eine Haftpflichtversicherung von 2.000.000 USD.",
+            "Veldt Instruments Corp. unterhält eine Haftpflichtversicherung von 2.000.000 USD.",
+        ),
+        (
+            "Ashgrove Energy Partnersは200万ドルの賠償責任保険を維持します。",
+            "Veldt Instruments Corp.は200万ドルの賠償責任保険を維持します。",
+        ),
+        (
+            "Ashgrove Energy Partners应维持200万美元的责任保险。",
+            "Veldt Instruments Corp.应维持200万美元的责任保险。",
+        ),
+        (
+            "Ashgrove Energy Partners는 200만 달러의 배상책임보험을 유지합니다.",
+            "Veldt Instruments Corp.는 200만 달러의 배상책임보험을 유지합니다.",
+        ),
+    ],
+    ids=["de", "ja", "zh", "ko"],
+)
+def test_a_name_no_context_names_is_not_supported(response: str, context: str) -> None:
+    assert only(response, [context]).verdict in UNSUPPORTED
+
+
+def test_a_german_noun_is_no_name_and_a_named_company_is_supported() -> None:
+    context = "Veldt Instruments Corp. unterhält eine Haftpflichtversicherung von 2.000.000 USD."
+    verdict = only("Veldt Instruments Corp. unterhält eine Haftpflichtversicherung.", [context])
+    assert verdict.verdict is Verdict.FULLY_SUPPORTED, verdict

@@ -57,6 +57,10 @@ class Lexicon:
     names: bool = True
     """Whether a capitalised word inside a sentence is a name (not in German: every noun is
     capitalised)."""
+    name_words: int = 0
+    """The fewest capitalised words that make a name where `names` is False: German nouns
+    are capitalised one by one, but "Ashgrove Energy Partners" is a name; in CJK text any
+    capitalised Latin word is (1). 0: no names at all."""
     elisions: bool = False
     """Whether "l'", "d'", "dell'" open a word and are dropped (French, Italian)."""
 
@@ -163,6 +167,7 @@ GERMAN = Lexicon(
         "inklusive/exklusive öffentlich/privat gültig/ungültig"
     ),
     names=False,
+    name_words=2,
 )
 
 FRENCH = Lexicon(
@@ -353,6 +358,7 @@ JAPANESE = Lexicon(
     ),
     cjk=True,
     names=False,
+    name_words=1,
 )
 
 CHINESE = Lexicon(
@@ -367,6 +373,7 @@ CHINESE = Lexicon(
     ),
     cjk=True,
     names=False,
+    name_words=1,
 )
 
 KOREAN = Lexicon(
@@ -381,6 +388,7 @@ KOREAN = Lexicon(
     ),
     cjk=True,
     names=False,
+    name_words=1,
 )
 
 CJK = frozenset({"ja", "zh", "ko"})

@@ -229,7 +229,9 @@ def analyse(text: str) -> Facts:
         content=frozenset(content),
         numbers=tuple(numbers),
         words=frozenset(words),
-        names=_names(text, tokens, lex.stopwords) if lex.names else (),
+        names=_names(text, tokens, lex.stopwords)
+        if lex.names
+        else _foreign_names(text, tokens, lex),
         negations=tuple(negations),
         surfaces=surfaces,
         affirmed=frozenset(affirmed),
@@ -458,8 +460,12 @@ def _canonical(value: float) -> str:
     return repr(round(value, 9))
 
 
-def _names(text: str, tokens: list[_Token], stopwords: frozenset[str]) -> tuple[Name, ...]:
+def _names(
+    text: str, tokens: list[_Token], stopwords: frozenset[str], *, first_is_grammar: bool = True
+) -> tuple[Name, ...]:
     first_word = next((i for i, t in enumerate(tokens) if t[0] == "word"), -1)
+    if not first_is_grammar:
+        first_word = -1
     names: list[Name] = []
     run: list[int] = []
     for i, token in enumerate(tokens):
@@ -471,6 +477,16 @@ def _names(text: str, tokens: list[_Token], stopwords: frozenset[str]) -> tuple[
         run = [i] if is_cap else []
     _close_run(text, tokens, run, first_word, names, stopwords)
     return tuple(names)
+
+
+def _foreign_names(text: str, tokens: list[_Token], lex: Lexicon) -> tuple[Name, ...]:
+    """Names where a capital does not make one: runs of at least `lex.name_words` capitalised
+    words ("Ashgrove Energy Partners" in German), or in CJK text any capitalised Latin word,
+    the text's first included (no capital opens a CJK sentence)."""
+    if not lex.name_words:
+        return ()
+    found = _names(text, tokens, lex.stopwords, first_is_grammar=not lex.cjk)
+    return tuple(n for n in found if len(n.words - lex.stopwords) >= lex.name_words)
 
 
 def _close_run(

@@ -531,11 +531,17 @@ def _invented_condition(text: str, facts: Facts, window: frozenset[str]) -> str 
         # it in Japanese and Korean (postpositions).
         before = lex.cjk and lex.code != "zh"
         span = text[max(0, at - 12) : at] if before else text[at + len(cue) : at + len(cue) + 30]
-        near = analyse(span).content - window - {n.key for n in facts.numbers}
+        keys = list(analyse(span).surfaces)
+        if not keys:
+            continue
+        # What the condition is about: the word right after the cue ("for premium members"),
+        # or right before a postposition ("プレミアム会員の場合").
+        word = keys[-1] if before else keys[0]
+        near = frozenset(keys) - window
         # Only a claim otherwise stated in full: one that differs elsewhere too is a
         # paraphrase or a summary, which the words cannot settle.
         rest = facts.content - near - analyse(cue).content
-        if near & facts.content and _coverage(rest, window) >= 1.0:
+        if word in near and word in facts.content and _coverage(rest, window) >= 1.0:
             return (span if before else text[at : at + len(cue) + len(span)]).strip(_PUNCTUATION)
     return None
 
