@@ -202,10 +202,10 @@ class _Together:
         # quote of the context it names.
         text = self.index.texts[0]
         start = max(text.find(joined.evidence or ""), 0)
-        piece = bisect_right(self.starts, start) - 1
-        end = min(start + len(joined.evidence or ""), self.starts[piece + 1] - 1)
+        owner = bisect_right(self.starts, start) - 1
+        end = min(start + len(joined.evidence or ""), self.starts[owner + 1] - 1)
         reason = f"{joined.reason}; read across {len(self.short)} short contexts"
-        update = {"context_index": self.short[piece], "evidence": text[start:end], "reason": reason}
+        update = {"context_index": self.short[owner], "evidence": text[start:end], "reason": reason}
         return joined.model_copy(update=update)
 
 
