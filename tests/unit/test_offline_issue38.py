@@ -303,3 +303,21 @@ def test_a_german_noun_is_no_name_and_a_named_company_is_supported() -> None:
     context = "Veldt Instruments Corp. unterhält eine Haftpflichtversicherung von 2.000.000 USD."
     verdict = only("Veldt Instruments Corp. unterhält eine Haftpflichtversicherung.", [context])
     assert verdict.verdict is Verdict.FULLY_SUPPORTED, verdict
+
+
+# ---- what names a source, and a name written as one word -------------------------------------
+
+
+def test_a_reference_to_a_numbered_passage_is_neither_a_name_nor_a_number() -> None:
+    verdict = only(
+        "According to Passage 2, the annual fee is 30 dollars.",
+        ["The annual fee is 30 dollars, billed in January.", "Members may cancel at any time."],
+    )
+    assert verdict.verdict is Verdict.FULLY_SUPPORTED, verdict
+
+
+def test_a_name_written_as_one_word_in_the_context_is_named() -> None:
+    record = json.dumps({"name": "Lure Fish House", "attributes": {"WiFi": "free"}})
+    verdict = only("Lure Fish House offers free Wi-Fi.", [record])
+    assert verdict.verdict in SUPPORTED, verdict
+    assert only("Lure Fish House offers free Bluetooth.", [record]).verdict in UNSUPPORTED

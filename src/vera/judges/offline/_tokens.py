@@ -93,6 +93,10 @@ _TOKEN = re.compile(
 )
 # Citation markers ([1], [2, 3], [doc-3], [^2], [S1]) are references, not numbers to check.
 _CITATION = re.compile(r"\[\^?(?:\d+(?:\s*[,\u2013-]\s*\d+)*|[A-Za-z]+[-_:]?\d+)\]")
+_SOURCE_HINT = re.compile(r"(?i)passage|document|source")
+_SOURCE_REFERENCE = re.compile(
+    r"\b(?:[Pp]assages?|[Dd]ocuments?|[Ss]ources?)\s+(?:\d+|[A-Z])\b(?:\s*(?:,|and|&)\s*\d+\b)*"
+)
 _THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _NAME_GAP = re.compile(r"\.?[ \t]?|-")
 _CONTRACTIONS = ("'s", "'re", "'ll", "'ve", "'d", "'m")
@@ -318,10 +322,14 @@ def _settle(pending: list[str], key: str, negations: list[Negation], affirmed: s
 
 
 def mask_citations(text: str) -> str:
-    """`text` with citation markers blanked out, keeping every other offset in place."""
-    if "[" not in text:
-        return text
-    return _CITATION.sub(lambda m: " " * len(m.group()), text)
+    """`text` with citation markers blanked out, keeping every other offset in place: "[2]",
+    and a reference to a numbered source ("Passage 2", "document 3"), which names where a
+    claim comes from, not a name or a number a context must state."""
+    if "[" in text:
+        text = _CITATION.sub(lambda m: " " * len(m.group()), text)
+    if _SOURCE_HINT.search(text):
+        text = _SOURCE_REFERENCE.sub(lambda m: " " * len(m.group()), text)
+    return text
 
 
 def merge(parts: tuple[Facts, ...]) -> Facts:

@@ -17,7 +17,7 @@ from vera.judges.offline._binding import misattributed
 from vera.judges.offline._index import context_index
 from vera.judges.offline._languages import current_lexicon, lexicons
 from vera.judges.offline._quantities import agreeing_keys
-from vera.judges.offline._tokens import Facts, analyse, merge, stem
+from vera.judges.offline._tokens import Facts, Name, analyse, merge, stem
 from vera.types import Claim, ClaimVerdict, Verdict
 
 __all__ = [
@@ -140,9 +140,15 @@ class _Contexts:
         )
         return _Match(where, window, hits)
 
-    def names(self, words: frozenset[str]) -> bool:
-        """Whether some single context holds every word of a name, or its stem ("Mondays")."""
-        return any(all(word in held or stem(word) in held for word in words) for held in self.words)
+    def names(self, name: Name) -> bool:
+        """Whether some single context holds every word of a name, or its stem ("Mondays"),
+        or the name written as one word ("WiFi" for "Wi-Fi")."""
+        words = name.words
+        joined = "".join(c for c in name.surface.lower() if c.isalnum())
+        return any(
+            joined in held or all(word in held or stem(word) in held for word in words)
+            for held in self.words
+        )
 
 
 def verify(
@@ -361,7 +367,7 @@ def _misattributed(
 def _name_conflict(
     facts: Facts, window: _Window, index: _Contexts, settings: Settings
 ) -> tuple[Verdict, str] | None:
-    absent = [name for name in facts.names if not index.names(name.words)]
+    absent = [name for name in facts.names if not index.names(name)]
     if not absent:
         return None
     name_keys = frozenset(stem(word) for name in absent for word in name.words)
