@@ -321,3 +321,19 @@ def test_a_name_written_as_one_word_in_the_context_is_named() -> None:
     verdict = only("Lure Fish House offers free Wi-Fi.", [record])
     assert verdict.verdict in SUPPORTED, verdict
     assert only("Lure Fish House offers free Bluetooth.", [record]).verdict in UNSUPPORTED
+
+
+def test_for_example_opens_no_condition() -> None:
+    verdict = only(
+        "For example, technicians in Alaska have the highest average pay.",
+        ["Technicians in Alaska have the highest average pay of all states."],
+    )
+    assert verdict.verdict is Verdict.FULLY_SUPPORTED, verdict
+
+
+def test_saying_the_passages_cannot_answer_is_no_claim() -> None:
+    judge = OfflineJudge()
+    claims = asyncio.run(
+        judge.extract_claims("Unable to answer based on the given passages. The fee is $30.")
+    )
+    assert [c.text for c in claims] == ["The fee is $30."]

@@ -63,7 +63,7 @@ EXCLUSIVE: frozenset[str] = _words("only solely exclusively")
 
 # Words that open a condition or restriction: what the context lacks right beside one is an
 # invented qualifier ("for premium members, returns are free").
-CONDITIONS: frozenset[str] = _words("if for when unless provided only except")
+CONDITIONS: frozenset[str] = _words("if for when unless only except")
 
 NEGATIONS: frozenset[str] = _words(
     "not no never none nor neither cannot without nothing nobody nowhere"

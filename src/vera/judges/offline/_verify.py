@@ -557,11 +557,16 @@ _PUNCTUATION = " ,\u3001\uff0c"
 
 
 def _cue_at(lower: str, cue: str, *, spaced: bool) -> int:
-    """Where `cue` stands in `lower` as a word of its own (any occurrence in CJK), or -1."""
+    """Where `cue` stands in `lower` (any occurrence in CJK), or -1. Where words are spaced,
+    only a cue that opens the claim counts ("For premium members, …", "If you are …"): a
+    "for" or "when" inside a sentence is as often a purpose or a time the context implies
+    ("provides oxygen for energy production"), and "for example" is none."""
     if not spaced:
         return lower.find(cue)
-    match = re.search(rf"(?<!\w){re.escape(cue)}(?!\w)", lower)
-    return match.start() if match else -1
+    match = re.match(rf"\W*{re.escape(cue)}(?!\w)", lower)
+    if match is None or re.match(r"\s+(?:example|instance)\b", lower[match.end() :]):
+        return -1
+    return match.end() - len(cue)
 
 
 def _states(word: str, content: frozenset[str]) -> bool:
