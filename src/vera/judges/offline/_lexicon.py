@@ -42,7 +42,7 @@ LIGHT_WORDS: frozenset[str] = _words(
     according based context contexts provided mentioned stated indicated
     called named known
     actually basically generally typically usually overall specifically essentially
-    however while whereas despite although though additionally furthermore moreover also
+    however despite although though additionally furthermore moreover also
     noted notes described describes expressed expresses highlighted highlights mentioning
     noting describing highlighting expressing
     """
