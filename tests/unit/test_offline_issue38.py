@@ -337,3 +337,33 @@ def test_saying_the_passages_cannot_answer_is_no_claim() -> None:
         judge.extract_claims("Unable to answer based on the given passages. The fee is $30.")
     )
     assert [c.text for c in claims] == ["The fee is $30."]
+
+
+@pytest.mark.parametrize(
+    ("answer", "context"),
+    [
+        (
+            "Darius Maskoliūnas coaches for Lietuvos krepšinio lyga.",
+            "Darius Maskoliūnas is a Lithuanian basketball coach. He coaches for Lietuvos "
+            "krepšinio lyga, the top division of basketball in Lithuania, and was an "
+            "assistant coach of the national team for several years.",
+        ),
+        (
+            "Yury Grigorovich was Vladimir's choreographer for many years.",
+            # HaluEval QA, row "Yury Grigorovich" (MIT): English with Cyrillic names.
+            "Vladimir Yaroshenko (Russian: \u0412\u043b\u0430\u0434\u0438\u043c\u0438\u0440 "
+            "\u042f\u0440\u043e\u0448\u0435\u043d\u043a\u043e; born November 2, 1985 in Slavy"
+            "ansk-na-Kubani) \u2013 Polish-Russian ballet dancer, first soloist with Yury Gri"
+            "gorovich\u2019s Ballet Theatre, Krasnodar, trained in classical Russian ballet s"
+            "chool.Yury Nikolayevich Grigorovich (Russian: \u042e\u0301\u0440\u0438\u0439 "
+            "\u041d\u0438\u043a\u043e\u043b\u0430\u0301\u0435\u0432\u0438\u0447 \u0413\u0440"
+            "\u0438\u0433\u043e\u0440\u043e\u0301\u0432\u0438\u0447 ; born 2 January 1927 in "
+            "Leningrad) is a Soviet and Russian dancer and choreographer who dominated the Ru"
+            "ssian ballet for 30 years.",
+        ),
+    ],
+    ids=["foreign-names-in-the-answer", "foreign-names-in-the-context"],
+)
+def test_foreign_names_do_not_make_an_english_sample_foreign(answer: str, context: str) -> None:
+    verdicts = judged(answer, [context])
+    assert verdicts and all(v.verdict in SUPPORTED for v in verdicts), verdicts

@@ -57,7 +57,7 @@ def sample_lexicon(
     said = " ".join(claim.text for claim in claims)
     response = forced if forced is not None else _language(said)
     context = forced if forced is not None else _language("\n".join(contexts))
-    if response != context and context is not None and _too_short(said):
+    if response != context and context is not None and _too_short(said, response):
         # A few words ("ten weeks", "Andrzej Żuławski") are no evidence of a language: the
         # sample is in the language most of its text is in, the contexts'.
         response = context
@@ -80,11 +80,18 @@ _SHORT_WORDS = 5
 """Fewer words than this in a Latin-script response (a name, a date, a phrase) do not tell
 its language against contexts that do; a sentence does, and so does any answer in another
 script."""
+_SHORT_UNREAD_WORDS = 8
+"""The same for a response guessed to be in a language the judge does not read: a short
+sentence about "Lietuvos krepšinio lyga" is more likely the contexts' language with
+foreign names in it."""
 
 
-def _too_short(text: str) -> bool:
-    latin = all(c < "\u0250" for c in text if c.isalpha())
-    return latin and len(text.split()) < _SHORT_WORDS
+def _too_short(text: str, guess: str | None) -> bool:
+    if not all(c < "\u0250" for c in text if c.isalpha()):
+        return False
+    words = len(text.split())
+    unread = guess is not None and lexicon_for(guess) is None
+    return words < _SHORT_WORDS or (unread and words < _SHORT_UNREAD_WORDS)
 
 
 def _language(text: str) -> str | None:
