@@ -367,3 +367,28 @@ def test_saying_the_passages_cannot_answer_is_no_claim() -> None:
 def test_foreign_names_do_not_make_an_english_sample_foreign(answer: str, context: str) -> None:
     verdicts = judged(answer, [context])
     assert verdicts and all(v.verdict in SUPPORTED for v in verdicts), verdicts
+
+
+# ---- answers that open with "No," and figures worked out from the context ------------------
+
+
+def test_an_answer_opening_with_no_is_not_a_negated_claim() -> None:
+    verdict = only(
+        "No, downgrades are not prorated.",
+        ["Downgrades take effect at the next renewal and are not prorated."],
+    )
+    assert verdict.verdict is Verdict.FULLY_SUPPORTED, verdict
+
+
+def test_a_difference_of_two_stated_quantities_is_supported() -> None:
+    context = "Account BETA-3: storage quota 500 GB, 430 GB used."
+    assert only("Account BETA-3 has 70 GB left.", [context]).verdict in SUPPORTED
+    assert only("Account BETA-3 has 80 GB left.", [context]).verdict in UNSUPPORTED
+
+
+def test_a_quantity_stated_twice_does_not_add_up_to_its_double() -> None:
+    context = "Either party may terminate upon thirty (30) days' prior written notice."
+    verdict = only(
+        "Either party may terminate with sixty (60) days' prior written notice.", [context]
+    )
+    assert verdict.verdict in UNSUPPORTED, verdict

@@ -205,7 +205,7 @@ def analyse(text: str) -> Facts:
             _settle(pending, number.key, negations, affirmed)
             continue
         i += 1
-        if low in lex.negations or low.endswith("n't"):
+        if (low in lex.negations or low.endswith("n't")) and not _answer_particle(text, tokens, i):
             pending.append(low)
         if low in lex.exclusive:
             cues.append(len(order))
@@ -251,6 +251,16 @@ def _read_tokens(text: str, lex: Lexicon) -> tuple[str, list[_Token]]:
         return text, _tokens(text)
     text = canonical_numbers(text, lex.code)
     return text, cjk_tokens(text, lex) if lex.cjk else _tokens(text)
+
+
+def _answer_particle(text: str, tokens: list[_Token], after: int) -> bool:
+    """Whether the word just read (`tokens[after - 1]`) opens the text and a comma follows
+    it: "No, downgrades are not prorated" answers a question; the "not" negates, the "No"
+    does not."""
+    if after != 1:
+        return False
+    end = tokens[0][3]
+    return text[end : end + 1] in (",", "\uff0c", "!")
 
 
 def _close_negations(

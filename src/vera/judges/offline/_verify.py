@@ -17,7 +17,7 @@ from vera.judges.offline._binding import misattributed
 from vera.judges.offline._index import context_index
 from vera.judges.offline._languages import current_lexicon, lexicons
 from vera.judges.offline._quantities import agreeing_keys
-from vera.judges.offline._tokens import Facts, Name, analyse, merge, stem
+from vera.judges.offline._tokens import Facts, Name, Number, analyse, merge, stem
 from vera.types import Claim, ClaimVerdict, Verdict
 
 __all__ = [
@@ -304,7 +304,11 @@ def _number_conflict(
 ) -> tuple[Verdict, str] | None:
     restated = agreeing_keys(facts.numbers, window.facts.numbers)
     off_window = [
-        n for n in facts.numbers if n.key not in window.facts.content and n.key not in restated
+        n
+        for n in facts.numbers
+        if n.key not in window.facts.content
+        and n.key not in restated
+        and not _worked_out(n, window.facts.numbers)
     ]
     if not off_window:
         return None
@@ -341,6 +345,31 @@ def _number_conflict(
         return None
     said = ", ".join(n.surface for n in absent)
     return Verdict.NO_EVIDENCE, f"{UNSTATED} {said}"
+
+
+def _worked_out(number: Number, stated: tuple[Number, ...]) -> bool:
+    """Whether `number` is the sum or difference of two quantities of its unit the window
+    states: "500 GB quota, 430 GB used, so 70 GB are left". A unit is required, so that two
+    bare numbers cannot happen to add up to anything."""
+    if number.unit is None:
+        return False
+    try:
+        value = float(number.key)
+    except ValueError:
+        return False
+    # Each value once: "thirty (30) days" states 30 once, and 30 + 30 is no 60 it states.
+    values = sorted({float(n.key) for n in stated if n.unit == number.unit and _numeric(n.key)})
+    return any(
+        abs(a - b) == value or a + b == value for i, a in enumerate(values) for b in values[i + 1 :]
+    )
+
+
+def _numeric(key: str) -> bool:
+    try:
+        float(key)
+    except ValueError:
+        return False
+    return True
 
 
 def _misattributed(
