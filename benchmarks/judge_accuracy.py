@@ -14,6 +14,17 @@ faithfulness; `ranked_by` says which). `--rule any-claim` flags it when any clai
 FULLY_SUPPORTED and ranks it by `1 - min support` over its claims (`vera.run`
 defines both; `vera benchmark` prints both side by side).
 
+`--answer-verdict` reports instead what a user acts on, the ANSWER VERDICT computed from the
+claim verdicts (`answer_verdict` below: unfaithful iff any claim is NO_EVIDENCE or CONTRADICTED;
+PARTIALLY_SUPPORTED counted as supported by one rule and as unsupported by the other, both
+shown): balanced accuracy per task type and overall, AUROC of the ranking score
+(`1 - faithfulness_probability`, the product of the claims' probabilities of support, and
+`1 - min support` beside it), and the rows the judge refused for their language, which are
+left out of the other figures and counted, never scored as faithful.
+
+    .venv/bin/python benchmarks/judge_accuracy.py benchmarks/data/ragtruth_dev.jsonl \
+        --answer-verdict --fold 0
+
 `--fold 1` keeps only the RAGTruth rows whose source document is in fold 1 of the fixed split
 the offline judge's verifier was trained with (`training/verifier/`): documents it never saw.
 
@@ -26,27 +37,34 @@ from their verdicts directly, per task type, whatever rule `vera.run` uses.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import hashlib
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vera import VeraError
-from vera.judges import Judge
-from vera.judges.offline import OfflineJudge
+from vera.analysis import analyse_claims
+from vera.judges import Judge, create_judge
+from vera.judges.offline import OfflineJudge, UnsupportedLanguageError
 from vera.plan import load_settings
 from vera.run import (
     GroupFigures,
     JudgeBenchmark,
+    LabelledRow,
     RowOutcome,
     SpanFigures,
     benchmark_figures,
     benchmark_judge,
     labelled_row,
+    read_labelled_rows,
 )
-from vera.stats import auroc
+from vera.stats import Confusion, auroc
+from vera.types import ClaimVerdict, Verdict
 
 # `auroc` is imported from here by training/verifier/.
 __all__ = ["auroc", "fold_of", "source_of", "summarise"]
@@ -102,6 +120,113 @@ def figures_of(result: JudgeBenchmark, args: argparse.Namespace) -> dict[str, An
     return figures
 
 
+# What a verdict without a probability counts for in the ranking score (an LLM judge's).
+_STAND_IN = {
+    Verdict.FULLY_SUPPORTED: 1.0,
+    Verdict.PARTIALLY_SUPPORTED: 0.5,
+    Verdict.NO_EVIDENCE: 0.0,
+    Verdict.CONTRADICTED: 0.0,
+}
+PARTIAL_RULES = {"partial_supported": True, "partial_unsupported": False}
+"""The two ways PARTIALLY_SUPPORTED can count in the answer verdict, by name: as supported
+(True) or as unsupported (False)."""
+
+
+def answer_verdict(verdicts: Sequence[ClaimVerdict], partial_supported: bool) -> str:
+    """ "faithful", "unfaithful" or "no_claims": unfaithful iff any claim is NO_EVIDENCE or
+    CONTRADICTED, or PARTIALLY_SUPPORTED where `partial_supported` is False."""
+    if not verdicts:
+        return "no_claims"
+    bad = {Verdict.NO_EVIDENCE, Verdict.CONTRADICTED}
+    if not partial_supported:
+        bad.add(Verdict.PARTIALLY_SUPPORTED)
+    return "unfaithful" if any(v.verdict in bad for v in verdicts) else "faithful"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One row's claim verdicts, or None where the judge refused the row for its language."""
+
+    row: LabelledRow
+    verdicts: tuple[ClaimVerdict, ...] | None
+
+    def probability(self) -> float:
+        """The probability that every claim is supported (1 without claims)."""
+        assert self.verdicts is not None
+        return math.prod(_support(v) for v in self.verdicts)
+
+    def least(self) -> float:
+        assert self.verdicts is not None
+        return min((_support(v) for v in self.verdicts), default=1.0)
+
+
+def _support(verdict: ClaimVerdict) -> float:
+    return verdict.entailment if verdict.entailment is not None else _STAND_IN[verdict.verdict]
+
+
+async def judge_answers(
+    rows: Sequence[LabelledRow], judge: Judge, concurrency: int
+) -> list[Answer]:
+    slots = asyncio.Semaphore(concurrency)
+
+    async def one(row: LabelledRow) -> Answer:
+        async with slots:
+            try:
+                _, verdicts = await analyse_claims(row.sample, judge)
+            except UnsupportedLanguageError:
+                return Answer(row, None)
+            return Answer(row, verdicts)
+
+    return list(await asyncio.gather(*(one(row) for row in rows)))
+
+
+def answer_figures(answers: Sequence[Answer]) -> dict[str, Any]:
+    """Per group ("all", then each task type): rows, rows refused for their language, and
+    over the rest the answer verdict's balanced accuracy by each partial rule and the AUROC
+    of the ranking scores."""
+    groups: dict[str, list[Answer]] = {"all": list(answers)}
+    for answer in answers:
+        groups.setdefault(answer.row.task_type or "?", []).append(answer)
+    figures: dict[str, Any] = {}
+    for name, members in groups.items():
+        judged = [a for a in members if a.verdicts is not None]
+        labels = [a.row.label for a in judged]
+        group: dict[str, Any] = {
+            "n": len(members),
+            "positives": sum(labels),
+            "refused_for_language": len(members) - len(judged),
+        }
+        for rule, partial in PARTIAL_RULES.items():
+            flagged = [answer_verdict(a.verdicts or (), partial) == "unfaithful" for a in judged]
+            group[f"bacc_{rule}"] = round(Confusion.of(flagged, labels).balanced_accuracy, 4)
+        for score, of in (("auroc", Answer.probability), ("auroc_min_support", Answer.least)):
+            value = auroc([1.0 - of(a) for a in judged], labels)
+            group[score] = None if value is None else round(value, 4)
+        figures[name] = group
+    return figures
+
+
+def print_answer_table(figures: Mapping[str, Mapping[str, Any]]) -> None:
+    print("group        n  refused  BAcc(P=sup)  BAcc(P=unsup)  AUROC  AUROC(min)")
+    for name, g in figures.items():
+        print(
+            f"{name:<10} {g['n']:>4} {g['refused_for_language']:>7}  "
+            f"{g['bacc_partial_supported']:>11.3f}  {g['bacc_partial_unsupported']:>13.3f}  "
+            f"{g['auroc'] or 0:>5.3f}  {g['auroc_min_support'] or 0:>10.3f}"
+        )
+
+
+def run_answer_verdict(args: argparse.Namespace, judge: Judge) -> dict[str, Any]:
+    fold = args.fold
+    rows = read_labelled_rows(
+        args.path,
+        limit=args.limit or None,
+        where=None if fold is None else (lambda row: fold_of(row.sample.id) == fold),
+    )
+    answers = asyncio.run(judge_answers(rows, judge, args.concurrency))
+    return {"judge": judge.spec, "rows": len(rows), "fold": fold, **answer_figures(answers)}
+
+
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("path", type=Path)
@@ -114,6 +239,11 @@ def parse_args() -> argparse.Namespace:
         choices=("faithfulness", "any-claim"),
         default="faithfulness",
         help="flag by faithfulness below its threshold, or by any claim not fully supported",
+    )
+    parser.add_argument(
+        "--answer-verdict",
+        action="store_true",
+        help="report the answer verdict's figures (both partial rules) and refused rows",
     )
     parser.add_argument("--fold", type=int, choices=(0, 1), help="only RAGTruth rows of this fold")
     parser.add_argument(
@@ -143,6 +273,16 @@ def main() -> None:
             min_support=args.min_support if learned else None,
             model_path=args.model,
         )
+    if args.answer_verdict:
+        built = judge if not isinstance(judge, str) else create_judge(judge, settings)
+        try:
+            answers = run_answer_verdict(args, built)
+        except VeraError as exc:
+            raise SystemExit(f"error: {exc}") from None
+        print_answer_table({k: v for k, v in answers.items() if isinstance(v, dict)})
+        if args.out:
+            args.out.write_text(json.dumps(answers, indent=2) + "\n", encoding="utf-8")
+        return
     fold = args.fold
     try:
         result = benchmark_judge(

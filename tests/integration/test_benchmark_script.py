@@ -144,3 +144,29 @@ def test_summarise_takes_outcomes_computed_without_a_judge() -> None:
     # The two marked spans overlap and cover the invented sentence and nothing else.
     assert figures["span"]["precision"] == 1.0
     assert figures["span"]["recall"] == len(INVENTED) / (len(INVENTED) + len(WRONG))
+
+
+def test_the_answer_verdict_flags_an_answer_with_one_invented_claim(tmp_path: Path) -> None:
+    # Beside a supported sentence, the invented one leaves the mean of verdict weights at 0.5,
+    # which passes; the answer verdict (any claim NO_EVIDENCE or CONTRADICTED) does not.
+    mixed = "The museum opens at 9 am. " + INVENTED
+    polish = "Muzeum jest otwarte od dziewiątej rano i wstęp kosztuje dwanaście euro."
+    rows = [
+        *ROWS,
+        row("ragtruth-5-a", "QA", mixed, INVENTED),
+        {**row("ragtruth-6-a", "QA", polish, None), "hallucinated_spans": []},
+    ]
+    data = tmp_path / "bench.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "answers.json"
+    script = str(ROOT / "benchmarks/judge_accuracy.py")
+    command = [sys.executable, script, str(data), "--answer-verdict", "--out", str(out)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "BAcc(P=sup)" in result.stdout
+    figures = json.loads(out.read_text())
+    overall, qa = figures["all"], figures["QA"]
+    # The Polish answer is refused for its language: counted, and left out of the figures.
+    assert (overall["n"], overall["refused_for_language"], qa["refused_for_language"]) == (6, 1, 1)
+    assert overall["positives"] == 3
+    assert overall["bacc_partial_supported"] == 1.0 and overall["auroc"] == 1.0

@@ -12,10 +12,10 @@ def test_threads_gates_and_the_turns_json(tmp_path: Path) -> None:
         tmp_path, "conversations", "conversations", "--min-faithful-turns", "0.9", "-o", "t.json"
     )
     assert done.returncode == 1, done.stderr
-    assert "gate failed: faithful turns 0.722 < 0.9" in done.stderr
+    assert "gate failed: faithful turns 0.778 < 0.9" in done.stderr
     assert "CONTRADICTED [earlier-turn get_account, turn 4] You pay 240 USD" in done.stdout
     block = json.loads((tmp_path / "t.json").read_text())
-    assert block["faithful_turns"] == 26 / 36
+    assert block["faithful_turns"] == 28 / 36
     first = block["conversations"][0]
     assert first["first_unfaithful_turn"] == 9
     assert first["turns"][0]["claims"][0]["source_kind"] == "tool"
@@ -55,7 +55,7 @@ def test_vera_eval_on_the_bundled_conversations(tmp_path: Path) -> None:
     # Turns are answers: by default no unfaithful one passes, and the bundled conversations
     # plant some. The report is written all the same.
     assert done.returncode == 1, done.stderr
-    assert "unfaithful answers: 10 of 36 answers have" in done.stderr
+    assert "unfaithful answers: 8 of 36 answers have" in done.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert len(report["samples"]) == 36
     assert report["samples"][0]["id"] == "conv-01/turn-5"
@@ -142,7 +142,7 @@ def test_vera_eval_gates_on_faithful_turns_and_writes_the_conversation_block(
         "run.json",
     )
     assert done.returncode == 1, done.stderr
-    assert "faithful turns: 0.722 of 36 scored turns is below 0.900" in done.stdout + done.stderr
+    assert "faithful turns: 0.778 of 36 scored turns is below 0.900" in done.stdout + done.stderr
     assert "First unfaithful turn: conv-01 turn 9, conv-02 turn 7" in done.stdout
     block = json.loads((tmp_path / "run.json").read_text())["conversations"]
     assert block["conversations"][0]["first_unfaithful_turn"] == 9
@@ -201,7 +201,7 @@ def test_vera_eval_shows_and_gates_consistency(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stderr
     assert "Consistency 0.792 (claims that contradict no earlier assistant turn" in done.stdout
     assert "consistency: conv-02 0.500 is below 0.900" in done.stdout + done.stderr
-    assert "Conversations by category: agent (6): faithful turns 0.737, consistency 0.769" in (
+    assert "Conversations by category: agent (6): faithful turns 0.789, consistency 0.769" in (
         " ".join(done.stdout.split())
     )
     block = json.loads((tmp_path / "r.json").read_text())["conversations"]

@@ -152,7 +152,7 @@ def test_vera_conversations_with_the_naive_rag_baseline(tmp_path: Path) -> None:
         tmp_path, "conversations", "conversations", "--baseline", "naive-rag", "--no-history"
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "Faithful turns: 0.722" in done.stdout
+    assert "Faithful turns: 0.778" in done.stdout
     assert "Baseline naive-rag: faithful turns " in done.stdout
     assert "paired turn(s) of 36" in done.stdout
     # `vera eval --baseline` over the same turns is refused, naming this route.

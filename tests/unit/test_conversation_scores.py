@@ -108,12 +108,14 @@ def test_bundled_conversations_offline_judge_figures() -> None:
     # 3000 requests of one listing sentence: contradicted.
     assert OfflineJudge.partial_rule is PartialRule.SUPPORTED
     assert missed == ["conv-11/turn-7"]
-    assert failed == ["conv-03/turn-5", "conv-07/turn-5"]
+    # conv-03/turn-5 ("No," opening an answer) and conv-07/turn-5 (a difference of two stated
+    # quantities) are read as the offline judge now reads them (issue 38): no clean turn fails.
+    assert failed == []
     by_id = {t.sample_id: t for t in turns}
     assert [c.verdict for c in by_id["conv-08/turn-7"].claims] == [Verdict.CONTRADICTED]
     assert [c.verdict for c in by_id["conv-11/turn-7"].claims] == [Verdict.PARTIALLY_SUPPORTED]
     assert by_id["conv-11/turn-7"].faithfulness == 0.5 and not by_id["conv-11/turn-7"].flagged
-    assert report.faithful_turns == 26 / 36
+    assert report.faithful_turns == 28 / 36
 
 
 def test_the_docs_example_runs(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ _ABOUT_SOURCES = re.compile(
     r"|^\s*i\s+(?:do\s+not|don't|cannot|can't)\s+(?:know|find|determine|answer)\b"
     r"|\b(?:i\s+am|i'm|we\s+are|we're)\s+(?:unable|not\s+able)\s+to\s+"
     r"(?:answer|find|determine|say)\b"
+    r"|(?:^|\bit\s+is\s+|\bit's\s+)unable\s+to\s+(?:answer|provide|determine|give)\b"
     r"|\b(?:cannot|can't)\s+be\s+(?:determined|answered)\s+from\b"
     rf"|\b{_SOURCES}\s+(?:disagree|conflict|differ|contradict\s+each\s+other)\b"
     rf"|\b{_SOURCES}\s+(?:reach|draw|report)\s+(?:opposite|conflicting|different)\b",

@@ -1,11 +1,11 @@
 """Language identification: which language a response or context is written in.
 
-Scripts that name their language settle it at once (kana is Japanese, Hangul Korean, Han
-without kana Chinese, Thai Thai); anything else goes to py3langid, a naive Bayes identifier
-over byte n-grams for 97 languages that ships its model (2 MB) inside its package and needs
-only numpy: no download, about 60 µs a text once loaded (it loads on first use, about a
-second). Short texts are where any identifier errs ("Yes." reads as Kabyle), so a guess under
-`min_confidence` is no guess.
+Scripts that name their language settle it once they make up a fair share of the text's
+letters (kana is Japanese, Hangul Korean, Han without kana Chinese, Thai Thai); anything else
+goes to py3langid, a naive Bayes identifier over byte n-grams for 97 languages that ships
+its model (2 MB) inside its package and needs only numpy: no download, about 60 µs a text
+once loaded (it loads on first use, about a second). Short texts are where any identifier
+errs ("Yes." reads as Kabyle), so a guess under `min_confidence` is no guess.
 """
 
 from __future__ import annotations
@@ -42,6 +42,11 @@ _SCRIPTS = re.compile(
     r"\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]"
 )
 _LETTER = re.compile(r"[^\W\d_]")
+# The share of a text's letters that must be CJK or Thai for the script to settle its
+# language: a Chinese sentence quoting "API" or a brand is still Chinese, but an English JSON
+# record with a few Chinese characters in one review is English. One such character stands
+# for a word of four or five Latin letters, hence a share well under a half.
+_MIN_SCRIPT_SHARE = 0.2
 # How much of the text is read: identification needs a few sentences, not a whole context
 # (the model's time grows with the text: 0.6 ms for 300 characters, 3.4 ms for 2000).
 _SAMPLE_CHARS = 2000
@@ -87,15 +92,27 @@ def guess_language(text: str) -> LanguageGuess:
     Cached: a run identifies each response and its contexts once for the sample's record and
     again in the offline judge."""
     sample = text[:_SAMPLE_CHARS]
-    if _SCRIPTS.search(sample):
+    if _SCRIPTS.search(sample) and _script_share(sample) >= _MIN_SCRIPT_SHARE:
         return _by_script(sample)
     if not _LETTER.search(sample):
         return LanguageGuess(None, 0.0)
-    profiled = _by_function_words(sample)
+    profiled, _ = _by_function_words(sample[:_PROFILE_CHARS])
     if profiled is not None:
         return LanguageGuess(profiled, 0.9)
     code, confidence = _identifier().classify(sample[:_MODEL_CHARS])
+    leading = None if code in _PROFILES else _by_function_words(sample)[1]
+    if leading is not None:
+        # The model's byte n-grams are swayed by foreign names ("Ю́рий Никола́евич", a
+        # Lithuanian league): a text whose function words are mostly one profiled
+        # language's is in that language, not in Nigerian Pidgin.
+        return LanguageGuess(leading, 0.6)
     return LanguageGuess(code, float(confidence))
+
+
+def _script_share(sample: str) -> float:
+    """The share of `sample`'s letters written in the CJK or Thai scripts."""
+    scripts = len(_SCRIPTS.findall(sample))
+    return scripts / max(len(_LETTER.findall(sample)), 1)
 
 
 def _by_script(sample: str) -> LanguageGuess:
@@ -108,22 +125,23 @@ def _by_script(sample: str) -> LanguageGuess:
     return LanguageGuess("th", 1.0)
 
 
-def _by_function_words(sample: str) -> str | None:
-    """The language whose commonest function words fill the text's opening, when one does so
-    clearly: most texts in the offline judge's Latin-script languages are settled here in
-    tens of microseconds instead of the model's milliseconds."""
-    words = _WORD.findall(sample[:_PROFILE_CHARS].lower())
+def _by_function_words(sample: str) -> tuple[str | None, str | None]:
+    """The language whose commonest function words fill `sample` (a text's opening), when one
+    does so clearly: most texts in the offline judge's Latin-script languages are settled here in
+    tens of microseconds instead of the model's milliseconds. Second, the language whose
+    function words lead, if any does by twice the next one's (None otherwise)."""
+    words = _WORD.findall(sample.lower())
     if len(words) < 4:
-        return None
+        return None, None
     hits = dict.fromkeys(_PROFILES, 0)
     for word in words:
         for code in _MARKED.get(word, ()):
             hits[code] += 1
     ranked = sorted(hits.items(), key=lambda item: item[1], reverse=True)
     (best, top), (_, second) = ranked[0], ranked[1]
-    if top >= 3 and top >= 2 * second and top >= 0.15 * len(words):
-        return best
-    return None
+    if top < 3 or top < 2 * second:
+        return None, None
+    return (best if top >= 0.15 * len(words) else None), best
 
 
 def identify(text: str, *, min_confidence: float = 0.5) -> str | None:

@@ -6,7 +6,8 @@ robust unit is the character bigram: "返品期間" gives 返品, 品期, 期間
 its bigrams with a context that says the same thing. Around that:
 
 - a number's counter, the first character after its digits (60日, 60天, 60일), is its unit;
-- negations (不, 没, ません, 없) become cues, and function characters (的, 了) are dropped;
+- negations (不, 没, ません, 없) and "only" (仅, 只, のみ, だけ, 만) become cues, and
+  function characters (的, 了) are dropped;
 - Japanese hiragana is grammar and dropped; katakana runs (loanwords) stay whole words;
 - Korean particles and endings are stripped before the bigrams are cut.
 
@@ -45,6 +46,7 @@ _ENDINGS = (
     "이며 이고 하고 하며 에서는 에서 으로는 으로 에게 까지 부터 보다 처럼 이나 에는 "
     "하지 되지 하여 하면 해야 과 와 은 는 이 가 을 를 의 에 도 만 로 한 할 된 하는 되는 인"
 )
+_ONLY = "만"
 _HANGUL_ENDINGS = tuple(sorted(_ENDINGS.split(), key=len, reverse=True))
 
 
@@ -66,6 +68,9 @@ def cjk_tokens(text: str, lexicon: Lexicon) -> list[_Token]:
             cue = next((c for c in _HIRAGANA_NEGATIONS if c in raw), None)
             if cue is not None:
                 tokens.append(("word", cue, start, end))
+            only = next((c for c in lexicon.exclusive if c in raw), None)
+            if only is not None:
+                tokens.append(("word", only, start, end))
         else:
             _hangul(raw, start, lexicon, tokens, unit=start == last_number_end)
         if kind == "num":
@@ -77,10 +82,11 @@ def _han(run: str, offset: int, lexicon: Lexicon, tokens: list[_Token], *, unit:
     """Cut a run of Han characters at negations and function characters into bigrams."""
     piece_start = 0
     for i, char in enumerate(run):
-        if char in lexicon.negations or char in lexicon.stopwords:
+        cue = char in lexicon.negations or char in lexicon.exclusive
+        if cue or char in lexicon.stopwords:
             _bigrams(run[piece_start:i], offset + piece_start, tokens, unit=unit)
             unit = False
-            if char in lexicon.negations:
+            if cue:
                 tokens.append(("word", char, offset + i, offset + i + 1))
             piece_start = i + 1
     _bigrams(run[piece_start:], offset + piece_start, tokens, unit=unit)
@@ -99,6 +105,9 @@ def _hangul(word: str, offset: int, lexicon: Lexicon, tokens: list[_Token], *, u
     if stem in lexicon.stopwords:
         return
     _bigrams(stem, offset, tokens, unit=unit)
+    if word.endswith(_ONLY) and stem != word:
+        # "메일 지원만": the particle 만 is Korean's "only", after what it restricts.
+        tokens.append(("word", _ONLY, offset + len(word) - 1, offset + len(word)))
 
 
 def _bigrams(piece: str, offset: int, tokens: list[_Token], *, unit: bool) -> None:

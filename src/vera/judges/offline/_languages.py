@@ -42,12 +42,25 @@ class Lexicon:
     exclusive: frozenset[str] = frozenset()
     number_words: dict[str, int] = field(default_factory=dict)
     antonym_pairs: tuple[tuple[str, str], ...] = ()
+    value_groups: tuple[dict[str, str], ...] = ()
+    """Words of which a statement holds one value ("monthly", "annually"), each mapped to its
+    value: a claim with one and a sentence with another of the same group disagree."""
+    synonyms: tuple[tuple[str, ...], ...] = ()
+    """Groups of words that say the same ("buy", "purchase"): a paraphrase in one of them is
+    evidence of support (never full support: the words may still differ in meaning)."""
+    conditions: frozenset[str] = frozenset()
+    """Words that open a condition or restriction ("if", "for", "の場合"): content the context
+    lacks right beside one is an invented qualifier, not a paraphrase."""
     cjk: bool = False
     """Written without spaces between words (or, for Korean, with particles glued on): words
     are read as character bigrams (cjk.py), and a single character can be a content word."""
     names: bool = True
     """Whether a capitalised word inside a sentence is a name (not in German: every noun is
     capitalised)."""
+    name_words: int = 0
+    """The fewest capitalised words that make a name where `names` is False: German nouns
+    are capitalised one by one, but "Ashgrove Energy Partners" is a name; in CJK text any
+    capitalised Latin word is (1). 0: no names at all."""
     elisions: bool = False
     """Whether "l'", "d'", "dell'" open a word and are dropped (French, Italian)."""
 
@@ -69,6 +82,22 @@ def _pairs(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+def _groups(*groups: str) -> tuple[dict[str, str], ...]:
+    """Value groups from lines of words, synonyms joined by "=": "monthly annually=yearly"."""
+    out = []
+    for group in groups:
+        values: dict[str, str] = {}
+        for item in group.split():
+            names = item.split("=")
+            values.update(dict.fromkeys(names, names[0]))
+        out.append(values)
+    return tuple(out)
+
+
+def _synonyms(text: str) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(group.split("=")) for group in text.split())
+
+
 def _numbers(text: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for item in text.split():
@@ -79,6 +108,18 @@ def _numbers(text: str) -> dict[str, int]:
 
 ENGLISH = Lexicon(
     code="en",
+    synonyms=_synonyms(
+        "buy=purchase=bought refund=reimburse=repay=money=reimbursement customer=client=buyer "
+        "get=receive=obtain begin=start=commence end=finish=conclude help=assist=support "
+        "allow=permit=let=enable need=require=must shop=store large=big small=little "
+        "fast=quick=rapid price=cost=fee phone=telephone=call email=mail staff=employee "
+        "cancel=terminate show=display=indicate use=utilize=employ"
+    ),
+    value_groups=_groups(
+        "daily=everyday weekly biweekly=fortnightly monthly quarterly annually=yearly=annual",
+        "monday tuesday wednesday thursday friday saturday sunday",
+    ),
+    conditions=en.CONDITIONS,
     stopwords=en.STOPWORDS,
     negations=en.NEGATIONS,
     light_words=en.LIGHT_WORDS,
@@ -89,6 +130,16 @@ ENGLISH = Lexicon(
 
 GERMAN = Lexicon(
     code="de",
+    synonyms=_synonyms(
+        "innerhalb=binnen rückgabe=zurückgeben=zurückgegeben=retoure=rücksendung "
+        "erstattung=rückerstattung=geld kunde=käufer kaufen=kauf=erwerb beginn=start "
+        "ende=schluss preis=kosten=gebühr laden=geschäft=filiale"
+    ),
+    value_groups=_groups(
+        "täglich wöchentlich monatlich vierteljährlich jährlich",
+        "montag dienstag mittwoch donnerstag freitag samstag sonntag",
+    ),
+    conditions=_words("wenn falls sofern für bei nur"),
     stopwords=_words(
         """
         der die das den dem des ein eine einen einem einer eines und oder aber doch wenn dann
@@ -116,10 +167,21 @@ GERMAN = Lexicon(
         "inklusive/exklusive öffentlich/privat gültig/ungültig"
     ),
     names=False,
+    name_words=2,
 )
 
 FRENCH = Lexicon(
     code="fr",
+    synonyms=_synonyms(
+        "remboursement=rembourser=argent acheter=achat client=acheteur demander=solicite "
+        "prix=coût=tarif magasin=boutique commencer=débuter finir=terminer"
+    ),
+    value_groups=_groups(
+        "quotidien=quotidienne=quotidiennement hebdomadaire mensuel=mensuelle=mensuellement "
+        "trimestriel=trimestrielle annuel=annuelle=annuellement",
+        "lundi mardi mercredi jeudi vendredi samedi dimanche",
+    ),
+    conditions=_words("si pour lorsque quand sauf"),
     stopwords=_words(
         """
         le la les l un une des du de d au aux et ou mais si donc car que qu qui quoi dont où
@@ -148,6 +210,17 @@ FRENCH = Lexicon(
 
 SPANISH = Lexicon(
     code="es",
+    synonyms=_synonyms(
+        "pedir=solicitar reembolso=devolución=dinero después=posterior=posteriores "
+        "comprar=compra=adquirir cliente=comprador dentro=hasta precio=costo=coste=tarifa "
+        "tienda=local empezar=comenzar=iniciar terminar=finalizar=acabar"
+    ),
+    value_groups=_groups(
+        "diario=diaria=diariamente semanal=semanalmente mensual=mensualmente "
+        "trimestral=trimestralmente anual=anualmente",
+        "lunes martes miércoles jueves viernes sábado domingo",
+    ),
+    conditions=_words("si para cuando salvo siempre"),
     stopwords=_words(
         """
         el la los las lo un una unos unas y o u pero si que quien quienes cual cuales cuyo
@@ -175,6 +248,11 @@ SPANISH = Lexicon(
 
 PORTUGUESE = Lexicon(
     code="pt",
+    value_groups=_groups(
+        "diário=diária=diariamente semanal=semanalmente mensal=mensalmente "
+        "trimestral=trimestralmente anual=anualmente",
+    ),
+    conditions=_words("se para quando salvo"),
     stopwords=_words(
         """
         o a os as um uma uns umas e ou mas se que quem qual quais cujo onde quando como eu tu
@@ -203,6 +281,12 @@ PORTUGUESE = Lexicon(
 
 ITALIAN = Lexicon(
     code="it",
+    value_groups=_groups(
+        "giornaliero=quotidiano=giornalmente settimanale=settimanalmente "
+        "mensile=mensilmente trimestrale annuale=annualmente",
+        "lunedì martedì mercoledì giovedì venerdì sabato domenica",
+    ),
+    conditions=_words("se per quando salvo"),
     stopwords=_words(
         """
         il lo la i gli le l un uno una un e ed o ma se che chi cui quale quali dove quando come
@@ -232,6 +316,11 @@ ITALIAN = Lexicon(
 
 DUTCH = Lexicon(
     code="nl",
+    value_groups=_groups(
+        "dagelijks wekelijks maandelijks driemaandelijks jaarlijks",
+        "maandag dinsdag woensdag donderdag vrijdag zaterdag zondag",
+    ),
+    conditions=_words("als indien voor wanneer mits"),
     stopwords=_words(
         """
         de het een en of maar als dan dat die dit deze wie wat waar wanneer hoe ik jij je hij
@@ -259,38 +348,47 @@ DUTCH = Lexicon(
 
 JAPANESE = Lexicon(
     code="ja",
+    exclusive=_words("のみ だけ 限り"),
+    conditions=_words("場合 なら ならば 限り 条件"),
     stopwords=_words("事 物 等 的 為 様 方 中 上 下 者 性"),
     negations=_words("ない ません なかった 不 未"),
     antonym_pairs=_pairs(
         "増加/減少 増え/減 以上/以下 最大/最小 以前/以後 前/後 無料/有料 許可/禁止 "
-        "必須/任意 最初/最後 上限/下限 開始/終了 可能/不可 高/低"
+        "必須/任意 最初/最後 上限/下限 開始/終了 可能/不可 高/低 営業/定休 営業/休業 営業/休館"
     ),
     cjk=True,
     names=False,
+    name_words=1,
 )
 
 CHINESE = Lexicon(
     code="zh",
+    exclusive=_words("仅 只 唯"),
+    conditions=_words("如果 若 对于 仅限 条件"),
     stopwords=_words("的 了 是 在 和 与 及 或 为 将 被 把 对 于 也 都 就 而 其 该 此 这 那 之"),
     negations=_words("不 没 没有 无 未 非 别"),
     antonym_pairs=_pairs(
         "增加/减少 提高/降低 以上/以下 最多/最少 最大/最小 之前/之后 前/后 免费/收费 "
-        "允许/禁止 必须/可选 最高/最低 开始/结束 高/低"
+        "允许/禁止 必须/可选 最高/最低 开始/结束 高/低 营业/休息 营业/休业 营业/关门 开放/关闭"
     ),
     cjk=True,
     names=False,
+    name_words=1,
 )
 
 KOREAN = Lexicon(
     code="ko",
+    exclusive=_words("만 오직 뿐"),
+    conditions=_words("경우 조건 때"),
     stopwords=_words("수 것 등 및 또는 그 이 저 때 더"),
     negations=_words("않 없 못 안 아니"),
     antonym_pairs=_pairs(
         "증가/감소 이상/이하 최대/최소 이전/이후 전/후 무료/유료 허용/금지 필수/선택 "
-        "처음/마지막 시작/종료 높/낮 가능/불가능"
+        "처음/마지막 시작/종료 높/낮 가능/불가능 영업/휴무 영업/휴업 영업/휴일"
     ),
     cjk=True,
     names=False,
+    name_words=1,
 )
 
 CJK = frozenset({"ja", "zh", "ko"})

@@ -12,6 +12,7 @@ __all__ = [
     "ABBREVIATIONS",
     "ANTONYM_PAIRS",
     "CHATTER",
+    "CONDITIONS",
     "CURRENCY_WORDS",
     "EXCLUSIVE",
     "LIGHT_WORDS",
@@ -41,6 +42,9 @@ LIGHT_WORDS: frozenset[str] = _words(
     according based context contexts provided mentioned stated indicated
     called named known
     actually basically generally typically usually overall specifically essentially
+    however despite although though additionally furthermore moreover also
+    noted notes described describes expressed expresses highlighted highlights mentioning
+    noting describing highlighting expressing
     """
 )
 
@@ -56,6 +60,10 @@ CHATTER: frozenset[str] = _words(
 # Words that restrict a statement to what they qualify: "includes email support only" says
 # that phone support is not included.
 EXCLUSIVE: frozenset[str] = _words("only solely exclusively")
+
+# Words that open a condition or restriction: what the context lacks right beside one is an
+# invented qualifier ("for premium members, returns are free").
+CONDITIONS: frozenset[str] = _words("if for when unless only except")
 
 NEGATIONS: frozenset[str] = _words(
     "not no never none nor neither cannot without nothing nobody nowhere"

@@ -57,6 +57,10 @@ def sample_lexicon(
     said = " ".join(claim.text for claim in claims)
     response = forced if forced is not None else _language(said)
     context = forced if forced is not None else _language("\n".join(contexts))
+    if response != context and context is not None and _too_short(said, response):
+        # A few words ("ten weeks", "Andrzej Żuławski") are no evidence of a language: the
+        # sample is in the language most of its text is in, the contexts'.
+        response = context
     for code, what in ((response, "response is"), (context, "contexts are")):
         if code is not None and lexicon_for(code) is None:
             raise _refuse(claims, code, f"the {what} in {language_name(code)} ({code})")
@@ -70,6 +74,24 @@ def sample_lexicon(
     code = response or context
     lexicon = ENGLISH if code is None else lexicon_for(code)
     return lexicon if lexicon is not None else ENGLISH
+
+
+_SHORT_WORDS = 5
+"""Fewer words than this in a Latin-script response (a name, a date, a phrase) do not tell
+its language against contexts that do; a sentence does, and so does any answer in another
+script."""
+_SHORT_UNREAD_WORDS = 8
+"""The same for a response guessed to be in a language the judge does not read: a short
+sentence about "Lietuvos krepšinio lyga" is more likely the contexts' language with
+foreign names in it."""
+
+
+def _too_short(text: str, guess: str | None) -> bool:
+    if not all(c < "\u0250" for c in text if c.isalpha()):
+        return False
+    words = len(text.split())
+    unread = guess is not None and lexicon_for(guess) is None
+    return words < _SHORT_WORDS or (unread and words < _SHORT_UNREAD_WORDS)
 
 
 def _language(text: str) -> str | None:

@@ -93,6 +93,10 @@ _TOKEN = re.compile(
 )
 # Citation markers ([1], [2, 3], [doc-3], [^2], [S1]) are references, not numbers to check.
 _CITATION = re.compile(r"\[\^?(?:\d+(?:\s*[,\u2013-]\s*\d+)*|[A-Za-z]+[-_:]?\d+)\]")
+_SOURCE_HINT = re.compile(r"(?i)passage|document|source")
+_SOURCE_REFERENCE = re.compile(
+    r"\b(?:[Pp]assages?|[Dd]ocuments?|[Ss]ources?)\s+(?:\d+|[A-Z])\b(?:\s*(?:,|and|&)\s*\d+\b)*"
+)
 _THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _NAME_GAP = re.compile(r"\.?[ \t]?|-")
 _CONTRACTIONS = ("'s", "'re", "'ll", "'ve", "'d", "'m")
@@ -103,6 +107,11 @@ _STEM_CACHE: dict[str, str] = {}
 _STEM_CACHE_LIMIT = 200_000
 
 _Token = tuple[str, str, int, int]
+
+# Bigrams a CJK negation passes over while they are affirmed elsewhere, and bigrams after a
+# CJK "only" (仅包含电子邮件支持: it restricts the object after the verb) that it restricts.
+_CJK_SCOPE = 3
+_CJK_ONLY_AFTER = 5
 
 
 def stem(word: str) -> str:
@@ -180,6 +189,7 @@ def analyse(text: str) -> Facts:
     surfaces: dict[str, str] = {}
     order: list[str] = []  # content keys in text order, to find what an "only" restricts
     cues: list[int] = []  # where in `order` each "only" stood
+    waited = 0  # affirmed CJK bigrams passed over by a negation looking for its word
     stops, light, shortest = lex.stopwords, lex.light_words, lex.shortest
     i = 0
     while i < len(tokens):
@@ -195,10 +205,13 @@ def analyse(text: str) -> Facts:
             _settle(pending, number.key, negations, affirmed)
             continue
         i += 1
-        if low in lex.negations or low.endswith("n't"):
+        if (low in lex.negations or low.endswith("n't")) and not _answer_particle(text, tokens, i):
             pending.append(low)
         if low in lex.exclusive:
             cues.append(len(order))
+            if lex.cjk:
+                # A cue the tokeniser cut out of its run (只, のみ) is no content of its own.
+                continue
         base = _elided(low) if lex.elisions else _base(low)
         words.add(base)
         if len(base) < shortest or base in stops or base in light or low in stops:
@@ -207,17 +220,26 @@ def analyse(text: str) -> Facts:
         content.add(key)
         order.append(key)
         surfaces.setdefault(key, raw)
+        if pending and lex.cjk and key in affirmed and waited < _CJK_SCOPE:
+            # A CJK negation's first bigram is often a verb the text also affirms ("仅包含…
+            # 不包含电话支持"); what it denies is the first bigram not already affirmed.
+            waited += 1
+            continue
+        waited = 0
         _settle(pending, key, negations, affirmed)
     _close_negations(pending, order, negations, affirmed, lex)
+    after = _CJK_ONLY_AFTER if lex.cjk else 1
     return Facts(
         content=frozenset(content),
         numbers=tuple(numbers),
         words=frozenset(words),
-        names=_names(text, tokens, lex.stopwords) if lex.names else (),
+        names=_names(text, tokens, lex.stopwords)
+        if lex.names
+        else _foreign_names(text, tokens, lex),
         negations=tuple(negations),
         surfaces=surfaces,
         affirmed=frozenset(affirmed),
-        exclusive=frozenset(key for cue in cues for key in order[max(0, cue - 2) : cue + 1]),
+        exclusive=frozenset(key for cue in cues for key in order[max(0, cue - 2) : cue + after]),
     )
 
 
@@ -229,6 +251,16 @@ def _read_tokens(text: str, lex: Lexicon) -> tuple[str, list[_Token]]:
         return text, _tokens(text)
     text = canonical_numbers(text, lex.code)
     return text, cjk_tokens(text, lex) if lex.cjk else _tokens(text)
+
+
+def _answer_particle(text: str, tokens: list[_Token], after: int) -> bool:
+    """Whether the word just read (`tokens[after - 1]`) opens the text and a comma follows
+    it: "No, downgrades are not prorated" answers a question; the "not" negates, the "No"
+    does not."""
+    if after != 1:
+        return False
+    end = tokens[0][3]
+    return text[end : end + 1] in (",", "\uff0c", "!")
 
 
 def _close_negations(
@@ -300,10 +332,14 @@ def _settle(pending: list[str], key: str, negations: list[Negation], affirmed: s
 
 
 def mask_citations(text: str) -> str:
-    """`text` with citation markers blanked out, keeping every other offset in place."""
-    if "[" not in text:
-        return text
-    return _CITATION.sub(lambda m: " " * len(m.group()), text)
+    """`text` with citation markers blanked out, keeping every other offset in place: "[2]",
+    and a reference to a numbered source ("Passage 2", "document 3"), which names where a
+    claim comes from, not a name or a number a context must state."""
+    if "[" in text:
+        text = _CITATION.sub(lambda m: " " * len(m.group()), text)
+    if _SOURCE_HINT.search(text):
+        text = _SOURCE_REFERENCE.sub(lambda m: " " * len(m.group()), text)
+    return text
 
 
 def merge(parts: tuple[Facts, ...]) -> Facts:
@@ -442,8 +478,12 @@ def _canonical(value: float) -> str:
     return repr(round(value, 9))
 
 
-def _names(text: str, tokens: list[_Token], stopwords: frozenset[str]) -> tuple[Name, ...]:
+def _names(
+    text: str, tokens: list[_Token], stopwords: frozenset[str], *, first_is_grammar: bool = True
+) -> tuple[Name, ...]:
     first_word = next((i for i, t in enumerate(tokens) if t[0] == "word"), -1)
+    if not first_is_grammar:
+        first_word = -1
     names: list[Name] = []
     run: list[int] = []
     for i, token in enumerate(tokens):
@@ -455,6 +495,16 @@ def _names(text: str, tokens: list[_Token], stopwords: frozenset[str]) -> tuple[
         run = [i] if is_cap else []
     _close_run(text, tokens, run, first_word, names, stopwords)
     return tuple(names)
+
+
+def _foreign_names(text: str, tokens: list[_Token], lex: Lexicon) -> tuple[Name, ...]:
+    """Names where a capital does not make one: runs of at least `lex.name_words` capitalised
+    words ("Ashgrove Energy Partners" in German), or in CJK text any capitalised Latin word,
+    the text's first included (no capital opens a CJK sentence)."""
+    if not lex.name_words:
+        return ()
+    found = _names(text, tokens, lex.stopwords, first_is_grammar=not lex.cjk)
+    return tuple(n for n in found if len(n.words - lex.stopwords) >= lex.name_words)
 
 
 def _close_run(

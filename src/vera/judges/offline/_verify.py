@@ -7,15 +7,17 @@ no context states, a name no context states, a negation or antonym flip, then pl
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from vera._sample_limits import check_deadline
 from vera.judges.offline._binding import misattributed
 from vera.judges.offline._index import context_index
 from vera.judges.offline._languages import current_lexicon, lexicons
 from vera.judges.offline._quantities import agreeing_keys
-from vera.judges.offline._tokens import Facts, analyse, merge, stem
+from vera.judges.offline._tokens import Facts, Name, Number, analyse, merge, stem
 from vera.types import Claim, ClaimVerdict, Verdict
 
 __all__ = [
@@ -23,7 +25,9 @@ __all__ = [
     "FAR",
     "NOTHING",
     "PARAPHRASE_COVERAGE",
+    "SHORT_CONTEXT",
     "UNNAMED",
+    "UNQUALIFIED",
     "UNSHARED",
     "UNSTATED",
     "Settings",
@@ -36,10 +40,14 @@ UNSTATED = "no context states"
 UNNAMED = "no context names"
 UNSHARED = "no context shares a content word"
 NOTHING = "nothing in the claim to check"
+UNQUALIFIED = "no context states the condition"
 # A claim with too few content words in any window: "closest passage" when it may be a
 # paraphrase (at least `PARAPHRASE_COVERAGE` of its words are there), which the support
 # model's probability can lift to PARTIALLY_SUPPORTED; "far from any passage" when not.
 CLOSEST = "closest passage"
+# A claim whose words a window holds in other forms: a synonym ("buy" for "purchase") or a
+# word that opens or is opened by another ("Kauf" in "Kaufdatum").
+PARAPHRASED = "paraphrase"
 FAR = "far from any passage"
 PARAPHRASE_COVERAGE = 0.3
 
@@ -87,6 +95,14 @@ def _antonym_table(pairs: tuple[tuple[str, str], ...]) -> dict[str, frozenset[st
 _ANTONYM_TABLES = {lex.code: _antonym_table(lex.antonym_pairs) for lex in lexicons()}
 
 
+def _synonym_table(groups: tuple[tuple[str, ...], ...]) -> dict[str, str]:
+    return {stem(word): group[0] for group in groups for word in group}
+
+
+# Each language's synonyms: a stem to its group's first word.
+_SYNONYM_TABLES = {lex.code: _synonym_table(lex.synonyms) for lex in lexicons()}
+
+
 def _antonyms() -> dict[str, frozenset[str]]:
     return _ANTONYM_TABLES[current_lexicon().code]
 
@@ -124,9 +140,15 @@ class _Contexts:
         )
         return _Match(where, window, hits)
 
-    def names(self, words: frozenset[str]) -> bool:
-        """Whether some single context holds every word of a name, or its stem ("Mondays")."""
-        return any(all(word in held or stem(word) in held for word in words) for held in self.words)
+    def names(self, name: Name) -> bool:
+        """Whether some single context holds every word of a name, or its stem ("Mondays"),
+        or the name written as one word ("WiFi" for "Wi-Fi")."""
+        words = name.words
+        joined = "".join(c for c in name.surface.lower() if c.isalnum())
+        return any(
+            joined in held or all(word in held or stem(word) in held for word in words)
+            for held in self.words
+        )
 
 
 def verify(
@@ -138,11 +160,59 @@ def verify(
             ClaimVerdict(c.id, Verdict.NO_EVIDENCE, reason="no context was given") for c in claims
         ]
     index = _Contexts(contexts, settings.window_sentences)
+    together = _Together(contexts, settings)
     verdicts = []
     for claim in claims:
         check_deadline()
-        verdicts.append(_judge(claim, index, settings))
+        verdicts.append(together.better(claim, _judge(claim, index, settings)))
     return verdicts
+
+
+SHORT_CONTEXT = 300
+"""Characters up to which a context is short: a tool result ("count: 977"), a user's turn, a
+record's field. A claim may draw on several of them at once, as a conversation's answer
+draws on the tool results and questions of earlier turns."""
+_TOGETHER_SENTENCES = 12
+
+
+class _Together:
+    """The sample's short contexts read as one text, for a claim that no single one of them
+    supports but that they support together: "Lisbon had more orders in March: 1284 against
+    977 for Porto" after two tool results and the user's questions."""
+
+    def __init__(self, contexts: Sequence[str], settings: Settings) -> None:
+        self.short = [i for i, text in enumerate(contexts) if len(text) <= SHORT_CONTEXT]
+        self.texts = contexts
+        self.settings = replace(settings, window_sentences=_TOGETHER_SENTENCES)
+        self.index: _Contexts | None = None
+        self.starts: list[int] = []
+        """Where each short context starts in the joined text, and where the next would."""
+
+    def better(self, claim: Claim, alone: ClaimVerdict) -> ClaimVerdict:
+        """`alone`, or the verdict against the short contexts together where that is better
+        support: a conflict found in a single context stands."""
+        if len(self.short) < 2 or alone.verdict in (Verdict.FULLY_SUPPORTED, Verdict.CONTRADICTED):
+            return alone
+        if self.index is None:
+            pieces = [self.texts[i] for i in self.short]
+            self.starts = [0]
+            for piece in pieces:
+                self.starts.append(self.starts[-1] + len(piece) + 1)
+            self.index = _Contexts(["\n".join(pieces)], 1)
+            self.index.width = _TOGETHER_SENTENCES
+        joined = _judge(claim, self.index, self.settings)
+        rank = (Verdict.NO_EVIDENCE, Verdict.PARTIALLY_SUPPORTED, Verdict.FULLY_SUPPORTED)
+        if joined.verdict not in rank or rank.index(joined.verdict) <= rank.index(alone.verdict):
+            return alone
+        # Cited is the window's part in the context it opens in, so that the evidence is a
+        # quote of the context it names.
+        text = self.index.texts[0]
+        start = max(text.find(joined.evidence or ""), 0)
+        owner = bisect_right(self.starts, start) - 1
+        end = min(start + len(joined.evidence or ""), self.starts[owner + 1] - 1)
+        reason = f"{joined.reason}; read across {len(self.short)} short contexts"
+        update = {"context_index": self.short[owner], "evidence": text[start:end], "reason": reason}
+        return joined.model_copy(update=update)
 
 
 def _judge(claim: Claim, index: _Contexts, settings: Settings) -> ClaimVerdict:
@@ -167,7 +237,12 @@ def _judge(claim: Claim, index: _Contexts, settings: Settings) -> ClaimVerdict:
         conflict = _misattributed(facts, evidence, window, settings)
     if conflict is not None:
         return verdict(*conflict)
-    flip = _flip(facts, window, settings) or _beyond_only(facts, window, settings)
+    flip = (
+        _flip(facts, window, settings)
+        or _beyond_only(facts, window, settings)
+        or _other_value(facts, window, settings)
+        or _opposite_nearby(facts, window, settings)
+    )
     if flip is not None:
         return verdict(Verdict.CONTRADICTED, flip)
 
@@ -181,13 +256,43 @@ def _judge(claim: Claim, index: _Contexts, settings: Settings) -> ClaimVerdict:
     missing = _missing(facts, window.facts, restated)
     if missing:
         covered += "; missing: " + ", ".join(missing)
+    invented = (
+        _invented_condition(claim.text, facts, window.facts.content | restated) if missing else None
+    )
+    if invented is not None:
+        return verdict(Verdict.NO_EVIDENCE, f"{UNQUALIFIED} {invented!r}; {covered}")
     if coverage >= settings.full_support:
         return verdict(Verdict.FULLY_SUPPORTED, covered)
     if coverage >= settings.partial_support:
         return verdict(Verdict.PARTIALLY_SUPPORTED, covered)
+    alike = _alike(facts.content - window.facts.content - restated, window.facts.content)
+    if (hits + alike) / total >= settings.partial_support:
+        return verdict(Verdict.PARTIALLY_SUPPORTED, f"{PARAPHRASED}: {covered}; {alike} more alike")
     if coverage >= PARAPHRASE_COVERAGE:
         return verdict(Verdict.NO_EVIDENCE, f"{CLOSEST}: {covered}", cite=False)
     return verdict(Verdict.NO_EVIDENCE, f"{FAR}: {covered}", cite=False)
+
+
+def _alike(missing: frozenset[str], window: frozenset[str]) -> int:
+    """How many of the `missing` claim words the window states in other words: a synonym
+    of the language's table, or (outside CJK, whose bigrams are too short) a word of at
+    least four letters that begins another ("kauf", "kaufdatum"), or shares its first five."""
+    if not missing:
+        return 0
+    lex = current_lexicon()
+    synonyms = _SYNONYM_TABLES[lex.code]
+    groups = {synonyms[w] for w in window if w in synonyms}
+    found = 0
+    for word in missing:
+        related = not lex.cjk and len(word) >= 4 and any(_related(word, w) for w in window)
+        found += related or synonyms.get(word) in groups
+    return found
+
+
+def _related(a: str, b: str) -> bool:
+    if a[:1] != b[:1] or len(b) < 4:
+        return False
+    return a.startswith(b) or b.startswith(a) or (len(a) >= 5 and a[:5] == b[:5])
 
 
 def _coverage(content: frozenset[str], window: frozenset[str]) -> float:
@@ -199,7 +304,11 @@ def _number_conflict(
 ) -> tuple[Verdict, str] | None:
     restated = agreeing_keys(facts.numbers, window.facts.numbers)
     off_window = [
-        n for n in facts.numbers if n.key not in window.facts.content and n.key not in restated
+        n
+        for n in facts.numbers
+        if n.key not in window.facts.content
+        and n.key not in restated
+        and not _worked_out(n, window.facts.numbers)
     ]
     if not off_window:
         return None
@@ -238,6 +347,31 @@ def _number_conflict(
     return Verdict.NO_EVIDENCE, f"{UNSTATED} {said}"
 
 
+def _worked_out(number: Number, stated: tuple[Number, ...]) -> bool:
+    """Whether `number` is the sum or difference of two quantities of its unit the window
+    states: "500 GB quota, 430 GB used, so 70 GB are left". A unit is required, so that two
+    bare numbers cannot happen to add up to anything."""
+    if number.unit is None:
+        return False
+    try:
+        value = float(number.key)
+    except ValueError:
+        return False
+    # Each value once: "thirty (30) days" states 30 once, and 30 + 30 is no 60 it states.
+    values = sorted({float(n.key) for n in stated if n.unit == number.unit and _numeric(n.key)})
+    return any(
+        abs(a - b) == value or a + b == value for i, a in enumerate(values) for b in values[i + 1 :]
+    )
+
+
+def _numeric(key: str) -> bool:
+    try:
+        float(key)
+    except ValueError:
+        return False
+    return True
+
+
 def _misattributed(
     facts: Facts, evidence: str, window: _Window, settings: Settings
 ) -> tuple[Verdict, str] | None:
@@ -262,7 +396,7 @@ def _misattributed(
 def _name_conflict(
     facts: Facts, window: _Window, index: _Contexts, settings: Settings
 ) -> tuple[Verdict, str] | None:
-    absent = [name for name in facts.names if not index.names(name.words)]
+    absent = [name for name in facts.names if not index.names(name)]
     if not absent:
         return None
     name_keys = frozenset(stem(word) for name in absent for word in name.words)
@@ -370,6 +504,98 @@ def _beyond_only(facts: Facts, window: _Window, settings: Settings) -> str | Non
         return None
     only = ", ".join(anchor.surfaces.get(k, k) for k in sorted(_restricted(anchor) - facts.content))
     return f'context says only "{only}"; claim says "{facts.surfaces[added]}"'
+
+
+def _other_value(facts: Facts, window: _Window, settings: Settings) -> str | None:
+    """Why a sentence of the window gives another value of what the claim states ("billed
+    annually" for "billed monthly"), or None. Each sentence is read alone, so the words of
+    "Monthly reports are emailed" cannot make up for the billing sentence's other value."""
+    for group in current_lexicon().value_groups:
+        said = {group[w]: w for w in facts.words if w in group}
+        if not said:
+            continue
+        own = frozenset(stem(w) for w in said.values())
+        for sentence in window.sentences:
+            stated = {group[w]: w for w in sentence.words if w in group}
+            if not stated or said.keys() & stated.keys():
+                continue
+            if _coverage(facts.content - own, sentence.content) >= settings.contradiction_alignment:
+                claim, context = min(said.values()), min(stated.values())
+                return f'claim says "{claim}"; context says "{context}"'
+    return None
+
+
+def _opposite_nearby(facts: Facts, window: _Window, settings: Settings) -> str | None:
+    """Why another sentence of the window than the best-aligned one says the opposite of a
+    claim word about the same thing ("일요일은 휴무입니다" after the opening hours), or None."""
+    if len(window.sentences) < 2 or len(facts.content) < 2:
+        return None
+    antonyms = _antonyms()
+    for word in facts.surfaces:
+        opposites = antonyms.get(word)
+        if not opposites:
+            continue
+        rest = facts.content - {word}
+        for sentence in window.sentences:
+            found = (opposites & sentence.content) - facts.content
+            # Bigrams that straddle two words make CJK agreement look lower than it is.
+            if (
+                found
+                and word not in sentence.content
+                and _coverage(rest, sentence.content) >= settings.partial_support
+            ):
+                other = sentence.surfaces.get(min(found), min(found))
+                return f'claim says "{facts.surfaces[word]}"; context says "{other}"'
+    return None
+
+
+def _invented_condition(text: str, facts: Facts, window: frozenset[str]) -> str | None:
+    """The condition or qualifier the claim adds that the window does not state ("for premium
+    members", "プレミアム会員の場合"), or None: content words the window lacks right beside a
+    word that opens a condition. A paraphrase differs in words all over; an invented
+    qualifier is one missing phrase hung on a condition."""
+    lex = current_lexicon()
+    if not lex.conditions:
+        return None
+    lower = text.lower()
+    for cue in lex.conditions:
+        at = _cue_at(lower, cue, spaced=not lex.cjk)
+        if at < 0:
+            continue
+        # Conditions come before what they govern in the Latin languages and Chinese, after
+        # it in Japanese and Korean (postpositions).
+        before = lex.cjk and lex.code != "zh"
+        span = text[max(0, at - 12) : at] if before else text[at + len(cue) : at + len(cue) + 30]
+        keys = list(analyse(span).surfaces)
+        if not keys:
+            continue
+        # What the condition is about: the word right after the cue ("for premium members"),
+        # or right before a postposition ("プレミアム会員の場合").
+        word = keys[-1] if before else keys[0]
+        near = frozenset(keys) - window
+        # Only a claim otherwise stated in full: one that differs elsewhere too is a
+        # paraphrase or a summary, which the words cannot settle.
+        rest = facts.content - near - analyse(cue).content
+        if word in near and word in facts.content and _coverage(rest, window) >= 1.0:
+            return (span if before else text[at : at + len(cue) + len(span)]).strip(_PUNCTUATION)
+    return None
+
+
+# What a quoted condition is trimmed of: spaces and the commas of each script.
+_PUNCTUATION = " ,\u3001\uff0c"
+
+
+def _cue_at(lower: str, cue: str, *, spaced: bool) -> int:
+    """Where `cue` stands in `lower` (any occurrence in CJK), or -1. Where words are spaced,
+    only a cue that opens the claim counts ("For premium members, …", "If you are …"): a
+    "for" or "when" inside a sentence is as often a purpose or a time the context implies
+    ("provides oxygen for energy production"), and "for example" is none."""
+    if not spaced:
+        return lower.find(cue)
+    match = re.match(rf"\W*{re.escape(cue)}(?!\w)", lower)
+    if match is None or re.match(r"\s+(?:example|instance)\b", lower[match.end() :]):
+        return -1
+    return match.end() - len(cue)
 
 
 def _states(word: str, content: frozenset[str]) -> bool:
