@@ -27,6 +27,7 @@ from vera.render import (
     open_run_view,
     parse_report_option,
     print_summary,
+    report_format,
     write_reports,
 )
 from vera.run import (
@@ -108,14 +109,16 @@ def _export_spans(view: RunView, endpoint: str) -> None:
     out.print(f"{sent} spans sent to {escape(endpoint)}", highlight=False)
 
 
-_OUTPUT_FLAGS = {"json": "output", "html": "html", "md": "markdown", "junit": "junit"}
+_OUTPUT_FLAGS = {"html": "html", "md": "markdown", "junit": "junit"}
 """Each built-in report format and the `eval` flag that asks for it (`--report` names any)."""
 
 
 def _outputs(flags: dict[str, Any]) -> list[tuple[str, Path]]:
-    """The reports the flags ask for, as (format, path): the format flags, then `--report`."""
+    """The reports the flags ask for, as (format, path): `-o` (its suffix decides, as in
+    `vera report`), the format flags, then `--report`."""
+    output = [(report_format(flags["output"]), flags["output"])] if flags["output"] else []
     named = [(fmt, flags[key]) for fmt, key in _OUTPUT_FLAGS.items() if flags[key]]
-    return named + parse_report_option(flags["report"] or ())
+    return output + named + parse_report_option(flags["report"] or ())
 
 
 def _plan(flags: dict[str, Any]) -> tuple[RunPlan, str | None]:

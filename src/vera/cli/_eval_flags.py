@@ -44,7 +44,13 @@ _MetricFlag = Annotated[
     ),
 ]
 _OutputFlag = Annotated[
-    Path | None, typer.Option("--output", "-o", help="Write the JSON report here.")
+    Path | None,
+    typer.Option(
+        "--output",
+        "-o",
+        help="Write the report here, in the format its extension names (.html, .md, .xml "
+        "JUnit; JSON for .json or any other).",
+    ),
 ]
 _RegressionFlag = Annotated[
     bool,

@@ -42,6 +42,7 @@ __all__ = [
     "check_output_paths",
     "check_report_targets",
     "open_run_view",
+    "output_format",
     "parse_report_option",
     "report_format",
     "stored_report_html",
@@ -115,16 +116,24 @@ def _history(report: Report, store: RunStore | None) -> list[HistoryPoint]:
 
 
 def report_format(path: Path, format: str | None = None) -> str:
-    """The format asked for, else the one `path`'s extension names."""
-    if format:
-        return format
-    found = format_for_path(path)
-    if found is None:
+    """The format asked for, else the one `path`'s extension names (`format_for_path`), else
+    JSON: the one rule every command's `-o` follows, so `-o report.html` is always HTML."""
+    return format or format_for_path(path) or "json"
+
+
+def output_format(path: Path, formats: tuple[str, ...], command: str) -> str:
+    """`report_format` for a command that writes only `formats`: a suffix naming another
+    format is refused (`ConfigError`) before any work, rather than written in the wrong one."""
+    found = report_format(path)
+    if found not in formats:
         raise ConfigError(
-            f"cannot tell the report format of {path} from its extension; "
-            f"use --format with one of: {', '.join(reporter_names())}"
+            f"-o {path}: its extension asks for {found}, which {command} does not write; "
+            f"give a path ending in {' or '.join(_SUFFIXES.get(f, '.' + f) for f in formats)}"
         )
     return found
+
+
+_SUFFIXES = {"json": ".json", "html": ".html", "md": ".md", "junit": ".xml"}
 
 
 def parse_report_option(values: Iterable[str]) -> list[tuple[str, Path]]:

@@ -24,7 +24,7 @@ from vera._sync import run_sync
 from vera.baselines._verification import Verify
 from vera.datasets import SampleSource, consistency_checks
 from vera.datasets._nesting import TooDeepError
-from vera.datasets._unread import unread_contexts_column
+from vera.datasets._unread import unread_columns
 from vera.judges._base import ClaimJudge, Judge, as_judge, check_capabilities
 from vera.judges._registry import create_judge
 from vera.metrics._base import Metric
@@ -781,20 +781,32 @@ _READS_CONTEXTS = frozenset(Need) - {Need.REFERENCE_IN_RESPONSE}
 
 
 def _check_contexts_read(plan: RunPlan, parts: Components) -> None:
-    """Refuse (exit 2) a run whose metrics read contexts when no sample has any and a column
-    VERA did not read holds text: its contexts under another name, to map with --field."""
-    if parts.system is not None or not any(m.needs & _READS_CONTEXTS for m in parts.metrics):
+    """Refuse (exit 2) a run whose samples lack their responses, or their contexts where its
+    metrics read them, when a column VERA did not read holds them under another name: named
+    by what it holds (`unread_columns`), with the `--field` flags that map it."""
+    if parts.system is not None:
         return
-    column = unread_contexts_column(parts.data, QUICK_SAMPLES if plan.quick else None)
-    if column is None:
-        return
+    found = unread_columns(parts.data, QUICK_SAMPLES if plan.quick else None)
     where = plan.dataset.source or parts.data.name
+    if found.response is not None and not parts.baselines:
+        raise ConfigError(
+            f"no sample in {where} has a response, so there is nothing to score; its column "
+            f"{found.response!r} holds the longest text VERA did not read. If it holds the "
+            f"answers, map it: {found.flags()} (fields={found.python()} in Python, or under "
+            "[tool.vera.fields]); "
+            "if not, name the system that answers with --pipeline"
+        )
+    if found.contexts is None or not any(m.needs & _READS_CONTEXTS for m in parts.metrics):
+        return
+    column = found.contexts
+    held = "a list of texts" if found.contexts_listed else "text"
+    question = f", and {found.query!r} a shorter text, likely the question" if found.query else ""
     raise ConfigError(
         f"no sample in {where} has contexts, so every claim would be NO_EVIDENCE and score 0; "
-        f"its column {column!r} holds text VERA did not read. If it holds the retrieved "
-        f"contexts, map it: --field contexts={column} (fields={{'contexts': {column!r}}} in "
-        f'Python, contexts = "{column}" under [tool.vera.fields]); if not, move it under '
-        "'metadata' and name the contexts' column the same way"
+        f"its column {column!r} holds {held} VERA did not read{question}. If it holds the "
+        f"retrieved contexts, map it: {found.flags()} (fields={found.python()} in Python, or "
+        "under [tool.vera.fields]); if not, move it under 'metadata' and name the contexts' "
+        "column the same way"
     )
 
 
