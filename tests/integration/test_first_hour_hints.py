@@ -119,3 +119,26 @@ def test_a_typo_in_a_bundled_dataset_name_gets_did_you_mean(tmp_path: Path) -> N
     unknown = run_vera(tmp_path, "eval", "--dataset", "zzz", "--no-history")
     assert unknown.returncode == 2
     assert "no bundled dataset of that name (conversations, example, legal" in unknown.stderr
+
+
+def test_a_missing_brace_at_the_end_of_a_line_is_placed_there(tmp_path: Path) -> None:
+    good = '{"query": "q", "response": "r", "contexts": ["r"]}'
+    broken = '{"query": "q2", "response": "r2", "contexts": ["r2"]'
+    (tmp_path / "b.jsonl").write_text(f"{good}\n{broken}\n")
+    (tmp_path / "b.json").write_text(f"[{good},\n{broken}\n]")
+    jsonl = run_vera(tmp_path, "eval", "-d", "b.jsonl", "--no-history")
+    assert jsonl.returncode == 2
+    assert f"line 2: invalid JSON at column {len(broken) + 1}" in jsonl.stderr
+    assert "a closing '}' or ']' missing?" in jsonl.stderr
+    whole = run_vera(tmp_path, "eval", "-d", "b.json", "--no-history")
+    assert whole.returncode == 2
+    assert f"line 2, column {len(broken) + 1}: invalid JSON" in whole.stderr
+
+
+def test_a_dry_run_with_an_llm_judge_says_its_key_is_missing(tmp_path: Path) -> None:
+    args = ("eval", "--quick", "--judge", "openai:gpt-4o-mini", "--dry-run", "--no-history")
+    without = run_vera(tmp_path, *args)
+    assert without.returncode == 0, without.stderr
+    assert "OPENAI_API_KEY is not set" in " ".join(without.stderr.split())
+    with_key = run_vera(tmp_path, *args, OPENAI_API_KEY="sk-test")
+    assert "OPENAI_API_KEY" not in with_key.stderr

@@ -229,6 +229,14 @@ def _print_estimate(estimate: RunEstimate) -> None:
         highlight=False,
         markup=False,
     )
+    if estimate.missing_key is not None:
+        err.print(
+            f"Note: {estimate.missing_key} is not set, so the run would stop at the judge's "
+            f"first call: export {estimate.missing_key}=... first, or point --judge-base-url "
+            "at a local server (which needs none).",
+            highlight=False,
+            markup=False,
+        )
     if len(estimate.passes) > 1 or any(p.generator_calls for p in estimate.passes):
         for figures in estimate.passes:
             line = (
