@@ -56,7 +56,7 @@ from vera.store._history import (
     regression_baseline,
     regression_without_history,
 )
-from vera.types import Need, Sample
+from vera.types import Need, Sample, VeraError
 from vera.types._errors import ConfigError, DatasetError
 from vera.types._fingerprint import RegressionCheck, RunFingerprint
 from vera.types._secrets import is_redacted, redact
@@ -690,9 +690,8 @@ async def arun_plan(
             report, checked = await _consistency(plan, parts, report, recorder)
         report = report.model_copy(update={"fingerprint": fingerprint, "regression": baseline})
         failures = _gates(plan, report, history, run_id)
+        _refuse_unmeasured(plan, parts, report, recorder if resume is None else None)
         report = _record_end(recorder, report)
-        _check_measured(plan, parts, report)
-        _check_conversation_gates(plan, report)
     finally:
         if store is not None:
             store.close()
@@ -746,6 +745,21 @@ def _baseline(
     if store is None:
         raise regression_without_history(plan)
     return regression_baseline(store, plan, fingerprint, dataset)
+
+
+def _refuse_unmeasured(
+    plan: RunPlan, parts: Components, report: Report, recorder: _Recorder | None
+) -> None:
+    """Refuse (exit 2) a run that measured nothing, or gates a score it has not; its stored
+    start (`recorder`'s, None for a resumed run, whose results stay) is removed, so that bad
+    input never lists as a finished run of its dataset."""
+    try:
+        _check_measured(plan, parts, report)
+        _check_conversation_gates(plan, report)
+    except VeraError:
+        if recorder is not None and recorder.store is not None and recorder.run_id is not None:
+            recorder.store.discard(recorder.run_id)
+        raise
 
 
 def _check_measured(plan: RunPlan, parts: Components, report: Report) -> None:

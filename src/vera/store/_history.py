@@ -405,6 +405,13 @@ class RunStore:
                 continue
         return False
 
+    def discard(self, run_id: str) -> None:
+        """Remove a run that measured nothing (refused as bad input after it started, exit 2),
+        with its results: kept, it would list as a finished run of its dataset."""
+        for table in ("pass_results", "results", "batches"):
+            self._file.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+        self._file.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+
     def finish(self, run_id: str, report: Report) -> None:
         """Store the run's report and mark it finished."""
         # The samples are in `results` already; the report keeps only its aggregates, so
