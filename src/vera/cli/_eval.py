@@ -93,12 +93,32 @@ def _finish(result: RunResult, flags: dict[str, Any]) -> NoReturn:
         # streamed run's results back, which can fail (damaged).
         with open_run_view(result) as view:
             print_summary(result.report, out, err, view.sample_results())
+            _note_extractive(result)
             _write_outputs(view, _outputs(flags))
             if flags["otel_endpoint"]:
                 _export_spans(view, flags["otel_endpoint"])
     except VeraError as exc:
         _fail(exc)
     raise typer.Exit(_exit_code(result))
+
+
+def _note_extractive(result: RunResult) -> None:
+    """Say why baselines tie where every compared pass is a built pipeline with the offline
+    generator: it copies sentences of what it retrieved, so each is faithful by construction."""
+    from vera.baselines import BASELINES  # the baselines' modules only for this check
+
+    plan = result.plan
+    if not plan.baselines or plan.generator.uses_model or result.report.pipeline not in BASELINES:
+        return
+    err.print(
+        "Note: offline, every pipeline compared here answers with the extractive generator, "
+        "which copies sentences of what it retrieved, so each is faithful by construction. "
+        "Without a key, compare recorded answers against the baselines instead: vera eval "
+        "--dataset example --baseline naive-rag --baseline simple-verification; with one, "
+        "let a model write the answers: --generator openai:gpt-4o-mini.",
+        highlight=False,
+        markup=False,
+    )
 
 
 def _export_spans(view: RunView, endpoint: str) -> None:
