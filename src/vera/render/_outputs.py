@@ -76,19 +76,24 @@ def _samples(source: str | None, how: _ReadBack) -> dict[str, Sample]:
     when the dataset can still be read (as the run read it, `how`). (A result's own response
     and contexts, where a pipeline answered, take precedence in the renderer:
     `vera.render._samples`.)"""
+    return {s.id: s for s in _read_samples(source, how)}
+
+
+def _read_samples(source: str | None, how: _ReadBack) -> Iterator[Sample]:
+    """The dataset's samples in order, streamed, as the run read them (`how`); none once it
+    cannot be read any more."""
     if source is None:
-        return {}
+        return
     try:
-        read = open_dataset(
+        yield from open_dataset(
             source,
             skip_invalid=True,
             fields=how.fields,
             user_facts=how.user_facts,
             agent_steps=how.agent_steps,
         )
-        return {s.id: s for s in read}
     except VeraError:
-        return {}
+        return
 
 
 def _conversations(source: str | None) -> dict[str, Conversation]:
@@ -320,16 +325,15 @@ def open_run_view(result: RunResult) -> Iterator[RunView]:
     results: ResultSource | None = (lambda: shared.results(result)) if streamed else None
     if result.streamed and result.scratch is not None:  # a run without a history streamed
         results = lambda: iter(result.results())  # noqa: E731
+    how = _ReadBack(settings.fields, settings.user_facts, settings.agent_steps)
     try:
         yield RunView(
             result.report,
             gate_failures=result.gate_failures,
             run_id=result.run_id,
             results=results,
-            samples=lambda: _samples(
-                plan.dataset.source,
-                _ReadBack(settings.fields, settings.user_facts, settings.agent_steps),
-            ),
+            samples=lambda: _samples(plan.dataset.source, how),
+            dataset=lambda: _read_samples(plan.dataset.source, how),
             history=(lambda: shared.trend(result.report)) if settings.history else list,
             conversations=lambda: _conversations(plan.dataset.source),
         )
@@ -370,6 +374,7 @@ def stored_run_view(
         report,
         run_id=record.id,
         samples=lambda: _samples(path, how),
+        dataset=lambda: _read_samples(path, how),
         history=lambda: _history(report, store),
         links=links,
         conversations=lambda: _conversations(named),
