@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tests.support.cli import run_vera
 
+from vera.datasets import bundled_path
 from vera.store import RunStore
 
 ROWS = [
@@ -40,3 +41,22 @@ def test_the_json_report_shows_the_contexts_each_sample_was_judged_against(tmp_p
     again = run_vera(tmp_path, "report", run_id, "-o", "s.json")
     assert again.returncode == 0, again.stderr
     assert (tmp_path / "s.json").read_text() == (tmp_path / "r.json").read_text()
+
+
+def test_a_figure_from_a_tool_result_is_attributed_to_the_tool(tmp_path: Path) -> None:
+    """conv-09: the user asks "How many orders did the Lisbon store have in March?", a tool
+    answers "count: 1284"; the claim "The Lisbon store had 1284 orders in March." shares most
+    words with the question, but its figure is the tool's."""
+    data = str(bundled_path("conversations"))
+    done = run_vera(tmp_path, "conversations", data, "--no-history", "-o", "turns.json")
+    assert done.returncode in (0, 1), done.stderr
+    claims = [
+        claim
+        for conversation in json.loads((tmp_path / "turns.json").read_text())["conversations"]
+        for turn in conversation["turns"]
+        for claim in turn["claims"]
+        if any(figure in claim["text"] for figure in ("1284 orders", "977 orders"))
+    ]
+    assert len(claims) == 2
+    assert [(c["source_kind"], c["tool_name"]) for c in claims] == [("tool", "run_sql")] * 2
+    assert [c["evidence"] for c in claims] == ["count: 1284", "count: 977"]
