@@ -159,6 +159,7 @@ def _plan(flags: dict[str, Any]) -> tuple[RunPlan, str | None]:
     return build_plan(
         dataset=DatasetRef(
             source=flags["dataset"] or "example",
+            name=flags["dataset_name"],
             format=flags["format"],
             skip_invalid=flags["skip_invalid"],
         ),

@@ -361,6 +361,15 @@ _MinConsistencyFlag = Annotated[
         "contradict no earlier assistant turn) is lower (a run that checked none fails too).",
     ),
 ]
+_DatasetNameFlag = Annotated[
+    str | None,
+    typer.Option(
+        "--dataset-name",
+        help="The dataset's name in the run history, instead of the file's: versions of one "
+        "test set (answers_v1.jsonl, answers_v2.jsonl) given one name trend and compare "
+        "together.",
+    ),
+]
 _SkipInvalidFlag = Annotated[
     bool,
     typer.Option("--skip-invalid", help="Record invalid rows in the report and go on."),
@@ -442,6 +451,7 @@ _RayWorkersFlag = Annotated[
 
 _EVAL_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
     ("dataset", _DatasetFlag, None),
+    ("dataset_name", _DatasetNameFlag, None),
     ("metric", _MetricFlag, None),
     ("output", _OutputFlag, None),
     ("regression", _RegressionFlag, False),

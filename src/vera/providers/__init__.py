@@ -39,12 +39,7 @@ from vera.providers._cost import (
 )
 from vera.providers._fake import FakeChatModel
 from vera.providers._health import ProviderHealth, failure_cause
-from vera.providers._http import (
-    is_local_url,
-    missing_api_key,
-    rate_limit_info,
-    retry_after_seconds,
-)
+from vera.providers._http import is_local_url, rate_limit_info, retry_after_seconds
 from vera.providers._jsonparse import (
     IncompleteJSONError,
     MalformedJSONError,
@@ -109,7 +104,6 @@ __all__ = [
     "failure_cause",
     "is_local_url",
     "merge_summaries",
-    "missing_api_key",
     "parse_json_object",
     "provider_names",
     "rate_limit_info",

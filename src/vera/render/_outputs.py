@@ -109,10 +109,11 @@ def _conversations(source: str | None) -> dict[str, Conversation]:
 
 
 def _history(report: Report, store: RunStore | None) -> list[HistoryPoint]:
-    # Only the dataset's newest finished runs are read, however long the history.
+    # Only the dataset's newest finished runs are read, however long the history; --quick
+    # runs (its first samples only) are left out of the trend of its whole runs.
     if store is None:
         return []
-    newest = store.list(dataset=report.dataset, finished=True, limit=TREND_RUNS)
+    newest = store.list(dataset=report.dataset, finished=True, limit=TREND_RUNS, full=True)
     return [
         HistoryPoint(r.id, datetime.fromtimestamp(r.created, UTC).strftime(_STAMP), r.metrics)
         for r in reversed(newest)

@@ -696,10 +696,11 @@ class RunStore:
         finished: bool = False,
         before: str | None = None,
         limit: int | None = None,
+        full: bool = False,
     ) -> tuple[list[RunRecord], list[DamagedRun]]:
         """`list`'s runs, and the damaged rows it skipped, for a caller that shows them itself
         (`vera view`) rather than as warnings."""
-        where, params = _filters(dataset=dataset, finished=finished, before=before)
+        where, params = _filters(dataset=dataset, finished=finished, before=before, full=full)
         return self._records(where, params, limit=-1 if limit is None else limit)
 
     def list(
@@ -709,12 +710,14 @@ class RunStore:
         finished: bool = False,
         before: str | None = None,
         limit: int | None = None,
+        full: bool = False,
     ) -> list[RunRecord]:
         """Runs, newest first: every run, or those of `dataset`, only `finished` ones, those
-        stored before run `before` (an id), at most `limit`. A run whose row is damaged is
-        skipped with a warning naming it, so one bad row never hides the others."""
+        stored before run `before` (an id), at most `limit`; with `full`, no `--quick` run (a
+        trend compares whole runs of a dataset, not its first samples). A run whose row is
+        damaged is skipped with a warning naming it, so one bad row never hides the others."""
         records, damaged = self.select(
-            dataset=dataset, finished=finished, before=before, limit=limit
+            dataset=dataset, finished=finished, before=before, limit=limit, full=full
         )
         for run in damaged:
             warnings.warn(f"{run}; skipped it, the other runs are listed", stacklevel=2)
@@ -734,11 +737,16 @@ class RunStore:
         self._file.close()
 
 
+_FULL_RUN = "(CASE WHEN json_valid(options) THEN json_extract(options, '$.quick') END) IS NOT 1"
+"""A run that was not `--quick` (its stored plan says so; a damaged plan is not taken for
+one, and is reported where it is read)."""
+
+
 def _filters(
-    *, dataset: str | None, finished: bool, before: str | None
+    *, dataset: str | None, finished: bool, before: str | None, full: bool = False
 ) -> tuple[str, tuple[Any, ...]]:
     """The WHERE clause of `RunStore.list`; values are always bound, never spliced in."""
-    clauses: list[str] = []
+    clauses: list[str] = [_FULL_RUN] if full else []
     params: list[Any] = []
     if dataset is not None:
         clauses.append("dataset = ?")

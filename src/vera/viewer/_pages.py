@@ -349,7 +349,9 @@ class Pages:
         means, oldest first, drawn as the report draws them."""
         trends = []
         for dataset in dict.fromkeys(datasets):
-            records, _ = self.store.select(dataset=dataset, finished=True, limit=TREND_RUNS)
+            records, _ = self.store.select(
+                dataset=dataset, finished=True, limit=TREND_RUNS, full=True
+            )
             rows, _ = self._rows(records)
             if rows:
                 trends.append(_trend(dataset, rows))
