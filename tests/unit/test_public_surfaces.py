@@ -257,6 +257,7 @@ SURFACES: dict[str, list[str]] = {
         "parse_alert",
         "parse_filter",
         "parse_window",
+        "protobuf_note",
         "read_windows",
         "receiver_app",
         "request_spans_of",
