@@ -51,3 +51,20 @@ def test_vera_view_s_page_of_an_open_window_does_not_offer_resume(tmp_path: Path
     assert page.status_code == 409
     assert "window of vera monitor &#39;support-bot&#39; that is still open" in said
     assert "--resume" not in said and "To finish it" not in said
+
+
+def test_vera_runs_list_shows_an_open_window_as_such_not_as_running(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite"
+    history = MonitorHistory(path)
+    start = time.time()
+    window = history.window("support-bot", start, start + 60, build_plan())
+    history.close()
+    store = RunStore(path)
+    plain = store.start("example", build_plan())
+    store.close()
+    listed = CliRunner().invoke(
+        app, ["runs", "list", "--history", str(path)], env={"COLUMNS": "200"}
+    )
+    rows = {line.split("│")[1].strip(): line for line in listed.output.splitlines() if "│" in line}
+    assert "open window" in rows[window] and "running" not in rows[window]
+    assert "running" in rows[plain]

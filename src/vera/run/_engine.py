@@ -664,7 +664,7 @@ async def arun_plan(
     observer = observer or RunObserver()
     bindings = bindings or Bindings()
     parts = build_components(plan, bindings)
-    _check_contexts_read(plan, parts)
+    _check_unread_columns(plan, parts)
     # In every report, so that it says what it measured, whether or not a history keeps it.
     fingerprint = run_fingerprint(plan, parts.data, parts.judge, parts.metrics, parts.system)
     store, scratch = _open_store(plan, parts, bindings, resume)
@@ -794,11 +794,12 @@ _READS_CONTEXTS = frozenset(Need) - {Need.REFERENCE_IN_RESPONSE}
 """Judge work done against the contexts: with none, a metric needing it scores nothing true."""
 
 
-def _check_contexts_read(plan: RunPlan, parts: Components) -> None:
+def _check_unread_columns(plan: RunPlan, parts: Components) -> None:
     """Refuse (exit 2) a run whose samples lack their responses, or their contexts where its
     metrics read them, when a column VERA did not read holds them under another name: named
     by what it holds (`unread_columns`), with the `--field` flags that map it."""
-    if parts.system is not None:
+    reads_contexts = any(m.needs & _READS_CONTEXTS for m in parts.metrics)
+    if parts.system is not None or (parts.baselines and not reads_contexts):
         return
     found = unread_columns(parts.data, QUICK_SAMPLES if plan.quick else None)
     where = plan.dataset.source or parts.data.name
@@ -810,7 +811,7 @@ def _check_contexts_read(plan: RunPlan, parts: Components) -> None:
             "[tool.vera.fields]); "
             "if not, name the system that answers with --pipeline"
         )
-    if found.contexts is None or not any(m.needs & _READS_CONTEXTS for m in parts.metrics):
+    if found.contexts is None or not reads_contexts:
         return
     column = found.contexts
     held = "a list of texts" if found.contexts_listed else "text"
