@@ -90,6 +90,11 @@ def test_report_json_equals_to_dict(tmp_path: Path) -> None:
     written = json.loads((tmp_path / "r.json").read_text())
     in_process = api.evaluate(api.load_dataset(path)).to_dict()
     written.pop("timestamp"), in_process.pop("timestamp")
+    # The file shows each sample's contexts, read back from the dataset (issue 44); the
+    # results themselves carry only what a pipeline retrieved.
+    shown = [[c["text"] for c in s.pop("contexts")] for s in written["samples"]]
+    assert shown == [GOOD["contexts"], BAD["contexts"]]
+    assert [s.pop("contexts") for s in in_process["samples"]] == [[], []]
     assert written == in_process
     results = {s["id"]: s["results"]["faithfulness"] for s in written["samples"]}
     # Faithfulness is the seeds' share of supported claims: the copied fact 1.0, the wrong

@@ -85,7 +85,9 @@ def test_fields_read_as_metadata_are_named(tmp_path: Path) -> None:
     (tmp_path / "q.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     unanswered = vera_cli(tmp_path, "-d", "q.jsonl")
     assert unanswered.returncode == 2
-    assert "fields VERA did not read: answer_text, team" in unanswered.stderr
+    said = " ".join(unanswered.stderr.split())
+    assert "its column 'answer_text' holds the longest text" in said  # not 'team'
+    assert "--field response=answer_text" in said
     rows[0]["response"] = "Paris is in France."
     rows[0]["contexts"] = ["Paris is the capital of France."]
     (tmp_path / "q.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")

@@ -27,7 +27,7 @@ def test_an_unread_contexts_column_is_bad_input_naming_the_flag(tmp_path: Path) 
     _dataset(tmp_path)
     refused = run_vera(tmp_path, "eval", "-d", "d.jsonl", "--no-history")
     assert refused.returncode == 2, refused.stdout
-    assert "column 'docs' holds text" in refused.stderr
+    assert "column 'docs' holds a list of texts" in refused.stderr
     assert "--field contexts=docs" in refused.stderr
     assert "0.000" not in refused.stdout  # nothing was judged
 

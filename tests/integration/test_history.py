@@ -116,8 +116,9 @@ def test_compare_two_stored_runs(tmp_path: Path) -> None:
 
 def test_html_reports_from_eval_and_from_the_store(tmp_path: Path) -> None:
     (tmp_path / "crashy_rag.py").write_text(PIPELINE)
-    first = vera(tmp_path, "eval", "--quick", "--html", "one.html")
-    second = vera(tmp_path, "eval", "--quick", "--html", "two.html")
+    # Whole runs: a --quick run is left out of its dataset's trend (issue 44).
+    first = vera(tmp_path, "eval", "-d", "example", "--html", "one.html")
+    second = vera(tmp_path, "eval", "-d", "example", "--html", "two.html")
     # The example's unfaithful answers fail the answer gate; both runs are stored all the same.
     assert first.returncode == 1 and second.returncode == 1, second.stderr
     page = (tmp_path / "two.html").read_text()

@@ -285,8 +285,16 @@ def test_the_json_report_is_the_stored_reports_json_byte_for_byte(tmp_path: Path
         stored = store.report(run_id)
     finally:
         store.close()
-    assert written == (stored.to_json() + "\n").encode()
-    assert len(json.loads(written)["samples"]) == EXAMPLE_SAMPLES
+    # The stored report, each sample with the dataset's contexts it was judged against
+    # (the history does not store them twice; issue 44).
+    data = json.loads(written)
+    dataset = {s.id: s for s in open_dataset("example")}
+    for sample in data["samples"]:
+        expected = [c.model_dump(mode="json") for c in dataset[sample["id"]].contexts]
+        assert sample["contexts"] == expected and expected
+        sample["contexts"] = []
+    assert data == json.loads(stored.to_json())
+    assert len(data["samples"]) == EXAMPLE_SAMPLES
     again = run_vera(tmp_path, "report", run_id, "-o", "s.json", "--history", "h.sqlite")
     assert again.returncode == 0, again.stderr
     assert (tmp_path / "s.json").read_bytes() == written

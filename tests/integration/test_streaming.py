@@ -27,6 +27,10 @@ def test_a_streamed_run_reports_what_a_kept_run_does(tmp_path: Path) -> None:
     kept = vera.evaluate("example").to_dict()
     for report in (streamed, kept):
         report.pop("timestamp")
+    # The file shows each sample's dataset contexts (issue 44); the results carry only what
+    # a pipeline retrieved.
+    assert all(s.pop("contexts") for s in streamed["samples"])
+    assert not any(s.pop("contexts") for s in kept["samples"])
     assert streamed == kept  # same aggregates, same samples, in dataset order
     assert "Failing samples, worst first" in done.stdout
     # A case per sample for its answer verdict, and one per sample for faithfulness.

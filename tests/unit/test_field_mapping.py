@@ -103,5 +103,7 @@ def test_config_files_map_fields_and_flags_add_to_them(tmp_path: Path) -> None:
 def test_python_evaluate_maps_fields_and_refuses_an_unread_contexts_column() -> None:
     report = vera.evaluate(ROWS, fields=MAP)
     assert report.metric_summary["faithfulness"].passed == 3  # every claim found in `docs`
-    with pytest.raises(ConfigError, match=r"column 'docs' holds text.*--field contexts=docs"):
+    with pytest.raises(
+        ConfigError, match=r"column 'docs' holds a list of texts.*--field contexts=docs"
+    ):
         vera.evaluate(ROWS)

@@ -6,12 +6,14 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
 from vera.cli import app
 from vera.monitor import MonitorHistory
 from vera.plan import build_plan
 from vera.store import RunStore
+from vera.viewer import create_app, run_url
 
 
 def test_an_open_monitor_window_is_finished_by_its_monitor_not_by_resume(tmp_path: Path) -> None:
@@ -36,3 +38,33 @@ def test_an_unfinished_eval_run_is_finished_with_resume(tmp_path: Path) -> None:
     said = " ".join(shown.output.split())
     assert f"vera eval --resume {run_id} finishes it" in said
     assert RunStore(path, read_only=True).monitor_window(run_id) is None
+
+
+def test_vera_view_s_page_of_an_open_window_does_not_offer_resume(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite"
+    history = MonitorHistory(path)
+    start = time.time()
+    window = history.window("support-bot", start, start + 60, build_plan())
+    history.close()
+    page = TestClient(create_app(path)).get(run_url(window))
+    said = " ".join(page.text.split())
+    assert page.status_code == 409
+    assert "window of vera monitor &#39;support-bot&#39; that is still open" in said
+    assert "--resume" not in said and "To finish it" not in said
+
+
+def test_vera_runs_list_shows_an_open_window_as_such_not_as_running(tmp_path: Path) -> None:
+    path = tmp_path / "h.sqlite"
+    history = MonitorHistory(path)
+    start = time.time()
+    window = history.window("support-bot", start, start + 60, build_plan())
+    history.close()
+    store = RunStore(path)
+    plain = store.start("example", build_plan())
+    store.close()
+    listed = CliRunner().invoke(
+        app, ["runs", "list", "--history", str(path)], env={"COLUMNS": "200"}
+    )
+    rows = {line.split("│")[1].strip(): line for line in listed.output.splitlines() if "│" in line}
+    assert "open window" in rows[window] and "running" not in rows[window]
+    assert "running" in rows[plain]

@@ -20,7 +20,7 @@ from vera.conversations import (
     thread_lines,
     threads_html,
 )
-from vera.render import atomic_text
+from vera.render import atomic_text, output_format, report_format
 from vera.run import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK
 
 __all__ = ["HELP", "conversations_command"]
@@ -58,7 +58,7 @@ _DryRunArg = Annotated[
 ]
 _OutputArg = Annotated[
     Path | None,
-    typer.Option("-o", "--output", help="Write the turns here: JSON, or HTML for a .html path."),
+    typer.Option("-o", "--output", help="Write the turns here: HTML for a .html path, else JSON."),
 ]
 _AgentStepsArg = Annotated[
     bool | None,
@@ -115,6 +115,8 @@ def conversations_command(
     try:
         # vera.toml and VERA_* apply as they do to `vera eval`; the turn run is stored the same.
         settings = load_settings()
+        if output is not None:  # refused before any turn is judged, as `vera eval -o` is
+            output_format(output, ("json", "html"), "vera conversations")
         if dry_run and assistant is not None:
             raise ConfigError(
                 "--dry-run counts the judge calls of the recorded turns; --assistant would call "
@@ -156,11 +158,12 @@ def _show(report: ConversationReport, output: Path | None) -> None:
             out.print(line, markup=False, soft_wrap=True)
     if report.run_id is not None:
         out.print(
-            f"Turn run stored as {report.run_id}: vera view {report.run_id}, vera runs",
+            f"Turn run stored as {report.run_id}: vera runs show {report.run_id}; "
+            f"vera report {report.run_id} -o turns.html; vera view lists it",
             markup=False,
         )
     if output is not None:
-        html = output.suffix.lower() in (".html", ".htm")
+        html = report_format(output) == "html"
         # Whole or not at all, as every report VERA writes.
         with atomic_text(output, what="the turns") as file:
             file.write(threads_html(report) if html else report.turns_json())

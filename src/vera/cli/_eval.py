@@ -29,6 +29,7 @@ from vera.render import (
     open_run_view,
     parse_report_option,
     print_summary,
+    report_format,
     write_reports,
 )
 from vera.run import (
@@ -122,12 +123,32 @@ def _finish(result: RunResult, flags: dict[str, Any]) -> NoReturn:
         # streamed run's results back, which can fail (damaged).
         with open_run_view(result) as view:
             print_summary(result.report, out, err, view.sample_results())
+            _note_extractive(result)
             _write_outputs(view, _outputs(flags))
             if flags["otel_endpoint"]:
                 _export_spans(view, flags["otel_endpoint"])
     except VeraError as exc:
         _fail(exc)
     raise typer.Exit(_exit_code(result))
+
+
+def _note_extractive(result: RunResult) -> None:
+    """Say why baselines tie where every compared pass is a built pipeline with the offline
+    generator: it copies sentences of what it retrieved, so each is faithful by construction."""
+    from vera.baselines import BASELINES  # the baselines' modules only for this check
+
+    plan = result.plan
+    if not plan.baselines or plan.generator.uses_model or result.report.pipeline not in BASELINES:
+        return
+    err.print(
+        "Note: offline, every pipeline compared here answers with the extractive generator, "
+        "which copies sentences of what it retrieved, so each is faithful by construction. "
+        "Without a key, compare recorded answers against the baselines instead: vera eval "
+        "--dataset example --baseline naive-rag --baseline simple-verification; with one, "
+        "let a model write the answers: --generator openai:gpt-4o-mini.",
+        highlight=False,
+        markup=False,
+    )
 
 
 def _export_spans(view: RunView, endpoint: str) -> None:
@@ -138,14 +159,16 @@ def _export_spans(view: RunView, endpoint: str) -> None:
     out.print(f"{sent} spans sent to {escape(endpoint)}", highlight=False)
 
 
-_OUTPUT_FLAGS = {"json": "output", "html": "html", "md": "markdown", "junit": "junit"}
+_OUTPUT_FLAGS = {"html": "html", "md": "markdown", "junit": "junit"}
 """Each built-in report format and the `eval` flag that asks for it (`--report` names any)."""
 
 
 def _outputs(flags: dict[str, Any]) -> list[tuple[str, Path]]:
-    """The reports the flags ask for, as (format, path): the format flags, then `--report`."""
+    """The reports the flags ask for, as (format, path): `-o` (its suffix decides, as in
+    `vera report`), the format flags, then `--report`."""
+    output = [(report_format(flags["output"]), flags["output"])] if flags["output"] else []
     named = [(fmt, flags[key]) for fmt, key in _OUTPUT_FLAGS.items() if flags[key]]
-    return named + parse_report_option(flags["report"] or ())
+    return output + named + parse_report_option(flags["report"] or ())
 
 
 def _plan(flags: dict[str, Any]) -> tuple[RunPlan, str | None]:
@@ -166,6 +189,7 @@ def _plan(flags: dict[str, Any]) -> tuple[RunPlan, str | None]:
     return build_plan(
         dataset=DatasetRef(
             source=flags["dataset"] or "example",
+            name=flags["dataset_name"],
             format=flags["format"],
             skip_invalid=flags["skip_invalid"],
         ),
@@ -256,6 +280,14 @@ def _print_estimate(estimate: RunEstimate) -> None:
         highlight=False,
         markup=False,
     )
+    if estimate.missing_key is not None:
+        err.print(
+            f"Note: {estimate.missing_key} is not set, so the run would stop at the judge's "
+            f"first call: export {estimate.missing_key}=... first, or point --judge-base-url "
+            "at a local server (which needs none).",
+            highlight=False,
+            markup=False,
+        )
     if len(estimate.passes) > 1 or any(p.generator_calls for p in estimate.passes):
         for figures in estimate.passes:
             line = (

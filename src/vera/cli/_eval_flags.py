@@ -44,7 +44,13 @@ _MetricFlag = Annotated[
     ),
 ]
 _OutputFlag = Annotated[
-    Path | None, typer.Option("--output", "-o", help="Write the JSON report here.")
+    Path | None,
+    typer.Option(
+        "--output",
+        "-o",
+        help="Write the report here, in the format its extension names (.html, .md, .xml "
+        "JUnit; JSON for .json or any other).",
+    ),
 ]
 _RegressionFlag = Annotated[
     bool,
@@ -363,6 +369,15 @@ _MinConsistencyFlag = Annotated[
         "contradict no earlier assistant turn) is lower (a run that checked none fails too).",
     ),
 ]
+_DatasetNameFlag = Annotated[
+    str | None,
+    typer.Option(
+        "--dataset-name",
+        help="The dataset's name in the run history, instead of the file's: versions of one "
+        "test set (answers_v1.jsonl, answers_v2.jsonl) given one name trend and compare "
+        "together.",
+    ),
+]
 _SkipInvalidFlag = Annotated[
     bool,
     typer.Option("--skip-invalid", help="Record invalid rows in the report and go on."),
@@ -444,6 +459,7 @@ _RayWorkersFlag = Annotated[
 
 _EVAL_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
     ("dataset", _DatasetFlag, None),
+    ("dataset_name", _DatasetNameFlag, None),
     ("metric", _MetricFlag, None),
     ("output", _OutputFlag, None),
     ("regression", _RegressionFlag, False),

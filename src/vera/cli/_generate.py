@@ -59,7 +59,12 @@ def generate_command(
         Path, typer.Option("--documents", help="Folder of .txt/.md files to write items from.")
     ],
     generator: Annotated[
-        str, typer.Option("--generator", help="PROVIDER:MODEL that writes the items.")
+        str,
+        typer.Option(
+            "--generator",
+            help="PROVIDER:MODEL that writes the items, or extractive: offline, items taken "
+            "from the documents' own sentences (no key; fact_single, fact_multiple, summary).",
+        ),
     ],
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the dataset (JSON) here.")
@@ -85,6 +90,7 @@ def generate_command(
     """Write a test set from your documents; every item is checked before it is kept.
 
     Example: vera generate --documents docs/ --generator openai:gpt-4o-mini -o generated.json
+    (offline, no key: --generator extractive)
     """
     # Imported here: the chunker and BM25 index load only for the command that needs them.
     from vera.generate import estimate_line, estimate_testset, generate_testset

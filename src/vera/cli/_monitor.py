@@ -132,6 +132,7 @@ def monitor_command(
         parse_alert,
         parse_filter,
         parse_window,
+        protobuf_note,
         serve_monitor,
     )
 
@@ -158,6 +159,8 @@ def monitor_command(
 
     def ready(url: str) -> None:
         typer.echo(f"Receiving OTLP/HTTP traces at {url} (Ctrl-C stops)", err=True)
+        if (note := protobuf_note()) is not None:
+            typer.echo(f"Note: {note}", err=True)
 
     try:
         code = serve_monitor(monitor, host=host, port=port, token=token, on_ready=ready)

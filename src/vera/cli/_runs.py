@@ -75,7 +75,10 @@ def runs_list(
     rows: list[list[Cell]] = []
     for record in records:
         means = ", ".join(f"{k} {format_score(v)}" for k, v in record.metrics.items())
-        rows.append([record.id, record.status, record.dataset, str(record.finished_samples), means])
+        status = record.status
+        if status == "running" and store.monitor_window(record.id) is not None:
+            status = "open window"  # its monitor finishes it when the window closes
+        rows.append([record.id, status, record.dataset, str(record.finished_samples), means])
     print_table(out, "Runs", _RUNS_COLUMNS, rows)
     if limit and total > limit:
         out.print(f"The newest {limit} of {total} runs; --limit 0 lists every one.")

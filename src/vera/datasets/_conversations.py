@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from vera.datasets._bundled import bundled_path
+from vera.datasets._bundled import bundled_path, not_found_message
 from vera.datasets._fields import MESSAGES_FIELD, FieldMap
 from vera.datasets._formats import detect_format
 from vera.datasets._readers import (
@@ -425,7 +425,7 @@ def _rows_of(data: object) -> tuple[str, Iterable[RawRow]]:
         if not path.exists():
             path = bundled_path(str(data)) or path
         if not path.exists():
-            raise DatasetError(f"dataset file not found: {data}")
+            raise DatasetError(not_found_message(data))
         return str(path), read_rows(path, detect_format(path, None))
     if is_message_list(data):
         return "<rows>", [RawRow("row 1", {"messages": list(data)})]  # type: ignore[call-overload]

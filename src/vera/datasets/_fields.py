@@ -46,6 +46,10 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "human_faithful": ("human_faithful",),
     "human_claims": ("human_claims",),
 }
+# Keys of VERA's own layouts that are no `Sample` field: kept in `metadata` like any other
+# column, but not reported as unread, since VERA wrote them (seed 001's and `vera generate`'s
+# `expected_score`, the score a grounded answer should get).
+OWN_METADATA_KEYS = frozenset({"expected_score"})
 # DeepEval's `context` is the ideal context, not what was retrieved; it only stands in for
 # the contexts when no retrieval field is present.
 FALLBACK_CONTEXT_KEY = "context"
@@ -193,7 +197,7 @@ def normalise_row(
     return NormalisedRow(
         values={k: v for k, v in values.items() if v is not None},
         source_keys=source_keys,
-        unrecognised=tuple(extra),
+        unrecognised=tuple(k for k in extra if k not in OWN_METADATA_KEYS),
     )
 
 

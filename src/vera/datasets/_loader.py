@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from vera.datasets._bundled import bundled_path
+from vera.datasets._bundled import bundled_path, not_found_message
 from vera.datasets._conversations import is_conversation_row
 from vera.datasets._fields import FieldMap, source_field_map
 from vera.datasets._formats import dataset_format, detect_format
@@ -131,7 +131,7 @@ def load_dataset(
         if bundled is not None:
             path = bundled
     if not path.exists():
-        raise DatasetError(f"dataset file not found: {source}")
+        raise DatasetError(not_found_message(source))
     return Dataset(path, format=format, skip_invalid=skip_invalid, fields=fields)
 
 

@@ -107,7 +107,23 @@ def _parsed_line(text: str) -> Any:
     except JsonRefused as exc:
         return _InvalidJson(exc.problem, exc.field)
     except json.JSONDecodeError as exc:
-        return _InvalidJson(f"invalid JSON ({exc.msg} at column {exc.colno})")
+        _, column, msg = json_error_at(exc)
+        return _InvalidJson(f"invalid JSON at column {column} ({msg})")
+
+
+def json_error_at(exc: json.JSONDecodeError) -> tuple[int, int, str]:
+    """(line, column, message) of a JSON error where the mistake is: a parser that stops at
+    the start of a line (a '}' missing at the end of the one before) points past the
+    whitespace to the end of the text before it, where the missing character belongs."""
+    before = exc.doc[: exc.pos]
+    end = len(before.rstrip())
+    at_end = not exc.doc[exc.pos :].strip()
+    if end == 0 or not ("\n" in before[end:] or at_end):
+        return exc.lineno, exc.colno, exc.msg
+    line = before.count("\n", 0, end) + 1
+    column = end - before.rfind("\n", 0, end)
+    missing = ": is a closing '}' or ']' missing?" if "delimiter" in exc.msg else ""
+    return line, column, f"{exc.msg} at the end of the line{missing}"
 
 
 def _too_long() -> str:
@@ -201,9 +217,8 @@ def read_json_document(path: Path) -> Any:
     try:
         return _JsonWithLines.parse(text)
     except json.JSONDecodeError as exc:
-        raise DatasetError(
-            f"{path}: line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg})"
-        ) from None
+        line, column, msg = json_error_at(exc)
+        raise DatasetError(f"{path}: line {line}, column {column}: invalid JSON ({msg})") from None
     except JsonRefused as exc:
         line = text.count("\n", 0, exc.offset) + 1
         raise DatasetError(f"{path}: line {line}: {exc}") from None

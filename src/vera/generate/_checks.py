@@ -38,6 +38,7 @@ DEFAULT_MAX_QUOTE_CHARS = 1_000
 
 REASONS = {
     "malformed_reply": "the reply was not JSON of the expected shape",
+    "no_sentence": "the extractive generator found no sentence to ask about in the passages",
     "too_long": "the answer (or decoy answer) is over max_answer_chars, or a quote over "
     "max_quote_chars",
     "generator_error": "the generator's call failed after its retries",

@@ -36,6 +36,12 @@ from vera.generate._checks import (
     too_long,
     words,
 )
+from vera.generate._extractive import (
+    EXTRACTIVE,
+    EXTRACTIVE_MIX,
+    check_extractive_mix,
+    extractive_item,
+)
 from vera.generate._selection import Task, allocate, parse_mix, plan_tasks
 from vera.judges._base import Judge
 from vera.judges._prompts import Prompt, load_prompt
@@ -48,7 +54,13 @@ from vera.providers._managed import ManagedChatModel
 from vera.types import Context
 from vera.types._errors import JudgeError, RunStopError
 
-__all__ = ["GENERATOR_MAX_TOKENS", "GenerationResult", "generate_testset", "task_messages"]
+__all__ = [
+    "GENERATOR_MAX_TOKENS",
+    "GenerationResult",
+    "generate_testset",
+    "generation_mix",
+    "task_messages",
+]
 
 GENERATOR_MAX_TOKENS = 1024
 ROUNDS = 3
@@ -122,7 +134,8 @@ class GenerationResult:
 class _Run:
     """The state one generation shares between its items."""
 
-    model: ChatModel
+    model: ChatModel | None
+    """None for the extractive generator, which calls no model (`extractive_item`)."""
     judge: Judge
     prompt: Prompt
     documents: dict[str, str]
@@ -161,7 +174,7 @@ def generate_testset(
         raise ValueError(f"n must be at least 1, got {n}")
     if max_answer_chars < 1 or max_quote_chars < 1:
         raise ValueError("max_answer_chars and max_quote_chars must be at least 1")
-    weights = parse_mix(mix) if mix is None or isinstance(mix, str) else dict(mix)
+    weights = generation_mix(generator, mix)
     corpus = load_documents(documents_dir)
     model = _model(generator, settings, generator_base_url)
     the_judge = (
@@ -185,8 +198,26 @@ def generate_testset(
     return _result(run, corpus, n, attempted)
 
 
-def _model(generator: str | ChatModel, settings: Settings, base_url: str | None) -> ChatModel:
+def generation_mix(
+    generator: str | ChatModel, mix: str | Mapping[str, float] | None
+) -> dict[str, float]:
+    """The category weights: `mix`, else the default (the extractive generator's own for it,
+    which refuses a category it cannot write)."""
+    extractive = isinstance(generator, str) and generator.strip().lower() == EXTRACTIVE
+    if mix is None and extractive:
+        return dict(EXTRACTIVE_MIX)
+    weights = parse_mix(mix) if mix is None or isinstance(mix, str) else dict(mix)
+    if extractive:
+        check_extractive_mix(weights)
+    return weights
+
+
+def _model(
+    generator: str | ChatModel, settings: Settings, base_url: str | None
+) -> ChatModel | None:
     if isinstance(generator, str):
+        if generator.strip().lower() == EXTRACTIVE:
+            return None
         return create_managed_model(generator, settings, base_url=base_url)
     return generator
 
@@ -252,6 +283,8 @@ async def _attempt(run: _Run, task: Task, draw: int) -> Draft | str:
         raise
     except ProviderError:
         return "generator_error"
+    if data is None and run.model is None:
+        return "no_sentence"
     draft = read_draft(task.category, data)
     if draft is None:
         return "malformed_reply"
@@ -277,6 +310,8 @@ async def _check(run: _Run, draft: Draft) -> Draft | str:
 
 
 async def _ask(run: _Run, task: Task, draw: int) -> Any:
+    if run.model is None:
+        return extractive_item(task, draw)
     request = ChatRequest(
         messages=task_messages(run.prompt, task),
         json_schema=SCHEMA,

@@ -20,8 +20,9 @@ from pydantic import BaseModel, ConfigDict
 
 from vera.baselines._chunking import chunk_corpus
 from vera.baselines._documents import load_documents
-from vera.generate._core import GENERATOR_MAX_TOKENS, ROUNDS, task_messages
-from vera.generate._selection import Task, allocate, parse_mix, plan_tasks
+from vera.generate._core import GENERATOR_MAX_TOKENS, ROUNDS, generation_mix, task_messages
+from vera.generate._extractive import EXTRACTIVE
+from vera.generate._selection import Task, allocate, plan_tasks
 from vera.judges._base import CallEstimate, Judge, JudgeWork, planned_calls
 from vera.judges._calls import tokens
 from vera.judges._prompts import load_prompt
@@ -81,12 +82,13 @@ def estimate_testset(
     """What `generate_testset` with these arguments would spend on its first round, and at
     most over all its rounds."""
     settings = (settings or Settings()).model_copy(update={"cache": False})
-    weights = parse_mix(mix) if mix is None or isinstance(mix, str) else dict(mix)
+    weights = generation_mix(generator, mix)
     chunks = chunk_corpus(load_documents(documents_dir))
     tasks = plan_tasks(chunks, allocate(n, weights), random.Random(seed))
     prompt = load_prompt("generate_testset", settings.judge_prompts_dir)
-    generated = CallEstimate(model=generator)
-    for task in tasks:
+    extractive = generator.strip().lower() == EXTRACTIVE
+    generated = CallEstimate(model=None if extractive else generator)
+    for task in tasks if not extractive else ():  # the extractive generator calls nothing
         sent = sum(tokens(m.content) for m in task_messages(prompt, task))
         generated += CallEstimate(
             calls=1,

@@ -32,8 +32,8 @@ from vera.monitor._decode import (
     BadRequest,
     decode_body,
     inflate,
+    protobuf_note,
     request_spans_of,
-    require_protobuf,
 )
 from vera.monitor._server import check_access, receiver_app, running_monitor, serve_monitor
 from vera.monitor._service import Monitor, Receipt
@@ -70,6 +70,7 @@ __all__ = [
     "parse_filter",
     "parse_window",
     "post_webhook",
+    "protobuf_note",
     "read_windows",
     "receiver_app",
     "request_spans_of",
@@ -89,8 +90,9 @@ def create_monitor(
 ) -> Monitor:
     """A monitor writing to `history` (default `.vera/runs.sqlite`) that evaluates with
     `judge` (a name or object; default the settings' judge) and `metrics` (default
-    faithfulness). Every name and every alert's metric is checked here (`ConfigError`)."""
-    require_protobuf()
+    faithfulness). Every name and every alert's metric is checked here (`ConfigError`).
+    Without opentelemetry-proto it reads OTLP/JSON and refuses protobuf requests, naming the
+    extra (`protobuf_note`)."""
     settings = settings or Settings()
     plan = build_plan(
         dataset=DatasetRef(name=f"monitor:{config.name}"),

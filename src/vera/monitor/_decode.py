@@ -25,6 +25,7 @@ __all__ = [
     "decode_body",
     "inflate",
     "protobuf_available",
+    "protobuf_note",
     "request_spans_of",
     "require_protobuf",
     "span_count",
@@ -50,13 +51,25 @@ def protobuf_available() -> bool:
     return True
 
 
+def _protobuf_missing() -> str:
+    return (
+        "this vera monitor reads OTLP/JSON only: OTLP protobuf needs opentelemetry-proto, "
+        f"which is not installed ({install_hint('monitor')}); or send JSON "
+        "(OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/json)"
+    )
+
+
 def require_protobuf() -> None:
-    """`ConfigError` naming the pip commands when the `monitor` extra is missing."""
+    """`ConfigError` naming the pip commands when the `monitor` extra is missing (for a
+    caller that needs protobuf; the receiver itself refuses only protobuf requests)."""
     if not protobuf_available():
-        raise ConfigError(
-            "vera monitor reads OTLP protobuf with opentelemetry-proto, which is not "
-            f"installed: {install_hint('monitor')}"
-        )
+        raise ConfigError(_protobuf_missing())
+
+
+def protobuf_note() -> str | None:
+    """What a monitor starting without opentelemetry-proto says: it reads OTLP/JSON, and
+    refuses protobuf requests naming the extra; None when protobuf is read too."""
+    return None if protobuf_available() else _protobuf_missing()
 
 
 def _inflate(body: bytes) -> bytes:
@@ -98,6 +111,8 @@ def decode_body(body: bytes, content_type: str) -> Any:
 def _protobuf(body: bytes) -> Any:
     # Parsing is native code and quick, so it is done while the client waits (a body that is
     # not protobuf gets its 400); the conversion to the JSON form is left to `as_otlp_json`.
+    if not protobuf_available():
+        raise BadRequest(_protobuf_missing())
     from google.protobuf.message import DecodeError  # type: ignore[import-untyped,unused-ignore]
     from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 

@@ -39,6 +39,7 @@ __all__ = [
     "SdkAdapter",
     "describe_cause",
     "is_local_url",
+    "missing_api_key",
     "rate_limit_info",
     "resolve_api_key",
     "retry_after_seconds",
@@ -262,6 +263,21 @@ def resolve_api_key(
     return None
 
 
+def missing_api_key(model: object) -> str | None:
+    """The variable a chat model (or the managed model around it) would read its key from,
+    when no key is given or set there and its server is not a local one that needs none;
+    None when it has one, or is no SDK's model. For `--dry-run`, which calls nothing and so
+    would otherwise never say that the run will fail for want of a key."""
+    while hasattr(model, "inner"):
+        model = getattr(model, "inner")  # noqa: B009 (a managed model's, untyped here)
+    if not isinstance(model, SdkAdapter) or not model.key_required:
+        return None
+    key = resolve_api_key(
+        model._api_key, key_env=model.key_env, base_url=model._base_url, url_env=model.url_env
+    )
+    return None if key or os.environ.get(model.key_env) else model.key_env
+
+
 def describe_cause(exc: BaseException) -> str:
     """The underlying reason for a connection failure; SDKs wrap it in "Connection error."."""
     cause = exc.__cause__ or exc
@@ -293,6 +309,8 @@ class SdkAdapter:
     key_env: str
     url_env: str
     default_host: str
+    key_required: bool = True
+    """Whether a call without a key fails (`missing_api_key`); LiteLLM's routes vary."""
     _model: str
     _api_key: str | None
     _base_url: str | None

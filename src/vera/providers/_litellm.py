@@ -93,6 +93,7 @@ class LiteLLMChatModel(SdkAdapter):
 
     provider_label = "LiteLLM"
     default_host = "the provider's default endpoint"
+    key_required = False  # a local route (ollama/...) needs none, and LiteLLM knows which
 
     def __init__(
         self,

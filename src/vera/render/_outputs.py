@@ -42,6 +42,7 @@ __all__ = [
     "check_output_paths",
     "check_report_targets",
     "open_run_view",
+    "output_format",
     "parse_report_option",
     "report_format",
     "stored_report_html",
@@ -75,19 +76,24 @@ def _samples(source: str | None, how: _ReadBack) -> dict[str, Sample]:
     when the dataset can still be read (as the run read it, `how`). (A result's own response
     and contexts, where a pipeline answered, take precedence in the renderer:
     `vera.render._samples`.)"""
+    return {s.id: s for s in _read_samples(source, how)}
+
+
+def _read_samples(source: str | None, how: _ReadBack) -> Iterator[Sample]:
+    """The dataset's samples in order, streamed, as the run read them (`how`); none once it
+    cannot be read any more."""
     if source is None:
-        return {}
+        return
     try:
-        read = open_dataset(
+        yield from open_dataset(
             source,
             skip_invalid=True,
             fields=how.fields,
             user_facts=how.user_facts,
             agent_steps=how.agent_steps,
         )
-        return {s.id: s for s in read}
     except VeraError:
-        return {}
+        return
 
 
 def _conversations(source: str | None) -> dict[str, Conversation]:
@@ -103,10 +109,11 @@ def _conversations(source: str | None) -> dict[str, Conversation]:
 
 
 def _history(report: Report, store: RunStore | None) -> list[HistoryPoint]:
-    # Only the dataset's newest finished runs are read, however long the history.
+    # Only the dataset's newest finished runs are read, however long the history; --quick
+    # runs (its first samples only) are left out of the trend of its whole runs.
     if store is None:
         return []
-    newest = store.list(dataset=report.dataset, finished=True, limit=TREND_RUNS)
+    newest = store.list(dataset=report.dataset, finished=True, limit=TREND_RUNS, full=True)
     return [
         HistoryPoint(r.id, datetime.fromtimestamp(r.created, UTC).strftime(_STAMP), r.metrics)
         for r in reversed(newest)
@@ -115,16 +122,24 @@ def _history(report: Report, store: RunStore | None) -> list[HistoryPoint]:
 
 
 def report_format(path: Path, format: str | None = None) -> str:
-    """The format asked for, else the one `path`'s extension names."""
-    if format:
-        return format
-    found = format_for_path(path)
-    if found is None:
+    """The format asked for, else the one `path`'s extension names (`format_for_path`), else
+    JSON: the one rule every command's `-o` follows, so `-o report.html` is always HTML."""
+    return format or format_for_path(path) or "json"
+
+
+def output_format(path: Path, formats: tuple[str, ...], command: str) -> str:
+    """`report_format` for a command that writes only `formats`: a suffix naming another
+    format is refused (`ConfigError`) before any work, rather than written in the wrong one."""
+    found = report_format(path)
+    if found not in formats:
         raise ConfigError(
-            f"cannot tell the report format of {path} from its extension; "
-            f"use --format with one of: {', '.join(reporter_names())}"
+            f"-o {path}: its extension asks for {found}, which {command} does not write; "
+            f"give a path ending in {' or '.join(_SUFFIXES.get(f, '.' + f) for f in formats)}"
         )
     return found
+
+
+_SUFFIXES = {"json": ".json", "html": ".html", "md": ".md", "junit": ".xml"}
 
 
 def parse_report_option(values: Iterable[str]) -> list[tuple[str, Path]]:
@@ -311,16 +326,15 @@ def open_run_view(result: RunResult) -> Iterator[RunView]:
     results: ResultSource | None = (lambda: shared.results(result)) if streamed else None
     if result.streamed and result.scratch is not None:  # a run without a history streamed
         results = lambda: iter(result.results())  # noqa: E731
+    how = _ReadBack(settings.fields, settings.user_facts, settings.agent_steps)
     try:
         yield RunView(
             result.report,
             gate_failures=result.gate_failures,
             run_id=result.run_id,
             results=results,
-            samples=lambda: _samples(
-                plan.dataset.source,
-                _ReadBack(settings.fields, settings.user_facts, settings.agent_steps),
-            ),
+            samples=lambda: _samples(plan.dataset.source, how),
+            dataset=lambda: _read_samples(plan.dataset.source, how),
             history=(lambda: shared.trend(result.report)) if settings.history else list,
             conversations=lambda: _conversations(plan.dataset.source),
         )
@@ -361,6 +375,7 @@ def stored_run_view(
         report,
         run_id=record.id,
         samples=lambda: _samples(path, how),
+        dataset=lambda: _read_samples(path, how),
         history=lambda: _history(report, store),
         links=links,
         conversations=lambda: _conversations(named),

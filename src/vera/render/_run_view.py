@@ -10,7 +10,7 @@ view). So five outputs of one run read the dataset once and open the store once
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from vera.render._view import HistoryPoint
@@ -22,6 +22,7 @@ __all__ = ["RenderContext", "RunView"]
 SampleLoader = Callable[[], Mapping[str, Sample]]
 HistoryLoader = Callable[[], Sequence[HistoryPoint]]
 ConversationLoader = Callable[[], Mapping[str, Conversation]]
+DatasetReader = Callable[[], Iterable[Sample]]
 
 
 def _no_samples() -> Mapping[str, Sample]:
@@ -61,8 +62,10 @@ class RunView:
         links: Sequence[tuple[str, str]] = (),
         conversations: ConversationLoader = _no_conversations,
         thread_link: str | None = None,
+        dataset: DatasetReader | None = None,
     ) -> None:
         self.report = report
+        self._read_dataset = dataset
         self.thread_link = thread_link
         self.gate_failures = tuple(gate_failures)
         self.run_id = run_id
@@ -87,6 +90,14 @@ class RunView:
         """The dataset's samples by id (their query, response and contexts), read once; empty
         when the dataset cannot be read any more."""
         return self._load_samples()
+
+    def dataset_samples(self) -> Iterator[Sample]:
+        """The dataset's samples in its order, streamed (each call a new pass) where the view
+        can read the dataset again, else from `samples`: for a report that shows each
+        result's texts without holding the whole dataset (the JSON report)."""
+        if self._read_dataset is None or "samples" in self.__dict__:
+            return iter(self.samples.values())
+        return iter(self._read_dataset())
 
     @functools.cached_property
     def conversations(self) -> Mapping[str, Conversation]:

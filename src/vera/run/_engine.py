@@ -24,7 +24,7 @@ from vera._sync import run_sync
 from vera.baselines._verification import Verify
 from vera.datasets import SampleSource, consistency_checks
 from vera.datasets._nesting import JsonRefused
-from vera.datasets._unread import unread_contexts_column
+from vera.datasets._unread import unread_columns
 from vera.judges._base import ClaimJudge, Judge, as_judge, check_capabilities
 from vera.judges._registry import create_judge
 from vera.metrics._base import Metric
@@ -58,7 +58,7 @@ from vera.store._history import (
     regression_baseline,
     regression_without_history,
 )
-from vera.types import Need, Sample
+from vera.types import Need, Sample, VeraError
 from vera.types._errors import ConfigError, DatasetError
 from vera.types._fingerprint import RegressionCheck, RunFingerprint
 from vera.types._secrets import is_redacted, redact
@@ -672,7 +672,7 @@ async def arun_plan(
     observer = observer or RunObserver()
     bindings = bindings or Bindings()
     parts = build_components(plan, bindings)
-    _check_contexts_read(plan, parts)
+    _check_unread_columns(plan, parts)
     # In every report, so that it says what it measured, whether or not a history keeps it.
     fingerprint = run_fingerprint(plan, parts.data, parts.judge, parts.metrics, parts.system)
     store, scratch = _open_store(plan, parts, bindings, resume)
@@ -698,9 +698,8 @@ async def arun_plan(
             report, checked = await _consistency(plan, parts, report, recorder)
         report = report.model_copy(update={"fingerprint": fingerprint, "regression": baseline})
         failures = _gates(plan, report, history, run_id)
+        _refuse_unmeasured(plan, parts, report, recorder if resume is None else None)
         report = _record_end(recorder, report)
-        _check_measured(plan, parts, report)
-        _check_conversation_gates(plan, report)
     finally:
         if store is not None:
             store.close()
@@ -756,6 +755,21 @@ def _baseline(
     return regression_baseline(store, plan, fingerprint, dataset)
 
 
+def _refuse_unmeasured(
+    plan: RunPlan, parts: Components, report: Report, recorder: _Recorder | None
+) -> None:
+    """Refuse (exit 2) a run that measured nothing, or gates a score it has not; its stored
+    start (`recorder`'s, None for a resumed run, whose results stay) is removed, so that bad
+    input never lists as a finished run of its dataset."""
+    try:
+        _check_measured(plan, parts, report)
+        _check_conversation_gates(plan, report)
+    except VeraError:
+        if recorder is not None and recorder.store is not None and recorder.run_id is not None:
+            recorder.store.discard(recorder.run_id)
+        raise
+
+
 def _check_measured(plan: RunPlan, parts: Components, report: Report) -> None:
     """Refuse a run that had nothing to measure: bad input, not a result (exit 2)."""
     counts = report.counts
@@ -788,21 +802,34 @@ _READS_CONTEXTS = frozenset(Need) - {Need.REFERENCE_IN_RESPONSE}
 """Judge work done against the contexts: with none, a metric needing it scores nothing true."""
 
 
-def _check_contexts_read(plan: RunPlan, parts: Components) -> None:
-    """Refuse (exit 2) a run whose metrics read contexts when no sample has any and a column
-    VERA did not read holds text: its contexts under another name, to map with --field."""
-    if parts.system is not None or not any(m.needs & _READS_CONTEXTS for m in parts.metrics):
+def _check_unread_columns(plan: RunPlan, parts: Components) -> None:
+    """Refuse (exit 2) a run whose samples lack their responses, or their contexts where its
+    metrics read them, when a column VERA did not read holds them under another name: named
+    by what it holds (`unread_columns`), with the `--field` flags that map it."""
+    reads_contexts = any(m.needs & _READS_CONTEXTS for m in parts.metrics)
+    if parts.system is not None or (parts.baselines and not reads_contexts):
         return
-    column = unread_contexts_column(parts.data, QUICK_SAMPLES if plan.quick else None)
-    if column is None:
-        return
+    found = unread_columns(parts.data, QUICK_SAMPLES if plan.quick else None)
     where = plan.dataset.source or parts.data.name
+    if found.response is not None and not parts.baselines:
+        raise ConfigError(
+            f"no sample in {where} has a response, so there is nothing to score; its column "
+            f"{found.response!r} holds the longest text VERA did not read. If it holds the "
+            f"answers, map it: {found.flags()} (fields={found.python()} in Python, or under "
+            "[tool.vera.fields]); "
+            "if not, name the system that answers with --pipeline"
+        )
+    if found.contexts is None or not reads_contexts:
+        return
+    column = found.contexts
+    held = "a list of texts" if found.contexts_listed else "text"
+    question = f", and {found.query!r} a shorter text, likely the question" if found.query else ""
     raise ConfigError(
         f"no sample in {where} has contexts, so every claim would be NO_EVIDENCE and score 0; "
-        f"its column {column!r} holds text VERA did not read. If it holds the retrieved "
-        f"contexts, map it: --field contexts={column} (fields={{'contexts': {column!r}}} in "
-        f'Python, contexts = "{column}" under [tool.vera.fields]); if not, move it under '
-        "'metadata' and name the contexts' column the same way"
+        f"its column {column!r} holds {held} VERA did not read{question}. If it holds the "
+        f"retrieved contexts, map it: {found.flags()} (fields={found.python()} in Python, or "
+        "under [tool.vera.fields]); if not, move it under 'metadata' and name the contexts' "
+        "column the same way"
     )
 
 

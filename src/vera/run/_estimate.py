@@ -28,6 +28,7 @@ from vera.pipelines._core import DryRunnable, Pipeline, RagState
 from vera.plan._plan import RunPlan
 from vera.providers._base import Usage
 from vera.providers._cost import PriceTable
+from vera.providers._http import missing_api_key
 from vera.results._turns import FAITHFULNESS
 from vera.run._engine import Bindings, Components, build_components
 from vera.types import Sample
@@ -63,6 +64,9 @@ class RunEstimate(BaseModel):
     passes: tuple[PassEstimate, ...] = ()
     batch: bool = False
     """Priced at batch prices (`batch = true`): half the interactive ones."""
+    missing_key: str | None = None
+    """The variable the judge's model reads its API key from, when it is not set (the run
+    would stop at its first call); None when a key is set or none is needed."""
 
 
 def _dry_pipeline(
@@ -191,4 +195,5 @@ def estimate_plan(
         cost_usd=None if None in costs else sum(c for c in costs if c is not None),
         passes=tuple(passes),
         batch=plan.settings.batch,
+        missing_key=missing_api_key(getattr(parts.judge, "model", None)),
     )

@@ -405,6 +405,13 @@ class RunStore:
                 continue
         return False
 
+    def discard(self, run_id: str) -> None:
+        """Remove a run that measured nothing (refused as bad input after it started, exit 2),
+        with its results: kept, it would list as a finished run of its dataset."""
+        for table in ("pass_results", "results", "batches"):
+            self._file.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+        self._file.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+
     def finish(self, run_id: str, report: Report) -> None:
         """Store the run's report and mark it finished."""
         # The samples are in `results` already; the report keeps only its aggregates, so
@@ -692,10 +699,11 @@ class RunStore:
         finished: bool = False,
         before: str | None = None,
         limit: int | None = None,
+        full: bool = False,
     ) -> tuple[list[RunRecord], list[DamagedRun]]:
         """`list`'s runs, and the damaged rows it skipped, for a caller that shows them itself
         (`vera view`) rather than as warnings."""
-        where, params = _filters(dataset=dataset, finished=finished, before=before)
+        where, params = _filters(dataset=dataset, finished=finished, before=before, full=full)
         return self._records(where, params, limit=-1 if limit is None else limit)
 
     def list(
@@ -705,12 +713,14 @@ class RunStore:
         finished: bool = False,
         before: str | None = None,
         limit: int | None = None,
+        full: bool = False,
     ) -> list[RunRecord]:
         """Runs, newest first: every run, or those of `dataset`, only `finished` ones, those
-        stored before run `before` (an id), at most `limit`. A run whose row is damaged is
-        skipped with a warning naming it, so one bad row never hides the others."""
+        stored before run `before` (an id), at most `limit`; with `full`, no `--quick` run (a
+        trend compares whole runs of a dataset, not its first samples). A run whose row is
+        damaged is skipped with a warning naming it, so one bad row never hides the others."""
         records, damaged = self.select(
-            dataset=dataset, finished=finished, before=before, limit=limit
+            dataset=dataset, finished=finished, before=before, limit=limit, full=full
         )
         for run in damaged:
             warnings.warn(f"{run}; skipped it, the other runs are listed", stacklevel=2)
@@ -730,11 +740,16 @@ class RunStore:
         self._file.close()
 
 
+_FULL_RUN = "(CASE WHEN json_valid(options) THEN json_extract(options, '$.quick') END) IS NOT 1"
+"""A run that was not `--quick` (its stored plan says so; a damaged plan is not taken for
+one, and is reported where it is read)."""
+
+
 def _filters(
-    *, dataset: str | None, finished: bool, before: str | None
+    *, dataset: str | None, finished: bool, before: str | None, full: bool = False
 ) -> tuple[str, tuple[Any, ...]]:
     """The WHERE clause of `RunStore.list`; values are always bound, never spliced in."""
-    clauses: list[str] = []
+    clauses: list[str] = [_FULL_RUN] if full else []
     params: list[Any] = []
     if dataset is not None:
         clauses.append("dataset = ?")

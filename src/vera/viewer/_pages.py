@@ -349,7 +349,9 @@ class Pages:
         means, oldest first, drawn as the report draws them."""
         trends = []
         for dataset in dict.fromkeys(datasets):
-            records, _ = self.store.select(dataset=dataset, finished=True, limit=TREND_RUNS)
+            records, _ = self.store.select(
+                dataset=dataset, finished=True, limit=TREND_RUNS, full=True
+            )
             rows, _ = self._rows(records)
             if rows:
                 trends.append(_trend(dataset, rows))
@@ -365,6 +367,17 @@ class Pages:
 
     def _finished(self, run_id: str) -> RunRecord:
         record = self._record(run_id)
+        window = self.store.monitor_window(record.id) if record.status != "finished" else None
+        if window is not None:
+            # A monitor's window is finished by its monitor, never by --resume (docs/monitor.md).
+            raise PageError(
+                409,
+                f"Run {record.id} is an open monitor window",
+                f"Run {record.id} is a window of vera monitor {window[0]!r} that is still "
+                f"open ({record.finished_samples} samples evaluated so far): the monitor "
+                "stores its report when the window closes, and a monitor that was stopped "
+                "closes its past windows when it starts again.",
+            )
         if record.status != "finished":
             raise PageError(
                 409,

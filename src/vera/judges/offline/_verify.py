@@ -228,6 +228,10 @@ def _judge(claim: Claim, index: _Contexts, settings: Settings) -> ClaimVerdict:
     def verdict(kind: Verdict, reason: str, *, cite: bool = True) -> ClaimVerdict:
         if not cite:
             return ClaimVerdict(claim.id, kind, reason=reason)
+        if kind in _SUPPORTED:
+            source = _number_source(facts, match, index)
+            if source is not None:
+                return ClaimVerdict(claim.id, kind, source[1], source[0], reason)
         return ClaimVerdict(claim.id, kind, evidence, match.context_index, reason)
 
     conflict = _number_conflict(facts, window, index, settings) or _name_conflict(
@@ -293,6 +297,29 @@ def _related(a: str, b: str) -> bool:
     if a[:1] != b[:1] or len(b) < 4:
         return False
     return a.startswith(b) or b.startswith(a) or (len(a) >= 5 and a[:5] == b[:5])
+
+
+_SUPPORTED = frozenset({Verdict.FULLY_SUPPORTED, Verdict.PARTIALLY_SUPPORTED})
+
+
+def _number_source(facts: Facts, match: _Match, index: _Contexts) -> tuple[int, str] | None:
+    """The context, and its sentence, that states the claim's numbers, where the window that
+    shares most words with the claim states none of them: the claim's figure came from there
+    ("1284" from a tool's "count: 1284", not from the question "how many orders ...?" that
+    shares its other words), so a supported verdict cites it. None when the window states one
+    of them, or no other single sentence states them all."""
+    window = match.window.facts
+    keys = frozenset(n.key for n in facts.numbers) - window.content
+    keys -= agreeing_keys(facts.numbers, window.numbers)
+    if not keys or len(keys) < len(facts.numbers):
+        return None
+    for number, context in enumerate(index.indexes):
+        if number == match.context_index or not keys <= context.number_keys:
+            continue
+        for i, (start, end) in enumerate(context.spans):
+            if keys <= context.facts(i).content:
+                return number, index.texts[number][start:end]
+    return None
 
 
 def _coverage(content: frozenset[str], window: frozenset[str]) -> float:

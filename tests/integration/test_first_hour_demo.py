@@ -1,0 +1,38 @@
+"""Issue 44, item 2: the README's baseline comparison shows something without a key, and its
+printed output is the output the command prints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support.cli import run_vera
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+COMMAND = "vera eval --dataset example --baseline naive-rag --baseline simple-verification"
+
+
+def _readme_comparison() -> list[str]:
+    """The lines of the README's ```text block that shows the comparison."""
+    text = README.read_text(encoding="utf-8")
+    assert COMMAND in text
+    block = text.split("```text\nthis run against the baselines\n", 1)[1].split("```", 1)[0]
+    return ["this run against the baselines", *block.strip().splitlines()]
+
+
+def test_the_readme_comparison_differs_offline_and_is_what_vera_prints(tmp_path: Path) -> None:
+    done = run_vera(tmp_path, *COMMAND.split()[1:], COLUMNS="100")  # as a terminal shows it
+    assert done.returncode == 0, done.stderr
+    printed = [" ".join(line.split()) for line in done.stdout.splitlines()]
+    for line in _readme_comparison():
+        assert " ".join(line.split()) in printed, line
+    assert "+0.0 %" not in done.stdout  # the system and the baselines differ
+    assert "Note: offline" not in done.stderr
+
+
+def test_baselines_that_tie_by_construction_say_why(tmp_path: Path) -> None:
+    args = ("eval", "--dataset", "legal", "--quick", "--no-history")
+    tied = run_vera(tmp_path, *args, "--baseline", "naive-rag", "--baseline", "simple-verification")
+    assert tied.returncode == 0, tied.stderr
+    said = " ".join(tied.stderr.split())
+    assert "faithful by construction" in said
+    assert COMMAND in said
