@@ -46,14 +46,16 @@ def _flags(said: str) -> list[str]:
 
 def test_the_output_suffix_decides_the_format_in_every_command(tmp_path: Path) -> None:
     quick = run_vera(tmp_path, "eval", "--quick", "--no-history", "-o", "quick.html")
-    assert quick.returncode == 0, quick.stderr
+    assert quick.returncode == 1, (
+        quick.stderr
+    )  # the example's unfaithful answers fail the answer gate (--max-unfaithful 0)
     assert (tmp_path / "quick.html").read_text().lstrip().lower().startswith("<!doctype html")
     md = run_vera(tmp_path, "eval", "--quick", "--no-history", "-o", "quick.md")
-    assert md.returncode == 0, md.stderr
+    assert md.returncode == 1, md.stderr
     assert (tmp_path / "quick.md").read_text().startswith("### VERA")
     plain = run_vera(tmp_path, "eval", "--quick", "--no-history", "-o", "quick")
     assert json.loads((tmp_path / "quick").read_text())["dataset"] == "example"
-    assert plain.returncode == 0
+    assert plain.returncode == 1
     turns = str(bundled_path("conversations"))
     refused = run_vera(tmp_path, "conversations", turns, "--no-history", "-o", "t.md")
     assert refused.returncode == 2

@@ -27,7 +27,9 @@ def test_a_run_refused_as_bad_input_is_not_stored_as_finished(tmp_path: Path) ->
 def test_quick_runs_stay_out_of_the_dataset_s_trend(tmp_path: Path) -> None:
     for args in (("-d", "example"), ("--quick",), ("-d", "example", "--quick")):
         done = run_vera(tmp_path, "eval", *args)
-        assert done.returncode == 0, done.stderr
+        assert done.returncode == 1, (
+            done.stderr
+        )  # the example's unfaithful answers fail the answer gate (--max-unfaithful 0)
     store = RunStore(tmp_path / ".vera" / "runs.sqlite", read_only=True)
     every = store.list(dataset="example", finished=True)
     assert len(every) == 3  # all three are stored and listed
@@ -46,7 +48,9 @@ def test_dataset_name_pairs_two_versions_of_a_file(tmp_path: Path) -> None:
         done = run_vera(
             tmp_path, "eval", "-d", f"answers_{version}.jsonl", "--dataset-name", "answers"
         )
-        assert done.returncode == 0, done.stderr
+        assert done.returncode == 1, (
+            done.stderr
+        )  # the example's unfaithful answers fail the answer gate (--max-unfaithful 0)
     store = RunStore(tmp_path / ".vera" / "runs.sqlite", read_only=True)
     second, first = store.list(dataset="answers", finished=True)
     compared = run_vera(tmp_path, "compare", first.id, second.id)

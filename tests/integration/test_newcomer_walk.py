@@ -31,7 +31,8 @@ def _readme_has(command: str) -> str:
 
 def test_the_first_hour(tmp_path: Path) -> None:
     # 1. The quick start, then a gate that fails and says where every sample is.
-    _vera(tmp_path, _readme_has("vera eval --quick"))
+    # Exit 1: three of the first ten example answers carry a planted unsupported claim.
+    _vera(tmp_path, _readme_has("vera eval --quick"), 1)
     said, _ = _vera(tmp_path, "vera eval -d example --threshold 0.9", 1)
     hint = re.search(r"\(-o (report\.json) or -o (report\.html); from the run history, (vera "
                      r"report RUN_ID -o report\.html)\)", said)  # fmt: skip
@@ -47,7 +48,7 @@ def test_the_first_hour(tmp_path: Path) -> None:
     _, said = _vera(tmp_path, "vera eval --dataset exmaple --no-history", 2)
     meant = re.search(r"\((--dataset \w+)\)", said)
     assert meant is not None, said
-    _vera(tmp_path, f"vera eval {meant[1]} --quick --no-history")
+    _vera(tmp_path, f"vera eval {meant[1]} --quick --no-history", 1)
 
     # 3. Conversations, as threads; the commands they close with.
     said, _ = _vera(tmp_path, _readme_has("vera conversations conversations"), 0, 1)
@@ -58,7 +59,7 @@ def test_the_first_hour(tmp_path: Path) -> None:
     # 4. The baseline comparison the README shows: the system and the baselines differ.
     said, _ = _vera(tmp_path, _readme_has(
         "vera eval --dataset example --baseline naive-rag --baseline simple-verification"
-    ))  # fmt: skip
+    ), 1)  # fmt: skip
     assert "system 0.762 · naive_rag 1.000, change -23.8 % worse" in said
 
     # 5. A file whose columns VERA does not know: the hint's flags, followed, score it.
