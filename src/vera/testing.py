@@ -26,6 +26,7 @@ from vera.judges.offline import OfflineJudge
 from vera.metrics._base import MetricResult, MetricStatus
 from vera.metrics._faithfulness import Faithfulness
 from vera.metrics._hallucination import HallucinationRate
+from vera.text import printable
 from vera.types import Context, Sample, Verdict
 
 __all__ = ["assert_faithful", "assert_faithful_async", "assert_no_hallucination"]
@@ -61,9 +62,12 @@ async def _check(
         for claim, verdict in zip(analysis.claims, analysis.verdicts, strict=True)
         if verdict.verdict is not Verdict.FULLY_SUPPORTED
     )
+    # printable: pytest prints the message into a terminal or a CI log.
     raise AssertionError(
-        f"{failure.format(score=result.score)}: {result.reason}\n"
-        f"claims not fully supported:\n{unsupported}"
+        printable(
+            f"{failure.format(score=result.score)}: {result.reason}\n"
+            f"claims not fully supported:\n{unsupported}"
+        )
     )
 
 

@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.support.cli import run_vera
+from vera.testing import assert_faithful
 from vera.text import printable
 
 OSC = "\x1b]0;pwned\x07"
@@ -117,3 +118,12 @@ def test_printable_text_holds_no_control_character_but_tab_and_newline(text: str
             assert printed in "\t\n"
         elif printed != original:
             assert unicodedata.category(original) in ("Cc", "Cs") or original in "\ufffe\uffff"
+
+
+def test_an_assertion_that_quotes_the_answer_shows_its_escape_sequences() -> None:
+    # pytest prints the message into the terminal or the CI log.
+    with pytest.raises(AssertionError) as failed:
+        assert_faithful(f"The refund window is 90 days.{OSC}{CSI}", [FACT])
+    message = str(failed.value)
+    assert "\x1b" not in message and "\x07" not in message, message
+    assert SHOWN in message, message
