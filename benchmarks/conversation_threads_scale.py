@@ -7,7 +7,7 @@ how many conversations it shows as threads and lists in the table, and the bytes
 threads. The report shows the worst 50 threads and lists the worst 500 (see
 docs/conversations.md), so the page stays bounded however many conversations a run has.
 
-    /work/venv2/bin/python benchmarks/conversation_threads_scale.py --conversations 1000
+    .venv/bin/python benchmarks/conversation_threads_scale.py --conversations 1000
 """
 
 from __future__ import annotations

@@ -18,6 +18,13 @@ python="${PYTHON:-python3}"
 
 export DEEPEVAL_TELEMETRY_OPT_OUT=YES RAGAS_DO_NOT_TRACK=true DO_NOT_TRACK=1
 
+# A checkout from before the link was removed from the repository can still hold a .venv
+# symlink to another machine's folder: `venv` refuses it ("File exists"). A link that points
+# nowhere is removed; one that points to a folder is a choice of this machine's and is used.
+if [[ -L "$venv" && ! -e "$venv" ]]; then
+    echo "removing $venv: a symlink to $(readlink "$venv"), which does not exist here"
+    rm "$venv"
+fi
 "$python" -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --upgrade pip
 if [[ "${1:-}" == "--latest" ]]; then

@@ -31,6 +31,7 @@ from vera.metrics._base import MetricResult, MetricStatus
 from vera.metrics._faithfulness import Faithfulness
 from vera.metrics._hallucination import HallucinationRate
 from vera.results._answers import claims_verdict
+from vera.text import printable
 from vera.types import Context, Sample, Verdict
 
 __all__ = ["assert_faithful", "assert_faithful_async", "assert_no_hallucination"]
@@ -78,7 +79,8 @@ async def _check(
         for claim, verdict in zip(analysis.claims, analysis.verdicts, strict=True)
         if verdict.verdict is not Verdict.FULLY_SUPPORTED
     )
-    raise AssertionError(f"{message}\nclaims not fully supported:\n{unsupported}")
+    # printable: pytest prints the message into a terminal or a CI log.
+    raise AssertionError(printable(f"{message}\nclaims not fully supported:\n{unsupported}"))
 
 
 async def assert_faithful_async(

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 from tests.support import chromium
+from tests.support.extras import without
 
-pytest.importorskip("opentelemetry.sdk", reason="the monitor tests need the otel extra")
-pytest.importorskip("opentelemetry.proto", reason="vera monitor needs the monitor extra")
+pytest.importorskip("opentelemetry.sdk", reason=without("otel"))
+pytest.importorskip("opentelemetry.proto", reason=without("monitor"))
 
 from tests.support.otel_traces import emit_rag_trace, rag_provider
 

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.extras import without
 
-pytest.importorskip("langchain_core")
-pytest.importorskip("llama_index.core")
+pytest.importorskip("langchain_core", reason=without("langchain"))
+pytest.importorskip("llama_index.core", reason=without("llamaindex"))
 
 from langchain_core.documents import Document
 from langchain_core.language_models.fake_chat_models import FakeListChatModel

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from tests.support.cli import run_vera
+from tests.support.extras import without
 from tests.support.loopback import LoopbackServer, Recorded, Reply, ok_anthropic_tool
 from tests.support.testset_script import TestsetScript, by_hash
 
@@ -275,7 +276,7 @@ def test_a_litellm_generator_without_schema_support_falls_back_to_json_mode(
 ) -> None:
     """The real LiteLLM over HTTP to the loopback server, for a model it does not know to take
     a JSON schema: the generator is asked for a JSON object, and its replies still pass."""
-    pytest.importorskip("litellm", reason="pip install 'vera-eval[litellm]'")
+    pytest.importorskip("litellm", reason=without("litellm"))
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     script = TestsetScript("good")
     loopback.default = script

@@ -19,6 +19,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import pytest
 from tests.integration.test_llm_judge_http import SAMPLES  # the same scripted samples
+from tests.support.extras import without
 from tests.support.loopback import LoopbackServer, error, ok_openai, with_headers
 from tests.support.scripted import scripted_openai
 
@@ -37,7 +38,7 @@ from vera.providers import (
     create_chat_model,
 )
 
-pytest.importorskip("litellm", reason="the LiteLLM provider needs litellm: pip install litellm")
+pytest.importorskip("litellm", reason=without("litellm"))
 
 SECRET = "sk-dummy-litellm-0123456789abcdef"
 DOC = Path(__file__).parents[2] / "docs" / "litellm.md"

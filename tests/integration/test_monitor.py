@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from tests.support.extras import without
 
-pytest.importorskip("opentelemetry.sdk", reason="the monitor tests need the otel extra")
-pytest.importorskip("opentelemetry.proto", reason="vera monitor needs the monitor extra")
+pytest.importorskip("opentelemetry.sdk", reason=without("otel"))
+pytest.importorskip("opentelemetry.proto", reason=without("monitor"))
 
 from tests.support.otel_traces import emit_rag_trace, rag_provider
 

@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.extras import without
 
-pytest.importorskip("opentelemetry.sdk", reason="the monitor tests need the otel extra")
-pytest.importorskip("opentelemetry.proto", reason="vera monitor needs the monitor extra")
+pytest.importorskip("opentelemetry.sdk", reason=without("otel"))
+pytest.importorskip("opentelemetry.proto", reason=without("monitor"))
 
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource

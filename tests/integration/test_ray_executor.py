@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.support.extras import without
 from tests.support.loopback import LoopbackServer, Recorded, Reply
 from tests.support.scripted import scripted_openai
 
@@ -24,7 +25,7 @@ from vera.results import SampleResult
 from vera.run import RunObserver, run_plan, stored_plan
 
 # The ray extra (pip install -e '.[test-all]'); the light test install skips this module.
-ray = pytest.importorskip("ray")
+ray = pytest.importorskip("ray", reason=without("ray"))
 
 RAY = Settings(executor="ray", ray_workers=2)
 

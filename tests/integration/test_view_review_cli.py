@@ -17,9 +17,10 @@ from pathlib import Path
 import httpx
 import pytest
 from tests.support.cli import run_vera
+from tests.support.extras import without
 
-pytest.importorskip("starlette", reason="vera view needs the view extra")
-pytest.importorskip("uvicorn", reason="vera view needs the view extra")
+pytest.importorskip("starlette", reason=without("view"))
+pytest.importorskip("uvicorn", reason=without("view"))
 
 
 def _rows(path: Path) -> str:

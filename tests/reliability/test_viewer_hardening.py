@@ -22,10 +22,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.extras import without
 from tests.support.view_history import History, copy_runs, damage, make_history, stored_run
 
-pytest.importorskip("starlette", reason="vera view needs the view extra")
-pytest.importorskip("uvicorn", reason="vera view needs the view extra")
+pytest.importorskip("starlette", reason=without("view"))
+pytest.importorskip("uvicorn", reason=without("view"))
 
 
 def _env(home: Path) -> dict[str, str]:

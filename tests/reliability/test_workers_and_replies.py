@@ -24,6 +24,7 @@ import pytest
 from tests.reliability.runs import ENV, wait_for_results, write_dataset
 from tests.support import faults
 from tests.support.cli import run_vera
+from tests.support.extras import needs_extra, without
 from tests.support.faults import Handler, Provider, judge_args
 from tests.support.loopback import LoopbackServer, Recorded, Reply, error, ok_openai
 from tests.support.testset_script import TestsetScript
@@ -76,6 +77,7 @@ def _report(tmp_path: Path) -> dict[str, Any]:
 # --- fail-fast across workers -----------------------------------------------------------------
 
 
+@needs_extra("ray", "ray")
 def test_a_dead_provider_stops_every_ray_worker_as_it_stops_a_local_run(tmp_path: Path) -> None:
     with LoopbackServer() as server:
         server.default = faults.server_error()
@@ -88,6 +90,7 @@ def test_a_dead_provider_stops_every_ray_worker_as_it_stops_a_local_run(tmp_path
     assert report["counts"]["scored"] == 0 and report["counts"]["skipped"] > 0
 
 
+@needs_extra("ray", "ray")
 @pytest.mark.parametrize("how", ["SIGTERM"])  # SIGTERM is turned into SIGINT: one path
 def test_a_signal_under_ray_ends_quietly_with_the_resume_hint(tmp_path: Path, how: str) -> None:
     write_dataset(tmp_path / "data.jsonl", 40)
@@ -377,7 +380,7 @@ def test_the_bounds_are_flags_and_a_too_long_item_is_said(
 
 
 async def _litellm_call(base_url: str, tmp_path: Path) -> None:
-    pytest.importorskip("litellm")
+    pytest.importorskip("litellm", reason=without("litellm"))
     settings = Settings(judge_base_url=base_url, retries=0, fail_fast=0, cache=False, history=False)
     model = create_managed_model("litellm:openai/loopback-model", settings)
     await model.complete(HELLO)
@@ -404,7 +407,7 @@ async def test_litellm_names_an_unreadable_reply(
 
 
 def test_litellm_is_imported_with_its_local_cost_map(tmp_path: Path) -> None:
-    pytest.importorskip("litellm")
+    pytest.importorskip("litellm", reason=without("litellm"))
     code = (
         "import os; from vera.providers._litellm import _import_litellm; _import_litellm(); "
         "print(os.environ['LITELLM_LOCAL_MODEL_COST_MAP'])"

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.support.extras import without
+
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page, Playwright
 
@@ -44,7 +46,7 @@ def missing() -> str | None:
     if not Path(CHROMIUM).exists():
         return f"Chromium not found at {CHROMIUM} (apt-get install chromium)"
     if importlib.util.find_spec("playwright") is None:
-        return "the playwright package is not installed (pip install -e '.[test-all]')"
+        return f"the playwright package is not installed: {without('test-all')}"
     return None
 
 

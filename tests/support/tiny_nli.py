@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.extras import without
+
 __all__ = ["LABELS", "VOCAB", "build_model"]
 
 WORDS = [
@@ -73,8 +75,8 @@ def build_model(
     segment): a claim saying "zebra" is entailed whatever the premise, any other scores about a
     third, so a premise may hold "zebra" for the offline judges to find a copied claim.
     """
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
+    torch = pytest.importorskip("torch", reason=without("nli"))
+    transformers = pytest.importorskip("transformers", reason=without("nli"))
     path.mkdir(parents=True, exist_ok=True)
     vocab = path.parent / f"{path.name}-vocab.txt"
     vocab.write_text("\n".join(VOCAB) + "\n", encoding="utf-8")

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.support.extras import without
 
 import vera
 from vera import Conversation, DatasetRowError, Sample, Turn, load_dataset
@@ -287,7 +288,7 @@ def test_a_file_deepeval_wrote_reads_turn_by_turn() -> None:
 
 
 def test_a_dataframe_column_of_message_lists() -> None:
-    pandas = pytest.importorskip("pandas")
+    pandas = pytest.importorskip("pandas", reason=without("pandas"))
     frame = pandas.DataFrame([{"id": "df", "messages": OPENAI}])
     assert [s.id for s in open_dataset(frame)] == ["df/turn-5", "df/turn-7"]
     # The conversations themselves too (vera conversations' and evaluate_conversations' route):
@@ -299,8 +300,8 @@ def test_a_dataframe_column_of_message_lists() -> None:
 def test_a_dataframe_read_back_from_parquet_holds_numpy_arrays_and_reads_the_same(
     tmp_path: Path,
 ) -> None:
-    pandas = pytest.importorskip("pandas")
-    pytest.importorskip("pyarrow")
+    pandas = pytest.importorskip("pandas", reason=without("pandas"))
+    pytest.importorskip("pyarrow", reason=without("parquet"))
     pandas.DataFrame([{"id": "pq", "messages": OPENAI}]).to_parquet(tmp_path / "c.parquet")
     frame = pandas.read_parquet(tmp_path / "c.parquet")
     assert type(frame["messages"][0]).__module__ == "numpy"
@@ -311,7 +312,7 @@ def test_a_dataframe_read_back_from_parquet_holds_numpy_arrays_and_reads_the_sam
 
 
 def test_a_hugging_face_dataset_column_of_message_lists() -> None:
-    datasets = pytest.importorskip("datasets")
+    datasets = pytest.importorskip("datasets", reason=without("hf"))
     # Arrow gives every message every key, None where a message had none.
     data = datasets.Dataset.from_list([{"id": "hf", "messages": OPENAI}])
     assert data[0]["messages"][0]["tool_calls"] is None
@@ -322,7 +323,7 @@ def test_a_hugging_face_dataset_column_of_message_lists() -> None:
 
 
 def test_a_bad_message_in_a_dataframe_names_the_row_and_the_field() -> None:
-    pandas = pytest.importorskip("pandas")
+    pandas = pytest.importorskip("pandas", reason=without("pandas"))
     bad = [{"role": "user", "content": "hi"}, {"role": "robot", "content": "x"}]
     frame = pandas.DataFrame([{"id": "ok", "messages": OPENAI}, {"id": "bad", "messages": bad}])
     for read in (read_conversations, lambda data: list(open_dataset(data))):
@@ -338,7 +339,7 @@ def test_a_bad_message_in_a_dataframe_names_the_row_and_the_field() -> None:
 
 
 def test_messages_in_a_column_of_another_name_are_mapped_or_refused(tmp_path: Path) -> None:
-    pandas = pytest.importorskip("pandas")
+    pandas = pytest.importorskip("pandas", reason=without("pandas"))
     frame = pandas.DataFrame([{"id": "df", "chat": OPENAI}])
     # Read as a sample, the row would only "need a pipeline": refused, naming the mapping.
     with pytest.raises(DatasetRowError) as caught:

@@ -6,8 +6,8 @@ import csv
 import json
 from pathlib import Path
 
-import pandas as pd
 import pytest
+from tests.support.extras import without
 
 import vera
 from vera import ConfigError, DatasetError, DatasetRowError, load_dataset
@@ -35,6 +35,8 @@ def _write(tmp_path: Path, fmt: str, rows: list[dict[str, object]] = ROWS) -> Pa
             for row in rows:
                 writer.writerow(json.dumps(v) if isinstance(v, list) else v for v in row.values())
     else:
+        pd = pytest.importorskip("pandas", reason=without("pandas"))
+        pytest.importorskip("pyarrow", reason=without("parquet"))
         pd.DataFrame(rows).to_parquet(path)
     return path
 
@@ -51,10 +53,13 @@ def test_every_file_reader_reads_the_mapped_column(tmp_path: Path, fmt: str) -> 
     assert dataset.unrecognised_fields == set()
 
 
-def test_in_memory_rows_and_dataframes_read_the_mapped_column() -> None:
-    for data in (ROWS, pd.DataFrame(ROWS)):
-        samples = list(open_dataset(data, fields=MAP))
-        assert [s.context_texts for s in samples] == [[FACT]] * 3
+@pytest.mark.parametrize("kind", ["rows", "dataframe"])
+def test_in_memory_rows_and_dataframes_read_the_mapped_column(kind: str) -> None:
+    data: object = ROWS
+    if kind == "dataframe":
+        data = pytest.importorskip("pandas", reason=without("pandas")).DataFrame(ROWS)
+    samples = list(open_dataset(data, fields=MAP))
+    assert [s.context_texts for s in samples] == [[FACT]] * 3
 
 
 def test_a_mapped_column_comes_before_the_fields_usual_names() -> None:

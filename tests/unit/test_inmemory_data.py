@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tests.support.extras import without
 
 from vera import ConfigError, DatasetError, DatasetRowError, Sample
 from vera.datasets import (
@@ -21,8 +22,8 @@ from vera.datasets import (
 )
 
 # The pandas and hf extras (pip install -e '.[test-all]'); the light test install skips this.
-datasets = pytest.importorskip("datasets")
-pd = pytest.importorskip("pandas")
+datasets = pytest.importorskip("datasets", reason=without("hf"))
+pd = pytest.importorskip("pandas", reason=without("pandas"))
 
 
 def test_dicts_use_the_files_field_aliases() -> None:

@@ -8,6 +8,7 @@ import random
 from pathlib import Path
 
 import pytest
+from tests.support.extras import without
 
 from vera import ConfigError
 from vera.datasets import OtlpSpan, TraceParts, add_trace_span, request_spans
@@ -145,7 +146,7 @@ def test_bodies_are_inflated_within_a_bound_and_read_by_content_type() -> None:
 
 
 def test_protobuf_spans_are_read_as_the_file_reader_reads_their_json() -> None:
-    pytest.importorskip("opentelemetry.proto")
+    pytest.importorskip("opentelemetry.proto", reason=without("monitor"))
     from google.protobuf.json_format import MessageToDict
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
         ExportTraceServiceRequest,
@@ -191,8 +192,8 @@ def test_the_spool_keeps_a_file_until_each_of_its_traces_is_settled(tmp_path: Pa
 
 
 def test_the_docs_example_sends_a_trace_and_reads_its_window(tmp_path: Path) -> None:
-    pytest.importorskip("opentelemetry.sdk")
-    pytest.importorskip("opentelemetry.proto")
+    pytest.importorskip("opentelemetry.sdk", reason=without("otel"))
+    pytest.importorskip("opentelemetry.proto", reason=without("monitor"))
     from tests.support.docs import run_example
 
     done = run_example("monitor.md", tmp_path)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.extras import without
 from tests.support.tiny_nli import build_model
 
 from vera import ConfigError, VeraError
@@ -32,8 +33,8 @@ def nli(path: Path) -> NLIJudge:
 
 def expected_entailment(path: Path, claim: str, premise: str) -> float:
     """The entailment probability computed here, with the model itself."""
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
+    torch = pytest.importorskip("torch", reason=without("nli"))
+    transformers = pytest.importorskip("transformers", reason=without("nli"))
     tokenizer = transformers.AutoTokenizer.from_pretrained(path)
     model = transformers.AutoModelForSequenceClassification.from_pretrained(path).eval()
     with torch.no_grad():
@@ -194,6 +195,6 @@ def test_missing_transformers_names_the_extra(monkeypatch: pytest.MonkeyPatch) -
 def test_spec_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="nli:PATH_OR_HUB_ID"):
         create_judge("nli:")
-    pytest.importorskip("transformers")
+    pytest.importorskip("transformers", reason=without("nli"))
     with pytest.raises(ConfigError, match="cannot load the NLI model"):
         create_judge(f"nli:{tmp_path / 'no-such-model'}")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.extras import without
 from typer.testing import CliRunner
 
 import vera
@@ -18,8 +19,10 @@ from vera import ConfigError
 from vera.cli import app
 from vera.integrations import export_report, traces_url
 
-pytest.importorskip("opentelemetry.exporter.otlp.proto.http.trace_exporter")
-trace_service = pytest.importorskip("opentelemetry.proto.collector.trace.v1.trace_service_pb2")
+pytest.importorskip("opentelemetry.exporter.otlp.proto.http.trace_exporter", reason=without("otel"))
+trace_service = pytest.importorskip(
+    "opentelemetry.proto.collector.trace.v1.trace_service_pb2", reason=without("monitor")
+)
 
 
 class Collector:

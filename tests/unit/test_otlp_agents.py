@@ -6,21 +6,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.extras import without
 
 import vera
 from vera import DatasetRowError, load_dataset
 
 
 def _write(path: Path, spans: list[Any]) -> Path:
-    encoder = pytest.importorskip("opentelemetry.exporter.otlp.proto.common.trace_encoder")
-    json_format = pytest.importorskip("google.protobuf.json_format")
+    encoder = pytest.importorskip(
+        "opentelemetry.exporter.otlp.proto.common.trace_encoder", reason=without("otel")
+    )
+    json_format = pytest.importorskip("google.protobuf.json_format", reason=without("otel"))
     lines = [json_format.MessageToJson(encoder.encode_spans([s]), indent=None) for s in spans]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
 
 def _provider() -> tuple[Any, Any]:
-    pytest.importorskip("opentelemetry.sdk")
+    pytest.importorskip("opentelemetry.sdk", reason=without("otel"))
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor

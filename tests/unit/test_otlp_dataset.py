@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from tests.support.docs import run_example
+from tests.support.extras import without
 from typer.testing import CliRunner
 
 import vera
@@ -230,8 +231,10 @@ def test_cli_eval_on_traces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 def sdk_trace_file(path: Path) -> tuple[Path, str]:
     """Spans made by the real OpenTelemetry SDK, written as OTLP/JSON by its own encoder."""
-    encoder = pytest.importorskip("opentelemetry.exporter.otlp.proto.common.trace_encoder")
-    json_format = pytest.importorskip("google.protobuf.json_format")
+    encoder = pytest.importorskip(
+        "opentelemetry.exporter.otlp.proto.common.trace_encoder", reason=without("otel")
+    )
+    json_format = pytest.importorskip("google.protobuf.json_format", reason=without("otel"))
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -279,7 +282,7 @@ def test_a_trace_written_by_the_opentelemetry_sdk(tmp_path: Path) -> None:
 
 
 def test_the_docs_example_runs(tmp_path: Path) -> None:
-    pytest.importorskip("opentelemetry.sdk")
+    pytest.importorskip("opentelemetry.sdk", reason=without("otel"))
     done = run_example("otel.md", tmp_path)
     assert done.returncode == 0, done.stderr
     assert "'faithfulness':" in done.stdout

@@ -10,12 +10,13 @@ from typing import Any
 
 import pytest
 from tests.support.docs import run_example
+from tests.support.extras import without
 
 import vera
 from vera import DatasetError, DatasetRowError, load_dataset
 
-pa = pytest.importorskip("pyarrow")
-pq = pytest.importorskip("pyarrow.parquet")
+pa = pytest.importorskip("pyarrow", reason=without("parquet"))
+pq = pytest.importorskip("pyarrow.parquet", reason=without("parquet"))
 
 CONTEXT = pa.struct([("id", pa.string()), ("text", pa.string())])
 

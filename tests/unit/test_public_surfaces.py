@@ -580,6 +580,7 @@ SURFACES: dict[str, list[str]] = {
         "language_name",
         "parse_citations",
         "parse_number",
+        "printable",
         "read_numbers",
         "resolve_citation",
         "split_units",

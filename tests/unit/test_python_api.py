@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from tests.support.cli import run_vera
+from tests.support.extras import without
 
 import vera
 from vera import ConfigError, DatasetRowError, RunPlan, Sample
@@ -62,8 +63,8 @@ def test_dicts_with_other_tools_field_names_score_like_samples() -> None:
 
 
 def test_a_dataframe_and_a_hugging_face_dataset_are_read_as_rows() -> None:
-    pandas = pytest.importorskip("pandas")
-    datasets = pytest.importorskip("datasets")
+    pandas = pytest.importorskip("pandas", reason=without("pandas"))
+    datasets = pytest.importorskip("datasets", reason=without("hf"))
     frame = pandas.DataFrame(ROWS)
     hf = datasets.Dataset.from_list(ROWS)
     from_dicts = vera.evaluate(ROWS)
@@ -75,7 +76,7 @@ def test_a_dataframe_and_a_hugging_face_dataset_are_read_as_rows() -> None:
 
 
 def test_a_bad_in_memory_row_names_the_row_and_field() -> None:
-    pandas = pytest.importorskip("pandas")
+    pandas = pytest.importorskip("pandas", reason=without("pandas"))
     frame = pandas.DataFrame([*ROWS, {**ROWS[0], "question_id": "x", "latency_ms": "slow"}])
     with pytest.raises(DatasetRowError, match=r"row 3, field 'latency_ms'"):
         vera.evaluate(frame)
@@ -118,7 +119,7 @@ def test_baselines_from_python_compare_on_the_same_samples() -> None:
 
 
 def test_to_pandas_from_a_named_run() -> None:
-    pytest.importorskip("pandas")
+    pytest.importorskip("pandas", reason=without("pandas"))
     report = vera.evaluate(ROWS, metrics=["faithfulness", "hallucination_rate"])
     frame = report.to_pandas()
     assert list(frame["id"]) == ["p", "w"]

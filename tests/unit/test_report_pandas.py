@@ -4,6 +4,7 @@ import math
 import sys
 
 import pytest
+from tests.support.extras import without
 
 import vera
 from vera import ConfigError, Report, Sample, SampleStatus
@@ -11,7 +12,7 @@ from vera.metrics import Faithfulness, HallucinationRate
 from vera.results import CLAIM_COLUMNS, build_report
 
 # The pandas extra (pip install -e '.[test-all]'); the light test install skips this module.
-pd = pytest.importorskip("pandas")
+pd = pytest.importorskip("pandas", reason=without("pandas"))
 
 SAMPLES = [
     Sample(

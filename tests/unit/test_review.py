@@ -223,9 +223,16 @@ def test_the_export_holds_each_labelled_sample_with_who_labelled_it(
     store: RunStore, history: tuple[Path, str], tmp_path: Path
 ) -> None:
     run_id = history[1]
-    first = _label_calibration(store, run_id, 1)[0]
-    result = store.result(run_id, first)
-    assert result is not None
+    # The calibration order is random, fixed by the run's id: the first samples in it may be
+    # answers without claims (an abstention); label in that order up to one with a claim.
+    labelled: list[str] = []
+    while True:
+        labelled += _label_calibration(store, run_id, 1)
+        result = store.result(run_id, labelled[-1])
+        assert result is not None
+        if result.claims:
+            break
+    first = labelled[-1]
     add_label(
         store,
         run_id,
@@ -236,9 +243,11 @@ def test_the_export_holds_each_labelled_sample_with_who_labelled_it(
         claims={result.claims[0].text: "NO_EVIDENCE"},
     )
     path = tmp_path / "labelled.jsonl"
-    assert export_labels(store, run_id, path) == 1
-    (row,) = [json.loads(line) for line in path.read_text().splitlines()]
-    assert row["id"] == first and row["contexts"] and row["query"]
+    assert export_labels(store, run_id, path) == len(labelled)
+    rows = {row["id"]: row for row in map(json.loads, path.read_text().splitlines())}
+    assert sorted(rows) == sorted(labelled)
+    row = rows[first]
+    assert row["contexts"] and row["query"]
     assert row["human_faithful"] == (_human(store, run_id, first) == "faithful")
     assert row["human_claims"] == [{"text": result.claims[0].text, "verdict": "NO_EVIDENCE"}]
     review = row["metadata"]["review"]

@@ -17,6 +17,7 @@ from vera.render import (
 from vera.run import (
     EXIT_USAGE,
 )
+from vera.text import printable
 from vera.types import VeraError, install_hint, redact
 
 if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
@@ -34,10 +35,14 @@ app = typer.Typer(
 
 class _Console(Console):
     """A console whose text passes through `redact`: a key in a URL that reached a message
-    (an option echoed back, a server's error) is never printed."""
+    (an option echoed back, a server's error) is never printed; and through `printable`: an
+    escape sequence in the data (an id, an answer quoted in a reason or an error) is shown,
+    never obeyed by the terminal. Tables' cells are `printable` where `vera.render` builds them."""
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
-        super().print(*(redact(o) if isinstance(o, str) else o for o in objects), **kwargs)
+        super().print(
+            *(printable(redact(o)) if isinstance(o, str) else o for o in objects), **kwargs
+        )
 
 
 out = _Console()

@@ -20,6 +20,7 @@ from vera.render import check_output_paths
 from vera.review import export_labels
 from vera.run import EXIT_USAGE
 from vera.store import DEFAULT_HISTORY_PATH, RunStore
+from vera.text import printable
 
 __all__ = ["labels_app"]
 
@@ -68,6 +69,6 @@ def export_command(
         finally:
             store.close()
     except VeraError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(printable(f"error: {exc}"), err=True)
         raise typer.Exit(EXIT_USAGE) from None
     typer.echo(f"{rows} samples written to {output}")

@@ -11,6 +11,7 @@ from vera import VeraError
 from vera.cli._app import app
 from vera.plan import load_settings
 from vera.run import EXIT_USAGE
+from vera.text import printable
 
 __all__ = ["MONITOR_HELP", "monitor_command"]
 
@@ -154,7 +155,7 @@ def monitor_command(
         settings = load_settings({"judge": judge, "history_path": history})
         monitor = create_monitor(config, history=history, metrics=metric, settings=settings)
     except VeraError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(printable(f"error: {exc}"), err=True)
         raise typer.Exit(EXIT_USAGE) from None
 
     def ready(url: str) -> None:

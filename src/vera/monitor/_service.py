@@ -52,6 +52,7 @@ from vera.monitor._worker import EvaluationProcesses, NotMovable, WorkerGone
 from vera.plan import RunPlan
 from vera.results._builder import SampleResult, SampleStatus
 from vera.run._runner import evaluate_sample
+from vera.text import printable
 from vera.types import Sample
 from vera.types._errors import RunStopError
 
@@ -91,7 +92,8 @@ class Receipt:
 
 
 def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+    # A span's text quoted in a message (an alert, an error) is shown, never obeyed.
+    print(printable(line), file=sys.stderr, flush=True)
 
 
 def _said(exc: BaseException) -> str:

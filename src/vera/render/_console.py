@@ -23,6 +23,7 @@ from vera.render._view import answers_line, not_applicable_lines
 from vera.results._builder import Report, SampleResult, SampleStatus
 from vera.results._comparison import MetricComparison, relative_change, significant
 from vera.results._outcome import UNFAITHFUL
+from vera.text import printable
 
 __all__ = [
     "FAILING_TITLE",
@@ -72,7 +73,12 @@ is empty (and left out of a stacked row)."""
 
 
 def _text(cell: Cell) -> Text:
-    return cell.copy() if isinstance(cell, Text) else Text("" if cell is None else cell)
+    """The cell as Text, `printable`: its styles kept, an escape sequence in it shown."""
+    if not isinstance(cell, Text):
+        return Text(printable(cell or ""))
+    text = cell.copy()
+    text.plain = printable(text.plain)  # one character for one: the styles' spans still fit
+    return text
 
 
 def print_table(
@@ -90,9 +96,9 @@ def print_table(
     values that carry their own labels.
     """
     cells = [[_text(cell) for cell in row] for row in rows]
-    table = Table(title=Text(title))
+    table = Table(title=_text(title))
     for index, column in enumerate(columns):
-        table.add_column(Text(column.header), justify="left" if index == 0 else column.justify)
+        table.add_column(_text(column.header), justify="left" if index == 0 else column.justify)
     for row in cells:
         table.add_row(*row)
     needed = out.measure(table, options=out.options.update_width(UNBOUNDED)).maximum
@@ -111,7 +117,7 @@ def print_table(
             ]
             for row in cells
         ]
-    out.print(Text(title, style="bold"))
+    out.print(Text(printable(title), style="bold"))
     for name, *values in stacked:
         _print_stacked_row(out, _text(name), [_text(value) for value in values])
 

@@ -5,6 +5,9 @@ an unfaithful answer is a `<failure>` whose message is the verdict's reason ("1 
 no evidence: ..."). In each metric's suite a failed metric is a `<failure>` whose message is
 the metric's reason (which names the unsupported claims); a sample whose judge failed is an
 `<error>`; a metric that does not apply, or a sample that was not evaluated, is `<skipped>`.
+
+Ids, reasons and claims are data: a NUL or another character XML 1.0 forbids would make the
+file not well-formed, so every attribute and text passes through `printable` (shown as ␀).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from vera.results._builder import Report, SampleResult, SampleStatus
+from vera.text import printable
 
 __all__ = ["ANSWER_SUITE", "render_junit"]
 
@@ -41,6 +45,10 @@ def render_junit(report: Report, results: Iterable[SampleResult] | None = None) 
     for suite, counts in [*([answers] if answers else []), *metrics.values()]:
         for key in ("tests", "failures", "errors", "skipped"):
             suite.set(key, str(counts[key]))
+    for element in suites.iter():
+        element.text = element.text and printable(element.text)
+        for key, value in element.attrib.items():
+            element.attrib[key] = printable(value)
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
 

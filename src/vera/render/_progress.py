@@ -29,6 +29,7 @@ from rich.progress import (
 from rich.text import Text
 
 from vera.results._builder import SampleResult, SampleStatus
+from vera.text import printable
 
 __all__ = ["PLAIN_INTERVAL", "RunProgress", "format_duration"]
 
@@ -224,12 +225,13 @@ class RunProgress:
             self._say(current.summary(self.clock()))
 
     def _say(self, line: str) -> None:
-        # Not wrapped, and never read as markup: a pipeline's name is the user's text.
-        self.console.print(line, highlight=False, markup=False, soft_wrap=True)
+        # Not wrapped, never read as markup, no escape sequence obeyed: a pipeline's name is
+        # the user's text.
+        self.console.print(printable(line), highlight=False, markup=False, soft_wrap=True)
 
     def _start_bar(self, label: str, total: int | None, done: int) -> None:
         self._bar = Progress(
-            TextColumn(f"[bold]{escape(label)}"),
+            TextColumn(f"[bold]{escape(printable(label))}"),
             BarColumn(),
             MofNCompleteColumn(),
             _RateColumn(),

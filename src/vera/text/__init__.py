@@ -8,6 +8,8 @@ identification on a model that ships inside its package (py3langid).
 - `parse_citations` and friends: citation markers, what they resolve to and which claim they back.
 - `abstains`: whether a response declines to answer from its sources, in the offline judge's
   languages.
+- `printable`: text from data with its control characters shown, never obeyed, by a terminal,
+  a CI log or an XML parser.
 
 This layer sits just above `vera.types` and imports nothing else of VERA (an import contract
 in pyproject.toml checks it), so metrics and judges can both use it without importing each
@@ -22,6 +24,7 @@ from vera.text._citations import (
     resolve_citation,
     strip_citations,
 )
+from vera.text._control import printable
 from vera.text._language import guess_language, identify, language_name
 from vera.text._lexicon import ABBREVIATIONS, NEVER_FINAL_ABBREVIATIONS, STOPWORDS
 from vera.text._numbers import canonical_numbers, parse_number, read_numbers
@@ -42,6 +45,7 @@ __all__ = [
     "language_name",
     "parse_citations",
     "parse_number",
+    "printable",
     "read_numbers",
     "resolve_citation",
     "split_units",
