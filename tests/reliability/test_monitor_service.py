@@ -27,8 +27,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
-pytest.importorskip("opentelemetry.sdk", reason="the monitor tests need the otel extra")
-pytest.importorskip("opentelemetry.proto", reason="vera monitor needs the monitor extra")
+from tests.support.extras import without
+
+pytest.importorskip("opentelemetry.sdk", reason=without("otel"))
+pytest.importorskip("opentelemetry.proto", reason=without("monitor"))
 
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import TracerProvider
