@@ -30,6 +30,7 @@ import pytest
 
 import vera
 from tests.support.cli import run_vera
+from tests.support.extras import without
 from tests.support.loopback import LoopbackServer, malformed
 from tests.unit.test_otlp_dataset import RAG
 from vera import DatasetError, DatasetRowError, load_dataset
@@ -281,7 +282,7 @@ def test_a_hostile_otlp_json_body_is_refused_or_ignored(case: str) -> None:
 
 
 def test_protobuf_doubles_that_are_not_finite_refuse_their_request() -> None:
-    pytest.importorskip("opentelemetry.proto", reason="protobuf bodies need the monitor extra")
+    pytest.importorskip("opentelemetry.proto", reason=without("monitor"))
     from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
     request = trace_service_pb2.ExportTraceServiceRequest()
@@ -566,8 +567,8 @@ GOOD_TRACE = "2" * 32
 
 
 def test_hostile_bodies_are_answered_and_the_monitor_goes_on(tmp_path: Path) -> None:
-    pytest.importorskip("uvicorn", reason="vera monitor needs the monitor extra")
-    pytest.importorskip("opentelemetry.proto", reason="vera monitor needs the monitor extra")
+    pytest.importorskip("uvicorn", reason=without("monitor"))
+    pytest.importorskip("opentelemetry.proto", reason=without("monitor"))
     from vera.monitor import MonitorConfig, create_monitor, running_monitor
 
     history = tmp_path / "runs.sqlite"
@@ -590,8 +591,8 @@ def test_hostile_bodies_are_answered_and_the_monitor_goes_on(tmp_path: Path) -> 
 
 
 def test_a_spooled_hostile_request_does_not_stop_the_restart(tmp_path: Path) -> None:
-    pytest.importorskip("uvicorn", reason="vera monitor needs the monitor extra")
-    pytest.importorskip("opentelemetry.proto", reason="vera monitor needs the monitor extra")
+    pytest.importorskip("uvicorn", reason=without("monitor"))
+    pytest.importorskip("opentelemetry.proto", reason=without("monitor"))
     from vera.monitor import MonitorConfig, Spool, create_monitor, running_monitor
 
     spool = tmp_path / "spool"
