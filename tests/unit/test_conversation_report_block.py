@@ -139,7 +139,9 @@ def test_the_html_report_and_the_console_show_the_conversations() -> None:
     console = Console(record=True, width=200)
     print_summary(report, console, Console(stderr=True, quiet=True))
     text = console.export_text()
-    assert "Conversations: 1, faithful turns 0.500 (faithfulness passes and every claim" in text
+    assert (
+        "Conversations: 1, faithful turns 0.500 (the answer verdict: no claim unsupported" in text
+    )
     assert "Consistency 0.000 (claims that contradict no earlier assistant turn, over 1" in text
     assert "First unfaithful turn: order-42 turn 5" in text
 

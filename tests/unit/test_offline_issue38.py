@@ -265,7 +265,11 @@ def test_a_turn_drawing_on_tool_results_of_earlier_turns_is_supported() -> None:
     report = evaluate_conversations([{"id": "stores", "messages": messages}], judge="offline")
     scores = {s.id: s.results["faithfulness"].score for s in report.turns.samples}
     assert scores["stores/turn-8"] == 1.0, scores
-    assert scores["stores/turn-10"] == 1.0, scores
+    # Two figures from two tool results: read together only where one context states every
+    # number of the claim (else one entity's figure could lend itself to another: see
+    # test_otlp_agents), so the comparison is partly supported, which the offline judge's
+    # answer verdict counts as supported.
+    assert scores["stores/turn-10"] == 0.5, scores
     # An invented figure stays unsupported, however many short contexts there are.
     assert scores["stores/turn-12"] == 0.0, scores
 

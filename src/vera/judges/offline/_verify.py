@@ -187,6 +187,8 @@ class _Together:
         self.index: _Contexts | None = None
         self.starts: list[int] = []
         """Where each short context starts in the joined text, and where the next would."""
+        self.number_keys: list[frozenset[str]] = []
+        """The number keys each short context states, read once when first needed."""
 
     def better(self, claim: Claim, alone: ClaimVerdict) -> ClaimVerdict:
         """`alone`, or the verdict against the short contexts together where that is better
@@ -200,6 +202,8 @@ class _Together:
                 self.starts.append(self.starts[-1] + len(piece) + 1)
             self.index = _Contexts(["\n".join(pieces)], 1)
             self.index.width = _TOGETHER_SENTENCES
+        if not self._numbers_together(claim):
+            return alone
         joined = _judge(claim, self.index, self.settings)
         rank = (Verdict.NO_EVIDENCE, Verdict.PARTIALLY_SUPPORTED, Verdict.FULLY_SUPPORTED)
         if joined.verdict not in rank or rank.index(joined.verdict) <= rank.index(alone.verdict):
@@ -213,6 +217,18 @@ class _Together:
         reason = f"{joined.reason}; read across {len(self.short)} short contexts"
         update = {"context_index": self.short[owner], "evidence": text[start:end], "reason": reason}
         return joined.model_copy(update=update)
+
+    def _numbers_together(self, claim: Claim) -> bool:
+        """Whether one short context states every number of the claim. Read together, the
+        contexts would lend one entity's figure to another ("Order 42 shipped on May 3" and a
+        tool's order 43 would support "Order 43 shipped on May 3"), so the claim's numbers
+        must come from a single context; its other words may come from the rest."""
+        keys = frozenset(n.key for n in analyse(claim.text).numbers)
+        if not keys:
+            return True
+        if not self.number_keys:
+            self.number_keys = [context_index(self.texts[i]).number_keys for i in self.short]
+        return any(keys <= held for held in self.number_keys)
 
 
 def _judge(claim: Claim, index: _Contexts, settings: Settings) -> ClaimVerdict:
