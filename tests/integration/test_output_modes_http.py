@@ -136,3 +136,27 @@ async def test_ollama_spec_uses_the_openai_compatible_api(loopback: LoopbackServ
 def test_ollama_default_base_url() -> None:
     model = create_chat_model("ollama:llama3.2")
     assert "127.0.0.1:11434/v1" in repr(model)
+
+
+@pytest.mark.parametrize(
+    ("status", "message"),
+    [
+        (500, "Requested tokens (5012) exceed context window of 4096"),  # llama-cpp-python
+        (400, "the request exceeds the available context size, try increasing it"),  # llama.cpp
+        (400, "This model's maximum context length is 4096 tokens."),  # vLLM, OpenAI
+    ],
+)
+async def test_a_context_too_short_is_named_and_not_retried(
+    loopback: LoopbackServer, status: int, message: str
+) -> None:
+    from tests.support.loopback import error
+
+    from vera.providers import BadRequestError
+
+    loopback.default = lambda _: error(status, {"error": {"message": message}})
+    model = managed(OpenAIChatModel("m", base_url=loopback.openai_url, timeout=5))
+    with pytest.raises(BadRequestError) as raised:
+        await model.complete(REQUEST)
+    assert loopback.request_count == 1
+    assert "does not fit the model's context window" in str(raised.value)
+    assert "--n_ctx" in str(raised.value)

@@ -86,7 +86,6 @@ async def test_the_named_fields_reply_is_still_valid() -> None:
         ([1, "X", 2], "unknown verdict 'X' in [1, 'X', 2]; use F, P, N or C"),
         ([1], "each entry must be a row [claim, verdict, sentence id, reason], got [1]"),
         ([1, "F", 2, "r", "extra"], "each entry must be a row [claim, verdict, sentence id"),
-        ([1, "F", 9], "sentence '9' does not exist; cite one of 1 to 4, or null for none"),
     ],
 )
 async def test_an_invalid_row_is_asked_again_once_with_what_is_wrong(
@@ -103,9 +102,36 @@ async def test_an_invalid_row_is_asked_again_once_with_what_is_wrong(
 
 async def test_an_invalid_row_twice_is_a_judge_error() -> None:
     fake = FakeChatModel()
-    fake.enqueue({"v": [[1, "F", 9]]}, {"v": [[1, "F", 9]]})
-    with pytest.raises(JudgeResponseError, match=r"invalid twice.*sentence '9' does not exist"):
+    fake.enqueue({"v": [[1, "X", 2]]}, {"v": [[1, "X", 2]]})
+    with pytest.raises(JudgeResponseError, match=r"invalid twice.*unknown verdict 'X'"):
         await LLMJudge(fake).verify_claims(CLAIMS[:1], CONTEXTS)
+
+
+async def test_a_sentence_that_does_not_exist_costs_the_citation_not_the_sample() -> None:
+    # The small model's copy of the prompt's example: sentence 7 of a context with 4.
+    fake = FakeChatModel()
+    fake.enqueue({"v": [[1, "F", 7], [2, "F", 2]]})
+    first, second = await LLMJudge(fake).verify_claims(CLAIMS, CONTEXTS)
+    assert len(fake.requests) == 1  # not asked again
+    assert (first.verdict, first.evidence, first.quote_found) == (Verdict.NO_EVIDENCE, "", False)
+    assert "cited sentence '7' does not exist" in first.reason
+    assert second.verdict is Verdict.FULLY_SUPPORTED
+
+
+async def test_a_cited_sentence_that_shares_nothing_with_its_claim_supports_nothing() -> None:
+    # "Refunds take 5 days." cited for a claim about receipts: a fabricated citation.
+    fake = FakeChatModel()
+    claims = [vera.Claim("c1", "Returns need a receipt."), vera.Claim("c2", "Refunds take 5 days.")]
+    fake.enqueue({"v": [[1, "F", 2], [2, "F", "Refunds take 5 days."]]})
+    first, second = await LLMJudge(fake).verify_claims(claims, CONTEXTS)
+    assert (first.verdict, first.quote_found) == (Verdict.NO_EVIDENCE, False)
+    assert "shares nothing with the claim" in first.reason
+    # Cited by its text instead of its number: resolved to that sentence, and it supports.
+    assert (second.verdict, second.evidence, second.context_index) == (
+        Verdict.FULLY_SUPPORTED,
+        "Refunds take 5 days.",
+        0,
+    )
 
 
 async def test_a_missing_claim_is_asked_again_alone_and_an_unknown_one_dropped() -> None:
@@ -186,7 +212,7 @@ async def test_single_call_rows_take_references_and_texts() -> None:
         (Verdict.CONTRADICTED, "The refund window is 30 days."),
         (Verdict.FULLY_SUPPORTED, "Refunds are issued to the original card."),
     ]
-    assert fake.requests[0].prompt_version == "single_call/4"
+    assert fake.requests[0].prompt_version == "single_call/5"
 
 
 # Prompt files of your own ---------------------------------------------------------------
