@@ -16,7 +16,9 @@ checked).
 A cited sentence must also share content with its claim (a content word, a number or a name,
 `shares_a_word`): VERA quotes the sentence a judge cites by number itself, so that quote is
 always found, and only this check ties the citation to the claim. A citation that shares
-nothing is no evidence (measured on RAGTruth dev, docs/local-judges.md).
+nothing is no evidence. Measured on RAGTruth dev: 97.7 % of the 2,324 sentences of 300 answers
+labelled faithful share a content word with some sentence of their contexts, so the rule rarely
+costs a true citation.
 
 The claims an LLM judge extracts are checked the other way: each must come from the response.
 A claim found nowhere in it (no span) that shares no content word with it is untraceable:
