@@ -14,7 +14,7 @@ import pytest
 import vera
 from vera import ConfigError, JudgeResponseError, Verdict
 from vera.judges import LLMJudge
-from vera.providers import FakeChatModel
+from vera.providers import ChatResponse, FakeChatModel
 
 CONTEXTS = [
     "Refunds are issued to the original card. Refunds take 5 days.",
@@ -260,3 +260,63 @@ def test_an_unknown_reply_format_is_a_config_error_naming_the_file(tmp_path: Pat
     folder = _override(tmp_path / "p", 'reply_format = "tiny"\n')
     with pytest.raises(ConfigError, match=r"verify_claims.toml: reply_format must be one of"):
         LLMJudge(FakeChatModel(), prompts_dir=folder)
+
+
+async def test_a_reask_names_the_problem_in_the_prompts_words_at_another_temperature() -> None:
+    fake = FakeChatModel()
+    fake.enqueue({"v": [[1, "X", 2], [2, "F", 2]]}, {"v": [[1, "C", 3, "30"], [2, "F", 2]]})
+    await LLMJudge(fake).verify_claims(CLAIMS, CONTEXTS)
+    first, reask = fake.requests
+    problem = reask.messages[-1].content
+    assert "unknown verdict 'X' in [1, 'X', 2]; use F, P, N or C" in problem
+    assert "verdicts.0" not in problem and "Value error" not in problem
+    # Not the same request again: at temperature 0 a small model repeats itself byte for byte.
+    assert (first.temperature, reask.temperature) == (0.0, 0.3)
+
+
+async def test_a_reply_missing_its_key_is_told_the_shape_and_a_bare_list_is_read() -> None:
+    fake = FakeChatModel()
+    fake.enqueue(ChatResponse(text='```json\n[[1, "C", 3, "30"], [2, "F", 2]]\n```\nDone!'))
+    first, second = await LLMJudge(fake).verify_claims(CLAIMS, CONTEXTS)
+    assert (first.verdict, second.verdict) == (Verdict.CONTRADICTED, Verdict.FULLY_SUPPORTED)
+    fake.enqueue({"answer": "yes"}, {"v": [[1, "C", 3, "30"], [2, "F", 2]]})
+    await LLMJudge(fake).verify_claims(CLAIMS, CONTEXTS)
+    assert (
+        'the reply must be one JSON object {"v": [...]}' in fake.requests[-1].messages[-1].content
+    )
+
+
+async def test_extraction_drops_what_is_no_claim_and_splits_an_answer_returned_whole() -> None:
+    fake = FakeChatModel()
+    fake.enqueue(
+        {
+            "claims": [
+                "Sure! Here are the claims:",
+                "1. The refund window is 60 days.",
+                "Based on the given passages, it goes to the card, within 5 days.",
+            ]
+        }
+    )
+    claims = await LLMJudge(fake).extract_claims(RESPONSE)
+    assert [c.text for c in claims] == [
+        "The refund window is 60 days.",
+        "it goes to the card, within 5 days.",
+    ]
+    assert [c.id for c in claims] == ["c1", "c2"]
+    fake.enqueue({"claims": [RESPONSE]})
+    whole = await LLMJudge(fake).extract_claims(RESPONSE)
+    assert [c.text for c in whole] == [
+        "The refund window is 60 days.",
+        "It goes to the card, within 5 days.",
+    ]
+
+
+async def test_a_field_error_is_located_by_entry_not_by_internal_path() -> None:
+    fake = FakeChatModel()
+    fake.enqueue(
+        {"verdicts": [{"claim": "first", "verdict": "F"}, {"claim": 2, "verdict": "F"}]},
+        {"v": [[1, "C", 3, "30"], [2, "F", 2]]},
+    )
+    await LLMJudge(fake).verify_claims(CLAIMS, CONTEXTS)
+    problem = fake.requests[1].messages[-1].content
+    assert "entry 1 of the v list:" in problem and "verdicts.0" not in problem
