@@ -320,3 +320,16 @@ async def test_a_field_error_is_located_by_entry_not_by_internal_path() -> None:
     await LLMJudge(fake).verify_claims(CLAIMS, CONTEXTS)
     problem = fake.requests[1].messages[-1].content
     assert "entry 1 of the v list:" in problem and "verdicts.0" not in problem
+
+
+async def test_one_row_or_one_verdict_not_wrapped_in_a_list_is_read() -> None:
+    # What the 1.5B model of issue 45 replied for a single claim on llama-cpp-python's server.
+    fake = FakeChatModel()
+    fake.enqueue({"v": [1, "C", 3, "30"]}, {"claim": 1, "verdict": "C", "sentence": 3})
+    for _ in range(2):
+        [verdict] = await LLMJudge(fake).verify_claims(CLAIMS[:1], CONTEXTS)
+        assert (verdict.verdict, verdict.evidence) == (
+            Verdict.CONTRADICTED,
+            "The refund window is 30 days.",
+        )
+    assert len(fake.requests) == 2  # neither re-asked

@@ -216,6 +216,8 @@ def _from_rows(data: Any, key: str, rows_key: str, first: str) -> Any:
     rows = data[rows_key]
     if not isinstance(rows, list):
         return data
+    if rows and not isinstance(rows[0], list | dict):
+        rows = [rows]  # one row, not wrapped in the list of rows (a small model's habit)
     return {
         **data,
         key: [_compact_row(row, first) if isinstance(row, list) else row for row in rows],
@@ -282,6 +284,8 @@ class _VerdictFields(BaseModel):
     @field_validator("verdict", mode="before")
     @classmethod
     def _parse_verdict(cls, value: Any) -> Verdict:
+        if isinstance(value, str) and value.strip().upper() in _CODES:
+            return _CODES[value.strip().upper()]  # the compact rows' letter, in a named field
         try:
             return Verdict.parse(value)
         except JudgeResponseError as exc:  # pydantic turns ValueError into a validation error
@@ -315,6 +319,8 @@ class Verification(BaseModel):
     def _compact(cls, data: Any, info: ValidationInfo) -> Any:
         # The bundled prompt's compact reply {"v": [[1, "F", "2.3"], ...]}; an override
         # prompt's {"verdicts": [{...}]} is read as it is.
+        if isinstance(data, dict) and "verdict" in data and "v" not in data:
+            data = {"verdicts": [data]}  # one verdict, not wrapped in the list asked for
         return _claims_by_text(_from_rows(data, "verdicts", "v", "claim"), info)
 
 
