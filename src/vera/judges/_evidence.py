@@ -16,9 +16,10 @@ checked).
 A cited sentence must also share content with its claim (a content word, a number or a name,
 `shares_a_word`): VERA quotes the sentence a judge cites by number itself, so that quote is
 always found, and only this check ties the citation to the claim. A citation that shares
-nothing is no evidence. Measured on RAGTruth dev: 97.7 % of the 2,324 sentences of 300 answers
-labelled faithful share a content word with some sentence of their contexts, so the rule rarely
-costs a true citation.
+nothing is no evidence, unless no context shares anything with the claim: a claim in another
+language than its contexts is left to the judge. Measured on RAGTruth dev: 97.7 % of the 2,324
+sentences of 300 answers labelled faithful share a content word with some sentence of their
+contexts, so the rule rarely costs a true citation.
 
 The claims an LLM judge extracts are checked the other way: each must come from the response.
 A claim found nowhere in it (no span) that shares no content word with it is untraceable:
@@ -76,7 +77,7 @@ def checked_verdict(
         quote_found = hit is not None
         index = hit if hit is not None else index
         flag = "" if quote_found else "[quote not found in the cited context]"
-        if quote_found and claim is not None and not shares_a_word(claim, quote):
+        if quote_found and claim is not None and _unrelated(claim, quote, contexts):
             quote_found, flag = False, "[the cited sentence shares nothing with the claim]"
     elif verdict in _NEEDS_QUOTE:
         quote_found = False
@@ -117,6 +118,15 @@ def _content_words(text: str) -> set[str]:
         for word in _WORD.findall(_normalise(text))
         if word not in STOPWORDS and (len(word) > 2 or word.isdigit())
     }
+
+
+def _unrelated(claim: str, quote: str, contexts: Sequence[str]) -> bool:
+    """Whether `quote` shares no content word with `claim` while some context does: a claim
+    that shares none with any context is in another language than they are (claims and
+    contexts may differ), where words cannot tell a citation's relevance."""
+    if shares_a_word(claim, quote):
+        return False
+    return any(shares_a_word(claim, context) for context in contexts)
 
 
 def shares_a_word(claim: str, response: str) -> bool:
