@@ -85,7 +85,6 @@ async def test_the_named_fields_reply_is_still_valid() -> None:
     [
         ([1, "X", 2], "unknown verdict 'X' in [1, 'X', 2]; use F, P, N or C"),
         ([1], "each entry must be a row [claim, verdict, sentence id, reason], got [1]"),
-        ([1, "F", 2, "r", "extra"], "each entry must be a row [claim, verdict, sentence id"),
     ],
 )
 async def test_an_invalid_row_is_asked_again_once_with_what_is_wrong(
@@ -333,3 +332,22 @@ async def test_one_row_or_one_verdict_not_wrapped_in_a_list_is_read() -> None:
             "The refund window is 30 days.",
         )
     assert len(fake.requests) == 2  # neither re-asked
+
+
+async def test_rows_written_one_after_another_are_split_and_extra_cells_left_out() -> None:
+    # The real 1.5B model's reply (benchmarks/real_model): three rows run together, the third
+    # with "null" for its claim, and a row with a fifth cell.
+    fake = FakeChatModel()
+    fake.enqueue(
+        {"v": ["1", "C", None, "30 days, not 60", "2", "F", "2", "null", "C", None, "r"]},
+        {"v": [[1, "C", 3, "30", "The refund window is 30 days."]]},
+    )
+    first, second = await LLMJudge(fake).verify_claims(CLAIMS, CONTEXTS)
+    assert (first.verdict, first.quote_found) == (Verdict.CONTRADICTED, False)  # flagged
+    assert (second.verdict, second.evidence) == (Verdict.FULLY_SUPPORTED, "Refunds take 5 days.")
+    assert len(fake.requests) == 1
+    [alone] = await LLMJudge(fake).verify_claims(CLAIMS[:1], CONTEXTS)
+    assert (alone.verdict, alone.evidence) == (
+        Verdict.CONTRADICTED,
+        "The refund window is 30 days.",
+    )

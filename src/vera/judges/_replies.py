@@ -188,8 +188,9 @@ _CODES = {
 def _compact_row(row: Any, first: str) -> dict[str, Any]:
     """A compact row [claim, code, sentence id, reason] as the named fields; `first` names
     its first cell ("claim": a number; "text": a claim's text or an answer sentence's number).
-    Too short, too long or not a row at all is a ValueError that tells the judge the shape."""
-    if not isinstance(row, list) or not 2 <= len(row) <= 4:
+    Too short or not a row at all is a ValueError that tells the judge the shape; cells after
+    the reason (a second quote, a reason in two parts) are left out."""
+    if not isinstance(row, list) or len(row) < 2:
         raise ValueError(
             f"each entry must be a row [{first}, verdict, sentence id, reason], got {row!r}"
         )
@@ -217,11 +218,33 @@ def _from_rows(data: Any, key: str, rows_key: str, first: str) -> Any:
     if not isinstance(rows, list):
         return data
     if rows and not isinstance(rows[0], list | dict):
-        rows = [rows]  # one row, not wrapped in the list of rows (a small model's habit)
+        # Rows not wrapped in the list of rows, one after another (a small model's habit).
+        rows = _split_flat(rows)
+        if first == "claim":  # a row whose claim is no number answers no claim asked
+            rows = [row for row in rows if _is_number(row[0])]
     return {
         **data,
         key: [_compact_row(row, first) if isinstance(row, list) else row for row in rows],
     }
+
+
+def _is_code(cell: Any) -> bool:
+    return isinstance(cell, str) and cell.strip().upper() in _CODES
+
+
+def _is_number(cell: Any) -> bool:
+    return (isinstance(cell, int) and not isinstance(cell, bool)) or (
+        isinstance(cell, str) and cell.strip().isdigit()
+    )
+
+
+def _split_flat(cells: list[Any]) -> list[list[Any]]:
+    """Rows written one after another in one list: a row starts at each cell followed by a
+    verdict letter; one row when the list does not start so."""
+    starts = [i for i in range(len(cells) - 1) if _is_code(cells[i + 1]) and not _is_code(cells[i])]
+    if not starts or starts[0] != 0:
+        return [cells]
+    return [cells[a:b] for a, b in zip(starts, [*starts[1:], len(cells)], strict=True)]
 
 
 class _ExtractedClaim(BaseModel):
