@@ -142,10 +142,14 @@ async def test_a_missing_claim_is_asked_again_alone_and_an_unknown_one_dropped()
     assert "1. Refunds take 5 days." in reask and "60 days" not in reask
 
 
-async def test_a_claim_still_missing_is_an_error() -> None:
+async def test_a_claim_still_missing_costs_that_claim_and_no_verdict_at_all_is_an_error() -> None:
     fake = FakeChatModel()
     fake.enqueue({"v": [[1, "F", 2]]}, {"v": []})
-    with pytest.raises(JudgeResponseError, match=r"no verdict for claims \['c2'\]"):
+    first, second = await LLMJudge(fake).verify_claims(CLAIMS, CONTEXTS)
+    assert first.verdict is Verdict.FULLY_SUPPORTED
+    assert second.verdict is Verdict.NO_EVIDENCE and "no verdict" in second.reason
+    fake.enqueue({"v": []}, {"v": []})
+    with pytest.raises(JudgeResponseError, match=r"no verdict for claims \['c1', 'c2'\]"):
         await LLMJudge(fake).verify_claims(CLAIMS, CONTEXTS)
 
 

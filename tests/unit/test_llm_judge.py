@@ -114,11 +114,11 @@ async def test_missing_verdicts_are_reasked_alone_and_extras_dropped() -> None:
     assert "1. Refunds claim 2" in reask and "claim 1" not in reask and "claim 3" not in reask
 
 
-async def test_still_missing_after_reask_is_an_error() -> None:
+async def test_no_verdict_at_all_after_reask_is_an_error() -> None:
     fake = FakeChatModel()
-    fake.enqueue(verdicts((1, "yes", 1, "")), verdicts())
+    fake.enqueue(verdicts(), verdicts())
     claims = [vera.Claim("c1", "a"), vera.Claim("c2", "b")]
-    with pytest.raises(JudgeResponseError, match=r"no verdict for claims \['c2'\]"):
+    with pytest.raises(JudgeResponseError, match=r"no verdict for claims \['c1', 'c2'\]"):
         await LLMJudge(fake).verify_claims(claims, CONTEXTS)
 
 

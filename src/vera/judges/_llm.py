@@ -609,7 +609,10 @@ class LLMJudge(BaseJudge):
     async def _verify_draw(
         self, claims: Sequence[Claim], contexts: Sequence[str], draw: int
     ) -> list[ClaimVerdict]:
-        """One full verification of `claims`: every claim gets a verdict, or this raises."""
+        """One full verification of `claims`: every claim gets a verdict, or this raises. A
+        claim the judge gave no verdict for, even when asked again alone, costs that claim
+        (NO_EVIDENCE, flagged) where the judge answered some of the others; with no verdict
+        at all, the sample is an error: nothing was measured."""
         if not contexts:
             return [
                 ClaimVerdict(c.id, Verdict.NO_EVIDENCE, reason="no context was given")
@@ -624,9 +627,13 @@ class LLMJudge(BaseJudge):
             # the re-ask temperature, as the request may be the first one again.
             await self._verify_batches(missing, shown, contexts, found, draw, reask=True)
         still_missing = [c.id for c in claims if c.id not in found]
-        if still_missing:
+        if still_missing and not found:
             raise JudgeResponseError(f"the judge gave no verdict for claims {still_missing}")
-        return [found[c.id] for c in claims]
+        unanswered = "[the judge gave no verdict, even when asked again]"
+        return [
+            found.get(c.id) or ClaimVerdict(c.id, Verdict.NO_EVIDENCE, reason=unanswered)
+            for c in claims
+        ]
 
     async def _verify_batches(
         self,
