@@ -10,11 +10,14 @@
 Every mode produces the same `ClaimVerdict`s; the model only classifies, every score is still
 VERA's arithmetic. What the model returns is checked, not trusted:
 
-- a reply that fails validation is re-asked once with the validation error;
-- verdicts must come back for exactly the claim numbers asked; missing ones are re-asked alone;
+- a reply that fails validation is re-asked once with what was wrong, in the prompt's words,
+  at a temperature of at least 0.3 (at 0 a small model repeats itself byte for byte);
+- verdicts must come back for exactly the claim numbers asked; missing ones are re-asked alone,
+  and a claim still without one is NO_EVIDENCE, flagged, where the others were answered;
 - each quote is looked up in the context it cites, and an invented quote, or a supported or
-  contradicted verdict with none, is flagged (see `vera.judges._evidence`); a verdict citing a
-  context that does not exist (context 99 of 3) is an invalid reply;
+  contradicted verdict with none, is flagged, and a supporting one is then NO_EVIDENCE (see
+  `vera.judges._evidence`); a citation of a sentence or context that does not exist (context
+  99 of 3) costs the citation, not the sample;
 - each claim is traced to the response: one found nowhere in it that shares no content word
   with it is flagged (`Claim.traceable`), and a claim list made mostly of such claims is an
   invalid reply;

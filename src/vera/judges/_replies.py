@@ -3,10 +3,13 @@ validate the replies. One schema per prompt, each a JSON object so every provide
 structured-output mechanism can carry it.
 
 Validated with a context (`model_validate(data, context=...)`), a reply is also checked
-against the sample: `contexts` (how many were shown) makes a verdict that cites a context
-that does not exist invalid, and `response` (the answer the claims were taken from) makes a
-claim list made mostly of claims untraceable to it invalid (`vera.judges._evidence`). Either
-way the judge is re-asked once with the reason, then the sample is an error."""
+against the sample: `contexts` (how many were shown) drops the citation of a context that does
+not exist, `claims` (the claims asked) reads a claim given by its text as its number, and
+`response` (the answer the claims were taken from) makes a claim list made mostly of claims
+untraceable to it invalid (`vera.judges._evidence`): the judge is re-asked once with the
+reason, then the sample is an error. The compact rows are read as small models write them too:
+one row without the list around it, rows run together in one list, a verdict letter in a named
+field."""
 
 from __future__ import annotations
 
