@@ -112,6 +112,8 @@ class EvaluateOptions(TypedDict, total=False):
     concurrency: int | None
     judge_base_url: str | None
     judge_mode: Literal["batched", "per_claim", "truths", "single_call"] | None
+    judge_output: Literal["auto", "schema", "json", "prompt"] | None
+    """--judge-output: how JSON is asked of an OpenAI-compatible server."""
     judge_samples: int | None
     judge_temperature: float | None
     judge_max_tokens: int | None
@@ -158,6 +160,7 @@ _SETTING_OPTIONS = (
     "min_consistency",
     "judge_base_url",
     "judge_mode",
+    "judge_output",
     "judge_samples",
     "judge_temperature",
     "judge_max_tokens",

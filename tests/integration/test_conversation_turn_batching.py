@@ -6,11 +6,12 @@ turn's context falls back to a call per turn (batched) or is asked again (single
 turn the reply still leaves out is an error, never a pass."""
 
 import json
+import re
 from typing import Any
 
 import pytest
 from tests.support.loopback import LoopbackServer, Recorded, Reply, ok_openai
-from tests.support.scripted import scripted_openai, scripted_reply
+from tests.support.scripted import scripted_openai, scripted_reply, section
 
 import vera
 from vera.conversations import estimate_conversations, evaluate_conversations
@@ -108,8 +109,11 @@ def _cites_the_first_turn(request: Recorded) -> Reply:
     if "Turn 1: judge these claims against" not in prompt:
         return scripted_openai(request)
     reply = scripted_reply(prompt)
+    claims = section(prompt, "claims").split("\nTurn 2:")[0]
+    first_turn = {int(n) for n in re.findall(r"^(\d+)\. ", claims, flags=re.M)}
     for verdict in reply["verdicts"]:
-        verdict["sentence"] = "1.1"
+        if verdict["claim"] not in first_turn:
+            verdict["sentence"] = "1.1"
     return ok_openai(json.dumps(reply))
 
 

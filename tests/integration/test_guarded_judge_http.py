@@ -60,7 +60,7 @@ async def test_scripted_verdicts_carry_a_quote_that_is_found(loopback: LoopbackS
         "The window is 60 days. Refunds go to the card.", CONTEXTS
     )
     assert [(v.evidence, v.quote_found) for v in verdicts] == [
-        ("Refunds are issued to the original card.", True),
+        ("The refund window is 30 days.", True),
         ("Refunds are issued to the original card.", True),
     ]
 
@@ -142,6 +142,7 @@ def test_supported_verdicts_without_a_found_quote_are_counted_and_shown(
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["judge_details"]["quotes_not_found"] == {"supported": 1, "claims": 3}
     card = next(c for c in report["samples"][0]["claims"] if "card" in c["text"])
-    assert card["verdict"] == "FULLY_SUPPORTED" and card["quote_found"] is False
+    # A quote that is not found never supports: the card's claim is not FULLY_SUPPORTED.
+    assert card["verdict"] == "NO_EVIDENCE" and card["quote_found"] is False
     line = "Judge evidence: 1 of 3 supported verdicts had no quote found in the cited context"
     assert line in " ".join(done.stdout.split())

@@ -71,18 +71,21 @@ async def test_cited_sentence_ids_become_exact_quotes(loopback: LoopbackServer) 
     assert schema["properties"] == {"v": {"type": "array"}} and "quote" not in json.dumps(schema)
 
 
-async def test_a_sentence_that_was_not_shown_is_asked_again_with_the_ids(
+async def test_a_sentence_that_was_not_shown_costs_the_citation_not_the_sample(
     loopback: LoopbackServer,
 ) -> None:
     loopback.script(
         reply({"claims": ["Refunds go to the card."]}),
         reply({"verdicts": [{"claim": 1, "verdict": "FULLY_SUPPORTED", "sentence": "3.1"}]}),
-        reply({"verdicts": [{"claim": 1, "verdict": "FULLY_SUPPORTED", "sentence": "1.1"}]}),
     )
     _, [verdict] = await gpt(loopback).analyse("Refunds go to the card.", CONTEXTS)
-    assert verdict.evidence == "Refunds are issued to the original card."
-    reask = messages(loopback.requests[2])[-1]["content"]
-    assert "sentence '3.1' does not exist; cite one of 1 to 4" in reask
+    assert loopback.request_count == 2  # no re-ask
+    assert (verdict.verdict, verdict.evidence, verdict.quote_found) == (
+        Verdict.NO_EVIDENCE,
+        "",
+        False,
+    )
+    assert "cited sentence '3.1' does not exist" in verdict.reason
 
 
 async def test_calls_on_one_sample_share_the_prompt_up_to_the_claims(
@@ -119,7 +122,10 @@ async def test_an_override_prompt_is_cached_by_its_content(
     cache = ResponseCache(tmp_path / "cache.sqlite")
     judge = gpt(loopback, mode="per_claim", prompts_dir=prompts, cache=cache)
     _, verdicts = await judge.analyse(RESPONSE, CONTEXTS)
-    assert [v.evidence for v in verdicts] == ["Refunds are issued to the original card."] * 2
+    assert [v.evidence for v in verdicts] == [
+        "The refund window is 30 days.",
+        "Refunds are issued to the original card.",
+    ]
     first, second = (messages(r)[-1]["content"] for r in loopback.requests[1:3])
     # The override's own order is kept: its instructions and contexts are the shared prefix.
     assert shared_prefix(first, second).endswith("</contexts>\n\n<claims>\n1. ")
@@ -143,7 +149,7 @@ async def test_anthropic_sentence_ids_become_exact_quotes(loopback: LoopbackServ
     )
     _, verdicts = await LLMJudge(ManagedChatModel(model)).analyse(RESPONSE, CONTEXTS)
     assert [(v.verdict, v.evidence, v.quote_found) for v in verdicts] == [
-        (Verdict.CONTRADICTED, "Refunds are issued to the original card.", True),
+        (Verdict.CONTRADICTED, "The refund window is 30 days.", True),
         (Verdict.FULLY_SUPPORTED, "Refunds are issued to the original card.", True),
     ]
 
@@ -222,8 +228,11 @@ async def test_long_contexts_are_quoted_instead_of_numbered(loopback: LoopbackSe
     fields = verify.json["response_format"]["json_schema"]["schema"]["properties"]["verdicts"]
     assert "quote" in fields["items"]["properties"]  # copied quotes cost less than 300 ids
     assert "1.1 Fact 0" not in messages(verify)[-1]["content"]
-    assert verdicts[0].quote_found and verdicts[0].evidence.startswith("Fact 0 of the policy")
-    assert judge.prompt_versions["verify_claims_quoted"] == "verify_claims_quoted/2"
+    assert (
+        verdicts[0].quote_found
+        and verdicts[0].evidence == "Refunds are issued to the original card."
+    )
+    assert judge.prompt_versions["verify_claims_quoted"] == "verify_claims_quoted/3"
     # Short contexts: sentence ids, and the quoted prompt is not recorded where unused.
     short_judge = gpt(loopback)
     await short_judge.analyse("Refunds go to the card.", CONTEXTS)

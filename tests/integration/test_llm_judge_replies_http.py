@@ -24,8 +24,16 @@ def reply(payload: Any, **kwargs: Any) -> Any:
     return ok_openai(text, **kwargs)
 
 
-def verdicts(*rows: tuple[int, str]) -> dict[str, Any]:
-    return {"verdicts": [{"claim": n, "verdict": v} for n, v in rows]}
+def verdicts(*rows: tuple[int, str] | tuple[int, str, str]) -> dict[str, Any]:
+    # Claim n cites the sentence about CLAIMS[n - 1] (2.1 the window, 1.1 the card) unless
+    # the row names one.
+    cited = {1: "2.1", 2: "1.1"}
+    return {
+        "verdicts": [
+            {"claim": row[0], "verdict": row[1], "sentence": (*row, cited.get(row[0], "1.1"))[2]}
+            for row in rows
+        ]
+    }
 
 
 def judge_for(loopback: LoopbackServer, cache: Path | None = None, **options: Any) -> LLMJudge:
@@ -61,7 +69,7 @@ async def test_missing_verdict_is_reasked_alone_and_extra_ones_dropped(
 ) -> None:
     loopback.script(
         reply(verdicts((1, "CONTRADICTED"), (7, "SUPPORTED"))),
-        reply(verdicts((1, "FULLY_SUPPORTED"))),
+        reply(verdicts((1, "FULLY_SUPPORTED", "1.1"))),
     )
     result = await judge_for(loopback).verify_claims(CLAIMS, CONTEXTS)
     assert [v.verdict for v in result] == [Verdict.CONTRADICTED, Verdict.FULLY_SUPPORTED]
@@ -88,7 +96,7 @@ async def test_truncated_reply_splits_the_claims(loopback: LoopbackServer) -> No
     loopback.script(
         reply('{"verdicts": [{"claim": 1, "verdict": "CONTRA', finish_reason="length"),
         reply(verdicts((1, "CONTRADICTED"))),
-        reply(verdicts((1, "SUPPORTED"))),
+        reply(verdicts((1, "SUPPORTED", "1.1"))),
     )
     result = await judge_for(loopback).verify_claims(CLAIMS, CONTEXTS)
     assert [v.verdict for v in result] == [Verdict.CONTRADICTED, Verdict.FULLY_SUPPORTED]

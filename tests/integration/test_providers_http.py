@@ -388,7 +388,7 @@ def test_registry_builds_adapters() -> None:
 
 @pytest.mark.parametrize("spec", ["gpt-4o-mini", "openai:", "mystery:model", ":model"])
 def test_registry_rejects_bad_specs(spec: str) -> None:
-    with pytest.raises(ConfigError, match="anthropic, litellm, openai"):
+    with pytest.raises(ConfigError, match="anthropic, litellm, ollama, openai"):
         create_chat_model(spec)
 
 

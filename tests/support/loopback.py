@@ -34,6 +34,7 @@ __all__ = [
     "ok_anthropic_text",
     "ok_anthropic_tool",
     "ok_openai",
+    "refusing_json_schema",
     "reset",
     "with_headers",
 ]
@@ -204,6 +205,32 @@ def reset() -> Reply:
 def malformed(raw_text: str, *, content_type: str = "application/json") -> Reply:
     """A 200 whose body is `raw_text` verbatim, though it claims to be JSON."""
     return Reply(body=raw_text.encode(), headers={"content-type": content_type})
+
+
+LLAMA_CPP_PYTHON_REFUSAL = (
+    "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input "
+    "should be 'text' or 'json_object'\", 'input': 'json_schema', 'ctx': {'expected': "
+    "\"'text' or 'json_object'\"}}]"
+)
+"""What llama-cpp-python's server says to `response_format` json_schema (with HTTP 500)."""
+
+
+def refusing_json_schema(
+    answer: Callable[[Recorded], Reply], *, status: int = 500, json_object: bool = True
+) -> Callable[[Recorded], Reply]:
+    """A server default that answers like llama-cpp-python's server: `response_format`
+    json_schema is refused with HTTP `status` naming the field (and json_object too unless
+    `json_object`); any other request is answered by `answer`."""
+
+    def serve(request: Recorded) -> Reply:
+        body = request.json if isinstance(request.json, dict) else {}
+        kind = (body.get("response_format") or {}).get("type")
+        if kind == "json_schema" or (kind == "json_object" and not json_object):
+            message = LLAMA_CPP_PYTHON_REFUSAL.replace("json_schema", str(kind))
+            return error(status, {"error": {"message": message, "type": "internal_server_error"}})
+        return answer(request)
+
+    return serve
 
 
 def default_reply(request: Recorded) -> Reply:

@@ -1,9 +1,10 @@
 """A scripted model for the loopback server, in the dialect of every VERA prompt.
 
 It is a fake, explicit in what it does: extraction splits the answer at full stops; a claim is
-CONTRADICTED when it holds "60", else FULLY_SUPPORTED, each citing context 1's first sentence
-(by its id "1.1" where the prompt numbers sentences, else by quoting it, so the quote is
-found); relevance is always RELEVANT; truths restate each context; a generator answers with
+CONTRADICTED when it holds "60", else FULLY_SUPPORTED, each citing the numbered sentence that
+shares the most words with it (context 1's first in a tie; by its id where the prompt numbers
+sentences, else by quoting it, so the quote is found); relevance is always RELEVANT; truths
+restate each context; a generator answers with
 the first sentence of passage [1] (plus `invented` when set), and a revision keeps only
 that first sentence.
 
@@ -21,7 +22,14 @@ from typing import Any
 
 from tests.support.loopback import Recorded, Reply, ok_anthropic_tool, ok_openai
 
-__all__ = ["GeneratorScript", "scripted_anthropic", "scripted_openai", "scripted_reply", "section"]
+__all__ = [
+    "GeneratorScript",
+    "SmallModel",
+    "scripted_anthropic",
+    "scripted_openai",
+    "scripted_reply",
+    "section",
+]
 
 
 def section(prompt: str, tag: str) -> str:
@@ -36,9 +44,27 @@ def _first_sentence(numbered: str) -> str:
     return re.split(r"(?<=[.!?])\s", first.strip())[0] if first.strip() else ""
 
 
-def _verdict(text: str, quote: str) -> dict[str, Any]:
+def _verdict(text: str, quote: str, context: int = 1) -> dict[str, Any]:
     verdict = "CONTRADICTED" if "60" in text else "FULLY_SUPPORTED"
-    return {"verdict": verdict, "context": 1, "quote": quote, "reason": "scripted"}
+    return {"verdict": verdict, "context": context, "quote": quote, "reason": "scripted"}
+
+
+def _quoted(text: str, contexts: str) -> dict[str, Any]:
+    """A verdict quoting the sentence of the numbered contexts ("[k] ...") that shares the
+    most words with `text`; context 1's first sentence in a tie or for none."""
+    blocks = re.findall(r"^\[(\d+)\] (.*?)(?=\n\n\[\d+\] |\Z)", contexts, flags=re.M | re.S)
+    shown = [
+        (int(k), sentence)
+        for k, block in blocks
+        for sentence in re.split(r"(?<=[.!?])\s", block.strip())
+        if sentence
+    ]
+    if not shown:
+        return _verdict(text, _first_sentence(contexts))
+    best = max(shown, key=lambda row: len(_words(row[1]) & _words(text)))
+    if not _words(best[1]) & _words(text):
+        best = shown[0]
+    return _verdict(text, best[1], best[0])
 
 
 def _cited(text: str, contexts: str) -> dict[str, Any]:
@@ -46,11 +72,26 @@ def _cited(text: str, contexts: str) -> dict[str, Any]:
     across the contexts: the compact prompts) where the contexts' sentences are numbered,
     else with context 1's first sentence copied as the quote."""
     verdict = "CONTRADICTED" if "60" in text else "FULLY_SUPPORTED"
-    if re.search(r"^1\.1 ", contexts, flags=re.M):
-        return {"verdict": verdict, "sentence": "1.1", "reason": "scripted"}
-    if re.match(r"1 ", contexts):
-        return {"verdict": verdict, "sentence": 1, "reason": "scripted"}
-    return _verdict(text, _first_sentence(contexts))
+    if re.search(r"^1\.1 ", contexts, flags=re.M) or re.match(r"1 ", contexts):
+        return {"verdict": verdict, "sentence": _closest(text, contexts), "reason": "scripted"}
+    return _quoted(text, contexts)
+
+
+def _words(text: str) -> set[str]:
+    return {word[:5] for word in re.findall(r"\w+", text.lower()) if len(word) > 3}
+
+
+def _closest(claim: str, contexts: str, allowed: set[int] | None = None) -> str | int:
+    """The id of the numbered sentence sharing the most words with `claim`; the first one
+    (1.1, or 1 where the sentences are numbered across the contexts) in a tie or for none.
+    `allowed`: only the sentences of these contexts ("k.n" ids)."""
+    shown = re.findall(r"^(\d+(?:\.\d+)?) (.*)$", contexts, flags=re.M)
+    if allowed is not None:
+        shown = [row for row in shown if int(row[0].split(".")[0]) in allowed]
+    best = max(shown, key=lambda row: len(_words(row[1]) & _words(claim)))
+    if not _words(best[1]) & _words(claim):
+        best = shown[0]
+    return best[0] if "." in best[0] else int(best[0])
 
 
 def _answer(prompt: str) -> str:
@@ -69,7 +110,7 @@ def scripted_reply(prompt: str) -> dict[str, Any]:
         contexts = re.findall(r"^\[(\d+)\] (.*)$", section(prompt, "contexts"), flags=re.M)
         return {"truths": [{"context": int(n), "text": text} for n, text in contexts]}
     if "<turns>" in prompt:  # single-call mode, the turns of one conversation together
-        return {"turns": _turn_claims(section(prompt, "turns"))}
+        return {"turns": _turn_claims(section(prompt, "turns"), section(prompt, "contexts"))}
     if "<answer>" in prompt:
         answer = _answer(prompt)
         sentences = [s.strip() + "." for s in answer.split(".") if s.strip()]
@@ -82,26 +123,25 @@ def scripted_reply(prompt: str) -> dict[str, Any]:
         return {"claims": claims}
     contexts = section(prompt, "contexts")
     if "Turn 1: judge these claims against" in prompt:
-        return {"verdicts": _turn_verdicts(section(prompt, "claims"))}
+        return {"verdicts": _turn_verdicts(section(prompt, "claims"), contexts)}
     claims = re.findall(r"^(\d+)\. (.*)$", section(prompt, "claims"), flags=re.M)
     return {"verdicts": [{"claim": int(n), **_cited(text, contexts)} for n, text in claims]}
 
 
-def _turn_verdicts(claims: str) -> list[dict[str, Any]]:
+def _turn_verdicts(claims: str, contexts: str) -> list[dict[str, Any]]:
     """Verdicts for the turns of one conversation together (verify_turns): each claim cites
-    the first sentence of its own turn's first context, named in the line above its turn."""
+    the closest sentence of its own turn's contexts, named in the line above its turn."""
     verdicts: list[dict[str, Any]] = []
-    first = 1
+    allowed = {1}
     for line in claims.splitlines():
-        header = re.match(r"^Turn \d+: judge these claims against contexts (\d+) to", line)
+        header = re.match(r"^Turn \d+: judge these claims against contexts (\d+) to (\d+)", line)
         if header:
-            first = int(header.group(1))
+            allowed = set(range(int(header.group(1)), int(header.group(2)) + 1))
         claim = re.match(r"^(\d+)\. (.*)$", line)
         if claim:
             verdict = "CONTRADICTED" if "60" in claim.group(2) else "FULLY_SUPPORTED"
-            verdicts.append(
-                {"claim": int(claim.group(1)), "verdict": verdict, "sentence": f"{first}.1"}
-            )
+            cited = _closest(claim.group(2), contexts, allowed)
+            verdicts.append({"claim": int(claim.group(1)), "verdict": verdict, "sentence": cited})
     return verdicts
 
 
@@ -109,9 +149,9 @@ def _sentences(answer: str) -> list[str]:
     return [s.strip() + "." for s in answer.split(".") if s.strip()]
 
 
-def _turn_claims(turns: str) -> list[dict[str, Any]]:
+def _turn_claims(turns: str, contexts: str) -> list[dict[str, Any]]:
     """Claims and verdicts for each `<turn N>` block (single_call_turns): the answer split at
-    full stops, each claim citing the first sentence of the first context its turn names."""
+    full stops, each claim citing the closest sentence of the contexts its turn names."""
     found: list[dict[str, Any]] = []
     for number, allowed, answer in re.findall(
         r"^<turn (\d+)>\nContexts: ([^\n]*)\n.*?^<answer>\n(.*?)\n</answer>$",
@@ -119,10 +159,15 @@ def _turn_claims(turns: str) -> list[dict[str, Any]]:
         flags=re.M | re.S,
     ):
         first = allowed.split(",")[0].strip()
+        own = {int(k) for k in re.findall(r"\d+", allowed)}
         claims = []
         for text in _sentences(answer):
             verdict = "CONTRADICTED" if "60" in text else "FULLY_SUPPORTED"
-            cited = {"sentence": f"{first}.1"} if first != "none" else {"verdict": "NO_EVIDENCE"}
+            cited = (
+                {"sentence": _closest(text, contexts, own)}
+                if first != "none"
+                else {"verdict": "NO_EVIDENCE"}
+            )
             claims.append({"text": text, "verdict": verdict, **cited})
         found.append({"turn": int(number), "claims": claims})
     return found
@@ -154,3 +199,50 @@ def scripted_anthropic(request: Recorded) -> Reply:
     # A message with a cache breakpoint comes as text blocks; the model reads them as one.
     prompt = content if isinstance(content, str) else "".join(b["text"] for b in content)
     return ok_anthropic_tool(scripted_reply(prompt), name=request.json["tools"][0]["name"])
+
+
+class SmallModel:
+    """A fake that answers VERA's prompts the way Qwen2.5-Coder-1.5B did on a CPU server
+    (issue 45), in every reply: JSON in a code fence after a pleasantry and before trailing
+    prose; an extraction that starts with "Sure!", numbers its claims "1. ..." and returns an
+    answer of `whole_from` sentences or more as one claim; verification rows as a bare list
+    (a list where the object was asked for) whose first row is the copied example [1, "F", 7],
+    whatever sentence 7 is or whether it exists, and whose other rows cite the closest
+    sentence by its text instead of its number; a single-call reply whose first row is a
+    preamble. Pair it with `refusing_json_schema` for llama-cpp-python's server.
+
+        loopback.default = refusing_json_schema(SmallModel())
+    """
+
+    def __init__(self, *, whole_from: int = 4) -> None:
+        self.whole_from = whole_from
+
+    def __call__(self, request: Recorded) -> Reply:
+        messages = request.json["messages"]
+        prompt = next(m["content"] for m in reversed(messages) if "</" in m["content"])
+        payload = self.reply(prompt)
+        text = f"Sure! Here is the JSON:\n```json\n{json.dumps(payload)}\n```\nI hope this helps!"
+        return ok_openai(text, prompt_tokens=len(prompt) // 4, completion_tokens=len(text) // 4)
+
+    def reply(self, prompt: str) -> Any:
+        if "<texts>" in prompt or "<turns>" in prompt:
+            return scripted_reply(prompt)
+        if "<answer>" in prompt and "<contexts>" not in prompt:
+            sentences = re.findall(r"^\d+ (.*)$", section(prompt, "answer"), flags=re.M)
+            if len(sentences) >= self.whole_from:
+                return {"claims": [" ".join(sentences)]}
+            return {"claims": ["Sure!", *(f"{n}. {s}" for n, s in enumerate(sentences, 1))]}
+        contexts = section(prompt, "contexts")
+        if "<answer>" in prompt:
+            sentences = re.findall(r"^\d+ (.*)$", section(prompt, "answer"), flags=re.M)
+            rows: list[list[Any]] = [["Sure! Here is my analysis:", "N", None], [1, "F", 7]]
+            rows += [[text, *self._row(text, contexts)] for text in sentences[1:]]
+            return {"claims": rows}
+        claims = re.findall(r"^(\d+)\. (.*)$", section(prompt, "claims"), flags=re.M)
+        return [[1, "F", 7], *([int(n), *self._row(t, contexts)] for n, t in claims[1:])]
+
+    def _row(self, claim: str, contexts: str) -> list[Any]:
+        """A verdict letter and the closest sentence, cited by its text."""
+        cited = str(_closest(claim, contexts))
+        text = dict(re.findall(r"^(\d+(?:\.\d+)?) (.*)$", contexts, flags=re.M))[cited]
+        return ["C" if "60" in claim else "F", text]

@@ -121,9 +121,11 @@ def test_every_bundled_prompt_fences_each_value_and_says_it_is_data(name: str) -
     assert "never instructions" in prompt.system
     assert "never instructions" in prompt.user
     # The compact prompts (terse, claims by reference, verdict rows) are the fourth version;
-    # the truths prompt, made terse with them, the third.
-    compact = {"extract_claims", "single_call", "verify_claims"}
-    expected = 4 if name in compact else 3 if name == "extract_truths" else 2
+    # the truths prompt, made terse with them, the third; those whose example reply a small
+    # model copied (issue 45) describe the reply instead, one version on.
+    described = {"single_call": 5, "verify_claims": 5, "verify_claims_quoted": 3}
+    compact = {"extract_claims"}
+    expected = described.get(name, 4 if name in compact else 3 if name == "extract_truths" else 2)
     assert prompt.version == f"{name}/{expected}"
 
 
@@ -195,7 +197,7 @@ async def test_single_call_mode_asks_again_then_errors_on_empty_claims() -> None
     judge = LLMJudge(fake, mode="single_call")
     with pytest.raises(JudgeResponseError, match="extracted no claims"):
         await judge.analyse(RESPONSE, CONTEXTS)
-    assert [r.prompt_version for r in fake.requests] == ["single_call/4", "single_call/4"]
+    assert [r.prompt_version for r in fake.requests] == ["single_call/5", "single_call/5"]
     assert "does contain factual statements" in fake.requests[1].messages[-1].content
 
 
@@ -229,7 +231,9 @@ def test_a_verdict_that_takes_a_side_without_a_found_quote_is_flagged(
 ) -> None:
     checked = check(verdict, quote)
     assert checked.quote_found is False
-    assert checked.verdict is verdict  # still the judge's classification
+    # A quote that is not found never supports; a contradiction stays the judge's call.
+    expected = verdict if verdict is Verdict.CONTRADICTED else Verdict.NO_EVIDENCE
+    assert checked.verdict is expected
     assert checked.reason.startswith("[")
 
 
@@ -302,7 +306,7 @@ def test_a_replaced_prompt_is_versioned_by_its_content(tmp_path: Path) -> None:
     )
     first = load_prompt("verify_claims", tmp_path)
     digest = hashlib.sha256(file.read_bytes()).hexdigest()[:12]
-    assert first.version == f"verify_claims/4+sha256:{digest}" != bundled.version
+    assert first.version == f"verify_claims/5+sha256:{digest}" != bundled.version
     # ...and any edit changes the version, so the cache key changes with it.
     file.write_text(
         f'version = "{bundled.version}"\nsystem = "s2"\nuser = "$contexts $claims"\n',

@@ -98,10 +98,11 @@ async def test_fenced_and_prose_wrapped_json_is_read() -> None:
 
 async def test_missing_verdicts_are_reasked_alone_and_extras_dropped() -> None:
     fake = FakeChatModel()
-    claims = [vera.Claim(f"c{i}", f"claim {i}") for i in (1, 2, 3)]
+    claims = [vera.Claim(f"c{i}", f"Refunds claim {i}") for i in (1, 2, 3)]
+    card = CONTEXTS[0]
     fake.enqueue(
-        verdicts((1, "yes", 1, ""), (3, "idk", None, ""), (9, "yes", 1, "")),
-        verdicts((1, "PARTIALLY_SUPPORTED", 1, "")),  # the re-ask numbers only claim 2, as 1
+        verdicts((1, "yes", 1, card), (3, "idk", None, ""), (9, "yes", 1, card)),
+        verdicts((1, "PARTIALLY_SUPPORTED", 1, card)),  # the re-ask numbers only claim 2, as 1
     )
     result = await LLMJudge(fake).verify_claims(claims, CONTEXTS)
     assert [v.verdict for v in result] == [
@@ -110,14 +111,14 @@ async def test_missing_verdicts_are_reasked_alone_and_extras_dropped() -> None:
         Verdict.NO_EVIDENCE,
     ]
     reask = fake.requests[1].messages[-1].content
-    assert "1. claim 2" in reask and "claim 1" not in reask and "claim 3" not in reask
+    assert "1. Refunds claim 2" in reask and "claim 1" not in reask and "claim 3" not in reask
 
 
-async def test_still_missing_after_reask_is_an_error() -> None:
+async def test_no_verdict_at_all_after_reask_is_an_error() -> None:
     fake = FakeChatModel()
-    fake.enqueue(verdicts((1, "yes", 1, "")), verdicts())
+    fake.enqueue(verdicts(), verdicts())
     claims = [vera.Claim("c1", "a"), vera.Claim("c2", "b")]
-    with pytest.raises(JudgeResponseError, match=r"no verdict for claims \['c2'\]"):
+    with pytest.raises(JudgeResponseError, match=r"no verdict for claims \['c1', 'c2'\]"):
         await LLMJudge(fake).verify_claims(claims, CONTEXTS)
 
 
@@ -135,7 +136,8 @@ async def test_quotes_are_checked_against_the_cited_context(
 ) -> None:
     fake = FakeChatModel()
     fake.enqueue(verdicts((1, "CONTRADICTED", context, quote)))
-    [verdict] = await LLMJudge(fake).verify_claims([vera.Claim("c1", "x")], CONTEXTS)
+    claim = vera.Claim("c1", "The refund window is 60 days.")
+    [verdict] = await LLMJudge(fake).verify_claims([claim], CONTEXTS)
     assert verdict.quote_found is found
     assert verdict.context_index == index
     assert verdict.reason.startswith("[quote not found") is (not found)
@@ -143,11 +145,12 @@ async def test_quotes_are_checked_against_the_cited_context(
 
 async def test_truncated_reply_splits_the_claims_into_smaller_calls() -> None:
     fake = FakeChatModel()
-    claims = [vera.Claim(f"c{i}", f"claim {i}") for i in range(1, 5)]
+    claims = [vera.Claim(f"c{i}", f"Refunds claim {i}") for i in range(1, 5)]
+    card, window = CONTEXTS
     fake.enqueue(
         TruncatedOutputError("cut off"),
-        verdicts((1, "yes", 1, ""), (2, "yes", 1, "")),
-        verdicts((1, "no", 2, ""), (2, "idk", None, "")),
+        verdicts((1, "yes", 1, card), (2, "yes", 1, card)),
+        verdicts((1, "no", 2, window), (2, "idk", None, "")),
     )
     result = await LLMJudge(fake).verify_claims(claims, CONTEXTS)
     assert [v.verdict.value for v in result] == [
@@ -199,7 +202,7 @@ def test_prompts_can_be_overridden_and_bad_files_are_named(tmp_path: Path) -> No
 def test_end_to_end_with_cache_second_run_makes_zero_calls(tmp_path: Path) -> None:
     sample = vera.Sample(id="s", response=RESPONSE, contexts=CONTEXTS)
     fake = FakeChatModel()
-    fake.enqueue(CLAIMS, verdicts((1, "CONTRADICTED", 2, ""), (2, "yes", 1, "")))
+    fake.enqueue(CLAIMS, verdicts((1, "CONTRADICTED", 2, ""), (2, "yes", 1, CONTEXTS[0])))
 
     def run() -> vera.Report:
         model = ManagedChatModel(fake, cache=ResponseCache(tmp_path / "c.sqlite"))

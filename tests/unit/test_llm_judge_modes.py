@@ -185,7 +185,14 @@ def test_unknown_mode_and_bad_samples_are_refused() -> None:
 
 
 def verdicts_reply(*names: str) -> dict[str, object]:
-    return {"verdicts": [{"claim": n, "verdict": v} for n, v in enumerate(names, start=1)]}
+    # Each claim cites the sentence about it: 2.1 (the window), 1.1 (the card).
+    cited = ("2.1", "1.1")
+    return {
+        "verdicts": [
+            {"claim": n, "verdict": v, "sentence": cited[n - 1]}
+            for n, v in enumerate(names, start=1)
+        ]
+    }
 
 
 async def test_samples_take_the_majority_and_report_agreement() -> None:

@@ -240,7 +240,7 @@ def test_plugin_judges_get_the_arg_and_settings() -> None:
 
 @pytest.mark.usefixtures("plugin")
 def test_plugin_providers_build_chat_models() -> None:
-    assert provider_names() == ["openai", "anthropic", "litellm", "echo"]
+    assert provider_names() == ["openai", "anthropic", "litellm", "ollama", "echo"]
     model: Any = create_chat_model("echo:tiny:1b", base_url="http://127.0.0.1:9", api_key="k")
     assert type(model).__name__ == "EchoModel"
     assert (model.model, model.base_url, model.api_key) == ("tiny:1b", "http://127.0.0.1:9", "k")
@@ -267,7 +267,7 @@ def test_unknown_metric_suggests_the_closest() -> None:
 def test_unknown_judge_suggests_judges_and_providers_and_lists_the_forms() -> None:
     forms = (
         "Known: offline, offline:learned, nli:MODEL, cascade, openai:MODEL, anthropic:MODEL, "
-        "litellm:MODEL"
+        "litellm:MODEL, ollama:MODEL"
     )
     with pytest.raises(ConfigError) as caught:
         create_judge("ofline")
@@ -317,7 +317,7 @@ def test_unknown_provider_suggests_the_closest() -> None:
         create_chat_model("opneai:gpt-4o-mini")
     assert str(caught.value) == (
         "unknown provider 'opneai' in 'opneai:gpt-4o-mini'; did you mean 'openai'? "
-        "Known: anthropic, litellm, openai"
+        "Known: anthropic, litellm, ollama, openai"
     )
 
 

@@ -45,3 +45,18 @@ def test_ids_cost_more_than_quotes_only_for_long_contexts_and_few_claims() -> No
     assert long.cost_more_than_quotes(3)
     # Enough claims, each quote a whole sentence: the ids pay again.
     assert not long.cost_more_than_quotes(400)
+
+
+def test_a_sentence_cited_by_its_text_resolves_to_that_sentence() -> None:
+    # Small models write the sentence where its number is asked, with or without the shown id.
+    ids = SentenceIds.of(CONTEXTS, flat=True)
+    assert ids.resolve("The window is 30 days.") == (1, "The window is 30 days.")
+    assert ids.resolve('2 "the window is 30 days"') == (1, "The window is 30 days.")
+    assert ids.resolve("Refunds are issued to the original card") == (
+        1,
+        "Refunds are issued to the original card.",
+    )
+    assert ids.resolve("After the code.") == (2, "After the code.")
+    # Too short to name one sentence, or found nowhere: no citation.
+    assert ids.resolve("days") is None
+    assert ids.resolve("The refund window is 60 days.") is None

@@ -191,6 +191,15 @@ _JudgeModeFlag = Annotated[
         "per_claim (1 + claims), truths (3, 2 when contexts repeat).",
     ),
 ]
+_JudgeOutputFlag = Annotated[
+    str | None,
+    typer.Option(
+        "--judge-output",
+        help="How JSON is asked of an OpenAI-compatible server: schema (response_format "
+        "json_schema), json (json_object), prompt (the prompt alone); default: the best the "
+        "server accepts, learnt from its first refusal.",
+    ),
+]
 _JudgeSamplesFlag = Annotated[
     int | None,
     typer.Option(
@@ -479,6 +488,7 @@ _EVAL_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
     ("language", _LanguageFlag, None),
     ("judge_base_url", _JudgeBaseUrlFlag, None),
     ("judge_mode", _JudgeModeFlag, None),
+    ("judge_output", _JudgeOutputFlag, None),
     ("judge_samples", _JudgeSamplesFlag, None),
     ("judge_temperature", _JudgeTemperatureFlag, None),
     ("max_tokens", _MaxTokensFlag, None),
@@ -564,6 +574,7 @@ _SETTING_FLAGS = {
     "judge": "judge",
     "judge_base_url": "judge_base_url",
     "judge_mode": "judge_mode",
+    "judge_output": "judge_output",
     "judge_samples": "judge_samples",
     "judge_temperature": "judge_temperature",
     "judge_max_tokens": "max_tokens",

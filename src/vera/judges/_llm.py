@@ -10,11 +10,14 @@
 Every mode produces the same `ClaimVerdict`s; the model only classifies, every score is still
 VERA's arithmetic. What the model returns is checked, not trusted:
 
-- a reply that fails validation is re-asked once with the validation error;
-- verdicts must come back for exactly the claim numbers asked; missing ones are re-asked alone;
+- a reply that fails validation is re-asked once with what was wrong, in the prompt's words,
+  at a temperature of at least 0.3 (at 0 a small model repeats itself byte for byte);
+- verdicts must come back for exactly the claim numbers asked; missing ones are re-asked alone,
+  and a claim still without one is NO_EVIDENCE, flagged, where the others were answered;
 - each quote is looked up in the context it cites, and an invented quote, or a supported or
-  contradicted verdict with none, is flagged (see `vera.judges._evidence`); a verdict citing a
-  context that does not exist (context 99 of 3) is an invalid reply;
+  contradicted verdict with none, is flagged, and a supporting one is then NO_EVIDENCE (see
+  `vera.judges._evidence`); a citation of a sentence or context that does not exist (context
+  99 of 3) costs the citation, not the sample;
 - each claim is traced to the response: one found nowhere in it that shares no content word
   with it is flagged (`Claim.traceable`), and a claim list made mostly of such claims is an
   invalid reply;
@@ -47,6 +50,7 @@ import asyncio
 import copy
 import functools
 import hashlib
+import json
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -76,6 +80,8 @@ from vera.judges._replies import (
     Truths,
     VerdictFields,
     Verification,
+    claim_texts,
+    cleaned_claim,
 )
 from vera.judges._sentence_ids import AnswerSentences, SentenceIds
 from vera.judges._turn_answers import (
@@ -141,6 +147,8 @@ _TURNS = "verify_turns"
 # Used in single_call mode for the turns of one conversation together.
 _ANSWERS = "single_call_turns"
 _NO_TRUTHS = "(this context states no facts)"
+_REASK_TEMPERATURE = 0.3
+_DECODER = json.JSONDecoder()
 _RAISE_MAX_TOKENS = "raise --max-tokens (judge_max_tokens in vera.toml)"
 
 
@@ -342,7 +350,7 @@ class LLMJudge(BaseJudge):
             if not 1 <= raw.claim <= len(owners):
                 continue
             turn, claim = owners[raw.claim - 1]
-            context, quote = _evidence(raw, numbered)
+            context, quote, note = _evidence(raw, numbered)
             if context is not None and context not in ranges[turn]:
                 wrong.add(turn)
                 continue
@@ -354,8 +362,9 @@ class LLMJudge(BaseJudge):
                     raw.verdict,
                     context=local,
                     quote=quote,
-                    reason=raw.reason,
+                    reason=f"{note} {raw.reason}".strip(),
                     contexts=batch[turn].contexts,
+                    claim=claim.text,
                 ),
             )
         failed = []
@@ -598,12 +607,15 @@ class LLMJudge(BaseJudge):
                 *await self._extract_texts(second, query),
             ]
         ordered = sorted(extraction.claims, key=lambda c: c.number)
-        return [c.text.strip() for c in ordered if c.text.strip()]
+        return claim_texts([c.text for c in ordered])
 
     async def _verify_draw(
         self, claims: Sequence[Claim], contexts: Sequence[str], draw: int
     ) -> list[ClaimVerdict]:
-        """One full verification of `claims`: every claim gets a verdict, or this raises."""
+        """One full verification of `claims`: every claim gets a verdict, or this raises. A
+        claim the judge gave no verdict for, even when asked again alone, costs that claim
+        (NO_EVIDENCE, flagged) where the judge answered some of the others; with no verdict
+        at all, the sample is an error: nothing was measured."""
         if not contexts:
             return [
                 ClaimVerdict(c.id, Verdict.NO_EVIDENCE, reason="no context was given")
@@ -614,12 +626,17 @@ class LLMJudge(BaseJudge):
         await self._verify_batches(list(claims), shown, contexts, found, draw)
         missing = [c for c in claims if c.id not in found]
         if missing:
-            # Asking again for just the missing claims keeps the verdicts already given.
-            await self._verify_batches(missing, shown, contexts, found, draw)
+            # Asking again for just the missing claims keeps the verdicts already given; at
+            # the re-ask temperature, as the request may be the first one again.
+            await self._verify_batches(missing, shown, contexts, found, draw, reask=True)
         still_missing = [c.id for c in claims if c.id not in found]
-        if still_missing:
+        if still_missing and not found:
             raise JudgeResponseError(f"the judge gave no verdict for claims {still_missing}")
-        return [found[c.id] for c in claims]
+        unanswered = "[the judge gave no verdict, even when asked again]"
+        return [
+            found.get(c.id) or ClaimVerdict(c.id, Verdict.NO_EVIDENCE, reason=unanswered)
+            for c in claims
+        ]
 
     async def _verify_batches(
         self,
@@ -628,6 +645,8 @@ class LLMJudge(BaseJudge):
         contexts: Sequence[str],
         found: dict[str, ClaimVerdict],
         draw: int,
+        *,
+        reask: bool = False,
     ) -> None:
         size = self.max_claims_per_call
         # Several calls on these contexts (per_claim, batches, draws): their shared prefix
@@ -636,7 +655,13 @@ class LLMJudge(BaseJudge):
         await asyncio.gather(
             *(
                 self._verify_batch(
-                    claims[start : start + size], shown, contexts, found, draw, reused=reused
+                    claims[start : start + size],
+                    shown,
+                    contexts,
+                    found,
+                    draw,
+                    reused=reused,
+                    reask=reask,
                 )
                 for start in range(0, len(claims), size)
             )
@@ -651,9 +676,10 @@ class LLMJudge(BaseJudge):
         draw: int,
         *,
         reused: bool = True,
+        reask: bool = False,
     ) -> None:
         """Verify `batch` against `shown` (the contexts, or their truths); quotes are checked
-        against the contexts themselves."""
+        against the contexts themselves. `reask`: asked again, at the re-ask temperature."""
         prompt, schema, numbered = self._verification_prompt(shown, len(batch))
         # Contexts before claims: calls on the same contexts (per_claim, several batches or
         # draws) share their prompt up to the claims, which a provider's prompt cache reuses.
@@ -668,8 +694,14 @@ class LLMJudge(BaseJudge):
                 prompt,
                 schema,
                 "verdicts",
-                _checked(Verification, contexts=len(shown), sentences=numbered),
+                _checked(
+                    Verification,
+                    contexts=len(shown),
+                    sentences=numbered,
+                    claims=[c.text for c in batch],
+                ),
                 draw=draw,
+                reask=reask,
             )
         except TruncatedOutputError:
             if len(batch) == 1:
@@ -677,25 +709,10 @@ class LLMJudge(BaseJudge):
                     f"the verdict was cut off at max_tokens even for one claim; {_RAISE_MAX_TOKENS}"
                 ) from None
             half = len(batch) // 2
-            await self._verify_batch(batch[:half], shown, contexts, found, draw)
-            await self._verify_batch(batch[half:], shown, contexts, found, draw)
+            await self._verify_batch(batch[:half], shown, contexts, found, draw, reask=reask)
+            await self._verify_batch(batch[half:], shown, contexts, found, draw, reask=reask)
             return
-        for raw in reply.verdicts:
-            # Numbers outside the batch answer no question we asked; they are dropped.
-            if 1 <= raw.claim <= len(batch):
-                claim = batch[raw.claim - 1]
-                context, quote = _evidence(raw, numbered)
-                found.setdefault(
-                    claim.id,
-                    checked_verdict(
-                        claim.id,
-                        raw.verdict,
-                        context=context,
-                        quote=quote,
-                        reason=raw.reason,
-                        contexts=contexts,
-                    ),
-                )
+        _collect(reply, batch, numbered, contexts, found)
 
     def _verification_prompt(
         self, shown: Sequence[str], claims: int
@@ -764,7 +781,7 @@ class LLMJudge(BaseJudge):
             # Numbers outside the batch answer no question we asked; they are dropped.
             if 1 <= row.claim <= len(batch):
                 claim = batch[row.claim - 1]
-                found.setdefault(claim.id, _matrix_row(claim.id, row.contexts, contexts))
+                found.setdefault(claim.id, _matrix_row(claim, row.contexts, contexts))
 
     async def _truths_of(self, contexts: Sequence[str]) -> list[str]:
         """The facts each context states, one text per context; asked once per context set.
@@ -846,21 +863,24 @@ class LLMJudge(BaseJudge):
         validate: Callable[[Any], T],
         *,
         draw: int = 0,
+        reask: bool = False,
     ) -> T:
+        temperature = max(self.temperature, _REASK_TEMPERATURE) if reask else self.temperature
         request = ChatRequest(
             messages=messages,
             json_schema=schema,
             schema_name=schema_name,
-            temperature=self.temperature,
+            temperature=temperature,
             max_tokens=self.max_tokens,
             prompt_version=prompt.version,
             draw=draw,
         )
         response = await self._complete(request, prompt.name)
+        key = _reply_key(schema)
         try:
-            return validate(_reply_data(response))
+            return validate(_reply_data(response, key))
         except (ValidationError, MalformedJSONError) as first_error:
-            problem = _describe(first_error)
+            problem = _describe(first_error, key)
         retry = request.model_copy(
             update={
                 "messages": (
@@ -871,14 +891,17 @@ class LLMJudge(BaseJudge):
                         content=f"That reply was not valid: {problem}. Reply again with only "
                         "the JSON object, in exactly the format asked for.",
                     ),
-                )
+                ),
+                # At temperature 0 a small model repeats its reply byte for byte; a little
+                # randomness lets the re-ask be answered differently.
+                "temperature": max(request.temperature, _REASK_TEMPERATURE),
             }
         )
         response = await self._complete(retry, prompt.name)
         try:
-            return validate(_reply_data(response))
+            return validate(_reply_data(response, key))
         except (ValidationError, MalformedJSONError) as second_error:
-            raise JudgeResponseError(_invalid_twice(second_error)) from None
+            raise JudgeResponseError(_invalid_twice(second_error, key)) from None
 
     async def _complete(self, request: ChatRequest, label: str) -> ChatResponse:
         """Call the model; a managed model also books the call's cost under the prompt's name."""
@@ -888,7 +911,7 @@ class LLMJudge(BaseJudge):
 
 
 def _matrix_row(
-    claim_id: str, cells: Sequence[MatrixCell], contexts: Sequence[str]
+    claim: Claim, cells: Sequence[MatrixCell], contexts: Sequence[str]
 ) -> list[ClaimVerdict]:
     """One claim's verdict on each context, its quotes checked; the first cell the reply
     gives for a context counts, and a context it does not list is NO_EVIDENCE."""
@@ -896,17 +919,18 @@ def _matrix_row(
     for cell in cells:
         if 1 <= cell.context <= len(contexts) and cell.context not in given:
             checked = checked_verdict(
-                claim_id,
+                claim.id,
                 cell.verdict,
                 context=cell.context,
                 quote=cell.quote,
                 reason=cell.reason,
                 contexts=contexts,
+                claim=claim.text,
             )
             given[cell.context] = checked.model_copy(update={"context_index": cell.context - 1})
     unlisted = "the judge found nothing on the claim in this context"
     return [
-        given.get(k, ClaimVerdict(claim_id, Verdict.NO_EVIDENCE, "", k - 1, unlisted))
+        given.get(k, ClaimVerdict(claim.id, Verdict.NO_EVIDENCE, "", k - 1, unlisted))
         for k in range(1, len(contexts) + 1)
     ]
 
@@ -922,23 +946,56 @@ def _judged(
     """The claims of a single-call reply and their checked verdicts; `local` turns the
     number of a context the prompt showed into its number among `contexts` (None: not one
     of them)."""
-    judged = sorted((c for c in reply.claims if c.text.strip()), key=lambda c: c.number)
+    # A claim and its verdict go together: what is no claim ("Sure!") drops both.
+    judged = sorted(
+        (c.model_copy(update={"text": cleaned_claim(c.text)}) for c in reply.claims),
+        key=lambda c: c.number,
+    )
     claims: list[Claim] = []
     verdicts: list[ClaimVerdict] = []
-    for n, item in enumerate(judged, start=1):
-        claims.append(_claim(f"c{n}", item.text.strip(), response))
-        context, quote = _evidence(item, numbered)
+    for n, item in enumerate((c for c in judged if c.text), start=1):
+        claims.append(_claim(f"c{n}", item.text, response))
+        context, quote, note = _evidence(item, numbered)
         verdicts.append(
             checked_verdict(
                 f"c{n}",
                 item.verdict,
                 context=None if context is None else local(context),
                 quote=quote,
-                reason=item.reason,
+                reason=f"{note} {item.reason}".strip(),
                 contexts=contexts,
+                claim=item.text,
             )
         )
     return claims, verdicts
+
+
+def _collect(
+    reply: Verification,
+    batch: Sequence[Claim],
+    numbered: SentenceIds | None,
+    contexts: Sequence[str],
+    found: dict[str, ClaimVerdict],
+) -> None:
+    """The checked verdict of each claim of `batch` the reply answers, into `found` (the
+    first one a claim gets counts)."""
+    for raw in reply.verdicts:
+        # Numbers outside the batch answer no question we asked; they are dropped.
+        if 1 <= raw.claim <= len(batch):
+            claim = batch[raw.claim - 1]
+            context, quote, note = _evidence(raw, numbered)
+            found.setdefault(
+                claim.id,
+                checked_verdict(
+                    claim.id,
+                    raw.verdict,
+                    context=context,
+                    quote=quote,
+                    reason=f"{note} {raw.reason}".strip(),
+                    contexts=contexts,
+                    claim=claim.text,
+                ),
+            )
 
 
 def _others(batch: Sequence[object], turns: Sequence[int]) -> list[int]:
@@ -946,47 +1003,92 @@ def _others(batch: Sequence[object], turns: Sequence[int]) -> list[int]:
     return [t for t in range(len(batch)) if t not in turns]
 
 
-def _evidence(given: VerdictFields, numbered: SentenceIds | None) -> tuple[int | None, str]:
-    """The context (1-based) and quote of a verdict: the cited sentence's own text, quoted by
-    VERA; or, from a prompt that asks for quotes (an override, or long contexts), the judge's
-    copy."""
-    cited = numbered.resolve(given.sentence) if given.sentence and numbered else None
-    return cited if cited is not None else (given.context, given.quote)
+def _evidence(given: VerdictFields, numbered: SentenceIds | None) -> tuple[int | None, str, str]:
+    """The context (1-based) and quote of a verdict, and a note for its reason: the cited
+    sentence's own text, quoted by VERA; or, from a prompt that asks for quotes (an override,
+    or long contexts), the judge's copy. A citation of a sentence that does not exist costs
+    the citation, not the sample: no quote, and the note says why."""
+    if not given.sentence or numbered is None:
+        return given.context, given.quote, ""
+    cited = numbered.resolve(given.sentence)
+    if cited is None:
+        return None, "", f"[cited sentence {given.sentence!r} does not exist]"
+    return cited[0], cited[1], ""
 
 
 def _numbered(texts: Sequence[str]) -> str:
     return "\n\n".join(f"[{i}] {text}" for i, text in enumerate(texts, start=1))
 
 
-def _reply_data(response: ChatResponse) -> Any:
-    """The reply's JSON: structured output where the provider gave it, else parsed from text."""
-    return response.data if response.data is not None else parse_json_object(response.text)
+def _reply_key(schema: dict[str, Any]) -> str:
+    """The one key the reply's object must have ("v", "claims", "verdicts"...)."""
+    return str(schema.get("required", [""])[0])
+
+
+def _reply_data(response: ChatResponse, key: str) -> Any:
+    """The reply's JSON: structured output where the provider gave it, else parsed from text.
+    Small models' deviations are read for what they mean: a bare list where the object was
+    asked for is that object's `key` list, and an object holding its one list under another
+    key ({"verdicts": [...]} for {"v": [...]}) is read under `key`."""
+    data = response.data
+    if data is None:
+        try:
+            data = parse_json_object(response.text)
+        except MalformedJSONError:
+            rows = _json_list(response.text)
+            if rows is None:
+                raise
+            return {key: rows}
+    lists = [name for name, value in data.items() if isinstance(value, list)]
+    if key and key not in data and len(lists) == 1:
+        return {**data, key: data[lists[0]]}
+    return data
+
+
+def _json_list(text: str) -> list[Any] | None:
+    """The first JSON list in `text` (bare, fenced or after prose), or None."""
+    start = text.find("[")
+    while start >= 0:
+        try:
+            value, _ = _DECODER.raw_decode(text, start)
+        except ValueError:
+            start = text.find("[", start + 1)
+            continue
+        return value if isinstance(value, list) else None
+    return None
 
 
 def _has_claims(reply: Extraction | SingleCall) -> bool:
     return any(claim.text.strip() for claim in reply.claims)
 
 
-def _invalid_twice(error: ValidationError | MalformedJSONError) -> str:
+def _invalid_twice(error: ValidationError | MalformedJSONError, key: str) -> str:
     if isinstance(error, IncompleteJSONError):
         # Only the user can give the judge a bigger budget, so only the user is told how.
         return (
             "the judge's reply is not complete JSON, even when asked again (it ends mid-object: "
             f"cut off? {_RAISE_MAX_TOKENS})"
         )
-    return f"the judge's reply was invalid twice: {_describe(error)}"
+    return f"the judge's reply was invalid twice: {_describe(error, key)}"
 
 
-def _describe(error: ValidationError | MalformedJSONError) -> str:
+def _describe(error: ValidationError | MalformedJSONError, key: str) -> str:
+    """What was wrong, in the words of the prompt the model saw: never VERA's internal field
+    paths ("verdicts.0.sentence"), which name fields the compact prompts never show."""
     if isinstance(error, IncompleteJSONError):
         # A cut-off reply can hold a complete inner object; it is named for what it is, never
         # as the outer object's missing field.
         return "it is not complete JSON (it ends mid-object)"
-    if isinstance(error, ValidationError):
-        first = error.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        return f"{where}: {first['msg']}" if where else first["msg"]
-    return str(error)
+    if not isinstance(error, ValidationError):
+        return str(error)
+    first = error.errors()[0]
+    message = str(first["msg"]).removeprefix("Value error, ")
+    rows = [part for part in first["loc"] if isinstance(part, int)]
+    if rows:
+        return f"entry {rows[0] + 1} of the {key} list: {message}"
+    if first["type"] == "missing":
+        return f'the reply must be one JSON object {{"{key}": [...]}}'
+    return message
 
 
 def _checked(model: type[Reply], **sample: object) -> Callable[[Any], Reply]:

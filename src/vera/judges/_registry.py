@@ -245,7 +245,9 @@ def create_managed_model(
     settings = settings or JudgeOptions()
     if settings.batch:
         check_batch_provider(spec)
-    model: ChatModel = create_chat_model(spec.strip(), base_url=base_url or settings.judge_base_url)
+    model: ChatModel = create_chat_model(
+        spec.strip(), base_url=base_url or settings.judge_base_url, output=settings.judge_output
+    )
     if settings.batch:
         model = BatchingChatModel(
             model,

@@ -3,19 +3,23 @@ validate the replies. One schema per prompt, each a JSON object so every provide
 structured-output mechanism can carry it.
 
 Validated with a context (`model_validate(data, context=...)`), a reply is also checked
-against the sample: `contexts` (how many were shown) makes a verdict that cites a context
-that does not exist invalid, and `response` (the answer the claims were taken from) makes a
-claim list made mostly of claims untraceable to it invalid (`vera.judges._evidence`). Either
-way the judge is re-asked once with the reason, then the sample is an error."""
+against the sample: `contexts` (how many were shown) drops the citation of a context that does
+not exist, `claims` (the claims asked) reads a claim given by its text as its number, and
+`response` (the answer the claims were taken from) makes a claim list made mostly of claims
+untraceable to it invalid (`vera.judges._evidence`): the judge is re-asked once with the
+reason, then the sample is an error. The compact rows are read as small models write them too:
+one row without the list around it, rows run together in one list, a verdict letter in a named
+field."""
 
 from __future__ import annotations
 
+import re
 from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator, model_validator
 
 from vera.judges._evidence import MOSTLY_UNTRACEABLE, untraceable
-from vera.judges._sentence_ids import AnswerSentences, SentenceIds
+from vera.judges._sentence_ids import AnswerSentences
 from vera.types import Relevance, RelevanceVerdict, Verdict
 from vera.types._errors import JudgeResponseError
 
@@ -38,6 +42,8 @@ __all__ = [
     "Truths",
     "VerdictFields",
     "Verification",
+    "claim_texts",
+    "cleaned_claim",
 ]
 
 _VERDICT_NAMES = [v.value for v in Verdict]
@@ -185,8 +191,9 @@ _CODES = {
 def _compact_row(row: Any, first: str) -> dict[str, Any]:
     """A compact row [claim, code, sentence id, reason] as the named fields; `first` names
     its first cell ("claim": a number; "text": a claim's text or an answer sentence's number).
-    Too short, too long or not a row at all is a ValueError that tells the judge the shape."""
-    if not isinstance(row, list) or not 2 <= len(row) <= 4:
+    Too short or not a row at all is a ValueError that tells the judge the shape; cells after
+    the reason (a second quote, a reason in two parts) are left out."""
+    if not isinstance(row, list) or len(row) < 2:
         raise ValueError(
             f"each entry must be a row [{first}, verdict, sentence id, reason], got {row!r}"
         )
@@ -213,10 +220,34 @@ def _from_rows(data: Any, key: str, rows_key: str, first: str) -> Any:
     rows = data[rows_key]
     if not isinstance(rows, list):
         return data
+    if rows and not isinstance(rows[0], list | dict):
+        # Rows not wrapped in the list of rows, one after another (a small model's habit).
+        rows = _split_flat(rows)
+        if first == "claim":  # a row whose claim is no number answers no claim asked
+            rows = [row for row in rows if _is_number(row[0])]
     return {
         **data,
         key: [_compact_row(row, first) if isinstance(row, list) else row for row in rows],
     }
+
+
+def _is_code(cell: Any) -> bool:
+    return isinstance(cell, str) and cell.strip().upper() in _CODES
+
+
+def _is_number(cell: Any) -> bool:
+    return (isinstance(cell, int) and not isinstance(cell, bool)) or (
+        isinstance(cell, str) and cell.strip().isdigit()
+    )
+
+
+def _split_flat(cells: list[Any]) -> list[list[Any]]:
+    """Rows written one after another in one list: a row starts at each cell followed by a
+    verdict letter; one row when the list does not start so."""
+    starts = [i for i in range(len(cells) - 1) if _is_code(cells[i + 1]) and not _is_code(cells[i])]
+    if not starts or starts[0] != 0:
+        return [cells]
+    return [cells[a:b] for a, b in zip(starts, [*starts[1:], len(cells)], strict=True)]
 
 
 class _ExtractedClaim(BaseModel):
@@ -257,20 +288,6 @@ def _shown_context(value: int | None, info: ValidationInfo) -> int | None:
     return value
 
 
-def _shown_sentence(value: str | None, info: ValidationInfo) -> str | None:
-    """`value` when it is the id of a sentence the judge was shown (or None); else the reason,
-    as a ValueError pydantic reports as the field's."""
-    shown = (info.context or {}).get("sentences")
-    if value is None or not value.strip() or not isinstance(shown, SentenceIds):
-        return value or None
-    if shown.resolve(value) is None:
-        raise ValueError(
-            f"sentence {value!r} does not exist; cite one of {shown.describe_ids()}, "
-            "or null for none"
-        )
-    return value
-
-
 class _VerdictFields(BaseModel):
     verdict: Verdict
     context: int | None = None
@@ -285,12 +302,16 @@ class _VerdictFields(BaseModel):
 
     @field_validator("sentence")
     @classmethod
-    def _cited_sentence_exists(cls, value: str | None, info: ValidationInfo) -> str | None:
-        return _shown_sentence(value, info)
+    def _blank_is_none(cls, value: str | None) -> str | None:
+        # A sentence that does not exist is no reason to ask again: it costs the verdict its
+        # citation (`vera.judges._llm._evidence`), not the sample.
+        return value if value and value.strip() else None
 
     @field_validator("verdict", mode="before")
     @classmethod
     def _parse_verdict(cls, value: Any) -> Verdict:
+        if isinstance(value, str) and value.strip().upper() in _CODES:
+            return _CODES[value.strip().upper()]  # the compact rows' letter, in a named field
         try:
             return Verdict.parse(value)
         except JudgeResponseError as exc:  # pydantic turns ValueError into a validation error
@@ -299,9 +320,12 @@ class _VerdictFields(BaseModel):
     @field_validator("context")
     @classmethod
     def _cited_context_exists(cls, value: int | None, info: ValidationInfo) -> int | None:
-        # Left unchecked, a quote cited from context 99 of 3 is looked for in every context
-        # and silently re-cited to the one that has it.
-        return _shown_context(value, info)
+        # Context 99 of 3 costs the citation, not the sample; the quote is then looked for in
+        # every context, and found only where it is verbatim.
+        shown = (info.context or {}).get("contexts")
+        if value is not None and isinstance(shown, int) and not 1 <= value <= shown:
+            return None
+        return value
 
 
 VerdictFields = _VerdictFields
@@ -318,10 +342,34 @@ class Verification(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _compact(cls, data: Any) -> Any:
+    def _compact(cls, data: Any, info: ValidationInfo) -> Any:
         # The bundled prompt's compact reply {"v": [[1, "F", "2.3"], ...]}; an override
         # prompt's {"verdicts": [{...}]} is read as it is.
-        return _from_rows(data, "verdicts", "v", "claim")
+        if isinstance(data, dict) and "verdict" in data and "v" not in data:
+            data = {"verdicts": [data]}  # one verdict, not wrapped in the list asked for
+        return _claims_by_text(_from_rows(data, "verdicts", "v", "claim"), info)
+
+
+def _plain(text: str) -> str:
+    return " ".join(re.sub(r"^\s*\d+[.)]?\s+", "", text).strip(" .\"'").split()).lower()
+
+
+def _claims_by_text(data: Any, info: ValidationInfo) -> Any:
+    """`data` with each verdict's claim given by its text (as a small model writes it, with
+    or without the number it was listed under) as the claim's number; a text that matches no
+    claim asked (the `claims` of the context) is left, for validation to refuse."""
+    asked = (info.context or {}).get("claims")
+    verdicts = data.get("verdicts") if isinstance(data, dict) else None
+    if not isinstance(asked, list) or not isinstance(verdicts, list):
+        return data
+    plain = [_plain(text) for text in asked]
+    fixed = []
+    for item in verdicts:
+        claim = item.get("claim") if isinstance(item, dict) else None
+        if isinstance(claim, str) and not claim.strip().isdigit() and _plain(claim) in plain:
+            item = {**item, "claim": plain.index(_plain(claim)) + 1}
+        fixed.append(item)
+    return {**data, "verdicts": fixed}
 
 
 class _Truth(BaseModel):
@@ -395,3 +443,47 @@ class _MatrixRow(BaseModel):
 
 class Matrix(BaseModel):
     claims: list[_MatrixRow]
+
+
+# What small models put in a claim list besides claims (issue 45: on 169 RAGTruth claims of a
+# 1.5B model, 14 preambles or remarks on sources and 34 list numbers).
+_LIST_MARK = re.compile(r"^\s*(?:(?:claim\s*)?\d+\s*[.):]|[-*\u2022])\s+", re.IGNORECASE)
+_PLEASANTRY = re.compile(
+    r"^\s*(?:sure|certainly|of course|okay|ok|absolutely|great)\b[\s!.,:]*", re.IGNORECASE
+)
+_ON_SOURCES = re.compile(
+    r"^\s*(?:based on|according to|as (?:stated|mentioned|described) in|from)\s+(?:the\s+)?"
+    r"(?:given\s+|provided\s+|above\s+|following\s+)?(?:passages?|contexts?|information|"
+    r"documents?|sources?|texts?|answer)\b[\s,:]*",
+    re.IGNORECASE,
+)
+_LEAD_IN = re.compile(
+    r"^\s*(?:here\s+(?:is|are)|the following|below\s+(?:is|are)|the (?:atomic |factual )?"
+    r"claims\b)",
+    re.IGNORECASE,
+)
+
+
+def cleaned_claim(text: str) -> str:
+    """`text` without what is no claim: a list number, a pleasantry ("Sure!"), a remark on the
+    sources ("Based on the given passages,"); "" when nothing else is left, or when what is
+    left only leads in to a list ("Here are the claims:")."""
+    text = _LIST_MARK.sub("", text, count=1)
+    text = _PLEASANTRY.sub("", text, count=1)
+    text = _ON_SOURCES.sub("", text, count=1).strip()
+    if not any(char.isalnum() for char in text) or _LEAD_IN.match(text) or text.endswith(":"):
+        return ""
+    return text
+
+
+def claim_texts(texts: list[str]) -> list[str]:
+    """An extraction's claims, each `cleaned_claim`, and one that holds several sentences (an
+    answer returned whole, as one claim) split into its sentences."""
+    found: list[str] = []
+    for text in texts:
+        cleaned = cleaned_claim(text)
+        if not cleaned:
+            continue
+        parts = AnswerSentences.of(cleaned).sentences
+        found.extend(part for part in (cleaned_claim(p) for p in parts) if part)
+    return found

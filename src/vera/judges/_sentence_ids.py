@@ -22,6 +22,18 @@ __all__ = ["AnswerSentences", "SentenceIds"]
 
 _ID = re.compile(r"^\s*\[?(\d+)\.(\d+)\]?\s*$")
 _FLAT_ID = re.compile(r"^\s*\[?(\d+)\]?\s*$")
+# A cited sentence's text as a small model writes it: maybe after its shown id ("7 The fee
+# is $5."), maybe quoted; compared without case, spacing or the quotes.
+_SHOWN_ID = re.compile(r"^\s*\[?\d+(?:\.\d+)?\]?[.:)]?\s+(?=\D)")
+_MIN_CITED_CHARS = 12
+"""A cited text shorter than this is too little to name one sentence by."""
+
+
+_QUOTES = "\"'\u201c\u201d\u2018\u2019"  # straight and curly quotes
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.strip().strip(_QUOTES).split()).lower()
 
 
 def _sentences(context: str) -> tuple[str, ...]:
@@ -77,17 +89,30 @@ class SentenceIds:
 
     def resolve(self, sentence_id: str) -> tuple[int, str] | None:
         """The 1-based context number and the exact text of `sentence_id`, None if no such.
-        A plain number ("7") is a flat id, valid only where the ids were shown flat."""
+        A plain number ("7") is a flat id, valid only where the ids were shown flat. A text is
+        the sentence it copies (small models write the sentence where its number is asked):
+        the one sentence that equals it or, for a text of at least `_MIN_CITED_CHARS`
+        characters, the first that contains it or that it contains."""
         flat = _FLAT_ID.match(sentence_id)
         if flat is not None:
             return self._flat(int(flat.group(1))) if self.flat else None
         match = _ID.match(sentence_id)
         if match is None:
-            return None
+            return self._by_text(sentence_id)
         k, n = int(match.group(1)), int(match.group(2))
         if not (1 <= k <= len(self.sentences) and 1 <= n <= len(self.sentences[k - 1])):
             return None
         return k, self.sentences[k - 1][n - 1]
+
+    def _by_text(self, cited: str) -> tuple[int, str] | None:
+        text = _plain(_SHOWN_ID.sub("", cited, count=1))
+        if not text:
+            return None
+        shown = [(k, s, _plain(s)) for k, ss in enumerate(self.sentences, 1) for s in ss]
+        exact = next(((k, s) for k, s, plain in shown if plain == text), None)
+        if exact is not None or len(text) < _MIN_CITED_CHARS:
+            return exact
+        return next(((k, s) for k, s, plain in shown if text in plain or plain in text), None)
 
     def cost_more_than_quotes(self, claims: int) -> bool:
         """Whether numbering costs more than `claims` quotes would: about 3 prompt tokens a

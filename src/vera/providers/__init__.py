@@ -50,7 +50,12 @@ from vera.providers._jsonparse import (
 from vera.providers._limits import Limiter
 from vera.providers._litellm import LiteLLMChatModel, use_local_cost_map
 from vera.providers._managed import CHARS_PER_TOKEN, ManagedChatModel
-from vera.providers._openai import OpenAIChatModel, StructuredMode
+from vera.providers._openai import (
+    OllamaChatModel,
+    OpenAIChatModel,
+    OutputModeRefusedError,
+    StructuredMode,
+)
 from vera.providers._options import ProviderOptions
 from vera.providers._registry import PROVIDER_REGISTRY, create_chat_model, provider_names
 from vera.providers._retry import RetryPolicy, call_with_retries
@@ -79,7 +84,9 @@ __all__ = [
     "Message",
     "MissingExtraError",
     "ModelNotFoundError",
+    "OllamaChatModel",
     "OpenAIChatModel",
+    "OutputModeRefusedError",
     "Price",
     "PriceTable",
     "ProviderConnectionError",

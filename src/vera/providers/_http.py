@@ -35,6 +35,7 @@ from vera.types._secrets import mask_secret
 
 __all__ = [
     "BACKSTOP_TIMEOUT",
+    "CONTEXT_ADVICE",
     "LOCAL_PLACEHOLDER_KEY",
     "SdkAdapter",
     "describe_cause",
@@ -76,6 +77,10 @@ def status_error(
     detail = f"{provider} returned HTTP {status}: {message}"
     if hint:
         detail += f" ({hint})"
+    if status in (400, 413, 422, 500) and _CONTEXT_TOO_SHORT.search(message):
+        # Said with 400 by most servers and 500 by llama-cpp-python's: either way a retry
+        # would be refused alike; only a longer context (or a shorter prompt) helps.
+        return BadRequestError(f"{detail}. {CONTEXT_ADVICE}", status=status)
     if status in (401, 403):
         return AuthenticationError(
             f"{detail}. Check the key: set {key_env} or pass api_key", status=status
@@ -96,6 +101,23 @@ def status_error(
     if status in (400, 413, 422):
         return BadRequestError(detail, status=status)
     return ProviderError(detail, status=status)
+
+
+_CONTEXT_TOO_SHORT = re.compile(
+    r"exceeds? (?:the )?(?:available )?context|context window|context length|context size|"
+    r"maximum context|too many tokens|prompt is too long",
+    re.IGNORECASE,
+)
+"""How servers say a prompt does not fit the model's context: llama-cpp-python ("Requested
+tokens (5000) exceed context window of 4096"), llama.cpp's llama-server ("the request exceeds
+the available context size"), vLLM and OpenAI ("maximum context length is ...")."""
+
+CONTEXT_ADVICE = (
+    "The prompt does not fit the model's context window on this server: start it with a "
+    "longer context (llama-server -c 8192, llama-cpp-python --n_ctx 8192, vLLM "
+    "--max-model-len 8192, Ollama num_ctx), or lower --max-tokens, --max-context-chars"
+)
+"""What to do when a server says the prompt is longer than its context."""
 
 
 def sdk_status_error(

@@ -2,19 +2,31 @@
 
 The `openai` SDK is imported when a model is built, never when VERA is imported, so VERA runs
 without it. The SDK's own retries are off: VERA retries in one place, once.
+
+Structured output is negotiated, not assumed: servers that speak this API support different
+subsets of `response_format` (llama-cpp-python's server takes `json_object` but answers
+`json_schema` with HTTP 500; older Ollama and LM Studio builds differ again). By default
+("auto") a model asks for a JSON schema first; a refusal that names the field (a 400, 422 or 500
+whose body names `response_format`) makes it fall back, once per model, to JSON mode and then to
+JSON asked in the prompt alone, with one warning. A mode the user chose (`--judge-output`) is
+never changed: its refusal is an `OutputModeRefusedError`, which stops the run instead of being
+retried as if the server were down.
 """
 
 from __future__ import annotations
 
 import re
+import warnings
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from vera.providers._base import (
     AuthenticationError,
+    BadRequestError,
     ChatRequest,
     ChatResponse,
     MissingExtraError,
+    ProviderError,
     RateLimitInfo,
     TruncatedOutputError,
     UnreadableReplyError,
@@ -27,15 +39,52 @@ from vera.providers._http import (
     resolve_api_key,
 )
 from vera.providers._jsonparse import try_parse_json_object
+from vera.types._errors import RunStopError
 from vera.types._extras import install_hint
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
     from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 
-__all__ = ["OpenAIChatModel", "StructuredMode", "response_format"]
+__all__ = [
+    "DEFAULT_OLLAMA_URL",
+    "OUTPUT_MODES",
+    "OllamaChatModel",
+    "OpenAIChatModel",
+    "OutputModeRefusedError",
+    "StructuredMode",
+    "response_format",
+    "structured_mode",
+]
 
 StructuredMode = Literal["json_schema", "json_object", "none"]
+
+OUTPUT_MODES: dict[str, StructuredMode] = {
+    "schema": "json_schema",
+    "json": "json_object",
+    "prompt": "none",
+}
+"""`--judge-output` (`judge_output` in vera.toml) and the `response_format` each asks for:
+a JSON schema, JSON mode, or no field at all (the prompt alone asks for JSON)."""
+
+_FALLBACK: dict[StructuredMode, StructuredMode] = {
+    "json_schema": "json_object",
+    "json_object": "none",
+}
+_WORD = {mode: word for word, mode in OUTPUT_MODES.items()}
+# The statuses servers answer an unsupported `response_format` with: OpenAI and vLLM 400,
+# FastAPI-based servers 422, llama-cpp-python's server 500 (its error handler wraps the 422).
+_REFUSAL_STATUSES = frozenset({400, 422, 500})
+
+
+def structured_mode(output: str) -> StructuredMode | Literal["auto"]:
+    """The `structured` mode for a `judge_output` setting ("auto", "schema", "json", "prompt")."""
+    return "auto" if output == "auto" else OUTPUT_MODES[output]
+
+
+class OutputModeRefusedError(BadRequestError, RunStopError):
+    """The server refused the structured-output mode the user chose (`--judge-output`): every
+    later call would be refused alike, so the run stops with the modes left to try."""
 
 
 _KEY_ENV = "OPENAI_API_KEY"
@@ -60,9 +109,10 @@ class OpenAIChatModel(SdkAdapter):
     """A model behind the OpenAI chat-completions API.
 
     `structured` says how a JSON schema is asked for: "json_schema" (OpenAI, recent vLLM),
-    "json_object" (servers that only promise *some* JSON), or "none" (the prompt alone asks).
-    Either way the reply is parsed tolerantly into `data`; when it holds no JSON object, `data`
-    is None and `text` has the reply, for the caller to re-ask.
+    "json_object" (servers that only promise *some* JSON), "none" (the prompt alone asks), or
+    "auto" (the default): the best the server accepts, learnt from its first refusal (see the
+    module docstring). Either way the reply is parsed tolerantly into `data`; when it holds no
+    JSON object, `data` is None and `text` has the reply, for the caller to re-ask.
     """
 
     provider_label = "OpenAI"
@@ -77,15 +127,21 @@ class OpenAIChatModel(SdkAdapter):
         api_key: str | None = None,
         base_url: str | None = None,
         timeout: float = BACKSTOP_TIMEOUT,
-        structured: StructuredMode = "json_schema",
+        structured: StructuredMode | Literal["auto"] = "auto",
     ) -> None:
         self._sdk = _import_sdk()
         self._model = model
         self._api_key = api_key
         self._base_url = base_url
         self._timeout = timeout
-        self._structured: StructuredMode = structured
+        self._negotiates = structured == "auto"
+        self._structured: StructuredMode = "json_schema" if structured == "auto" else structured
         self._client: AsyncOpenAI | None = None
+
+    @property
+    def structured(self) -> StructuredMode:
+        """How a JSON schema is asked for now: the chosen mode, or the one negotiated so far."""
+        return self._structured
 
     @property
     def provider(self) -> str:
@@ -93,7 +149,47 @@ class OpenAIChatModel(SdkAdapter):
         return "openai"
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        """Send `request` once; translate the reply or the failure into VERA's types."""
+        """Send `request`; translate the reply or the failure into VERA's types. A refusal of
+        the structured-output mode is answered by the next mode down (when negotiating), never
+        by a retry of the same request."""
+        while True:
+            mode = self._structured
+            try:
+                return await self._send(request, mode)
+            except ProviderError as error:
+                if not self._refuses_output(error, request, mode):
+                    raise
+                self._fall_back(mode, error)
+
+    def _refuses_output(self, error: ProviderError, request: ChatRequest, mode: str) -> bool:
+        """Whether `error` is the server refusing `response_format` (it names the field)."""
+        if request.json_schema is None or mode == "none":
+            return False
+        text = str(error).lower()
+        named = "response_format" in text or "json_schema" in text
+        return error.status in _REFUSAL_STATUSES and named
+
+    def _fall_back(self, refused: StructuredMode, error: ProviderError) -> None:
+        """Learn from the refusal of `refused`: the next mode down (one warning), or, for a
+        mode the user chose, the error that stops the run."""
+        if not self._negotiates:
+            raise OutputModeRefusedError(
+                f"{error}; the server does not accept --judge-output {_WORD[refused]} "
+                f"(response_format {refused}): use --judge-output "
+                f"{_WORD[_FALLBACK[refused]]}, or leave it unset to let VERA choose",
+                status=error.status,
+            ) from error
+        if self._structured != refused:
+            return  # a concurrent call learnt it already
+        self._structured = _FALLBACK[refused]
+        warnings.warn(
+            f"{self._where()} refused response_format {refused} for {self._model} "
+            f"(HTTP {error.status}); asking for {_describe_mode(self._structured)} from now "
+            "on (set --judge-output to choose)",
+            stacklevel=2,
+        )
+
+    async def _send(self, request: ChatRequest, mode: StructuredMode) -> ChatResponse:
         client = self._get_client()
         with self.sdk_errors():
             # The raw response, because the parsed one drops the rate-limit headers.
@@ -103,7 +199,7 @@ class OpenAIChatModel(SdkAdapter):
                 **_sampling(self._model, request),
                 # Sent as it is: the SDK's typed transform walks every node of the JSON
                 # schema on each call, which costs more than the rest of the request.
-                extra_body=self._response_format(request),
+                extra_body=_body_format(request, mode),
             )
             completion = raw.parse()
         if not isinstance(completion, self._sdk.types.chat.ChatCompletion):
@@ -131,9 +227,9 @@ class OpenAIChatModel(SdkAdapter):
         return cast("AsyncOpenAI", client)
 
     def _response_format(self, request: ChatRequest) -> dict[str, Any]:
-        """The `response_format` body field for `request`, or nothing to add."""
-        found = response_format(request, self._structured)
-        return {} if found is None else {"response_format": found}
+        """The `response_format` body field for `request` in the current mode (the batch API
+        sends the same), or nothing to add."""
+        return _body_format(request, self._structured)
 
     def _response(
         self, request: ChatRequest, completion: ChatCompletion, rate_limit: RateLimitInfo | None
@@ -155,6 +251,54 @@ class OpenAIChatModel(SdkAdapter):
             finish_reason=choice.finish_reason or "stop",
             rate_limit=rate_limit,
         )
+
+
+DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434/v1"
+"""Where `ollama serve` listens by default, with the path of its OpenAI-compatible API."""
+
+
+class OllamaChatModel(OpenAIChatModel):
+    """A model an Ollama server runs ("ollama:qwen2.5:1.5b"), through Ollama's
+    OpenAI-compatible API at `DEFAULT_OLLAMA_URL` unless `base_url` says otherwise. Structured
+    output is negotiated as for any OpenAI-compatible server (Ollama 0.5 and later take a JSON
+    schema)."""
+
+    provider_label = "Ollama"
+    default_host = "127.0.0.1:11434"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = BACKSTOP_TIMEOUT,
+        structured: StructuredMode | Literal["auto"] = "auto",
+    ) -> None:
+        super().__init__(
+            model,
+            api_key=api_key,
+            base_url=base_url or DEFAULT_OLLAMA_URL,
+            timeout=timeout,
+            structured=structured,
+        )
+
+    @property
+    def provider(self) -> str:
+        """Always "ollama", so that the judge's spec names the server it runs on."""
+        return "ollama"
+
+
+def _describe_mode(mode: StructuredMode) -> str:
+    if mode == "none":
+        return "JSON in the prompt alone (no response_format)"
+    return f"response_format {mode}"
+
+
+def _body_format(request: ChatRequest, mode: StructuredMode) -> dict[str, Any]:
+    """The `response_format` body field for `request` in `mode`, or nothing to add."""
+    found = response_format(request, mode)
+    return {} if found is None else {"response_format": found}
 
 
 def response_format(request: ChatRequest, structured: StructuredMode) -> dict[str, Any] | None:

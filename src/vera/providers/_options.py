@@ -35,6 +35,11 @@ class ProviderOptions(BaseModel):
     fail_fast: int = Field(default=DEFAULT_FAIL_FAST, ge=0)
     """Stop the run when this many first provider calls all fail with the same cause
     (connection refused, timeout, 5xx after retries); 0 turns the check off."""
+    judge_output: Literal["auto", "schema", "json", "prompt"] = "auto"
+    """How JSON is asked of an OpenAI-compatible server (openai:, ollama:, litellm:): "schema"
+    (`response_format` json_schema), "json" (json_object, JSON mode), "prompt" (no
+    `response_format`: the prompt alone asks), or "auto": the best the server accepts, learnt
+    from its first refusal, with one warning (see docs/local-judges.md)."""
     requests_per_minute: float | None = Field(default=None, gt=0)
     tokens_per_minute: float | None = Field(default=None, gt=0)
     cache: bool = True

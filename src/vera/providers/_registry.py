@@ -34,8 +34,12 @@ PROVIDERS: dict[str, tuple[str, str]] = {
     "openai": ("vera.providers._openai", "OpenAIChatModel"),
     "anthropic": ("vera.providers._anthropic", "AnthropicChatModel"),
     "litellm": ("vera.providers._litellm", "LiteLLMChatModel"),
+    "ollama": ("vera.providers._openai", "OllamaChatModel"),
 }
 """Built-in provider name → (module, class) of its adapter."""
+
+_CHOOSES_OUTPUT = ("openai", "ollama", "litellm")
+"""The providers whose way of asking for JSON `--judge-output` chooses (`response_format`)."""
 
 PROVIDER_REGISTRY: Registry[ChatModelFactory] = Registry("provider", ENTRY_POINT_GROUP)
 """Every provider by name: the built-in adapters and installed plugins."""
@@ -50,12 +54,14 @@ def provider_names() -> list[str]:
 
 
 def create_chat_model(
-    spec: str, *, base_url: str | None = None, api_key: str | None = None
+    spec: str, *, base_url: str | None = None, api_key: str | None = None, output: str = "auto"
 ) -> ChatModel:
     """Build a model from a spec such as "openai:gpt-4o-mini" or "anthropic:claude-sonnet-4-5".
 
     Only the first ":" separates, so "openai:llama3.1:8b" (an Ollama tag) works. An unknown
-    provider raises `ConfigError` suggesting the closest known one.
+    provider raises `ConfigError` suggesting the closest known one. `output` other than "auto"
+    ("schema", "json", "prompt": `--judge-output`) fixes how an OpenAI-compatible provider asks
+    for JSON; other providers have one way, and refuse it.
     """
     provider, sep, model = spec.strip().partition(":")
     model = model.strip()
@@ -68,4 +74,13 @@ def create_chat_model(
     factory = PROVIDER_REGISTRY.find(provider)
     if factory is None:
         raise PROVIDER_REGISTRY.unknown(provider, within=spec)
-    return factory(model, base_url=base_url, api_key=api_key)
+    if output == "auto":
+        return factory(model, base_url=base_url, api_key=api_key)
+    if provider.strip() not in _CHOOSES_OUTPUT:
+        raise ConfigError(
+            f"--judge-output {output} applies to OpenAI-compatible providers "
+            f"({', '.join(_CHOOSES_OUTPUT)}), not {provider.strip()}: leave it unset"
+        )
+    from vera.providers._openai import structured_mode
+
+    return factory(model, base_url=base_url, api_key=api_key, structured=structured_mode(output))

@@ -210,7 +210,10 @@ class _ClaimTally:
                 self.unanimous += claim.agreement == 1.0
             if claim.quote_found is not None:
                 self.quotes_checked = True
-                if claim.verdict in _SUPPORTED:
+                # A supporting verdict without evidence is NO_EVIDENCE by then (quote_found
+                # False, `vera.judges._evidence`): it was given as supported, and counts so.
+                demoted = claim.verdict is Verdict.NO_EVIDENCE and claim.quote_found is False
+                if claim.verdict in _SUPPORTED or demoted:
                     self.supported += 1
                     self.supported_unquoted += claim.quote_found is False
 

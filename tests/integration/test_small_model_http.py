@@ -1,0 +1,115 @@
+"""The LLM judge against a loopback server that answers like the 1.5B model of issue 45 did on
+llama-cpp-python's server: `response_format` json_schema refused with HTTP 500, JSON in code
+fences with prose around it, a bare list where an object was asked for, the prompt's old
+example row copied onto claim 1, sentences cited by their text, "Sure!" and list numbers in
+the claims, a long answer returned as one claim (`tests.support.scripted.SmallModel`). Every
+sample must be scored, without a re-ask, and no citation that proves nothing may support."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from typing import Any
+
+import pytest
+from tests.support.loopback import LoopbackServer, refusing_json_schema
+from tests.support.scripted import SmallModel
+
+import vera
+from vera.datasets import bundled_path
+from vera.judges import LLMJudge
+from vera.providers import ManagedChatModel, OpenAIChatModel, RetryPolicy
+from vera.types import Verdict
+
+
+def example_rows(count: int) -> list[vera.Sample]:
+    path = bundled_path("example")
+    assert path is not None
+    return list(vera.load_dataset(path))[:count]
+
+
+def words(text: str) -> set[str]:
+    return {w[:5] for w in re.findall(r"\w+", text.lower()) if len(w) > 3 or w.isdigit()}
+
+
+def shares_a_word(claim: str, evidence: str) -> bool:
+    return bool(words(claim) & words(evidence))
+
+
+async def no_wait(_: float) -> None:
+    return None
+
+
+def judge_for(loopback: LoopbackServer, mode: str) -> LLMJudge:
+    model = OpenAIChatModel("qwen2.5-coder-1.5b", base_url=loopback.openai_url, timeout=5)
+    managed = ManagedChatModel(model, retry=RetryPolicy(max_attempts=3), sleep=no_wait)
+    return LLMJudge(managed, mode=mode)  # type: ignore[arg-type]
+
+
+def reasks(loopback: LoopbackServer) -> int:
+    return sum("not valid" in str(r.json["messages"][-1]["content"]) for r in loopback.requests)
+
+
+@pytest.mark.parametrize("mode", ["batched", "single_call"])
+async def test_every_example_sample_is_scored_without_a_reask(
+    loopback: LoopbackServer, mode: str
+) -> None:
+    loopback.default = refusing_json_schema(SmallModel())
+    judge = judge_for(loopback, mode)
+    samples = example_rows(10)
+    judged: list[tuple[Any, Any]] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for sample in samples:
+            judged.append(
+                await judge.analyse(sample.response, sample.context_texts, query=sample.query)
+            )
+    refused = [str(w.message) for w in caught if "refused response_format" in str(w.message)]
+    assert len(refused) == 1  # learnt once, said once
+    calls_per_sample = 2 if mode == "batched" else 1
+    assert loopback.request_count == 1 + calls_per_sample * len(samples)
+    assert reasks(loopback) == 0
+    for sample, (claims, verdicts) in zip(samples, judged, strict=True):
+        assert claims and len(claims) == len(verdicts)
+        for claim, verdict in zip(claims, verdicts, strict=True):
+            # No pleasantry, list number or whole answer is a claim.
+            assert not re.match(r"(sure|\d+\.\s)", claim.text, flags=re.IGNORECASE)
+            assert claim.text != sample.response or "." not in sample.response.rstrip(".")
+            if verdict.verdict is Verdict.FULLY_SUPPORTED:
+                assert verdict.quote_found and shares_a_word(claim.text, verdict.evidence)
+
+
+async def test_the_copied_example_row_never_supports_an_unrelated_claim(
+    loopback: LoopbackServer,
+) -> None:
+    loopback.default = refusing_json_schema(SmallModel())
+    judge = judge_for(loopback, "batched")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        claims, verdicts = await judge.analyse(
+            "Invoices are issued annually in advance. Late fees are 2%.",
+            ["Unpaid amounts accrue interest. Invoices are issued monthly. Fees are due."],
+        )
+    # Claim 1 got [1, "F", 7]: there is no sentence 7, and the citation alone is lost.
+    first = verdicts[0]
+    assert (first.verdict, first.quote_found) == (Verdict.NO_EVIDENCE, False)
+    assert "cited sentence '7' does not exist" in first.reason
+    # Claim 2 cited a sentence by its text: read as that sentence.
+    assert claims[1].text == "Late fees are 2%."
+    assert verdicts[1].evidence == "Fees are due."
+
+
+async def test_a_long_answer_returned_whole_is_split_into_its_sentences(
+    loopback: LoopbackServer,
+) -> None:
+    loopback.default = refusing_json_schema(SmallModel(whole_from=3))
+    response = "Refunds take 5 days. They go to the card. Support answers within a day."
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        claims = await judge_for(loopback, "batched").extract_claims(response)
+    assert [c.text for c in claims] == [
+        "Refunds take 5 days.",
+        "They go to the card.",
+        "Support answers within a day.",
+    ]
+    assert all(c.span is not None for c in claims)
