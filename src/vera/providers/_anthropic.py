@@ -56,7 +56,8 @@ def _import_sdk() -> ModuleType:
         raise MissingExtraError(
             f"the Anthropic provider needs the anthropic SDK: {install_hint('anthropic')}"
         ) from exc
-    return anthropic
+    module: ModuleType = anthropic
+    return module
 
 
 class AnthropicChatModel(SdkAdapter):

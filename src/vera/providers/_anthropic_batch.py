@@ -65,9 +65,10 @@ class AnthropicBatchBackend:
         requests = [{"custom_id": key, "params": self.params(r)} for key, r in items]
         async with self._translated():
             batch = await self.adapter._get_client().messages.batches.create(
-                requests=requests  # type: ignore[arg-type]
+                requests=requests  # type: ignore[arg-type, unused-ignore]
             )
-        return batch.id
+        batch_id: str = batch.id
+        return batch_id
 
     async def find(self, tag: str, since: float, count: int) -> list[str]:
         found: list[str] = []

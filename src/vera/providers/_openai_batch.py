@@ -64,7 +64,8 @@ class OpenAIBatchBackend:
                 completion_window="24h",
                 metadata={"source": "vera", _TAG: tag},
             )
-        return batch.id
+        batch_id: str = batch.id
+        return batch_id
 
     async def find(self, tag: str, since: float, count: int) -> list[str]:
         found: list[str] = []
