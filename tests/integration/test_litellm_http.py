@@ -199,7 +199,9 @@ def test_cli_judge_litellm(loopback: LoopbackServer, tmp_path: Path) -> None:
         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "OPENAI_API_KEY": SECRET,
              "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    # Sample a has one unsupported claim of two: an unfaithful answer, which fails the gate.
+    assert done.returncode == 1, done.stderr
+    assert "unfaithful answers: 1 of 2" in " ".join(done.stderr.split())
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["judge"] == "litellm:openai/gpt-4o-mini"
     assert {s["id"]: s["scores"]["faithfulness"] for s in report["samples"]} == {"a": 0.5, "b": 1.0}
