@@ -2,8 +2,9 @@
 order a new user meets them, in a fresh folder, with no key; wherever a command prints a hint,
 the hint is followed literally and must work.
 
-(The walk runs `vera` from this interpreter's environment, not from a fresh venv: installing
-one is the fresh-clone CI's job, `.ci/run`.)
+(The walk runs `vera` from this interpreter's environment. It sits among the unit tests so that
+`.ci/run` runs it first in a fresh virtual environment with the README's `pip install -e
+'.[test]'` alone, as a newcomer's machine has it.)
 """
 
 from __future__ import annotations
