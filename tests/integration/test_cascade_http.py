@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from tests.support.loopback import LoopbackServer, Recorded, Reply, ok_openai
-from tests.support.scripted import section
+from tests.support.scripted import scripted_reply, section
 from typer.testing import CliRunner
 
 from vera import load_dataset
@@ -30,11 +30,12 @@ def _claims_asked(request: Recorded) -> list[str]:
 
 
 def _supported(request: Recorded) -> Reply:
-    verdicts = [
-        {"claim": n, "verdict": "FULLY_SUPPORTED", "context": 1, "quote": "", "reason": "scripted"}
-        for n in range(1, len(_claims_asked(request)) + 1)
-    ]
-    return ok_openai(json.dumps({"verdicts": verdicts}), prompt_tokens=500, completion_tokens=50)
+    """Every claim asked about FULLY_SUPPORTED, citing the context sentence closest to it (a
+    supporting verdict must cite evidence that is there)."""
+    reply = scripted_reply(request.json["messages"][-1]["content"])
+    for verdict in reply["verdicts"]:
+        verdict["verdict"] = "FULLY_SUPPORTED"
+    return ok_openai(json.dumps(reply), prompt_tokens=500, completion_tokens=50)
 
 
 def test_cascade_sends_only_uncertain_claims_to_the_llm(
