@@ -63,7 +63,8 @@ def test_escape_sequences_in_the_data_are_shown_not_obeyed(tmp_path: Path, where
         tmp_path, "eval", "-d", "d.jsonl", "--group-by", "team", "--no-history", "--no-cache"
     )
     printed = result.stdout + result.stderr
-    assert result.returncode == 0, printed
+    # s1's contradicted refund window makes its answer unfaithful: the answer gate fails.
+    assert result.returncode == 1, printed
     assert "\x1b" not in printed and "\x07" not in printed, printed
     assert SHOWN in printed, printed  # the data is still there to read
 
@@ -100,7 +101,7 @@ def test_characters_xml_forbids_leave_the_junit_file_well_formed(tmp_path: Path)
     result = run_vera(
         tmp_path, "eval", "-d", "d.jsonl", "--no-history", "--no-cache", "--junit", "j.xml"
     )
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # s1's contradicted claim: unfaithful
     root = ET.parse(tmp_path / "j.xml").getroot()  # was: not well-formed (invalid token)
     names = {case.get("name") for case in root.iter("testcase")}
     assert names == {"s1␀␁␋␌␛[31m\ufffd", "s2"}
