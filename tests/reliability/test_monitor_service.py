@@ -65,19 +65,41 @@ def _good_body() -> tuple[str, bytes]:
     return trace_id, encode_spans(memory.get_finished_spans()).SerializeToString()
 
 
+_POISON = "test.poison"
+"""A span attribute key at which the `poisoned` fixture's reader raises."""
+
+
 def _poisoned_body(n: int) -> bytes:
-    """OTLP/JSON whose span attribute holds a kvlistValue that is a list (the value the
-    fuzz of issue 39 found): valid JSON, answered 200, unreadable as spans."""
+    """OTLP/JSON that is valid as a request but whose reading raises: the fuzz of issue 39
+    found values the reader did not expect (a kvlistValue that is a list); the JSON reader
+    now refuses those as invalid requests (test_hostile_json), so a fault the reader does
+    not foresee is injected here by the `poisoned` fixture, keyed on this attribute."""
     span = {
         "traceId": f"{n + 1:032x}",
         "spanId": f"{n + 1:016x}",
         "name": "rag",
         "startTimeUnixNano": "1",
         "endTimeUnixNano": "2",
-        "attributes": [{"key": "output.value", "value": {"kvlistValue": [1]}}],
+        "attributes": [{"key": _POISON, "value": {"stringValue": "x"}}],
     }
     request = {"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": [span]}]}]}
     return json.dumps(request).encode()
+
+
+@pytest.fixture
+def poisoned(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The monitor's span reader raises AttributeError on a request carrying `_POISON`, as
+    it once did on unexpected values: an explicit fault, to test the failure path."""
+    import vera.monitor._service as service
+
+    read = service.request_spans_of
+
+    def reader(request: Any) -> Any:
+        if _POISON in json.dumps(request, default=str):
+            raise AttributeError("'list' object has no attribute 'get'")
+        return read(request)
+
+    monkeypatch.setattr(service, "request_spans_of", reader)
 
 
 def _stored(history: Path) -> set[str]:
@@ -97,7 +119,9 @@ def _monitor(tmp_path: Path, lines: list[str], **config: Any) -> Monitor:
     return monitor
 
 
-def test_poisoned_requests_are_counted_said_once_and_the_monitor_goes_on(tmp_path: Path) -> None:
+def test_poisoned_requests_are_counted_said_once_and_the_monitor_goes_on(
+    tmp_path: Path, poisoned: None
+) -> None:
     lines: list[str] = []
     monitor = _monitor(tmp_path, lines)
     monitor.start()
@@ -124,7 +148,7 @@ def test_poisoned_requests_are_counted_said_once_and_the_monitor_goes_on(tmp_pat
 
 
 def test_a_poisoned_spool_file_is_set_aside_on_restart_and_the_rest_evaluated(
-    tmp_path: Path,
+    tmp_path: Path, poisoned: None
 ) -> None:
     spool = tmp_path / "spool"
     spool.mkdir()
@@ -148,7 +172,7 @@ def test_a_poisoned_spool_file_is_set_aside_on_restart_and_the_rest_evaluated(
     assert _stored(tmp_path / "runs.sqlite") == {trace_id}
 
 
-def test_the_quarantine_keeps_only_the_newest_files(tmp_path: Path) -> None:
+def test_the_quarantine_keeps_only_the_newest_files(tmp_path: Path, poisoned: None) -> None:
     from vera.monitor import QUARANTINE_KEPT
 
     lines: list[str] = []
