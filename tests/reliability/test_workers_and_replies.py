@@ -28,7 +28,7 @@ from tests.support.extras import needs_extra, without
 from tests.support.faults import Handler, Provider, judge_args
 from tests.support.loopback import LoopbackServer, Recorded, Reply, error, ok_openai
 from tests.support.testset_script import TestsetScript
-from vera import JudgeResponseError
+from vera import JudgeResponseError, Verdict
 from vera.generate import REASONS, generate_testset
 from vera.judges import LLMJudge, create_managed_model
 from vera.plan import Settings
@@ -215,13 +215,14 @@ def test_unreadable_replies_on_every_call_stop_the_run(
 
 
 def _context_99(provider: Provider, times: int | None) -> Handler:
-    """Verification replies whose verdicts cite context 99 (the samples have 1)."""
+    """Verification replies whose verdicts cite context 99 and sentence 99 (the samples have
+    one context of a few sentences)."""
 
     def fault(request: Recorded) -> Reply | None:
         data = faults.payload(request)
         if "verdicts" not in data:
             return None
-        cited = [{**verdict, "context": 99} for verdict in data["verdicts"]]
+        cited = [{**verdict, "context": 99, "sentence": 99} for verdict in data["verdicts"]]
         return faults.answer(provider, request, {"verdicts": cited})
 
     return faults._faulty(fault, times, provider)
@@ -245,29 +246,35 @@ def _invented_claims(provider: Provider, count: int, *, keep: bool) -> Handler:
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
-def test_a_verdict_citing_a_context_that_does_not_exist_is_invalid(
+def test_a_verdict_citing_a_sentence_that_does_not_exist_costs_its_citation(
     tmp_path: Path, provider: Provider
 ) -> None:
+    # Issue 45: a citation that does not exist costs the citation, not the sample: the
+    # verdict has no evidence, so it cannot support (NO_EVIDENCE), and the answer is
+    # unfaithful (issue 38): exit 1, never a pass. (Issue 28 once made it an error.)
     with LoopbackServer() as server:
         server.default = _context_99(provider, times=None)
         result = _eval(tmp_path, server, provider=provider)
-    assert result.returncode == 3, result.stderr  # was 0: re-cited to context 1, quote found
-    assert "context 99 does not exist: there are 1 contexts" in result.stderr
+        requests = len(server.requests)
+    assert result.returncode == 1, result.stderr
+    assert f"unfaithful answers: {SAMPLES} of {SAMPLES}" in " ".join(result.stderr.split())
     report = _report(tmp_path)
-    assert report["counts"]["errors"] == SAMPLES and report["counts"]["scored"] == 0
+    assert report["counts"]["scored"] == SAMPLES and report["counts"]["errors"] == 0
+    claims = [c for s in report["samples"] for c in s["claims"]]
+    assert claims and all(c["verdict"] == "NO_EVIDENCE" for c in claims)
+    assert all("does not exist" in c["reason"] for c in claims)
+    assert requests == 2 * SAMPLES  # claims, then verdicts: a bad citation is not asked again
 
 
-def test_a_verdict_citing_a_missing_context_once_is_asked_again(tmp_path: Path) -> None:
+def test_one_reply_citing_a_missing_sentence_costs_only_its_sample(tmp_path: Path) -> None:
     with LoopbackServer() as server:
         server.default = _context_99("openai", times=1)
         result = _eval(tmp_path, server)
-        asks = [r.json["messages"][-1]["content"] for r in server.requests]
-    assert result.returncode == 0, result.stderr
-    assert any("context 99 does not exist" in ask for ask in asks)  # the re-ask says why
+    assert result.returncode == 1, result.stderr
     report = _report(tmp_path)
     assert report["counts"]["scored"] == SAMPLES
-    cited = [c["context_index"] for s in report["samples"] for c in s["claims"]]
-    assert cited and all(index == 0 for index in cited)
+    unfaithful = [s["id"] for s in report["samples"] if s["verdict"]["status"] == "unfaithful"]
+    assert len(unfaithful) == 1, unfaithful
 
 
 def test_thousands_of_invented_claims_are_an_invalid_reply(tmp_path: Path) -> None:
@@ -296,16 +303,17 @@ def test_an_invented_claim_is_flagged_and_counted(tmp_path: Path) -> None:
     assert f"Judge claims: {SAMPLES} of {3 * SAMPLES} claims share no word" in result.stdout
 
 
-async def test_a_matrix_cell_for_a_context_that_does_not_exist_is_invalid() -> None:
+async def test_a_matrix_cell_for_a_context_that_does_not_exist_costs_the_cell() -> None:
+    # Issue 45: a citation that does not exist costs the citation, not the sample, and is not
+    # asked again; the claim is then supported by no context (issue 38: never a pass).
     fake = FakeChatModel()
     row = {"context": 3, "verdict": "FULLY_SUPPORTED", "quote": "The sky is blue."}
     fake.enqueue({"claims": [{"claim": 1, "contexts": [row]}]})  # 2 contexts shown
-    fake.enqueue({"claims": [{"claim": 1, "contexts": [row]}]})
     claim = Claim("c1", "The sky is blue.")
-    with pytest.raises(JudgeResponseError, match="context 3 does not exist: there are 2"):
-        await LLMJudge(fake).verify_matrix([claim], ["The sky is blue.", "Grass is green."])
-    assert len(fake.requests) == 2  # asked again once, saying why
-    assert "context 3 does not exist" in fake.requests[1].messages[-1].content
+    rows = await LLMJudge(fake).verify_matrix([claim], ["The sky is blue.", "Grass is green."])
+    verdicts = [v.verdict for row_ in rows for v in row_]
+    assert verdicts and all(v is Verdict.NO_EVIDENCE for v in verdicts), verdicts
+    assert len(fake.requests) == 1
 
 
 async def test_a_truth_credited_to_a_context_that_does_not_exist_is_invalid() -> None:

@@ -917,7 +917,11 @@ def _matrix_row(
     gives for a context counts, and a context it does not list is NO_EVIDENCE."""
     given: dict[int, ClaimVerdict] = {}
     for cell in cells:
-        if 1 <= cell.context <= len(contexts) and cell.context not in given:
+        if (
+            cell.context is not None
+            and 1 <= cell.context <= len(contexts)
+            and cell.context not in given
+        ):
             checked = checked_verdict(
                 claim.id,
                 cell.verdict,
