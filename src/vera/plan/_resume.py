@@ -29,6 +29,7 @@ RESUME_SETTINGS = (
     "judge",
     "judge_base_url",
     "judge_mode",
+    "judge_output",
     "judge_samples",
     "judge_temperature",
     "judge_max_tokens",
