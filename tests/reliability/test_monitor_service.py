@@ -90,16 +90,15 @@ def _poisoned_body(n: int) -> bytes:
 def poisoned(monkeypatch: pytest.MonkeyPatch) -> None:
     """The monitor's span reader raises AttributeError on a request carrying `_POISON`, as
     it once did on unexpected values: an explicit fault, to test the failure path."""
-    import vera.monitor._service as service
-
-    read = service.request_spans_of
+    from vera.monitor import request_spans_of
 
     def reader(request: Any) -> Any:
         if _POISON in json.dumps(request, default=str):
             raise AttributeError("'list' object has no attribute 'get'")
-        return read(request)
+        return request_spans_of(request)
 
-    monkeypatch.setattr(service, "request_spans_of", reader)
+    # Where the monitor's service looks the reader up (a fault injected into the engine).
+    monkeypatch.setattr("vera.monitor._service.request_spans_of", reader)
 
 
 def _stored(history: Path) -> set[str]:
