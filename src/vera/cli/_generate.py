@@ -53,19 +53,22 @@ _MaxQuoteCharsFlag = Annotated[
 ]
 
 
+_GeneratorFlag = Annotated[
+    str,
+    typer.Option(
+        "--generator",
+        help="PROVIDER:MODEL that writes the items, or extractive: offline, items taken "
+        "from the documents' own sentences (no key; fact_single, fact_multiple, summary).",
+    ),
+]
+
+
 @app.command("generate")
 def generate_command(
     documents: Annotated[
         Path, typer.Option("--documents", help="Folder of .txt/.md files to write items from.")
     ],
-    generator: Annotated[
-        str,
-        typer.Option(
-            "--generator",
-            help="PROVIDER:MODEL that writes the items, or extractive: offline, items taken "
-            "from the documents' own sentences (no key; fact_single, fact_multiple, summary).",
-        ),
-    ],
+    generator: _GeneratorFlag,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the dataset (JSON) here.")
     ] = None,

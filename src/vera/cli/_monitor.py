@@ -133,7 +133,6 @@ def monitor_command(
         parse_alert,
         parse_filter,
         parse_window,
-        protobuf_note,
         serve_monitor,
     )
 
@@ -158,17 +157,21 @@ def monitor_command(
         typer.echo(printable(f"error: {exc}"), err=True)
         raise typer.Exit(EXIT_USAGE) from None
 
-    def ready(url: str) -> None:
-        typer.echo(f"Receiving OTLP/HTTP traces at {url} (Ctrl-C stops)", err=True)
-        if (note := protobuf_note()) is not None:
-            typer.echo(f"Note: {note}", err=True)
-
     try:
-        code = serve_monitor(monitor, host=host, port=port, token=token, on_ready=ready)
+        code = serve_monitor(monitor, host=host, port=port, token=token, on_ready=_ready)
     except VeraError as exc:  # before it received anything: a port in use, a read-only history
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(printable(f"error: {exc}"), err=True)
         raise typer.Exit(EXIT_USAGE) from None
     raise typer.Exit(code)
+
+
+def _ready(url: str) -> None:
+    """What the monitor says once it listens: where, and what it cannot read."""
+    from vera.monitor import protobuf_note
+
+    typer.echo(f"Receiving OTLP/HTTP traces at {url} (Ctrl-C stops)", err=True)
+    if (note := protobuf_note()) is not None:
+        typer.echo(f"Note: {note}", err=True)
 
 
 app.command("monitor", help=MONITOR_HELP)(monitor_command)
