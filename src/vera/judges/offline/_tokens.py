@@ -180,17 +180,7 @@ def analyse(text: str) -> Facts:
     """
     lex = current_lexicon()
     text, tokens = _read_tokens(text, lex)
-    content: set[str] = set()
-    numbers: list[Number] = []
-    words: set[str] = set()
-    negations: list[Negation] = []
-    affirmed: set[str] = set()
-    pending: list[str] = []  # negation cues still looking for the word they negate
-    surfaces: dict[str, str] = {}
-    order: list[str] = []  # content keys in text order, to find what an "only" restricts
-    cues: list[int] = []  # where in `order` each "only" stood
-    waited = 0  # affirmed CJK bigrams passed over by a negation looking for its word
-    stops, light, shortest = lex.stopwords, lex.light_words, lex.shortest
+    reading = _Reading()
     i = 0
     while i < len(tokens):
         kind, raw, _, _ = tokens[i]
@@ -200,47 +190,81 @@ def analyse(text: str) -> Facts:
         low = raw.lower().replace("\u2019", "'") if kind == "word" else raw
         if kind == "num" or (low in lex.number_words and _counts_as_number(low, tokens, i)):
             number, i = _read_number(text, tokens, i, lex)
-            numbers.append(number)
-            content.add(number.key)
-            _settle(pending, number.key, negations, affirmed)
+            reading.number(number)
             continue
         i += 1
         if (low in lex.negations or low.endswith("n't")) and not _answer_particle(text, tokens, i):
-            pending.append(low)
+            reading.pending.append(low)
+        reading.word(raw, low, lex)
+    return reading.facts(text, tokens, lex)
+
+
+@dataclass
+class _Reading:
+    """What `analyse` gathers as it reads a text's tokens in order."""
+
+    content: set[str] = field(default_factory=set)
+    numbers: list[Number] = field(default_factory=list)
+    words: set[str] = field(default_factory=set)
+    negations: list[Negation] = field(default_factory=list)
+    affirmed: set[str] = field(default_factory=set)
+    pending: list[str] = field(default_factory=list)
+    """Negation cues still looking for the word they negate."""
+    surfaces: dict[str, str] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+    """Content keys in text order, to find what an "only" restricts."""
+    cues: list[int] = field(default_factory=list)
+    """Where in `order` each "only" stood."""
+    waited: int = 0
+    """Affirmed CJK bigrams passed over by a negation looking for its word."""
+
+    def number(self, number: Number) -> None:
+        self.numbers.append(number)
+        self.content.add(number.key)
+        _settle(self.pending, number.key, self.negations, self.affirmed)
+
+    def word(self, raw: str, low: str, lex: Lexicon) -> None:
         if low in lex.exclusive:
-            cues.append(len(order))
+            self.cues.append(len(self.order))
             if lex.cjk:
                 # A cue the tokeniser cut out of its run (只, のみ) is no content of its own.
-                continue
+                return
         base = _elided(low) if lex.elisions else _base(low)
-        words.add(base)
-        if len(base) < shortest or base in stops or base in light or low in stops:
-            continue
+        self.words.add(base)
+        if len(base) < lex.shortest or base in lex.stopwords or base in lex.light_words:
+            return
+        if low in lex.stopwords:
+            return
         key = stem(base)
-        content.add(key)
-        order.append(key)
-        surfaces.setdefault(key, raw)
-        if pending and lex.cjk and key in affirmed and waited < _CJK_SCOPE:
+        self.content.add(key)
+        self.order.append(key)
+        self.surfaces.setdefault(key, raw)
+        if self.pending and lex.cjk and key in self.affirmed and self.waited < _CJK_SCOPE:
             # A CJK negation's first bigram is often a verb the text also affirms ("仅包含…
             # 不包含电话支持"); what it denies is the first bigram not already affirmed.
-            waited += 1
-            continue
-        waited = 0
-        _settle(pending, key, negations, affirmed)
-    _close_negations(pending, order, negations, affirmed, lex)
-    after = _CJK_ONLY_AFTER if lex.cjk else 1
-    return Facts(
-        content=frozenset(content),
-        numbers=tuple(numbers),
-        words=frozenset(words),
-        names=_names(text, tokens, lex.stopwords)
-        if lex.names
-        else _foreign_names(text, tokens, lex),
-        negations=tuple(negations),
-        surfaces=surfaces,
-        affirmed=frozenset(affirmed),
-        exclusive=frozenset(key for cue in cues for key in order[max(0, cue - 2) : cue + after]),
-    )
+            self.waited += 1
+            return
+        self.waited = 0
+        _settle(self.pending, key, self.negations, self.affirmed)
+
+    def facts(self, text: str, tokens: list[_Token], lex: Lexicon) -> Facts:
+        _close_negations(self.pending, self.order, self.negations, self.affirmed, lex)
+        after = _CJK_ONLY_AFTER if lex.cjk else 1
+        order = self.order
+        return Facts(
+            content=frozenset(self.content),
+            numbers=tuple(self.numbers),
+            words=frozenset(self.words),
+            names=_names(text, tokens, lex.stopwords)
+            if lex.names
+            else _foreign_names(text, tokens, lex),
+            negations=tuple(self.negations),
+            surfaces=self.surfaces,
+            affirmed=frozenset(self.affirmed),
+            exclusive=frozenset(
+                key for cue in self.cues for key in order[max(0, cue - 2) : cue + after]
+            ),
+        )
 
 
 def _read_tokens(text: str, lex: Lexicon) -> tuple[str, list[_Token]]:
