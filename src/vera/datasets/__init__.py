@@ -1,5 +1,12 @@
 """Datasets: loading, validation and the bundled examples."""
 
+from vera._json import (
+    MAX_NESTING,
+    JsonRefused,
+    TooDeepError,
+    loads_bounded,
+    skip_value,
+)
 from vera.datasets._bundled import BUNDLED, bundled_path
 from vera.datasets._conversations import (
     consistency_checks,
@@ -12,13 +19,6 @@ from vera.datasets._fields import check_field_map, parse_field_option
 from vera.datasets._formats import FORMAT_REGISTRY, DatasetFormat, dataset_format, format_help
 from vera.datasets._inmemory import InMemoryDataset
 from vera.datasets._loader import Dataset, load_dataset
-from vera.datasets._nesting import (
-    MAX_NESTING,
-    JsonRefused,
-    TooDeepError,
-    loads_bounded,
-    skip_value,
-)
 from vera.datasets._otlp import OtlpSpan, TraceParts, add_trace_span, request_spans
 from vera.datasets._readers import RawRow, invalid_data
 from vera.datasets._source import PassLog, SampleSource, open_dataset

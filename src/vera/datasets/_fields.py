@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from vera.datasets._nesting import JsonRefused, loads_bounded
+from vera._json import JsonRefused, loads_bounded
 from vera.types._errors import DatasetError
 
 __all__ = [

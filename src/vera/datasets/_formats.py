@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from vera.datasets._nesting import bounded_lines
+from vera._json import bounded_lines
 from vera.datasets._readers import (
     RawRow,
     json_rows,

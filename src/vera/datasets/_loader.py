@@ -6,11 +6,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from vera._json import first_line, loads_bounded
 from vera.datasets._bundled import bundled_path, not_found_message
 from vera.datasets._conversations import is_conversation_row
 from vera.datasets._fields import FieldMap, source_field_map
 from vera.datasets._formats import dataset_format, detect_format
-from vera.datasets._nesting import first_line, loads_bounded
 from vera.datasets._readers import (
     RawRow,
     check_readable,

@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vera.datasets._formats import DatasetFormat
-from vera.datasets._nesting import (
+from vera._json import (
     MAX_LINE_BYTES,
     JsonRefused,
     bounded_lines,
     first_line,
     loads_bounded,
 )
+from vera.datasets._formats import DatasetFormat
 from vera.datasets._otlp_agents import AgentSpans
 from vera.datasets._readers import (
     RawRow,

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vera.datasets._nesting import loads_bounded
+from vera._json import loads_bounded
 from vera.types._conversations import INTERMEDIATE_KEY
 
 __all__ = ["AgentSpans", "message_text"]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vera.datasets._nesting import (
+from vera._json import (
     MAX_LINE_BYTES,
     JsonRefused,
     bounded_lines,

@@ -14,7 +14,7 @@ import math
 import zlib
 from typing import Any
 
-from vera.datasets._nesting import JsonRefused, loads_bounded
+from vera._json import JsonRefused, loads_bounded
 from vera.datasets._otlp import SERVICE_NAME, OtlpRequestError, OtlpSpan, request_spans
 from vera.types._errors import ConfigError
 from vera.types._extras import install_hint

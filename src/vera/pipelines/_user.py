@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from vera.datasets._nesting import JsonRefused, loads_bounded
+from vera._json import JsonRefused, loads_bounded
 from vera.pipelines._core import Pipeline, RagState
 from vera.types import Context
 from vera.types._errors import ConfigError

@@ -18,12 +18,12 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vera._json import JsonRefused
 from vera._sample_limits import SampleLimits
 from vera._sqlite_file import StoreWriteError
 from vera._sync import run_sync
 from vera.baselines._verification import Verify
 from vera.datasets import SampleSource, consistency_checks
-from vera.datasets._nesting import JsonRefused
 from vera.datasets._unread import unread_columns
 from vera.judges._base import ClaimJudge, Judge, as_judge, check_capabilities
 from vera.judges._registry import create_judge

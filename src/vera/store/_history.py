@@ -20,8 +20,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from vera._json import loads_bounded
 from vera._sqlite_file import DEFAULT_LOCK_TIMEOUT, Migration, SqliteFile, StoreError
-from vera.datasets._nesting import loads_bounded
 from vera.plan._plan import RunPlan
 from vera.plan._settings import Settings
 from vera.providers._batch import INTENT_PREFIX, BatchRecord
