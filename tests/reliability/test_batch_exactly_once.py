@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from tests.reliability.runs import ENV, write_dataset
+from tests.support.cli import run_vera
 from tests.support.faults import judge_args, scripted
 from tests.support.loopback import LoopbackServer, Reply, ok_anthropic_tool, ok_openai
 from vera.providers import (
@@ -42,14 +43,7 @@ KEYS = {"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-ant-test"}
 
 
 def vera(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "vera", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env={**ENV, **KEYS, "HOME": str(cwd), "PYTHONPATH": os.environ.get("PYTHONPATH", "")},
-    )
+    return run_vera(cwd, *args, timeout=180, **KEYS)
 
 
 def setup(tmp_path: Path) -> None:

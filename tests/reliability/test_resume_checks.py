@@ -10,16 +10,15 @@ whose status was set back to "running", as a kill leaves it.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
-import sys
 from contextlib import closing
 from pathlib import Path
 
 import pytest
 
-from tests.reliability.runs import ENV, write_dataset
+from tests.reliability.runs import write_dataset
+from tests.support.cli import run_vera
 from tests.support.loopback import LoopbackServer
 from vera import ConfigError
 from vera.datasets import InMemoryDataset
@@ -34,14 +33,7 @@ KEYS = {"OPENAI_API_KEY": "sk-never-sent", "ANTHROPIC_API_KEY": "sk-ant-never-se
 
 
 def vera(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "vera", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**ENV, **KEYS, "HOME": str(cwd), "PYTHONPATH": os.environ.get("PYTHONPATH", "")},
-    )
+    return run_vera(cwd, *args, timeout=120, **KEYS)
 
 
 def interrupted(tmp_path: Path, keep: int = 2) -> str:
