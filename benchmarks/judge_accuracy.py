@@ -15,12 +15,12 @@ FULLY_SUPPORTED and ranks it by `1 - min support` over its claims (`vera.run`
 defines both; `vera benchmark` prints both side by side).
 
 `--answer-verdict` reports instead what a user acts on, the ANSWER VERDICT computed from the
-claim verdicts (`answer_verdict` below: unfaithful iff any claim is NO_EVIDENCE or CONTRADICTED;
-PARTIALLY_SUPPORTED counted as supported by one rule and as unsupported by the other, both
-shown): balanced accuracy per task type and overall, AUROC of the ranking score
-(`1 - faithfulness_probability`, the product of the claims' probabilities of support, and
-`1 - min support` beside it), and the rows the judge refused for their language, which are
-left out of the other figures and counted, never scored as faithful.
+claim verdicts (the library's `vera.results.claims_verdict`: unfaithful iff any claim is
+NO_EVIDENCE or CONTRADICTED; PARTIALLY_SUPPORTED counted as supported by one rule and as
+unsupported by the other, both shown): balanced accuracy per task type and overall, AUROC of
+the ranking score (`1 - faithfulness_probability`, the product of the claims' probabilities of
+support, and `1 - min support` beside it), and the rows the judge refused for their language,
+which are left out of the other figures and counted, never scored as faithful.
 
     .venv/bin/python benchmarks/judge_accuracy.py benchmarks/data/ragtruth_dev.jsonl \
         --answer-verdict --fold 0
@@ -52,6 +52,7 @@ from vera.analysis import analyse_claims
 from vera.judges import Judge, create_judge
 from vera.judges.offline import OfflineJudge, UnsupportedLanguageError
 from vera.plan import load_settings
+from vera.results import claims_verdict
 from vera.run import (
     GroupFigures,
     JudgeBenchmark,
@@ -64,7 +65,7 @@ from vera.run import (
     read_labelled_rows,
 )
 from vera.stats import Confusion, auroc
-from vera.types import ClaimVerdict, Verdict
+from vera.types import ClaimVerdict, PartialRule, Verdict
 
 # `auroc` is imported from here by training/verifier/.
 __all__ = ["auroc", "fold_of", "source_of", "summarise"]
@@ -127,20 +128,19 @@ _STAND_IN = {
     Verdict.NO_EVIDENCE: 0.0,
     Verdict.CONTRADICTED: 0.0,
 }
-PARTIAL_RULES = {"partial_supported": True, "partial_unsupported": False}
-"""The two ways PARTIALLY_SUPPORTED can count in the answer verdict, by name: as supported
-(True) or as unsupported (False)."""
+PARTIAL_RULES = {
+    "partial_supported": PartialRule.SUPPORTED,
+    "partial_unsupported": PartialRule.UNSUPPORTED,
+}
+"""The two ways PARTIALLY_SUPPORTED can count in the answer verdict, by name."""
 
 
-def answer_verdict(verdicts: Sequence[ClaimVerdict], partial_supported: bool) -> str:
-    """ "faithful", "unfaithful" or "no_claims": unfaithful iff any claim is NO_EVIDENCE or
-    CONTRADICTED, or PARTIALLY_SUPPORTED where `partial_supported` is False."""
-    if not verdicts:
-        return "no_claims"
-    bad = {Verdict.NO_EVIDENCE, Verdict.CONTRADICTED}
-    if not partial_supported:
-        bad.add(Verdict.PARTIALLY_SUPPORTED)
-    return "unfaithful" if any(v.verdict in bad for v in verdicts) else "faithful"
+def answer_verdict(verdicts: Sequence[ClaimVerdict], rule: PartialRule) -> str:
+    """ "faithful", "unfaithful" or "no_claims": the library's answer verdict
+    (`vera.results.claims_verdict`) on the claim verdicts, PARTIALLY_SUPPORTED counting by
+    `rule`."""
+    found = [v.verdict for v in verdicts]
+    return claims_verdict(found, [""] * len(found), rule).status.value
 
 
 @dataclass(frozen=True)
