@@ -396,3 +396,73 @@ def test_a_quantity_stated_twice_does_not_add_up_to_its_double() -> None:
         "Either party may terminate with sixty (60) days' prior written notice.", [context]
     )
     assert verdict.verdict in UNSUPPORTED, verdict
+
+
+# ---- a business record's days, hours and yes/no attributes -----------------------------------
+
+SHOP = json.dumps(
+    {
+        "name": "Sam's To Go",
+        "city": "Santa Barbara",
+        "state": "CA",
+        "hours": {
+            "Monday": "10:0-21:0",
+            "Tuesday": "10:0-21:0",
+            "Wednesday": "10:0-21:0",
+            "Thursday": "10:0-21:0",
+            "Friday": "10:0-21:0",
+            "Saturday": "10:0-21:0",
+        },
+        "attributes": {
+            "BusinessParking": {"garage": False, "street": True, "lot": True, "valet": False},
+            "RestaurantsReservations": False,
+            "OutdoorSeating": True,
+            "WiFi": "free",
+            "RestaurantsTakeOut": True,
+            "Ambience": {"romantic": False, "casual": True},
+        },
+    }
+)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "It is open Monday through Friday from 10:00 AM to 9:00 PM.",
+        "It opens at 10 AM from Monday to Saturday.",
+        "It is closed on Sundays.",
+        "It offers takeout.",
+        "It does not accept reservations.",
+        "Lot parking is available, but garage and valet parking are not.",
+        "While it does not offer valet parking, street parking is available.",
+        "It has a casual atmosphere.",
+    ],
+)
+def test_what_the_record_says_is_supported(claim: str) -> None:
+    verdict = only(claim, [SHOP])
+    assert verdict.verdict in SUPPORTED, verdict
+
+
+@pytest.mark.parametrize(
+    ("claim", "why"),
+    [
+        ("It is open seven days a week.", "open on Sunday"),
+        ("It is closed on Mondays.", "closed on Monday"),
+        ("It is open every day except Sunday from 9 AM to 9 PM.", "Monday 9:00-21:00"),
+        ("It has no outdoor seating.", "OutdoorSeating: true"),
+        ("WiFi is not available.", "WiFi"),
+        ("It takes reservations.", "RestaurantsReservations: false"),
+        ("It offers valet parking.", "valet: false"),
+        ("It has a romantic vibe.", "romantic: false"),
+    ],
+)
+def test_what_the_record_rules_out_is_contradicted(claim: str, why: str) -> None:
+    verdict = only(claim, [SHOP])
+    assert verdict.verdict is Verdict.CONTRADICTED, verdict
+    assert why in (verdict.reason or ""), verdict
+
+
+def test_a_name_does_not_run_on_into_the_next_sentence() -> None:
+    # "CA. With" was read as one name, absent from the record, hence "swapped".
+    verdicts = judged("Sam's To Go is in Santa Barbara, CA. With free WiFi, it is popular.", [SHOP])
+    assert all("CA. With" not in (v.reason or "") for v in verdicts), verdicts

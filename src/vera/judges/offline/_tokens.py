@@ -512,13 +512,55 @@ def _names(
     run: list[int] = []
     for i, token in enumerate(tokens):
         is_cap = token[0] == "word" and token[1][0].isupper() and token[1] != "I"
-        if is_cap and run and _NAME_GAP.fullmatch(text, tokens[run[-1]][3], token[2]):
+        if is_cap and run and _joins(text, tokens[run[-1]], token):
             run.append(i)
             continue
         _close_run(text, tokens, run, first_word, names, stopwords)
         run = [i] if is_cap else []
     _close_run(text, tokens, run, first_word, names, stopwords)
     return tuple(names)
+
+
+def _joins(text: str, previous: _Token, token: _Token) -> bool:
+    """Whether `token` goes on the name `previous` ends: across a space or hyphen, and across
+    a full stop only after an initial or a title ("J. Smith", "St. Louis"), never into the
+    next sentence ("… Santa Barbara, CA. With a 4.5-star rating")."""
+    gap = _NAME_GAP.fullmatch(text, previous[3], token[2])
+    if gap is None:
+        return False
+    if "." not in gap.group():
+        return True
+    word = previous[1].lower()
+    return len(word) == 1 or word in _NAME_TITLES
+
+
+_NAME_TITLES = frozenset(
+    {
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "st",
+        "mt",
+        "ft",
+        "jr",
+        "sr",
+        "prof",
+        "gen",
+        "gov",
+        "sen",
+        "rep",
+        "lt",
+        "col",
+        "capt",
+        "sgt",
+        "rev",
+        "hon",
+        "pres",
+        "no",
+        "vol",
+    }
+)
 
 
 def _foreign_names(text: str, tokens: list[_Token], lex: Lexicon) -> tuple[Name, ...]:

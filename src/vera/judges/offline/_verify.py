@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from vera._sample_limits import check_deadline
@@ -17,6 +17,7 @@ from vera.judges.offline._binding import misattributed
 from vera.judges.offline._index import context_index
 from vera.judges.offline._languages import current_lexicon, lexicons
 from vera.judges.offline._quantities import agreeing_keys
+from vera.judges.offline._record import RecordCheck, check_record, record_of
 from vera.judges.offline._tokens import Facts, Name, Number, analyse, merge, stem
 from vera.types import Claim, ClaimVerdict, Verdict
 
@@ -117,6 +118,26 @@ class _Contexts:
         self.words = [index.words for index in self.indexes]
         self.number_keys = frozenset().union(*(index.number_keys for index in self.indexes))
         self.numbers = tuple(n for index in self.indexes for n in index.numbers)
+        self.records = [
+            record
+            for text, index in zip(self.texts, self.indexes, strict=True)
+            if index.structured and (record := record_of(text)) is not None
+        ]
+
+    def record_check(self, claim: str) -> RecordCheck | None:
+        """The claim against the records among the contexts: the first conflict, else what
+        they confirm together; None without a record."""
+        if not self.records:
+            return None
+        checks = [check_record(claim, record) for record in self.records]
+        conflict = next((c for c in checks if c.conflict is not None), None)
+        if conflict is not None:
+            return conflict
+        return RecordCheck(
+            None,
+            tuple(w for c in checks for w in c.confirmed),
+            any(c.days_checked for c in checks),
+        )
 
     def best(self, content: frozenset[str]) -> _Match | None:
         """The window sharing most content with the claim; ties go to the shorter, then the
@@ -235,9 +256,10 @@ def _judge(claim: Claim, index: _Contexts, settings: Settings) -> ClaimVerdict:
     facts = analyse(claim.text)
     if not facts.content:
         return ClaimVerdict(claim.id, Verdict.NO_EVIDENCE, reason=NOTHING)
+    record = index.record_check(claim.text)
     match = index.best(facts.content)
     if match is None:
-        return ClaimVerdict(claim.id, Verdict.NO_EVIDENCE, reason=f"{UNSHARED} with it")
+        return _unmatched(claim, facts, record, settings)
     window = match.window
     evidence = index.texts[match.context_index][window.start : window.end]
 
@@ -250,42 +272,86 @@ def _judge(claim: Claim, index: _Contexts, settings: Settings) -> ClaimVerdict:
                 return ClaimVerdict(claim.id, kind, source[1], source[0], reason)
         return ClaimVerdict(claim.id, kind, evidence, match.context_index, reason)
 
+    conflict = _conflict(facts, match, index, settings, evidence, record)
+    if conflict is not None:
+        return verdict(*conflict)
+    confirmed = record.confirmed_keys() if record is not None else frozenset()
+    # A quantity the window states in other words ("2 hours" for "120 minutes") is covered,
+    # and so is its unit; so are the days and attributes the record confirms.
+    restated = _restated(facts, window.facts) | confirmed
+    return _by_coverage(claim.text, facts, window.facts, restated, settings, verdict)
+
+
+def _unmatched(
+    claim: Claim, facts: Facts, record: RecordCheck | None, settings: Settings
+) -> ClaimVerdict:
+    """A claim no window shares a word with: what a record says of it ("offers takeout"
+    against `"RestaurantsTakeOut": true`), else NO_EVIDENCE."""
+    if record is not None and record.conflict is not None:
+        return ClaimVerdict(claim.id, Verdict.CONTRADICTED, reason=record.conflict)
+    if record is None or not record.confirmed:
+        return ClaimVerdict(claim.id, Verdict.NO_EVIDENCE, reason=f"{UNSHARED} with it")
+
+    def uncited(kind: Verdict, reason: str, *, cite: bool = True) -> ClaimVerdict:
+        return ClaimVerdict(claim.id, kind, reason=reason)
+
+    nothing = Facts(content=frozenset())
+    return _by_coverage(claim.text, facts, nothing, record.confirmed_keys(), settings, uncited)
+
+
+def _conflict(
+    facts: Facts,
+    match: _Match,
+    index: _Contexts,
+    settings: Settings,
+    evidence: str,
+    record: RecordCheck | None,
+) -> tuple[Verdict, str] | None:
+    """Why the claim conflicts with its best window, or with the record it is about."""
+    if record is not None and record.conflict is not None:
+        return Verdict.CONTRADICTED, record.conflict
+    window = match.window
     conflict = _number_conflict(facts, window, index, settings) or _name_conflict(
         facts, window, index, settings
     )
     if conflict is None and not index.indexes[match.context_index].structured:
         conflict = _misattributed(facts, evidence, window, settings)
-    if conflict is not None:
-        return verdict(*conflict)
+    if conflict is not None or (record is not None and record.confirmed):
+        # What the record confirms, the words of its fields cannot turn into a flip.
+        return conflict
     flip = (
         _flip(facts, window, settings)
         or _beyond_only(facts, window, settings)
         or _other_value(facts, window, settings)
         or _opposite_nearby(facts, window, settings)
     )
-    if flip is not None:
-        return verdict(Verdict.CONTRADICTED, flip)
+    return None if flip is None else (Verdict.CONTRADICTED, flip)
 
+
+def _by_coverage(
+    text: str,
+    facts: Facts,
+    window: Facts,
+    restated: frozenset[str],
+    settings: Settings,
+    verdict: Callable[..., ClaimVerdict],
+) -> ClaimVerdict:
+    """The verdict by how much of the claim the window states, in its words or others."""
     total = len(facts.content)
-    # A quantity the window states in other words ("2 hours" for "120 minutes") is covered,
-    # and so is its unit.
-    restated = _restated(facts, window.facts)
-    hits = len(facts.content & (window.facts.content | restated))
+    hits = len(facts.content & (window.content | restated))
     coverage = hits / total
     covered = f"context covers {hits}/{total} content words"
-    missing = _missing(facts, window.facts, restated)
+    missing = _missing(facts, window, restated)
     if missing:
         covered += "; missing: " + ", ".join(missing)
-    invented = (
-        _invented_condition(claim.text, facts, window.facts.content | restated) if missing else None
-    )
+    invented = _invented_condition(text, facts, window.content | restated) if missing else None
     if invented is not None:
         return verdict(Verdict.NO_EVIDENCE, f"{UNQUALIFIED} {invented!r}; {covered}")
     if coverage >= settings.full_support:
         return verdict(Verdict.FULLY_SUPPORTED, covered)
     if coverage >= settings.partial_support:
         return verdict(Verdict.PARTIALLY_SUPPORTED, covered)
-    alike = _alike(facts.content - window.facts.content - restated, window.facts.content)
+    alike = _alike(facts.content - window.content - restated, window.content)
     if (hits + alike) / total >= settings.partial_support:
         return verdict(Verdict.PARTIALLY_SUPPORTED, f"{PARAPHRASED}: {covered}; {alike} more alike")
     if coverage >= PARAPHRASE_COVERAGE:
