@@ -466,3 +466,28 @@ def test_a_name_does_not_run_on_into_the_next_sentence() -> None:
     # "CA. With" was read as one name, absent from the record, hence "swapped".
     verdicts = judged("Sam's To Go is in Santa Barbara, CA. With free WiFi, it is popular.", [SHOP])
     assert all("CA. With" not in (v.reason or "") for v in verdicts), verdicts
+
+
+# ---- "only" restricts; "not only" adds ----------------------------------------------------------
+
+
+def test_not_only_restricts_nothing() -> None:
+    verdict = only(
+        "The plan covers chat support.",
+        ["The plan covers not only email support but also chat support."],
+    )
+    assert verdict.verdict in SUPPORTED, verdict
+
+
+def test_only_rules_out_a_claim_that_is_its_sentence_with_one_thing_added() -> None:
+    verdict = only("The plan includes phone support.", ["The plan includes email support only."])
+    assert verdict.verdict is Verdict.CONTRADICTED, verdict
+
+
+def test_only_does_not_rule_out_another_statement_beside_it() -> None:
+    # The claim shares a few words with the "only" sentence but says something else.
+    verdict = only(
+        "The prosecution showed a close-up video of the young victim, who died in the bombing.",
+        ["The prosecution showed close-up video of the boy, who was only 3 feet from the bomb."],
+    )
+    assert verdict.verdict is not Verdict.CONTRADICTED, verdict

@@ -217,6 +217,8 @@ class _Reading:
     """Where in `order` each "only" stood."""
     waited: int = 0
     """Affirmed CJK bigrams passed over by a negation looking for its word."""
+    previous: str = ""
+    """The word read last, lowercased."""
 
     def number(self, number: Number) -> None:
         self.numbers.append(number)
@@ -224,7 +226,9 @@ class _Reading:
         _settle(self.pending, number.key, self.negations, self.affirmed)
 
     def word(self, raw: str, low: str, lex: Lexicon) -> None:
-        if low in lex.exclusive:
+        previous, self.previous = self.previous, low
+        # "not only X but also Y" adds to X; it restricts nothing.
+        if low in lex.exclusive and previous not in _NOT_ONLY:
             self.cues.append(len(self.order))
             if lex.cjk:
                 # A cue the tokeniser cut out of its run (只, のみ) is no content of its own.
@@ -265,6 +269,10 @@ class _Reading:
                 key for cue in self.cues for key in order[max(0, cue - 2) : cue + after]
             ),
         )
+
+
+_NOT_ONLY = frozenset({"not", "non", "nicht", "no", "não", "nao"})
+"""Words that make a following "only" (nur, solo, seulement) part of "not only"."""
 
 
 def _read_tokens(text: str, lex: Lexicon) -> tuple[str, list[_Token]]:

@@ -599,6 +599,11 @@ def _restricted(anchor: Facts) -> frozenset[str]:
     return anchor.exclusive - quantities
 
 
+_ONLY_ALIGNMENT = 0.8
+"""Share of the claim's other words the sentence with the "only" must state: the claim must be
+that sentence with one thing added, not another statement beside it."""
+
+
 def _beyond_only(facts: Facts, window: _Window, settings: Settings) -> str | None:
     """Why an affirmative claim adds what the context's "only" rules out, or None: "includes
     phone support" against "includes email support only"."""
@@ -609,7 +614,8 @@ def _beyond_only(facts: Facts, window: _Window, settings: Settings) -> str | Non
         return None
     added = next(key for key in facts.surfaces if key not in anchor.content)
     rest = _coverage(facts.content - {added}, anchor.content)
-    if rest < settings.contradiction_alignment:
+    # CJK bigrams straddle words, so their share reads lower than the words' own.
+    if rest < (settings.contradiction_alignment if current_lexicon().cjk else _ONLY_ALIGNMENT):
         return None
     only = ", ".join(anchor.surfaces.get(k, k) for k in sorted(_restricted(anchor) - facts.content))
     return f'context says only "{only}"; claim says "{facts.surfaces[added]}"'
