@@ -491,3 +491,28 @@ def test_only_does_not_rule_out_another_statement_beside_it() -> None:
         ["The prosecution showed close-up video of the boy, who was only 3 feet from the bomb."],
     )
     assert verdict.verdict is not Verdict.CONTRADICTED, verdict
+
+
+REVIEWED = json.dumps(
+    {
+        "name": "Sam's To Go",
+        "attributes": {"OutdoorSeating": False},
+        "review_info": [
+            {"review_stars": 5.0, "review_text": "Sam was so kind to us and the food came fast."},
+            {"review_stars": 4.0, "review_text": "Great pastrami sandwich, friendly people."},
+        ],
+    }
+)
+
+
+def test_a_summary_of_a_records_reviews_is_partly_supported() -> None:
+    verdict = only(
+        "Customers praise the friendly atmosphere, generous portions and fair prices.", [REVIEWED]
+    )
+    assert verdict.verdict is Verdict.PARTIALLY_SUPPORTED, verdict
+    assert "summary of the reviews" in (verdict.reason or "")
+
+
+def test_an_invention_beside_a_records_reviews_is_still_unsupported() -> None:
+    assert only("It hosts weekly trivia nights and karaoke.", [REVIEWED]).verdict in UNSUPPORTED
+    assert only("Customers love its outdoor seating.", [REVIEWED]).verdict is Verdict.CONTRADICTED

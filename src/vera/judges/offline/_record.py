@@ -100,6 +100,8 @@ class Record:
 
     hours: dict[int, tuple[int, int] | None] | None
     flags: tuple[_Flag, ...]
+    reviews: bool
+    """Whether the record holds reviews (a field named for them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,9 +165,10 @@ def record_of(text: str) -> Record | None:
         return None
     hours = _hours(data)
     flags = tuple(_flags(data, ""))
-    if hours is None and not flags:
+    reviews = any("review" in key.lower() for key in data)
+    if hours is None and not flags and not reviews:
         return None
-    return Record(hours, flags)
+    return Record(hours, flags, reviews)
 
 
 def _hours(data: dict[str, object]) -> dict[int, tuple[int, int] | None] | None:
