@@ -516,3 +516,42 @@ def test_a_summary_of_a_records_reviews_is_partly_supported() -> None:
 def test_an_invention_beside_a_records_reviews_is_still_unsupported() -> None:
     assert only("It hosts weekly trivia nights and karaoke.", [REVIEWED]).verdict in UNSUPPORTED
     assert only("Customers love its outdoor seating.", [REVIEWED]).verdict is Verdict.CONTRADICTED
+
+
+# ---- names: a number word, a short form, a people, a label, a unit ---------------------------
+
+PLANE = (
+    "The plane was coming back from the NCAA Final Four championship game in Indianapolis. "
+    "Arizona Gov. Doug Ducey signed the law. A cyclist rode around China for 460 days."
+)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "The plane was returning from the NCAA Final Four championship game in Indianapolis.",
+        "Arizona Governor Doug Ducey signed the law.",
+        "A Chinese cyclist rode for 460 days.",
+    ],
+)
+def test_a_name_the_context_gives_in_other_form_is_named(claim: str) -> None:
+    verdict = only(claim, [PLANE])
+    assert verdict.verdict in SUPPORTED, verdict
+
+
+def test_a_name_the_context_does_not_give_is_still_caught() -> None:
+    verdict = only(
+        "The plane was returning from the NCAA Final Four championship game in Chicago.", [PLANE]
+    )
+    assert verdict.verdict in UNSUPPORTED, verdict
+
+
+def test_a_label_and_a_unit_are_no_names() -> None:
+    context = (
+        "Diet can aggravate acne, but it does not cause oily skin. July averages 69 degrees F."
+    )
+    for claim in ("Diet: While diet can aggravate acne, it does not cause oily skin.",):
+        assert only(claim, [context]).verdict in SUPPORTED
+    assert all(
+        "swapped name" not in (v.reason or "") for v in judged("July averages 69°F.", [context])
+    )

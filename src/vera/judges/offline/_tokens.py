@@ -571,6 +571,14 @@ _NAME_TITLES = frozenset(
 )
 
 
+_SENTENCE_OPENING = re.compile(r"(?:[.!?:]\s+|\n\s*)$")
+
+
+def _opens_sentence(text: str, start: int) -> bool:
+    """Whether the word at `start` opens a sentence or follows a label ("Diet: While …")."""
+    return _SENTENCE_OPENING.search(text, max(0, start - 4), start) is not None
+
+
 def _foreign_names(text: str, tokens: list[_Token], lex: Lexicon) -> tuple[Name, ...]:
     """Names where a capital does not make one: runs of at least `lex.name_words` capitalised
     words ("Ashgrove Energy Partners" in German), or in CJK text any capitalised Latin word,
@@ -589,12 +597,13 @@ def _close_run(
     names: list[Name],
     stopwords: frozenset[str],
 ) -> None:
-    if run and run[0] == first_word:
+    if run and (run[0] == first_word or _opens_sentence(text, tokens[run[0]][2])):
         # A capital on the opening word is grammar, not a name; "New York is" keeps "York".
         run = run[1:]
         while run and tokens[run[0]][1].lower() in stopwords:
             run = run[1:]
-    if not run:
+    if not run or (len(run) == 1 and len(tokens[run[0]][1]) == 1):
+        # A lone capital letter is a unit, a grade or a variable ("69°F", "plan B"), no name.
         return
     lows = [_base(tokens[i][1].lower().replace("\u2019", "'")) for i in run]
     if all(w in stopwords for w in lows):

@@ -166,13 +166,31 @@ class _Contexts:
 
     def names(self, name: Name) -> bool:
         """Whether some single context holds every word of a name, or its stem ("Mondays"),
-        or the name written as one word ("WiFi" for "Wi-Fi")."""
-        words = name.words
+        or the name written as one word ("WiFi" for "Wi-Fi"), or in short ("Gov." for
+        "Governor", "Sat." for "Saturday") or as its people ("Chinese" for "China"). A number
+        word is the number checks' to judge ("Final Four")."""
+        words = name.words - current_lexicon().number_words.keys()
         joined = "".join(c for c in name.surface.lower() if c.isalnum())
         return any(
             joined in held or all(word in held or stem(word) in held for word in words)
             for held in self.words
-        )
+        ) or any(all(_named_alike(word, held) for word in words) for held in self.words)
+
+
+def _named_alike(word: str, held: frozenset[str]) -> bool:
+    """Whether `held` names `word` in short or by its root: one is a prefix of at least three
+    letters of the other ("gov", "governor"), or they share all but the last two letters of
+    the shorter, four at least ("chin|a", "chin|ese")."""
+    if word in held:
+        return True
+    for other in held:
+        short, long_ = sorted((word, other), key=len)
+        if len(short) >= 3 and long_.startswith(short):
+            return True
+        root = max(4, len(short) - 2)
+        if len(short) >= root and long_[:root] == short[:root]:
+            return True
+    return False
 
 
 def verify(
