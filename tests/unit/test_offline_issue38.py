@@ -555,3 +555,24 @@ def test_a_label_and_a_unit_are_no_names() -> None:
     assert all(
         "swapped name" not in (v.reason or "") for v in judged("July averages 69°F.", [context])
     )
+
+
+# ---- a denial in other words is no flip; "not just" denies nothing -----------------------------
+
+
+def test_a_denial_in_other_words_agrees_with_a_negation() -> None:
+    context = "Wang had turned down offers of a new bike and would not accept a replacement."
+    verdict = only("Wang refused offers of a new bike and a replacement.", [context])
+    assert verdict.verdict is not Verdict.CONTRADICTED, verdict
+
+
+def test_not_just_limits_and_does_not_deny() -> None:
+    context = "The cost of attendance includes tuition, books and fees."
+    verdict = only("The cost includes not just tuition, but also books and fees.", [context])
+    assert verdict.verdict in SUPPORTED, verdict
+
+
+def test_a_plain_negation_still_flips() -> None:
+    context = "The official said the fall of Ramadi is not imminent."
+    verdict = only("The official said the fall of Ramadi is imminent.", [context])
+    assert verdict.verdict is Verdict.CONTRADICTED, verdict

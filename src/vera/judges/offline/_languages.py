@@ -63,6 +63,9 @@ class Lexicon:
     capitalised Latin word is (1). 0: no names at all."""
     elisions: bool = False
     """Whether "l'", "d'", "dell'" open a word and are dropped (French, Italian)."""
+    denials: frozenset[str] = frozenset()
+    """Words that deny without a negation ("refused", "lacks", "instead"): a sentence with
+    one says in other words what a negated sentence says, so the two are no flip."""
 
     @property
     def shortest(self) -> int:
@@ -126,6 +129,7 @@ ENGLISH = Lexicon(
     exclusive=en.EXCLUSIVE,
     number_words=en.NUMBER_WORDS,
     antonym_pairs=en.ANTONYM_PAIRS,
+    denials=en.DENIALS,
 )
 
 GERMAN = Lexicon(

@@ -14,6 +14,7 @@ __all__ = [
     "CHATTER",
     "CONDITIONS",
     "CURRENCY_WORDS",
+    "DENIALS",
     "EXCLUSIVE",
     "LIGHT_WORDS",
     "MONTHS",
@@ -45,6 +46,18 @@ LIGHT_WORDS: frozenset[str] = _words(
     however despite although though additionally furthermore moreover also
     noted notes described describes expressed expresses highlighted highlights mentioning
     noting describing highlighting expressing
+    """
+)
+
+# Words that deny without a negation: "refused offers" says what "would not accept offers" says.
+DENIALS: frozenset[str] = _words(
+    """
+    refuse refused refuses refusing fail failed fails failing lack lacked lacks lacking
+    deny denied denies denying reject rejected rejects rejecting decline declined declines
+    forget forgot forgets forgotten forgetting ignore ignored ignores ignoring avoid avoided
+    avoids avoiding unable absent instead rather oblivious neglect neglected neglects
+    without prevent prevented prevents stop stopped stops halt halted cease ceased
+    impossible unwilling reluctant unlikely withheld withhold hardly barely
     """
 )
 

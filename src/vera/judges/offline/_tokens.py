@@ -193,7 +193,11 @@ def analyse(text: str) -> Facts:
             reading.number(number)
             continue
         i += 1
-        if (low in lex.negations or low.endswith("n't")) and not _answer_particle(text, tokens, i):
+        if (
+            (low in lex.negations or low.endswith("n't"))
+            and not _answer_particle(text, tokens, i)
+            and not _limits_only(tokens, i)
+        ):
             reading.pending.append(low)
         reading.word(raw, low, lex)
     return reading.facts(text, tokens, lex)
@@ -283,6 +287,16 @@ def _read_tokens(text: str, lex: Lexicon) -> tuple[str, list[_Token]]:
         return text, _tokens(text)
     text = canonical_numbers(text, lex.code)
     return text, cjk_tokens(text, lex) if lex.cjk else _tokens(text)
+
+
+_LIMITED = frozenset({"just", "only", "merely", "simply", "all", "always", "every", "necessarily"})
+"""Words after which a "not" limits rather than denies: "not just tuition, but also books",
+"not all sauces are gravy"."""
+
+
+def _limits_only(tokens: list[_Token], after: int) -> bool:
+    """Whether the negation just read (`tokens[after - 1]`) is followed by a word it limits."""
+    return after < len(tokens) and tokens[after][1].lower() in _LIMITED
 
 
 def _answer_particle(text: str, tokens: list[_Token], after: int) -> bool:

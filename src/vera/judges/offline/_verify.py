@@ -18,7 +18,7 @@ from vera.judges.offline._index import context_index
 from vera.judges.offline._languages import current_lexicon, lexicons
 from vera.judges.offline._quantities import agreeing_keys
 from vera.judges.offline._record import RecordCheck, check_record, record_of
-from vera.judges.offline._tokens import Facts, Name, Number, analyse, merge, stem
+from vera.judges.offline._tokens import Facts, Name, Negation, Number, analyse, merge, stem
 from vera.types import Claim, ClaimVerdict, Verdict
 
 __all__ = [
@@ -592,7 +592,11 @@ def _flip(facts: Facts, window: _Window, settings: Settings) -> str | None:
         and n.scope not in claim_scopes
         and n.scope not in anchor.affirmed
     ]
-    if _agreeing_denials(facts, anchor):
+    if (
+        _agreeing_denials(facts, anchor)
+        or _denied_in_words(claim_negated, anchor)
+        or _denied_in_words(context_negated, facts)
+    ):
         claim_negated = context_negated = []
     if _restricted(anchor) and facts.content - anchor.content:
         # Denying what the context's "only" leaves out agrees with it: "does not include
@@ -619,6 +623,15 @@ def _flip(facts: Facts, window: _Window, settings: Settings) -> str | None:
             reasons.append(f'claim says "{facts.surfaces.get(word, word)}"; context says "{other}"')
             break
     return reasons[0] if len(reasons) == 1 else None
+
+
+def _denied_in_words(negated: list[Negation], other: Facts) -> bool:
+    """Whether `other` denies in words of its own what `negated` negates: "refuses to discuss"
+    against "won't discuss". An antonym of the negated word is no such denial: "accept or
+    reject" against "not accept" is the flip `_flip` looks for."""
+    found = {stem(w) for w in other.words & current_lexicon().denials}
+    antonyms = _antonyms()
+    return any(found - antonyms.get(n.scope, frozenset()) for n in negated)
 
 
 def _agreeing_denials(facts: Facts, anchor: Facts) -> bool:
