@@ -35,7 +35,7 @@ from vera.types import Claim, ClaimVerdict, Sample
 CONTEXT = "The museum opens at 9 am. Entry costs 12 euros. The museum is closed on Mondays."
 INVENTED = "Visitors get a free audio guide in six languages."
 WRONG = "Entry costs 40 euros."
-MISSED = "on Mondays"
+MISSED = "for adults"
 
 
 def row(

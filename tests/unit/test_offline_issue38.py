@@ -576,3 +576,41 @@ def test_a_plain_negation_still_flips() -> None:
     context = "The official said the fall of Ramadi is not imminent."
     verdict = only("The official said the fall of Ramadi is imminent.", [context])
     assert verdict.verdict is Verdict.CONTRADICTED, verdict
+
+
+# ---- days stated in prose --------------------------------------------------------------------
+
+STORE = "The store is open Monday to Saturday from 9 AM to 6 PM. It is closed on Sundays."
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "The store is open Monday through Friday.",
+        "The store is closed on Sundays.",
+        "On Saturday the store opens at 9 AM and closes at 6 PM.",
+    ],
+)
+def test_days_the_prose_states_are_supported(claim: str) -> None:
+    assert only(claim, [STORE]).verdict in SUPPORTED
+
+
+@pytest.mark.parametrize(
+    ("claim", "why"),
+    [
+        ("The store is open every day.", "open on Sunday"),
+        ("The store is open seven days a week.", "open on Sunday"),
+        ("The store is closed on Mondays.", "closed on Monday"),
+        ("The store is open Monday to Saturday from 9 AM to 5 PM.", "9:00-17:00"),
+    ],
+)
+def test_days_the_prose_rules_out_are_contradicted(claim: str, why: str) -> None:
+    verdict = only(claim, [STORE])
+    assert verdict.verdict is Verdict.CONTRADICTED, verdict
+    assert why in (verdict.reason or ""), verdict
+
+
+def test_a_day_inside_a_range_is_one_of_its_days() -> None:
+    context = "Our support team answers from Monday to Friday."
+    assert only("Support answers on Tuesdays.", [context]).verdict in SUPPORTED
+    assert only("Support answers on Saturdays.", [context]).verdict in UNSUPPORTED

@@ -31,7 +31,7 @@ from functools import lru_cache
 
 from vera.judges.offline._tokens import analyse
 
-__all__ = ["RecordCheck", "check_record", "record_of"]
+__all__ = ["RecordCheck", "check_record", "prose_days", "record_of"]
 
 DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _DAY_WORDS = {
@@ -102,6 +102,10 @@ class Record:
     flags: tuple[_Flag, ...]
     reviews: bool
     """Whether the record holds reviews (a field named for them)."""
+    closed: frozenset[int] = frozenset()
+    """Days the text says are closed."""
+    complete: bool = True
+    """Whether a day without hours is closed (a record's table), or unknown (prose)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +240,7 @@ def check_record(claim: str, record: Record) -> RecordCheck:
         # A yes/no attribute is what the place offers, has or allows: the verbs saying so
         # are the record's too.
         confirmed.extend(m.group() for m in _OFFERING.finditer(claim))
-    days = _check_days(claim, record.hours) if record.hours is not None else None
+    days = _check_days(claim, record) if record.hours is not None else None
     if days is not None and days[0] is not None:
         return RecordCheck(days[0], (), True)
     if days is not None:
@@ -287,26 +291,59 @@ class _Days:
     words: list[str]
 
 
-def _check_days(
-    claim: str, hours: dict[int, tuple[int, int] | None]
-) -> tuple[str | None, list[str]] | None:
+def _check_days(claim: str, record: Record) -> tuple[str | None, list[str]] | None:
     """The first conflict between the days and hours `claim` states and the record's, with
     the words the record confirms; None where the claim states no day."""
+    hours = record.hours or {}
     clauses = [_clause_days(part) for part in _CLAUSE.split(claim)]
     said = [c for c in clauses if c is not None]
     if not said:
         return None
     for days in said:
         for day in sorted(days.open):
-            if day not in hours:
+            if day in record.closed:
+                return f"claim says open on {DAYS[day].title()}; the context says closed", []
+            if record.complete and day not in hours:
                 return f"claim says open on {DAYS[day].title()}; the record lists no hours then", []
-            conflict = _hours_conflict(day, days.times, hours[day])
+            conflict = _hours_conflict(day, days.times, hours.get(day))
             if conflict is not None:
                 return conflict, []
         for day in sorted(days.closed):
-            if hours.get(day) is not None:
-                return f"claim says closed on {DAYS[day].title()}; the record lists its hours", []
-    return None, [word for days in said for word in days.words]
+            if day in hours and (hours[day] is not None or not record.complete):
+                return f"claim says closed on {DAYS[day].title()}; the context gives its hours", []
+    known = [days for days in said if _affirmed(days, record)]
+    return None, [word for days in known for word in days.words]
+
+
+def _affirmed(days: _Days, record: Record) -> bool:
+    """Whether the record states what the clause says of every day it names: a day prose
+    does not name is unknown, and its name is the claim's own."""
+    hours = record.hours or {}
+    closed = record.closed | ({d for d in range(7) if d not in hours} if record.complete else set())
+    return days.open <= hours.keys() and days.closed <= closed
+
+
+@lru_cache(maxsize=256)
+def prose_days(text: str) -> Record | None:
+    """The opening days and hours a prose context states ("open Monday to Saturday, 9 AM to
+    6 PM. Closed on Sundays."), or None if it names no day. A day it does not name is
+    unknown, not closed."""
+    if _DAY_TOKEN.search(text) is None and _EVERY_DAY.search(text) is None:
+        return None
+    hours: dict[int, tuple[int, int] | None] = {}
+    closed: set[int] = set()
+    for part in _CLAUSE.split(text):
+        days = _clause_days(part)
+        if days is None:
+            continue
+        span = (days.times[0] % _BARE, days.times[1] % _BARE) if len(days.times) == 2 else None
+        exact = len(days.times) == 2 and all(t < _BARE for t in days.times)
+        for day in days.open:
+            hours[day] = span if exact else None
+        closed |= days.closed
+    if not hours and not closed:
+        return None
+    return Record(hours, (), False, frozenset(closed), complete=False)
 
 
 def _clause_days(clause: str) -> _Days | None:
@@ -322,11 +359,10 @@ def _clause_days(clause: str) -> _Days | None:
     closed = _CLOSED.search(clause)
     if closed and not times:
         return _Days(set(), named | excepted, [], [*words, closed.group()])
-    if _OPEN_CUE.search(clause) or len(times) == 2:
-        return _Days(
-            named, excepted, times, words + [m.group() for m in _OPEN_CUE.finditer(clause)]
-        )
-    return None
+    # Without "open" or "closed" the days are still when something happens ("support
+    # answers from Monday to Friday"): a day outside them is not one of them.
+    cues = [m.group() for m in _OPEN_CUE.finditer(clause)]
+    return _Days(named, excepted, times, words + cues)
 
 
 def _named_days(text: str) -> tuple[set[int], list[str]]:
@@ -344,12 +380,12 @@ def _named_days(text: str) -> tuple[set[int], list[str]]:
     for match in _RANGE.finditer(text):
         first, last = _day(match.group("a")), _day(match.group("b"))
         days.update((first + i) % 7 for i in range((last - first) % 7 + 1))
-        words.extend((match.group("a"), match.group("b")))
+        words.extend((match.group("a").rstrip("."), match.group("b").rstrip(".")))
         taken.append(match.span())
     for match in _DAY_TOKEN.finditer(text):
         if not any(start <= match.start() < end for start, end in taken):
             days.add(_day(match.group()))
-            words.append(match.group())
+            words.append(match.group().rstrip("."))
     return days, words
 
 

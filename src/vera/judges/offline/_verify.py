@@ -17,7 +17,7 @@ from vera.judges.offline._binding import misattributed
 from vera.judges.offline._index import context_index
 from vera.judges.offline._languages import current_lexicon, lexicons
 from vera.judges.offline._quantities import agreeing_keys
-from vera.judges.offline._record import RecordCheck, check_record, record_of
+from vera.judges.offline._record import RecordCheck, check_record, prose_days, record_of
 from vera.judges.offline._tokens import Facts, Name, Negation, Number, analyse, merge, stem
 from vera.types import Claim, ClaimVerdict, Verdict
 
@@ -122,7 +122,7 @@ class _Contexts:
         self.records = [
             record
             for text, index in zip(self.texts, self.indexes, strict=True)
-            if index.structured and (record := record_of(text)) is not None
+            if (record := record_of(text) if index.structured else prose_days(text)) is not None
         ]
         self.reviewed = any(record.reviews for record in self.records)
         """Whether a record among the contexts holds reviews."""
@@ -355,6 +355,12 @@ def _conflict(
     if record is not None and record.conflict is not None:
         return Verdict.CONTRADICTED, record.conflict
     window = match.window
+    if record is not None and record.days_checked:
+        # Days the record confirms are named there, whatever words the window has for them.
+        confirmed = {word.lower() for word in record.confirmed}
+        facts = replace(
+            facts, names=tuple(n for n in facts.names if n.surface.lower() not in confirmed)
+        )
     conflict = _number_conflict(facts, window, index, settings) or _name_conflict(
         facts, window, index, settings
     )
