@@ -94,7 +94,7 @@ def _resume_with(plan: RunPlan, run_id: str, given: dict[str, Any]) -> tuple[Run
         highlight=False,
         markup=False,
     )
-    return plan, Bindings(keep_samples=False)
+    return plan, Bindings()
 
 
 def _run(
