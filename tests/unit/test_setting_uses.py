@@ -13,7 +13,7 @@ import typer
 
 import vera
 from vera.cli import app
-from vera.plan import RESUME_SETTINGS, SETTING_USES, RunPlan, Settings
+from vera.plan import RESUME_SETTINGS, SETTING_USES, RetrievalOptions, RunPlan, Settings
 
 HOW_TO_ADD = (
     "add a row to SETTING_USES (src/vera/plan/_setting_uses.py): "
@@ -126,3 +126,28 @@ def test_each_flag_reaches_its_setting_as_the_python_keyword_does(
         given: dict[str, Any] = {name: getattr(plan.settings, name)}
         python, _ = vera.plan_evaluation("example", quick=True, history=None, **given)
         assert python.settings == plan.settings
+
+
+def test_the_cli_and_python_build_one_plan_from_the_same_options(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for variable in ("VERA_JUDGE", "VERA_JUDGE_BASE_URL"):
+        monkeypatch.delenv(variable, raising=False)
+    words = "-d example -m faithfulness -m hallucination_rate --threshold 0.7 --group-by category"
+    more = "--top-k 2 --chunk-size 400 --baseline naive-rag --dataset-name ex --field contexts=docs"
+    cli = _cli_plan([*words.split(), *more.split(), "--no-history"])
+    python, bindings = vera.plan_evaluation(
+        "example",
+        ["faithfulness", "hallucination_rate"],
+        threshold=0.7,
+        group_by=["category"],
+        retrieval=RetrievalOptions(top_k=2, chunk_size=400),
+        baselines=["naive-rag"],
+        dataset_name="ex",
+        fields={"contexts": "docs"},
+        quick=True,
+    )
+    assert cli == python
+    assert cli.metrics[0].options == {"threshold": 0.7}  # a pass mark, not only a gate
+    assert bindings.data is None  # a file is opened by the run, from the plan, as on resume
