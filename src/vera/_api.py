@@ -35,8 +35,10 @@ from vera.plan._plan import (
     MetricSpec,
     RetrievalOptions,
     RunPlan,
+    build_plan,
     metric_specs,
 )
+from vera.plan._setting_uses import settings_with
 from vera.plan._settings import Settings
 from vera.render._outputs import ReportTargets, open_run_view, write_reports
 from vera.results._builder import Calibration, Report, SampleResult
@@ -107,8 +109,9 @@ class EvaluateOptions(TypedDict, total=False):
     CONTRADICTED) before the gate fails, a count or "5%"; default 0."""
     # Settings, over `settings`.
     settings: Settings | None
-    history: bool | str | Path
-    """--history-path: record the run there (True: the settings' path); off by default."""
+    history: bool | str | Path | None
+    """--history PATH: record the run there (True: the settings' path; False is
+    --no-history; None: as `settings` say, the CLI's default); off by default."""
     concurrency: int | None
     judge_base_url: str | None
     judge_mode: Literal["batched", "per_claim", "truths", "single_call"] | None
@@ -152,45 +155,8 @@ class EvaluateOptions(TypedDict, total=False):
     """--otel-endpoint: send the finished run as OpenTelemetry spans (the `otel` extra)."""
 
 
-_SETTING_OPTIONS = (
-    "concurrency",
-    "user_facts",
-    "agent_steps",
-    "min_faithful_turns",
-    "min_consistency",
-    "judge_base_url",
-    "judge_mode",
-    "judge_output",
-    "judge_samples",
-    "judge_temperature",
-    "judge_max_tokens",
-    "judge_prompts_dir",
-    "cascade_judge",
-    "cascade_low",
-    "cascade_high",
-    "offline_min_support",
-    "language",
-    "timeout",
-    "retries",
-    "fail_fast",
-    "executor",
-    "ray_address",
-    "ray_workers",
-    "cache",
-    "cache_path",
-    "max_cost",
-    "batch",
-    "batch_retry",
-    "batch_poll",
-    "batch_window",
-    "batch_size",
-    "max_errors",
-    "max_unfaithful",
-    "max_response_chars",
-    "max_context_chars",
-    "sample_timeout",
-)
-"""Options that are settings of the same name, applied over `settings`."""
+_SETTING_OPTIONS = settings_with(keyword=True)
+"""Options that are settings of the same name, applied over `settings` (`SETTING_USES`)."""
 
 OPTION_NAMES: frozenset[str] = frozenset(EvaluateOptions.__annotations__)
 """Every keyword `EvaluateOptions` takes."""
@@ -221,15 +187,17 @@ class _CallbackObserver(RunObserver):
 
 
 def _metrics(
-    metrics: Sequence[Metric | str] | str | None, threshold: float | None
-) -> tuple[tuple[MetricSpec, ...], list[Metric] | None]:
-    """Specs for the plan, and the metric objects when any were given as objects."""
+    metrics: Sequence[Metric | str] | str | None,
+    threshold: float | None,
+    plugins: Mapping[str, Mapping[str, Any]],
+) -> tuple[Sequence[str] | tuple[MetricSpec, ...], list[Metric] | None]:
+    """The metrics for `build_plan` (names, or specs where objects were given), and the metric
+    objects when any were given as objects."""
     given: list[Metric | str] = [metrics] if isinstance(metrics, str) else list(metrics or [])
-    names = [m for m in given if isinstance(m, str)] or (list(DEFAULT_METRICS) if not given else [])
-    specs = metric_specs(names, threshold) if names else ()
-    if len(names) == len(given) or not given:
-        return specs, None
-    named = iter(specs)
+    names = [m for m in given if isinstance(m, str)]
+    if len(names) == len(given):
+        return names or DEFAULT_METRICS, None
+    named = iter(metric_specs(names, threshold, plugins))
     objects: list[Metric] = []
     for metric in given:
         if isinstance(metric, str):
@@ -245,53 +213,87 @@ def _metrics(
     return tuple(MetricSpec(name=m.name) for m in objects), objects
 
 
-def _settings(judge: Judge | str | None, options: EvaluateOptions) -> Settings:
-    history = options.get("history", False)
+def _overrides(judge: Judge | str | None, options: EvaluateOptions) -> dict[str, object]:
+    """The settings `options` give, over `settings` (None: not given, the settings' value)."""
     given: Mapping[str, object] = options
     overrides: dict[str, object] = {name: given.get(name) for name in _SETTING_OPTIONS}
-    overrides |= {
-        "history": bool(history),
-        "history_path": Path(history) if isinstance(history, str | Path) else None,
-        "fields": dict(fields) if (fields := options.get("fields")) else None,  # added to [fields]
-        "judge": judge if isinstance(judge, str) else None,
-    }
-    return (options.get("settings") or Settings()).merge(overrides, origin="vera.evaluate")
+    history = options.get("history", False)
+    if history is not None:  # None (the CLI without --no-history / --history): as configured
+        overrides["history"] = bool(history)
+        overrides["history_path"] = Path(history) if isinstance(history, str | Path) else None
+    fields = options.get("fields")
+    overrides["fields"] = dict(fields) if fields else None  # added to the [fields] table
+    overrides["judge"] = judge if isinstance(judge, str) else None
+    return overrides
 
 
 def plan_evaluation(
     data: Any,
     metrics: Sequence[Metric | str] | None = None,
     judge: Judge | str | None = None,
+    *,
+    origin: str = "vera.evaluate",
     **options: Unpack[EvaluateOptions],
 ) -> tuple[RunPlan, Bindings]:
-    """The plan `evaluate` runs, and the objects given in place of names (see `evaluate`)."""
+    """The plan `evaluate` runs, and the objects given in place of names (see `evaluate`).
+
+    The one plan builder: `vera eval` parses its flags into `options` and calls it too, with
+    `origin` "command line", the name an invalid setting's error gives them. The settings
+    `options` give apply over `options["settings"]` (default VERA's), through `build_plan`. A
+    dataset file or bundled name is opened here to check it, and again by the run from the
+    plan (as `vera eval --resume` opens it); other data travels in the `Bindings`.
+    """
     _check_options("plan_evaluation", options)
-    threshold = options.get("threshold")
-    specs, metric_objects = _metrics(metrics, threshold)
-    run_settings = _settings(judge, options)
-    fmt, skip_invalid = options.get("format"), options.get("skip_invalid", False)
+    base = options.get("settings") or Settings()
+    wanted, metric_objects = _metrics(metrics, options.get("threshold"), base.plugins)
+    source = str(data) if isinstance(data, str | Path) else None
+    plan = _plan(source, wanted, judge, options, base, origin)
+    settings, ref = plan.settings, plan.dataset
     dataset = open_dataset(
         data,
-        format=fmt,
-        skip_invalid=skip_invalid,
-        name=options.get("dataset_name"),
-        fields=run_settings.fields,
-        user_facts=run_settings.user_facts,
-        agent_steps=run_settings.agent_steps,
+        format=ref.format,
+        skip_invalid=ref.skip_invalid,
+        name=ref.name,
+        fields=settings.fields,
+        user_facts=settings.user_facts,
+        agent_steps=settings.agent_steps,
     )
-    source = str(data) if isinstance(data, str | Path) else None
+    bound = None if source is not None else dataset
     pipeline, baselines = options.get("pipeline"), options.get("baselines", ())
-    generator = options.get("generator")
-    plan = RunPlan(
-        dataset=DatasetRef(source=source, name=dataset.name, format=fmt, skip_invalid=skip_invalid),
+    bindings = _bindings(bound, metric_objects, judge, pipeline, baselines, options)
+    return plan, bindings
+
+
+def _plan(
+    source: str | None,
+    metrics: Sequence[str] | tuple[MetricSpec, ...],
+    judge: Judge | str | None,
+    options: EvaluateOptions,
+    settings: Settings,
+    origin: str,
+) -> RunPlan:
+    """The `RunPlan` of `plan_evaluation`, by `build_plan`: the names and specs `options` give,
+    and their settings over `settings`."""
+    pipeline, baselines = options.get("pipeline"), options.get("baselines", ())
+    dataset = DatasetRef(
+        source=source,
+        name=options.get("dataset_name"),
+        format=options.get("format"),
+        skip_invalid=options.get("skip_invalid", False),
+    )
+    return build_plan(
+        dataset=dataset,
+        metrics=metrics,
+        threshold=options.get("threshold"),
+        overrides=_overrides(judge, options),
+        settings=settings,
+        origin=origin,
         quick=options.get("quick", False),
-        metrics=specs,
-        threshold=threshold,
-        settings=run_settings,
         pipeline=pipeline if isinstance(pipeline, str) else None,
         baselines=tuple(baselines) if not isinstance(baselines, Mapping) else (),
         generator=GeneratorSpec(
-            spec=generator or "extractive", base_url=options.get("generator_base_url")
+            spec=options.get("generator") or "extractive",
+            base_url=options.get("generator_base_url"),
         ),
         retrieval=options.get("retrieval") or RetrievalOptions(),
         group_by=tuple(options.get("group_by", ())),
@@ -300,12 +302,10 @@ def plan_evaluation(
         baseline_run=options.get("baseline_run"),
         any_plan=options.get("any_plan", False),
     )
-    bindings = _bindings(dataset, metric_objects, judge, pipeline, baselines, options)
-    return plan, bindings
 
 
 def _bindings(
-    dataset: SampleSource,
+    dataset: SampleSource | None,
     metrics: list[Metric] | None,
     judge: Judge | str | None,
     pipeline: Pipeline | str | object | None,

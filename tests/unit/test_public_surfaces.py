@@ -292,10 +292,12 @@ SURFACES: dict[str, list[str]] = {
         "RESUME_SETTINGS",
         "RetrievalOptions",
         "RunPlan",
+        "SETTING_USES",
         "SampleLimitError",
         "SampleLimitOptions",
         "SampleLimits",
         "SampleTimeoutError",
+        "SettingUse",
         "Settings",
         "build_plan",
         "check_deadline",
@@ -683,6 +685,7 @@ WHITEBOX = {
     "tests/integration/test_reporters.py": "what the built-in reporters are handed, counted",
     "tests/integration/test_user_pipelines.py": "a callable's answer of a type no text comes from",
     "tests/unit/test_python_api.py": "the eval flags table, kept in step with Python's keywords",
+    "tests/unit/test_setting_uses.py": "each eval flag parsed and followed into the plan",
 }
 
 

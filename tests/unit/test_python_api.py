@@ -4,6 +4,7 @@ metrics, judges and baselines by name, through the same plan the CLI runs."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from pathlib import Path
 
@@ -233,10 +234,10 @@ def test_an_unknown_keyword_names_the_closest_option() -> None:
 def test_every_settings_flag_of_vera_eval_is_a_typed_option() -> None:
     """A setting `vera eval` takes from a flag can be given from Python under its name."""
     OPTION_NAMES = frozenset(vera.EvaluateOptions.__annotations__)
-    from vera.cli._eval_flags import _SETTING_FLAGS
+    from vera.plan import SETTING_USES
 
-    # `judge` is an argument; `history_path` is `history=PATH`.
-    assert set(_SETTING_FLAGS) - {"judge", "history_path"} <= OPTION_NAMES
+    keywords = {name for name, use in SETTING_USES.items() if use.keyword}
+    assert keywords <= OPTION_NAMES
     plan, _ = vera.plan_evaluation(ROWS, max_errors="10%", cache=False, judge_samples=3)
     assert plan.settings.max_errors == "10%"
     assert plan.settings.cache is False and plan.settings.judge_samples == 3
@@ -292,13 +293,13 @@ of the same name."""
 def test_every_flag_of_vera_eval_has_its_python_keyword() -> None:
     """A flag added to `vera eval` fails here until Python can do it too."""
     OPTION_NAMES = frozenset(vera.EvaluateOptions.__annotations__)
-    from vera.cli._eval_flags import _EVAL_OPTIONS
+    from vera.cli._eval_flags import EvalFlags
 
     keywords = OPTION_NAMES | {"data", "metrics", "judge", "stored_plan", "estimate_plan"}
     missing = {
-        flag: FLAG_IN_PYTHON.get(flag, flag)
-        for flag, _, _ in _EVAL_OPTIONS
-        if FLAG_IN_PYTHON.get(flag, flag) not in keywords
+        field.name: FLAG_IN_PYTHON.get(field.name, field.name)
+        for field in dataclasses.fields(EvalFlags)
+        if FLAG_IN_PYTHON.get(field.name, field.name) not in keywords
     }
     assert missing == {}
 

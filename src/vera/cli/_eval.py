@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, cast
 
 import typer
 from rich.markup import escape
 
+from vera import EvaluateOptions, plan_evaluation
 from vera.cli._app import EXIT_INTERRUPTED, _fail, app, err, out
-from vera.cli._eval_flags import _EVAL_OPTIONS, _NAMED_AGAIN, _SETTING_FLAGS, _takes
+from vera.cli._eval_flags import EvalFlags, typed_command
 from vera.datasets import parse_field_option
 from vera.plan import (
-    DEFAULT_METRICS,
-    DatasetRef,
-    GeneratorSpec,
+    SETTING_USES,
     RetrievalOptions,
     RunPlan,
-    build_plan,
+    load_settings,
     resume_command,
     resume_notice,
     resumed_with,
@@ -49,17 +49,21 @@ if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
 
 
 @app.command("eval")
-@_takes(_EVAL_OPTIONS)
-def eval_command(**flags: Any) -> None:
+@typed_command
+def eval_command(flags: EvalFlags) -> None:
     """Evaluate a dataset and print a summary: vera eval -d answers.jsonl --threshold 0.8"""
     try:
-        plan, resume_id = _plan(flags)
-        accept = _resumed_settings(flags) if resume_id else {}
-        if resume_id:
-            plan = _resume_with(plan, resume_id, accept)
-        if flags["dry_run"]:
+        check_report_targets(_outputs(flags))
+        if flags.resume:
+            stored, run_id = _stored(flags)
+            accept = _named_again(flags, _options(flags))
+            plan, bindings = _resume_with(stored, run_id, accept)
+        else:
+            accept, run_id = {}, None
+            plan, bindings = _plan(flags)
+        if flags.dry_run:
             return _print_estimate(estimate_plan(plan))
-        result = _run(plan, resume_id, tuple(accept))
+        result = _run(plan, bindings, run_id, tuple(accept))
     except (VeraError, ValueError) as exc:
         _fail(exc)
     _finish(result, flags)
@@ -72,14 +76,16 @@ class _Progress(RunProgress, RunObserver):
         err.print(line, highlight=False, markup=False)
 
 
-def _resumed_settings(flags: dict[str, Any]) -> dict[str, Any]:
+def _named_again(flags: EvalFlags, options: EvaluateOptions) -> dict[str, Any]:
     """The settings named again with --resume: the stored run's are used for the rest."""
-    given = {key: flags[flag] for key, flag in _SETTING_FLAGS.items() if key != "history_path"}
-    given["cache"] = False if flags["no_cache"] else None
+    given: dict[str, Any] = {
+        key: options.get(key) for key, use in SETTING_USES.items() if use.keyword
+    }
+    given["judge"] = flags.judge
     return {key: value for key, value in given.items() if value is not None}
 
 
-def _resume_with(plan: RunPlan, run_id: str, given: dict[str, Any]) -> RunPlan:
+def _resume_with(plan: RunPlan, run_id: str, given: dict[str, Any]) -> tuple[RunPlan, Bindings]:
     """The stored plan with the settings named again, saying which stored ones apply."""
     plan, changed = resumed_with(plan, given)
     named = f"; named again: {', '.join(changed)}" if changed else ""
@@ -88,17 +94,19 @@ def _resume_with(plan: RunPlan, run_id: str, given: dict[str, Any]) -> RunPlan:
         highlight=False,
         markup=False,
     )
-    return plan
+    return plan, Bindings()
 
 
-def _run(plan: RunPlan, resume_id: str | None, accept: tuple[str, ...] = ()) -> RunResult:
+def _run(
+    plan: RunPlan, bindings: Bindings, resume_id: str | None, accept: tuple[str, ...]
+) -> RunResult:
     """Run `plan` showing its progress on stderr; Ctrl-C ends it saying how to finish it."""
     with _Progress(err) as progress:
         try:
             # Streamed: each result goes to the history and leaves memory (see Bindings).
             return run_plan(
                 plan,
-                Bindings(keep_samples=False),
+                dataclasses.replace(bindings, keep_samples=False),
                 resume=resume_id,
                 observer=progress,
                 accept=accept,
@@ -116,7 +124,7 @@ def _run(plan: RunPlan, resume_id: str | None, accept: tuple[str, ...] = ()) -> 
             raise typer.Exit(EXIT_INTERRUPTED) from None
 
 
-def _finish(result: RunResult, flags: dict[str, Any]) -> NoReturn:
+def _finish(result: RunResult, flags: EvalFlags) -> NoReturn:
     """Render the run, write every report asked for, and exit with the run's code."""
     try:
         # One view for the summary and every report: the history is opened once to read a
@@ -125,8 +133,8 @@ def _finish(result: RunResult, flags: dict[str, Any]) -> NoReturn:
             print_summary(result.report, out, err, view.sample_results())
             _note_extractive(result)
             _write_outputs(view, _outputs(flags))
-            if flags["otel_endpoint"]:
-                _export_spans(view, flags["otel_endpoint"])
+            if flags.otel_endpoint:
+                _export_spans(view, flags.otel_endpoint)
     except VeraError as exc:
         _fail(exc)
     raise typer.Exit(_exit_code(result))
@@ -159,64 +167,125 @@ def _export_spans(view: RunView, endpoint: str) -> None:
     out.print(f"{sent} spans sent to {escape(endpoint)}", highlight=False)
 
 
-_OUTPUT_FLAGS = {"html": "html", "md": "markdown", "junit": "junit"}
-"""Each built-in report format and the `eval` flag that asks for it (`--report` names any)."""
-
-
-def _outputs(flags: dict[str, Any]) -> list[tuple[str, Path]]:
+def _outputs(flags: EvalFlags) -> list[tuple[str, Path]]:
     """The reports the flags ask for, as (format, path): `-o` (its suffix decides, as in
     `vera report`), the format flags, then `--report`."""
-    output = [(report_format(flags["output"]), flags["output"])] if flags["output"] else []
-    named = [(fmt, flags[key]) for fmt, key in _OUTPUT_FLAGS.items() if flags[key]]
-    return output + named + parse_report_option(flags["report"] or ())
+    output = [(report_format(flags.output), flags.output)] if flags.output else []
+    named = [("html", flags.html), ("markdown", flags.markdown), ("junit", flags.junit)]
+    given = [(fmt, path) for fmt, path in named if path]
+    return output + given + parse_report_option(flags.report or ())
 
 
-def _plan(flags: dict[str, Any]) -> tuple[RunPlan, str | None]:
-    """The run the flags ask for; with --resume, the stored run's own plan (only where its
-    reports go is new)."""
-    check_report_targets(_outputs(flags))
-    if flags["resume"]:
-        named = {key: flags[flag] for key, flag in _NAMED_AGAIN.items()}
-        plan, run_id = stored_plan(flags["resume"], flags["history_path"], named=named)
-        history = {"history": True, "history_path": flags["history_path"]}
-        if flags["history_path"] is None:
-            history.pop("history_path")
-        settings = plan.settings.model_copy(update=history)
-        return plan.model_copy(update={"settings": settings}), run_id
-    if flags["dataset"] is None and not flags["quick"]:
+def _stored(flags: EvalFlags) -> tuple[RunPlan, str]:
+    """With --resume, the stored run's own plan and its full id, once what it names that runs
+    code is named again (only where its reports and history go is new)."""
+    assert flags.resume is not None  # only called with --resume
+    named = {
+        "pipeline": flags.pipeline,
+        "baselines": flags.baseline,
+        "prompts_dir": flags.prompts_dir,
+        "judge": flags.judge,
+        "cascade_judge": flags.cascade_judge,
+        "metrics": flags.metric,
+        "generator": flags.generator,
+        "ray_address": flags.ray_address,
+        "judge_base_url": flags.judge_base_url,
+        "generator_base_url": flags.generator_base_url,
+    }
+    plan, run_id = stored_plan(flags.resume, flags.history_path, named=named)
+    history: dict[str, Any] = {"history": True, "history_path": flags.history_path}
+    if flags.history_path is None:
+        history.pop("history_path")
+    settings = plan.settings.model_copy(update=history)
+    return plan.model_copy(update={"settings": settings}), run_id
+
+
+def _plan(flags: EvalFlags) -> tuple[RunPlan, Bindings]:
+    """The run the flags ask for, from the one plan builder `vera.plan_evaluation` uses, over
+    the settings of vera.toml / [tool.vera] and the environment."""
+    if flags.dataset is None and not flags.quick:
         raise typer.BadParameter("give --dataset PATH, or --quick to try the bundled example")
-    documents = flags["documents"]
-    return build_plan(
-        dataset=DatasetRef(
-            source=flags["dataset"] or "example",
-            name=flags["dataset_name"],
-            format=flags["format"],
-            skip_invalid=flags["skip_invalid"],
-        ),
-        metrics=flags["metric"] or DEFAULT_METRICS,
-        threshold=flags["threshold"],
-        overrides={key: flags[flag] for key, flag in _SETTING_FLAGS.items()}
-        | {"cache": False if flags["no_cache"] else None}
-        | {"history": False if flags["no_history"] else None}
-        | {"fields": parse_field_option(flags["field"]) if flags["field"] else None},
-        quick=flags["quick"],
-        pipeline=flags["pipeline"],
-        baselines=tuple(flags["baseline"] or ()),
-        generator=GeneratorSpec(
-            spec=flags["generator"] or "extractive", base_url=flags["generator_base_url"]
-        ),
+    options = _options(flags)
+    options["settings"] = load_settings()
+    data = flags.dataset or "example"
+    return plan_evaluation(data, flags.metric, flags.judge, origin="command line", **options)
+
+
+_JudgeMode = Literal["batched", "per_claim", "truths", "single_call"]
+_JudgeOutput = Literal["auto", "schema", "json", "prompt"]
+_BatchRetry = Literal["batch", "direct"]
+
+
+def _options(flags: EvalFlags) -> EvaluateOptions:
+    """The flags as Python's keywords (None: not given, the configured value). The three
+    named choices are checked by `Settings`, which says what each may be."""
+    documents = str(flags.documents) if flags.documents else None
+    return EvaluateOptions(
+        dataset_name=flags.dataset_name,
+        format=flags.format,
+        skip_invalid=flags.skip_invalid,
+        fields=parse_field_option(flags.field) if flags.field else None,
+        quick=flags.quick,
+        group_by=tuple(flags.group_by or ()),
+        pipeline=flags.pipeline,
+        baselines=tuple(flags.baseline or ()),
+        generator=flags.generator,
+        generator_base_url=flags.generator_base_url,
         retrieval=RetrievalOptions(
-            top_k=flags["top_k"],
-            chunk_size=flags["chunk_size"],
-            chunk_overlap=flags["chunk_overlap"],
-            documents=str(documents) if documents else None,
+            top_k=flags.top_k,
+            chunk_size=flags.chunk_size,
+            chunk_overlap=flags.chunk_overlap,
+            documents=documents,
         ),
-        group_by=tuple(flags["group_by"] or ()),
-        check_laws=flags["check_laws"],
-        regression=flags["regression"],
-        baseline_run=flags["baseline_run"],
-        any_plan=flags["any_plan"],
-    ), None
+        check_laws=flags.check_laws,
+        threshold=flags.threshold,
+        regression=flags.regression,
+        baseline_run=flags.baseline_run,
+        any_plan=flags.any_plan,
+        history=False if flags.no_history else flags.history_path,
+        cache=False if flags.no_cache else None,
+        **_setting_options(flags),
+    )
+
+
+def _setting_options(flags: EvalFlags) -> EvaluateOptions:
+    """The flags that are settings of the same name (`SETTING_USES`), and the two whose
+    flag is named for the user (`--max-tokens`, `--prompts-dir`)."""
+    return EvaluateOptions(
+        judge_base_url=flags.judge_base_url,
+        judge_mode=cast(_JudgeMode | None, flags.judge_mode),
+        judge_output=cast(_JudgeOutput | None, flags.judge_output),
+        judge_samples=flags.judge_samples,
+        judge_temperature=flags.judge_temperature,
+        judge_max_tokens=flags.max_tokens,
+        judge_prompts_dir=flags.prompts_dir,
+        cascade_judge=flags.cascade_judge,
+        cascade_low=flags.cascade_low,
+        cascade_high=flags.cascade_high,
+        offline_min_support=flags.offline_min_support,
+        language=flags.language,
+        max_cost=flags.max_cost,
+        concurrency=flags.concurrency,
+        cache_path=flags.cache_path,
+        batch=flags.batch,
+        batch_retry=cast(_BatchRetry | None, flags.batch_retry),
+        batch_poll=flags.batch_poll,
+        max_response_chars=flags.max_response_chars,
+        max_context_chars=flags.max_context_chars,
+        max_errors=flags.max_errors,
+        max_unfaithful=flags.max_unfaithful,
+        min_faithful_turns=flags.min_faithful_turns,
+        min_consistency=flags.min_consistency,
+        user_facts=flags.user_facts,
+        agent_steps=flags.agent_steps,
+        sample_timeout=flags.sample_timeout,
+        timeout=flags.timeout,
+        retries=flags.retries,
+        fail_fast=flags.fail_fast,
+        executor=flags.executor,
+        ray_address=flags.ray_address,
+        ray_workers=flags.ray_workers,
+    )
 
 
 def _write_outputs(view: RunView, outputs: list[tuple[str, Path]]) -> None:

@@ -1,13 +1,16 @@
-"""The flags of `vera eval`: one table, turned into the command's signature, and how
-each flag maps onto a setting.
+"""The flags of `vera eval`: `EvalFlags`, one typed field per flag, each with its `--help`
+panel; `typed_command` gives a command taking an `EvalFlags` the signature typer reads, so
+the command sees typed fields, not a dict (docs/architecture.md, "From a flag to the plan").
 """
 
 from __future__ import annotations
 
+import copy
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import Annotated, Any, get_type_hints
 
 import typer
 
@@ -21,590 +24,428 @@ from vera.plan import (
     QUICK_SAMPLES,
 )
 
-if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
-    pass
+COMMON = "Options"
+"""The first panel of `vera eval --help`: what most runs name (typer's own --help joins it)."""
 
 
-_DatasetFlag = Annotated[
-    str | None,
-    typer.Option(
-        "--dataset",
-        "-d",
-        help="Dataset file (.json, .jsonl, .csv) or bundled name. Default: the bundled "
-        "example (with --quick).",
-    ),
-]
-_MetricFlag = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--metric",
-        "-m",
-        help="Metric to compute (repeatable; `vera metrics` lists them, `all` takes every "
-        "one). Default: faithfulness.",
-    ),
-]
-_OutputFlag = Annotated[
-    Path | None,
-    typer.Option(
-        "--output",
-        "-o",
-        help="Write the report here, in the format its extension names (.html, .md, .xml "
-        "JUnit; JSON for .json or any other).",
-    ),
-]
-_RegressionFlag = Annotated[
-    bool,
-    typer.Option(
-        "--regression",
-        help="CI mode: apply every gate, and fail on a significant drop against the last "
-        "finished run with the same plan (dataset content, judge, metrics, pipeline, "
-        "thresholds), or --baseline-run. Needs the run history.",
-    ),
-]
-_BaselineRunFlag = Annotated[
-    str | None,
-    typer.Option(
-        "--baseline-run",
-        help="A stored run to guard against: fail only on a significant drop (paired). It "
-        "must have the same plan as this run, unless --any-plan.",
-    ),
-]
-_AnyPlanFlag = Annotated[
-    bool,
-    typer.Option(
-        "--any-plan",
-        help="Let --baseline-run / --regression compare with a run of another plan (judge, "
-        "metrics, pipeline, thresholds or dataset content); what differs is printed.",
-    ),
-]
-_FieldFlag = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--field",
-        help="FIELD=COLUMN: read the dataset's COLUMN as VERA's FIELD, e.g. --field "
-        "contexts=docs (repeatable; also the fields table of vera.toml, or tool.vera.fields "
-        "in pyproject.toml).",
-    ),
-]
-_HtmlFlag = Annotated[
-    Path | None,
-    typer.Option("--html", help="Write the HTML report here (one offline file)."),
-]
-_MarkdownFlag = Annotated[
-    Path | None,
-    typer.Option("--markdown", help="Write a Markdown summary (for a pull-request comment)."),
-]
-_JunitFlag = Annotated[
-    Path | None,
-    typer.Option("--junit", help="Write JUnit XML: each sample and metric a test case."),
-]
-_ReportFlag = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--report",
-        help="FORMAT=PATH: also write the report in this format: json, html, md, junit or an "
-        "installed plugin's, e.g. --report csv=out.csv (repeatable).",
-    ),
-]
-_QuickFlag = Annotated[
-    bool, typer.Option("--quick", help=f"Evaluate only the first {QUICK_SAMPLES} samples.")
-]
-_ThresholdFlag = Annotated[
-    float | None,
-    typer.Option(
-        "--threshold",
-        min=0.0,
-        max=1.0,
-        help="Pass mark of each higher-is-better metric, and a gate: exit 1 when a metric's "
-        "mean misses its threshold (rates such as hallucination_rate keep their own).",
-    ),
-]
+def _flag(*names: str, help: str, metavar: str = "", **kwargs: Any) -> Any:
+    """A `typer.Option` with a short metavar (a switch shows none)."""
+    return typer.Option(*names, help=help, metavar=metavar, show_default=False, **kwargs)
+
+
+_Text = str | None
+_Number = float | None
+_Count = int | None
+_Paths = list[str] | None
+
 _JudgeFlag = Annotated[
     str | None,
-    typer.Option(
+    _flag(
         "--judge",
-        help="offline (default); nli:PATH_OR_HUB_ID, a local NLI model (the nli extra); "
-        "cascade, offline with --cascade-judge for unsure claims; or PROVIDER:MODEL such "
-        "as openai:gpt-4o-mini or anthropic:claude-sonnet-4-5, or litellm:MODEL for any "
-        "model LiteLLM reaches (the litellm extra). Also VERA_JUDGE or vera.toml.",
+        help="offline (default), offline:learned, nli:MODEL, cascade or PROVIDER:MODEL, e.g. "
+        "openai:gpt-4o-mini.",
+        metavar="SPEC",
     ),
 ]
-_CascadeJudgeFlag = Annotated[
-    str | None,
-    typer.Option(
-        "--cascade-judge",
-        help="With --judge cascade: the PROVIDER:MODEL judge that verifies the claims the "
-        "offline judge is unsure of.",
-    ),
+
+_CachePathFlag = Annotated[
+    Path | None, _flag("--cache-path", metavar="PATH", help="Response cache file (SQLite).")
 ]
-_CascadeLowFlag = Annotated[
-    float | None,
-    typer.Option(
-        "--cascade-low",
-        min=0.0,
-        max=1.0,
-        help="With --judge cascade: an offline entailment at most this is decided offline "
-        "(default 0.2).",
-    ),
+_ConcurrencyFlag = Annotated[
+    _Count,
+    _flag("--concurrency", min=1, help=f"Samples at once ({DEFAULT_CONCURRENCY})."),
 ]
-_CascadeHighFlag = Annotated[
-    float | None,
-    typer.Option(
-        "--cascade-high",
-        min=0.0,
-        max=1.0,
-        help="With --judge cascade: an offline entailment at least this is decided offline "
-        "(default 0.9).",
-    ),
+_DryRunFlag = Annotated[
+    bool, _flag("--dry-run", help="Estimate judge calls, tokens and cost; call nothing.")
 ]
-_OfflineMinSupportFlag = Annotated[
-    float | None,
-    typer.Option(
-        "--offline-min-support",
-        min=0.0,
-        max=1.0,
-        help="With --judge offline:learned: the least probability of support that counts "
-        "as fully supported (default 0.97, chosen on RAGTruth dev data); lower flags fewer "
-        "claims.",
-    ),
-]
-_LanguageFlag = Annotated[
-    str | None,
-    typer.Option(
-        "--language",
-        help="The offline judge reads every sample in this language (en, de, fr, es, pt, it, "
-        "nl, ja, zh, ko) instead of identifying each one's; see docs/languages.md.",
-    ),
+_GeneratorBaseUrlFlag = Annotated[
+    _Text,
+    _flag("--generator-base-url", metavar="URL", help="The generator's server (the judge's)."),
 ]
 _JudgeBaseUrlFlag = Annotated[
-    str | None,
-    typer.Option(
-        "--judge-base-url",
-        help="Base URL of an OpenAI-compatible server (vLLM, Ollama, LM Studio, Azure).",
-    ),
+    _Text,
+    _flag("--judge-base-url", metavar="URL", help="An OpenAI-compatible server (vLLM, Ollama)."),
 ]
-_JudgeModeFlag = Annotated[
-    str | None,
-    typer.Option(
-        "--judge-mode",
-        help="LLM judge calls per sample: batched (2, default), single_call (1), "
-        "per_claim (1 + claims), truths (3, 2 when contexts repeat).",
-    ),
+_MaxCostFlag = Annotated[
+    _Number,
+    _flag("--max-cost", min=0.0, help="Start no judge call past this spend."),
 ]
-_JudgeOutputFlag = Annotated[
-    str | None,
-    typer.Option(
-        "--judge-output",
-        help="How JSON is asked of an OpenAI-compatible server: schema (response_format "
-        "json_schema), json (json_object), prompt (the prompt alone); default: the best the "
-        "server accepts, learnt from its first refusal.",
-    ),
-]
-_JudgeSamplesFlag = Annotated[
-    int | None,
-    typer.Option(
-        "--judge-samples",
-        min=1,
-        help="Verify each claim K times and keep the majority verdict; reports agreement.",
-    ),
-]
-_JudgeTemperatureFlag = Annotated[
-    float | None,
-    typer.Option("--judge-temperature", min=0.0, max=2.0, help="Default 0."),
-]
-_MaxTokensFlag = Annotated[
-    int | None,
-    typer.Option("--max-tokens", min=16, help="Reply budget of one judge call (default 2048)."),
-]
-_TimeoutFlag = Annotated[
-    float | None,
-    typer.Option("--timeout", min=0.001, help="Seconds one provider call may take (default 60)."),
-]
-_RetriesFlag = Annotated[
-    int | None,
-    typer.Option("--retries", min=0, help="Retries of a provider call that may pass (default 5)."),
-]
-_FailFastFlag = Annotated[
-    int | None,
-    typer.Option(
-        "--fail-fast",
-        min=0,
-        help="Stop when this many first provider calls all fail alike (default 8; 0: never).",
-    ),
+_NoCacheFlag = Annotated[
+    bool, _flag("--no-cache", help="Call the provider even for cached requests.")
 ]
 _PromptsDirFlag = Annotated[
     Path | None,
-    typer.Option("--prompts-dir", help="Folder of prompt files replacing the bundled ones."),
+    _flag("--prompts-dir", metavar="PATH", help="Prompt files replacing the bundled ones."),
 ]
-_PipelineFlag = Annotated[
-    str | None,
-    typer.Option(
-        "--pipeline",
-        help="Answer each query with this pipeline first: a baseline name (naive-rag, "
-        "simple-verification, vera), module:object (a function, a LangChain Runnable or a "
-        "LlamaIndex query engine), or an http(s) URL.",
-    ),
-]
-_BaselineFlag = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--baseline",
-        help="Also run this baseline on the same samples and compare (repeatable).",
-    ),
-]
-_GeneratorFlag = Annotated[
-    str | None,
-    typer.Option(
-        "--generator",
-        help="The baselines' generator: extractive (offline, default) or PROVIDER:MODEL.",
-    ),
-]
-_GeneratorBaseUrlFlag = Annotated[
-    str | None,
-    typer.Option("--generator-base-url", help="Base URL for the generator (default: the judge's)."),
-]
-_TopKFlag = Annotated[
-    int, typer.Option("--top-k", min=1, help="Chunks the baselines retrieve per query.")
-]
-_DocumentsFlag = Annotated[
-    Path | None,
-    typer.Option("--documents", help="Folder of .txt/.md files the baselines retrieve from."),
-]
-_ChunkSizeFlag = Annotated[
-    int, typer.Option("--chunk-size", min=1, help="Characters per retrieved chunk.")
-]
-_ChunkOverlapFlag = Annotated[
-    int, typer.Option("--chunk-overlap", min=0, help="Characters chunks share.")
-]
-_CheckLawsFlag = Annotated[
-    bool,
-    typer.Option("--check-laws", help="Check seed 001's pipeline laws on the pipeline."),
-]
-_ResumeFlag = Annotated[
-    str | None,
-    typer.Option(
-        "--resume",
-        help="Finish an interrupted run (its id from `vera runs list`): only the samples "
-        "it had not finished are evaluated, with its original options.",
-    ),
-]
-_NoHistoryFlag = Annotated[
-    bool, typer.Option("--no-history", help="Do not store this run in the run history.")
-]
-_HistoryPathFlag = Annotated[
-    Path | None,
-    typer.Option("--history", help="The run store (default .vera/runs.sqlite)."),
-]
-_NoCacheFlag = Annotated[
-    bool, typer.Option("--no-cache", help="Call the provider even for cached requests.")
-]
-_CachePathFlag = Annotated[
-    Path | None, typer.Option("--cache-path", help="Response cache file (SQLite).")
-]
-_MaxCostFlag = Annotated[
-    float | None,
-    typer.Option("--max-cost", min=0.0, help="US dollars; stop starting judge calls after."),
-]
-_BatchFlag = Annotated[
-    bool | None,
-    typer.Option(
-        "--batch/--no-batch",
-        help="Send judge and generator calls through the provider's batch API (openai, "
-        "anthropic): half the price, replies within hours; --resume picks up pending batches.",
-    ),
-]
-_BatchRetryFlag = Annotated[
-    str | None,
-    typer.Option(
-        "--batch-retry",
-        help="With --batch: send what a batch left unanswered in a later batch (batch, the "
-        "default) or directly (direct).",
-    ),
-]
-_BatchPollFlag = Annotated[
-    float | None,
-    typer.Option("--batch-poll", min=0.001, help="With --batch: seconds between polls (30)."),
-]
-_MaxErrorsFlag = Annotated[
-    str | None,
-    typer.Option(
-        "--max-errors",
-        help="Samples that may error or be skipped (a count, or a share such as 2%) before "
-        "the run counts as incomplete and exits 3. Default 0.",
-    ),
-]
-_MaxUnfaithfulFlag = Annotated[
-    str | None,
-    typer.Option(
-        "--max-unfaithful",
-        help="Answers that may be unfaithful (a claim with no evidence or contradicted; a "
-        "count, or a share such as 5%) before the gate fails and the run exits 1. Default 0.",
-    ),
-]
-_UserFactsFlag = Annotated[
-    bool | None,
-    typer.Option(
-        "--user-facts/--no-user-facts",
-        help="Conversations: whether what the user said counts as evidence (default yes).",
-        show_default=False,
-    ),
-]
-_AgentStepsFlag = Annotated[
-    bool | None,
-    typer.Option(
-        "--agent-steps/--final-answers",
-        help="Agent traces: verify the assistant's intermediate messages (an LLM span's text "
-        "between tool calls) too (default: each trace's final answer only).",
-        show_default=False,
-    ),
-]
-_MinFaithfulTurnsFlag = Annotated[
-    float | None,
-    typer.Option(
-        "--min-faithful-turns",
+_OfflineMinSupportFlag = Annotated[
+    _Number,
+    _flag(
+        "--offline-min-support",
         min=0.0,
         max=1.0,
-        help="Conversations: exit 1 when the share of faithful assistant turns is lower "
-        "(a run with no turn scored on faithfulness fails too).",
-    ),
-]
-_MinConsistencyFlag = Annotated[
-    float | None,
-    typer.Option(
-        "--min-consistency",
-        min=0.0,
-        max=1.0,
-        help="Conversations: exit 1 when a conversation's consistency (its claims that "
-        "contradict no earlier assistant turn) is lower (a run that checked none fails too).",
-    ),
-]
-_DatasetNameFlag = Annotated[
-    str | None,
-    typer.Option(
-        "--dataset-name",
-        help="The dataset's name in the run history, instead of the file's: versions of one "
-        "test set (answers_v1.jsonl, answers_v2.jsonl) given one name trend and compare "
-        "together.",
-    ),
-]
-_SkipInvalidFlag = Annotated[
-    bool,
-    typer.Option("--skip-invalid", help="Record invalid rows in the report and go on."),
-]
-_FormatFlag = Annotated[
-    str | None,
-    typer.Option(
-        "--format",
-        help=format_help(),
-    ),
-]
-_DryRunFlag = Annotated[
-    bool,
-    typer.Option("--dry-run", help="Estimate judge calls, tokens and cost; call nothing."),
-]
-_GroupByFlag = Annotated[
-    list[str] | None,
-    typer.Option("--group-by", help="Metadata key to break the aggregates down by (repeatable)."),
-]
-_ConcurrencyFlag = Annotated[
-    int | None,
-    typer.Option("--concurrency", min=1, help=f"Samples at once (default {DEFAULT_CONCURRENCY})."),
-]
-_MaxResponseCharsFlag = Annotated[
-    int | None,
-    typer.Option(
-        "--max-response-chars",
-        min=1,
-        help="A longer response makes its sample an error, unjudged "
-        f"(default {DEFAULT_MAX_RESPONSE_CHARS:,}).",
-    ),
-]
-_MaxContextCharsFlag = Annotated[
-    int | None,
-    typer.Option(
-        "--max-context-chars",
-        min=1,
-        help="A longer context makes its sample an error, unjudged "
-        f"(default {DEFAULT_MAX_CONTEXT_CHARS:,}).",
-    ),
-]
-_OtelEndpointFlag = Annotated[
-    str | None,
-    typer.Option(
-        "--otel-endpoint",
-        help="Also send the run as OpenTelemetry spans (one per sample, scores as attributes) "
-        f"to this OTLP/HTTP collector URL; needs the otel extra: {_help_hint('otel')}.",
-    ),
-]
-_SampleTimeoutFlag = Annotated[
-    float | None,
-    typer.Option(
-        "--sample-timeout",
-        min=0.001,
-        help="Seconds the judge work of one sample may take, with any judge; past it the "
-        f"sample is an error (default {DEFAULT_SAMPLE_TIMEOUT:g}).",
+        help="offline:learned: full support (0.97).",
     ),
 ]
 
 
-_ExecutorFlag = Annotated[
-    str | None,
-    typer.Option(
-        "--executor",
-        help="local (default), ray: the samples run on the workers of a Ray cluster "
-        f"(needs the ray extra: {_help_hint('ray')}), or an executor a plugin registers.",
-    ),
-]
-_RayAddressFlag = Annotated[
-    str | None,
-    typer.Option("--ray-address", help="With --executor ray: the cluster to join (else local)."),
-]
-_RayWorkersFlag = Annotated[
-    int | None,
-    typer.Option(
-        "--ray-workers", min=1, help="With --executor ray: workers (default one per CPU)."
-    ),
-]
+@dataclass(frozen=True)
+class EvalFlags:
+    """`vera eval`'s flags as typer parsed them, in the order `--help` lists each panel's.
+    `vera.cli._eval._options` turns them into `vera.EvaluateOptions`."""
 
-_EVAL_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
-    ("dataset", _DatasetFlag, None),
-    ("dataset_name", _DatasetNameFlag, None),
-    ("metric", _MetricFlag, None),
-    ("output", _OutputFlag, None),
-    ("regression", _RegressionFlag, False),
-    ("baseline_run", _BaselineRunFlag, None),
-    ("any_plan", _AnyPlanFlag, False),
-    ("html", _HtmlFlag, None),
-    ("markdown", _MarkdownFlag, None),
-    ("junit", _JunitFlag, None),
-    ("report", _ReportFlag, None),
-    ("quick", _QuickFlag, False),
-    ("threshold", _ThresholdFlag, None),
-    ("judge", _JudgeFlag, None),
-    ("cascade_judge", _CascadeJudgeFlag, None),
-    ("cascade_low", _CascadeLowFlag, None),
-    ("cascade_high", _CascadeHighFlag, None),
-    ("offline_min_support", _OfflineMinSupportFlag, None),
-    ("language", _LanguageFlag, None),
-    ("judge_base_url", _JudgeBaseUrlFlag, None),
-    ("judge_mode", _JudgeModeFlag, None),
-    ("judge_output", _JudgeOutputFlag, None),
-    ("judge_samples", _JudgeSamplesFlag, None),
-    ("judge_temperature", _JudgeTemperatureFlag, None),
-    ("max_tokens", _MaxTokensFlag, None),
-    ("timeout", _TimeoutFlag, None),
-    ("retries", _RetriesFlag, None),
-    ("fail_fast", _FailFastFlag, None),
-    ("prompts_dir", _PromptsDirFlag, None),
-    ("pipeline", _PipelineFlag, None),
-    ("baseline", _BaselineFlag, None),
-    ("generator", _GeneratorFlag, None),
-    ("generator_base_url", _GeneratorBaseUrlFlag, None),
-    ("top_k", _TopKFlag, 3),
-    ("documents", _DocumentsFlag, None),
-    ("chunk_size", _ChunkSizeFlag, 800),
-    ("chunk_overlap", _ChunkOverlapFlag, 100),
-    ("check_laws", _CheckLawsFlag, False),
-    ("resume", _ResumeFlag, None),
-    ("no_history", _NoHistoryFlag, False),
-    ("history_path", _HistoryPathFlag, None),
-    ("no_cache", _NoCacheFlag, False),
-    ("cache_path", _CachePathFlag, None),
-    ("max_cost", _MaxCostFlag, None),
-    ("batch", _BatchFlag, None),
-    ("batch_retry", _BatchRetryFlag, None),
-    ("batch_poll", _BatchPollFlag, None),
-    ("max_errors", _MaxErrorsFlag, None),
-    ("max_unfaithful", _MaxUnfaithfulFlag, None),
-    ("skip_invalid", _SkipInvalidFlag, False),
-    ("user_facts", _UserFactsFlag, None),
-    ("agent_steps", _AgentStepsFlag, None),
-    ("min_faithful_turns", _MinFaithfulTurnsFlag, None),
-    ("min_consistency", _MinConsistencyFlag, None),
-    ("format", _FormatFlag, None),
-    ("field", _FieldFlag, None),
-    ("dry_run", _DryRunFlag, False),
-    ("group_by", _GroupByFlag, None),
-    ("concurrency", _ConcurrencyFlag, None),
-    ("executor", _ExecutorFlag, None),
-    ("ray_address", _RayAddressFlag, None),
-    ("ray_workers", _RayWorkersFlag, None),
-    ("max_response_chars", _MaxResponseCharsFlag, None),
-    ("max_context_chars", _MaxContextCharsFlag, None),
-    ("sample_timeout", _SampleTimeoutFlag, None),
-    ("otel_endpoint", _OtelEndpointFlag, None),
-)
-"""`vera eval`'s options, in the order `--help` lists them: name, type with its typer.Option,
-default. A table rather than a signature of some fifty parameters; `_takes` turns it into one."""
+    dataset: Annotated[
+        _Text, _flag("--dataset", "-d", metavar="PATH", help="Dataset file or bundled name.")
+    ] = None
+    quick: Annotated[
+        bool,
+        _flag(
+            "--quick",
+            help=f"Only the first {QUICK_SAMPLES} samples (without -d: example).",
+        ),
+    ] = False
+    judge: _JudgeFlag = None
+    metric: Annotated[
+        _Paths,
+        _flag(
+            "--metric",
+            "-m",
+            metavar="NAME",
+            help="Metric, repeatable (default: faithfulness).",
+        ),
+    ] = None
+    threshold: Annotated[
+        _Number,
+        _flag(
+            "--threshold",
+            min=0.0,
+            max=1.0,
+            help="Pass mark of each metric; exit 1 below it.",
+        ),
+    ] = None
+    max_unfaithful: Annotated[
+        _Text,
+        _flag(
+            "--max-unfaithful",
+            metavar="N",
+            help="Unfaithful answers allowed (N or 5%; default 0).",
+        ),
+    ] = None
+    regression: Annotated[
+        bool,
+        _flag(
+            "--regression",
+            help="Also fail on a significant drop from the last run.",
+        ),
+    ] = False
+    output: Annotated[
+        Path | None,
+        _flag(
+            "--output",
+            "-o",
+            metavar="PATH",
+            help="Write the report; .html, .md, .xml (JUnit) or JSON.",
+        ),
+    ] = None
+    # Dataset
+    dataset_name: Annotated[
+        _Text,
+        _flag("--dataset-name", metavar="NAME", help="Its name in the history, not the file's."),
+    ] = None
+    format: Annotated[_Text, _flag("--format", metavar="FORMAT", help=format_help())] = None
+    field: Annotated[
+        _Paths,
+        _flag(
+            "--field",
+            metavar="F=COL",
+            help="Read column COL as field F (repeatable).",
+        ),
+    ] = None
+    skip_invalid: Annotated[
+        bool, _flag("--skip-invalid", help="Record invalid rows in the report and go on.")
+    ] = False
+    group_by: Annotated[
+        _Paths,
+        _flag("--group-by", metavar="KEY", help="Metadata key to break aggregates down by."),
+    ] = None
+    # Judge
+    judge_base_url: _JudgeBaseUrlFlag = None
+    judge_mode: Annotated[
+        _Text,
+        _flag(
+            "--judge-mode",
+            metavar="MODE",
+            help="batched (default), single_call, per_claim, truths.",
+        ),
+    ] = None
+    judge_output: Annotated[
+        _Text,
+        _flag(
+            "--judge-output",
+            metavar="HOW",
+            help="JSON by schema, json or prompt (default: learnt).",
+        ),
+    ] = None
+    judge_samples: Annotated[
+        _Count,
+        _flag("--judge-samples", min=1, help="Verify each claim K times; majority."),
+    ] = None
+    judge_temperature: Annotated[
+        _Number,
+        _flag("--judge-temperature", min=0.0, max=2.0, help="Default 0."),
+    ] = None
+    max_tokens: Annotated[
+        _Count,
+        _flag("--max-tokens", min=16, help="Reply budget of a judge call (2048)."),
+    ] = None
+    prompts_dir: _PromptsDirFlag = None
+    cascade_judge: Annotated[
+        _Text,
+        _flag(
+            "--cascade-judge", metavar="SPEC", help="--judge cascade: the judge of unsure claims."
+        ),
+    ] = None
+    cascade_low: Annotated[
+        _Number,
+        _flag("--cascade-low", min=0.0, max=1.0, help="Offline at most this (0.2)."),
+    ] = None
+    cascade_high: Annotated[
+        _Number,
+        _flag("--cascade-high", min=0.0, max=1.0, help="Offline at least this (0.9)."),
+    ] = None
+    offline_min_support: _OfflineMinSupportFlag = None
+    language: Annotated[
+        _Text,
+        _flag("--language", metavar="CODE", help="Read every sample in this language (en, de, …)."),
+    ] = None
+    # Gates
+    max_errors: Annotated[
+        _Text,
+        _flag(
+            "--max-errors",
+            metavar="N",
+            help="Errors allowed before exit 3 (N or 2%, default 0).",
+        ),
+    ] = None
+    baseline_run: Annotated[
+        _Text,
+        _flag("--baseline-run", metavar="RUN", help="Fail on a significant drop against this run."),
+    ] = None
+    any_plan: Annotated[bool, _flag("--any-plan", help="Compare with another plan's run too.")] = (
+        False
+    )
+    min_faithful_turns: Annotated[
+        _Number,
+        _flag(
+            "--min-faithful-turns",
+            min=0.0,
+            max=1.0,
+            help="Exit 1 below this share of faithful turns.",
+        ),
+    ] = None
+    min_consistency: Annotated[
+        _Number,
+        _flag(
+            "--min-consistency",
+            min=0.0,
+            max=1.0,
+            help="Exit 1 when a conversation is less consistent.",
+        ),
+    ] = None
+    # Reports
+    html: Annotated[Path | None, _flag("--html", metavar="PATH", help="Write the HTML report.")] = (
+        None
+    )
+    markdown: Annotated[
+        Path | None, _flag("--markdown", metavar="PATH", help="Write a Markdown summary.")
+    ] = None
+    junit: Annotated[Path | None, _flag("--junit", metavar="PATH", help="Write JUnit XML.")] = None
+    report: Annotated[
+        _Paths,
+        _flag(
+            "--report",
+            metavar="FMT=PATH",
+            help="Also write this format (json, html, md, junit, …).",
+        ),
+    ] = None
+    otel_endpoint: Annotated[
+        _Text,
+        _flag(
+            "--otel-endpoint",
+            metavar="URL",
+            help=f"Spans to this OTLP URL; {_help_hint('otel')}.",
+        ),
+    ] = None
+    # Pipelines and baselines
+    pipeline: Annotated[
+        _Text,
+        _flag(
+            "--pipeline",
+            metavar="SPEC",
+            help="Answer with this: a baseline, module:object or URL.",
+        ),
+    ] = None
+    baseline: Annotated[
+        _Paths,
+        _flag(
+            "--baseline", metavar="NAME", help="Also run this baseline and compare (repeatable)."
+        ),
+    ] = None
+    generator: Annotated[
+        _Text,
+        _flag(
+            "--generator",
+            metavar="SPEC",
+            help="Baselines' generator: extractive or PROVIDER:MODEL.",
+        ),
+    ] = None
+    generator_base_url: _GeneratorBaseUrlFlag = None
+    documents: Annotated[
+        Path | None,
+        _flag("--documents", metavar="PATH", help="Folder of .txt/.md files to retrieve from."),
+    ] = None
+    top_k: Annotated[int, _flag("--top-k", min=1, help="Chunks a query (3).")] = 3
+    chunk_size: Annotated[int, _flag("--chunk-size", min=1, help="Characters a chunk (800).")] = 800
+    chunk_overlap: Annotated[
+        int, _flag("--chunk-overlap", min=0, help="Characters chunks share (100).")
+    ] = 100
+    check_laws: Annotated[
+        bool, _flag("--check-laws", help="Check seed 001's pipeline laws on the pipeline.")
+    ] = False
+    # Conversations and agent traces
+    user_facts: Annotated[
+        bool | None,
+        _flag("--user-facts/--no-user-facts", help="The user's words are evidence."),
+    ] = None
+    agent_steps: Annotated[
+        bool | None,
+        _flag(
+            "--agent-steps/--final-answers",
+            help="Verify intermediate messages too.",
+        ),
+    ] = None
+    # The run
+    resume: Annotated[
+        _Text,
+        _flag("--resume", metavar="RUN", help="Finish an interrupted run, with its options."),
+    ] = None
+    dry_run: _DryRunFlag = False
+    no_history: Annotated[bool, _flag("--no-history", help="Do not store this run.")] = False
+    history_path: Annotated[
+        Path | None,
+        _flag("--history", metavar="PATH", help="The run store (.vera/runs.sqlite)."),
+    ] = None
+    concurrency: _ConcurrencyFlag = None
+    sample_timeout: Annotated[
+        _Number,
+        _flag(
+            "--sample-timeout",
+            min=0.001,
+            help=f"Seconds of judge work a sample may take ({DEFAULT_SAMPLE_TIMEOUT:g}).",
+        ),
+    ] = None
+    max_response_chars: Annotated[
+        _Count,
+        _flag(
+            "--max-response-chars",
+            min=1,
+            help=f"A longer response is an error ({DEFAULT_MAX_RESPONSE_CHARS:,}).",
+        ),
+    ] = None
+    max_context_chars: Annotated[
+        _Count,
+        _flag(
+            "--max-context-chars",
+            min=1,
+            help=f"A longer context is an error ({DEFAULT_MAX_CONTEXT_CHARS:,}).",
+        ),
+    ] = None
+    executor: Annotated[
+        _Text,
+        _flag(
+            "--executor",
+            metavar="NAME",
+            help=f"local, a plugin's, or ray: {_help_hint('ray')}.",
+        ),
+    ] = None
+    ray_address: Annotated[
+        _Text, _flag("--ray-address", metavar="URL", help="The Ray cluster (default: local).")
+    ] = None
+    ray_workers: Annotated[
+        _Count,
+        _flag("--ray-workers", min=1, help="Ray workers (default: one a CPU)."),
+    ] = None
+    # Provider calls
+    timeout: Annotated[
+        _Number,
+        _flag("--timeout", min=0.001, help="Seconds a provider call may take (60)."),
+    ] = None
+    retries: Annotated[_Count, _flag("--retries", min=0, help="Retries of a failed call (5).")] = (
+        None
+    )
+    fail_fast: Annotated[
+        _Count,
+        _flag("--fail-fast", min=0, help="Stop after N first calls fail alike (8)."),
+    ] = None
+    no_cache: _NoCacheFlag = False
+    cache_path: _CachePathFlag = None
+    max_cost: _MaxCostFlag = None
+    batch: Annotated[
+        bool | None,
+        _flag("--batch/--no-batch", help="The batch API: half price, slower."),
+    ] = None
+    batch_retry: Annotated[
+        _Text,
+        _flag("--batch-retry", metavar="HOW", help="Unanswered requests: batch (default), direct."),
+    ] = None
+    batch_poll: Annotated[
+        _Number,
+        _flag("--batch-poll", min=0.001, help="Seconds between polls (30)."),
+    ] = None
 
-CommandT = TypeVar("CommandT", bound=Callable[..., Any])
+
+PANELS: dict[str, str] = {
+    "dataset_name": "Dataset",
+    "judge_base_url": "Judge",
+    "max_errors": "Gates",
+    "html": "Reports",
+    "pipeline": "Pipelines and baselines",
+    "user_facts": "Conversations and agent traces",
+    "resume": "Run and history",
+    "timeout": "Provider calls",
+}
+"""The field that opens each `--help` panel after the first; the fields after it join it."""
 
 
-def _takes(options: Sequence[tuple[str, Any, Any]]) -> Callable[[CommandT], CommandT]:
-    """Give a `**flags` command the signature `options` describe, which typer reads."""
+def panels() -> dict[str, str]:
+    """Each `EvalFlags` field and its panel."""
+    panel, found = COMMON, {}
+    for field in fields(EvalFlags):
+        panel = PANELS.get(field.name, panel)
+        found[field.name] = panel
+    return found
 
-    def attach(command: CommandT) -> CommandT:
-        parameters = [
+
+def typed_command(command: Callable[[EvalFlags], None]) -> Callable[..., None]:
+    """`command` as typer calls it: with one keyword per `EvalFlags` field (typer reads the
+    signature built here, each option in its panel), gathered into an `EvalFlags`."""
+    hints = get_type_hints(EvalFlags, include_extras=True)
+    in_panel = panels()
+    parameters = []
+    for field in fields(EvalFlags):
+        kind, option = hints[field.name].__origin__, copy.copy(hints[field.name].__metadata__[0])
+        option.rich_help_panel = in_panel[field.name]
+        parameters.append(
             inspect.Parameter(
-                name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind
+                field.name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=field.default,
+                annotation=Annotated[kind, option],
             )
-            for name, kind, default in options
-        ]
-        command.__signature__ = inspect.Signature(parameters, return_annotation=None)  # type: ignore[attr-defined]
-        return command
+        )
 
-    return attach
+    def parsed(**given: Any) -> None:
+        command(EvalFlags(**given))
 
-
-_NAMED_AGAIN = {
-    "pipeline": "pipeline",
-    "baselines": "baseline",
-    "prompts_dir": "prompts_dir",
-    "judge": "judge",
-    "cascade_judge": "cascade_judge",
-    "metrics": "metric",
-    "generator": "generator",
-    "ray_address": "ray_address",
-    "judge_base_url": "judge_base_url",
-    "generator_base_url": "generator_base_url",
-}
-"""`NAMED_AGAIN_FLAGS` keys (vera.plan) and the `eval` flag that gives each again on --resume."""
-
-_SETTING_FLAGS = {
-    "judge": "judge",
-    "judge_base_url": "judge_base_url",
-    "judge_mode": "judge_mode",
-    "judge_output": "judge_output",
-    "judge_samples": "judge_samples",
-    "judge_temperature": "judge_temperature",
-    "judge_max_tokens": "max_tokens",
-    "timeout": "timeout",
-    "retries": "retries",
-    "fail_fast": "fail_fast",
-    "executor": "executor",
-    "ray_address": "ray_address",
-    "ray_workers": "ray_workers",
-    "judge_prompts_dir": "prompts_dir",
-    "cascade_judge": "cascade_judge",
-    "cascade_low": "cascade_low",
-    "cascade_high": "cascade_high",
-    "offline_min_support": "offline_min_support",
-    "language": "language",
-    "cache_path": "cache_path",
-    "max_cost": "max_cost",
-    "batch": "batch",
-    "batch_retry": "batch_retry",
-    "batch_poll": "batch_poll",
-    "max_errors": "max_errors",
-    "max_unfaithful": "max_unfaithful",
-    "concurrency": "concurrency",
-    "history_path": "history_path",
-    "max_response_chars": "max_response_chars",
-    "max_context_chars": "max_context_chars",
-    "sample_timeout": "sample_timeout",
-    "user_facts": "user_facts",
-    "agent_steps": "agent_steps",
-    "min_faithful_turns": "min_faithful_turns",
-    "min_consistency": "min_consistency",
-}
-"""Settings as `vera.toml` names them, and the `eval` flag that overrides each."""
+    parsed.__signature__ = inspect.Signature(parameters, return_annotation=None)  # type: ignore[attr-defined]
+    parsed.__doc__, parsed.__name__ = command.__doc__, command.__name__
+    return parsed

@@ -29,12 +29,12 @@ from vera.plan._plan import (
     resume_command,
 )
 from vera.plan._resume import (
-    RESUME_SETTINGS,
     check_resumed,
     resume_differences,
     resume_notice,
     resumed_with,
 )
+from vera.plan._setting_uses import RESUME_SETTINGS, SETTING_USES, SettingUse
 from vera.plan._settings import DEFAULT_CONCURRENCY, Settings, load_settings
 
 __all__ = [
@@ -45,6 +45,7 @@ __all__ = [
     "DEFAULT_SAMPLE_TIMEOUT",
     "QUICK_SAMPLES",
     "RESUME_SETTINGS",
+    "SETTING_USES",
     "DatasetRef",
     "GeneratorSpec",
     "MetricSpec",
@@ -54,6 +55,7 @@ __all__ = [
     "SampleLimitOptions",
     "SampleLimits",
     "SampleTimeoutError",
+    "SettingUse",
     "Settings",
     "build_plan",
     "check_deadline",

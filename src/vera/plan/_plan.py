@@ -179,25 +179,32 @@ def metric_specs(
 def build_plan(
     *,
     dataset: DatasetRef | None = None,
-    metrics: Sequence[str] | None = None,
+    metrics: Sequence[str] | tuple[MetricSpec, ...] | None = None,
     threshold: float | None = None,
     overrides: Mapping[str, Any] | None = None,
     settings: Settings | None = None,
     config_directory: Path | None = None,
+    origin: str = "arguments",
     **fields: Any,
 ) -> RunPlan:
-    """A plan from names and options: `overrides` are settings given on the command line (None
+    """A plan from names and options: `overrides` are settings given by `origin` (None
     values mean "not given") applied over `settings`, else over the settings that `vera.toml`
-    or `[tool.vera]` and the environment resolve to. `fields` are the plan's other fields."""
+    or `[tool.vera]` and the environment resolve to. `metrics` are names, or specs kept as
+    they are; `fields` are the plan's other fields. `vera.plan_evaluation` and `vera eval`
+    build their plans here (through `vera._api.build_evaluation`)."""
     if settings is None:
         resolved = load_settings(overrides, directory=config_directory)
     else:
-        resolved = settings.merge(overrides or {}, origin="arguments")
+        resolved = settings.merge(overrides or {}, origin=origin)
         check_plugin_tables(resolved.plugins, origin="settings.plugins")
+    wanted = metrics or DEFAULT_METRICS
+    specs = tuple(m for m in wanted if isinstance(m, MetricSpec))
+    if len(specs) != len(wanted):
+        specs = metric_specs((str(m) for m in wanted), threshold, resolved.plugins)
     try:
         return RunPlan(
             dataset=dataset or DatasetRef(),
-            metrics=metric_specs(metrics or DEFAULT_METRICS, threshold, resolved.plugins),
+            metrics=specs,
             threshold=threshold,
             settings=resolved,
             **fields,

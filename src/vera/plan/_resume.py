@@ -14,41 +14,17 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from vera.plan._plan import RunPlan
+from vera.plan._setting_uses import RESUME_SETTINGS
 from vera.types._errors import ConfigError
 from vera.types._secrets import redact
 
 __all__ = [
-    "RESUME_SETTINGS",
     "check_resumed",
     "resume_differences",
     "resume_notice",
     "resumed_with",
 ]
 
-RESUME_SETTINGS = (
-    "judge",
-    "judge_base_url",
-    "judge_mode",
-    "judge_output",
-    "judge_samples",
-    "judge_temperature",
-    "judge_max_tokens",
-    "judge_prompts_dir",
-    "cascade_judge",
-    "cascade_low",
-    "cascade_high",
-    "offline_min_support",
-    "language",
-    "fields",
-    "max_cost",
-    "concurrency",
-    "cache",
-    "cache_path",
-    "batch",
-    "max_response_chars",
-    "max_context_chars",
-)
-"""The settings that change a result or the bill, compared with the stored run's on resume."""
 
 NOTICED = ("judge", "judge_base_url", "judge_samples", "max_cost", "concurrency", "cache_path")
 """The stored settings a resumed run says it applies (with the history and the batch mode)."""
