@@ -111,6 +111,7 @@ def _sentence_verdicts(row: dict[str, object]) -> tuple[list[Verdict], list[str]
     return verdicts, texts
 
 
+@pytest.mark.slow
 def test_ragtruth_dev_human_labels_as_claims_give_balanced_accuracy_of_at_least_095() -> None:
     from vera.metrics import ClaimAnalysis, create_metric
     from vera.types import Claim, ClaimVerdict, Sample
@@ -246,6 +247,7 @@ def test_a_contradicted_claim_never_passes_through_faithfulness_probability() ->
 
 
 # The gate.
+@pytest.mark.slow
 def test_vera_eval_exits_1_on_an_unfaithful_answer_unless_a_tolerance_allows_it(
     tmp_path: Path,
 ) -> None:

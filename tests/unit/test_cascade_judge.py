@@ -232,6 +232,7 @@ def test_the_run_report_carries_the_cascade_details() -> None:
     assert line in render_markdown(again)
 
 
+@pytest.mark.slow
 def test_registry_builds_offline_then_the_configured_llm(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     settings = Settings(cascade_judge="openai:gpt-4o-mini", cascade_low=0.3, cascade_high=0.9)

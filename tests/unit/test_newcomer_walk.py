@@ -13,7 +13,12 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from tests.support.cli import run_vera
+
+# Each test starts `vera` in subprocesses: out of the quick loop (CONTRIBUTING.md).
+pytestmark = pytest.mark.slow
+
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 

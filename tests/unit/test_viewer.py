@@ -186,6 +186,7 @@ def _imported_after(statement: str) -> list[str]:
     return list(ast.literal_eval(found.stdout.strip()))
 
 
+@pytest.mark.slow
 def test_import_vera_imports_neither_the_viewer_nor_starlette() -> None:
     assert _imported_after("import vera") == []
     # The CLI may name the viewer, but Starlette and uvicorn load only when a view starts.
@@ -398,6 +399,7 @@ def test_a_host_not_allowed_is_refused(history: History) -> None:
 RECORD_URL = "import sys, pathlib; pathlib.Path(sys.argv[2]).write_text(sys.argv[1])"
 
 
+@pytest.mark.slow
 def test_serve_prints_its_url_opens_the_browser_and_answers_loopback_only(
     history: History, tmp_path: Path
 ) -> None:
