@@ -200,6 +200,7 @@ def test_the_html_badge_fails_the_answer_and_warns_on_the_passing_metric() -> No
 
 
 # Answers and turns: one rule.
+@pytest.mark.slow
 def test_a_turn_and_an_answer_with_the_same_claims_get_the_same_verdict() -> None:
     script = {"It costs 20 dollars a month.": [("It costs 20", F), ("a month", P)]}
     answer = {

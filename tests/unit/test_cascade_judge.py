@@ -273,6 +273,7 @@ def test_cascade_settings_come_from_vera_toml(tmp_path: Path) -> None:
         load_settings(directory=tmp_path, environ={})
 
 
+@pytest.mark.slow
 def test_dry_run_estimates_count_only_verification_for_a_cascade() -> None:
     rows = [Sample(id="a", response="Paris is in France. It is big.", contexts=["Paris."])]
 

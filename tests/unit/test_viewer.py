@@ -136,6 +136,7 @@ def test_only_get_and_head_are_answered(client: TestClient, history: History) ->
             assert "this view only reads" in response.text
 
 
+@pytest.mark.slow
 def test_using_every_page_leaves_the_history_file_as_it_was(
     history: History, tmp_path: Path
 ) -> None:
