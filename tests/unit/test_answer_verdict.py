@@ -111,6 +111,7 @@ def _sentence_verdicts(row: dict[str, object]) -> tuple[list[Verdict], list[str]
     return verdicts, texts
 
 
+@pytest.mark.slow
 def test_ragtruth_dev_human_labels_as_claims_give_balanced_accuracy_of_at_least_095() -> None:
     from vera.metrics import ClaimAnalysis, create_metric
     from vera.types import Claim, ClaimVerdict, Sample
@@ -199,6 +200,7 @@ def test_the_html_badge_fails_the_answer_and_warns_on_the_passing_metric() -> No
 
 
 # Answers and turns: one rule.
+@pytest.mark.slow
 def test_a_turn_and_an_answer_with_the_same_claims_get_the_same_verdict() -> None:
     script = {"It costs 20 dollars a month.": [("It costs 20", F), ("a month", P)]}
     answer = {
@@ -246,6 +248,7 @@ def test_a_contradicted_claim_never_passes_through_faithfulness_probability() ->
 
 
 # The gate.
+@pytest.mark.slow
 def test_vera_eval_exits_1_on_an_unfaithful_answer_unless_a_tolerance_allows_it(
     tmp_path: Path,
 ) -> None:

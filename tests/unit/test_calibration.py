@@ -43,6 +43,7 @@ def _trial(rng: random.Random, labelled: int, unlabelled: int) -> tuple[float, f
     )
 
 
+@pytest.mark.slow
 def test_the_95_interval_covers_the_truth_in_at_least_93_percent_of_1000_trials() -> None:
     rng = random.Random(2026)
     trials = [_trial(rng, labelled=150, unlabelled=2000) for _ in range(1000)]

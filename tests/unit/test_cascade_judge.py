@@ -232,6 +232,7 @@ def test_the_run_report_carries_the_cascade_details() -> None:
     assert line in render_markdown(again)
 
 
+@pytest.mark.slow
 def test_registry_builds_offline_then_the_configured_llm(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     settings = Settings(cascade_judge="openai:gpt-4o-mini", cascade_low=0.3, cascade_high=0.9)
@@ -272,6 +273,7 @@ def test_cascade_settings_come_from_vera_toml(tmp_path: Path) -> None:
         load_settings(directory=tmp_path, environ={})
 
 
+@pytest.mark.slow
 def test_dry_run_estimates_count_only_verification_for_a_cascade() -> None:
     rows = [Sample(id="a", response="Paris is in France. It is big.", contexts=["Paris."])]
 

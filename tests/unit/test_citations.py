@@ -408,6 +408,7 @@ def cited_response(draw: st.DrawFn) -> tuple[str, list[str]]:
     return "".join(parts), expected
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(cited_response())
 def test_property_parse_finds_exactly_the_markers(case: tuple[str, list[str]]) -> None:
@@ -431,6 +432,7 @@ def test_property_parse_finds_exactly_the_markers(case: tuple[str, list[str]]) -
     assert parse_citations(stripped) == []
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(cited_response())
 def test_property_attach_hands_out_only_given_marks(case: tuple[str, list[str]]) -> None:

@@ -4,7 +4,11 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from tests.support.cli import run_vera
+
+# Each test starts `vera` in subprocesses: out of the quick loop (CONTRIBUTING.md).
+pytestmark = pytest.mark.slow
 
 
 def test_threads_gates_and_the_turns_json(tmp_path: Path) -> None:

@@ -69,6 +69,7 @@ def test_improvement_is_written_like_seed_001() -> None:
     assert improvement(0.5, 0.0) is None and improvement(None, 0.5) is None
 
 
+@pytest.mark.slow
 def test_many_pairs_take_the_normal_p_value_the_permutations_converge_to() -> None:
     # 1500 pairs, above BOOTSTRAP_LIMIT: a small noisy gain, near the 5 % line.
     differences = [((i * 7919) % 101 - 50) / 100 + 0.015 for i in range(1500)]

@@ -127,6 +127,7 @@ ROW = {
 }
 
 
+@pytest.mark.slow
 def test_the_cli_prints_and_writes_each_baseline(tmp_path: Path) -> None:
     (tmp_path / "bot.py").write_text(BOT)
     (tmp_path / "c.jsonl").write_text(json.dumps(ROW) + "\n")
@@ -147,6 +148,7 @@ def test_the_cli_prints_and_writes_each_baseline(tmp_path: Path) -> None:
     assert dry.returncode == 2 and "--baseline replays" in dry.stderr
 
 
+@pytest.mark.slow
 def test_vera_conversations_with_the_naive_rag_baseline(tmp_path: Path) -> None:
     done = run_vera(
         tmp_path, "conversations", "conversations", "--baseline", "naive-rag", "--no-history"

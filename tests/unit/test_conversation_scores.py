@@ -118,6 +118,7 @@ def test_bundled_conversations_offline_judge_figures() -> None:
     assert report.faithful_turns == 28 / 36
 
 
+@pytest.mark.slow
 def test_the_docs_example_runs(tmp_path: Path) -> None:
     done = run_example("conversations.md", tmp_path)
     assert done.returncode == 0, done.stderr

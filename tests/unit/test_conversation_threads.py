@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import pytest
 from markupsafe import escape
 from starlette.testclient import TestClient
 
@@ -406,6 +407,7 @@ def test_the_report_reads_the_turns_back_with_the_runs_agent_steps(tmp_path: Pat
     assert len(page["details"]) == 2 and all("q" in d for d in page["details"])
 
 
+@pytest.mark.slow
 def test_vera_view_has_a_page_for_every_conversation_beyond_the_worst(tmp_path: Path) -> None:
     rows = [
         {
@@ -540,6 +542,7 @@ def test_vera_view_shows_consistency_on_the_run_and_the_conversation_page(tmp_pa
         assert 'data-role="inconsistent"' not in _turn(thread, 5)
 
 
+@pytest.mark.slow
 def test_each_claim_in_the_sample_list_carries_the_source_its_verdict_rests_on(
     tmp_path: Path,
 ) -> None:

@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import vera
 from vera.judges import FakeJudge
 from vera.metrics import METRICS, create_metric
@@ -28,6 +30,7 @@ def test_the_example_metric_scores_and_registers() -> None:
         METRICS.pop("numeric_claims", None)
 
 
+@pytest.mark.slow
 def test_the_example_runs_as_a_script() -> None:
     done = subprocess.run(
         [sys.executable, str(EXAMPLE)], capture_output=True, text=True, timeout=120, check=True

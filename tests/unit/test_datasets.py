@@ -193,6 +193,7 @@ def test_duplicate_ids_raise(tmp_path: Path) -> None:
         list(load_dataset(path))
 
 
+@pytest.mark.slow
 def test_a_duplicate_far_from_its_first_use_names_it(tmp_path: Path) -> None:
     # Seen ids live in a temporary SQLite file, not a dict: past its page cache it spills to
     # disk, and the first use of an id is still found, as is the same id in a second pass.

@@ -271,6 +271,7 @@ cell_letters = st.text(alphabet="EPNC", min_size=3, max_size=3)
 rows = st.lists(st.tuples(cell_letters, st.sampled_from("EPNC")), min_size=1, max_size=6)
 
 
+@pytest.mark.slow
 @given(rows, rows)
 def test_the_response_classes_add_up_with_faithfulness_to_one(
     response: list[Row], reference: list[Row]

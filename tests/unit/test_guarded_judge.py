@@ -87,6 +87,7 @@ def test_text_without_a_tag_opener_never_changes(text: str) -> None:
     assert neutralise_tags(text, DATA_TAGS) == text
 
 
+@pytest.mark.slow
 @given(
     before=st.text(max_size=30),
     after=st.text(max_size=30),

@@ -206,6 +206,7 @@ class Packed:
 
 
 # The tests.
+@pytest.mark.slow
 def test_a_card_per_metric_with_mean_interval_and_gate() -> None:
     report, samples = example()
     _, doc = render(report, samples=samples)

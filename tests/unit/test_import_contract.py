@@ -114,6 +114,7 @@ def test_an_upward_import_breaks_the_layers_contract(tmp_path: Path) -> None:
     assert "vera.judges._registry -> vera.plan" in output, output
 
 
+@pytest.mark.slow
 def test_a_module_outside_every_layer_breaks_the_layers_contract(tmp_path: Path) -> None:
     # A new top-level module must be given a layer, or nothing would check its imports.
     (copy_checkout(tmp_path) / "newcomer.py").write_text('"""Not in any layer."""\n')

@@ -290,6 +290,7 @@ def test_format_applies_to_files_only() -> None:
         open_dataset([{"answer": "a"}], format="csv")
 
 
+@pytest.mark.slow
 def test_lists_need_neither_pandas_nor_datasets() -> None:
     code = (
         "import sys\n"

@@ -34,11 +34,13 @@ def fence(body: str) -> str:
     return f"```json\n{body}\n```"
 
 
+@pytest.mark.slow
 @given(d=json_objects, before=prose, after=prose)
 def test_fenced_object_in_prose_round_trips(d: dict[str, Any], before: str, after: str) -> None:
     assert parse_json_object(before + fence(json.dumps(d)) + after) == d
 
 
+@pytest.mark.slow
 @given(d=json_objects, before=prose, after=prose)
 def test_bare_object_in_prose_round_trips(d: dict[str, Any], before: str, after: str) -> None:
     assert parse_json_object(before + json.dumps(d) + after) == d

@@ -181,6 +181,7 @@ def test_a_plugin_judge_with_only_the_two_methods_is_adapted_and_checked(tmp_pat
         build_components(relevance)
 
 
+@pytest.mark.slow
 def test_vera_eval_refuses_the_plan_with_exit_2_before_any_sample(tmp_path: Path) -> None:
     entries = f"[vera.judges]\nbare = {PLUGIN_MODULE}:make_judge\n"
     site = write_plugin(tmp_path / "site", BARE_PLUGIN, entries)

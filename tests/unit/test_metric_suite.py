@@ -264,6 +264,7 @@ def test_every_registered_metric_documents_itself() -> None:
 verdict_lists = st.lists(st.sampled_from(list(Verdict)), min_size=0, max_size=8)
 
 
+@pytest.mark.slow
 @given(verdict_lists, verdict_lists, verdict_lists)
 def test_every_score_stays_in_range(
     response: list[Verdict], reference: list[Verdict], in_contexts: list[Verdict]

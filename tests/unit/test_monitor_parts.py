@@ -191,6 +191,7 @@ def test_the_spool_keeps_a_file_until_each_of_its_traces_is_settled(tmp_path: Pa
     assert not (tmp_path / "spool" / f"{first:012d}.pb").exists()
 
 
+@pytest.mark.slow
 def test_the_docs_example_sends_a_trace_and_reads_its_window(tmp_path: Path) -> None:
     pytest.importorskip("opentelemetry.sdk", reason=without("otel"))
     pytest.importorskip("opentelemetry.proto", reason=without("monitor"))

@@ -75,6 +75,7 @@ def _depth(value: object) -> int:
 noise = st.text(alphabet='[]{}"\\ab\n', max_size=6)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(
     depth=st.integers(MAX_NESTING - 3, MAX_NESTING + 3),

@@ -13,7 +13,12 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from tests.support.cli import run_vera
+
+# Each test starts `vera` in subprocesses: out of the quick loop (CONTRIBUTING.md).
+pytestmark = pytest.mark.slow
+
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 
@@ -57,7 +62,7 @@ def test_the_first_hour(tmp_path: Path) -> None:
     for command in closing.split("; ")[:2]:
         _vera(tmp_path, command)
 
-    # 4. The baseline comparison the README shows: the system and the baselines differ.
+    # 4. The baseline comparison the docs show (docs/pipelines.md): the system and baselines differ.
     said, _ = _vera(tmp_path, _readme_has(
         "vera eval --dataset example --baseline naive-rag --baseline simple-verification"
     ), 1)  # fmt: skip

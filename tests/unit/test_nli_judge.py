@@ -42,6 +42,7 @@ def expected_entailment(path: Path, claim: str, premise: str) -> float:
     return float(torch.softmax(logits, dim=-1)[0])
 
 
+@pytest.mark.slow
 def test_random_model_entailment_is_the_softmax_of_its_own_logits(tmp_path: Path) -> None:
     path = build_model(tmp_path / "m")
     judge = nli(path)
@@ -67,6 +68,7 @@ def test_random_model_entailment_is_the_softmax_of_its_own_logits(tmp_path: Path
     assert details["min_entailment"] == DEFAULT_MIN_ENTAILMENT == 0.70
 
 
+@pytest.mark.slow
 def test_long_context_is_windowed_and_the_window_holding_the_evidence_wins(
     tmp_path: Path,
 ) -> None:
@@ -93,6 +95,7 @@ def test_long_context_is_windowed_and_the_window_holding_the_evidence_wins(
     assert plain.entailment == pytest.approx(1 / 3, abs=1e-4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("probabilities", "verdict"),
     [
@@ -114,6 +117,7 @@ def test_the_070_threshold_decides_the_verdict(
     assert found.evidence == "Paris is the capital of France." and found.context_index == 0
 
 
+@pytest.mark.slow
 def test_one_logit_model_reads_sigmoid_as_support(tmp_path: Path) -> None:
     logit = math.log(0.8 / 0.2)
     judge = nli(build_model(tmp_path / "m", labels={0: "LABEL_0"}, bias=[logit]))
@@ -123,6 +127,7 @@ def test_one_logit_model_reads_sigmoid_as_support(tmp_path: Path) -> None:
     assert judge.describe().extra["entailment_label"] == "sigmoid"
 
 
+@pytest.mark.slow
 def test_no_context_means_no_evidence(tmp_path: Path) -> None:
     judge = nli(build_model(tmp_path / "m"))
     [found] = verify(judge, ["Paris is in France."], [])
@@ -130,6 +135,7 @@ def test_no_context_means_no_evidence(tmp_path: Path) -> None:
     assert asyncio.run(judge.verify_claims([], ["x"])) == []
 
 
+@pytest.mark.slow
 def test_claims_are_the_offline_judges(tmp_path: Path) -> None:
     judge = nli(build_model(tmp_path / "m"))
     response = "Paris is in France. I hope this helps!"

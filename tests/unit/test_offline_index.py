@@ -25,6 +25,7 @@ def counted(contents: list[frozenset[str]], monkeypatch: pytest.MonkeyPatch) -> 
     return postings
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(sentences, claims, st.integers(min_value=1, max_value=4))
 def test_counting_finds_the_window_the_scan_finds(

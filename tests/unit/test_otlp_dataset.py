@@ -281,6 +281,7 @@ def test_a_trace_written_by_the_opentelemetry_sdk(tmp_path: Path) -> None:
     assert report.samples[0].id == trace_id
 
 
+@pytest.mark.slow
 def test_the_docs_example_runs(tmp_path: Path) -> None:
     pytest.importorskip("opentelemetry.sdk", reason=without("otel"))
     done = run_example("otel.md", tmp_path)

@@ -182,6 +182,7 @@ def test_cli_format_help_names_parquet_and_otlp() -> None:
     assert "parquet" in result.output and "otlp" in result.output
 
 
+@pytest.mark.slow
 def test_the_docs_example_runs(tmp_path: Path) -> None:
     done = run_example("parquet.md", tmp_path)
     assert done.returncode == 0, done.stderr

@@ -53,6 +53,7 @@ def _doc(text: str) -> Context:
     return Context(text=text, id="doc-a", source="Title A")
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(_TEXT, _size_overlap())
 def test_chunk_properties(text: str, limits: tuple[int, int]) -> None:
@@ -84,6 +85,7 @@ def test_chunk_properties(text: str, limits: tuple[int, int]) -> None:
     assert len({c.id for c in chunks}) == len(chunks)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(_TEXT, st.integers(min_value=1, max_value=120))
 def test_sentence_spans_cover_text_within_limit(text: str, limit: int) -> None:

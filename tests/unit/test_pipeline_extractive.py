@@ -131,6 +131,7 @@ _SENTENCE = st.builds(
 _CHUNK_TEXT = st.lists(_SENTENCE, min_size=1, max_size=5).map(" ".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(_CHUNK_TEXT, max_size=5),

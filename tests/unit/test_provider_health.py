@@ -132,6 +132,7 @@ async def test_per_call_timeout_is_enforced_and_a_timeout_is_tried_twice() -> No
         await model.complete(REQUEST)
 
 
+@pytest.mark.slow
 async def test_calls_in_flight_end_as_soon_as_the_run_stops() -> None:
     """A hung provider: once the first calls have failed, a call still waiting ends with the
     stop at once instead of waiting out its timeout and its retry."""

@@ -719,6 +719,7 @@ def _private_imports(path: Path) -> list[str]:
     return [f"{path.relative_to(ROOT)}: {name}" for name in found if name != "vera.__version__"]
 
 
+@pytest.mark.slow
 def test_tests_benchmarks_and_training_import_public_paths_only() -> None:
     files = [
         path

@@ -172,6 +172,7 @@ def _rows_file(tmp_path: Path, rows: list[dict[str, object]], name: str = "rows.
     return path
 
 
+@pytest.mark.slow
 def test_a_failed_threshold_is_visible_from_python_with_the_cli_exit_code(tmp_path: Path) -> None:
     """Row w contradicts its context: faithfulness 0.99 fails. `vera.evaluate` used to return
     a bare report, so the failed gate looked like a pass; `vera eval` exits 1."""
@@ -243,6 +244,7 @@ def test_every_settings_flag_of_vera_eval_is_a_typed_option() -> None:
     assert plan.settings.cache is False and plan.settings.judge_samples == 3
 
 
+@pytest.mark.slow
 def test_the_default_metrics_are_the_same_in_the_cli_and_python(tmp_path: Path) -> None:
     from vera.plan import DEFAULT_METRICS
 

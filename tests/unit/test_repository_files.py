@@ -45,6 +45,7 @@ def test_no_tracked_file_is_a_symlink() -> None:
     assert links == [], f"symlinks are dangling on another machine; git rm them: {links}"
 
 
+@pytest.mark.slow
 def test_no_tracked_file_names_a_folder_of_one_machine() -> None:
     found = []
     for mode, path in _tracked():

@@ -258,6 +258,7 @@ def test_the_export_holds_each_labelled_sample_with_who_labelled_it(
     ]
 
 
+@pytest.mark.slow
 def test_vera_labels_export_writes_the_file_and_refuses_a_run_without_labels(
     store: RunStore, history: tuple[Path, str], tmp_path: Path
 ) -> None:
@@ -276,6 +277,7 @@ def test_vera_labels_export_writes_the_file_and_refuses_a_run_without_labels(
     assert len((tmp_path / "out.jsonl").read_text().splitlines()) == 2
 
 
+@pytest.mark.slow
 def test_the_docs_example_runs(tmp_path: Path) -> None:
     from tests.support.docs import run_example
 
@@ -285,6 +287,7 @@ def test_the_docs_example_runs(tmp_path: Path) -> None:
     assert len((tmp_path / "labelled.jsonl").read_text().splitlines()) == 6
 
 
+@pytest.mark.slow
 def test_vera_calibrate_run_prints_the_block_of_the_stored_labels(
     store: RunStore, history: tuple[Path, str], tmp_path: Path
 ) -> None:

@@ -113,6 +113,7 @@ def test_empty_value_counts_give_no_figures() -> None:
     assert empty.estimate().mean is None
 
 
+@pytest.mark.slow
 @given(scores)
 def test_value_counts_match_the_list_for_any_scores(values: list[float]) -> None:
     counted = ValueCounts(values)

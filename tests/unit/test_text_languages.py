@@ -181,6 +181,7 @@ def test_english_text_is_checked_against_english_phrases_only_when_said() -> Non
     assert abstains("The documents do not specify the fee.", "en")
 
 
+@pytest.mark.slow
 def test_identification_works_where_no_temporary_file_can_be_written() -> None:
     # py3langid decompresses its model through a temporary file; under a file-size limit (a
     # full disk, a quota) VERA reads it in memory instead of failing at the first sample.

@@ -89,6 +89,7 @@ def test_with_review_a_label_from_the_page_is_stored_and_shown(history: tuple[Pa
     assert 'value="ana"' in shown  # the reviewer's name is filled in for the next one
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("headers", "token", "status", "says"),
     [

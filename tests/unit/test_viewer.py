@@ -136,6 +136,7 @@ def test_only_get_and_head_are_answered(client: TestClient, history: History) ->
             assert "this view only reads" in response.text
 
 
+@pytest.mark.slow
 def test_using_every_page_leaves_the_history_file_as_it_was(
     history: History, tmp_path: Path
 ) -> None:
@@ -186,6 +187,7 @@ def _imported_after(statement: str) -> list[str]:
     return list(ast.literal_eval(found.stdout.strip()))
 
 
+@pytest.mark.slow
 def test_import_vera_imports_neither_the_viewer_nor_starlette() -> None:
     assert _imported_after("import vera") == []
     # The CLI may name the viewer, but Starlette and uvicorn load only when a view starts.
@@ -398,6 +400,7 @@ def test_a_host_not_allowed_is_refused(history: History) -> None:
 RECORD_URL = "import sys, pathlib; pathlib.Path(sys.argv[2]).write_text(sys.argv[1])"
 
 
+@pytest.mark.slow
 def test_serve_prints_its_url_opens_the_browser_and_answers_loopback_only(
     history: History, tmp_path: Path
 ) -> None:

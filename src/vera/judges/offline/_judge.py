@@ -71,7 +71,7 @@ class OfflineJudge(BaseJudge):
             lower because the shared unit already ties the two quantities together.
         window_sentences: Most adjacent context sentences quoted together as evidence.
         learned: Let the shipped model's probability decide every verdict (the
-            `offline:learned` judge); off by default, see the README's figures.
+            `offline:learned` judge); off by default, figures in docs/judges.md.
         min_support: Least probability that counts as FULLY_SUPPORTED; default from the model.
         partial_probability: Least probability that counts as PARTIALLY_SUPPORTED; default from
             the model.
