@@ -7,40 +7,111 @@
 Importing VERA has no side effects: no network, no telemetry, no environment files read.
 """
 
-from vera import judges, metrics
-from vera._api import (
-    EvaluateOptions,
-    GateWarning,
-    aevaluate,
-    arun_evaluation,
-    calibrate,
-    evaluate,
-    plan_evaluation,
-    run_evaluation,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from vera._version import __version__
-from vera.datasets import Dataset, InvalidRow, load_dataset
-from vera.plan import RunPlan, Settings, build_plan, load_settings
-from vera.results import ClaimRecord, MetricSummary, Report, SampleResult, SampleStatus
-from vera.run import Bindings, RunObserver, RunResult, arun_plan, run_plan
-from vera.types import (
-    Citation,
-    Claim,
-    ClaimVerdict,
-    ConfigError,
-    Context,
-    Conversation,
-    DatasetError,
-    DatasetRowError,
-    JudgeError,
-    JudgeResponseError,
-    RunStopError,
-    Sample,
-    ToolResult,
-    Turn,
-    VeraError,
-    Verdict,
-)
+
+if TYPE_CHECKING:
+    from vera import judges, metrics
+    from vera._api import (
+        EvaluateOptions,
+        GateWarning,
+        aevaluate,
+        arun_evaluation,
+        calibrate,
+        evaluate,
+        plan_evaluation,
+        run_evaluation,
+    )
+    from vera.datasets import Dataset, InvalidRow, load_dataset
+    from vera.plan import RunPlan, Settings, build_plan, load_settings
+    from vera.results import ClaimRecord, MetricSummary, Report, SampleResult, SampleStatus
+    from vera.run import Bindings, RunObserver, RunResult, arun_plan, run_plan
+    from vera.types import (
+        Citation,
+        Claim,
+        ClaimVerdict,
+        ConfigError,
+        Context,
+        Conversation,
+        DatasetError,
+        DatasetRowError,
+        JudgeError,
+        JudgeResponseError,
+        RunStopError,
+        Sample,
+        ToolResult,
+        Turn,
+        VeraError,
+        Verdict,
+    )
+
+# `import vera` loads nothing but this table: each name is imported from its home the first
+# time it is used, so `import vera` and `vera --help` stay fast (docs/architecture.md).
+_HOMES: dict[str, str] = {
+    "Bindings": "vera.run",
+    "Citation": "vera.types",
+    "Claim": "vera.types",
+    "ClaimRecord": "vera.results",
+    "ClaimVerdict": "vera.types",
+    "ConfigError": "vera.types",
+    "Context": "vera.types",
+    "Conversation": "vera.types",
+    "Dataset": "vera.datasets",
+    "DatasetError": "vera.types",
+    "DatasetRowError": "vera.types",
+    "EvaluateOptions": "vera._api",
+    "GateWarning": "vera._api",
+    "InvalidRow": "vera.datasets",
+    "JudgeError": "vera.types",
+    "JudgeResponseError": "vera.types",
+    "MetricSummary": "vera.results",
+    "Report": "vera.results",
+    "RunObserver": "vera.run",
+    "RunPlan": "vera.plan",
+    "RunResult": "vera.run",
+    "RunStopError": "vera.types",
+    "Sample": "vera.types",
+    "SampleResult": "vera.results",
+    "SampleStatus": "vera.results",
+    "Settings": "vera.plan",
+    "ToolResult": "vera.types",
+    "Turn": "vera.types",
+    "VeraError": "vera.types",
+    "Verdict": "vera.types",
+    "aevaluate": "vera._api",
+    "arun_evaluation": "vera._api",
+    "arun_plan": "vera.run",
+    "build_plan": "vera.plan",
+    "calibrate": "vera._api",
+    "evaluate": "vera._api",
+    "load_dataset": "vera.datasets",
+    "load_settings": "vera.plan",
+    "plan_evaluation": "vera._api",
+    "run_evaluation": "vera._api",
+    "run_plan": "vera.run",
+}
+_SUBPACKAGES = frozenset({"judges", "metrics"})
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is not None:
+        value = getattr(importlib.import_module(home), name)
+    elif name in _SUBPACKAGES:
+        value = importlib.import_module(f"vera.{name}")
+    else:
+        raise AttributeError(f"module 'vera' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "Bindings",
