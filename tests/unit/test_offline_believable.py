@@ -70,8 +70,8 @@ async def test_a_rounded_or_converted_quantity_is_supported(claim: str, context:
     [
         ("The refund window is 34 days.", "The refund window is 30 days.", C),
         ("The company was founded in 2020.", "The company was founded in 2024.", C),
-        # Another unit of the same kind: not the context's quantity, so not supported.
-        ("The flight takes 3 hours.", "The flight takes 120 minutes.", N),
+        # Another unit of the same kind: another quantity of the same thing, so contradicted.
+        ("The flight takes 3 hours.", "The flight takes 120 minutes.", C),
     ],
 )
 async def test_a_different_quantity_is_not_supported(

@@ -614,3 +614,34 @@ def test_a_day_inside_a_range_is_one_of_its_days() -> None:
     context = "Our support team answers from Monday to Friday."
     assert only("Support answers on Tuesdays.", [context]).verdict in SUPPORTED
     assert only("Support answers on Saturdays.", [context]).verdict in UNSUPPORTED
+
+
+# ---- everyday quantities and word forms ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("claim", "context"),
+    [
+        ("Passwords must be changed every three months.", "Passwords are reset every 90 days."),
+        ("The warranty lasts one year.", "The warranty lasts 12 months."),
+        ("Refunds are possible within one month.", "Refunds are possible within 30 days."),
+    ],
+)
+def test_a_duration_in_other_units_is_the_same_duration(claim: str, context: str) -> None:
+    assert only(claim, [context]).verdict in SUPPORTED
+
+
+@pytest.mark.parametrize(
+    ("claim", "context"),
+    [
+        ("The warranty lasts two years.", "The warranty lasts 12 months."),
+        ("Refunds are possible within two months.", "Refunds are possible within 30 days."),
+        ("The cable is 50 cm long.", "The cable is 2 metres long."),
+        (
+            "Shipping costs are refunded too.",
+            "Refunds take 5 days. Shipping fees are not refundable.",
+        ),
+    ],
+)
+def test_another_quantity_or_a_denied_word_form_is_contradicted(claim: str, context: str) -> None:
+    assert only(claim, [context]).verdict is Verdict.CONTRADICTED

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from vera.judges.offline._tokens import Number, stem
 
-__all__ = ["agreeing_keys", "agrees"]
+__all__ = ["agreeing_keys", "agrees", "same_kind"]
 
 _ROUNDING = 0.01
 """The most a rounding may move a value, relative to it."""
@@ -31,12 +31,15 @@ def _scale(pairs: str) -> dict[str, tuple[str, float]]:
 _UNITS = _scale(
     "time:ms,millisecond,milliseconds:0.001 time:second,seconds,sec,secs:1 "
     "time:minute,minutes,min,mins:60 time:hour,hours,hr,hrs:3600 time:day,days:86400 "
-    "time:week,weeks:604800 "
+    "time:week,weeks:604800 time:month,months:2592000 time:year,years:31536000 "
     "length:mm,millimetre,millimetres,millimeter,millimeters:0.001 "
     "length:cm,centimetre,centimetres,centimeter,centimeters:0.01 "
     "length:m,metre,metres,meter,meters:1 length:km,kilometre,kilometres,kilometer,kilometers:1000 "
     "mass:g,gram,grams:1 mass:kg,kilogram,kilograms:1000 mass:tonne,tonnes:1000000"
 )
+
+
+_CALENDAR = {"month": 1.0, "months": 1.0, "year": 12.0, "years": 12.0}
 
 
 def _value(number: Number) -> float | None:
@@ -74,6 +77,11 @@ def agrees(claim: Number, context: Number) -> bool:
         return True
     if (claim.unit or "").startswith("@") or (context.unit or "").startswith("@"):
         return False  # a year or a date is exact: 2020 does not round 2024
+    if claim.unit in _CALENDAR and context.unit in _CALENDAR:
+        # Months and years count in months: "12 months" is "1 year" (a month is 30 days only
+        # beside days and weeks: "90 days" is "3 months").
+        said_months = (_value(claim) or 0.0) * _CALENDAR[claim.unit or ""]
+        return math.isclose(said_months, (_value(context) or 0.0) * _CALENDAR[context.unit or ""])
     said, stated = _in_base_unit(claim), _in_base_unit(context)
     if said is None or stated is None or said[0] != stated[0]:
         return False
@@ -86,6 +94,15 @@ def agrees(claim: Number, context: Number) -> bool:
     written = _value(claim) or 0.0
     in_claim_unit = target * written / value
     return round(in_claim_unit, _precision(claim)) == written
+
+
+def same_kind(a: Number, b: Number) -> bool:
+    """Whether two quantities measure one thing: the same unit, or units of one kind ("2
+    years" and "12 months" are both durations)."""
+    if a.unit == b.unit:
+        return True
+    kinds = (_UNITS.get(a.unit or ""), _UNITS.get(b.unit or ""))
+    return kinds[0] is not None and kinds[1] is not None and kinds[0][0] == kinds[1][0]
 
 
 def agreeing_keys(claim: Iterable[Number], context: Iterable[Number]) -> frozenset[str]:

@@ -155,6 +155,9 @@ def _stem(w: str) -> str:
         w = w[:-2]
     if len(w) > 3 and w.endswith("e"):
         w = w[:-1]
+    if len(w) >= 7 and w.endswith("abl"):
+        # "refundable" meets "refund", "refunded": what can be done is about the doing.
+        w = w[:-3]
     return w
 
 

@@ -16,7 +16,7 @@ from vera._sample_limits import check_deadline
 from vera.judges.offline._binding import misattributed
 from vera.judges.offline._index import context_index
 from vera.judges.offline._languages import current_lexicon, lexicons
-from vera.judges.offline._quantities import agreeing_keys
+from vera.judges.offline._quantities import agreeing_keys, same_kind
 from vera.judges.offline._record import RecordCheck, check_record, prose_days, record_of
 from vera.judges.offline._tokens import Facts, Name, Negation, Number, analyse, merge, stem
 from vera.types import Claim, ClaimVerdict, Verdict
@@ -487,6 +487,17 @@ def _number_conflict(
             (n for n in window.facts.numbers if n.unit == number.unit and n.key not in keys),
             None,
         )
+        if rival is None and not stated_elsewhere and rest >= settings.contradiction_alignment:
+            # Another unit of the same kind ("two years" against "12 months"), but not an
+            # age or a size used as a word ("a 42-year-old").
+            rival = next(
+                (
+                    n
+                    for n in window.facts.numbers
+                    if same_kind(n, number) and n.key not in keys and "-" not in n.surface
+                ),
+                None,
+            )
         if rival is not None and rest >= needed:
             return (
                 Verdict.CONTRADICTED,
