@@ -645,3 +645,25 @@ def test_a_duration_in_other_units_is_the_same_duration(claim: str, context: str
 )
 def test_another_quantity_or_a_denied_word_form_is_contradicted(claim: str, context: str) -> None:
     assert only(claim, [context]).verdict is Verdict.CONTRADICTED
+
+
+# ---- what a claim says of its subject -----------------------------------------------------------
+
+DEVICE = (
+    "The device has a battery life of up to 10 hours and charges fully in 2 hours. "
+    "Express delivery takes 1-2 business days and costs $15."
+)
+
+
+@pytest.mark.parametrize("claim", ["The device is waterproof.", "Express delivery is free."])
+def test_a_claim_whose_point_the_context_lacks_is_unsupported(claim: str) -> None:
+    # Only the subject is in the context; what the claim says of it is not.
+    verdict = only(claim, [DEVICE])
+    assert verdict.verdict is Verdict.NO_EVIDENCE, verdict
+    assert "what the claim says of it" in (verdict.reason or "")
+
+
+def test_a_claim_whose_point_the_context_states_is_supported() -> None:
+    assert only(
+        "The device is waterproof.", ["The device is waterproof to 50 metres."]
+    ).verdict in (SUPPORTED)

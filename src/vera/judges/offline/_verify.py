@@ -32,6 +32,7 @@ __all__ = [
     "UNQUALIFIED",
     "UNSHARED",
     "UNSTATED",
+    "UNSTATED_POINT",
     "Settings",
     "verify",
 ]
@@ -303,10 +304,36 @@ def _judge(claim: Claim, index: _Contexts, settings: Settings) -> ClaimVerdict:
     found = _by_coverage(claim.text, facts, window.facts, restated, settings, verdict)
     if index.reviewed and _summarises_reviews(found, claim.text):
         return verdict(Verdict.PARTIALLY_SUPPORTED, f"{REVIEW_SUMMARY}; {found.reason}")
+    point = None if index.reviewed else _unstated_point(claim.text, facts, window.facts, restated)
+    if point is not None and found.verdict is Verdict.PARTIALLY_SUPPORTED:
+        return verdict(
+            Verdict.NO_EVIDENCE, f"{UNSTATED_POINT} {point!r}; {found.reason}", cite=False
+        )
     return found
 
 
 REVIEW_SUMMARY = "a summary of the reviews, which the words cannot confirm"
+UNSTATED_POINT = "no context says what the claim says of it:"
+_COPULA_END = r"\b(?:is|are|was|were|be|been|remains?|stays?)\s+(?:\w+\s+)?{word}\W*$"
+
+
+def _unstated_point(text: str, facts: Facts, window: Facts, restated: frozenset[str]) -> str | None:
+    """The word a claim ends on, after "is" or "are", when it is the one word the window lacks:
+    "The device is waterproof.", "Express delivery is free." The rest of such a claim only
+    names its subject; what it says of it is that last word, so the window has the subject and
+    not the statement. None for any other claim."""
+    lacking = facts.content - window.content - restated
+    if len(lacking) != 1 or not facts.surfaces:
+        return None
+    last = list(facts.surfaces)[-1]
+    surface = facts.surfaces[last]
+    if last not in lacking or _alike(lacking, window.content):
+        return None
+    if not re.search(_COPULA_END.format(word=re.escape(surface)), text, re.I):
+        return None
+    return surface
+
+
 _REVIEWISH = re.compile(
     r"\b(?:reviews?|reviewers?|customers?|diners?|patrons?|guests?|visitors?|people|praised?|"
     r"praising|complain\w*|criticiz\w*|mentioned|noted|overall|experiences?|feedback|"
