@@ -667,3 +667,13 @@ def test_a_claim_whose_point_the_context_states_is_supported() -> None:
     assert only(
         "The device is waterproof.", ["The device is waterproof to 50 metres."]
     ).verdict in (SUPPORTED)
+
+
+def test_a_deeply_nested_record_is_read_without_error() -> None:
+    nested: dict[str, object] = {}
+    inner = nested
+    for _ in range(800):
+        inner["a"] = {}
+        inner = inner["a"]  # type: ignore[assignment]
+    verdicts = judged("It offers takeout. It is open every day.", [json.dumps(nested)])
+    assert [v.verdict for v in verdicts] == [Verdict.NO_EVIDENCE] * 2

@@ -163,7 +163,7 @@ def record_of(text: str) -> Record | None:
         return None
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict):
         return None
@@ -197,14 +197,21 @@ def _span(text: str) -> tuple[int, int] | None:
     return None if start == end == 0 else (start, end)
 
 
-def _flags(data: dict[str, object], parent: str) -> list[_Flag]:
+_DEPTH = 4
+"""Levels of a record read for attributes: a business record's are two deep ("attributes",
+then "BusinessParking"); deeper nesting is data of another kind, and left to the words."""
+
+
+def _flags(data: dict[str, object], parent: str, depth: int = 0) -> list[_Flag]:
     flags: list[_Flag] = []
+    if depth >= _DEPTH:
+        return flags
     for key, value in data.items():
         name = key.lower()
         if name in _SKIPPED:
             continue
         if isinstance(value, dict):
-            flags.extend(_flags(value, name))
+            flags.extend(_flags(value, name, depth + 1))
             known = [v for v in value.values() if isinstance(v, bool)]
             if known and name in _ALIASES:
                 flags.append(_flag(name, any(known), key, parent))
