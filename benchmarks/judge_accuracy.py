@@ -7,12 +7,13 @@ character-level F1 of the claims marked unsupported against `hallucinated_spans`
 and throughput. The measuring is `vera.run`'s (also `vera benchmark FILE`); this
 script adds what only VERA's own training needs: RAGTruth folds and another model card.
 
-A response is flagged unfaithful as `vera eval` decides it: when its faithfulness score (the
-seeds' mean of verdict weights) fails the metric's default threshold (0.5), and ranked for AUROC
-by 1 - faithfulness_probability where the judge gives claim probabilities (else 1 -
+By default a response is flagged by the mean rule: when its faithfulness score (the seeds'
+mean of verdict weights) fails the metric's default threshold (0.5), what `--threshold`
+gates (`vera eval`'s own pass or fail is the answer verdict, `--answer-verdict` below), and
+ranked for AUROC by 1 - faithfulness_probability where the judge gives claim probabilities (else 1 -
 faithfulness; `ranked_by` says which). `--rule any-claim` flags it when any claim is not
 FULLY_SUPPORTED and ranks it by `1 - min support` over its claims (`vera.run`
-defines both; `vera benchmark` prints both side by side).
+defines them; `vera benchmark` prints them side by side, the answer verdict first).
 
 `--answer-verdict` reports instead what a user acts on, the ANSWER VERDICT computed from the
 claim verdicts (the library's `vera.results.claims_verdict`: unfaithful iff any claim is

@@ -84,11 +84,12 @@ def test_the_offline_judge_on_a_labelled_file(labelled: Path) -> None:
     result = benchmark_judge(labelled, "offline")
 
     assert (result.path, result.judge, result.rows) == (str(labelled), "offline", 6)
-    assert result.rule == "faithfulness"
+    # The default rule is vera eval's: the answer verdict.
+    assert result.rule == "answer_verdict"
     assert list(result.groups) == ["all", "QA", "Summary"]
-    # Both rules are measured; `groups` is the chosen one's.
-    assert list(result.rules) == ["faithfulness", "any_claim"]
-    assert result.rules["faithfulness"] == result.groups
+    # Every rule is measured; `groups` is the chosen one's.
+    assert list(result.rules) == ["answer_verdict", "faithfulness", "any_claim"]
+    assert result.rules["answer_verdict"] == result.groups
     assert result.ranked_by == "faithfulness_probability" and result.rows_without_probability == 0
     overall = result.overall
     # Caught: the invented fact and the wrong number; missed: the added condition. The
@@ -292,15 +293,21 @@ def test_vera_benchmark_prints_the_table_and_writes_the_json(
 
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    # A table per rule, the chosen one (faithfulness) first, each with every group.
+    # A table per rule, the chosen one (the answer verdict) first, each with every group.
     table = [[c.strip() for c in line.strip("│ ").split("│")] for line in lines if "│" in line]
-    assert [row[0] for row in table] == ["all", "QA", "Summary"] * 2
+    assert [row[0] for row in table] == ["all", "QA", "Summary"] * 3
     cells = {row[0]: row[1:] for row in table[:3]}
-    any_claim_cells = {row[0]: row[1:] for row in table[3:]}
+    mean_cells = {row[0]: row[1:] for row in table[3:6]}
+    any_claim_cells = {row[0]: row[1:] for row in table[6:]}
     text = " ".join(result.stdout.split())
-    assert text.index("Rule faithfulness: flagged when faithfulness is below its threshold") < (
-        text.index("Rule any-claim: flagged when a claim is not fully supported")
+    assert (
+        text.index("Rule answer-verdict: flagged when a claim is NO_EVIDENCE or CONTRADICTED")
+        < text.index("Rule faithfulness: flagged when faithfulness is below its threshold")
+        < text.index("Rule any-claim: flagged when a claim is not fully supported")
     )
+    # On these rows the mean at 0.5 and the answer verdict agree: each unfaithful answer has
+    # one claim, so its mean fails exactly when the claim is unsupported.
+    assert mean_cells == cells
     assert "AUROC by faithfulness_probability" in text
     written = JudgeBenchmark.model_validate_json(figures.read_text(encoding="utf-8"))
     # n, unfaithful, precision, recall, F1, balanced accuracy, kappa, then AUROC as written.
@@ -318,7 +325,7 @@ def test_vera_benchmark_prints_the_table_and_writes_the_json(
     any_claim = CliRunner().invoke(app, ["benchmark", str(labelled), "--rule", "any-claim"])
     assert any_claim.exit_code == 0, any_claim.output
     text = " ".join(any_claim.stdout.split())
-    assert text.index("Rule any-claim") < text.index("Rule faithfulness")
+    assert text.index("Rule any-claim") < text.index("Rule answer-verdict")
 
 
 def test_vera_benchmark_on_a_bad_file_is_exit_2_with_the_place(
@@ -396,3 +403,12 @@ def test_rows_without_probabilities_are_ranked_by_faithfulness_and_counted(
     assert shown.exit_code == 0, shown.output
     text = " ".join(shown.stdout.split())
     assert "AUROC by faithfulness_probability (1 row without probabilities by faithfulness)" in text
+
+
+def test_the_answer_verdict_flags_one_invented_claim_beside_a_true_one(tmp_path: Path) -> None:
+    # One supported and one invented claim: the mean, 0.5, meets faithfulness's threshold;
+    # the answer verdict, vera eval's pass or fail, does not let it pass.
+    half = row("half", "QA", f"The museum opens at 9 am. {INVENTED}", 1, INVENTED)
+    result = benchmark_judge(write(tmp_path / "half.jsonl", [half, ROWS[0]]), "offline")
+    assert result.rules["answer_verdict"]["all"].tp == 1
+    assert result.rules["faithfulness"]["all"].tp == 0

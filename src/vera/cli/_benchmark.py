@@ -33,11 +33,13 @@ if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
 class BenchmarkRule(StrEnum):
     """`vera benchmark --rule`: how an answer is flagged (`vera.run._judge_benchmark.Rule`)."""
 
+    ANSWER_VERDICT = "answer-verdict"
     FAITHFULNESS = "faithfulness"
     ANY_CLAIM = "any-claim"
 
 
 _BENCHMARK_RULES: dict[BenchmarkRule, Rule] = {
+    BenchmarkRule.ANSWER_VERDICT: "answer_verdict",
     BenchmarkRule.FAITHFULNESS: "faithfulness",
     BenchmarkRule.ANY_CLAIM: "any_claim",
 }
@@ -66,11 +68,11 @@ def benchmark_command(
         BenchmarkRule,
         typer.Option(
             "--rule",
-            help="The rule listed first and written as `groups` in --json (both are measured): "
-            "faithfulness flags an answer whose faithfulness fails its threshold, as vera eval "
-            "does; any-claim one with any claim not fully supported.",
+            help="The rule listed first and written as `groups` in --json (all are measured): "
+            "answer-verdict flags an unfaithful answer, as vera eval decides; faithfulness one "
+            "whose mean fails its threshold; any-claim one with any claim not fully supported.",
         ),
-    ] = BenchmarkRule.FAITHFULNESS,
+    ] = BenchmarkRule.ANSWER_VERDICT,
 ) -> None:
     """Measure a judge on your own labels: how well it finds the unfaithful answers
     (precision, recall, F1, balanced accuracy, AUROC; per task type and rule; span overlap).
@@ -127,9 +129,14 @@ def _benchmark_rule_title(result: JudgeBenchmark, rule: Rule) -> str:
     if result.rows_without_probability:
         count = result.rows_without_probability
         ranked += f" ({count} row{'s' if count != 1 else ''} without probabilities by faithfulness)"
+    if rule == "answer_verdict":
+        return (
+            "Rule answer-verdict: flagged when a claim is NO_EVIDENCE or CONTRADICTED, as vera "
+            f"eval decides; AUROC by {ranked}"
+        )
     return (
-        "Rule faithfulness: flagged when faithfulness is below its threshold, as vera eval "
-        f"decides; AUROC by {ranked}"
+        "Rule faithfulness: flagged when faithfulness is below its threshold (the mean gate); "
+        f"AUROC by {ranked}"
     )
 
 

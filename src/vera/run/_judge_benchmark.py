@@ -10,19 +10,22 @@ task type; `dataset` stands in when it is absent) and `hallucinated_spans` (`{st
 character offsets in the response that a person marked). Sample fields may be spelled as
 `vera eval` reads them (`answer`, `retrieved_contexts`, ...).
 
-The judge analyses every response as `vera eval` does, and each response is judged by both
+The judge analyses every response as `vera eval` does, and each response is judged by all three
 rules, whose figures are given side by side:
 
-- `"faithfulness"` (the default sample rule, as `vera eval` decides): flagged unfaithful when
-  its `faithfulness` score (the seeds' mean of verdict weights) fails the metric's default
-  threshold, 0.5; ranked for AUROC by `1 - faithfulness_probability` where the judge gives
+- `"answer_verdict"` (the default, as `vera eval` decides an answer's pass or fail): flagged
+  unfaithful when the answer verdict (`vera.results.claims_verdict`) is unfaithful: a claim
+  NO_EVIDENCE or CONTRADICTED, PARTIALLY_SUPPORTED counting as the judge declares
+  (`partial_rule`); ranked for AUROC by `1 - faithfulness_probability` where the judge gives
   claim probabilities (the probability that every claim is supported), else by
   `1 - faithfulness` (`JudgeBenchmark.ranked_by` says which).
+- `"faithfulness"`: flagged when its `faithfulness` score (the seeds' mean of verdict weights)
+  fails the metric's default threshold, 0.5, as `--threshold` gates the mean; ranked as above.
 - `"any_claim"`: flagged when any of its claims is not FULLY_SUPPORTED; ranked by
   `1 - min support` over its claims: the judge's probability that its least supported claim is
   supported where it gives one (`ClaimVerdict.entailment`), else that of the verdict's weight.
 
-A response without claims is faithful under both rules. Unfaithful is the positive class, as in
+A response without claims is faithful under every rule. Unfaithful is the positive class, as in
 the benchmark literature (RAGTruth, Luna). Span figures count characters: those of the claims
 not FULLY_SUPPORTED against those people marked, over the rows that have `hallucinated_spans`.
 """
@@ -43,14 +46,23 @@ from vera.analysis._analysis import analyse_claims
 from vera.baselines._verification import support
 from vera.datasets._readers import RawRow, check_readable, read_rows
 from vera.datasets._validate import RowRules, validate_row
-from vera.judges._base import Judge
+from vera.judges._base import Judge, partial_rule
 from vera.judges._registry import create_judge
 from vera.metrics._base import MetricStatus
 from vera.metrics._faithfulness import Faithfulness
 from vera.metrics._faithfulness_probability import FaithfulnessProbability
 from vera.plan._settings import DEFAULT_CONCURRENCY, Settings
+from vera.results._answers import claims_verdict
 from vera.stats._agreement import Confusion, auroc
-from vera.types import Claim, ClaimAnalysis, ClaimVerdict, Sample, Verdict
+from vera.types import (
+    AnswerStatus,
+    Claim,
+    ClaimAnalysis,
+    ClaimVerdict,
+    PartialRule,
+    Sample,
+    Verdict,
+)
 from vera.types._errors import DatasetError, DatasetRowError
 
 __all__ = [
@@ -72,11 +84,11 @@ OVERALL = "all"
 
 Span = tuple[int, int]
 
-Rule = Literal["faithfulness", "any_claim"]
-"""How a response is flagged and ranked: as `vera eval`'s faithfulness metric decides (the
-default; ranked by faithfulness_probability where the judge gives one), or by its least
-supported claim (see the module docstring)."""
-RULES: tuple[Rule, ...] = ("faithfulness", "any_claim")
+Rule = Literal["answer_verdict", "faithfulness", "any_claim"]
+"""How a response is flagged and ranked: by the answer verdict, as `vera eval` decides (the
+default), by faithfulness's mean at its threshold (both ranked by faithfulness_probability
+where the judge gives one), or by its least supported claim."""
+RULES: tuple[Rule, ...] = ("answer_verdict", "faithfulness", "any_claim")
 
 _FAITHFULNESS = Faithfulness()
 _PROBABILITY = FaithfulnessProbability()
@@ -148,7 +160,7 @@ class JudgeBenchmark(BaseModel):
     path: str
     judge: str
     """The judge's spec, which rebuilds it."""
-    rule: Rule = "faithfulness"
+    rule: Rule = "answer_verdict"
     """The rule whose figures `groups` holds and a report lists first."""
     rows: int
     groups: dict[str, GroupFigures]
@@ -333,13 +345,19 @@ def _span_figures(
 
 @dataclass(frozen=True)
 class _Judged:
-    """One row under both rules, and whether faithfulness_probability could rank it."""
+    """One row under every rule, and whether faithfulness_probability could rank it."""
 
     outcomes: dict[Rule, RowOutcome]
     probability: MetricStatus
 
 
-def _judged(sample: Sample, claims: Sequence[Claim], verdicts: Sequence[ClaimVerdict]) -> _Judged:
+def _judged(
+    sample: Sample,
+    claims: Sequence[Claim],
+    verdicts: Sequence[ClaimVerdict],
+    rule: PartialRule,
+) -> _Judged:
+    answer = claims_verdict([v.verdict for v in verdicts], [c.text for c in claims], rule)
     unsupported = [
         c for c, v in zip(claims, verdicts, strict=True) if v.verdict is not Verdict.FULLY_SUPPORTED
     ]
@@ -353,6 +371,11 @@ def _judged(sample: Sample, claims: Sequence[Claim], verdicts: Sequence[ClaimVer
     supports = [support(v) for v in verdicts]
     return _Judged(
         outcomes={
+            "answer_verdict": RowOutcome(
+                flagged=answer.status is AnswerStatus.UNFAITHFUL,
+                score=1.0 - (1.0 if ranking is None else ranking),
+                marked=marked,
+            ),
             "faithfulness": RowOutcome(
                 flagged=faithfulness.passed is False,
                 score=1.0 - (1.0 if ranking is None else ranking),
@@ -371,9 +394,11 @@ def _judged(sample: Sample, claims: Sequence[Claim], verdicts: Sequence[ClaimVer
 async def _judge_rows(rows: Sequence[LabelledRow], judge: Judge, concurrency: int) -> list[_Judged]:
     slots = asyncio.Semaphore(concurrency)
 
+    rule = partial_rule(judge)
+
     async def one(row: LabelledRow) -> _Judged:
         async with slots:
-            return _judged(row.sample, *await analyse_claims(row.sample, judge))
+            return _judged(row.sample, *await analyse_claims(row.sample, judge), rule)
 
     return list(await asyncio.gather(*(one(row) for row in rows)))
 
@@ -394,7 +419,7 @@ async def abenchmark_judge(
     concurrency: int = DEFAULT_CONCURRENCY,
     limit: int | None = None,
     where: Callable[[LabelledRow], bool] | None = None,
-    rule: Rule = "faithfulness",
+    rule: Rule = "answer_verdict",
 ) -> JudgeBenchmark:
     """`benchmark_judge` in a running event loop (Jupyter, an async app)."""
     if concurrency < 1:
@@ -409,7 +434,7 @@ async def abenchmark_judge(
     elapsed = time.perf_counter() - started
     figures: dict[Rule, dict[str, GroupFigures]] = {}
     span: SpanFigures | None = None
-    # The chosen rule first; both rules mark the same claims, so the span figures are one.
+    # The chosen rule first; every rule marks the same claims, so the span figures are one.
     for name in sorted(RULES, key=lambda r: r != rule):
         figures[name], span = benchmark_figures(rows, [j.outcomes[name] for j in judged])
     ranked_by, without = _ranked_by(judged)
@@ -436,7 +461,7 @@ def benchmark_judge(
     concurrency: int = DEFAULT_CONCURRENCY,
     limit: int | None = None,
     where: Callable[[LabelledRow], bool] | None = None,
-    rule: Rule = "faithfulness",
+    rule: Rule = "answer_verdict",
 ) -> JudgeBenchmark:
     """Run `judge` over the labelled JSONL file at `path` and measure how well it finds the
     unfaithful answers (see the module docstring for the format and the definitions).
@@ -449,10 +474,10 @@ def benchmark_judge(
         concurrency: rows judged at once.
         limit: judge only the first `limit` rows (that `where` keeps).
         where: judge only the rows for which it is true.
-        rule: which rule's figures `groups` holds and a report lists first (both are
-            measured): "faithfulness" flags a response whose faithfulness fails its default
-            threshold, as `vera eval` does; "any_claim" one with any claim not
-            FULLY_SUPPORTED.
+        rule: which rule's figures `groups` holds and a report lists first (all are
+            measured): "answer_verdict" flags a response whose answer verdict is unfaithful,
+            as `vera eval` decides; "faithfulness" one whose faithfulness fails its default
+            threshold; "any_claim" one with any claim not FULLY_SUPPORTED.
 
     Raises:
         DatasetError: the file cannot be read or has no row.
