@@ -677,3 +677,25 @@ def test_a_deeply_nested_record_is_read_without_error() -> None:
         inner = inner["a"]  # type: ignore[assignment]
     verdicts = judged("It offers takeout. It is open every day.", [json.dumps(nested)])
     assert [v.verdict for v in verdicts] == [Verdict.NO_EVIDENCE] * 2
+
+
+# ---- one kind swapped for another in what a thing includes -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("claim", "context"),
+    [
+        ("The Pro plan includes phone support.", "The Pro plan includes email support."),
+        ("The policy covers fire damage.", "The policy covers water damage."),
+        ("We accept debit cards.", "We accept credit cards."),
+    ],
+)
+def test_another_kind_of_what_a_thing_includes_is_unsupported(claim: str, context: str) -> None:
+    verdict = only(claim, [context])
+    assert verdict.verdict is Verdict.NO_EVIDENCE, verdict
+    assert "another kind" in (verdict.reason or "")
+
+
+def test_the_same_kind_is_still_supported() -> None:
+    context = "The Pro plan costs 20 euros a month and includes email support."
+    assert only("The Pro plan includes email support.", [context]).verdict in SUPPORTED

@@ -84,6 +84,8 @@ class Facts:
     exclusive: frozenset[str] = frozenset()
     """Content keys an "only" (or "solely", "exclusively") restricts: the two before it and
     the one after, "email" and "support" in "includes email support only"."""
+    order: tuple[str, ...] = field(default=(), compare=False)
+    """Content keys in text order (numbers aside): which word stands beside which."""
 
 
 _TOKEN = re.compile(
@@ -275,6 +277,7 @@ class _Reading:
             exclusive=frozenset(
                 key for cue in self.cues for key in order[max(0, cue - 2) : cue + after]
             ),
+            order=tuple(order),
         )
 
 
@@ -407,6 +410,7 @@ def merge(parts: tuple[Facts, ...]) -> Facts:
         surfaces=surfaces,
         affirmed=frozenset().union(*(p.affirmed for p in parts)),
         exclusive=frozenset().union(*(p.exclusive for p in parts)),
+        order=tuple(key for p in parts for key in p.order),
     )
 
 

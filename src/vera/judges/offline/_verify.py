@@ -28,6 +28,7 @@ __all__ = [
     "PARAPHRASE_COVERAGE",
     "REVIEW_SUMMARY",
     "SHORT_CONTEXT",
+    "SWAPPED_ITEM",
     "UNNAMED",
     "UNQUALIFIED",
     "UNSHARED",
@@ -309,12 +310,45 @@ def _judge(claim: Claim, index: _Contexts, settings: Settings) -> ClaimVerdict:
         return verdict(
             Verdict.NO_EVIDENCE, f"{UNSTATED_POINT} {point!r}; {found.reason}", cite=False
         )
+    swap = _swapped_item(facts, window, restated) if found.verdict in _SUPPORTED else None
+    if swap is not None:
+        return verdict(Verdict.NO_EVIDENCE, f"{SWAPPED_ITEM} {swap}; {found.reason}", cite=False)
     return found
 
 
 REVIEW_SUMMARY = "a summary of the reviews, which the words cannot confirm"
 UNSTATED_POINT = "no context says what the claim says of it:"
 _COPULA_END = r"\b(?:is|are|was|were|be|been|remains?|stays?)\s+(?:\w+\s+)?{word}\W*$"
+
+
+SWAPPED_ITEM = "the context names another kind:"
+_OFFERS = frozenset(stem(w) for w in ("include", "offer", "provide", "support", "cover", "accept"))
+"""Verbs whose object is what a plan, product or place has: the object is the claim's point."""
+
+
+def _swapped_item(facts: Facts, window: _Window, restated: frozenset[str]) -> str | None:
+    """Where a claim says a thing includes (offers, covers, ...) one kind of an item and the
+    window the same verb and item of another kind: "includes phone support" against
+    "includes email support". The claim is that sentence with one word swapped, which its
+    share of words cannot tell from support. English only."""
+    lacking = facts.content - window.facts.content - restated
+    if len(lacking) != 1 or current_lexicon().code != "en":
+        return None
+    [word] = lacking
+    order = facts.order
+    for at in range(1, len(order) - 1):
+        verb, item = order[at - 1], order[at + 1]
+        if order[at] != word or verb not in _OFFERS:
+            continue
+        for sentence in window.sentences:
+            theirs = sentence.order
+            for i in range(1, len(theirs) - 1):
+                if (theirs[i - 1], theirs[i + 1]) == (verb, item) and theirs[
+                    i
+                ] not in facts.content:
+                    kind = sentence.surfaces.get(theirs[i], theirs[i])
+                    return f'claim says "{facts.surfaces.get(word, word)}", context "{kind}"'
+    return None
 
 
 def _unstated_point(text: str, facts: Facts, window: Facts, restated: frozenset[str]) -> str | None:
