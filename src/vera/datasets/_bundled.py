@@ -9,6 +9,7 @@ from pathlib import Path
 __all__ = ["BUNDLED", "bundled_path", "not_found_message"]
 
 BUNDLED: dict[str, str] = {
+    "agents": "agents.jsonl",
     "conversations": "conversations.jsonl",
     "example": "example.jsonl",
     "legal": "legal.json",

@@ -1,5 +1,7 @@
 """Metrics: pure functions from a sample and its shared judge analysis to a scored result."""
 
+from vera.metrics._agent_calls import ToolCallOptions
+from vera.metrics._agent_tools import ToolArgumentCorrectness, ToolCallAccuracy
 from vera.metrics._answer import Abstention, AnswerCorrectness, AnswerRelevance
 from vera.metrics._base import (
     CitationCheck,
@@ -46,6 +48,7 @@ from vera.metrics._registry import (
     metric_key,
     register_metric,
 )
+from vera.metrics._trajectory import TrajectoryMatch, TrajectoryOptions
 
 __all__ = [
     "DEFAULT_MIN_ENTAILMENT",
@@ -78,6 +81,11 @@ __all__ = [
     "NoiseSensitivityRelevant",
     "ReferenceHallucination",
     "SelfKnowledge",
+    "ToolArgumentCorrectness",
+    "ToolCallAccuracy",
+    "ToolCallOptions",
+    "TrajectoryMatch",
+    "TrajectoryOptions",
     "attach_citations",
     "create_metric",
     "metric_classes",

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from vera.metrics._agent_tools import ToolArgumentCorrectness, ToolCallAccuracy
 from vera.metrics._answer import Abstention, AnswerCorrectness, AnswerRelevance
 from vera.metrics._base import Metric
 from vera.metrics._citation_accuracy import CitationAccuracy
@@ -32,6 +33,7 @@ from vera.metrics._faithfulness import Faithfulness
 from vera.metrics._faithfulness_probability import FaithfulnessProbability
 from vera.metrics._grounding import GroundingF1, GroundingPrecision, GroundingRecall
 from vera.metrics._hallucination import HallucinationRate
+from vera.metrics._trajectory import TrajectoryMatch
 from vera.registry import Registry, plugin_options
 from vera.types._errors import ConfigError
 
@@ -71,6 +73,9 @@ METRICS: dict[str, type[Any]] = {
         NoiseSensitivityIrrelevant,
         ReferenceHallucination,
         SelfKnowledge,
+        ToolCallAccuracy,
+        ToolArgumentCorrectness,
+        TrajectoryMatch,
     )
 }
 """Built-in metrics and those registered in this process, by name (plugins: `metric_classes`).

@@ -1,0 +1,192 @@
+"""Tool-call metrics: did the agent make the calls it should have, with the right arguments.
+
+    tool_call_accuracy        = matched expected calls / max(expected calls, made calls)
+    tool_argument_correctness = matching expected arguments / expected arguments,
+                                over the expected calls the agent made a call of that name for
+
+A call matches when its name is the expected one and its arguments match by the `arguments`
+mode (`exact`, `subset`, `semantic`: see `vera.metrics._agent_calls`). Order-aware matching
+(`ordered`, the default) counts the longest run of expected calls made in their order (a
+longest common subsequence); unordered matching pairs each expected call with any unused
+made call. Both need no judge. Where the sample has no expected calls, or records no made
+calls, the metrics are not applicable; so too when nothing was expected and nothing made.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from vera.metrics._agent_calls import (
+    ArgumentMode,
+    Call,
+    ToolCallOptions,
+    calls_match,
+    listed,
+    made_and_expected,
+    values_match,
+)
+from vera.metrics._base import (
+    ClaimAnalysis,
+    MetricOptions,
+    MetricResult,
+    Need,
+    not_applicable,
+    scored,
+)
+from vera.types import Sample
+
+__all__ = ["ToolArgumentCorrectness", "ToolCallAccuracy"]
+
+_NO_MADE = "no tool calls recorded for this sample (a conversation's are scored on its last answer)"
+
+
+class ToolCallAccuracy(MetricOptions):
+    """Share of the expected tool calls the agent made, penalised by the calls it added."""
+
+    name: ClassVar[str] = "tool_call_accuracy"
+    description: ClassVar[str] = (
+        "expected tool calls made (name and arguments) / max(expected, made); no judge"
+    )
+    needs: ClassVar[frozenset[Need]] = frozenset()
+    options_model: ClassVar[type[ToolCallOptions]] = ToolCallOptions
+
+    options: ToolCallOptions = ToolCallOptions()
+
+    def score(self, sample: Sample, analysis: ClaimAnalysis) -> MetricResult:
+        made, expected = made_and_expected(sample)
+        if expected is None:
+            return not_applicable(
+                self, "no expected tool calls to compare with", fields=("expected_tool_calls",)
+            )
+        if made is None:
+            return not_applicable(self, _NO_MADE, fields=("tool_calls",))
+        if not expected and not made:
+            return not_applicable(self, "no tool call expected and none made: nothing to compare")
+        mode = self.options.arguments
+        pairs = _ordered_pairs(expected, made, mode) if self.options.ordered else None
+        pairs = pairs if pairs is not None else _unordered_pairs(expected, made, mode)
+        missing = [c for i, c in enumerate(expected) if i not in {e for e, _ in pairs}]
+        extra = [c for j, c in enumerate(made) if j not in {m for _, m in pairs}]
+        order = " in order" if self.options.ordered else ""
+        reason = f"{len(pairs)} of {len(expected)} expected calls made{order}"
+        if missing:
+            reason += f": missing {listed(missing)}"
+        if extra:
+            reason += f"; {len(extra)} call{'s' if len(extra) > 1 else ''} not expected: "
+            reason += listed(extra)
+        return scored(
+            self,
+            len(pairs) / max(len(expected), len(made)),
+            reason,
+            sub_scores=_shares(len(pairs), len(expected), len(made)),
+            details={"missing": missing, "unexpected": extra, "arguments": mode},
+        )
+
+
+def _shares(matched: int, expected: int, made: int) -> dict[str, float]:
+    shares = {"recall": matched / expected} if expected else {}
+    return {**shares, "precision": matched / made} if made else shares
+
+
+def _ordered_pairs(expected: list[Call], made: list[Call], mode: ArgumentMode) -> list[Any]:
+    """The longest common subsequence of matching calls, as (expected, made) index pairs."""
+    rows, cols = len(expected), len(made)
+    best = [[0] * (cols + 1) for _ in range(rows + 1)]
+    for i in range(rows - 1, -1, -1):
+        for j in range(cols - 1, -1, -1):
+            if calls_match(expected[i], made[j], mode):
+                best[i][j] = best[i + 1][j + 1] + 1
+            else:
+                best[i][j] = max(best[i + 1][j], best[i][j + 1])
+    pairs, i, j = [], 0, 0
+    while i < rows and j < cols:
+        if calls_match(expected[i], made[j], mode) and best[i][j] == best[i + 1][j + 1] + 1:
+            pairs.append((i, j))
+            i, j = i + 1, j + 1
+        elif best[i + 1][j] >= best[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return pairs
+
+
+def _unordered_pairs(expected: list[Call], made: list[Call], mode: ArgumentMode) -> list[Any]:
+    """Each expected call paired with the first unused made call that matches it."""
+    used: set[int] = set()
+    pairs = []
+    for i, call in enumerate(expected):
+        j = next(
+            (j for j, m in enumerate(made) if j not in used and calls_match(call, m, mode)), None
+        )
+        if j is not None:
+            used.add(j)
+            pairs.append((i, j))
+    return pairs
+
+
+class ToolArgumentCorrectness(MetricOptions):
+    """Share of the expected arguments whose values the agent's call of that tool matches."""
+
+    name: ClassVar[str] = "tool_argument_correctness"
+    description: ClassVar[str] = (
+        "expected argument values matched, over calls of the expected tools; no judge"
+    )
+    needs: ClassVar[frozenset[Need]] = frozenset()
+    options_model: ClassVar[type[ToolCallOptions]] = ToolCallOptions
+
+    options: ToolCallOptions = ToolCallOptions()
+
+    def score(self, sample: Sample, analysis: ClaimAnalysis) -> MetricResult:
+        made, expected = made_and_expected(sample)
+        if expected is None:
+            return not_applicable(
+                self, "no expected tool calls to compare with", fields=("expected_tool_calls",)
+            )
+        if made is None:
+            return not_applicable(self, _NO_MADE, fields=("tool_calls",))
+        checked = [c for c in expected if c["arguments"]]
+        if not checked:
+            return not_applicable(self, "the expected calls name no arguments to check")
+        wrong: list[str] = []
+        total = right = calls = 0
+        used: set[int] = set()
+        for call in checked:
+            j = _closest(call, made, used, self.options.arguments)
+            if j is None:
+                continue
+            used.add(j)
+            calls += 1
+            total += len(call["arguments"])
+            found = _argument_misses(call, made[j], self.options.arguments)
+            right += len(call["arguments"]) - len(found)
+            wrong += found
+        if not calls:
+            names = ", ".join(sorted({c["name"] for c in checked}))
+            return not_applicable(self, f"the agent made no call of an expected tool ({names})")
+        reason = f"{right} of {total} expected arguments match over {calls} call"
+        reason += "s" if calls > 1 else ""
+        if wrong:
+            reason += (
+                ": "
+                + "; ".join(wrong[:3])
+                + (f" and {len(wrong) - 3} more" if len(wrong) > 3 else "")
+            )
+        return scored(self, right / total, reason, details={"mismatched": wrong})
+
+
+def _closest(call: Call, made: list[Call], used: set[int], mode: ArgumentMode) -> int | None:
+    """The unused made call of `call`'s tool with the fewest mismatched arguments."""
+    same = [j for j, m in enumerate(made) if j not in used and m["name"] == call["name"]]
+    return min(same, key=lambda j: len(_argument_misses(call, made[j], mode)), default=None)
+
+
+def _argument_misses(call: Call, made: Call, mode: ArgumentMode) -> list[str]:
+    """Each expected argument the made call gets wrong, said as a reason says it."""
+    given: dict[str, Any] = made["arguments"] or {}
+    misses = []
+    for key, value in call["arguments"].items():
+        if key not in given:
+            misses.append(f"{call['name']} {key}: expected {value!r}, missing")
+        elif not values_match(value, given[key], mode):
+            misses.append(f"{call['name']} {key}: expected {value!r}, made {given[key]!r}")
+    return misses
