@@ -45,7 +45,8 @@ class ToolCallAccuracy(MetricOptions):
 
     name: ClassVar[str] = "tool_call_accuracy"
     description: ClassVar[str] = (
-        "expected tool calls made (name and arguments) / max(expected, made); no judge"
+        "expected tool calls made, by name and arguments, / max(expected, made); inputs: "
+        "the calls made, expected_tool_calls; no judge"
     )
     needs: ClassVar[frozenset[Need]] = frozenset()
     options_model: ClassVar[type[ToolCallOptions]] = ToolCallOptions
@@ -129,7 +130,8 @@ class ToolArgumentCorrectness(MetricOptions):
 
     name: ClassVar[str] = "tool_argument_correctness"
     description: ClassVar[str] = (
-        "expected argument values matched, over calls of the expected tools; no judge"
+        "expected argument values matched in calls of the expected tools; inputs: the "
+        "calls made, expected_tool_calls; no judge"
     )
     needs: ClassVar[frozenset[Need]] = frozenset()
     options_model: ClassVar[type[ToolCallOptions]] = ToolCallOptions

@@ -52,8 +52,8 @@ class TrajectoryMatch(MetricOptions):
 
     name: ClassVar[str] = "trajectory_match"
     description: ClassVar[str] = (
-        "1 if the tool calls match the reference trajectory (strict, unordered, subset, "
-        "superset), else 0; no judge"
+        "1 if the calls made match the reference trajectory (strict, unordered, subset, "
+        "superset), else 0; inputs: the calls made, reference_trajectory; no judge"
     )
     needs: ClassVar[frozenset[Need]] = frozenset()
     options_model: ClassVar[type[TrajectoryOptions]] = TrajectoryOptions

@@ -1,0 +1,200 @@
+"""The agent metrics that need no judge, on the bundled `agents` conversations.
+
+Every expected value below was worked out by hand from src/vera/datasets/examples/agents.jsonl
+(docs/metrics.md shows the working for each metric); the runs are offline.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import vera
+from vera import cli
+from vera.metrics import (
+    ToolArgumentCorrectness,
+    ToolCallAccuracy,
+    ToolCallOptions,
+    TrajectoryMatch,
+    TrajectoryOptions,
+    create_metric,
+)
+from vera.types import DatasetError, DatasetRowError
+
+SCORED = [f"agent-0{i}" for i in range(1, 9)]
+
+
+def _results(metric: Any, data: Any = "agents") -> dict[str, Any]:
+    """Each conversation's result of `metric`, by conversation id (the last answer's)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the offline run's gate warnings are not under test
+        report = vera.evaluate(data, metrics=[metric])
+    found = {}
+    for sample in report.samples:
+        result = next(iter(sample.results.values()))
+        conversation = sample.id.split("/")[0]
+        if result.score is not None or conversation not in found:
+            found[conversation] = result
+    return found
+
+
+def _scores(metric: Any) -> list[float | None]:
+    results = _results(metric)
+    return [results[c].score for c in SCORED]
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (ToolCallOptions(), [1.0, 0.5, 0.0, 0.5, 0.5, 0.0, 0.0, 0.0]),
+        (ToolCallOptions(arguments="semantic"), [1.0, 0.5, 1.0, 0.5, 0.5, 1.0, 0.0, 0.0]),
+        (ToolCallOptions(arguments="subset"), [1.0, 0.5, 0.0, 0.5, 0.5, 0.0, 1.0, 0.0]),
+        (ToolCallOptions(ordered=False), [1.0, 0.5, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0]),
+    ],
+    ids=["exact-ordered", "semantic", "subset", "unordered"],
+)
+def test_tool_call_accuracy_scores_each_conversation_as_worked_by_hand(
+    options: ToolCallOptions, expected: list[float]
+) -> None:
+    assert _scores(ToolCallAccuracy(options=options)) == pytest.approx(expected)
+
+
+def test_tool_call_accuracy_says_which_calls_are_missing_and_which_were_not_expected() -> None:
+    results = _results("tool_call_accuracy")
+    assert results["agent-02"].reason == (
+        "1 of 2 expected calls made in order: missing book_flight(flight_id='BA117')"
+    )
+    assert results["agent-04"].reason == (
+        "1 of 1 expected calls made in order; 1 call not expected: cancel_order(order_id='A-1001')"
+    )
+    assert results["agent-05"].sub_scores == {"recall": 0.5, "precision": 0.5}
+
+
+def test_without_a_reference_the_metrics_do_not_apply_and_say_what_to_add() -> None:
+    for metric, field in [
+        ("tool_call_accuracy", "expected_tool_calls"),
+        ("tool_argument_correctness", "expected_tool_calls"),
+        ("trajectory_match", "reference_trajectory"),
+    ]:
+        result = _results(metric)["agent-09"]
+        assert result.score is None and result.passed is None
+        assert f"`{field}`" in result.reason
+
+
+def test_tool_argument_correctness_counts_expected_arguments_of_calls_made() -> None:
+    exact = _results("tool_argument_correctness")
+    assert [exact[c].score for c in SCORED[:7]] == pytest.approx(
+        [1.0, 1.0, 0.0, 1.0, 1.0, 1 / 3, 1.0]
+    )
+    assert exact["agent-06"].reason == (
+        "1 of 3 expected arguments match over 1 call: convert_currency amount: expected 100, "
+        "made '100.0'; convert_currency from: expected 'USD', made 'usd'"
+    )
+    # agent-08 made no call at all: no argument to check (tool_call_accuracy scores it 0).
+    assert exact["agent-08"].score is None
+    assert "no call of an expected tool (get_weather)" in exact["agent-08"].reason
+    semantic = _results(ToolArgumentCorrectness(options=ToolCallOptions(arguments="semantic")))
+    assert semantic["agent-03"].score == 1.0 and semantic["agent-06"].score == 1.0
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        ("strict", [1, 0, 1, 0, 0, 0, 1, 0]),
+        ("unordered", [1, 0, 1, 0, 1, 0, 1, 0]),
+        ("subset", [1, 1, 1, 0, 1, 0, 1, 1]),
+        ("superset", [1, 0, 1, 1, 1, 0, 1, 0]),
+    ],
+)
+def test_trajectory_match_modes_as_agentevals_defines_them(mode: str, expected: list[int]) -> None:
+    metric = create_metric("trajectory_match", options={"mode": mode})
+    assert _scores(metric) == expected
+
+
+def test_trajectory_match_names_the_first_difference() -> None:
+    results = _results("trajectory_match")
+    assert results["agent-02"].reason == "strict: step 2: missing book_flight"
+    assert results["agent-04"].reason == (
+        "strict: step 2: made cancel_order(order_id='A-1001'), beyond the reference"
+    )
+    subset = _results(TrajectoryMatch(options=TrajectoryOptions(mode="subset")))
+    assert subset["agent-04"].reason == (
+        "subset: made cancel_order(order_id='A-1001'), which the reference does not have"
+    )
+
+
+def test_the_cli_scores_the_bundled_agents_offline_and_lists_the_metrics(tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    ran = CliRunner().invoke(
+        cli.app, ["eval", "-d", "agents", "--metric", "tool_call_accuracy", "-o", str(out)]
+    )
+    assert ran.exit_code == 0, ran.output
+    means = json.loads(out.read_text())["metrics"]
+    assert means["tool_call_accuracy"] == pytest.approx(2.5 / 8)
+    listed = CliRunner().invoke(cli.app, ["metrics"]).output
+    for name in ("tool_call_accuracy", "tool_argument_correctness", "trajectory_match"):
+        assert name in listed
+    assert "expected_tool_calls" in listed and "reference_trajectory" in listed
+
+
+def _conversation(**fields: Any) -> dict[str, Any]:
+    call = {"id": "c1", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}
+    return {
+        "id": "w",
+        "messages": [
+            {"role": "user", "content": "Weather in Oslo?"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": "Oslo: 3 degrees."},
+            {"role": "assistant", "content": "It is 3 degrees in Oslo."},
+        ],
+        **fields,
+    }
+
+
+def test_a_malformed_reference_names_file_line_and_field(tmp_path: Path) -> None:
+    path = tmp_path / "agents.jsonl"
+    good = _conversation(expected_tool_calls=[{"name": "get_weather"}])
+    bad = _conversation(id="x", expected_tool_calls=[{"arguments": {"city": "Oslo"}}])
+    path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    with pytest.raises(DatasetRowError) as caught:
+        vera.evaluate(str(path), metrics=["tool_call_accuracy"])
+    message = str(caught.value)
+    assert str(path) in message and "line 2" in message
+    assert "expected_tool_calls[0].name" in message
+
+
+def test_a_sample_row_with_mapped_columns_is_scored_like_a_conversation() -> None:
+    row = {
+        "id": "s1",
+        "query": "Weather in Oslo?",
+        "response": "It is 3 degrees in Oslo.",
+        "calls": [{"name": "get_weather", "args": {"city": "oslo"}}],
+        "gold": json.dumps([{"name": "get_weather", "arguments": {"city": "Oslo"}}]),
+    }
+    fields = {"tool_calls": "calls", "expected_tool_calls": "gold"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = vera.evaluate(
+            [row],
+            metrics=[ToolCallAccuracy(options=ToolCallOptions(arguments="semantic"))],
+            fields=fields,
+        )
+    assert report.samples[0].scores == {"tool_call_accuracy": 1.0}
+    # The error names the column as the user's rows spell it.
+    with pytest.raises(DatasetError, match=r"field 'gold\[0\]': expected a call object"):
+        vera.evaluate([{**row, "gold": "[1]"}], metrics=["tool_call_accuracy"], fields=fields)
+
+
+def test_a_conversation_reference_in_a_mapped_column_is_read() -> None:
+    rows = [_conversation(gold=["get_weather"]), _conversation(id="v", gold=["get_time"])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = vera.evaluate(
+            rows, metrics=["trajectory_match"], fields={"reference_trajectory": "gold"}
+        )
+    assert [s.scores["trajectory_match"] for s in report.samples] == [1.0, 0.0]
