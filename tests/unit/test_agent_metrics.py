@@ -73,6 +73,13 @@ def test_tool_call_accuracy_says_which_calls_are_missing_and_which_were_not_expe
         "1 of 1 expected calls made in order; 1 call not expected: cancel_order(order_id='A-1001')"
     )
     assert results["agent-05"].sub_scores == {"recall": 0.5, "precision": 0.5}
+    assert results["agent-05"].reason == (
+        "1 of 2 expected calls made in order: get_account(account='ACME-17') made out of order"
+    )
+    assert results["agent-03"].reason == (
+        "0 of 1 expected calls made in order: get_weather(city='Paris') made with other "
+        "arguments: get_weather(city='paris ')"
+    )
 
 
 def test_without_a_reference_the_metrics_do_not_apply_and_say_what_to_add() -> None:

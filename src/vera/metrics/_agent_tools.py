@@ -20,6 +20,7 @@ from vera.metrics._agent_calls import (
     ArgumentMode,
     Call,
     ToolCallOptions,
+    call_text,
     calls_match,
     listed,
     made_and_expected,
@@ -70,11 +71,7 @@ class ToolCallAccuracy(MetricOptions):
         extra = [c for j, c in enumerate(made) if j not in {m for _, m in pairs}]
         order = " in order" if self.options.ordered else ""
         reason = f"{len(pairs)} of {len(expected)} expected calls made{order}"
-        if missing:
-            reason += f": missing {listed(missing)}"
-        if extra:
-            reason += f"; {len(extra)} call{'s' if len(extra) > 1 else ''} not expected: "
-            reason += listed(extra)
+        reason += _differences(missing, extra, mode)
         return scored(
             self,
             len(pairs) / max(len(expected), len(made)),
@@ -82,6 +79,31 @@ class ToolCallAccuracy(MetricOptions):
             sub_scores=_shares(len(pairs), len(expected), len(made)),
             details={"missing": missing, "unexpected": extra, "arguments": mode},
         )
+
+
+def _differences(missing: list[Call], extra: list[Call], mode: ArgumentMode) -> str:
+    """What a reason says of the unmatched calls: an expected call the agent made out of
+    order, or with other arguments, is said so; the rest are missing or not expected."""
+    unexpected = list(extra)
+    said: list[str] = []
+    absent: list[Call] = []
+    for call in missing:
+        twin = next((m for m in unexpected if m["name"] == call["name"]), None)
+        if twin is None:
+            absent.append(call)
+            continue
+        unexpected.remove(twin)
+        if calls_match(call, twin, mode):
+            said.append(f"{call_text(call)} made out of order")
+        else:
+            said.append(f"{call_text(call)} made with other arguments: {call_text(twin)}")
+    if absent:
+        said.append(f"missing {listed(absent)}")
+    reason = ": " + "; ".join(said) if said else ""
+    if unexpected:
+        count = len(unexpected)
+        reason += f"; {count} call{'s' if count > 1 else ''} not expected: {listed(unexpected)}"
+    return reason
 
 
 def _shares(matched: int, expected: int, made: int) -> dict[str, float]:
