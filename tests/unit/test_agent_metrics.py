@@ -205,3 +205,22 @@ def test_a_conversation_reference_in_a_mapped_column_is_read() -> None:
             rows, metrics=["trajectory_match"], fields={"reference_trajectory": "gold"}
         )
     assert [s.scores["trajectory_match"] for s in report.samples] == [1.0, 0.0]
+
+
+def test_a_trace_whose_tool_results_record_no_call_is_matched_by_tool_names() -> None:
+    # As an OTLP agent trace reads: tool results with the tool's name, no assistant call.
+    row = {
+        "id": "trace-1",
+        "messages": [
+            {"role": "user", "content": "Status of order B-2002?"},
+            {"role": "tool", "name": "get_order", "content": "Order B-2002: delivered."},
+            {"role": "assistant", "content": "Order B-2002 was delivered."},
+        ],
+        "reference_trajectory": ["get_order"],
+        "expected_tool_calls": [{"name": "get_order", "arguments": {"order_id": "B-2002"}}],
+    }
+    trajectory = _results("trajectory_match", [row])["trace-1"]
+    assert trajectory.score == 1.0
+    accuracy = _results("tool_call_accuracy", [row])["trace-1"]
+    assert accuracy.score == 0.0
+    assert accuracy.reason.endswith("made, but its arguments were not recorded")

@@ -95,6 +95,8 @@ def _differences(missing: list[Call], extra: list[Call], mode: ArgumentMode) -> 
         unexpected.remove(twin)
         if calls_match(call, twin, mode):
             said.append(f"{call_text(call)} made out of order")
+        elif twin["arguments"] is None:
+            said.append(f"{call_text(call)} made, but its arguments were not recorded")
         else:
             said.append(f"{call_text(call)} made with other arguments: {call_text(twin)}")
     if absent:
