@@ -224,3 +224,22 @@ def test_a_trace_whose_tool_results_record_no_call_is_matched_by_tool_names() ->
     accuracy = _results("tool_call_accuracy", [row])["trace-1"]
     assert accuracy.score == 0.0
     assert accuracy.reason.endswith("made, but its arguments were not recorded")
+
+
+def test_vera_toml_sets_the_options_of_the_built_in_agent_metrics(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("vera.toml").write_text(
+        '[plugins.tool_call_accuracy]\narguments = "semantic"\n\n'
+        '[plugins.trajectory_match]\nmode = "superset"\n'
+    )
+    args = ["eval", "-d", "agents", "-m", "tool_call_accuracy", "-m", "trajectory_match"]
+    ran = CliRunner().invoke(cli.app, [*args, "-o", "r.json", "--no-history"])
+    assert ran.exit_code == 0, ran.output
+    means = json.loads(Path("r.json").read_text())["metrics"]
+    assert means == pytest.approx({"tool_call_accuracy": 4.5 / 8, "trajectory_match": 5 / 8})
+    Path("vera.toml").write_text('[plugins.trajectory_match]\nmode = "sideways"\n')
+    refused = CliRunner().invoke(cli.app, [*args, "--no-history"])
+    assert refused.exit_code == 2
+    assert "[plugins.trajectory_match] field 'mode'" in refused.output

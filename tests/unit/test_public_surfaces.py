@@ -232,6 +232,7 @@ SURFACES: dict[str, list[str]] = {
         "TrajectoryMatch",
         "TrajectoryOptions",
         "attach_citations",
+        "configurable_metrics",
         "create_metric",
         "metric_classes",
         "metric_key",

@@ -43,6 +43,7 @@ from vera.metrics._hallucination import HallucinationRate
 from vera.metrics._registry import (
     METRIC_REGISTRY,
     METRICS,
+    configurable_metrics,
     create_metric,
     metric_classes,
     metric_key,
@@ -87,6 +88,7 @@ __all__ = [
     "TrajectoryMatch",
     "TrajectoryOptions",
     "attach_citations",
+    "configurable_metrics",
     "create_metric",
     "metric_classes",
     "metric_key",

@@ -41,6 +41,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "METRICS",
     "METRIC_REGISTRY",
+    "configurable_metrics",
     "create_metric",
     "metric_classes",
     "metric_key",
@@ -115,6 +116,12 @@ def metric_classes() -> dict[str, type[Any]]:
     """Every metric class by name, plugins loaded: built-ins first in their order, then those
     registered in this process, then plugins by name (for `vera metrics` and `-m all`)."""
     return {name: METRIC_REGISTRY.get(name) for name in METRIC_REGISTRY.names()}
+
+
+def configurable_metrics() -> dict[str, type[Any]]:
+    """The built-in metrics that take options from a `[plugins.NAME]` table of the config
+    file (those that declare an `options_model`), by name."""
+    return {name: cls for name, cls in METRICS.items() if hasattr(cls, "options_model")}
 
 
 def create_metric(name: str, **options: Any) -> Metric:
