@@ -243,3 +243,29 @@ def test_vera_toml_sets_the_options_of_the_built_in_agent_metrics(
     refused = CliRunner().invoke(cli.app, [*args, "--no-history"])
     assert refused.exit_code == 2
     assert "[plugins.trajectory_match] field 'mode'" in refused.output
+
+
+def test_ragas_and_deepeval_rows_are_read_with_their_own_field_names() -> None:
+    ragas = {  # a RAGAS MultiTurnSample as model_dump writes it
+        "user_input": [
+            {"type": "human", "content": "Weather in Oslo?"},
+            {"type": "ai", "content": "", "tool_calls": [{"name": "get_weather", "args": {}}]},
+            {"type": "tool", "content": "Oslo: 3 degrees."},
+            {"type": "ai", "content": "It is 3 degrees in Oslo."},
+        ],
+        "reference_tool_calls": [{"name": "get_weather", "args": {"city": "Oslo"}}],
+    }
+    deepeval = {  # a DeepEval LLMTestCase with the tools it called and the expected ones
+        "input": "Weather in Oslo?",
+        "actual_output": "It is 3 degrees in Oslo.",
+        "tools_called": [{"name": "get_weather", "input_parameters": {"city": "Oslo"}}],
+        "expected_tools": [{"name": "get_weather", "input_parameters": {"city": "Oslo"}}],
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = vera.evaluate([ragas, deepeval], metrics=["tool_call_accuracy"])
+    results = [s.results["tool_call_accuracy"] for s in report.samples]
+    assert [r.score for r in results] == [0.0, 1.0]
+    assert results[0].reason.endswith(
+        "get_weather(city='Oslo') made with other arguments: get_weather()"
+    )

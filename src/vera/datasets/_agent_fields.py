@@ -4,7 +4,9 @@
 - `expected_tool_calls`: the calls the agent should make, each `{"name", "arguments"}`;
 - `reference_trajectory`: the reference path, a list of tool names or of calls.
 
-A call is `{"name": ..., "arguments": {...}}`; `args` (RAGAS, LangChain) and OpenAI's nested
+RAGAS's `reference_tool_calls` and DeepEval's `expected_tools` / `tools_called` are read as
+the fields they stand for. A call is `{"name": ..., "arguments": {...}}`; `args` (RAGAS,
+LangChain), `input_parameters` (DeepEval) and OpenAI's nested
 `{"function": {"name", "arguments": "<JSON>"}}` are read too. Arguments may be an object or
 its JSON text; a call without them compares by name only. A list given as JSON text (a CSV
 cell) is parsed. Each is kept in a row's `metadata` under its own name, normalised to
@@ -30,6 +32,12 @@ EXPECTED_KEY = "expected_tool_calls"
 TRAJECTORY_KEY = "reference_trajectory"
 AGENT_FIELDS = (MADE_CALLS_KEY, EXPECTED_KEY, TRAJECTORY_KEY)
 """The agent fields: mappable like sample fields (`--field expected_tool_calls=gold`)."""
+_NAMES = {
+    MADE_CALLS_KEY: (MADE_CALLS_KEY, "tools_called"),  # DeepEval's LLMTestCase
+    EXPECTED_KEY: (EXPECTED_KEY, "reference_tool_calls", "expected_tools"),  # RAGAS, DeepEval
+    TRAJECTORY_KEY: (TRAJECTORY_KEY,),
+}
+_ARGUMENT_KEYS = ("arguments", "args", "input_parameters")
 
 
 class AgentFieldProblem(ValueError):
@@ -49,8 +57,10 @@ def agent_values(
     found: dict[str, Any] = {}
     used: set[str] = set()
     for field in AGENT_FIELDS:
-        key = (fields or {}).get(field, field)
-        if key not in row or row[key] is None:
+        mapped = (fields or {}).get(field)
+        names = (mapped,) if mapped else _NAMES[field]
+        key = next((name for name in names if row.get(name) is not None), None)
+        if key is None:
             continue
         used.add(key)
         found[field] = read_calls(row[key], key, names_allowed=field == TRAJECTORY_KEY)
@@ -86,7 +96,7 @@ def _call(item: Any, place: str, names_allowed: bool) -> dict[str, Any]:
     name = function.get("name")
     if not isinstance(name, str) or not name.strip():
         raise AgentFieldProblem(f"{place}.name", "missing; a tool call needs its name")
-    key = "arguments" if "arguments" in function else "args"
+    key = next((k for k in _ARGUMENT_KEYS if k in function), "arguments")
     return {"name": name, "arguments": _arguments(function.get(key), f"{place}.{key}")}
 
 

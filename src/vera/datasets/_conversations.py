@@ -164,10 +164,10 @@ def conversation_from_row(row: Mapping[str, Any] | Conversation, default_id: str
         raise ConversationProblem("metadata", "expected an object")
     extra = {k: v for k, v in row.items() if k not in _CONVERSATION_FIELDS}
     try:
-        agent, _ = agent_values(row)  # mapped columns are renamed by `mapped_messages`
+        agent, used = agent_values(row)  # mapped columns are renamed by `mapped_messages`
     except AgentFieldProblem as exc:
         raise ConversationProblem(exc.field, exc.problem) from None
-    extra.update(agent)
+    extra = {**{k: v for k, v in extra.items() if k not in used}, **agent}
     try:
         return Conversation(
             id=str(row.get("id") or row.get("name") or default_id),
