@@ -185,11 +185,7 @@ def normalise_row(
         # An explicit null reference (seed 001: "nil if unanswerable") marks an unanswerable
         # question; a missing key only means no reference was written.
         values["answerable"] = False
-    try:
-        agent, agent_keys = agent_values(row, fields)
-    except AgentFieldProblem as exc:
-        raise RowProblem(exc.field, exc.problem) from None
-    used |= agent_keys
+    agent = _agent_fields(row, fields, used)
     extra = {k: v for k, v in row.items() if k not in used}
     for key in extra:
         _refuse_misspelling(key)
@@ -205,6 +201,18 @@ def normalise_row(
         source_keys=source_keys,
         unrecognised=tuple(k for k in extra if k not in OWN_METADATA_KEYS),
     )
+
+
+def _agent_fields(
+    row: Mapping[str, Any], fields: FieldMap | None, used: set[str]
+) -> dict[str, Any]:
+    """The row's agent fields (`vera.datasets._agent_fields`), their keys added to `used`."""
+    try:
+        agent, keys = agent_values(row, fields)
+    except AgentFieldProblem as exc:
+        raise RowProblem(exc.field, exc.problem) from None
+    used |= keys
+    return agent
 
 
 _KNOWN_NAMES: dict[str, str] = {
