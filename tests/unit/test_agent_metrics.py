@@ -269,3 +269,22 @@ def test_ragas_and_deepeval_rows_are_read_with_their_own_field_names() -> None:
     assert results[0].reason.endswith(
         "get_weather(city='Oslo') made with other arguments: get_weather()"
     )
+
+
+def test_a_conversation_is_scored_once_on_its_last_answer() -> None:
+    row = _conversation(
+        expected_tool_calls=[{"name": "get_weather", "arguments": {"city": "Oslo"}}]
+    )
+    row["messages"] += [
+        {"role": "user", "content": "Thanks. Is that cold?"},
+        {"role": "assistant", "content": "Yes, 3 degrees is cold."},
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = vera.evaluate([row], metrics=["tool_call_accuracy"])
+    first, last = (s.results["tool_call_accuracy"] for s in report.samples)
+    assert first.score is None
+    assert (
+        first.reason == "the conversation's tool calls are scored on its last answer, not this turn"
+    )
+    assert last.score == 1.0

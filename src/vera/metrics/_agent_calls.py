@@ -25,6 +25,7 @@ from vera.datasets._agent_fields import (
     AgentFieldProblem,
     read_calls,
 )
+from vera.metrics._base import Metric, MetricResult, not_applicable
 from vera.types import Sample
 
 __all__ = [
@@ -34,6 +35,9 @@ __all__ = [
     "call_text",
     "calls_match",
     "calls_of",
+    "listed",
+    "made_and_expected",
+    "no_calls_made",
     "values_match",
 ]
 
@@ -68,6 +72,15 @@ def calls_of(sample: Sample, key: str) -> list[Call] | None:
 def made_and_expected(sample: Sample, key: str = EXPECTED_KEY) -> tuple[list[Call] | None, ...]:
     """The sample's made calls and its `key` reference (None each where absent)."""
     return calls_of(sample, MADE_CALLS_KEY), calls_of(sample, key)
+
+
+def no_calls_made(metric: Metric, sample: Sample) -> MetricResult:
+    """Not applicable: the sample records no calls. A conversation's turn says where they are
+    scored; a sample row, which field would hold them."""
+    if "conversation_id" in sample.metadata:
+        reason = "the conversation's tool calls are scored on its last answer, not this turn"
+        return not_applicable(metric, reason)
+    return not_applicable(metric, "no tool calls recorded", fields=(MADE_CALLS_KEY,))
 
 
 def calls_match(expected: Call, made: Call, mode: ArgumentMode) -> bool:

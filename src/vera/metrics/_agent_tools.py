@@ -24,6 +24,7 @@ from vera.metrics._agent_calls import (
     calls_match,
     listed,
     made_and_expected,
+    no_calls_made,
     values_match,
 )
 from vera.metrics._base import (
@@ -37,8 +38,6 @@ from vera.metrics._base import (
 from vera.types import Sample
 
 __all__ = ["ToolArgumentCorrectness", "ToolCallAccuracy"]
-
-_NO_MADE = "no tool calls recorded for this sample (a conversation's are scored on its last answer)"
 
 
 class ToolCallAccuracy(MetricOptions):
@@ -61,7 +60,7 @@ class ToolCallAccuracy(MetricOptions):
                 self, "no expected tool calls to compare with", fields=("expected_tool_calls",)
             )
         if made is None:
-            return not_applicable(self, _NO_MADE, fields=("tool_calls",))
+            return no_calls_made(self, sample)
         if not expected and not made:
             return not_applicable(self, "no tool call expected and none made: nothing to compare")
         mode = self.options.arguments
@@ -169,7 +168,7 @@ class ToolArgumentCorrectness(MetricOptions):
                 self, "no expected tool calls to compare with", fields=("expected_tool_calls",)
             )
         if made is None:
-            return not_applicable(self, _NO_MADE, fields=("tool_calls",))
+            return no_calls_made(self, sample)
         checked = [c for c in expected if c["arguments"]]
         if not checked:
             return not_applicable(self, "the expected calls name no arguments to check")

@@ -22,7 +22,14 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict
 
 from vera.datasets._agent_fields import EXPECTED_KEY, MADE_CALLS_KEY, TRAJECTORY_KEY
-from vera.metrics._agent_calls import ArgumentMode, Call, call_text, calls_match, calls_of
+from vera.metrics._agent_calls import (
+    ArgumentMode,
+    Call,
+    call_text,
+    calls_match,
+    calls_of,
+    no_calls_made,
+)
 from vera.metrics._base import (
     ClaimAnalysis,
     MetricOptions,
@@ -70,12 +77,7 @@ class TrajectoryMatch(MetricOptions):
             )
         made = calls_of(sample, MADE_CALLS_KEY)
         if made is None:
-            return not_applicable(
-                self,
-                "no tool calls recorded for this sample (a conversation's are scored on its "
-                "last answer)",
-                fields=(MADE_CALLS_KEY,),
-            )
+            return no_calls_made(self, sample)
         if not reference and not made:
             return not_applicable(self, "an empty reference and no call made: nothing to compare")
         difference = first_difference(reference, made, self.options)
