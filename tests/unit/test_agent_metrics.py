@@ -288,3 +288,9 @@ def test_a_conversation_is_scored_once_on_its_last_answer() -> None:
         first.reason == "the conversation's tool calls are scored on its last answer, not this turn"
     )
     assert last.score == 1.0
+
+
+def test_a_misspelt_agent_field_is_refused_rather_than_left_unread() -> None:
+    row = {"query": "q", "response": "r", "expected_tool_call": [{"name": "get_weather"}]}
+    with pytest.raises(DatasetRowError, match="did you mean 'expected_tool_calls'"):
+        vera.evaluate([row], metrics=["tool_call_accuracy"])

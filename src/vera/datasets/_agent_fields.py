@@ -21,6 +21,7 @@ from typing import Any
 
 __all__ = [
     "AGENT_FIELDS",
+    "AGENT_NAMES",
     "MADE_CALLS_KEY",
     "AgentFieldProblem",
     "agent_values",
@@ -32,11 +33,12 @@ EXPECTED_KEY = "expected_tool_calls"
 TRAJECTORY_KEY = "reference_trajectory"
 AGENT_FIELDS = (MADE_CALLS_KEY, EXPECTED_KEY, TRAJECTORY_KEY)
 """The agent fields: mappable like sample fields (`--field expected_tool_calls=gold`)."""
-_NAMES = {
+AGENT_NAMES = {
     MADE_CALLS_KEY: (MADE_CALLS_KEY, "tools_called"),  # DeepEval's LLMTestCase
     EXPECTED_KEY: (EXPECTED_KEY, "reference_tool_calls", "expected_tools"),  # RAGAS, DeepEval
     TRAJECTORY_KEY: (TRAJECTORY_KEY,),
 }
+"""Each agent field's accepted names, VERA's own first."""
 _ARGUMENT_KEYS = ("arguments", "args", "input_parameters")
 
 
@@ -58,7 +60,7 @@ def agent_values(
     used: set[str] = set()
     for field in AGENT_FIELDS:
         mapped = (fields or {}).get(field)
-        names = (mapped,) if mapped else _NAMES[field]
+        names = (mapped,) if mapped else AGENT_NAMES[field]
         key = next((name for name in names if row.get(name) is not None), None)
         if key is None:
             continue

@@ -14,7 +14,12 @@ from functools import lru_cache
 from typing import Any
 
 from vera._json import JsonRefused, loads_bounded
-from vera.datasets._agent_fields import AGENT_FIELDS, AgentFieldProblem, agent_values
+from vera.datasets._agent_fields import (
+    AGENT_FIELDS,
+    AGENT_NAMES,
+    AgentFieldProblem,
+    agent_values,
+)
 from vera.types._errors import DatasetError
 
 __all__ = [
@@ -218,6 +223,7 @@ def _agent_fields(
 _KNOWN_NAMES: dict[str, str] = {
     name: canonical for canonical, names in ALIASES.items() for name in names
 } | {FALLBACK_CONTEXT_KEY: "contexts", LATENCY_SECONDS_KEY: "latency_ms"}
+_KNOWN_NAMES |= {name: field for field, names in AGENT_NAMES.items() for name in names}
 
 
 def _edit_distance(a: str, b: str) -> int:
