@@ -9,13 +9,13 @@ from pathlib import Path
 __all__ = ["BUNDLED", "bundled_path", "not_found_message"]
 
 BUNDLED: dict[str, str] = {
-    "agents": "agents.jsonl",
     "conversations": "conversations.jsonl",
     "example": "example.jsonl",
     "legal": "legal.json",
     "research": "research.json",
     "technical": "technical.json",
     "multilingual": "multilingual.jsonl",
+    "agents": "agents.jsonl",
 }
 
 
