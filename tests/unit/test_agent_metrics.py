@@ -137,9 +137,8 @@ def test_trajectory_match_names_the_first_difference() -> None:
 
 def test_the_cli_scores_the_bundled_agents_offline_and_lists_the_metrics(tmp_path: Path) -> None:
     out = tmp_path / "report.json"
-    ran = CliRunner().invoke(
-        cli.app, ["eval", "-d", "agents", "--metric", "tool_call_accuracy", "-o", str(out)]
-    )
+    args = ["eval", "-d", "agents", "--metric", "tool_call_accuracy", "--no-history"]
+    ran = CliRunner().invoke(cli.app, [*args, "-o", str(out)])
     assert ran.exit_code == 0, ran.output
     means = json.loads(out.read_text())["metrics"]
     assert means["tool_call_accuracy"] == pytest.approx(2.5 / 8)
