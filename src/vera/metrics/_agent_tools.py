@@ -64,8 +64,8 @@ class ToolCallAccuracy(MetricOptions):
         if not expected and not made:
             return not_applicable(self, "no tool call expected and none made: nothing to compare")
         mode = self.options.arguments
-        pairs = _ordered_pairs(expected, made, mode) if self.options.ordered else None
-        pairs = pairs if pairs is not None else _unordered_pairs(expected, made, mode)
+        pairing = _ordered_pairs if self.options.ordered else _unordered_pairs
+        pairs = pairing(expected, made, mode)
         missing = [c for i, c in enumerate(expected) if i not in {e for e, _ in pairs}]
         extra = [c for j, c in enumerate(made) if j not in {m for _, m in pairs}]
         order = " in order" if self.options.ordered else ""
@@ -112,7 +112,9 @@ def _shares(matched: int, expected: int, made: int) -> dict[str, float]:
     return {**shares, "precision": matched / made} if made else shares
 
 
-def _ordered_pairs(expected: list[Call], made: list[Call], mode: ArgumentMode) -> list[Any]:
+def _ordered_pairs(
+    expected: list[Call], made: list[Call], mode: ArgumentMode
+) -> list[tuple[int, int]]:
     """The longest common subsequence of matching calls, as (expected, made) index pairs."""
     rows, cols = len(expected), len(made)
     best = [[0] * (cols + 1) for _ in range(rows + 1)]
@@ -122,7 +124,8 @@ def _ordered_pairs(expected: list[Call], made: list[Call], mode: ArgumentMode) -
                 best[i][j] = best[i + 1][j + 1] + 1
             else:
                 best[i][j] = max(best[i + 1][j], best[i][j + 1])
-    pairs, i, j = [], 0, 0
+    pairs: list[tuple[int, int]] = []
+    i = j = 0
     while i < rows and j < cols:
         if calls_match(expected[i], made[j], mode) and best[i][j] == best[i + 1][j + 1] + 1:
             pairs.append((i, j))
@@ -134,10 +137,12 @@ def _ordered_pairs(expected: list[Call], made: list[Call], mode: ArgumentMode) -
     return pairs
 
 
-def _unordered_pairs(expected: list[Call], made: list[Call], mode: ArgumentMode) -> list[Any]:
+def _unordered_pairs(
+    expected: list[Call], made: list[Call], mode: ArgumentMode
+) -> list[tuple[int, int]]:
     """Each expected call paired with the first unused made call that matches it."""
     used: set[int] = set()
-    pairs = []
+    pairs: list[tuple[int, int]] = []
     for i, call in enumerate(expected):
         j = next(
             (j for j, m in enumerate(made) if j not in used and calls_match(call, m, mode)), None
