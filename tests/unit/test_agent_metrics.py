@@ -222,7 +222,9 @@ def test_a_trace_whose_tool_results_record_no_call_is_matched_by_tool_names() ->
     assert trajectory.score == 1.0
     accuracy = _results("tool_call_accuracy", [row])["trace-1"]
     assert accuracy.score == 0.0
-    assert accuracy.reason.endswith("made, but its arguments were not recorded")
+    assert accuracy.reason.endswith(
+        "made, but its arguments are unknown (not recorded, or no JSON object)"
+    )
 
 
 def test_vera_toml_sets_the_options_of_the_built_in_agent_metrics(

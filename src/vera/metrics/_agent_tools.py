@@ -95,7 +95,10 @@ def _differences(missing: list[Call], extra: list[Call], mode: ArgumentMode) -> 
         if calls_match(call, twin, mode):
             said.append(f"{call_text(call)} made out of order")
         elif twin["arguments"] is None:
-            said.append(f"{call_text(call)} made, but its arguments were not recorded")
+            said.append(
+                f"{call_text(call)} made, but its arguments are unknown "
+                "(not recorded, or no JSON object)"
+            )
         else:
             said.append(f"{call_text(call)} made with other arguments: {call_text(twin)}")
     if absent:
