@@ -380,13 +380,19 @@ def check_plugin_tables(
     *,
     origin: str,
     discover: EntryPointSource = installed_entry_points,
+    built_in: Mapping[str, object] | None = None,
 ) -> None:
     """Check every `[plugins.NAME]` table: it names an installed plugin (else `ConfigError`
-    listing the installed ones) and its values pass that plugin's `options_model`."""
+    listing the installed ones) and its values pass that plugin's `options_model`. `built_in`
+    names the built-in components that take a table too (a metric with an `options_model`)."""
     if not tables:
         return
     installed = _installed_plugins(discover)
+    own = {_table_key(name): component for name, component in (built_in or {}).items()}
     for name, table in tables.items():
+        if _table_key(name) in own:
+            plugin_options(own[_table_key(name)], name, table, origin=origin)
+            continue
         entries = installed.get(_table_key(name))
         if not entries:
             known = ", ".join(sorted({e.name for found in installed.values() for e in found}))

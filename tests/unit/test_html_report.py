@@ -125,7 +125,10 @@ def parse(html: str) -> Node:
 
 
 # Reports to render.
-ALL_METRICS = list(vera.metrics.METRICS)
+# Every metric with something to score on the example: the agent metrics read tool calls,
+# which the example has none of.
+AGENT_METRICS = {"tool_call_accuracy", "tool_argument_correctness", "trajectory_match"}
+ALL_METRICS = [m for m in vera.metrics.METRICS if m not in AGENT_METRICS]
 
 
 def metrics() -> list[vera.metrics.Metric]:

@@ -15,6 +15,7 @@ BUNDLED: dict[str, str] = {
     "research": "research.json",
     "technical": "technical.json",
     "multilingual": "multilingual.jsonl",
+    "agents": "agents.jsonl",
 }
 
 

@@ -24,6 +24,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from vera.datasets._agent_fields import (
+    AGENT_FIELDS,
+    MADE_CALLS_KEY,
+    AgentFieldProblem,
+    agent_values,
+)
 from vera.datasets._bundled import bundled_path, not_found_message
 from vera.datasets._fields import MESSAGES_FIELD, FieldMap
 from vera.datasets._formats import detect_format
@@ -118,6 +124,8 @@ def is_conversation_row(row: object) -> bool:
 def mapped_messages(row: Any, fields: FieldMap | None) -> tuple[Any, str | None]:
     """`row` with the column `fields` maps to `messages` (`--field messages=chat`) read as its
     messages, and that column's name (None where nothing was mapped), to name it in errors."""
+    if isinstance(row, Mapping):
+        row = _renamed_agent_columns(row, fields or {})
     column = (fields or {}).get(MESSAGES_FIELD)
     if column is None or column == MESSAGES_FIELD or not isinstance(row, Mapping):
         return row, None
@@ -125,6 +133,16 @@ def mapped_messages(row: Any, fields: FieldMap | None) -> tuple[Any, str | None]
         return row, None
     rest = {key: value for key, value in row.items() if key != column}
     return {**rest, MESSAGES_FIELD: row[column]}, column
+
+
+def _renamed_agent_columns(row: Mapping[str, Any], fields: FieldMap) -> Mapping[str, Any]:
+    """`row` with the columns `fields` maps to agent fields (`expected_tool_calls=gold`)
+    under the fields' own names."""
+    moved = {f: c for f, c in fields.items() if f in AGENT_FIELDS and c != f and c in row}
+    if not moved:
+        return row
+    rest = {key: value for key, value in row.items() if key not in moved.values()}
+    return {**rest, **{field: row[column] for field, column in moved.items()}}
 
 
 def in_column(field: str | None, column: str | None) -> str | None:
@@ -145,6 +163,11 @@ def conversation_from_row(row: Mapping[str, Any] | Conversation, default_id: str
     if not isinstance(metadata, dict):
         raise ConversationProblem("metadata", "expected an object")
     extra = {k: v for k, v in row.items() if k not in _CONVERSATION_FIELDS}
+    try:
+        agent, used = agent_values(row)  # mapped columns are renamed by `mapped_messages`
+    except AgentFieldProblem as exc:
+        raise ConversationProblem(exc.field, exc.problem) from None
+    extra = {**{k: v for k, v in extra.items() if k not in used}, **agent}
     try:
         return Conversation(
             id=str(row.get("id") or row.get("name") or default_id),
@@ -462,8 +485,39 @@ def turn_samples(
     """
     state = _Thread(conversation, user_facts=user_facts, agent_steps=agent_steps)
     found = [s for s in (state.step(i, turn) for i, turn in enumerate(conversation.turns)) if s]
+    if found and (_made_calls(conversation) or set(AGENT_FIELDS) & conversation.metadata.keys()):
+        # The agent metrics score a conversation's calls once: on its last answer.
+        last = found[-1]
+        calls = {MADE_CALLS_KEY: _made_calls(conversation)}
+        found[-1] = last.model_copy(update={"metadata": {**last.metadata, **calls}})
     # An LLM judge verifies a group's turns in one call (vera.judges._turns).
     return group_turns(found, f"{conversation.id}/turns")
+
+
+def _made_calls(conversation: Conversation) -> list[dict[str, Any]]:
+    """The tool calls the conversation's assistant made, in order, as the agent fields hold
+    them; where no message records a call (traces whose tool spans are the calls), each
+    tool result's tool, its arguments unknown."""
+    turns = conversation.turns
+    calls = [c for t in turns if t.role is Role.ASSISTANT for c in t.tool_calls]
+    if calls:
+        return [{"name": c.name, "arguments": _json_object(c.arguments)} for c in calls]
+    return [
+        {"name": t.tool_name, "arguments": None}
+        for t in turns
+        if t.role is Role.TOOL and t.tool_name
+    ]
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    """A call's arguments as an object; None where the model wrote no JSON object."""
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def consistency_samples(

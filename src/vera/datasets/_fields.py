@@ -14,6 +14,12 @@ from functools import lru_cache
 from typing import Any
 
 from vera._json import JsonRefused, loads_bounded
+from vera.datasets._agent_fields import (
+    AGENT_FIELDS,
+    AGENT_NAMES,
+    AgentFieldProblem,
+    agent_values,
+)
 from vera.types._errors import DatasetError
 
 __all__ = [
@@ -73,11 +79,11 @@ def check_field_map(fields: Mapping[str, object]) -> dict[str, str]:
     two fields. Raises `ValueError` saying which entry is wrong and what is accepted."""
     checked: dict[str, str] = {}
     for field, column in fields.items():
-        if field not in MAPPABLE and field != MESSAGES_FIELD:
+        if field not in MAPPABLE and field not in (MESSAGES_FIELD, *AGENT_FIELDS):
             raise ValueError(
                 f"field mapping {field}={column}: {field!r} is not a VERA field; map one of "
-                f"{', '.join(MAPPABLE)}, or {MESSAGES_FIELD} for a conversation's messages "
-                "(e.g. --field contexts=docs)"
+                f"{', '.join((*MAPPABLE, *AGENT_FIELDS))}, or {MESSAGES_FIELD} for a "
+                "conversation's messages (e.g. --field contexts=docs)"
             )
         if not isinstance(column, str) or not column.strip():
             raise ValueError(f"field mapping {field}={column!r}: give the column's name")
@@ -184,14 +190,15 @@ def normalise_row(
         # An explicit null reference (seed 001: "nil if unanswerable") marks an unanswerable
         # question; a missing key only means no reference was written.
         values["answerable"] = False
+    agent = _agent_fields(row, fields, used)
     extra = {k: v for k, v in row.items() if k not in used}
     for key in extra:
         _refuse_misspelling(key)
-    if extra:
+    if extra or agent:
         metadata = values.get("metadata") or {}
         if not isinstance(metadata, dict):
             raise RowProblem(source_keys.get("metadata", "metadata"), "expected an object")
-        values["metadata"] = {**extra, **metadata}
+        values["metadata"] = {**extra, **agent, **metadata}
     if values.get("id") is not None and isinstance(values["id"], int | float):
         values["id"] = str(values["id"])
     return NormalisedRow(
@@ -201,9 +208,22 @@ def normalise_row(
     )
 
 
+def _agent_fields(
+    row: Mapping[str, Any], fields: FieldMap | None, used: set[str]
+) -> dict[str, Any]:
+    """The row's agent fields (`vera.datasets._agent_fields`), their keys added to `used`."""
+    try:
+        agent, keys = agent_values(row, fields)
+    except AgentFieldProblem as exc:
+        raise RowProblem(exc.field, exc.problem) from None
+    used |= keys
+    return agent
+
+
 _KNOWN_NAMES: dict[str, str] = {
     name: canonical for canonical, names in ALIASES.items() for name in names
 } | {FALLBACK_CONTEXT_KEY: "contexts", LATENCY_SECONDS_KEY: "latency_ms"}
+_KNOWN_NAMES |= {name: field for field, names in AGENT_NAMES.items() for name in names}
 
 
 def _edit_distance(a: str, b: str) -> int:

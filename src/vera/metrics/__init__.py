@@ -1,5 +1,7 @@
 """Metrics: pure functions from a sample and its shared judge analysis to a scored result."""
 
+from vera.metrics._agent_calls import ToolCallOptions
+from vera.metrics._agent_tools import ToolArgumentCorrectness, ToolCallAccuracy
 from vera.metrics._answer import Abstention, AnswerCorrectness, AnswerRelevance
 from vera.metrics._base import (
     CitationCheck,
@@ -41,11 +43,13 @@ from vera.metrics._hallucination import HallucinationRate
 from vera.metrics._registry import (
     METRIC_REGISTRY,
     METRICS,
+    configurable_metrics,
     create_metric,
     metric_classes,
     metric_key,
     register_metric,
 )
+from vera.metrics._trajectory import TrajectoryMatch, TrajectoryOptions
 
 __all__ = [
     "DEFAULT_MIN_ENTAILMENT",
@@ -78,7 +82,13 @@ __all__ = [
     "NoiseSensitivityRelevant",
     "ReferenceHallucination",
     "SelfKnowledge",
+    "ToolArgumentCorrectness",
+    "ToolCallAccuracy",
+    "ToolCallOptions",
+    "TrajectoryMatch",
+    "TrajectoryOptions",
     "attach_citations",
+    "configurable_metrics",
     "create_metric",
     "metric_classes",
     "metric_key",

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from vera.metrics._agent_tools import ToolArgumentCorrectness, ToolCallAccuracy
 from vera.metrics._answer import Abstention, AnswerCorrectness, AnswerRelevance
 from vera.metrics._base import Metric
 from vera.metrics._citation_accuracy import CitationAccuracy
@@ -32,6 +33,7 @@ from vera.metrics._faithfulness import Faithfulness
 from vera.metrics._faithfulness_probability import FaithfulnessProbability
 from vera.metrics._grounding import GroundingF1, GroundingPrecision, GroundingRecall
 from vera.metrics._hallucination import HallucinationRate
+from vera.metrics._trajectory import TrajectoryMatch
 from vera.registry import Registry, plugin_options
 from vera.types._errors import ConfigError
 
@@ -39,6 +41,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "METRICS",
     "METRIC_REGISTRY",
+    "configurable_metrics",
     "create_metric",
     "metric_classes",
     "metric_key",
@@ -71,6 +74,9 @@ METRICS: dict[str, type[Any]] = {
         NoiseSensitivityIrrelevant,
         ReferenceHallucination,
         SelfKnowledge,
+        ToolCallAccuracy,
+        ToolArgumentCorrectness,
+        TrajectoryMatch,
     )
 }
 """Built-in metrics and those registered in this process, by name (plugins: `metric_classes`).
@@ -110,6 +116,12 @@ def metric_classes() -> dict[str, type[Any]]:
     """Every metric class by name, plugins loaded: built-ins first in their order, then those
     registered in this process, then plugins by name (for `vera metrics` and `-m all`)."""
     return {name: METRIC_REGISTRY.get(name) for name in METRIC_REGISTRY.names()}
+
+
+def configurable_metrics() -> dict[str, type[Any]]:
+    """The built-in metrics that take options from a `[plugins.NAME]` table of the config
+    file (those that declare an `options_model`), by name."""
+    return {name: cls for name, cls in METRICS.items() if hasattr(cls, "options_model")}
 
 
 def create_metric(name: str, **options: Any) -> Metric:

@@ -18,7 +18,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from vera.baselines._baselines import BASELINES
-from vera.metrics._registry import METRIC_REGISTRY, create_metric, metric_classes
+from vera.metrics._registry import (
+    METRIC_REGISTRY,
+    configurable_metrics,
+    create_metric,
+    metric_classes,
+)
 from vera.plan._settings import Settings, load_settings
 from vera.providers._registry import PROVIDER_REGISTRY
 from vera.registry import check_plugin_tables, plugin_table
@@ -196,7 +201,9 @@ def build_plan(
         resolved = load_settings(overrides, directory=config_directory)
     else:
         resolved = settings.merge(overrides or {}, origin=origin)
-        check_plugin_tables(resolved.plugins, origin="settings.plugins")
+        check_plugin_tables(
+            resolved.plugins, origin="settings.plugins", built_in=configurable_metrics()
+        )
     wanted = metrics or DEFAULT_METRICS
     specs = tuple(m for m in wanted if isinstance(m, MetricSpec))
     if len(specs) != len(wanted):

@@ -22,6 +22,7 @@ from pydantic import ConfigDict, Field, ValidationError, field_validator
 from vera._sample_limits import SampleLimitOptions
 from vera.datasets._fields import check_field_map
 from vera.judges._options import JudgeOptions
+from vera.metrics._registry import configurable_metrics
 from vera.registry import PluginTables, check_plugin_tables
 from vera.results._gates import GateConfig
 from vera.types._errors import ConfigError
@@ -118,7 +119,7 @@ class Settings(JudgeOptions, SampleLimitOptions, PluginTables):
             key = ".".join(str(p) for p in error["loc"])
             raise ConfigError(f"{origin}: setting '{key}': {error['msg'].lower()}") from None
         if "plugins" in given:
-            check_plugin_tables(merged.plugins, origin=origin)
+            check_plugin_tables(merged.plugins, origin=origin, built_in=configurable_metrics())
         return merged
 
 
