@@ -27,6 +27,7 @@ import pytest
 from tests.support.chromium import ARTIFACTS, ROOT, Log, colour_name, skip_or_fail
 from tests.support.chromium import launch as _launch
 from tests.support.chromium import open_page as _open
+from tests.support.example_metrics import EXAMPLE_METRICS
 
 import vera
 from vera.judges import OfflineJudge
@@ -87,7 +88,7 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> Rendered:
         category="billing " + SCRIPT,
     )
     data = [*vera.load_dataset("example"), hostile]
-    metrics = [vera.metrics.create_metric(name) for name in vera.metrics.METRICS]
+    metrics = [vera.metrics.create_metric(name) for name in EXAMPLE_METRICS]
     report = vera.evaluate(data, metrics, dataset_name="example")
     samples = {s.id: s for s in data}
     history = [

@@ -29,6 +29,7 @@ from tests.support.chromium import (
     open_page,
     skip_or_fail,
 )
+from tests.support.example_metrics import EXAMPLE_METRICS
 
 import vera
 from vera.baselines import build_baseline
@@ -103,7 +104,7 @@ def _full(folder: Path) -> Rendered:
         category="billing",
     )
     data = [*vera.load_dataset("example"), odd]
-    metrics = [vera.metrics.create_metric(name) for name in vera.metrics.METRICS]
+    metrics = [vera.metrics.create_metric(name) for name in EXAMPLE_METRICS]
     system = vera.evaluate(data, metrics, dataset_name="example")
     worse = [
         s.model_copy(update={"response": s.response + INVENTED}) if s.response else s for s in data

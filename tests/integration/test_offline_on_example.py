@@ -8,6 +8,8 @@ import math
 import statistics
 from collections import defaultdict
 
+from tests.support.example_metrics import AGENT_METRICS
+
 import vera
 from vera import Verdict
 from vera.types import SampleResult
@@ -69,7 +71,13 @@ def test_every_metric_on_the_example_and_unanswerable_handling() -> None:
     metrics = [vera.metrics.create_metric(name) for name in vera.metrics.METRICS]
     report = vera.evaluate(dataset.values(), metrics)
     assert report.counts["errors"] == 0
-    assert all(mean is not None for mean in report.metrics.values()), report.metrics
+    # Every metric scores the example, but the agent metrics: no tool calls there, so they are
+    # not applicable (never a vacuous score), each saying why.
+    scored = {m: v for m, v in report.metrics.items() if m not in AGENT_METRICS}
+    assert all(mean is not None for mean in scored.values()), report.metrics
+    for name in AGENT_METRICS:
+        summary = report.metric_summary[name]
+        assert summary.mean is None and summary.not_applicable == len(dataset), summary
     unanswerable = [r for r in report.samples if dataset[r.id].unanswerable]
     assert len(unanswerable) == 4
     for result in unanswerable:

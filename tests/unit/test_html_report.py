@@ -19,6 +19,7 @@ from html.parser import HTMLParser
 from typing import Any
 
 import pytest
+from tests.support.example_metrics import EXAMPLE_METRICS
 
 import vera
 from vera import RunStopError
@@ -125,10 +126,8 @@ def parse(html: str) -> Node:
 
 
 # Reports to render.
-# Every metric with something to score on the example: the agent metrics read tool calls,
-# which the example has none of.
-AGENT_METRICS = {"tool_call_accuracy", "tool_argument_correctness", "trajectory_match"}
-ALL_METRICS = [m for m in vera.metrics.METRICS if m not in AGENT_METRICS]
+# Every metric with something to score on the example (not the agent metrics).
+ALL_METRICS = EXAMPLE_METRICS
 
 
 def metrics() -> list[vera.metrics.Metric]:
