@@ -120,6 +120,7 @@ def judge_rows(
     timeout: float,
     replies: TextIO | None,
     progress: Callable[[dict[str, Any]], None],
+    prompts: Path | None = None,
 ) -> dict[str, Any]:
     """Judge `rows` one sample at a time (as `vera eval --concurrency 1` does), handing the
     figures so far to `progress` after each, so that a run stopped early keeps them."""
@@ -132,6 +133,7 @@ def judge_rows(
         sample_timeout=timeout * 4,
         max_errors=str(len(rows)),
         fail_fast=0,
+        judge_prompts_dir=prompts,
     )
     judge = create_judge(settings.judge, settings)
     assert isinstance(judge, LLMJudge) and isinstance(judge.model, ManagedChatModel)
@@ -208,6 +210,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--example", type=int, default=10, help="bundled example samples")
     parser.add_argument("--ragtruth", type=int, default=10, help="RAGTruth rows per task type")
     parser.add_argument("--sets", default="example,ragtruth", help="which row sets, in order")
+    parser.add_argument("--prompts", type=Path, help="prompt files that replace the bundled")
+    parser.add_argument("--first", type=int, help="judge only the first N rows of each set")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--n-ctx", type=int, default=4096)
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds a call may take")
@@ -235,7 +239,10 @@ def main() -> None:
                         results.append({"rows": rows, **figures})
                         args.out.write_text(json.dumps(results, indent=2) + "\n", "utf-8")
 
-                    figures = judge_rows(url, mode, sets[name], args.timeout, replies, progress)
+                    rows = sets[name][: args.first]
+                    figures = judge_rows(
+                        url, mode, rows, args.timeout, replies, progress, args.prompts
+                    )
                     shown = {k: v for k, v in figures.items() if k not in ("errors", "verdicts")}
                     print(json.dumps({"rows": name, **shown}), flush=True)
 
