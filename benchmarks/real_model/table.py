@@ -1,8 +1,9 @@
 """The real-model benchmark's table, from the JSON that run.py and peers.py wrote.
 
-One line per framework, mode and row set; then, per row set, the answer-verdict balanced
-accuracy of each on the rows every one of them scored (runs stopped early judged different
-numbers of rows: only the rows all judged compare like with like).
+One line per run (named by its JSON file: framework, mode, variant) and row set; then, per
+row set, the answer-verdict balanced accuracy of the first run and each other one on the rows
+both scored (runs stopped early judged different numbers of rows: only the rows both judged
+compare like with like).
 
     python benchmarks/real_model/table.py benchmarks/real_model/results/*.json
 """
@@ -17,7 +18,7 @@ from typing import Any
 from rows import balanced_accuracy, row_sets
 
 COLUMNS = (
-    "| framework · mode | rows | scored / errored | re-asked (of calls) | calls a sample "
+    "| run (results/*.json) | rows | scored / errored | re-asked (of calls) | calls a sample "
     "| prompt / completion tokens a sample | s a sample | balanced accuracy: any claim "
     "unsupported (score < 1) | score < 0.5 |"
 )
@@ -31,7 +32,7 @@ def _flags(run: dict[str, Any]) -> dict[str, int]:
 
 
 def _line(run: dict[str, Any]) -> str:
-    name = run["framework"] + (f" · {run['mode']}" if run.get("mode") else "")
+    name = run["source"]
     reasked = run.get("invalid_replies_reasked")
     asked = "—" if reasked is None else f"{reasked} of {run['calls']}"
     return (
@@ -43,27 +44,32 @@ def _line(run: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    runs = [run for path in sys.argv[1:] for run in json.loads(Path(path).read_text())]
+    runs = [
+        {**run, "source": Path(path).stem}
+        for path in sys.argv[1:]
+        for run in json.loads(Path(path).read_text())
+    ]
     print(COLUMNS)
     print("|" + " --- |" * COLUMNS.count(" |"))
     for run in runs:
         print(_line(run))
     labels = {r["id"]: r["label"] for rows in row_sets(10, 10).values() for r in rows}
     for rows in sorted({run["rows"] for run in runs}):
-        of_set = [run for run in runs if run["rows"] == rows and _flags(run)]
-        common = set.intersection(*(set(_flags(run)) for run in of_set)) if of_set else set()
-        if len(of_set) < 2 or not common:
-            continue
-        figures = []
-        for run in of_set:
-            flags = _flags(run)
-            pairs = [(labels[i], flags[i]) for i in sorted(common)]
-            figures.append(f"{run['framework']} {balanced_accuracy(pairs)}")
-        hallucinated = sum(labels[i] for i in common)
-        print(
-            f"\n{rows}, the {len(common)} rows all scored ({hallucinated} hallucinated): "
-            + ", ".join(figures)
-        )
+        first, *others = [run for run in runs if run["rows"] == rows and _flags(run)]
+        for other in others:
+            common = sorted(set(_flags(first)) & set(_flags(other)))
+            if not common:
+                continue
+            shown = [
+                f"{run['source']} "
+                f"{balanced_accuracy([(labels[i], _flags(run)[i]) for i in common])}"
+                for run in (first, other)
+            ]
+            hallucinated = sum(labels[i] for i in common)
+            print(
+                f"\n{rows}, the {len(common)} rows both scored ({hallucinated} hallucinated): "
+                + " against ".join(shown)
+            )
 
 
 if __name__ == "__main__":
