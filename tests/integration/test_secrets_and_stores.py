@@ -33,7 +33,8 @@ def test_a_key_in_the_base_url_is_never_stored_reported_or_printed(tmp_path: Pat
         OPENAI_API_KEY="sk-test-0123456789abcdefghij",
     )  # fmt: skip
     assert result.returncode == 2, result.stderr
-    assert "the first 3 calls to openai:gpt-4o-mini all failed" in result.stderr
+    # A judge on loopback is asked whether it is ready before its first call (exit 2).
+    assert "no server answers at http://***@127.0.0.1" in " ".join(result.stderr.split())
     assert "http://***@127.0.0.1" in result.stderr
     shown = run_vera(tmp_path, "runs", "list", "--history", "h.sqlite")
     run_id = shown.stdout.split("20", 1)[1].split()[0]

@@ -31,6 +31,7 @@ __all__ = [
     "delay",
     "error",
     "malformed",
+    "models_list",
     "ok_anthropic_text",
     "ok_anthropic_tool",
     "ok_openai",
@@ -233,6 +234,12 @@ def refusing_json_schema(
     return serve
 
 
+def models_list(*ids: str, **fields: Any) -> Callable[[Recorded], Reply]:
+    """A GET .../models answer listing `ids`, each entry with `fields` (`max_model_len`...)."""
+    entries = [{"id": i, "object": "model", "owned_by": "me", **fields} for i in ids]
+    return lambda request: _json_reply({"object": "list", "data": entries})
+
+
 def default_reply(request: Recorded) -> Reply:
     """What an unscripted request gets: a short success in the dialect of its path."""
     if request.path.endswith("/messages"):
@@ -250,6 +257,14 @@ class LoopbackServer:
         self.default: Callable[[Recorded], Reply] = default_reply
         self.batches = BatchApis(self._batch_answer, base_url=lambda: self.url)
         """Both providers' batch APIs (`tests.support.batch_apis`), answered from `default`."""
+        self.keep_alive = False
+        """Keep each connection open for the client's next request, as uvicorn-based servers
+        (llama-cpp-python's, vLLM's) do; by default every reply closes its connection."""
+        self.models: Callable[[Recorded], Reply] = default_reply
+        """What GET .../models answers (404 by default: a server without the list)."""
+        self.props: Callable[[Recorded], Reply] = default_reply
+        """What GET /props answers (llama.cpp's server settings; 404 by default)."""
+        self.model_queries: list[Recorded] = []
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -318,6 +333,12 @@ class LoopbackServer:
         return self.default(Recorded("POST", path, {}, body))
 
     def _next_reply(self, request: Recorded) -> Reply:
+        if request.method == "GET" and request.path.endswith(("/models", "/props")):
+            # A local judge's readiness check asks these before its first call; they are kept
+            # apart from the scripted calls and `requests`, so they answer in every test alike.
+            with self._lock:
+                self.model_queries.append(request)
+            return self.models(request) if request.path.endswith("/models") else self.props(request)
         if self.batches.handles(request.path):
             with self._lock:
                 self.requests.append(request)
@@ -380,10 +401,16 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in reply.headers.items():
             self.send_header(name, value)
         self.send_header("content-length", str(len(reply.body)))
-        self.send_header("connection", "close")
+        if not owner.keep_alive:
+            self.send_header("connection", "close")
         self.end_headers()
         self.wfile.write(reply.body)
-        self.close_connection = True
+        self.close_connection = not owner.keep_alive
+
+    def setup(self) -> None:
+        super().setup()
+        if self.server.owner.keep_alive:  # HTTP/1.1: the connection stays open for the next
+            self.protocol_version = "HTTP/1.1"
 
     def _reset(self) -> None:
         # Linger 0 turns close() into an RST. The makefile() wrappers hold the fd open, so

@@ -44,6 +44,7 @@ from vera.providers._health import ProviderHealth
 from vera.providers._limits import Limiter
 from vera.providers._managed import ManagedChatModel
 from vera.providers._options import ProviderOptions
+from vera.providers._ready import local_defaults, readiness_for
 from vera.providers._registry import PROVIDER_REGISTRY, create_chat_model, provider_names
 from vera.providers._retry import RetryPolicy
 from vera.registry import PluginTables, Registry, plugin_options, plugin_table
@@ -245,9 +246,10 @@ def create_managed_model(
     settings = settings or JudgeOptions()
     if settings.batch:
         check_batch_provider(spec)
-    model: ChatModel = create_chat_model(
-        spec.strip(), base_url=base_url or settings.judge_base_url, output=settings.judge_output
-    )
+    url = base_url or settings.judge_base_url
+    # A model on this machine: its defaults (one call at a time, minutes a call) unless set.
+    settings = settings.model_copy(update=local_defaults(settings, spec, url))
+    model: ChatModel = create_chat_model(spec.strip(), base_url=url, output=settings.judge_output)
     if settings.batch:
         model = BatchingChatModel(
             model,
@@ -261,6 +263,9 @@ def create_managed_model(
         model,
         retry=RetryPolicy(max_attempts=settings.retries + 1),
         timeout=BATCH_WAIT if settings.batch else settings.timeout,
+        readiness=None
+        if settings.batch
+        else readiness_for(spec, url, fail_fast=settings.fail_fast),
         health=health,
         limiter=limiter,
         cache=(

@@ -57,12 +57,20 @@ from vera.providers._openai import (
     StructuredMode,
 )
 from vera.providers._options import ProviderOptions
+from vera.providers._ready import (
+    LOCAL_DEFAULTS,
+    ServerReadiness,
+    local_defaults,
+    readiness_for,
+    serves_locally,
+)
 from vera.providers._registry import PROVIDER_REGISTRY, create_chat_model, provider_names
 from vera.providers._retry import RetryPolicy, call_with_retries
 
 __all__ = [
     "CHARS_PER_TOKEN",
     "DEFAULT_PRICES",
+    "LOCAL_DEFAULTS",
     "PROVIDER_REGISTRY",
     "AnthropicChatModel",
     "AuthenticationError",
@@ -100,6 +108,7 @@ __all__ = [
     "ResponseCache",
     "RetryPolicy",
     "RetryableProviderError",
+    "ServerReadiness",
     "StructuredMode",
     "TruncatedOutputError",
     "Unanswered",
@@ -112,11 +121,14 @@ __all__ = [
     "describe_batches",
     "failure_cause",
     "is_local_url",
+    "local_defaults",
     "merge_summaries",
     "parse_json_object",
     "provider_names",
     "rate_limit_info",
+    "readiness_for",
     "retry_after_seconds",
+    "serves_locally",
     "try_parse_json_object",
     "use_local_cost_map",
 ]

@@ -15,6 +15,7 @@ from vera.providers._base import (
     ChatRequest,
     ChatResponse,
     ProviderTimeoutError,
+    ProviderUnavailableError,
     RateLimitError,
     RetryableProviderError,
 )
@@ -22,6 +23,7 @@ from vera.providers._cache import ResponseCache, cache_key
 from vera.providers._cost import CostLedger
 from vera.providers._health import ProviderHealth
 from vera.providers._limits import Limiter
+from vera.providers._ready import ServerReadiness
 from vera.providers._retry import RetryPolicy, call_with_retries
 
 __all__ = ["CHARS_PER_TOKEN", "DEFAULT_TIMEOUT", "ManagedChatModel", "estimate_tokens"]
@@ -52,6 +54,7 @@ class ManagedChatModel:
         cache: ResponseCache | None = None,
         ledger: CostLedger | None = None,
         timeout: float = DEFAULT_TIMEOUT,
+        readiness: ServerReadiness | None = None,
         health: ProviderHealth | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
@@ -63,6 +66,7 @@ class ManagedChatModel:
         self.cache = cache
         self.ledger = ledger or CostLedger()
         self.timeout = timeout
+        self.readiness = readiness
         self.health = health or ProviderHealth(f"{inner.provider}:{inner.model}")
         self._sleep = sleep
         self.provider_calls = 0
@@ -84,6 +88,7 @@ class ManagedChatModel:
             if hit is not None:
                 self.ledger.record(self.provider, self.model, hit.usage, cached=True, label=label)
                 return hit
+        await self._ready(request)
         self.health.check()
         self.ledger.check_budget()
         try:
@@ -98,6 +103,18 @@ class ManagedChatModel:
         if cache is not None and key is not None:
             cache.put(key, response)
         return response
+
+    async def _ready(self, request: ChatRequest) -> None:
+        """A local server's readiness, asked before the first call; a server found not
+        ready stops the run as a dead provider does."""
+        if self.readiness is None:
+            return
+        try:
+            await self.readiness.check()
+        except ProviderUnavailableError as stop:
+            self.health.learn(stop)
+            raise
+        self.readiness.check_fits(request, CHARS_PER_TOKEN)
 
     async def _attempt(self, request: ChatRequest) -> ChatResponse:
         """One provider call under the limits and the per-call timeout."""

@@ -15,6 +15,7 @@ retried as if the server were down.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import warnings
 from types import ModuleType
@@ -138,6 +139,7 @@ class OpenAIChatModel(SdkAdapter):
         self._negotiates = structured == "auto"
         self._structured: StructuredMode = "json_schema" if structured == "auto" else structured
         self._client: AsyncOpenAI | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def structured(self) -> StructuredMode:
@@ -208,8 +210,12 @@ class OpenAIChatModel(SdkAdapter):
         return self._response(request, completion, rate_limit_info(raw.headers))
 
     def _get_client(self) -> AsyncOpenAI:
-        if self._client is None:
+        # The client's connections belong to the event loop that opened them: a model that
+        # serves a second run (`vera.evaluate` again, its own loop) opens a client of its own.
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
             self._client = self._make_client()
+            self._client_loop = loop
         return self._client
 
     def _make_client(self) -> AsyncOpenAI:

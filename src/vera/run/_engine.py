@@ -35,6 +35,7 @@ from vera.plan._plan import QUICK_SAMPLES, RunPlan, named_again
 from vera.plan._resume import check_resumed
 from vera.plan._settings import Settings
 from vera.providers._batch import batch_journal, check_batch_provider
+from vera.providers._ready import local_defaults
 from vera.providers._registry import provider_names
 from vera.results._answers import unfaithful_failures
 from vera.results._builder import Counts, Report, RunStop, SampleResult
@@ -486,7 +487,7 @@ async def _pass(
     if plan.quick and total is not None:
         total = min(total, QUICK_SAMPLES)
     observer.pass_started(pipeline.name if pipeline else None, total, len(done or {}))
-    settings = plan.settings
+    settings = _run_settings(plan)
     work = PassWork(
         parts.metrics,
         parts.judge,
@@ -581,7 +582,7 @@ async def _consistency(
         parts.judge,
         None,
         None,
-        limits=SampleLimits.of(plan.settings),
+        limits=SampleLimits.of(_run_settings(plan)),
         concurrency=_concurrency(plan),
         size_hint=len(checks),
     )
@@ -610,10 +611,20 @@ def _turn_results(report: Report, record: _Recorder) -> Iterable[SampleResult]:
 def _concurrency(plan: RunPlan) -> int:
     """Samples in flight: with `batch`, enough for a whole batch, so that each wave of
     requests (claims, then verdicts) goes in one batch rather than in many small ones."""
-    settings = plan.settings
+    settings = _run_settings(plan)
     if settings.batch:
         return max(settings.concurrency, settings.batch_size)
     return settings.concurrency
+
+
+def _run_settings(plan: RunPlan) -> Settings:
+    """The plan's settings, with a judge on this machine given the sample timeout and the
+    samples in flight that suit one local model where they were left at their defaults
+    (`vera.providers.local_defaults`; the judge's model takes its call timeout alike)."""
+    settings = plan.settings
+    return settings.model_copy(
+        update=local_defaults(settings, settings.judge, settings.judge_base_url)
+    )
 
 
 class _Scratch:
