@@ -37,13 +37,14 @@ __all__ = [
 LOCAL_DEFAULTS: dict[str, float | int] = {
     "timeout": 600.0,
     "sample_timeout": 3600.0,
-    "concurrency": 1,
     "provider_concurrency": 1,
 }
 """For a local judge: seconds one call may take (a CPU server takes tens of seconds to
-minutes), seconds one sample's judge work may take (several such calls), samples in flight and
-calls in flight (one: a CPU server answers one request at a time, and a call waiting at the
-server would spend its timeout there)."""
+minutes), seconds one sample's judge work may take (several such calls), and calls in flight
+(one: a CPU server answers one request at a time, and a call waiting at the server would spend
+its timeout there). Samples in flight stay as set: a conversation's turns are judged together,
+and a turn waiting for its group must not hold the only sample slot (one slot deadlocked
+`single_call` on conversations); the one call slot already queues them in VERA."""
 
 _PROBE_TIMEOUT = 10.0
 """Seconds the readiness check waits for `/models`: a loaded server answers it at once."""
