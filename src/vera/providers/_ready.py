@@ -136,7 +136,8 @@ class ServerReadiness:
             ) from None
         except httpx.HTTPError as exc:
             raise self._stop(
-                f"no server answers at {self._where} ({type(exc).__name__}); start it, or "
+                f"could not reach the judge: no server answers at {self._where} "
+                f"({type(exc).__name__}); start it, or "
                 "point --judge-base-url at the one that runs"
             ) from None
         try:
