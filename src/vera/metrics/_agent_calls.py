@@ -69,9 +69,20 @@ def calls_of(sample: Sample, key: str) -> list[Call] | None:
         raise ValueError(f"sample {sample.id!r}: field {exc.field}: {exc.problem}") from None
 
 
-def made_and_expected(sample: Sample, key: str = EXPECTED_KEY) -> tuple[list[Call] | None, ...]:
-    """The sample's made calls and its `key` reference (None each where absent)."""
-    return calls_of(sample, MADE_CALLS_KEY), calls_of(sample, key)
+def made_and_expected(
+    metric: Metric, sample: Sample
+) -> tuple[list[Call], list[Call]] | MetricResult:
+    """The sample's made calls and its expected calls, or the not-applicable result for the
+    one that is missing."""
+    expected = calls_of(sample, EXPECTED_KEY)
+    if expected is None:
+        return not_applicable(
+            metric, "no expected tool calls to compare with", fields=(EXPECTED_KEY,)
+        )
+    made = calls_of(sample, MADE_CALLS_KEY)
+    if made is None:
+        return no_calls_made(metric, sample)
+    return made, expected
 
 
 def no_calls_made(metric: Metric, sample: Sample) -> MetricResult:

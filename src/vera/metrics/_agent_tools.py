@@ -24,7 +24,6 @@ from vera.metrics._agent_calls import (
     calls_match,
     listed,
     made_and_expected,
-    no_calls_made,
     values_match,
 )
 from vera.metrics._base import (
@@ -54,13 +53,10 @@ class ToolCallAccuracy(MetricOptions):
     options: ToolCallOptions = ToolCallOptions()
 
     def score(self, sample: Sample, analysis: ClaimAnalysis) -> MetricResult:
-        made, expected = made_and_expected(sample)
-        if expected is None:
-            return not_applicable(
-                self, "no expected tool calls to compare with", fields=("expected_tool_calls",)
-            )
-        if made is None:
-            return no_calls_made(self, sample)
+        compared = made_and_expected(self, sample)
+        if isinstance(compared, MetricResult):
+            return compared
+        made, expected = compared
         if not expected and not made:
             return not_applicable(self, "no tool call expected and none made: nothing to compare")
         mode = self.options.arguments
@@ -170,13 +166,10 @@ class ToolArgumentCorrectness(MetricOptions):
     options: ToolCallOptions = ToolCallOptions()
 
     def score(self, sample: Sample, analysis: ClaimAnalysis) -> MetricResult:
-        made, expected = made_and_expected(sample)
-        if expected is None:
-            return not_applicable(
-                self, "no expected tool calls to compare with", fields=("expected_tool_calls",)
-            )
-        if made is None:
-            return no_calls_made(self, sample)
+        compared = made_and_expected(self, sample)
+        if isinstance(compared, MetricResult):
+            return compared
+        made, expected = compared
         checked = [c for c in expected if c["arguments"]]
         if not checked:
             return not_applicable(self, "the expected calls name no arguments to check")
