@@ -9,8 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vera.judges.offline import Postings, analyse, analyse_text
+import vera
+from vera.judges.offline import Postings, analyse, analyse_text, split_units
 from vera.judges.offline import _index as index
+from vera.judges.offline._languages import lexicon_for, reading
+from vera.judges.offline._tokens import read_facts
 
 WORDS = [f"w{i}" for i in range(12)]
 sentences = st.lists(st.frozensets(st.sampled_from(WORDS), max_size=5), max_size=30)
@@ -53,9 +56,42 @@ def test_a_long_context_re_reads_the_facts_it_does_not_keep(
     kept = index._build(text)
     monkeypatch.setattr(index, "LONG_TEXT", 100)
     lean = index._build(text)
-    assert kept.kept is not None and lean.kept is None
     assert (lean.spans, lean.words, lean.number_keys) == (kept.spans, kept.words, kept.number_keys)
-    assert [lean.facts(i) for i in range(len(lean.spans))] == list(kept.kept)
+    whole = [kept.facts(i) for i in range(len(kept.spans))]
+    assert [lean.facts(i) for i in range(len(lean.spans))] == whole
+    assert whole == [analyse(text[start:end]) for start, end in kept.spans]
+    assert len(kept.full) == len(kept.spans) and not lean.full
+    assert all(facts.names for facts in whole)  # the full reading, names included
+
+
+def test_an_index_reads_a_sentence_whole_only_when_a_claim_is_matched_with_it() -> None:
+    text = "Refunds take 30 days. Anna Berg is not the owner. Shipping is free in Norway."
+    built = index._build(text)
+    assert not built.full
+    assert built.facts(1).negations and built.facts(1).names
+    assert set(built.full) == {1}
+
+
+def test_a_light_reading_gives_the_words_a_full_one_gives() -> None:
+    """Every context sentence of the bundled datasets, in each of their languages: the index
+    reads sentences lightly, so its words must be a full reading's, not an approximation."""
+    compared = 0
+    for name in ("example", "multilingual"):
+        for sample in vera.load_dataset(name):
+            lexicon = lexicon_for(str(sample.metadata.get("language", "en")))
+            assert lexicon is not None
+            with reading(lexicon):
+                for context in (c.text for c in sample.contexts):
+                    for unit in split_units(context):
+                        piece = context[unit.start : unit.end]
+                        light, full = read_facts(piece, light=True), read_facts(piece)
+                        assert (light.content, light.numbers, light.words) == (
+                            full.content,
+                            full.numbers,
+                            full.words,
+                        ), piece
+                        compared += 1
+    assert compared > 100
 
 
 def test_a_long_text_is_analysed_in_pieces_with_the_same_words(

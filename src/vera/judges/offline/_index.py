@@ -7,8 +7,9 @@ of more than `_SCAN_SENTENCES` sentences keeps, for each content word, the sorte
 sentences that hold it, and counts every window's words at once with numpy: the same answer,
 ties included, for a cost in C that grows with how often the claim's words occur.
 
-A text longer than `LONG_TEXT` keeps only each sentence's content words and re-reads the
-sentences a claim is matched with, and few such texts stay cached: a sentence's full `Facts`
+Every sentence is read lightly to be indexed (its content words, numbers and words); the few
+sentences a claim is matched with are read whole when first used, and kept. A text longer than
+`LONG_TEXT` re-reads them each time, and few such texts stay cached: a sentence's full `Facts`
 takes about 3.6 KB, 340 MB for 10 MB of text.
 """
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TypeVar
 
@@ -26,7 +27,7 @@ import numpy.typing as npt
 from vera._sample_limits import check_deadline
 from vera.judges.offline._languages import current_lexicon
 from vera.judges.offline._structured import structured_facts
-from vera.judges.offline._tokens import Facts, Number, analyse, stem
+from vera.judges.offline._tokens import Facts, Number, read_facts, stem
 from vera.text._segment import split_units
 
 __all__ = ["LONG_TEXT", "ContextIndex", "Postings", "by_length", "context_index"]
@@ -145,20 +146,34 @@ class ContextIndex:
     structured: bool
     """Whether the text is a record, a key-value list or a table (`structured.py`), read
     field by field instead of sentence by sentence."""
-    kept: tuple[Facts, ...] | None
-    """Each sentence's facts, or None for a long text (see the module docstring)."""
+    readings: tuple[str, ...] | None
+    """Each field's reading of a record (its text as the judge reads it); None for prose,
+    whose sentences read as written."""
+    lean: bool
+    """Whether the text is long (`LONG_TEXT`): its windows are re-read, never kept, so its
+    index stays lean in memory."""
+    full: dict[int, Facts] = field(default_factory=dict, compare=False)
+    """The full facts of the sentences claims were matched with, read on first use: every
+    sentence is read lightly (content, numbers, words) to index it, and only the few a
+    claim's window takes are read whole (names, negations), a third of the cost."""
 
     def facts(self, i: int) -> Facts:
         """The facts of sentence `i`."""
-        if self.kept is not None:
-            return self.kept[i]
-        start, end = self.spans[i]
-        return analyse(self.text[start:end])
+        found = self.full.get(i)
+        if found is None:
+            if self.readings is not None:
+                found = read_facts(self.readings[i])
+            else:
+                start, end = self.spans[i]
+                found = read_facts(self.text[start:end])
+            if not self.lean:
+                self.full[i] = found
+        return found
 
 
 def _build(text: str) -> ContextIndex:
-    # A long text is read as prose: a record's facts are all kept (below), which a 10 MB one
-    # would make hundreds of MB.
+    # A long text is read as prose: a record's fields are all kept, which a 10 MB one would
+    # make hundreds of MB.
     fields = structured_facts(text) if len(text) <= LONG_TEXT else None
     if fields is None:
         units = [(u.start, u.end, text[u.start : u.end]) for u in split_units(text)]
@@ -166,20 +181,16 @@ def _build(text: str) -> ContextIndex:
         units = [(f.start, f.end, f.reading) for f in fields]
     spans: list[tuple[int, int]] = []
     contents: list[frozenset[str]] = []
-    kept: list[Facts] = []
     words: set[str] = set()
     numbers: dict[tuple[str, str | None], Number] = {}
-    keep = len(text) <= LONG_TEXT
     for start, end, reading in units:
         check_deadline()
-        facts = analyse(reading)
+        facts = read_facts(reading, light=True)
         spans.append((start, end))
         contents.append(facts.content)
         words.update(facts.words)
         words.update(stem(word) for word in facts.words)
         numbers.update(((n.key, n.unit), n) for n in facts.numbers)
-        if keep:
-            kept.append(facts)
     return ContextIndex(
         text=text,
         spans=tuple(spans),
@@ -189,7 +200,8 @@ def _build(text: str) -> ContextIndex:
         numbers=tuple(numbers.values()),
         content=frozenset().union(*contents),
         structured=fields is not None,
-        kept=tuple(kept) if keep else None,
+        readings=tuple(reading for _, _, reading in units) if fields is not None else None,
+        lean=len(text) > LONG_TEXT,
     )
 
 

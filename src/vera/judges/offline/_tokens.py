@@ -173,7 +173,28 @@ def _undouble(w: str) -> str:
     return w
 
 
+_FACTS_CACHE: dict[tuple[str, str], Facts] = {}
+_FACTS_CACHE_LIMIT = 4096
+_CACHED_TEXT = 2000
+"""Longest text whose facts are kept: a claim is read by extraction, the features and the
+verdict, three times a claim; a context sentence is kept by its context's index instead."""
+
+
 def analyse(text: str) -> Facts:
+    """`read_facts`, kept for short texts: the same claim is read several times a sample."""
+    if len(text) > _CACHED_TEXT:
+        return read_facts(text)
+    key = (current_lexicon().code, text)
+    found = _FACTS_CACHE.get(key)
+    if found is None:
+        found = read_facts(text)
+        if len(_FACTS_CACHE) >= _FACTS_CACHE_LIMIT:
+            _FACTS_CACHE.clear()
+        _FACTS_CACHE[key] = found
+    return found
+
+
+def read_facts(text: str, *, light: bool = False) -> Facts:
     """Tokenise `text` into the facts the judge compares, with the lexicon being read.
 
     - `content`: stems of words that are neither stopwords nor light words, plus each number's
@@ -182,6 +203,9 @@ def analyse(text: str) -> Facts:
     - `words`: every word, lowercased and unstemmed, to look names up.
     - `names`: runs of capitalised words other than the opening word.
     - `negations`: negating words with the content key each one negates, in order.
+
+    `light` reads only `content`, `numbers` and `words` (the rest empty), the same as a full
+    reading gives them: what a context's index needs of every sentence (`_index.py`).
     """
     lex = current_lexicon()
     text, tokens = _read_tokens(text, lex)
@@ -199,12 +223,19 @@ def analyse(text: str) -> Facts:
             continue
         i += 1
         if (
-            (low in lex.negations or low.endswith("n't"))
+            not light
+            and (low in lex.negations or low.endswith("n't"))
             and not _answer_particle(text, tokens, i)
             and not _limits_only(tokens, i)
         ):
             reading.pending.append(low)
         reading.word(raw, low, lex)
+    if light:
+        return Facts(
+            content=frozenset(reading.content),
+            numbers=tuple(reading.numbers),
+            words=frozenset(reading.words),
+        )
     return reading.facts(text, tokens, lex)
 
 
@@ -242,13 +273,10 @@ class _Reading:
             if lex.cjk:
                 # A cue the tokeniser cut out of its run (只, のみ) is no content of its own.
                 return
-        base = _elided(low) if lex.elisions else _base(low)
+        base, key = _word_key(low, lex)
         self.words.add(base)
-        if len(base) < lex.shortest or base in lex.stopwords or base in lex.light_words:
+        if key is None:
             return
-        if low in lex.stopwords:
-            return
-        key = stem(base)
         self.content.add(key)
         self.order.append(key)
         self.surfaces.setdefault(key, raw)
@@ -279,6 +307,29 @@ class _Reading:
             ),
             order=tuple(order),
         )
+
+
+_WORD_KEYS: dict[str, dict[str, tuple[str, str | None]]] = {}
+_WORD_KEYS_LIMIT = 100_000
+
+
+def _word_key(low: str, lex: Lexicon) -> tuple[str, str | None]:
+    """A lowercased word's base form, and its content key (None for a stopword, a light word
+    or a word too short), kept per language: the same words recur in every text."""
+    table = _WORD_KEYS.setdefault(lex.code, {})
+    found = table.get(low)
+    if found is None:
+        base = _elided(low) if lex.elisions else _base(low)
+        skip = (
+            len(base) < lex.shortest
+            or base in lex.stopwords
+            or base in lex.light_words
+            or low in lex.stopwords
+        )
+        found = (base, None if skip else stem(base))
+        if len(table) < _WORD_KEYS_LIMIT:
+            table[low] = found
+    return found
 
 
 _NOT_ONLY = frozenset({"not", "non", "nicht", "no", "não", "nao"})
@@ -333,10 +384,12 @@ def _close_negations(
 
 def _tokens(text: str) -> list[_Token]:
     # An ordinal keeps its digits only ("16th" is 16); its span still covers the suffix.
-    return [
-        (m.lastgroup or "", m.group(m.lastgroup or 0), m.start(), m.end())
-        for m in _TOKEN.finditer(text)
-    ]
+    found: list[_Token] = []
+    for m in _TOKEN.finditer(text):
+        kind = m.lastgroup or ""
+        start, end = m.span()
+        found.append((kind, m.group(kind), start, end))
+    return found
 
 
 _PIECE = 1_000_000
@@ -534,18 +587,22 @@ def _canonical(value: float) -> str:
 def _names(
     text: str, tokens: list[_Token], stopwords: frozenset[str], *, first_is_grammar: bool = True
 ) -> tuple[Name, ...]:
-    first_word = next((i for i, t in enumerate(tokens) if t[0] == "word"), -1)
-    if not first_is_grammar:
-        first_word = -1
+    first_word = -1
+    if first_is_grammar:
+        first_word = next((i for i, t in enumerate(tokens) if t[0] == "word"), -1)
     names: list[Name] = []
     run: list[int] = []
     for i, token in enumerate(tokens):
-        is_cap = token[0] == "word" and token[1][0].isupper() and token[1] != "I"
+        raw = token[1]
+        is_cap = token[0] == "word" and raw[0].isupper() and raw != "I"
         if is_cap and run and _joins(text, tokens[run[-1]], token):
             run.append(i)
-            continue
-        _close_run(text, tokens, run, first_word, names, stopwords)
-        run = [i] if is_cap else []
+        elif is_cap:
+            _close_run(text, tokens, run, first_word, names, stopwords)
+            run = [i]
+        elif run:
+            _close_run(text, tokens, run, first_word, names, stopwords)
+            run = []
     _close_run(text, tokens, run, first_word, names, stopwords)
     return tuple(names)
 

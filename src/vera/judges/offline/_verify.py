@@ -510,7 +510,7 @@ def _number_source(facts: Facts, match: _Match, index: _Contexts) -> tuple[int, 
         if number == match.context_index or not keys <= context.number_keys:
             continue
         for i, (start, end) in enumerate(context.spans):
-            if keys <= context.facts(i).content:
+            if keys <= context.postings.contents[i]:
                 return number, index.texts[number][start:end]
     return None
 
