@@ -209,6 +209,8 @@ def read_facts(text: str, *, light: bool = False) -> Facts:
     """
     lex = current_lexicon()
     text, tokens = _read_tokens(text, lex)
+    if light:
+        return _read_light(text, tokens, lex)
     reading = _Reading()
     i = 0
     while i < len(tokens):
@@ -223,20 +225,46 @@ def read_facts(text: str, *, light: bool = False) -> Facts:
             continue
         i += 1
         if (
-            not light
-            and (low in lex.negations or low.endswith("n't"))
+            (low in lex.negations or low.endswith("n't"))
             and not _answer_particle(text, tokens, i)
             and not _limits_only(tokens, i)
         ):
             reading.pending.append(low)
         reading.word(raw, low, lex)
-    if light:
-        return Facts(
-            content=frozenset(reading.content),
-            numbers=tuple(reading.numbers),
-            words=frozenset(reading.words),
-        )
     return reading.facts(text, tokens, lex)
+
+
+def _read_light(text: str, tokens: list[_Token], lex: Lexicon) -> Facts:
+    """`read_facts`'s loop for `content`, `numbers` and `words` alone: a context's every
+    sentence is read this way, most of the judge's time, so it keeps to what they need
+    (`_Reading.word` without the negations, the names and the word order)."""
+    content: set[str] = set()
+    words: set[str] = set()
+    numbers: list[Number] = []
+    keys = _WORD_KEYS.setdefault(lex.code, {})
+    cjk_cues = lex.exclusive if lex.cjk else frozenset()
+    previous = ""
+    i, count = 0, len(tokens)
+    while i < count:
+        kind, raw, _, _ = tokens[i]
+        if kind == "sym":
+            i += 1
+            continue
+        low = raw.lower().replace("\u2019", "'") if kind == "word" else raw
+        if kind == "num" or (low in lex.number_words and _counts_as_number(low, tokens, i)):
+            number, i = _read_number(text, tokens, i, lex)
+            numbers.append(number)
+            content.add(number.key)
+            continue
+        i += 1
+        before, previous = previous, low
+        if low in cjk_cues and before not in _NOT_ONLY:
+            continue  # a cue the tokeniser cut out of its run is no content of its own
+        base, key = keys.get(low) or _word_key(low, lex)
+        words.add(base)
+        if key is not None:
+            content.add(key)
+    return Facts(content=frozenset(content), numbers=tuple(numbers), words=frozenset(words))
 
 
 @dataclass
@@ -273,7 +301,7 @@ class _Reading:
             if lex.cjk:
                 # A cue the tokeniser cut out of its run (只, のみ) is no content of its own.
                 return
-        base, key = _word_key(low, lex)
+        base, key = _WORD_KEYS.get(lex.code, {}).get(low) or _word_key(low, lex)
         self.words.add(base)
         if key is None:
             return
