@@ -20,6 +20,7 @@ import os
 import re
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,6 +106,8 @@ class StepRun:
     stdout: str = ""
     stderr: str = ""
     outputs: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+    """A run step's wall time."""
 
 
 @dataclass
@@ -206,6 +209,7 @@ class CompositeAction:
         output.touch()
         step_summary.touch()
         step_env = {k: substitute(str(v), contexts) for k, v in step.get("env", {}).items()}
+        started = time.perf_counter()
         done = subprocess.run(
             ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
             cwd=self.workspace,
@@ -227,6 +231,7 @@ class CompositeAction:
             stdout=done.stdout,
             stderr=done.stderr,
             outputs=_outputs(output),
+            seconds=time.perf_counter() - started,
         )
 
 
