@@ -11,7 +11,7 @@ import pytest
 from tests.support.cli import run_vera
 from tests.support.github_api import FakeGitHub
 
-from vera.integrations.github import comment_marker, read_report
+from vera.integrations.github import comment_marker, first_bad_claim, read_report, render_comment
 
 TOKEN = "ghs_" + secrets.token_hex(18)
 
@@ -242,3 +242,43 @@ def test_a_report_name_that_cannot_be_a_marker_is_refused(name: str) -> None:
 
     with pytest.raises(ConfigError, match="report name"):
         comment_marker(name)
+
+
+def test_without_an_exit_code_the_comment_claims_no_verdict(reports: Path) -> None:
+    report = read_report(reports / "pr.json")
+    body = render_comment(comment_marker("vera"), report, exit_code=None)
+    heading = body.splitlines()[1]
+    assert heading == "### VERA · example"
+    for verdict in ("every gate holds", "a gate failed", "✅"):
+        assert verdict not in body.split("<details>")[0]
+
+
+def test_data_in_the_comment_is_inert(reports: Path) -> None:
+    report = read_report(reports / "pr.json")
+    bad = next(s for s in report.samples if first_bad_claim(s) is not None)
+    claims = [
+        c.model_copy(update={"text": "`` [click](https://evil.example) <img src=x> ``"})
+        for c in bad.claims
+    ]
+    hostile = bad.model_copy(update={"id": "<b>x</b> *id*", "claims": tuple(claims)})
+    samples = tuple(hostile if s.id == bad.id else s for s in report.samples)
+    body = render_comment(
+        comment_marker("vera"), report.model_copy(update={"samples": samples}), exit_code=1
+    )
+    assert "<b>x</b>" not in body.replace("`<b>x</b> *id*`", "")
+    # A code span one backtick longer than the longest run inside: nothing in it renders.
+    assert "``` `` [click](https://evil.example) <img src=x> `` ```" in body
+
+
+def test_an_unreadable_report_still_gives_the_exit_code(tmp_path: Path) -> None:
+    (tmp_path / "report.json").write_text("{not json")
+    output = tmp_path / "github_output"
+    done = run_vera(
+        tmp_path,
+        *("github", "outputs", "--report", "report.json", "--exit-code", "3"),
+        GITHUB_OUTPUT=str(output),
+        GITHUB_STEP_SUMMARY=str(tmp_path / "summary"),
+    )
+    assert done.returncode == 2
+    assert "--report report.json: not a VERA JSON report" in done.stderr
+    assert output.read_text() == "exit-code=3\nreport-path=report.json\n"

@@ -50,19 +50,25 @@ def write_step_outputs(
     """Append the outputs (exit code, answer verdict counts, report path, the run compared
     with) to `GITHUB_OUTPUT` and the Markdown summary to `GITHUB_STEP_SUMMARY`; the outputs."""
     env = os.environ if env is None else env
-    report = _report_or_none(report_path, exit_code)
-    outputs = step_outputs(report, exit_code=exit_code, report_path=report_path)
-    if any("\n" in value for value in outputs.values()):
+    if "\n" in str(report_path):
         raise ConfigError(f"--report {report_path!s}: a path with a line break cannot be an output")
-    with _env_file(env, "GITHUB_OUTPUT").open("a", encoding="utf-8") as file:
+    output = _env_file(env, "GITHUB_OUTPUT")
+    outputs = step_outputs(None, exit_code=exit_code, report_path=report_path)
+    # The exit code first: the later steps (upload, comment, the job's verdict) read it even
+    # when the report cannot be read.
+    with output.open("a", encoding="utf-8") as file:
         file.writelines(f"{key}={value}\n" for key, value in outputs.items())
+    report = _report_or_none(report_path, exit_code)
+    counts = step_outputs(report, exit_code=exit_code, report_path=report_path)
+    with output.open("a", encoding="utf-8") as file:
+        file.writelines(f"{k}={v}\n" for k, v in counts.items() if k not in outputs)
     if summary_path is not None and summary_path.exists():
         summary = summary_path.read_text(encoding="utf-8")
     else:
         summary = f"### VERA\n\nvera eval exited {exit_code} and wrote no summary: see the log.\n"
     with _env_file(env, "GITHUB_STEP_SUMMARY").open("a", encoding="utf-8") as file:
         file.write(summary.rstrip("\n") + "\n")
-    return outputs
+    return counts
 
 
 @dataclass(frozen=True)

@@ -117,11 +117,12 @@ def render_comment(
     """The comment's Markdown, starting with its hidden `marker`. Without a report (vera eval
     stopped before writing one) it says so and points at the job's log."""
     links = links or CommentLinks()
-    icon, verdict = _VERDICTS.get(exit_code or 0, ("⚠️", f"exit code {exit_code}"))
     name = _cell(report.dataset) if report is not None else "evaluation"
-    lines = [marker, f"### {icon} VERA · {name}: {verdict}"]
-    if exit_code is not None:
-        lines[-1] += f" (exit {exit_code})"
+    heading = f"### VERA · {name}"
+    if exit_code is not None:  # without it, no verdict: nothing here may read as a pass
+        icon, verdict = _VERDICTS.get(exit_code, ("⚠️", "an unexpected exit code"))
+        heading = f"### {icon} VERA · {name}: {verdict} (exit {exit_code})"
+    lines = [marker, heading]
     lines += ["", _links_line(report, links)]
     if report is None:
         lines += ["", "vera eval wrote no report: the job's log says why."]
