@@ -165,8 +165,9 @@ def test_a_pull_request_gates_against_main_and_keeps_one_comment(
     workspace = root / "pr"
     workspace.mkdir()
     with FakeGitHub(token=TOKEN) as github_api:
-        first = _run(workspace, cache, github_api, "pull_request")
-        again = _run(workspace, cache, github_api, "pull_request")
+        # The judge named here is the one the push left to vera.toml's default: the same plan.
+        first = _run(workspace, cache, github_api, "pull_request", judge="offline")
+        again = _run(workspace, cache, github_api, "pull_request", judge="offline")
         comments = github_api.comments(7)
     report = read_report(workspace / "vera-report" / "report.json")
     assert report.regression is not None and report.regression.compared_with
