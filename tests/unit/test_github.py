@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from vera.integrations.github import GitHubJob, comment_marker
+from vera.integrations.github import (
+    CommentLinks,
+    GitHubJob,
+    comment_marker,
+    read_report,
+    render_comment,
+)
 from vera.types import ConfigError
 
 
@@ -72,3 +78,30 @@ def test_a_pull_request_event_without_a_number_is_refused(tmp_path: Path) -> Non
     env = {"GITHUB_REPOSITORY": "a/b", "GITHUB_EVENT_NAME": "pull_request"}
     with pytest.raises(ConfigError, match=r"has no pull_request\.number"):
         GitHubJob.from_env({**env, "GITHUB_EVENT_PATH": str(event)})
+
+
+SNAPSHOTS = Path(__file__).parents[1] / "support" / "github"
+
+
+def test_the_comment_matches_its_snapshot() -> None:
+    # report.json: `vera eval` with the offline judge on four of the example's samples. A
+    # change of the comment's layout shows here, so it is always deliberate: rewrite
+    # comment.md with the new body once it reads right.
+    report = read_report(SNAPSHOTS / "report.json")
+    links = CommentLinks(
+        run_url="https://github.com/acme/rag/actions/runs/4242",
+        artifact_url="https://github.com/acme/rag/actions/runs/4242/artifacts/77",
+    )
+    body = render_comment(comment_marker("vera"), report, exit_code=1, links=links)
+    assert body == (SNAPSHOTS / "comment.md").read_text(encoding="utf-8")
+
+
+def test_a_run_that_wrote_no_report_says_where_to_look() -> None:
+    links = CommentLinks(run_url="https://github.com/acme/rag/actions/runs/4242")
+    body = render_comment(comment_marker("nightly"), None, exit_code=3, links=links)
+    assert body == (
+        "<!-- vera-eval:nightly -->\n"
+        "### ⚠️ VERA · evaluation: the run is incomplete (exit 3)\n\n"
+        "[Actions run](https://github.com/acme/rag/actions/runs/4242)\n\n"
+        "vera eval wrote no report: the job's log says why.\n"
+    )

@@ -147,9 +147,9 @@ def _links_line(report: Report | None, links: CommentLinks) -> str:
         parts.append(f"Judge {_code(report.judge)} · {counts.scored} of {counts.total} scored")
     if links.run_url:
         parts.append(f"[Actions run]({links.run_url})")
-    if links.artifact_url:
+    if report is not None and links.artifact_url:
         parts.append(f"[HTML report]({links.artifact_url})")
-    elif links.run_url:
+    elif report is not None and links.run_url:
         parts.append("the HTML report is among the run's artifacts")
     return " · ".join(parts)
 
@@ -203,7 +203,11 @@ def _metrics_table(report: Report, base: BaseComparison | None) -> list[str]:
 def _regression_lines(report: Report, base: BaseComparison | None) -> list[str]:
     check = report.regression
     if check is None:
-        return ["", "No regression check: no run history of the base branch was restored."]
+        return [
+            "",
+            "No regression check: this run was not compared with the base branch (regression "
+            "off, or no run history of the base branch was restored).",
+        ]
     lines = ["", _cell(check.describe())]
     if base is not None and base.regressions:
         lines += ["", "**Regressions against the base branch:**"]
