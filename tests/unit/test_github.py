@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.support.actions_runner import evaluate
 
 from vera.integrations.github import (
     CommentLinks,
@@ -105,3 +106,28 @@ def test_a_run_that_wrote_no_report_says_where_to_look() -> None:
         "[Actions run](https://github.com/acme/rag/actions/runs/4242)\n\n"
         "vera eval wrote no report: the job's log says why.\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("always() && inputs.comment == 'true'", False),
+        ("inputs.comment == 'FALSE'", True),  # the runner compares strings without case
+        ("github.base_ref || github.ref_name", "main"),
+        ("steps.eval.outputs.exit-code != ''", True),
+        ("steps.missing.outputs.x != ''", False),
+        ("!(inputs.comment == 'false') || success()", False),
+        ("failure() && always()", True),
+    ],
+)
+def test_the_step_runner_reads_expressions_as_the_runner_does(
+    expression: str, expected: object
+) -> None:
+    # The action's test runs action.yml through this reader: a wrong reading would let a
+    # step that the runner skips run there (or the reverse).
+    contexts = {
+        "inputs": {"comment": "false"},
+        "github": {"base_ref": "", "ref_name": "main"},
+        "steps": {"eval": {"outputs": {"exit-code": "1"}}},
+    }
+    assert evaluate(expression, contexts, ok=False) == expected
