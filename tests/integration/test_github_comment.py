@@ -123,6 +123,28 @@ def test_the_marker_is_found_on_a_later_page(reports: Path) -> None:
         assert len(github.comments(7)) == 151
 
 
+def test_a_comment_that_quotes_the_marker_is_not_ours(reports: Path) -> None:
+    with FakeGitHub(token=TOKEN) as github:
+        theirs = github.add_comment(7, f"> {comment_marker('vera')}\nwhy did this fail?")
+        code, printed = _comment(reports, _env(github, reports), "--exit-code", "1")
+        assert code == 0, printed
+        comments = github.comments(7)
+    assert len(comments) == 2 and comments[0]["id"] == theirs
+    assert comments[0]["body"].startswith("> ")  # left as they wrote it
+    assert comments[1]["body"].startswith(comment_marker("vera"))
+
+
+def test_the_token_never_follows_a_page_link_to_another_host(reports: Path) -> None:
+    with FakeGitHub(token=TOKEN) as github:
+        for i in range(101):
+            github.add_comment(7, f"comment {i}")
+        github.link_pages_to("collector.example:8080")
+        code, printed = _comment(reports, _env(github, reports), "--exit-code", "1")
+        assert len(github.calls) == 1
+    assert code == 2
+    assert "the next page is on another host (http://collector.example:8080/" in printed
+
+
 def test_each_report_name_has_its_own_comment(reports: Path) -> None:
     with FakeGitHub(token=TOKEN) as github:
         env = _env(github, reports)

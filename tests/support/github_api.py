@@ -47,6 +47,7 @@ class _State:
     calls: list[Call] = field(default_factory=list)
     next_id: int = 1000
     fail_with: int | None = None
+    next_host: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -93,6 +94,10 @@ class FakeGitHub:
 
     def fail_with(self, status: int | None) -> None:
         self.state.fail_with = status
+
+    def link_pages_to(self, host: str) -> None:
+        """Name `host` in the `Link` header's next page, as a hostile server could."""
+        self.state.next_host = host
 
 
 def _create(state: _State, number: int, body: str, user: str) -> dict[str, Any]:
@@ -147,7 +152,8 @@ class _Handler(BaseHTTPRequestHandler):
         if listed and f"{listed[1]}/{listed[2]}" == state.repository:
             number = int(listed[3])
             if method == "GET":
-                return _page(state, number, path, query, self.headers.get("Host", ""))
+                host = state.next_host or self.headers.get("Host", "")
+                return _page(state, number, path, query, host)
             if method == "POST" and body and isinstance(body.get("body"), str):
                 return 201, _create(state, number, body["body"], "github-actions[bot]"), {}
         if one and method == "PATCH" and body and isinstance(body.get("body"), str):

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -132,10 +133,11 @@ def upsert_comment(
     *,
     timeout_s: float = 30.0,
 ) -> CommentResult:
-    """Update the comment of issue or pull request `number` that holds `marker`, or create
-    one: `body` must contain the marker, so the next call finds it. Raises `GitHubApiError`."""
-    if marker not in body:
-        raise ValueError("the comment body must contain its marker")
+    """Update the comment of issue or pull request `number` that starts with `marker`, or
+    create one: `body` must start with the marker, so the next call finds it. Raises
+    `GitHubApiError`."""
+    if not body.startswith(marker):
+        raise ValueError("the comment body must start with its marker")
     if not token:
         raise GitHubApiError(
             "no GitHub token: set GITHUB_TOKEN (the action passes its github-token input)"
@@ -156,25 +158,30 @@ def upsert_comment(
 
 
 def _find(client: httpx.Client, url: str, marker: str, token: str) -> int | None:
-    """The id of the first comment holding `marker`, over every page (`Link: rel="next"`)."""
+    """The id of the first comment that starts with `marker`, over every page (`Link:
+    rel="next"`)."""
     next_url: str | None = url
     for _ in range(_MAX_PAGES):
         if next_url is None:
             return None
         response = _send(client, "GET", next_url, None, token)
-        comments = _json(response, "GET", next_url, token)
+        comments = _json(response, "GET", next_url)
         if not isinstance(comments, list):
             raise GitHubApiError(f"GET {next_url}: expected a list of comments")
         for comment in comments:
-            if isinstance(comment, dict) and marker in str(comment.get("body") or ""):
+            # VERA's comment starts with its marker; one that only quotes it is someone else's.
+            if isinstance(comment, dict) and str(comment.get("body") or "").startswith(marker):
                 return int(comment["id"])
         link = _NEXT.search(response.headers.get("link", ""))
         next_url = link.group(1) if link else None
+        if next_url is not None and urlsplit(next_url)[:2] != urlsplit(url)[:2]:
+            # The token goes with every page: never to a host the API did not name.
+            raise GitHubApiError(f"GET {url}: the next page is on another host ({next_url})")
     raise GitHubApiError(f"GET {url}: more than {_MAX_PAGES} pages of comments; stopped")
 
 
 def _call(client: httpx.Client, method: str, url: str, body: str, token: str) -> dict[str, Any]:
-    reply = _json(_send(client, method, url, {"body": body}, token), method, url, token)
+    reply = _json(_send(client, method, url, {"body": body}, token), method, url)
     if not isinstance(reply, dict) or not isinstance(reply.get("id"), int):
         raise GitHubApiError(f"{method} {url}: the reply has no comment id")
     return reply
@@ -193,7 +200,7 @@ def _send(
     return response
 
 
-def _json(response: httpx.Response, method: str, url: str, token: str) -> Any:
+def _json(response: httpx.Response, method: str, url: str) -> Any:
     try:
         return response.json()
     except ValueError:
