@@ -16,6 +16,7 @@ from vera.cli import (  # noqa: F401
     _datasets,
     _eval,
     _generate,
+    _github,
     _metrics,
     _monitor,
     _report,
