@@ -104,3 +104,35 @@ def test_a_long_text_is_analysed_in_pieces_with_the_same_words(
     assert pieces.content == whole.content
     assert pieces.numbers == whole.numbers
     assert pieces.surfaces == whole.surfaces
+
+
+def test_the_quick_checks_before_the_slow_patterns_never_skip_a_match() -> None:
+    """`is_about_sources` and `prose_days` look for cue words before their regular
+    expressions: on every sentence of the bundled datasets and every abstention the claim
+    tests use, a text the expression matches holds a cue."""
+    from vera.judges.offline import _record
+    from vera.text import _abstention
+
+    texts = [
+        "The documents do not specify the fee.",
+        "I can't determine that from the sources.",
+        "We are unable to answer.",
+        "The sources disagree on the date.",
+        "The reports reach opposite conclusions.",
+        "Open daily from 9 to 5; closed Sundays.",
+        "Hours: Mon-Fri 8am-6pm, seven days a week in summer.",
+    ]
+    for name in ("example", "multilingual", "conversations"):
+        for sample in vera.load_dataset(name):
+            texts.extend([sample.response or "", *(c.text for c in sample.contexts)])
+    matched = 0
+    for text in texts:
+        for sentence in text.split(". "):
+            low = sentence.lower()
+            if _abstention._ABOUT_SOURCES.search(sentence):
+                matched += 1
+                assert any(cue in low for cue in _abstention._ABOUT_SOURCES_CUES), sentence
+            if _record._DAY_TOKEN.search(sentence) or _record._EVERY_DAY.search(sentence):
+                matched += 1
+                assert any(hint in low for hint in _record._DAY_HINTS), sentence
+    assert matched >= 7

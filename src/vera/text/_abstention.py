@@ -39,6 +39,23 @@ _ABOUT_SOURCES = re.compile(
     rf"|\b{_SOURCES}\s+(?:reach|draw|report)\s+(?:opposite|conflicting|different)\b",
     re.IGNORECASE,
 )
+_ABOUT_SOURCES_CUES = (
+    "not",
+    "n't",
+    "never",
+    "neither",
+    "nor",
+    "nothing",
+    "information",
+    "unable",
+    "disagree",
+    "conflict",
+    "differ",
+    "contradict",
+    "opposite",
+)
+"""Every match of `_ABOUT_SOURCES` holds one of these, lowercased: most claims hold none, and
+the expression costs a quarter of a millisecond on each."""
 # The same declines in the offline judge's other languages (docs/languages.md): "no
 # information", "the sources do not mention", "I do not know", each as its speakers say it.
 _ABOUT_SOURCES_ELSEWHERE = re.compile(
@@ -101,6 +118,7 @@ def is_about_sources(text: str, language: str | None = None) -> bool:
     again as the others); with any other or None, those of every language docs/languages.md
     lists.
     """
-    if _ABOUT_SOURCES.search(text) is not None:
+    low = text.lower()
+    if any(cue in low for cue in _ABOUT_SOURCES_CUES) and _ABOUT_SOURCES.search(text):
         return True
     return language != "en" and _ABOUT_SOURCES_ELSEWHERE.search(text) is not None

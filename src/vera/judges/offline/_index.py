@@ -189,7 +189,7 @@ def _build(text: str) -> ContextIndex:
         spans.append((start, end))
         contents.append(facts.content)
         words.update(facts.words)
-        words.update(stem(word) for word in facts.words)
+        words.update(map(stem, facts.words))
         numbers.update(((n.key, n.unit), n) for n in facts.numbers)
     return ContextIndex(
         text=text,

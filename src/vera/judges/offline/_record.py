@@ -48,6 +48,9 @@ _EVERY_DAY = re.compile(
     r"\b(?:every\s*day|daily|(?:seven|7)\s+days(?:\s+a|\s+per)?\s+week|all\s+week(?:\s+long)?)\b",
     re.I,
 )
+_DAY_HINTS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun", "daily", "every", "week")
+"""What every match of `_DAY_TOKEN` or `_EVERY_DAY` holds, lowercased: most contexts name no
+day, and these regular expressions cost a fifth of a millisecond on a passage."""
 _WEEKDAYS = re.compile(r"\bweekdays\b", re.I)
 _WEEKENDS = re.compile(r"\bweekends?\b", re.I)
 _OPEN_CUE = re.compile(r"\b(?:open|opens|opening|operat\w*|hours|serv\w*|business)\b", re.I)
@@ -335,6 +338,9 @@ def prose_days(text: str) -> Record | None:
     """The opening days and hours a prose context states ("open Monday to Saturday, 9 AM to
     6 PM. Closed on Sundays."), or None if it names no day. A day it does not name is
     unknown, not closed."""
+    low = text.lower()
+    if not any(hint in low for hint in _DAY_HINTS):
+        return None
     if _DAY_TOKEN.search(text) is None and _EVERY_DAY.search(text) is None:
         return None
     hours: dict[int, tuple[int, int] | None] = {}

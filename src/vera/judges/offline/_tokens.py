@@ -470,7 +470,7 @@ def mask_citations(text: str) -> str:
     claim comes from, not a name or a number a context must state."""
     if "[" in text:
         text = _CITATION.sub(lambda m: " " * len(m.group()), text)
-    if _SOURCE_HINT.search(text):
+    if ("assage" in text or "ocument" in text or "ource" in text) and _SOURCE_HINT.search(text):
         text = _SOURCE_REFERENCE.sub(lambda m: " " * len(m.group()), text)
     return text
 
