@@ -108,7 +108,7 @@ def test_a_long_text_is_analysed_in_pieces_with_the_same_words(
 
 def test_the_quick_checks_before_the_slow_patterns_never_skip_a_match() -> None:
     """`is_about_sources` and `prose_days` look for cue words before their regular
-    expressions: on every sentence of the bundled datasets and every abstention the claim
+    expressions, and `names_days` before a prose context's days are read: on every sentence of the bundled datasets and every abstention the claim
     tests use, a text the expression matches holds a cue."""
     from vera.judges.offline import _record
     from vera.text import _abstention
@@ -121,6 +121,7 @@ def test_the_quick_checks_before_the_slow_patterns_never_skip_a_match() -> None:
         "The reports reach opposite conclusions.",
         "Open daily from 9 to 5; closed Sundays.",
         "Hours: Mon-Fri 8am-6pm, seven days a week in summer.",
+        "Support answers on weekdays; the office is closed on weekends.",
     ]
     for name in ("example", "multilingual", "conversations"):
         for sample in vera.load_dataset(name):
@@ -135,4 +136,7 @@ def test_the_quick_checks_before_the_slow_patterns_never_skip_a_match() -> None:
             if _record._DAY_TOKEN.search(sentence) or _record._EVERY_DAY.search(sentence):
                 matched += 1
                 assert any(hint in low for hint in _record._DAY_HINTS), sentence
+            if _record._named_days(sentence)[0]:
+                # a claim's prose records are read only where it names a day
+                assert _record.names_days(sentence), sentence
     assert matched >= 7

@@ -31,7 +31,7 @@ from functools import lru_cache
 
 from vera.judges.offline._tokens import analyse
 
-__all__ = ["RecordCheck", "check_record", "prose_days", "record_of"]
+__all__ = ["Record", "RecordCheck", "check_record", "names_days", "prose_days", "record_of"]
 
 DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _DAY_WORDS = {
@@ -331,6 +331,15 @@ def _affirmed(days: _Days, record: Record) -> bool:
     hours = record.hours or {}
     closed = record.closed | ({d for d in range(7) if d not in hours} if record.complete else set())
     return days.open <= hours.keys() and days.closed <= closed
+
+
+def names_days(text: str) -> bool:
+    """Whether `text` names a weekday, a range of them, weekdays, weekends or every day: what
+    a record's days can confirm or contradict (`_check_days` finds nothing in any other)."""
+    low = text.lower()
+    if not any(hint in low for hint in _DAY_HINTS):
+        return False
+    return any(p.search(text) for p in (_DAY_TOKEN, _EVERY_DAY, _WEEKDAYS, _WEEKENDS))
 
 
 @lru_cache(maxsize=256)

@@ -17,7 +17,14 @@ from vera.judges.offline._binding import misattributed
 from vera.judges.offline._index import context_index
 from vera.judges.offline._languages import current_lexicon, lexicons
 from vera.judges.offline._quantities import agreeing_keys, same_kind
-from vera.judges.offline._record import RecordCheck, check_record, prose_days, record_of
+from vera.judges.offline._record import (
+    Record,
+    RecordCheck,
+    check_record,
+    names_days,
+    prose_days,
+    record_of,
+)
 from vera.judges.offline._tokens import Facts, Name, Negation, Number, analyse, merge, stem
 from vera.types import Claim, ClaimVerdict, Verdict
 
@@ -121,20 +128,36 @@ class _Contexts:
         self.words = [index.words for index in self.indexes]
         self.number_keys = frozenset().union(*(index.number_keys for index in self.indexes))
         self.numbers = tuple(n for index in self.indexes for n in index.numbers)
-        self.records = [
-            record
-            for text, index in zip(self.texts, self.indexes, strict=True)
-            if (record := record_of(text) if index.structured else prose_days(text)) is not None
-        ]
-        self.reviewed = any(record.reviews for record in self.records)
+        self.records = {
+            number: record
+            for number, (text, index) in enumerate(zip(self.texts, self.indexes, strict=True))
+            if index.structured and (record := record_of(text)) is not None
+        }
+        """The records among the contexts, by position."""
+        self._prose: dict[int, Record] | None = None
+        self.reviewed = any(record.reviews for record in self.records.values())
         """Whether a record among the contexts holds reviews."""
+
+    def _prose_records(self) -> dict[int, Record]:
+        """The days and hours prose contexts state, by position: read for the first claim
+        that names a day, since a claim naming none is nothing they can confirm."""
+        if self._prose is None:
+            self._prose = {
+                number: record
+                for number, (text, index) in enumerate(zip(self.texts, self.indexes, strict=True))
+                if not index.structured and (record := prose_days(text)) is not None
+            }
+        return self._prose
 
     def record_check(self, claim: str) -> RecordCheck | None:
         """The claim against the records among the contexts: the first conflict, else what
         they confirm together; None without a record."""
-        if not self.records:
+        found = self.records
+        if names_days(claim):
+            found = found | self._prose_records()
+        if not found:
             return None
-        checks = [check_record(claim, record) for record in self.records]
+        checks = [check_record(claim, found[number]) for number in sorted(found)]
         conflict = next((c for c in checks if c.conflict is not None), None)
         if conflict is not None:
             return conflict
