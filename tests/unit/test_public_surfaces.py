@@ -24,6 +24,7 @@ SURFACES: dict[str, list[str]] = {
         "analyse_claims",
         "analyse_sample",
         "planned_work",
+        "rubric_checklist",
         "work_pieces",
         "work_plan",
     ],
@@ -244,6 +245,7 @@ SURFACES: dict[str, list[str]] = {
         "resolve_citation",
         "scored",
         "strip_citations",
+        "write_items_file",
     ],
     "vera.monitor": [
         "AlertRule",

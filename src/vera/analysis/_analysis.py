@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from vera.analysis._rubrics import answer_rubrics, asked_rubrics
+from vera.analysis._rubrics import answer_rubrics, asked_rubrics, rubric_work
 from vera.judges._base import Judge, JudgeWork, judge_matrix, match_verdicts, relevance_rater
 from vera.judges._turns import TurnAnalyser, turn_group
 from vera.metrics._base import CitationCheck, ClaimAnalysis, Need
@@ -285,12 +285,15 @@ def _analysis(
 
 
 def planned_work(
-    sample: Sample, needs: frozenset[Need], claims_of: Callable[[str], list[Claim]]
+    sample: Sample,
+    needs: frozenset[Need],
+    claims_of: Callable[[str], list[Claim]],
+    rubrics: Sequence[Rubric] = (),
 ) -> list[JudgeWork]:
     """The judge work of `sample`'s work plan as a judge prices it, for a dry run: the same
     items the run executes, with `claims_of` (the offline splitter) standing in for the claims
     a judge finds. Citation checks are counted for every cited context, an upper bound."""
-    plan = work_plan(sample, needs)
+    plan = work_plan(sample, needs, rubrics)
     response = sample.response or ""
     claims: dict[Answer, tuple[Claim, ...]] = {}
     for item in plan:
@@ -299,7 +302,10 @@ def planned_work(
             claims[item.of[0]] = tuple(claims_of(text)) if text.strip() else ()
     work: list[JudgeWork] = []
     for item in plan:
-        work.extend(_priced(item, sample, claims))
+        if item.kind == "answer_rubrics":
+            work.extend(rubric_work(sample, rubrics, claims.get("response", ())))
+        else:
+            work.extend(_priced(item, sample, claims))
     return work
 
 
@@ -339,8 +345,6 @@ def _priced(
     if item.kind == "rate_relevance":
         shown = (*contexts, *((response,) if response.strip() else ()))
         return [JudgeWork(kind="rate_relevance", query=sample.query, texts=shown)]
-    if item.kind == "answer_rubrics":
-        return []
     return _citation_work(sample, claims.get("response", ()))
 
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from vera.judges._base import Judge, JudgeWork
 from vera.judges._rubric import RubricJudge
 from vera.metrics._rubric import Rubric
 from vera.types import Claim, Sample
-from vera.types._rubric import RubricAnswers, RubricRequest
+from vera.types._errors import ConfigError
+from vera.types._rubric import Checklist, RubricAnswers, RubricRequest
 
-__all__ = ["answer_rubrics", "asked_rubrics"]
+__all__ = ["answer_rubrics", "asked_rubrics", "rubric_checklist", "rubric_work"]
 
 
 def asked_rubrics(sample: Sample, rubrics: Sequence[Rubric]) -> tuple[Rubric, ...]:
@@ -36,22 +38,60 @@ async def answer_rubrics(
     return tuple(await asyncio.gather(*(_answer(sample, judge, r, claims) for r in asked)))
 
 
-async def _answer(
-    sample: Sample, judge: RubricJudge, rubric: Rubric, claims: Sequence[Claim]
-) -> RubricAnswers:
-    checklist = rubric.checklist() or await judge.write_checklist(
-        rubric.name, rubric.criteria, rubric.scope
-    )
-    by_claim = rubric.scope == "claim"
-    if by_claim and not claims:
-        return RubricAnswers(checklist=checklist, verdicts=())
-    request = RubricRequest(
+def rubric_work(
+    sample: Sample, rubrics: Sequence[Rubric], claims: Sequence[Claim]
+) -> list[JudgeWork]:
+    """The rubric work of `sample` as a judge prices it, for a dry run: one request per rubric
+    asked, with the checklist to be written from the criteria where the user wrote none."""
+    work = []
+    for rubric in asked_rubrics(sample, rubrics):
+        by_claim = rubric.scope == "claim"
+        if by_claim and not claims:
+            continue
+        checklist = rubric.checklist() or Checklist(
+            name=rubric.name, scope=rubric.scope, items=(), fingerprint=""
+        )
+        request = _request(sample, rubric, checklist, claims)
+        work.append(JudgeWork(kind="rubric", rubric=request, criteria=rubric.criteria))
+    return work
+
+
+def _request(
+    sample: Sample, rubric: Rubric, checklist: Checklist, claims: Sequence[Claim]
+) -> RubricRequest:
+    return RubricRequest(
         checklist=checklist,
         answer=sample.response or "",
         query=sample.query,
         contexts=tuple(sample.context_texts),
-        claims=tuple((c.id, c.text) for c in claims) if by_claim else (),
+        claims=tuple((c.id, c.text) for c in claims) if rubric.scope == "claim" else (),
         reference=(sample.reference or "").strip() or None if rubric.reference else None,
     )
-    verdicts = await judge.answer_checklist(request)
+
+
+async def rubric_checklist(rubric: Rubric, judge: object) -> Checklist:
+    """The checklist `rubric` is judged by: the items the user wrote, else those `judge`
+    writes from the criteria (once per judge; the response cache keeps it across runs).
+    `ConfigError` where the judge writes no checklist."""
+    written = rubric.checklist()
+    if written is not None:
+        return written
+    if not isinstance(judge, RubricJudge):
+        spec = judge.spec if isinstance(judge, Judge) else type(judge).__name__
+        raise ConfigError(
+            f"judge {spec} cannot write the checklist of rubric {rubric.name!r}: choose an LLM "
+            "judge (--judge openai:gpt-4o-mini, or judge = ... in vera.toml), or write the "
+            "items yourself ([[rubric.items]])"
+        )
+    return await judge.write_checklist(rubric.name, rubric.criteria, rubric.scope)
+
+
+async def _answer(
+    sample: Sample, judge: RubricJudge, rubric: Rubric, claims: Sequence[Claim]
+) -> RubricAnswers:
+    checklist = await rubric_checklist(rubric, judge)
+    by_claim = rubric.scope == "claim"
+    if by_claim and not claims:
+        return RubricAnswers(checklist=checklist, verdicts=())
+    verdicts = await judge.answer_checklist(_request(sample, rubric, checklist, claims))
     return RubricAnswers(checklist=checklist, verdicts=tuple(verdicts))

@@ -18,11 +18,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field, ValidationInfo, model_validator
 
+from vera.judges._base import JudgeWork
 from vera.judges._prompts import Prompt
 from vera.providers._base import Message
 from vera.types._rubric import (
@@ -42,10 +44,19 @@ __all__ = [
     "RubricJudge",
     "answer_checklist",
     "checklist_fingerprint",
+    "perform_rubric",
+    "recorded_reply",
     "write_checklist",
 ]
 
 RUBRIC_PROMPTS = ("rubric_items", "rubric_answer", "rubric_claims")
+ITEMS_NAME = "rubric_items"
+VERDICTS_NAME = "rubric_verdicts"
+"""The schema names the requests carry, by which a dry run's recording model answers them."""
+# Tokens a model writes per item of a checklist beyond its words, and per verdict: the
+# verdict word, a quote of about one sentence and a reason of a few words.
+ITEM_TOKENS = 8
+RUBRIC_VERDICT_TOKENS = 45
 """The prompt files of the rubric work, overridable like every other prompt."""
 
 Ask = Callable[..., Awaitable[Any]]
@@ -145,7 +156,7 @@ async def write_checklist(
 ) -> Checklist:
     """`criteria` as a checklist, in one call at temperature 0 (see the module docstring)."""
     messages = prompt.render(criteria=criteria.strip(), scope_note=_SCOPE_NOTES[scope])
-    reply: _Items = await ask(messages, prompt, ITEMS_SCHEMA, "items", _Items.model_validate)
+    reply: _Items = await ask(messages, prompt, ITEMS_SCHEMA, ITEMS_NAME, _Items.model_validate)
     texts = list(dict.fromkeys(item.text.strip() for item in reply.items if item.text.strip()))
     reference = {item.text.strip(): item.reference for item in reply.items}
     return Checklist(
@@ -223,7 +234,7 @@ async def answer_checklist(
         messages,
         prompt,
         VERDICTS_SCHEMA,
-        "verdicts",
+        VERDICTS_NAME,
         lambda data: _Verdicts.model_validate(data, context={"pairs": pairs}),
     )
     return [
@@ -236,6 +247,46 @@ async def answer_checklist(
         )
         for v in reply.verdicts
     ]
+
+
+async def perform_rubric(judge: RubricJudge, work: JudgeWork) -> None:
+    """What a run asks of `judge` for a "rubric" piece of work, for a dry run to count: the
+    checklist written where it has no items (once per judge), then answered."""
+    request = work.rubric
+    if request is None:
+        return
+    checklist = request.checklist
+    if not checklist.items:
+        checklist = await judge.write_checklist(checklist.name, work.criteria, checklist.scope)
+    await judge.answer_checklist(request.model_copy(update={"checklist": checklist}))
+
+
+def recorded_reply(name: str, prompt: str) -> tuple[dict[str, Any], int] | None:
+    """A dry run's minimal valid reply to a rubric request (None for any other), and the
+    tokens a model would write for it: one item per sentence of the criteria, then MET with
+    a quote for every item (every claim-item pair) the request shows."""
+    if name == ITEMS_NAME:
+        criteria = _section(prompt, "criteria")
+        found = [s for s in re.split(r"(?<=[.!?;])\s+|\n+", criteria) if s.strip()] or [criteria]
+        written = [{"text": text, "reference": False} for text in found]
+        return {"items": written}, sum(len(t) // 4 + ITEM_TOKENS for t in found)
+    if name != VERDICTS_NAME:
+        return None
+    items = len(re.findall(r"^\d+\. ", _section(prompt, "items"), flags=re.M))
+    claims = len(re.findall(r"^\d+\. ", _section(prompt, "claims"), flags=re.M))
+    pairs = [
+        {"item": n, "verdict": "MET", **({"claim": c} if c else {})}
+        for c in (range(1, claims + 1) if claims else (0,))
+        for n in range(1, items + 1)
+    ]
+    return {"verdicts": pairs}, len(pairs) * RUBRIC_VERDICT_TOKENS
+
+
+def _section(prompt: str, tag: str) -> str:
+    opening, closing = f"<{tag}>\n", f"\n</{tag}>"
+    if opening not in prompt:
+        return ""
+    return prompt.rsplit(opening, 1)[1].split(closing, 1)[0]
 
 
 def _numbered(texts: Sequence[str]) -> str:

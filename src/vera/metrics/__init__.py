@@ -49,7 +49,7 @@ from vera.metrics._registry import (
     metric_key,
     register_metric,
 )
-from vera.metrics._rubric import Rubric, load_rubrics
+from vera.metrics._rubric import Rubric, load_rubrics, write_items_file
 from vera.metrics._trajectory import TrajectoryMatch, TrajectoryOptions
 
 __all__ = [
@@ -101,4 +101,5 @@ __all__ = [
     "resolve_citation",
     "scored",
     "strip_citations",
+    "write_items_file",
 ]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -40,7 +40,14 @@ from vera.types._rubric import (
     RubricVerdict,
 )
 
-__all__ = ["Rubric", "load_rubrics", "rubrics_from_tables", "rubrics_of", "write_items_file"]
+__all__ = [
+    "Rubric",
+    "load_rubrics",
+    "rubric_metric",
+    "rubrics_from_tables",
+    "rubrics_of",
+    "write_items_file",
+]
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 
@@ -200,6 +207,12 @@ def _claim_result(rubric: Rubric, answers: RubricAnswers, analysis: ClaimAnalysi
             f"claim {claim} breaks item {', '.join(items)}" for claim, items in breaking.items()
         )
     return _scored(rubric, met / applicable, reason, claim_weights=per_claim, details=details)
+
+
+def rubric_metric(name: str, definition: Mapping[str, Any]) -> Rubric:
+    """The rubric a stored spec defines; `ConfigError` naming it and the field where the
+    definition is wrong."""
+    return rubrics_from_tables([{**definition, "name": name}], f"rubric {name!r}")[0]
 
 
 def rubrics_of(metrics: Sequence[object]) -> tuple[Rubric, ...]:
