@@ -135,10 +135,14 @@ class ChecklistMemo:
         return await asyncio.shield(task)
 
 
-def checklist_fingerprint(criteria: str, scope: RubricScope, model: str, version: str) -> str:
-    """What names a written checklist: the criteria, the scope, the model that wrote it and
-    the prompt's version; the same inputs give the same checklist from the cache."""
-    blob = json.dumps([criteria.strip(), scope, model, version], ensure_ascii=False)
+def checklist_fingerprint(
+    criteria: str, scope: RubricScope, model: str, version: str, items: Sequence[RubricItem]
+) -> str:
+    """What names a written checklist: the criteria, the scope, the model that wrote it, the
+    prompt's version and the items it wrote, so two runs with the same fingerprint judged by
+    the same checklist, even where a model without the response cache wrote it again."""
+    payload = [criteria.strip(), scope, model, version, [i.model_dump() for i in items]]
+    blob = json.dumps(payload, ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
 
@@ -159,14 +163,15 @@ async def write_checklist(
     reply: _Items = await ask(messages, prompt, ITEMS_SCHEMA, ITEMS_NAME, _Items.model_validate)
     texts = list(dict.fromkeys(item.text.strip() for item in reply.items if item.text.strip()))
     reference = {item.text.strip(): item.reference for item in reply.items}
+    items = tuple(
+        RubricItem(id=str(n), text=text, reference=reference[text])
+        for n, text in enumerate(texts, 1)
+    )
     return Checklist(
         name=name,
         scope=scope,
-        items=tuple(
-            RubricItem(id=str(n), text=text, reference=reference[text])
-            for n, text in enumerate(texts, 1)
-        ),
-        fingerprint=checklist_fingerprint(criteria, scope, model, prompt.version),
+        items=items,
+        fingerprint=checklist_fingerprint(criteria, scope, model, prompt.version, items),
         written_by=model,
         prompt_version=prompt.version,
     )
