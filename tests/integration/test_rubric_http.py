@@ -156,6 +156,24 @@ def test_an_incomplete_reply_is_re_asked_with_what_was_missing(
     assert any("That reply was not valid: no verdict for item 2" in p for p in seen)
 
 
+def test_a_quote_found_in_no_text_shown_is_flagged(
+    loopback: LoopbackServer, tmp_path: Path
+) -> None:
+    def serve(request: Recorded) -> Reply:
+        if "<items>" in prompt_of(request):
+            reply = {"verdicts": [{"item": 1, "verdict": "MET", "quote": "Words nobody wrote."}]}
+            return ok_openai(json.dumps(reply))
+        return scripted_openai(request)
+
+    loopback.default = serve
+    rubric = Rubric(name="whole", criteria="Answers.", applies_to=("fact_single",))
+    report = run(loopback, tmp_path, rubric).report
+    result = next(s for s in report.samples if s.id == "ex-01").results["whole"]
+    assert result.score == 1.0  # the verdict stands; its evidence is flagged
+    assert result.details["quotes_not_found"] == 1
+    assert result.details["verdicts"][0]["quote_found"] is False
+
+
 def test_a_reply_malformed_twice_fails_the_sample_loudly(
     loopback: LoopbackServer, tmp_path: Path
 ) -> None:

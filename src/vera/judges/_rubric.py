@@ -25,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, Field, ValidationInfo, model_validator
 
 from vera.judges._base import JudgeWork
+from vera.judges._evidence import quote_occurs
 from vera.judges._prompts import Prompt
 from vera.providers._base import Message
 from vera.types._rubric import (
@@ -242,6 +243,7 @@ async def answer_checklist(
         VERDICTS_NAME,
         lambda data: _Verdicts.model_validate(data, context={"pairs": pairs}),
     )
+    shown = (request.answer, *(t for _, t in claims), *request.contexts, request.reference or "")
     return [
         ItemVerdict(
             item_id=items[v.item - 1].id,
@@ -249,6 +251,9 @@ async def answer_checklist(
             verdict=v.verdict,
             quote=v.quote.strip(),
             reason=v.reason.strip(),
+            quote_found=any(quote_occurs(v.quote, text) for text in shown)
+            if v.quote.strip()
+            else None,
         )
         for v in reply.verdicts
     ]

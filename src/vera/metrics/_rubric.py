@@ -141,18 +141,19 @@ def _answers_of(name: str, analysis: ClaimAnalysis) -> RubricAnswers | None:
     return None
 
 
-def _checklist_details(checklist: Checklist) -> dict[str, Any]:
+def _details(answers: RubricAnswers) -> dict[str, Any]:
+    """The checklist that was answered, every verdict with its evidence, and how many quotes
+    the judge gave that occur in none of the texts it was shown."""
+    checklist = answers.checklist
     return {
         "fingerprint": checklist.fingerprint,
         "written_by": checklist.written_by,
         "prompt_version": checklist.prompt_version,
         "scope": checklist.scope,
         "items": [item.model_dump() for item in checklist.items],
+        "verdicts": [v.model_dump(mode="json", exclude_none=True) for v in answers.verdicts],
+        "quotes_not_found": sum(1 for v in answers.verdicts if v.quote_found is False),
     }
-
-
-def _verdict_rows(verdicts: Sequence[ItemVerdict]) -> list[dict[str, Any]]:
-    return [v.model_dump(mode="json", exclude_none=True) for v in verdicts]
 
 
 def _share(verdicts: Sequence[ItemVerdict], weights: dict[str, float]) -> tuple[float, float]:
@@ -166,7 +167,7 @@ def _answer_result(rubric: Rubric, answers: RubricAnswers) -> MetricResult:
     checklist = answers.checklist
     weights = {item.id: item.weight for item in checklist.items}
     met, applicable = _share(answers.verdicts, weights)
-    details = {**_checklist_details(checklist), "verdicts": _verdict_rows(answers.verdicts)}
+    details = _details(answers)
     if applicable == 0:
         return not_applicable(rubric, "no item of the checklist applies to this answer")
     texts = {item.id: item.text for item in checklist.items}
@@ -181,7 +182,7 @@ def _answer_result(rubric: Rubric, answers: RubricAnswers) -> MetricResult:
 def _claim_result(rubric: Rubric, answers: RubricAnswers, analysis: ClaimAnalysis) -> MetricResult:
     checklist = answers.checklist
     weights = {item.id: item.weight for item in checklist.items}
-    details = {**_checklist_details(checklist), "verdicts": _verdict_rows(answers.verdicts)}
+    details = _details(answers)
     if not analysis.claims:
         return _scored(
             rubric, 1.0, "no claims to check", status=MetricStatus.NO_CLAIMS, details=details

@@ -110,6 +110,9 @@ class ItemVerdict(BaseModel):
     claim_id: str | None = None
     quote: str = ""
     reason: str = ""
+    quote_found: bool | None = None
+    """Whether the quote occurs in the texts the judge was shown (None: no quote); a quote
+    found nowhere is the judge's invention, flagged in the result."""
 
 
 class RubricAnswers(BaseModel):
