@@ -203,3 +203,41 @@ def test_the_offline_judge_makes_a_rubric_not_applicable_and_says_why() -> None:
     results = [s.results["whole"] for s in report.samples]
     assert {r.status for r in results} == {MetricStatus.NOT_APPLICABLE}
     assert "judge offline answers no rubric items: a rubric needs an LLM judge" in results[0].reason
+
+
+def test_goal_completion_judges_an_agent_answer_with_evidence_from_its_tool_results(
+    loopback: LoopbackServer, tmp_path: Path
+) -> None:
+    """agent-02's user asked to book the morning flight; the agent only searched (its one tool
+    result: "BA117 departs LHR 08:25, arrives JFK 11:20.") and reported the times: item 1 (did
+    what the user asked) is NOT_MET, as this test's judge says for that answer; items 2 and 3
+    MET: 2 of 3. The tool results reach the judge as the answer's contexts."""
+    asked: dict[str, str] = {}
+
+    def serve(request: Recorded) -> Reply:
+        prompt = prompt_of(request)
+        if "<items>" in prompt and "Book me the morning flight" in prompt:
+            asked["agent-02"] = prompt
+            verdicts = [
+                {"item": 1, "verdict": "NOT_MET", "quote": "BA117 leaves LHR at 08:25"},
+                {"item": 2, "verdict": "MET", "quote": "BA117 departs LHR 08:25"},
+                {"item": 3, "verdict": "MET", "quote": ""},
+            ]
+            return ok_openai(json.dumps({"verdicts": verdicts}))
+        return scripted_openai(request)
+
+    loopback.default = serve
+    result = vera.run_evaluation(
+        "agents",
+        ["goal_completion"],
+        "openai:gpt-4o-mini",
+        judge_base_url=loopback.openai_url,
+        cache_path=tmp_path / "cache.sqlite",
+        history=False,
+    )
+    by_trace = {s.id.split("/")[0]: s.results["goal_completion"] for s in result.report.samples}
+    assert by_trace["agent-02"].score == pytest.approx(2 / 3)
+    assert by_trace["agent-02"].passed is False
+    assert "[1] BA117 departs LHR 08:25, arrives JFK 11:20." in asked["agent-02"]
+    assert all(r.score == 1.0 for trace, r in by_trace.items() if trace != "agent-02")
+    assert by_trace["agent-01"].details["written_by"] == "user"  # fixed items: no call writes them

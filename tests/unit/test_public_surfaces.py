@@ -236,6 +236,7 @@ SURFACES: dict[str, list[str]] = {
         "attach_citations",
         "configurable_metrics",
         "create_metric",
+        "goal_completion",
         "load_rubrics",
         "metric_classes",
         "metric_key",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from vera.cli._app import _fail, app, out
-from vera.metrics import Rubric, metric_classes
+from vera.metrics import Rubric, goal_completion, metric_classes
 from vera.plan import load_settings
 from vera.render import (
     Cell,
@@ -53,7 +53,9 @@ def _rubric_rows() -> list[list[Cell]]:
     except VeraError as exc:
         _fail(exc)
     rows: list[list[Cell]] = []
-    for rubric in rubrics:
+    configured = {r.name for r in rubrics}
+    presets = [goal_completion()] if "goal_completion" not in configured else []
+    for rubric in (*presets, *rubrics):
         what = rubric.criteria.strip() or "; ".join(item.text for item in rubric.items)
         work = "claims, rubric" if rubric.scope == "claim" else "rubric"
         rows.append(

@@ -49,7 +49,7 @@ from vera.metrics._registry import (
     metric_key,
     register_metric,
 )
-from vera.metrics._rubric import Rubric, load_rubrics, write_items_file
+from vera.metrics._rubric import Rubric, goal_completion, load_rubrics, write_items_file
 from vera.metrics._trajectory import TrajectoryMatch, TrajectoryOptions
 
 __all__ = [
@@ -92,6 +92,7 @@ __all__ = [
     "attach_citations",
     "configurable_metrics",
     "create_metric",
+    "goal_completion",
     "load_rubrics",
     "metric_classes",
     "metric_key",

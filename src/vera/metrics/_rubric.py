@@ -41,7 +41,10 @@ from vera.types._rubric import (
 )
 
 __all__ = [
+    "GOAL_ITEMS",
+    "PRESETS",
     "Rubric",
+    "goal_completion",
     "load_rubrics",
     "rubric_metric",
     "rubrics_from_tables",
@@ -208,6 +211,37 @@ def _claim_result(rubric: Rubric, answers: RubricAnswers, analysis: ClaimAnalysi
             f"claim {claim} breaks item {', '.join(items)}" for claim, items in breaking.items()
         )
     return _scored(rubric, met / applicable, reason, claim_weights=per_claim, details=details)
+
+
+GOAL_ITEMS = (
+    RubricItem(
+        id="1",
+        text="Does the final answer do what the user asked: answer the question, or report "
+        "the requested action as done?",
+    ),
+    RubricItem(
+        id="2",
+        text="Is every outcome the answer reports (a value, a booking, a change) shown by a "
+        "tool result in the contexts?",
+    ),
+    RubricItem(
+        id="3",
+        text="Where a tool failed or returned nothing useful, does the answer say so instead "
+        "of claiming success?",
+    ),
+)
+
+
+def goal_completion(threshold: float = 1.0) -> Rubric:
+    """`goal_completion`: did the agent's final answer meet the user's goal, judged as a
+    rubric of three fixed items (`GOAL_ITEMS`) with evidence from the tool results, which an
+    agent trace gives its final answer as contexts (docs/agents.md). `-m goal_completion`."""
+    return Rubric(name="goal_completion", items=GOAL_ITEMS, threshold=threshold)
+
+
+PRESETS = {"goal_completion": goal_completion}
+"""Rubrics VERA defines, built when `-m` names them (never by `-m all`: they need an LLM
+judge)."""
 
 
 def rubric_metric(name: str, definition: Mapping[str, Any]) -> Rubric:

@@ -24,6 +24,7 @@ from vera.metrics._registry import (
     create_metric,
     metric_classes,
 )
+from vera.metrics._rubric import PRESETS
 from vera.plan._settings import Settings, load_settings
 from vera.providers._registry import PROVIDER_REGISTRY
 from vera.registry import check_plugin_tables, plugin_table
@@ -190,9 +191,12 @@ def _specs_with_rubrics(
     if taken:
         raise ConfigError(f"rubric {taken[0]!r} has the name of a metric: rename it")
     everything = any(name.strip().lower() == "all" for name in names)
+    presets = {n: PRESETS[n]() for n in names if n in PRESETS and n not in rubrics}
+    rubrics = {**rubrics, **presets}
     own = [name for name in names if name not in rubrics]
     specs = metric_specs(own, threshold, settings.plugins) if own else ()
-    chosen = rubrics.values() if everything else [rubrics[n] for n in names if n in rubrics]
+    configured = [r for r in rubrics.values() if r.name not in presets]
+    chosen = configured if everything else [rubrics[n] for n in names if n in rubrics]
     added = (MetricSpec(name=r.name, options={"rubric": r.model_dump(mode="json")}) for r in chosen)
     return (*specs, *added)
 

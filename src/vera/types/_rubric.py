@@ -67,7 +67,8 @@ class Checklist(BaseModel):
     items: tuple[RubricItem, ...]
     fingerprint: str
     written_by: str = "user"
-    """"user" for items a person wrote, else the "provider:model" that wrote them."""
+    """"user" for items given with the rubric (a person's, or VERA's own for
+    `goal_completion`), else the "provider:model" that wrote them."""
     prompt_version: str | None = None
 
     @classmethod
