@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from vera import ConfigError, Sample
-from vera.metrics import ClaimAnalysis, MetricStatus, Rubric, load_rubrics
+from vera.metrics import ClaimAnalysis, MetricStatus, Rubric, create_metric, load_rubrics
+from vera.plan import RunPlan, Settings, build_plan
 from vera.types import Checklist, Claim, ItemVerdict, RubricAnswers, RubricItem, RubricVerdict
 
 MET, NOT_MET, NA = RubricVerdict.MET, RubricVerdict.NOT_MET, RubricVerdict.NOT_APPLICABLE
@@ -130,3 +131,28 @@ def test_the_fingerprint_of_written_items_changes_with_any_edit() -> None:
     assert first.fingerprint == Checklist.of_items("r", ITEMS, "answer").fingerprint
     assert first.fingerprint != edited.fingerprint
     assert first.fingerprint != Checklist.of_items("r", ITEMS, "claim").fingerprint
+
+
+def test_a_plan_carries_each_rubric_whole_so_a_stored_plan_rebuilds_it() -> None:
+    """Rubrics of the settings join the default metrics; each spec holds the rubric's
+    definition as values, and `create_metric` rebuilds the same rubric from it."""
+    rubric = Rubric(name="plain", items=ITEMS, scope="claim", threshold=0.8)
+    plan = build_plan(settings=Settings(rubric=(rubric,)))
+    assert [spec.name for spec in plan.metrics] == ["faithfulness", "plain"]
+    stored = RunPlan.model_validate_json(plan.model_dump_json())
+    rebuilt = create_metric(stored.metrics[1].name, **stored.metrics[1].options)
+    assert rebuilt == rubric
+    assert [
+        s.name for s in build_plan(metrics=["faithfulness"], settings=plan.settings).metrics
+    ] == ["faithfulness"]
+
+
+def test_goal_completion_is_named_not_taken_by_all_and_a_rubric_may_not_take_a_metric_name() -> (
+    None
+):
+    named = build_plan(metrics=["goal_completion"], settings=Settings()).metrics
+    assert [spec.name for spec in named] == ["goal_completion"]
+    assert "goal_completion" not in {s.name for s in build_plan(metrics=["all"]).metrics}
+    clash = Settings(rubric=(Rubric(name="faithfulness", criteria="x"),))
+    with pytest.raises(ConfigError, match="rubric 'faithfulness' has the name of a metric"):
+        build_plan(settings=clash)
