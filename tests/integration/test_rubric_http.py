@@ -241,3 +241,23 @@ def test_goal_completion_judges_an_agent_answer_with_evidence_from_its_tool_resu
     assert "[1] BA117 departs LHR 08:25, arrives JFK 11:20." in asked["agent-02"]
     assert all(r.score == 1.0 for trace, r in by_trace.items() if trace != "agent-02")
     assert by_trace["agent-01"].details["written_by"] == "user"  # fixed items: no call writes them
+
+
+def test_a_checklist_the_judge_cannot_write_fails_each_sample_after_one_re_ask(
+    loopback: LoopbackServer, tmp_path: Path
+) -> None:
+    written: list[str] = []
+
+    def serve(request: Recorded) -> Reply:
+        if "<criteria>" in request.json["messages"][1]["content"]:
+            written.append(prompt_of(request))
+            return ok_openai('{"items": []}')
+        return scripted_openai(request)
+
+    loopback.default = serve
+    result = run(loopback, tmp_path, PLAIN_TERMS, max_errors="100%")
+    fact_single = {s.id for s in result.report.samples if s.category == "fact_single"}
+    errored = {s.id: s.error or "" for s in result.report.samples if s.error}
+    assert set(errored) == fact_single
+    assert all("the judge's reply was invalid twice" in e for e in errored.values())
+    assert len(written) == 2  # asked, re-asked once: not again for every sample

@@ -121,7 +121,7 @@ class RubricJudge(Protocol):
 
 class ChecklistMemo:
     """The checklists a judge wrote in this run, by rubric: each is written once, however many
-    samples ask for it at the same time (they wait for the one call)."""
+    samples ask for it at the same time (they wait for the one call), or fails once."""
 
     def __init__(self) -> None:
         self._written: dict[tuple[str, str, str], asyncio.Task[Checklist]] = {}
@@ -130,7 +130,9 @@ class ChecklistMemo:
         self, key: tuple[str, str, str], write: Callable[[], Awaitable[Checklist]]
     ) -> Checklist:
         task = self._written.get(key)
-        if task is None or (task.done() and task.exception() is not None):
+        if task is None:
+            # A checklist the judge failed to write (invalid twice, after the provider's own
+            # retries) fails every sample alike, rather than being asked again per sample.
             task = asyncio.ensure_future(write())
             self._written[key] = task
         return await asyncio.shield(task)
