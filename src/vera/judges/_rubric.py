@@ -7,7 +7,8 @@ judges are not: a rubric metric is then not applicable, and says why.
 
 - `write_checklist`: the criteria become yes/no items in one call, asked at temperature 0,
   so the reply is the same for the same criteria, model and prompt version, and the response
-  cache serves it to the next run without a call. Its fingerprint hashes exactly those.
+  cache serves it to the next run without a call. Its fingerprint hashes those and the
+  items written.
 - `answer_checklist`: all items of one rubric on one sample in one call; in scope "claim",
   every (claim, item) pair in that one call. A reply must answer every item (and pair) asked,
   once: anything else is invalid, re-asked once with what was wrong, then an error.
@@ -150,7 +151,7 @@ def checklist_fingerprint(
 
 
 class _WrittenItem(BaseModel):
-    text: str = Field(min_length=1)
+    text: str = Field(pattern=r"\S")
     reference: bool = False
 
 
