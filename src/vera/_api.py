@@ -26,10 +26,10 @@ from vera.datasets import SampleSource, open_dataset
 from vera.judges._base import Judge
 from vera.metrics._base import Metric
 from vera.metrics._registry import create_metric
+from vera.metrics._rubric import Rubric
 from vera.pipelines._core import Pipeline
 from vera.pipelines._user import as_pipeline
 from vera.plan._plan import (
-    DEFAULT_METRICS,
     DatasetRef,
     GeneratorSpec,
     MetricSpec,
@@ -196,7 +196,7 @@ def _metrics(
     given: list[Metric | str] = [metrics] if isinstance(metrics, str) else list(metrics or [])
     names = [m for m in given if isinstance(m, str)]
     if len(names) == len(given):
-        return names or DEFAULT_METRICS, None
+        return names, None  # none named: `build_plan` adds the defaults and the rubrics
     named = iter(metric_specs(names, threshold, plugins))
     objects: list[Metric] = []
     for metric in given:
@@ -210,7 +210,14 @@ def _metrics(
                 f"{type(metric).__name__} is not a metric: give a name such as "
                 "'faithfulness' or an object following vera.metrics.Metric"
             )
-    return tuple(MetricSpec(name=m.name) for m in objects), objects
+    # A rubric is data: its spec carries its definition, so a resumed run rebuilds it.
+    specs = tuple(
+        MetricSpec(name=m.name, options={"rubric": m.model_dump(mode="json")})
+        if isinstance(m, Rubric)
+        else MetricSpec(name=m.name)
+        for m in objects
+    )
+    return specs, objects
 
 
 def _overrides(judge: Judge | str | None, options: EvaluateOptions) -> dict[str, object]:

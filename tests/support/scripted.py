@@ -6,7 +6,9 @@ shares the most words with it (context 1's first in a tie; by its id where the p
 sentences, else by quoting it, so the quote is found); relevance is always RELEVANT; truths
 restate each context; a generator answers with
 the first sentence of passage [1] (plus `invented` when set), and a revision keeps only
-that first sentence.
+that first sentence. A rubric's criteria become one item per sentence; an item that names a
+word in single quotes ('must') is NOT_MET by an answer (or claim) holding that word, quoting
+its sentence, an item holding "(n/a)" is NOT_APPLICABLE, and every other item is MET.
 
 It reads each prompt's data between the tags the prompts fence it with (`<answer>`,
 `<contexts>`, `<claims>`, ...), as a model would.
@@ -101,8 +103,42 @@ def _answer(prompt: str) -> str:
     return " ".join(numbered) if numbered else answer
 
 
+def _rubric_items(criteria: str) -> list[dict[str, Any]]:
+    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", criteria) if s.strip()]
+    return [{"text": s, "reference": "expected answer" in s} for s in sentences]
+
+
+def _rubric_verdict(item: str, text: str) -> dict[str, Any]:
+    """The verdict on one item for `text` (the whole answer, or one claim)."""
+    if "(n/a)" in item:
+        return {"verdict": "NOT_APPLICABLE", "quote": "", "reason": "scripted"}
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s] or [text]
+    for word in re.findall(r"'(\w+)'", item):
+        hits = [s for s in sentences if word.lower() in s.lower()]
+        if hits:
+            return {"verdict": "NOT_MET", "quote": hits[0], "reason": f"says {word}"}
+    return {"verdict": "MET", "quote": sentences[0], "reason": "scripted"}
+
+
+def _rubric_verdicts(prompt: str) -> list[dict[str, Any]]:
+    items = re.findall(r"^(\d+)\. (.*)$", section(prompt, "items"), flags=re.M)
+    if "<claims>" not in prompt:
+        answer = section(prompt, "answer")
+        return [{"item": int(n), **_rubric_verdict(item, answer)} for n, item in items]
+    claims = re.findall(r"^(\d+)\. (.*)$", section(prompt, "claims"), flags=re.M)
+    return [
+        {"claim": int(c), "item": int(n), **_rubric_verdict(item, claim)}
+        for c, claim in claims
+        for n, item in items
+    ]
+
+
 def scripted_reply(prompt: str) -> dict[str, Any]:
     """The JSON reply to one of the judge's prompts."""
+    if "<criteria>" in prompt:
+        return {"items": _rubric_items(section(prompt, "criteria"))}
+    if "<items>" in prompt:
+        return {"verdicts": _rubric_verdicts(prompt)}
     if "<texts>" in prompt:
         texts = re.findall(r"^\[(\d+)\] ", section(prompt, "texts"), flags=re.M)
         return {"ratings": [{"text": int(n), "relevance": "RELEVANT"} for n in texts]}

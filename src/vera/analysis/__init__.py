@@ -8,12 +8,14 @@ from vera.analysis._analysis import (
     work_pieces,
     work_plan,
 )
+from vera.analysis._rubrics import rubric_checklist
 
 __all__ = [
     "WorkItem",
     "analyse_claims",
     "analyse_sample",
     "planned_work",
+    "rubric_checklist",
     "work_pieces",
     "work_plan",
 ]

@@ -14,13 +14,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from vera.analysis._rubrics import answer_rubrics, asked_rubrics, rubric_work
 from vera.judges._base import Judge, JudgeWork, judge_matrix, match_verdicts, relevance_rater
 from vera.judges._turns import TurnAnalyser, turn_group
 from vera.metrics._base import CitationCheck, ClaimAnalysis, Need
+from vera.metrics._rubric import Rubric
 from vera.text._citations import attach_citations, parse_citations, resolve_citation
 from vera.types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Sample, Verdict
 from vera.types._entailment import EntailmentMatrix
 from vera.types._errors import JudgeResponseError
+from vera.types._rubric import RubricAnswers
 
 __all__ = [
     "WorkItem",
@@ -52,6 +55,8 @@ class WorkPieces(BaseModel):
     citations: bool = False
     chunk_entailment: bool = False
     """Every claim of the response and of the reference against each context alone."""
+    rubrics: bool = False
+    """Each rubric metric's checklist answered (`vera.analysis._rubrics`)."""
 
 
 class WorkItem(BaseModel):
@@ -63,7 +68,9 @@ class WorkItem(BaseModel):
     - "verify": the claims of `of[0]` against `against` (the other answer, or the contexts);
     - "verify_matrix": the claims of the response and of the reference against each context;
     - "rate_relevance": each context and the response rated for the query;
-    - "check_citations": each cited context checked for the claims citing it.
+    - "check_citations": each cited context checked for the claims citing it;
+    - "answer_rubrics": each rubric's checklist answered (after the claims, which a rubric of
+      scope "claim" reads).
 
     `stage` orders the items: an item reads only what items of earlier stages found, and the
     items of one stage run concurrently.
@@ -72,15 +79,23 @@ class WorkItem(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     kind: Literal[
-        "analyse", "extract", "verify", "verify_matrix", "rate_relevance", "check_citations"
+        "analyse",
+        "extract",
+        "verify",
+        "verify_matrix",
+        "rate_relevance",
+        "check_citations",
+        "answer_rubrics",
     ]
     stage: int = 0
     of: tuple[Answer, ...] = ()
     against: Literal["response", "reference", "contexts"] | None = None
 
 
-def work_pieces(sample: Sample, needs: frozenset[Need]) -> WorkPieces:
-    """The judge work the metrics' `needs` ask of `sample`."""
+def work_pieces(
+    sample: Sample, needs: frozenset[Need], rubrics: Sequence[Rubric] = ()
+) -> WorkPieces:
+    """The judge work the metrics' `needs` ask of `sample`; `rubrics`, the rubric metrics."""
     has_reference = bool((sample.reference or "").strip())
     wants_reference = has_reference and bool(
         needs & {Need.REFERENCE_IN_RESPONSE, Need.REFERENCE_IN_CONTEXTS, Need.CHUNK_ENTAILMENT}
@@ -88,8 +103,10 @@ def work_pieces(sample: Sample, needs: frozenset[Need]) -> WorkPieces:
     # The matrix's metrics also read the two answers checked against each other: the same
     # verdicts answer_correctness reads, done once when both are asked for.
     cross = bool(needs & {Need.REFERENCE_IN_RESPONSE, Need.CHUNK_ENTAILMENT})
+    asked = asked_rubrics(sample, rubrics) if Need.RUBRIC in needs else ()
+    by_claim = any(r.scope == "claim" for r in asked)
     return WorkPieces(
-        analyse_response=Need.CLAIMS in needs,
+        analyse_response=Need.CLAIMS in needs or by_claim,
         extract_response=Need.CLAIMS not in needs and has_reference and cross,
         extract_reference=wants_reference,
         reference_in_response=wants_reference and cross,
@@ -97,13 +114,17 @@ def work_pieces(sample: Sample, needs: frozenset[Need]) -> WorkPieces:
         relevance=Need.RELEVANCE in needs and bool(sample.query.strip()),
         citations=Need.CITATIONS in needs,
         chunk_entailment=wants_reference and Need.CHUNK_ENTAILMENT in needs,
+        rubrics=bool(asked),
     )
 
 
-def work_plan(sample: Sample, needs: frozenset[Need]) -> tuple[WorkItem, ...]:
-    """The judge work the metrics' `needs` ask of `sample`, in the order the run does it:
-    the list both the run (`execute_plan`) and the dry run (`planned_work`) read."""
-    pieces = work_pieces(sample, needs)
+def work_plan(
+    sample: Sample, needs: frozenset[Need], rubrics: Sequence[Rubric] = ()
+) -> tuple[WorkItem, ...]:
+    """The judge work the metrics' `needs` (and rubric metrics) ask of `sample`, in the order
+    the run does it: the list both the run (`execute_plan`) and the dry run
+    (`planned_work`) read."""
+    pieces = work_pieces(sample, needs, rubrics)
     wanted: list[tuple[bool, WorkItem]] = [
         (pieces.analyse_response, WorkItem(kind="analyse", of=("response",), against="contexts")),
         (pieces.extract_response, WorkItem(kind="extract", of=("response",))),
@@ -128,6 +149,7 @@ def work_plan(sample: Sample, needs: frozenset[Need]) -> tuple[WorkItem, ...]:
             ),
         ),
         (pieces.citations, WorkItem(kind="check_citations", stage=2, of=("response",))),
+        (pieces.rubrics, WorkItem(kind="answer_rubrics", stage=1, of=("response",))),
     ]
     return tuple(item for want, item in wanted if want)
 
@@ -152,9 +174,12 @@ async def analyse_claims(
     return tuple(claims), tuple(match_verdicts(claims, verdicts))
 
 
-async def analyse_sample(sample: Sample, judge: Judge, needs: frozenset[Need]) -> ClaimAnalysis:
-    """Do the judge work `needs` asks of `sample`, each piece once: its work plan, executed."""
-    return await execute_plan(sample, judge, work_plan(sample, needs))
+async def analyse_sample(
+    sample: Sample, judge: Judge, needs: frozenset[Need], rubrics: Sequence[Rubric] = ()
+) -> ClaimAnalysis:
+    """Do the judge work `needs` (and the rubric metrics `rubrics`) ask of `sample`, each
+    piece once: its work plan, executed."""
+    return await execute_plan(sample, judge, work_plan(sample, needs, rubrics), rubrics)
 
 
 class _Found:
@@ -170,22 +195,30 @@ class _Found:
         )
         self.matrix: tuple[Rows, Rows] | None = None
         self.citations: tuple[CitationCheck, ...] | None = None
+        self.rubrics: tuple[RubricAnswers, ...] | None = None
 
 
-async def execute_plan(sample: Sample, judge: Judge, plan: Sequence[WorkItem]) -> ClaimAnalysis:
+async def execute_plan(
+    sample: Sample, judge: Judge, plan: Sequence[WorkItem], rubrics: Sequence[Rubric] = ()
+) -> ClaimAnalysis:
     """Do the items of `plan` for `sample` with `judge`, stage by stage, each stage's items
     concurrently, and gather what they found."""
     found = _Found()
     for stage in sorted({item.stage for item in plan}):
         items = [item for item in plan if item.stage == stage]
-        await asyncio.gather(*(_execute(item, sample, judge, found) for item in items))
+        await asyncio.gather(*(_execute(item, sample, judge, found, rubrics) for item in items))
     return _analysis(sample, judge, plan, found)
 
 
-async def _execute(item: WorkItem, sample: Sample, judge: Judge, found: _Found) -> None:
+async def _execute(
+    item: WorkItem, sample: Sample, judge: Judge, found: _Found, rubrics: Sequence[Rubric]
+) -> None:
     response = sample.response or ""
     query = sample.query or None
-    if item.kind == "analyse":
+    if item.kind == "answer_rubrics":
+        claims = found.claims.get("response", ())
+        found.rubrics = await answer_rubrics(sample, judge, rubrics, claims)
+    elif item.kind == "analyse":
         found.claims["response"], found.verdicts = await analyse_claims(sample, judge)
     elif item.kind == "extract":
         text = response if item.of[0] == "response" else (sample.reference or "").strip()
@@ -246,17 +279,21 @@ def _analysis(
         answer_relevance=answer_relevance,
         citations=found.citations,
         chunk_entailment=matrix,
+        rubrics=found.rubrics,
         judge=judge.spec,
     )
 
 
 def planned_work(
-    sample: Sample, needs: frozenset[Need], claims_of: Callable[[str], list[Claim]]
+    sample: Sample,
+    needs: frozenset[Need],
+    claims_of: Callable[[str], list[Claim]],
+    rubrics: Sequence[Rubric] = (),
 ) -> list[JudgeWork]:
     """The judge work of `sample`'s work plan as a judge prices it, for a dry run: the same
     items the run executes, with `claims_of` (the offline splitter) standing in for the claims
     a judge finds. Citation checks are counted for every cited context, an upper bound."""
-    plan = work_plan(sample, needs)
+    plan = work_plan(sample, needs, rubrics)
     response = sample.response or ""
     claims: dict[Answer, tuple[Claim, ...]] = {}
     for item in plan:
@@ -265,7 +302,10 @@ def planned_work(
             claims[item.of[0]] = tuple(claims_of(text)) if text.strip() else ()
     work: list[JudgeWork] = []
     for item in plan:
-        work.extend(_priced(item, sample, claims))
+        if item.kind == "answer_rubrics":
+            work.extend(rubric_work(sample, rubrics, claims.get("response", ())))
+        else:
+            work.extend(_priced(item, sample, claims))
     return work
 
 

@@ -20,6 +20,7 @@ from vera.cli import (  # noqa: F401
     _metrics,
     _monitor,
     _report,
+    _rubric,
     _runs,
     _view,
 )

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from vera.cli._app import app, out
-from vera.metrics import metric_classes
+from vera.cli._app import _fail, app, out
+from vera.metrics import Rubric, goal_completion, metric_classes
+from vera.plan import load_settings
 from vera.render import (
     Cell,
     Column,
     print_table,
 )
+from vera.types import VeraError
 
 if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
     pass
@@ -32,6 +34,31 @@ def metrics_command() -> None:
         needs = ", ".join(sorted(need.value for need in cls.needs)) or "none"
         better = "higher" if cls.higher_is_better else "lower"
         rows.append([name, cls.description, better, needs])
+    rows.extend(_rubric_rows())
     # A grid where it fits whole, else each metric stacked: a name is never cut.
     print_table(out, "VERA metrics", _METRICS_COLUMNS, rows)
     out.print("Metrics that share judge work share its calls: see docs/metrics.md.")
+    out.print(
+        "Rubrics: criteria of your own in plain words, as [[rubric]] tables in vera.toml "
+        "(vera rubric items NAME shows their checklist); see docs/metrics.md.",
+        markup=False,
+        highlight=False,
+    )
+
+
+def _rubric_rows() -> list[list[Cell]]:
+    """A row for each rubric of vera.toml: its criteria (or items) and its scope's work."""
+    try:
+        rubrics = load_settings().rubrics()
+    except VeraError as exc:
+        _fail(exc)
+    rows: list[list[Cell]] = []
+    configured = {r.name for r in rubrics}
+    presets = [goal_completion()] if "goal_completion" not in configured else []
+    for rubric in (*presets, *rubrics):
+        what = rubric.criteria.strip() or "; ".join(item.text for item in rubric.items)
+        work = "claims, rubric" if rubric.scope == "claim" else "rubric"
+        rows.append(
+            [rubric.name, f"rubric ({rubric.scope}): {what}; {Rubric.description}", "higher", work]
+        )
+    return rows

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from vera.types import Claim, ClaimVerdict, Need, PartialRule, RelevanceVerdict
 from vera.types._errors import ConfigError, JudgeResponseError
+from vera.types._rubric import RubricRequest
 
 __all__ = [
     "NO_CALLS",
@@ -92,12 +93,14 @@ class JudgeWork(BaseModel):
     - "extract": claims of `text` only;
     - "verify": `claims` (their texts) against `contexts`;
     - "verify_matrix": `claims` against each of `contexts` alone (`Judge.verify_matrix`);
-    - "rate_relevance": how relevant each of `texts` is to `query`.
+    - "rate_relevance": how relevant each of `texts` is to `query`;
+    - "rubric": `rubric`'s checklist answered, written first from `criteria` where it has
+      no items (`vera.judges._rubric`).
     """
 
     model_config = ConfigDict(frozen=True)
 
-    kind: Literal["analyse", "extract", "verify", "verify_matrix", "rate_relevance"]
+    kind: Literal["analyse", "extract", "verify", "verify_matrix", "rate_relevance", "rubric"]
     text: str = ""
     query: str = ""
     contexts: tuple[str, ...] = ()
@@ -107,6 +110,8 @@ class JudgeWork(BaseModel):
     """For "analyse" on a conversation turn: the group of turns verified together
     (`vera.judges._turns`), and `group_size` how many turns it has."""
     group_size: int = 0
+    rubric: RubricRequest | None = None
+    criteria: str = ""
 
 
 class CallEstimate(BaseModel):

@@ -23,6 +23,7 @@ from vera.judges._replies import (
     COMPACT_VERIFICATION_SCHEMA,
     EXTRACTION_SCHEMA,
 )
+from vera.judges._rubric import perform_rubric, recorded_reply
 from vera.judges._turns import GROUP_KEY, GROUP_SIZE_KEY, turn_group
 from vera.judges.offline._claims import extract_claims as split_claims
 from vera.providers._base import ChatRequest, ChatResponse, Usage
@@ -95,6 +96,9 @@ class RecordingChatModel:
         """The reply's JSON and the tokens a model would write for it."""
         asked = request.messages[-1].content
         name = request.schema_name
+        rubric = recorded_reply(name, asked)
+        if rubric is not None:
+            return rubric
         if name == "claims":
             return self._claims(request)
         if name == "turns":
@@ -196,6 +200,8 @@ async def _perform(judge: LLMJudge, work: JudgeWork) -> None:
             await judge.verify_claims(claims, work.contexts)
     elif work.kind == "verify_matrix":
         await judge.verify_matrix(claims, work.contexts)
+    elif work.kind == "rubric":
+        await perform_rubric(judge, work)
     elif work.texts:
         await judge.rate_relevance(work.query, work.texts)
 

@@ -83,6 +83,12 @@ from vera.judges._replies import (
     claim_texts,
     cleaned_claim,
 )
+from vera.judges._rubric import (
+    RUBRIC_PROMPTS,
+    ChecklistMemo,
+    answer_checklist,
+    write_checklist,
+)
 from vera.judges._sentence_ids import AnswerSentences, SentenceIds
 from vera.judges._turn_answers import (
     TURNS_SCHEMA,
@@ -115,6 +121,7 @@ from vera.providers._managed import ManagedChatModel
 from vera.text._segment import split_units
 from vera.types import Claim, ClaimVerdict, RelevanceVerdict, Verdict
 from vera.types._errors import JudgeResponseError
+from vera.types._rubric import Checklist, ItemVerdict, RubricRequest, RubricScope
 
 __all__ = ["MODES", "LLMJudge", "Mode"]
 
@@ -190,7 +197,7 @@ class LLMJudge(BaseJudge):
         self.samples = samples
         self.prompts = {
             name: load_prompt(name, prompts_dir)
-            for name in (*_PROMPTS[mode], _MATRIX, _QUOTED, _TURNS)
+            for name in (*_PROMPTS[mode], _MATRIX, _QUOTED, _TURNS, *RUBRIC_PROMPTS)
         }
         self._matrix_asked = False
         self._quoted_asked = False
@@ -204,6 +211,7 @@ class LLMJudge(BaseJudge):
         self._truths: OrderedDict[str, list[str]] = OrderedDict()
         self._truths_pending: dict[str, asyncio.Task[list[str]]] = {}
         self._truths_cache_size = truths_cache_size
+        self._checklists = ChecklistMemo()
 
     @property
     def spec(self) -> str:
@@ -214,6 +222,7 @@ class LLMJudge(BaseJudge):
         """The version of each prompt, recorded with every result; the matrix prompt's only
         once a matrix was asked for, as a run without the diagnostic metrics never uses it."""
         asked = {
+            **dict.fromkeys(RUBRIC_PROMPTS, False),
             _MATRIX: self._matrix_asked,
             _QUOTED: self._quoted_asked,
             _TURNS: self._turns_asked,
@@ -255,6 +264,7 @@ class LLMJudge(BaseJudge):
         twin._answers = TurnBatcher(twin._answer_turns)
         twin._truths = OrderedDict()
         twin._truths_pending = {}
+        twin._checklists = ChecklistMemo()
         return twin
 
     async def analyse(
@@ -546,6 +556,21 @@ class LLMJudge(BaseJudge):
         if absent:
             raise JudgeResponseError(f"the judge gave no relevance rating for texts {absent}")
         return [found[n] for n in range(1, len(texts) + 1)]
+
+    async def write_checklist(self, name: str, criteria: str, scope: RubricScope) -> Checklist:
+        """A rubric's criteria as yes/no items (`vera.judges._rubric`), asked at temperature 0
+        whatever this judge's, so the same criteria, model and prompt give the same items."""
+        fixed = copy.copy(self)
+        fixed.temperature = 0.0
+        prompt = self.prompts["rubric_items"]
+        return await self._checklists.get(
+            (name, criteria, scope),
+            lambda: write_checklist(fixed._ask, prompt, self.spec, name, criteria, scope),
+        )
+
+    async def answer_checklist(self, request: RubricRequest) -> list[ItemVerdict]:
+        """One call's verdicts with evidence on a rubric's items (`vera.judges._rubric`)."""
+        return await answer_checklist(self._ask, self.prompts, request)
 
     async def _single_call(
         self, response: str, contexts: Sequence[str], query: str

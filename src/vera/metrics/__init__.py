@@ -49,6 +49,7 @@ from vera.metrics._registry import (
     metric_key,
     register_metric,
 )
+from vera.metrics._rubric import Rubric, goal_completion, load_rubrics, write_items_file
 from vera.metrics._trajectory import TrajectoryMatch, TrajectoryOptions
 
 __all__ = [
@@ -81,6 +82,7 @@ __all__ = [
     "NoiseSensitivityIrrelevant",
     "NoiseSensitivityRelevant",
     "ReferenceHallucination",
+    "Rubric",
     "SelfKnowledge",
     "ToolArgumentCorrectness",
     "ToolCallAccuracy",
@@ -90,6 +92,8 @@ __all__ = [
     "attach_citations",
     "configurable_metrics",
     "create_metric",
+    "goal_completion",
+    "load_rubrics",
     "metric_classes",
     "metric_key",
     "not_applicable",
@@ -98,4 +102,5 @@ __all__ = [
     "resolve_citation",
     "scored",
     "strip_citations",
+    "write_items_file",
 ]

@@ -55,10 +55,14 @@ class Metric(Protocol):
     passes when its score is at most `threshold`.
     """
 
-    name: ClassVar[str]
     description: ClassVar[str]
     needs: ClassVar[frozenset[Need]]
     higher_is_better: ClassVar[bool]
+
+    # A property, not a class variable: a built-in metric names its class, a rubric
+    # (`vera.metrics.Rubric`) names each instance.
+    @property
+    def name(self) -> str: ...
 
     @property
     def threshold(self) -> float: ...

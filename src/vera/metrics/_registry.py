@@ -33,6 +33,7 @@ from vera.metrics._faithfulness import Faithfulness
 from vera.metrics._faithfulness_probability import FaithfulnessProbability
 from vera.metrics._grounding import GroundingF1, GroundingPrecision, GroundingRecall
 from vera.metrics._hallucination import HallucinationRate
+from vera.metrics._rubric import rubric_metric
 from vera.metrics._trajectory import TrajectoryMatch
 from vera.registry import Registry, plugin_options
 from vera.types._errors import ConfigError
@@ -133,7 +134,10 @@ def create_metric(name: str, **options: Any) -> Metric:
     metric, the option and why. A metric class that declares `options_model` (a pydantic
     model) gets `options=` that model, validated from the mapping given as `options` (its
     `[plugins.NAME]` table, which `vera.plan.metric_specs` puts there) or from its defaults.
+    A rubric's spec carries its definition as the option `rubric` (`vera.metrics.Rubric`).
     """
+    if isinstance(options.get("rubric"), Mapping):
+        return rubric_metric(name, options["rubric"])
     cls = METRIC_REGISTRY.get(name)
     given = options.get("options")
     if given is None or isinstance(given, Mapping):

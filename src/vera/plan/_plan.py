@@ -24,6 +24,7 @@ from vera.metrics._registry import (
     create_metric,
     metric_classes,
 )
+from vera.metrics._rubric import PRESETS
 from vera.plan._settings import Settings, load_settings
 from vera.providers._registry import PROVIDER_REGISTRY
 from vera.registry import check_plugin_tables, plugin_table
@@ -181,6 +182,25 @@ def metric_specs(
     return tuple(specs)
 
 
+def _specs_with_rubrics(
+    names: Sequence[str], threshold: float | None, settings: Settings, rubrics: Mapping[str, Any]
+) -> tuple[MetricSpec, ...]:
+    """`metric_specs` for `names`, where a configured rubric's name (or "all") gives the
+    rubric's spec: its whole definition as values, so a stored plan rebuilds it."""
+    taken = [name for name in rubrics if name in METRIC_REGISTRY]
+    if taken:
+        raise ConfigError(f"rubric {taken[0]!r} has the name of a metric: rename it")
+    everything = any(name.strip().lower() == "all" for name in names)
+    presets = {n: PRESETS[n]() for n in names if n in PRESETS and n not in rubrics}
+    rubrics = {**rubrics, **presets}
+    own = [name for name in names if name not in rubrics]
+    specs = metric_specs(own, threshold, settings.plugins) if own else ()
+    configured = [r for r in rubrics.values() if r.name not in presets]
+    chosen = configured if everything else [rubrics[n] for n in names if n in rubrics]
+    added = (MetricSpec(name=r.name, options={"rubric": r.model_dump(mode="json")}) for r in chosen)
+    return (*specs, *added)
+
+
 def build_plan(
     *,
     dataset: DatasetRef | None = None,
@@ -204,10 +224,11 @@ def build_plan(
         check_plugin_tables(
             resolved.plugins, origin="settings.plugins", built_in=configurable_metrics()
         )
-    wanted = metrics or DEFAULT_METRICS
+    rubrics = {r.name: r for r in resolved.rubrics()}
+    wanted = metrics or (*DEFAULT_METRICS, *rubrics)
     specs = tuple(m for m in wanted if isinstance(m, MetricSpec))
     if len(specs) != len(wanted):
-        specs = metric_specs((str(m) for m in wanted), threshold, resolved.plugins)
+        specs = _specs_with_rubrics([str(m) for m in wanted], threshold, resolved, rubrics)
     try:
         return RunPlan(
             dataset=dataset or DatasetRef(),
@@ -279,7 +300,9 @@ def code_references(plan: RunPlan) -> dict[str, str]:
     ):
         found["cascade_judge"] = cascade
     builtin_metrics = set(METRIC_REGISTRY.builtin_names())
-    if any(METRIC_REGISTRY.key(m.name) not in builtin_metrics for m in plan.metrics):
+    # A rubric's spec is data (its criteria and items), never code.
+    named = [m for m in plan.metrics if "rubric" not in m.options]
+    if any(METRIC_REGISTRY.key(m.name) not in builtin_metrics for m in named):
         found["metrics"] = ", ".join(m.name for m in plan.metrics)
     generator = plan.generator.spec
     url = plan.generator.base_url or settings.judge_base_url

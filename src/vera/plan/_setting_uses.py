@@ -94,6 +94,16 @@ SETTING_USES: dict[str, SettingUse] = {
         "common gates)",
         keyword=False,
     ),
+    "rubric": SettingUse(
+        no_flag="[[rubric]] tables of criteria and items, which no flag can hold (Python "
+        "passes vera.metrics.Rubric objects as metrics; docs/metrics.md, 'Rubrics')",
+        keyword=False,
+    ),
+    "rubrics_file": SettingUse(
+        no_flag="the file of [[rubric]] tables `vera rubric items --write` writes, named "
+        "beside the rubrics in vera.toml (Python: vera.metrics.load_rubrics)",
+        keyword=False,
+    ),
     "plugins": SettingUse(
         no_flag="each plugin's own table of options, [plugins.NAME] in vera.toml (docs/plugins.md)",
         keyword=False,

@@ -23,6 +23,7 @@ from vera._sample_limits import SampleLimitOptions
 from vera.datasets._fields import check_field_map
 from vera.judges._options import JudgeOptions
 from vera.metrics._registry import configurable_metrics
+from vera.metrics._rubric import Rubric, load_rubrics
 from vera.registry import PluginTables, check_plugin_tables
 from vera.results._gates import GateConfig
 from vera.types._errors import ConfigError
@@ -86,6 +87,12 @@ class Settings(JudgeOptions, SampleLimitOptions, PluginTables):
     claim fails it."""
     """In conversations, whether what the user said is evidence for an assistant turn (False:
     a claim resting only on the user's word has no evidence; see docs/conversations.md)."""
+    rubric: tuple[Rubric, ...] = ()
+    """The `[[rubric]]` tables: rubric metrics in plain words (`vera.metrics.Rubric`), scored
+    in every run unless `--metric` names others; see docs/metrics.md."""
+    rubrics_file: Path | None = None
+    """A TOML file of more `[[rubric]]` tables (one `vera rubric items --write` wrote, and
+    you edited)."""
     fields: dict[str, str] = Field(default_factory=dict)
     """The `[fields]` table: VERA field -> the dataset's column that holds it, as RAGAS's
     `column_map` (`contexts = "docs"`; `--field contexts=docs`). Later layers add to it."""
@@ -96,6 +103,16 @@ class Settings(JudgeOptions, SampleLimitOptions, PluginTables):
         if not isinstance(value, dict):
             raise ValueError('expected a table of FIELD = "COLUMN"')
         return check_field_map(value)
+
+    def rubrics(self) -> tuple[Rubric, ...]:
+        """The rubric metrics configured: the `[[rubric]]` tables, then `rubrics_file`'s;
+        `ConfigError` for a name given twice."""
+        found = self.rubric + (load_rubrics(self.rubrics_file) if self.rubrics_file else ())
+        names = [r.name for r in found]
+        doubled = sorted({n for n in names if names.count(n) > 1})
+        if doubled:
+            raise ConfigError(f"two rubrics are named {', '.join(doubled)}: rename one")
+        return found
 
     def error_budget(self, samples: int) -> int:
         """How many of `samples` may error or be skipped under `max_errors`."""

@@ -24,6 +24,7 @@ from vera.datasets import consistency_checks
 from vera.judges._base import CallEstimate, JudgeWork, planned_calls
 from vera.judges.offline._claims import extract_claims as split_claims
 from vera.metrics._base import Need
+from vera.metrics._rubric import rubrics_of
 from vera.pipelines._core import DryRunnable, Pipeline, RagState
 from vera.plan._plan import RunPlan
 from vera.providers._base import Usage
@@ -134,7 +135,7 @@ def _estimate_pass(
         elif sample.response is None:
             continue
         count += 1
-        work += planned_work(scored, needs, split_claims)
+        work += planned_work(scored, needs, split_claims, rubrics_of(parts.metrics))
     judge = planned_calls(parts.judge, work)
     figures = PassEstimate(
         name=pipeline.name if pipeline is not None else "dataset responses",

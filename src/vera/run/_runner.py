@@ -20,6 +20,7 @@ from vera.analysis._analysis import analyse_sample
 from vera.datasets._source import PassLog
 from vera.judges._base import Judge, partial_rule
 from vera.metrics._base import ClaimAnalysis, Metric, Need
+from vera.metrics._rubric import rubrics_of
 from vera.pipelines._core import Pipeline, RagState, StepRecord
 from vera.plan._settings import DEFAULT_CONCURRENCY
 from vera.results._answers import answer_verdict
@@ -116,7 +117,7 @@ async def _evaluate(
         check_sizes(sample, limits)
         needs = frozenset().union(*(m.needs for m in metrics))
         async with sample_deadline(limits.sample_timeout):
-            analysis = await analyse_sample(sample, judge, needs)
+            analysis = await analyse_sample(sample, judge, needs, rubrics_of(metrics))
         results = {m.name: m.score(sample, analysis) for m in metrics}
     except RunStopError:
         raise

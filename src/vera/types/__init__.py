@@ -65,6 +65,14 @@ from vera.types._results import (
     MetricStatus,
     Need,
 )
+from vera.types._rubric import (
+    Checklist,
+    ItemVerdict,
+    RubricAnswers,
+    RubricItem,
+    RubricRequest,
+    RubricVerdict,
+)
 from vera.types._samples import Citation, Context, Sample
 from vera.types._secrets import is_redacted, mask_secret, redact
 from vera.types._turns import (
@@ -82,6 +90,7 @@ __all__ = [
     "AnswerVerdicts",
     "BaselineComparison",
     "Calibration",
+    "Checklist",
     "Citation",
     "CitationCheck",
     "Claim",
@@ -104,6 +113,7 @@ __all__ = [
     "GroupStats",
     "InconsistentClaim",
     "InvalidRow",
+    "ItemVerdict",
     "JudgeDetails",
     "JudgeError",
     "JudgeResponseError",
@@ -121,6 +131,10 @@ __all__ = [
     "RelevanceVerdict",
     "Report",
     "Role",
+    "RubricAnswers",
+    "RubricItem",
+    "RubricRequest",
+    "RubricVerdict",
     "RunFingerprint",
     "RunStop",
     "RunStopError",

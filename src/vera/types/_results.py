@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from vera.types._claims import Claim, ClaimVerdict, RelevanceVerdict
 from vera.types._entailment import EntailmentMatrix
+from vera.types._rubric import RubricAnswers
 
 __all__ = [
     "CitationCheck",
@@ -46,6 +47,8 @@ class Need(StrEnum):
     CHUNK_ENTAILMENT = "chunk_entailment"
     """The response's and the reference's claims each verified against every chunk alone, plus
     the REFERENCE_IN_RESPONSE work: RAGChecker's claim-by-chunk matrix (needs a reference)."""
+    RUBRIC = "rubric"
+    """Each rubric metric's checklist answered item by item (`vera.metrics.Rubric`)."""
 
 
 class CitationCheck(BaseModel):
@@ -88,6 +91,9 @@ class ClaimAnalysis(BaseModel):
     """One per (claim, cited label) pair, in claim order."""
     chunk_entailment: EntailmentMatrix | None = None
     """The claim-by-chunk entailment matrix (`Need.CHUNK_ENTAILMENT`)."""
+    rubrics: tuple[RubricAnswers, ...] | None = None
+    """Each rubric's verdicts, by checklist (`Need.RUBRIC`); None where the judge answers no
+    rubric (the offline judge)."""
     judge: str | None = None
     """The spec of the judge that did the work, so a metric can say which judge lacks what it
     reads (None where the analysis was built by hand)."""
