@@ -108,8 +108,9 @@ def test_a_long_text_is_analysed_in_pieces_with_the_same_words(
 
 def test_the_quick_checks_before_the_slow_patterns_never_skip_a_match() -> None:
     """`is_about_sources` and `prose_days` look for cue words before their regular
-    expressions, and `names_days` before a prose context's days are read: on every sentence of the bundled datasets and every abstention the claim
-    tests use, a text the expression matches holds a cue."""
+    expressions, and `names_days` before a prose context's days are read: on every sentence
+    of the bundled datasets and every abstention the claim tests use, a text the expression
+    matches holds a cue."""
     from vera.judges.offline import _record
     from vera.text import _abstention
 
