@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+import vera
 from vera import ConfigError, Sample
 from vera.metrics import ClaimAnalysis, MetricStatus, Rubric, create_metric, load_rubrics
 from vera.plan import RunPlan, Settings, build_plan
@@ -156,3 +157,17 @@ def test_goal_completion_is_named_not_taken_by_all_and_a_rubric_may_not_take_a_m
     clash = Settings(rubric=(Rubric(name="faithfulness", criteria="x"),))
     with pytest.raises(ConfigError, match="rubric 'faithfulness' has the name of a metric"):
         build_plan(settings=clash)
+
+
+def test_a_run_where_no_metric_applies_to_any_sample_is_incomplete_not_a_pass() -> None:
+    """Rubrics alone with the offline judge measure nothing: exit 3 with the reason, never 0;
+    beside a metric that scores, the rubric's not-applicable samples are only reported."""
+    rubric = Rubric(name="polite", criteria="The answer is polite.")
+    data = vera.load_dataset("example")
+    alone = vera.run_evaluation(data, [rubric], history=False)
+    assert alone.exit_code == 3
+    assert alone.incomplete is not None and "no metric applied" in alone.incomplete
+    assert "rubric needs an LLM judge" in alone.incomplete
+    assert alone.remedy is not None and "vera metrics" in alone.remedy
+    beside = vera.run_evaluation(data, [rubric, "faithfulness"], history=False)
+    assert beside.incomplete is None and beside.exit_code == 1  # example's planted answers

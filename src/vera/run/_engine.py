@@ -186,6 +186,7 @@ class RunResult:
         system's pass first, then each baseline's (a comparison with a baseline that measured
         nothing is no comparison)."""
         found = _shortfall(self.report.counts, self.plan.settings)
+        found = found or _nothing_applied(self.report)
         return found or next(iter(self.baseline_shortfalls), None)
 
     @property
@@ -199,6 +200,11 @@ class RunResult:
         if self.incomplete is None:
             return None
         stopped, counts = self.report.stopped, self.report.counts
+        if _nothing_applied(self.report) is not None:
+            return (
+                "choose metrics that apply to these samples with this judge (vera metrics "
+                "lists what each reads), or give the samples and judge what they need"
+            )
         if stopped is None and _shortfall(counts, self.plan.settings) is None:
             return (
                 "the baseline's pipeline failed on its samples: fix it (run it alone with "
@@ -546,6 +552,22 @@ async def _extras(
             parts.system, Verify(parts.judge), queries
         )
     return (report.model_copy(update=updates) if updates else report), shortfalls
+
+
+def _nothing_applied(report: Report) -> str | None:
+    """Why a run whose samples ran measured nothing: every metric was not applicable to
+    every sample (rubrics with the offline judge, context recall without references); None
+    when some metric scored some sample."""
+    summaries = report.metric_summary
+    if report.counts.scored == 0 or not summaries:
+        return None
+    if any(s.mean is not None or s.not_applicable == 0 for s in summaries.values()):
+        return None
+    reasons = "; ".join(
+        f"{name}: {next(iter(s.not_applicable_reasons), 'not applicable')}"
+        for name, s in summaries.items()
+    )
+    return f"no metric applied to any sample ({reasons})"
 
 
 def _shortfall(counts: Counts, settings: Settings) -> str | None:
