@@ -2,22 +2,13 @@
 on 127.0.0.1 (SQLite storage in a temporary folder): an application's traces go to Phoenix
 over OTLP, VERA evaluates the same traces, and Phoenix's own client reads the annotations back
 from the spans the answers came from.
-
-Phoenix's server (`arize-phoenix`) pins `anthropic<2`, which VERA's test environment does not
-share, so it runs from its own environment: `VERA_PHOENIX_SERVER` names its `phoenix`
-executable (`.ci/run` installs one). Where the server is importable here, that one is used.
+Where the server comes from: tests/support/phoenix.py.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -29,111 +20,26 @@ pytest.importorskip("phoenix.client", reason=without("phoenix"))
 pytest.importorskip("opentelemetry.exporter.otlp.proto.http", reason=without("otel"))
 
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter
 from phoenix.client import Client
 from tests.support.otel_traces import FileSpanExporter, emit_rag_trace
+from tests.support.phoenix import free_port, provider, root_span_ids, running_phoenix
 from typer.testing import CliRunner
 
 from vera.cli import app
 from vera.integrations import PhoenixAnnotator
 from vera.monitor import MonitorConfig, create_monitor, running_monitor
 
-START_TIMEOUT_S = 180.0
-"""Phoenix migrates its SQLite database and starts in about 30 s on a busy two-core machine."""
 DOC = ["Paris is the capital of France."]
 QUESTION = "Which city is the capital of France?"
 FAITHFUL = "Paris is the capital of France."
 UNFAITHFUL = "Paris is the capital of Germany."
 
 
-def _server_command() -> list[str] | None:
-    given = os.environ.get("VERA_PHOENIX_SERVER")
-    if given:
-        return [given, "serve"]
-    if importlib.util.find_spec("phoenix.server") is not None:
-        return [sys.executable, "-m", "phoenix.server.main", "serve"]
-    return None
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def _answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/healthz", timeout=2) as answer:
-            return bool(answer.status == 200)
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="module")
 def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A Phoenix on 127.0.0.1 with its SQLite database in a temporary folder; its URL."""
-    command = _server_command()
-    if command is None:
-        reason = (
-            "Phoenix's server is not installed: set VERA_PHOENIX_SERVER to the `phoenix` "
-            "executable of an environment with arize-phoenix (python -m venv /tmp/phoenix && "
-            "/tmp/phoenix/bin/pip install arize-phoenix)"
-        )
-        if os.environ.get("CI"):
-            pytest.fail(f"{reason}; CI is set, so the Phoenix tests must run")
-        pytest.skip(reason)
-    work = tmp_path_factory.mktemp("phoenix")
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PHOENIX_")}
-    env.update(
-        PHOENIX_WORKING_DIR=str(work),
-        PHOENIX_HOST="127.0.0.1",
-        PHOENIX_PORT=str(port),
-        PHOENIX_GRPC_PORT=str(_free_port()),
-        PHOENIX_TELEMETRY_ENABLED="false",
-    )
-    url = f"http://127.0.0.1:{port}"
-    with (work / "server.log").open("wb") as log:
-        server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + START_TIMEOUT_S
-            while not _answers(url):
-                said = (work / "server.log").read_text(errors="replace")[-2000:]
-                if server.poll() is not None:
-                    pytest.fail(f"Phoenix exited with {server.returncode}:\n{said}")
-                if time.monotonic() > deadline:
-                    pytest.fail(f"Phoenix did not answer in {START_TIMEOUT_S:.0f} s:\n{said}")
-                time.sleep(0.5)
-            yield url
-        finally:
-            server.terminate()
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
-
-
-def _provider(*exporters: SpanExporter) -> TracerProvider:
-    provider = TracerProvider(resource=Resource.create({"service.name": "shop"}))
-    for exporter in exporters:
-        provider.add_span_processor(SimpleSpanProcessor(exporter))
-    return provider
-
-
-def _root_span_ids(trace_file: Path) -> dict[str, str]:
-    """Trace id -> its root span's id, read from the trace file as written."""
-    roots: dict[str, str] = {}
-    for line in trace_file.read_text(encoding="utf-8").splitlines():
-        for resource in json.loads(line)["resourceSpans"]:
-            for scope in resource["scopeSpans"]:
-                for span in scope["spans"]:
-                    if not span.get("parentSpanId"):
-                        roots[span["traceId"]] = span["spanId"]
-    return roots
+    with running_phoenix(tmp_path_factory.mktemp("phoenix")) as url:
+        yield url
 
 
 def _wait(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
@@ -167,15 +73,15 @@ def _spans_in_phoenix(url: str, span_ids: set[str]) -> Callable[[], bool]:
 def _send_traces(url: str, trace_file: Path) -> dict[str, str]:
     """Two answers sent to Phoenix and written to the trace file, and one written only to the
     file; trace id -> root span id of each."""
-    both = _provider(OTLPSpanExporter(endpoint=f"{url}/v1/traces"), FileSpanExporter(trace_file))
+    both = provider(OTLPSpanExporter(endpoint=f"{url}/v1/traces"), FileSpanExporter(trace_file))
     tracer = both.get_tracer("shop")
     for answer in (FAITHFUL, UNFAITHFUL):
         emit_rag_trace(tracer, query=QUESTION, answer=answer, documents=DOC)
     both.shutdown()
-    only_file = _provider(FileSpanExporter(trace_file))
+    only_file = provider(FileSpanExporter(trace_file))
     emit_rag_trace(only_file.get_tracer("shop"), query=QUESTION, answer=FAITHFUL, documents=DOC)
     only_file.shutdown()
-    return _root_span_ids(trace_file)
+    return root_span_ids(trace_file)
 
 
 def test_eval_puts_each_verdict_on_the_span_its_answer_came_from(
@@ -215,10 +121,10 @@ def test_an_unreachable_phoenix_is_exit_2_after_the_reports(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    provider = _provider(FileSpanExporter(tmp_path / "traces.jsonl"))
-    emit_rag_trace(provider.get_tracer("shop"), query=QUESTION, answer=FAITHFUL, documents=DOC)
-    provider.shutdown()
-    nobody = f"http://127.0.0.1:{_free_port()}"
+    app_traces = provider(FileSpanExporter(tmp_path / "traces.jsonl"))
+    emit_rag_trace(app_traces.get_tracer("shop"), query=QUESTION, answer=FAITHFUL, documents=DOC)
+    app_traces.shutdown()
+    nobody = f"http://127.0.0.1:{free_port()}"
     args = ["eval", "-d", "traces.jsonl", "--no-history", "-o", "report.json"]
     result = CliRunner().invoke(app, [*args, "--phoenix", nobody])
     assert result.exit_code == 2, result.output
@@ -235,14 +141,14 @@ def test_monitor_annotates_each_trace_it_evaluates(phoenix: str, tmp_path: Path)
     )
     with running_monitor(monitor) as receiver:
         # As a collector fans out: the application's spans go to Phoenix and to VERA.
-        provider = _provider(
+        fan_out = provider(
             OTLPSpanExporter(endpoint=f"{phoenix}/v1/traces"), OTLPSpanExporter(endpoint=receiver)
         )
-        tracer = provider.get_tracer("shop")
+        tracer = fan_out.get_tracer("shop")
         with tracer.start_as_current_span("warm-up"):
             pass  # not a RAG trace: the monitor skips it, Phoenix stores it
         trace_id = emit_rag_trace(tracer, query=QUESTION, answer=UNFAITHFUL, documents=DOC)
-        provider.shutdown()
+        fan_out.shutdown()
         _wait(lambda: annotator.tally.annotated == 1, "the monitor's annotation")
     spans = Client(base_url=phoenix).spans.get_spans(project_identifier="default", limit=1000)
     [root] = [
