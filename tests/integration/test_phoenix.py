@@ -21,6 +21,7 @@ pytest.importorskip("opentelemetry.exporter.otlp.proto.http", reason=without("ot
 
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from phoenix.client import Client
+from tests.support.docs import run_example
 from tests.support.otel_traces import FileSpanExporter, emit_rag_trace
 from tests.support.phoenix import free_port, provider, root_span_ids, running_phoenix
 from typer.testing import CliRunner
@@ -160,3 +161,19 @@ def test_monitor_annotates_each_trace_it_evaluates(phoenix: str, tmp_path: Path)
     assert on_span["vera.verdict"]["result"]["label"] == "unfaithful"
     assert on_span["vera.verdict"]["result"]["score"] == 0.0
     assert on_span["vera.faithfulness"]["result"]["score"] < 1.0
+
+
+def test_the_docs_example_runs(
+    phoenix: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    roots = _send_traces(phoenix, tmp_path / "traces.jsonl")
+    *sent, unsent = roots
+    _wait(_spans_in_phoenix(phoenix, {roots[t] for t in sent}), "the traces in Phoenix")
+    monkeypatch.setenv("PHOENIX_URL", phoenix)
+    done = run_example("integrations-phoenix.md", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"2 answers annotated in Phoenix at {phoenix}" in done.stdout
+    assert f"1 whose span Phoenix does not hold ({unsent})" in done.stdout
+    assert "1 whose span Phoenix does not hold" in done.stderr  # vera.evaluate's warning
+    found = _annotations(phoenix, [roots[t] for t in sent])
+    assert all("vera.verdict" in found[roots[t]] for t in sent)
