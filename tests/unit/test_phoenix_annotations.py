@@ -167,3 +167,14 @@ def test_a_bad_url_and_a_missing_client_are_config_errors(
     monkeypatch.setitem(sys.modules, "phoenix.client", None)
     with pytest.raises(ConfigError, match=r"pip install 'vera-eval\[phoenix\]'"):
         PhoenixAnnotator("http://127.0.0.1:9").check()
+
+
+def test_monitor_asks_phoenix_before_it_listens(tmp_path: Path, fake: FakePhoenix) -> None:
+    fake.server.shutdown()
+    fake.server.server_close()  # nothing answers at the URL any more
+    args = ["monitor", "--history", str(tmp_path / "runs.sqlite"), "--port", "0"]
+    result = CliRunner().invoke(app, [*args, "--phoenix", fake.url])
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert f"--phoenix {fake.url}: Phoenix could not be reached" in said
+    assert "Receiving OTLP/HTTP traces" not in said  # it never listened

@@ -13,7 +13,9 @@ the `phoenix` extra, imported only here and only when asked for):
 An answer without a span id (a dataset of rows, not of traces) is counted and named, never
 dropped silently; a span Phoenix does not hold (its trace was never sent there) likewise. A
 Phoenix that cannot be reached, or refuses the annotations, is a `ConfigError` naming the URL:
-the caller has written its own reports first. The client's objects stay behind `Any`.
+the caller has written its own reports first. The client's objects stay behind `Any`; its
+errors are httpx's (a base dependency of VERA), imported only when Phoenix is called: the
+pytest plugin imports this package in every test session.
 """
 
 from __future__ import annotations
@@ -22,13 +24,16 @@ import importlib
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from vera.types._errors import ConfigError
 from vera.types._extras import install_hint
 from vera.types._report import ClaimRecord, SampleResult
 from vera.types._samples import Sample
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "INSTALL_HINT",
@@ -196,7 +201,8 @@ class PhoenixAnnotator:
     def check(self) -> None:
         """Phoenix answers at the URL and takes the key given (`ConfigError` if not): before
         a monitor starts, so a wrong URL is said at once rather than at the first trace."""
-        httpx = importlib.import_module("httpx")
+        import httpx
+
         try:
             self._phoenix().projects.list()
         except httpx.HTTPStatusError as exc:
@@ -231,7 +237,8 @@ class PhoenixAnnotator:
         self.send([(result, span_ids([sample]).get(sample.id))])
 
     def _post(self, batch: list[tuple[str, list[dict[str, Any]]]]) -> None:
-        httpx = importlib.import_module("httpx")
+        import httpx
+
         try:
             self._log([a for _, found in batch for a in found])
         except httpx.HTTPStatusError as exc:
@@ -258,7 +265,7 @@ class PhoenixAnnotator:
             "start it (phoenix serve) or fix the URL"
         )
 
-    def _refused(self, exc: Any) -> ConfigError:
+    def _refused(self, exc: httpx.HTTPStatusError) -> ConfigError:
         answer = exc.response
         said = answer.text.strip()[:200]
         hint = " (set PHOENIX_API_KEY)" if answer.status_code in {401, 403} else ""
