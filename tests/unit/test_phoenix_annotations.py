@@ -178,3 +178,18 @@ def test_monitor_asks_phoenix_before_it_listens(tmp_path: Path, fake: FakePhoeni
     said = " ".join(result.output.split())
     assert f"--phoenix {fake.url}: Phoenix could not be reached" in said
     assert "Receiving OTLP/HTTP traces" not in said  # it never listened
+
+
+def test_a_url_where_phoenix_is_not_is_an_error_not_unknown_spans(tmp_path: Path) -> None:
+    report = vera.evaluate(_rows(tmp_path / "d.jsonl"), max_unfaithful=1)
+    elsewhere = FakePhoenix(set())
+    elsewhere.status = 404  # another server: no /v1/projects, no /v1/span_annotations
+    thread = threading.Thread(target=elsewhere.server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(ConfigError, match=r"refused VERA's request with HTTP 404"):
+            annotate_phoenix(report.samples, {"s1": "a" * 16}, elsewhere.url)
+    finally:
+        elsewhere.server.shutdown()
+        elsewhere.server.server_close()
+    assert elsewhere.posted == []

@@ -292,7 +292,10 @@ def annotate_phoenix(
     judge: str | None = None,
 ) -> PhoenixTally:
     """Annotate `results` in the Phoenix at `url`, each on its sample's span: `samples` are
-    the dataset's samples (their `root_span_id`) or a mapping of sample id to span id."""
+    the dataset's samples (their `root_span_id`) or a mapping of sample id to span id.
+    Phoenix is asked first, so a URL where another server answers (every annotation a 404)
+    is a `ConfigError`, not every answer counted as a span Phoenix lacks."""
     ids = dict(samples) if isinstance(samples, Mapping) else span_ids(samples)
     annotator = PhoenixAnnotator(url, judge=judge)
+    annotator.check()
     return annotator.send((result, ids.get(result.id)) for result in results)
