@@ -8,7 +8,12 @@ Where the server comes from: tests/support/phoenix.py.
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -151,12 +156,7 @@ def test_monitor_annotates_each_trace_it_evaluates(phoenix: str, tmp_path: Path)
         trace_id = emit_rag_trace(tracer, query=QUESTION, answer=UNFAITHFUL, documents=DOC)
         fan_out.shutdown()
         _wait(lambda: annotator.tally.annotated == 1, "the monitor's annotation")
-    spans = Client(base_url=phoenix).spans.get_spans(project_identifier="default", limit=1000)
-    [root] = [
-        s["context"]["span_id"]
-        for s in spans
-        if s["context"]["trace_id"] == trace_id and s["parent_id"] is None
-    ]
+    root = _root_in_phoenix(phoenix, trace_id)
     on_span = _annotations(phoenix, [root])[root]
     assert on_span["vera.verdict"]["result"]["label"] == "unfaithful"
     assert on_span["vera.verdict"]["result"]["score"] == 0.0
@@ -177,3 +177,59 @@ def test_the_docs_example_runs(
     assert "1 whose span Phoenix does not hold" in done.stderr  # vera.evaluate's warning
     found = _annotations(phoenix, [roots[t] for t in sent])
     assert all("vera.verdict" in found[roots[t]] for t in sent)
+
+
+def test_vera_monitor_phoenix_from_the_command_line(phoenix: str, tmp_path: Path) -> None:
+    port = free_port()
+    command = [sys.executable, "-m", "vera", "monitor", "--port", str(port)]
+    command += ["--history", "runs.sqlite", "--phoenix", phoenix]
+    env = {**os.environ, "HOME": str(tmp_path)}
+    monitor = subprocess.Popen(
+        command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        _wait(lambda: _listening(port, monitor), "vera monitor to listen")
+        fan_out = provider(
+            OTLPSpanExporter(endpoint=f"{phoenix}/v1/traces"),
+            OTLPSpanExporter(endpoint=f"http://127.0.0.1:{port}/v1/traces"),
+        )
+        trace_id = emit_rag_trace(
+            fan_out.get_tracer("shop"), query=QUESTION, answer=FAITHFUL, documents=DOC
+        )
+        fan_out.shutdown()
+        root = _root_in_phoenix(phoenix, trace_id)
+        _wait(lambda: "vera.verdict" in _annotations(phoenix, [root]).get(root, {}), "the verdict")
+    finally:
+        monitor.send_signal(signal.SIGINT)
+        _, said = monitor.communicate(timeout=60)
+    assert monitor.returncode == 0, said
+    assert f"1 answers annotated in Phoenix at {phoenix} (2 annotations)" in said
+    on_span = _annotations(phoenix, [root])[root]
+    assert on_span["vera.verdict"]["result"]["label"] == "faithful"
+
+
+def _listening(port: int, process: subprocess.Popen[str]) -> bool:
+    assert process.poll() is None, process.stderr.read() if process.stderr else ""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/status", timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def _root_in_phoenix(url: str, trace_id: str) -> str:
+    """The root span id of `trace_id`, once Phoenix holds it."""
+    client = Client(base_url=url)
+    found: list[str] = []
+
+    def arrived() -> bool:
+        spans = client.spans.get_spans(project_identifier="default", limit=1000)
+        found[:] = [
+            s["context"]["span_id"]
+            for s in spans
+            if s["context"]["trace_id"] == trace_id and s["parent_id"] is None
+        ]
+        return bool(found)
+
+    _wait(arrived, f"trace {trace_id} in Phoenix")
+    return found[0]

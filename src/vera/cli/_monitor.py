@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -15,6 +15,7 @@ from vera.text import printable
 
 if TYPE_CHECKING:
     from vera.integrations import PhoenixAnnotator
+    from vera.monitor import Monitor
 
 __all__ = ["MONITOR_HELP", "monitor_command"]
 
@@ -146,7 +147,6 @@ def monitor_command(
         parse_alert,
         parse_filter,
         parse_window,
-        serve_monitor,
     )
 
     try:
@@ -173,6 +173,14 @@ def monitor_command(
     except VeraError as exc:
         typer.echo(printable(f"error: {exc}"), err=True)
         raise typer.Exit(EXIT_USAGE) from None
+    _serve(monitor, annotator, host=host, port=port, token=token)
+
+
+def _serve(
+    monitor: Monitor, annotator: PhoenixAnnotator | None, *, host: str, port: int, token: str | None
+) -> NoReturn:
+    """Serve until stopped; then what went to Phoenix, and the monitor's exit code."""
+    from vera.monitor import serve_monitor
 
     try:
         code = serve_monitor(monitor, host=host, port=port, token=token, on_ready=_ready)
