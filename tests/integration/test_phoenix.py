@@ -203,7 +203,7 @@ def test_vera_monitor_phoenix_from_the_command_line(phoenix: str, tmp_path: Path
         monitor.send_signal(signal.SIGINT)
         _, said = monitor.communicate(timeout=60)
     assert monitor.returncode == 0, said
-    assert f"1 answers annotated in Phoenix at {phoenix} (2 annotations)" in said
+    assert f"1 answer annotated in Phoenix at {phoenix} (2 annotations)" in said
     on_span = _annotations(phoenix, [root])[root]
     assert on_span["vera.verdict"]["result"]["label"] == "faithful"
 

@@ -81,7 +81,7 @@ class PhoenixTally:
     def summary(self, url: str) -> str:
         """One line for the terminal: what went where, and what did not, with a few ids."""
         line = (
-            f"{self.annotated} answers annotated in Phoenix at {url} "
+            f"{_answers(self.annotated)} annotated in Phoenix at {url} "
             f"({self.annotations} annotations)"
         )
         if self.without_span:
@@ -95,6 +95,10 @@ class PhoenixTally:
                 f"({_ids(self.unknown_span)}): send their traces to this Phoenix first"
             )
         return line
+
+
+def _answers(count: int) -> str:
+    return f"{count} answer" if count == 1 else f"{count} answers"
 
 
 def _ids(ids: list[str]) -> str:
