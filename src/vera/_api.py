@@ -41,6 +41,7 @@ from vera.plan._plan import (
 from vera.plan._setting_uses import settings_with
 from vera.plan._settings import Settings
 from vera.render._outputs import ReportTargets, open_run_view, write_reports
+from vera.render._run_view import RunView
 from vera.results._builder import Calibration, Report, SampleResult
 from vera.review._review import review_calibration
 from vera.run._engine import EXIT_OK, Bindings, RunObserver, RunResult, arun_plan, run_plan
@@ -153,6 +154,10 @@ class EvaluateOptions(TypedDict, total=False):
     written from the finished run as `vera eval` writes them."""
     otel_endpoint: str | None
     """--otel-endpoint: send the finished run as OpenTelemetry spans (the `otel` extra)."""
+    phoenix: str | None
+    """--phoenix: each answer's verdict, scores and claims as annotations on the span it came
+    from in the Phoenix at this URL (the `phoenix` extra); answers it could not place are
+    said in a `UserWarning`."""
 
 
 _SETTING_OPTIONS = settings_with(keyword=True)
@@ -334,7 +339,8 @@ def _after_run(result: RunResult, options: EvaluateOptions) -> None:
     """The reports and spans asked for, from the finished run's one view, as `vera eval`
     writes and sends them."""
     targets, endpoint = options.get("reports"), options.get("otel_endpoint")
-    if not targets and not endpoint:
+    phoenix = options.get("phoenix")
+    if not targets and not endpoint and not phoenix:
         return
     with open_run_view(result) as view:
         if targets:
@@ -343,6 +349,19 @@ def _after_run(result: RunResult, options: EvaluateOptions) -> None:
             from vera.integrations._otel_export import export_report  # the SDK only when asked for
 
             export_report(view.report, endpoint, results=view.sample_results())
+        if phoenix:
+            _annotate_phoenix(view, phoenix)
+
+
+def _annotate_phoenix(view: RunView, url: str) -> None:
+    """As `vera eval --phoenix`: answers it could not place are a warning, not silence."""
+    from vera.integrations._phoenix import annotate_phoenix  # the client only when asked for
+
+    tally = annotate_phoenix(
+        view.sample_results(), view.dataset_samples(), url, judge=view.report.judge
+    )
+    if tally.without_span or tally.unknown_span:
+        warnings.warn(tally.summary(url), UserWarning, stacklevel=4)
 
 
 async def arun_evaluation(

@@ -14,6 +14,7 @@ import gzip
 import json
 import urllib.request
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from google.protobuf.json_format import MessageToDict
@@ -30,7 +31,7 @@ from opentelemetry.sdk.trace.export import (
 )
 from opentelemetry.trace import Tracer
 
-__all__ = ["JsonSpanExporter", "emit_rag_trace", "rag_provider"]
+__all__ = ["FileSpanExporter", "JsonSpanExporter", "emit_rag_trace", "rag_provider"]
 
 _IDS = ("traceId", "spanId", "parentSpanId")
 
@@ -63,6 +64,23 @@ class JsonSpanExporter(SpanExporter):
         request = urllib.request.Request(self.endpoint, data=body, headers=headers)
         with urllib.request.urlopen(request, timeout=10) as answer:
             self.answers.append(json.loads(answer.read() or b"{}"))
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        pass
+
+
+class FileSpanExporter(SpanExporter):
+    """OTLP/JSON requests appended to a file, one a line, as OpenTelemetry's file exporter
+    writes them: the trace file `vera eval --dataset` reads."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        line = json.dumps(_hex_ids(MessageToDict(encode_spans(spans))))
+        with self.path.open("a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
         return SpanExportResult.SUCCESS
 
     def shutdown(self) -> None:

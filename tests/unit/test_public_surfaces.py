@@ -123,7 +123,11 @@ SURFACES: dict[str, list[str]] = {
         "write_dataset",
     ],
     "vera.integrations": [
+        "PhoenixAnnotator",
+        "PhoenixTally",
+        "annotate_phoenix",
         "export_report",
+        "span_ids",
         "traces_url",
     ],
     "vera.judges": [

@@ -135,6 +135,8 @@ def _finish(result: RunResult, flags: EvalFlags) -> NoReturn:
             _write_outputs(view, _outputs(flags))
             if flags.otel_endpoint:
                 _export_spans(view, flags.otel_endpoint)
+            if flags.phoenix:
+                _annotate_phoenix(view, flags.phoenix)
     except VeraError as exc:
         _fail(exc)
     raise typer.Exit(_exit_code(result))
@@ -165,6 +167,16 @@ def _export_spans(view: RunView, endpoint: str) -> None:
 
     sent = export_report(view.report, endpoint, results=view.sample_results())
     out.print(f"{sent} spans sent to {escape(endpoint)}", highlight=False)
+
+
+def _annotate_phoenix(view: RunView, url: str) -> None:
+    """Each answer's verdict onto the span it came from in Phoenix, after the reports."""
+    from vera.integrations import annotate_phoenix  # the client only when asked for
+
+    tally = annotate_phoenix(
+        view.sample_results(), view.dataset_samples(), url, judge=view.report.judge
+    )
+    out.print(tally.summary(url), highlight=False, markup=False)
 
 
 def _outputs(flags: EvalFlags) -> list[tuple[str, Path]]:

@@ -275,6 +275,14 @@ class EvalFlags:
             help=f"Spans to this OTLP URL; {_help_hint('otel')}.",
         ),
     ] = None
+    phoenix: Annotated[
+        _Text,
+        _flag(
+            "--phoenix",
+            metavar="URL",
+            help=f"Verdicts onto the traces' spans in Phoenix; {_help_hint('phoenix')}.",
+        ),
+    ] = None
     # Pipelines and baselines
     pipeline: Annotated[
         _Text,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -12,6 +12,10 @@ from vera.cli._app import app
 from vera.plan import load_settings
 from vera.run import EXIT_USAGE
 from vera.text import printable
+
+if TYPE_CHECKING:
+    from vera.integrations import PhoenixAnnotator
+    from vera.monitor import Monitor
 
 __all__ = ["MONITOR_HELP", "monitor_command"]
 
@@ -100,6 +104,15 @@ _TokenFlag = Annotated[
     ),
 ]
 
+_PhoenixFlag = Annotated[
+    str | None,
+    typer.Option(
+        "--phoenix",
+        metavar="URL",
+        help="Each verdict onto its trace's span in the Phoenix at URL (the phoenix extra).",
+    ),
+]
+
 _SpoolFlag = Annotated[
     Path | None,
     typer.Option("--spool", help="A folder keeping accepted traces until evaluated."),
@@ -124,6 +137,7 @@ def monitor_command(
     webhook: _WebhookFlag = None,
     spool: _SpoolFlag = None,
     token: _TokenFlag = None,
+    phoenix: _PhoenixFlag = None,
 ) -> None:
     """The command's shell: options in, `vera.monitor` called once, the exit code out."""
     from vera.monitor import (
@@ -133,7 +147,6 @@ def monitor_command(
         parse_alert,
         parse_filter,
         parse_window,
-        serve_monitor,
     )
 
     try:
@@ -152,17 +165,43 @@ def monitor_command(
         )
         check_access(host, token)
         settings = load_settings({"judge": judge, "history_path": history})
-        monitor = create_monitor(config, history=history, metrics=metric, settings=settings)
+        annotator = _phoenix(phoenix, judge or settings.judge)
+        on_result = annotator.annotate_sample if annotator is not None else None
+        monitor = create_monitor(
+            config, history=history, metrics=metric, settings=settings, on_result=on_result
+        )
     except VeraError as exc:
         typer.echo(printable(f"error: {exc}"), err=True)
         raise typer.Exit(EXIT_USAGE) from None
+    _serve(monitor, annotator, host=host, port=port, token=token)
+
+
+def _serve(
+    monitor: Monitor, annotator: PhoenixAnnotator | None, *, host: str, port: int, token: str | None
+) -> NoReturn:
+    """Serve until stopped; then what went to Phoenix, and the monitor's exit code."""
+    from vera.monitor import serve_monitor
 
     try:
         code = serve_monitor(monitor, host=host, port=port, token=token, on_ready=_ready)
     except VeraError as exc:  # before it received anything: a port in use, a read-only history
         typer.echo(printable(f"error: {exc}"), err=True)
         raise typer.Exit(EXIT_USAGE) from None
+    if annotator is not None:
+        typer.echo(printable(annotator.tally.summary(annotator.url)), err=True)
     raise typer.Exit(code)
+
+
+def _phoenix(url: str | None, judge: str) -> PhoenixAnnotator | None:
+    """The annotator `--phoenix` asks for, once Phoenix answers (a wrong URL is exit 2 now,
+    not a failure at the first trace)."""
+    if url is None:
+        return None
+    from vera.integrations import PhoenixAnnotator  # the client only when asked for
+
+    annotator = PhoenixAnnotator(url, judge=judge)
+    annotator.check()
+    return annotator
 
 
 def _ready(url: str) -> None:

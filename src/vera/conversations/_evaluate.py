@@ -105,8 +105,9 @@ def evaluate_conversations(
             turn with the history so far, it returns the next turn (see `replay`).
         **options: `vera.evaluate`'s options, applied to every run. `user_facts=False`
             (`--no-user-facts`) leaves the user's words out of every turn's contexts, so a
-            claim resting on them has no evidence. `history`, `reports` and `otel_endpoint`
-            apply to the turn run alone: it is the run `vera eval` would make of the same data.
+            claim resting on them has no evidence. `history`, `reports`, `otel_endpoint` and
+            `phoenix` apply to the turn run alone: it is the run `vera eval` would make of
+            the same data.
             `baselines`: systems to compare with, each replaying the same conversations:
             names (a bundled baseline, "naive-rag", built as `vera eval --baseline` builds
             it, over what the conversations retrieved and their tools returned unless
@@ -184,7 +185,7 @@ def _bundled(
 def _baseline_options(options: EvaluateOptions) -> EvaluateOptions:
     """The system's options for a baseline's run: not stored in the history, no reports or
     spans of its own (they are the system's), and no baselines of its own."""
-    return _without(options, "history", "reports", "otel_endpoint", "baselines")
+    return _without(options, "history", "reports", "otel_endpoint", "phoenix", "baselines")
 
 
 def _without(options: EvaluateOptions, *keys: str) -> EvaluateOptions:

@@ -11,7 +11,7 @@ compare` and `vera view` read it as any run. See docs/monitor.md.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from vera._http_server import ServerLimits
@@ -43,6 +43,7 @@ from vera.monitor._windows import post_webhook, window_bounds
 from vera.plan import DatasetRef, build_plan
 from vera.plan._settings import Settings
 from vera.store._history import DEFAULT_HISTORY_PATH
+from vera.types import Sample, SampleResult
 from vera.types._errors import ConfigError
 
 __all__ = [
@@ -87,12 +88,14 @@ def create_monitor(
     metrics: Sequence[str] | None = None,
     judge: Judge | str | None = None,
     settings: Settings | None = None,
+    on_result: Callable[[Sample, SampleResult], None] | None = None,
 ) -> Monitor:
     """A monitor writing to `history` (default `.vera/runs.sqlite`) that evaluates with
     `judge` (a name or object; default the settings' judge) and `metrics` (default
     faithfulness). Every name and every alert's metric is checked here (`ConfigError`).
     Without opentelemetry-proto it reads OTLP/JSON and refuses protobuf requests, naming the
-    extra (`protobuf_note`)."""
+    extra (`protobuf_note`). `on_result` gets each stored result with its sample (as
+    `vera monitor --phoenix` annotates its span: `PhoenixAnnotator.annotate_sample`)."""
     settings = settings or Settings()
     plan = build_plan(
         dataset=DatasetRef(name=f"monitor:{config.name}"),
@@ -115,4 +118,4 @@ def create_monitor(
         history or settings.history_path or DEFAULT_HISTORY_PATH,
         lock_timeout=settings.lock_timeout,
     )
-    return Monitor(config, store, judge=active, metrics=scorers, plan=plan)
+    return Monitor(config, store, judge=active, metrics=scorers, plan=plan, on_result=on_result)

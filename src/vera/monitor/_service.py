@@ -135,6 +135,7 @@ class Monitor:
         metrics: Sequence[Metric],
         plan: RunPlan,
         echo: Callable[[str], None] = _stderr,
+        on_result: Callable[[Sample, SampleResult], None] | None = None,
     ) -> None:
         self.config = config
         self.history = history
@@ -142,6 +143,10 @@ class Monitor:
         self.metrics = list(metrics)
         self.plan = plan
         self.echo = echo
+        self.on_result = on_result
+        """Called with each stored result and its sample, in a worker thread (`vera monitor
+        --phoenix` annotates the trace's span); what it raises is said once a kind and
+        counted in `status()`, and the monitor goes on."""
         self.counts = WindowCounts(config.window_seconds, clock=lambda: self.clock())
         self.clock: Callable[[], float] = time.time
         """What the windows, their counts and the hourly budget are timed by (a test's own
@@ -506,12 +511,24 @@ class Monitor:
             if result.status is SampleStatus.ERROR:
                 self.counts.add("errors")
             self._settled(trace_id)
+            await self._hand_on(sample, result)
         except Exception as exc:  # the judge's own failures are ERROR results already
             # The trace is not settled: with a spool it is evaluated after a restart.
             self._fail(exc)
         finally:
             self._in_flight.discard(trace_id)
             slots.release()
+
+    async def _hand_on(self, sample: Sample, result: SampleResult) -> None:
+        """The stored result to `on_result`, off the event loop (it may wait on a server)."""
+        if self.on_result is None:
+            return
+        try:
+            await asyncio.to_thread(self.on_result, sample, result)
+        except Exception as exc:
+            # The result is stored and the evaluation counted: only the hand-on failed, so it
+            # is counted by kind in `status()`, not as a failed evaluation of the window.
+            self.failures.add("handing on", f"trace {sample.id}", exc)
 
     def _fail(self, exc: Exception) -> None:
         if self.fatal is None:
