@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from vera.judges.offline._index import Postings, context_index
 from vera.judges.offline._passages import passage_postings
-from vera.judges.offline._tokens import analyse
+from vera.judges.offline._tokens import analyse, read_facts
 from vera.types import Claim, ClaimVerdict, Verdict
 
 __all__ = ["FEATURES", "SampleFacts", "claim_features"]
@@ -49,7 +49,7 @@ class SampleFacts:
     def of(cls, claims: Sequence[Claim], contexts: Sequence[str]) -> SampleFacts:
         indexes = [context_index(text) for text in contexts]
         content = frozenset().union(*(index.content for index in indexes))
-        response_content = analyse("\n".join(c.text for c in claims)).content
+        response_content = read_facts("\n".join(c.text for c in claims), light=True).content
         missing = sum(1 for w in response_content if w not in content)
         return cls(
             content=content,
@@ -70,7 +70,9 @@ def claim_features(
     best = max((index.best(content)[0] for index in sample.passages), default=0)
     contradicted = lexical.verdict is Verdict.CONTRADICTED
     # Number keys are part of `content`; one the quoted window lacks is what the conflict is.
-    quoted = analyse(lexical.evidence).content if contradicted and facts.numbers else frozenset()
+    quoted: frozenset[str] = frozenset()
+    if contradicted and facts.numbers:
+        quoted = read_facts(lexical.evidence, light=True).content
     return [
         missing / max(1, len(content)),
         float(missing),

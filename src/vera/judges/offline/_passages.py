@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from vera._sample_limits import check_deadline
 from vera.judges.offline._index import ContextIndex, Postings, by_length, context_index
-from vera.judges.offline._tokens import analyse
+from vera.judges.offline._tokens import analyse, read_facts
 
 __all__ = ["Passage", "evidence_for", "passage_postings", "passages"]
 
@@ -55,7 +55,8 @@ def _split(text: str) -> _TextPassages:
             found.append((start, end, index.postings.contents[i]))
             continue
         for piece_start, piece_end in _cut_at_commas(text, start, end):
-            found.append((piece_start, piece_end, analyse(text[piece_start:piece_end]).content))
+            piece = read_facts(text[piece_start:piece_end], light=True)
+            found.append((piece_start, piece_end, piece.content))
     return _TextPassages(tuple(found), Postings([content for _, _, content in found]))
 
 

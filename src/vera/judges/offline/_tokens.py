@@ -617,7 +617,10 @@ def _names(
 ) -> tuple[Name, ...]:
     first_word = -1
     if first_is_grammar:
-        first_word = next((i for i, t in enumerate(tokens) if t[0] == "word"), -1)
+        for i, token in enumerate(tokens):
+            if token[0] == "word":
+                first_word = i
+                break
     names: list[Name] = []
     run: list[int] = []
     for i, token in enumerate(tokens):
