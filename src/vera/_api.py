@@ -153,6 +153,9 @@ class EvaluateOptions(TypedDict, total=False):
     written from the finished run as `vera eval` writes them."""
     otel_endpoint: str | None
     """--otel-endpoint: send the finished run as OpenTelemetry spans (the `otel` extra)."""
+    mlflow: str | None
+    """--mlflow: log the finished run to this MLflow experiment, after its reports (the
+    `mlflow` extra; docs/integrations-mlflow.md)."""
 
 
 _SETTING_OPTIONS = settings_with(keyword=True)
@@ -244,6 +247,10 @@ def plan_evaluation(
     plan (as `vera eval --resume` opens it); other data travels in the `Bindings`.
     """
     _check_options("plan_evaluation", options)
+    if options.get("mlflow"):
+        from vera.integrations._mlflow_run import require_mlflow
+
+        require_mlflow()  # before the run, not after it
     base = options.get("settings") or Settings()
     wanted, metric_objects = _metrics(metrics, options.get("threshold"), base.plugins)
     source = str(data) if isinstance(data, str | Path) else None
@@ -327,7 +334,8 @@ def _after_run(result: RunResult, options: EvaluateOptions) -> None:
     """The reports and spans asked for, from the finished run's one view, as `vera eval`
     writes and sends them."""
     targets, endpoint = options.get("reports"), options.get("otel_endpoint")
-    if not targets and not endpoint:
+    experiment = options.get("mlflow")
+    if not targets and not endpoint and not experiment:
         return
     with open_run_view(result) as view:
         if targets:
@@ -336,6 +344,10 @@ def _after_run(result: RunResult, options: EvaluateOptions) -> None:
             from vera.integrations._otel_export import export_report  # the SDK only when asked for
 
             export_report(view.report, endpoint, results=view.sample_results())
+        if experiment:
+            from vera.integrations._mlflow_run import log_run  # MLflow only when asked for
+
+            log_run(result, experiment, view=view)
 
 
 async def arun_evaluation(

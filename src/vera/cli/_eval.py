@@ -135,6 +135,8 @@ def _finish(result: RunResult, flags: EvalFlags) -> NoReturn:
             _write_outputs(view, _outputs(flags))
             if flags.otel_endpoint:
                 _export_spans(view, flags.otel_endpoint)
+            if flags.mlflow:
+                _log_mlflow(result, view, flags.mlflow)
     except VeraError as exc:
         _fail(exc)
     raise typer.Exit(_exit_code(result))
@@ -165,6 +167,14 @@ def _export_spans(view: RunView, endpoint: str) -> None:
 
     sent = export_report(view.report, endpoint, results=view.sample_results())
     out.print(f"{sent} spans sent to {escape(endpoint)}", highlight=False)
+
+
+def _log_mlflow(result: RunResult, view: RunView, experiment: str) -> None:
+    """The run in an MLflow experiment, after every report is written."""
+    from vera.integrations.mlflow import log_run  # MLflow only when asked for
+
+    run_id = log_run(result, experiment, view=view)
+    out.print(f"Logged to MLflow experiment {escape(experiment)}: run {run_id}", highlight=False)
 
 
 def _outputs(flags: EvalFlags) -> list[tuple[str, Path]]:

@@ -275,6 +275,14 @@ class EvalFlags:
             help=f"Spans to this OTLP URL; {_help_hint('otel')}.",
         ),
     ] = None
+    mlflow: Annotated[
+        _Text,
+        _flag(
+            "--mlflow",
+            metavar="EXPERIMENT",
+            help=f"Log the run to this MLflow experiment; {_help_hint('mlflow')}.",
+        ),
+    ] = None
     # Pipelines and baselines
     pipeline: Annotated[
         _Text,

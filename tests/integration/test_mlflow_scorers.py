@@ -1,0 +1,141 @@
+"""VERA's scorers inside `mlflow.genai.evaluate`, against a real local SQLite tracking store, on
+the bundled example with the offline judge: each row's yes/no is VERA's own answer verdict, a
+planted hallucination fails with a rationale naming its claim, and the claims come back as
+metadata."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.support.extras import without
+
+pytest.importorskip("mlflow", reason=without("mlflow"))
+
+import mlflow
+
+import vera
+from vera import ConfigError, Sample
+from vera.integrations.mlflow import faithfulness_scorer, scorer_for, scorers
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module", autouse=True)
+def tracking(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One SQLite store for the module (MLflow builds its tables once, in seconds), named
+    by the environment, as a user names it, never by `mlflow.set_tracking_uri` (which would
+    outlive the module)."""
+    uri = f"sqlite:///{tmp_path_factory.mktemp('mlflow') / 'mlflow.db'}"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MLFLOW_TRACKING_URI", uri)
+        # LiteLLM, which MLflow imports where installed, fetches a price list over the network.
+        patch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        # SQLite takes one writer at a time: fewer scorer threads than its connection pool.
+        patch.setenv("MLFLOW_GENAI_EVAL_MAX_WORKERS", "2")
+        yield uri
+
+
+def _row(sample: Sample) -> dict[str, Any]:
+    """A sample as an MLflow evaluation row: the query in `inputs`, the answer as `outputs`,
+    the retrieved passages in `expectations`."""
+    return {
+        "inputs": {"query": sample.query},
+        "outputs": sample.response,
+        "expectations": {"contexts": [c.text for c in sample.contexts]},
+    }
+
+
+def _assessment(cell: Any, name: str) -> dict[str, Any]:
+    """The feedback `name` among a result row's assessments (MLflow gives them as dicts)."""
+    found: dict[str, Any] = next(a for a in cell if a["assessment_name"] == name)
+    return found
+
+
+def test_the_faithfulness_scorer_gives_vera_s_answer_verdicts_in_mlflow(tracking: str) -> None:
+    samples = list(vera.load_dataset("example"))
+    report = vera.run_evaluation(samples).report
+    verdicts = {r.id: r.verdict for r in report.samples}
+    result = mlflow.genai.evaluate(
+        data=[_row(s) for s in samples],
+        scorers=[faithfulness_scorer(), *scorers("hallucination_rate")],
+    )
+    table = result.result_df
+    assert table is not None
+    assert {"vera_faithfulness/value", "vera_faithfulness/rationale"} <= set(table.columns)
+    assert "vera_hallucination_rate/value" in table.columns
+    by_query = {row["request"]["query"]: row for _, row in table.iterrows()}
+    planted = 0
+    for sample in samples:
+        row, verdict = by_query[sample.query], verdicts[sample.id]
+        assert verdict is not None
+        assert row["vera_faithfulness/value"] == ("yes" if verdict.passed else "no"), sample.id
+        assert row["vera_faithfulness/rationale"].startswith(verdict.reason), sample.id
+        feedback = _assessment(row["assessments"], "vera_faithfulness")
+        claims = json.loads(feedback["metadata"]["claims"])
+        assert [c["verdict"] for c in claims] == [
+            c.verdict.value for c in next(r for r in report.samples if r.id == sample.id).claims
+        ]
+        assert feedback["metadata"]["verdict"] == verdict.status.value
+        if sample.metadata["planted"] == "invented_fact" and not verdict.passed:
+            planted += 1
+            invented = [c["text"] for c in claims if c["verdict"] == "NO_EVIDENCE"]
+            assert invented
+            assert invented[0][:40] in row["vera_faithfulness/rationale"]
+    assert planted >= 1, "no planted invented fact was caught: nothing here was checked"
+    faithful = sum(v is not None and v.passed is True for v in verdicts.values())
+    assert result.metrics["vera_faithfulness/mean"] == pytest.approx(faithful / len(samples))
+    assert not result.passed  # the planted hallucinations fail MLflow's own assertion
+
+
+def test_a_hallucination_planted_in_an_answer_fails_naming_the_claim(tracking: str) -> None:
+    sample = next(iter(vera.load_dataset("example")))
+    invented = "The agreement was signed on Mars in 1802 by Napoleon Bonaparte."
+    planted = sample.model_copy(update={"response": f"{sample.response} {invented}"})
+    result = mlflow.genai.evaluate(
+        data=[_row(sample), _row(planted)], scorers=[faithfulness_scorer()]
+    )
+    table = result.result_df
+    assert table is not None
+    values = {row["response"]: row for _, row in table.iterrows()}
+    assert values[sample.response]["vera_faithfulness/value"] == "yes"
+    failed = values[planted.response]
+    assert failed["vera_faithfulness/value"] == "no"
+    assert "has no evidence" in failed["vera_faithfulness/rationale"]
+    assert "signed on Mars" in failed["vera_faithfulness/rationale"]
+    feedback = _assessment(failed["assessments"], "vera_faithfulness")
+    assert feedback["source"] == {"source_id": "vera:offline", "source_type": "CODE"}
+    assert float(feedback["metadata"]["score"]) < 1.0
+
+
+def test_a_scorer_reads_mlflow_s_own_field_names_and_called_alone() -> None:
+    """`request`, `retrieved_context` (MLflow's documents) and `expected_response` are read
+    as VERA's query, contexts and reference; a scorer is callable outside evaluate too."""
+    feedback = scorer_for("faithfulness")(
+        inputs={"request": "How long is the refund window?"},
+        outputs={"response": "Refunds are accepted within 30 days. Shipping is free."},
+        expectations={
+            "retrieved_context": [{"content": "Refunds are accepted within 30 days of purchase."}],
+            "expected_response": "30 days.",
+        },
+    )
+    assert feedback.value == "no"
+    assert "Shipping is free" in feedback.rationale
+    claims = json.loads(feedback.metadata["claims"])
+    assert [c["verdict"] for c in claims] == ["FULLY_SUPPORTED", "NO_EVIDENCE"]
+
+
+def test_an_unknown_metric_or_judge_is_a_config_error_naming_it() -> None:
+    with pytest.raises(ConfigError, match="faithfulnes"):
+        scorer_for("faithfulnes")
+    with pytest.raises(ConfigError, match="nosuchjudge"):
+        faithfulness_scorer(judge="nosuchjudge:model")
+
+
+def test_the_public_module_names_its_extra(tmp_path: Path) -> None:
+    import vera.integrations.mlflow as public
+
+    assert "vera-eval[mlflow]" in public.INSTALL_HINT
