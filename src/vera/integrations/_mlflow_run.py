@@ -50,12 +50,12 @@ def require_mlflow() -> None:
         raise ConfigError(f"--mlflow needs MLflow: {install_hint('mlflow')}")
 
 
-def _client() -> tuple[Any, str]:
+def _tracking() -> tuple[Any, str]:
+    """MLflow's client class, and the tracking URI it reads (`MLFLOW_TRACKING_URI`)."""
     require_mlflow()
     mlflow = importlib.import_module("mlflow")
     tracking = importlib.import_module("mlflow.tracking")
-    uri = str(mlflow.get_tracking_uri())
-    return tracking.MlflowClient(tracking_uri=uri), uri
+    return tracking.MlflowClient, str(mlflow.get_tracking_uri())
 
 
 def log_run(result: RunResult, experiment: str, *, view: RunView | None = None) -> str:
@@ -68,7 +68,7 @@ def log_run(result: RunResult, experiment: str, *, view: RunView | None = None) 
     """
     if not experiment.strip():
         raise ConfigError("--mlflow: give the experiment's name, e.g. --mlflow vera")
-    client, uri = _client()
+    client, uri = _tracking()
     if view is None:
         with open_run_view(result) as opened:
             return _logged(client, uri, result, experiment, opened)
@@ -78,9 +78,11 @@ def log_run(result: RunResult, experiment: str, *, view: RunView | None = None) 
 def _logged(client: Any, uri: str, result: RunResult, experiment: str, view: RunView) -> str:
     run_id: str | None = None
     try:
+        client = client(tracking_uri=uri)  # a URI of no known scheme fails here
         found = client.get_experiment_by_name(experiment)
         experiment_id = found.experiment_id if found else client.create_experiment(experiment)
-        run_id = client.create_run(experiment_id, run_name=_run_name(result), tags=_tags(result))
+        created = client.create_run(experiment_id, run_name=_run_name(result), tags=_tags(result))
+        run_id = created.info.run_id
         _log_figures(client, run_id, result)
         client.log_table(run_id, _table(view.sample_results()), SAMPLES_TABLE)
         with tempfile.TemporaryDirectory(prefix="vera-mlflow-") as folder:
