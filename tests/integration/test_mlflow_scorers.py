@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.docs import run_example
 from tests.support.extras import without
 
 pytest.importorskip("mlflow", reason=without("mlflow"))
@@ -139,3 +140,10 @@ def test_the_public_module_names_its_extra(tmp_path: Path) -> None:
     import vera.integrations.mlflow as public
 
     assert "vera-eval[mlflow]" in public.INSTALL_HINT
+
+
+def test_the_docs_example_runs_and_says_what_the_page_says(tmp_path: Path) -> None:
+    done = run_example("integrations-mlflow.md", tmp_path)
+    assert done.returncode == 0, done.stderr
+    said = "no | 1 of 2 claims has no evidence: 'Shipping is always free.' (faithfulness 0.50)"
+    assert said in done.stdout
