@@ -143,10 +143,22 @@ def test_an_unreachable_server_is_exit_2_after_the_reports_are_written(tmp_path:
 def test_run_evaluation_logs_to_mlflow_and_a_bad_uri_is_a_config_error(
     store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    result = vera.run_evaluation("example", mlflow="from-python", max_unfaithful="100%")
-    run = _only_run(MlflowClient(tracking_uri=store), "from-python")
+    secret = "s3cret-pass"
+    result = vera.run_evaluation(
+        "example",
+        mlflow="from-python",
+        max_unfaithful="100%",
+        judge_base_url=f"http://user:{secret}@127.0.0.1:9/v1",  # a URL with credentials
+    )
+    client = MlflowClient(tracking_uri=store)
+    run = _only_run(client, "from-python")
     assert run.data.metrics["samples.total"] == result.report.counts.total
     assert run.data.params["plan_fingerprint"] == result.report.fingerprint.digest
+    logged = [*run.data.params.values(), *run.data.tags.values()]
+    for name in ("vera_report.json", "vera_report.html"):
+        path = client.download_artifacts(run.info.run_id, name, str(tmp_path))
+        logged.append(Path(path).read_text(encoding="utf-8"))
+    assert not [text for text in logged if secret in text]
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "nosuchscheme://nowhere")
     report = tmp_path / "report.json"
     with pytest.raises(ConfigError, match="nosuchscheme"):
