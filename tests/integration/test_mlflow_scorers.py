@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from tests.support.docs import run_example
 from tests.support.extras import without
+from tests.support.loopback import LoopbackServer
+from tests.support.scripted import scripted_openai
 
 pytest.importorskip("mlflow", reason=without("mlflow"))
 
@@ -21,6 +23,7 @@ import mlflow
 import vera
 from vera import ConfigError, Sample
 from vera.integrations.mlflow import faithfulness_scorer, scorer_for, scorers
+from vera.judges import JudgeOptions, create_judge
 
 pytestmark = pytest.mark.slow
 
@@ -147,3 +150,34 @@ def test_the_docs_example_runs_and_says_what_the_page_says(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     said = "no | 1 of 2 claims has no evidence: 'Shipping is always free.' (faithfulness 0.50)"
     assert said in done.stdout
+
+
+def test_an_llm_judge_scores_every_row_from_mlflow_s_worker_threads(
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An OpenAI judge (the real SDK, a scripted model on loopback that calls a claim with
+    "60" in it contradicted) called from MLflow's scorer threads, each row in its own event
+    loop: every row is judged, and the row with "60" fails naming it."""
+    loopback.default = scripted_openai
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-never-logged")
+    judge = create_judge("openai:gpt-4o-mini", JudgeOptions(judge_base_url=loopback.openai_url))
+    context = "The refund window is 30 days. Refunds go to the original card."
+    answers = ["The refund window is 30 days.", "The refund window is 60 days.", context]
+    rows = [
+        {"inputs": {"query": "How long?"}, "outputs": a, "expectations": {"contexts": [context]}}
+        for a in answers
+    ]
+    result = mlflow.genai.evaluate(data=rows, scorers=[faithfulness_scorer(judge=judge)])
+    table = result.result_df
+    assert table is not None
+    by_answer = {row["response"]: row for _, row in table.iterrows()}
+    assert [by_answer[a]["vera_faithfulness/value"] for a in answers] == ["yes", "no", "yes"]
+    assert (
+        "is contradicted: 'The refund window is 60 days.'"
+        in (by_answer[answers[1]]["vera_faithfulness/rationale"])
+    )
+    feedback = _assessment(by_answer[answers[1]]["assessments"], "vera_faithfulness")
+    assert feedback["source"] == {
+        "source_id": "vera:openai:gpt-4o-mini",
+        "source_type": "LLM_JUDGE",
+    }

@@ -12,12 +12,13 @@ the extra.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import json
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+import threading
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from typing import Any, TypeVar
 
-from vera._sync import run_sync
 from vera.analysis._analysis import analyse_sample
 from vera.datasets._fields import ALIASES, FALLBACK_CONTEXT_KEY, RowProblem, normalise_row
 from vera.judges._base import Judge, as_judge, partial_rule
@@ -46,10 +47,36 @@ _MLFLOW_NAMES = {
     "retrieved_context": "contexts",
 }
 _READ = frozenset(name for names in ALIASES.values() for name in names) | {FALLBACK_CONTEXT_KEY}
-_IN_A_LOOP = (
-    "a VERA scorer was called inside a running event loop; mlflow.genai.evaluate calls "
-    "scorers from worker threads, which have none"
-)
+T = TypeVar("T")
+
+
+class _JudgeLoop:
+    """One event loop, on a daemon thread of its own, for every VERA scorer's judge calls.
+
+    MLflow calls scorers from several worker threads at once. A judge's HTTP client and its
+    limits on calls in flight bind to the event loop they first run in: a loop per call would
+    share them across loops, and a call waiting on a limit another loop holds waits forever
+    (an LLM judge hung there). One loop keeps them in one place and the calls concurrent; a
+    caller inside a running loop of its own (Jupyter) is served too.
+    """
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.Lock()
+
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(
+                    target=loop.run_forever, name="vera-mlflow-judge", daemon=True
+                )
+                thread.start()
+                self._loop = loop
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+
+_JUDGE_LOOP = _JudgeLoop()
 
 
 def _mlflow() -> dict[str, Any]:
@@ -97,9 +124,7 @@ def scorer_for(
         trace: Any = None,
     ) -> Any:
         sample = _sample(inputs, outputs, expectations, trace, traces)
-        analysis = run_sync(
-            analyse_sample(sample, verifier, chosen.needs), inside_a_loop=_IN_A_LOOP
-        )
+        analysis = _JUDGE_LOOP.run(analyse_sample(sample, verifier, chosen.needs))
         result = chosen.score(sample, analysis)
         return mlflow["entities"].Feedback(
             **_assessment(chosen, result, analysis, verifier), source=source
