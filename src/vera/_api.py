@@ -247,10 +247,11 @@ def plan_evaluation(
     plan (as `vera eval --resume` opens it); other data travels in the `Bindings`.
     """
     _check_options("plan_evaluation", options)
-    if options.get("mlflow"):
+    experiment = options.get("mlflow")
+    if experiment is not None:
         from vera.integrations._mlflow_run import require_mlflow
 
-        require_mlflow()  # before the run, not after it
+        require_mlflow(experiment)  # before the run, not after it
     base = options.get("settings") or Settings()
     wanted, metric_objects = _metrics(metrics, options.get("threshold"), base.plugins)
     source = str(data) if isinstance(data, str | Path) else None
@@ -335,7 +336,7 @@ def _after_run(result: RunResult, options: EvaluateOptions) -> None:
     writes and sends them."""
     targets, endpoint = options.get("reports"), options.get("otel_endpoint")
     experiment = options.get("mlflow")
-    if not targets and not endpoint and not experiment:
+    if not targets and not endpoint and experiment is None:
         return
     with open_run_view(result) as view:
         if targets:
@@ -344,7 +345,7 @@ def _after_run(result: RunResult, options: EvaluateOptions) -> None:
             from vera.integrations._otel_export import export_report  # the SDK only when asked for
 
             export_report(view.report, endpoint, results=view.sample_results())
-        if experiment:
+        if experiment is not None:
             from vera.integrations._mlflow_run import log_run  # MLflow only when asked for
 
             log_run(result, experiment, view=view)

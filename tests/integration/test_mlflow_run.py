@@ -164,3 +164,10 @@ def test_run_evaluation_logs_to_mlflow_and_a_bad_uri_is_a_config_error(
     with pytest.raises(ConfigError, match="nosuchscheme"):
         vera.run_evaluation("example", mlflow="from-python", reports={"json": report})
     assert report.exists()  # written before MLflow was called
+
+
+def test_a_blank_experiment_is_exit_2_before_anything_is_evaluated(tmp_path: Path) -> None:
+    done = run_vera(tmp_path, "eval", "--dataset", "example", "--mlflow", " ", **_QUIET)
+    assert done.returncode == 2
+    assert "--mlflow: give the experiment's name" in done.stderr
+    assert "Evaluated" not in done.stderr  # refused before the run, not after it

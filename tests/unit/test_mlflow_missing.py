@@ -44,7 +44,11 @@ def test_log_run_without_mlflow_names_the_extra(no_mlflow: None) -> None:
         log_run(result, "vera")
 
 
-def test_an_empty_experiment_name_is_refused() -> None:
+def test_an_empty_experiment_name_is_refused_before_the_run() -> None:
+    evaluated: list[str] = []
+    with pytest.raises(ConfigError, match="experiment's name"):
+        vera.run_evaluation("example", mlflow=" ", progress=lambda r: evaluated.append(r.id))
+    assert evaluated == []
     result = vera.run_evaluation("example", quick=True)
     with pytest.raises(ConfigError, match="experiment's name"):
         log_run(result, "  ")

@@ -135,7 +135,7 @@ def _finish(result: RunResult, flags: EvalFlags) -> NoReturn:
             _write_outputs(view, _outputs(flags))
             if flags.otel_endpoint:
                 _export_spans(view, flags.otel_endpoint)
-            if flags.mlflow:
+            if flags.mlflow is not None:
                 _log_mlflow(result, view, flags.mlflow)
     except VeraError as exc:
         _fail(exc)
@@ -254,6 +254,7 @@ def _options(flags: EvalFlags) -> EvaluateOptions:
         any_plan=flags.any_plan,
         history=False if flags.no_history else flags.history_path,
         cache=False if flags.no_cache else None,
+        mlflow=flags.mlflow,  # checked before the run; logged by `_finish` from its view
         **_setting_options(flags),
     )
 

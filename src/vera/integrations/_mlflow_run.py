@@ -44,15 +44,17 @@ def safe_uri(uri: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-def require_mlflow() -> None:
-    """`ConfigError` before the run where MLflow is not installed, rather than after it."""
+def require_mlflow(experiment: str) -> None:
+    """`ConfigError` before the run, rather than after it, where MLflow is not installed or
+    `experiment` names nothing."""
+    if not experiment.strip():
+        raise ConfigError("--mlflow: give the experiment's name, e.g. --mlflow vera")
     if importlib.util.find_spec("mlflow") is None:
         raise ConfigError(f"--mlflow needs MLflow: {install_hint('mlflow')}")
 
 
 def _tracking() -> tuple[Any, str]:
     """MLflow's client class, and the tracking URI it reads (`MLFLOW_TRACKING_URI`)."""
-    require_mlflow()
     mlflow = importlib.import_module("mlflow")
     tracking = importlib.import_module("mlflow.tracking")
     return tracking.MlflowClient, str(mlflow.get_tracking_uri())
@@ -66,8 +68,7 @@ def log_run(result: RunResult, experiment: str, *, view: RunView | None = None) 
         ConfigError: MLflow is not installed, or the tracking store refused or could not be
             reached (the message names its URI, without credentials).
     """
-    if not experiment.strip():
-        raise ConfigError("--mlflow: give the experiment's name, e.g. --mlflow vera")
+    require_mlflow(experiment)
     client, uri = _tracking()
     if view is None:
         with open_run_view(result) as opened:
