@@ -30,8 +30,11 @@ _QUIET = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "MLFLOW_HTTP_REQUEST_MAX_RETRI
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """One SQLite store for the module: MLflow builds its tables once, in seconds."""
-    uri = f"sqlite:///{tmp_path_factory.mktemp('mlflow') / 'mlflow.db'}"
+    folder = tmp_path_factory.mktemp("mlflow")
+    uri = f"sqlite:///{folder / 'mlflow.db'}"
     with pytest.MonkeyPatch.context() as patch:
+        # A SQLite store keeps artifacts in ./mlruns of the working directory: the test's own.
+        patch.chdir(folder)
         patch.setenv("MLFLOW_TRACKING_URI", uri)
         for key, value in _QUIET.items():
             patch.setenv(key, value)

@@ -33,8 +33,11 @@ def tracking(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """One SQLite store for the module (MLflow builds its tables once, in seconds), named
     by the environment, as a user names it, never by `mlflow.set_tracking_uri` (which would
     outlive the module)."""
-    uri = f"sqlite:///{tmp_path_factory.mktemp('mlflow') / 'mlflow.db'}"
+    folder = tmp_path_factory.mktemp("mlflow")
+    uri = f"sqlite:///{folder / 'mlflow.db'}"
     with pytest.MonkeyPatch.context() as patch:
+        # A SQLite store keeps artifacts in ./mlruns of the working directory: the test's own.
+        patch.chdir(folder)
         patch.setenv("MLFLOW_TRACKING_URI", uri)
         # LiteLLM, which MLflow imports where installed, fetches a price list over the network.
         patch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
