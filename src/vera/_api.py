@@ -158,6 +158,9 @@ class EvaluateOptions(TypedDict, total=False):
     """--phoenix: each answer's verdict, scores and claims as annotations on the span it came
     from in the Phoenix at this URL (the `phoenix` extra); answers it could not place are
     said in a `UserWarning`."""
+    mlflow: str | None
+    """--mlflow: log the finished run to this MLflow experiment, after its reports (the
+    `mlflow` extra; docs/integrations-mlflow.md)."""
 
 
 _SETTING_OPTIONS = settings_with(keyword=True)
@@ -256,6 +259,11 @@ def plan_evaluation(
     plan (as `vera eval --resume` opens it); other data travels in the `Bindings`.
     """
     _check_options("plan_evaluation", options)
+    experiment = options.get("mlflow")
+    if experiment is not None:
+        from vera.integrations._mlflow_run import require_mlflow
+
+        require_mlflow(experiment)  # before the run, not after it
     base = options.get("settings") or Settings()
     wanted, metric_objects = _metrics(metrics, options.get("threshold"), base.plugins)
     source = str(data) if isinstance(data, str | Path) else None
@@ -340,7 +348,8 @@ def _after_run(result: RunResult, options: EvaluateOptions) -> None:
     writes and sends them."""
     targets, endpoint = options.get("reports"), options.get("otel_endpoint")
     phoenix = options.get("phoenix")
-    if not targets and not endpoint and not phoenix:
+    experiment = options.get("mlflow")
+    if not targets and not endpoint and not phoenix and experiment is None:
         return
     with open_run_view(result) as view:
         if targets:
@@ -351,6 +360,11 @@ def _after_run(result: RunResult, options: EvaluateOptions) -> None:
             export_report(view.report, endpoint, results=view.sample_results())
         if phoenix:
             _annotate_phoenix(view, phoenix)
+
+        if experiment is not None:
+            from vera.integrations._mlflow_run import log_run  # MLflow only when asked for
+
+            log_run(result, experiment, view=view)
 
 
 def _annotate_phoenix(view: RunView, url: str) -> None:

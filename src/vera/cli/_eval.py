@@ -137,6 +137,8 @@ def _finish(result: RunResult, flags: EvalFlags) -> NoReturn:
                 _export_spans(view, flags.otel_endpoint)
             if flags.phoenix:
                 _annotate_phoenix(view, flags.phoenix)
+            if flags.mlflow is not None:
+                _log_mlflow(result, view, flags.mlflow)
     except VeraError as exc:
         _fail(exc)
     raise typer.Exit(_exit_code(result))
@@ -177,6 +179,14 @@ def _annotate_phoenix(view: RunView, url: str) -> None:
         view.sample_results(), view.dataset_samples(), url, judge=view.report.judge
     )
     out.print(tally.summary(url), highlight=False, markup=False)
+
+
+def _log_mlflow(result: RunResult, view: RunView, experiment: str) -> None:
+    """The run in an MLflow experiment, after every report is written."""
+    from vera.integrations.mlflow import log_run  # MLflow only when asked for
+
+    run_id = log_run(result, experiment, view=view)
+    out.print(f"Logged to MLflow experiment {escape(experiment)}: run {run_id}", highlight=False)
 
 
 def _outputs(flags: EvalFlags) -> list[tuple[str, Path]]:
@@ -256,6 +266,7 @@ def _options(flags: EvalFlags) -> EvaluateOptions:
         any_plan=flags.any_plan,
         history=False if flags.no_history else flags.history_path,
         cache=False if flags.no_cache else None,
+        mlflow=flags.mlflow,  # checked before the run; logged by `_finish` from its view
         **_setting_options(flags),
     )
 

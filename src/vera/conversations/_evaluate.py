@@ -185,7 +185,9 @@ def _bundled(
 def _baseline_options(options: EvaluateOptions) -> EvaluateOptions:
     """The system's options for a baseline's run: not stored in the history, no reports or
     spans of its own (they are the system's), and no baselines of its own."""
-    return _without(options, "history", "reports", "otel_endpoint", "phoenix", "baselines")
+    return _without(
+        options, "history", "reports", "otel_endpoint", "phoenix", "mlflow", "baselines"
+    )
 
 
 def _without(options: EvaluateOptions, *keys: str) -> EvaluateOptions:
