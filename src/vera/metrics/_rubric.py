@@ -58,7 +58,7 @@ _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 class Rubric(BaseModel):
     """A metric from criteria in plain words (or checklist items written by hand).
 
-    Args:
+    Attributes:
         name: the metric's name in reports (letters, digits, "_").
         criteria: what a good answer does, in plain words; the judge turns it into items.
         items: the checklist itself, written (or edited) by you: then no call writes it.
