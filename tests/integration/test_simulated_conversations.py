@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.support import toy_assistant
@@ -16,7 +17,13 @@ from tests.support.loopback import LoopbackServer
 from tests.support.simulated_user import SimulatedUser, say
 
 from vera.datasets import read_conversations
-from vera.generate import Scenario, read_scenarios, simulate_conversations, write_conversations
+from vera.generate import (
+    Scenario,
+    SimulationResult,
+    read_scenarios,
+    simulate_conversations,
+    write_conversations,
+)
 from vera.plan import Settings
 from vera.types import DatasetRowError
 
@@ -48,8 +55,12 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _run(
-    loopback: LoopbackServer, docs: Path, scenarios: list[Scenario], turns: int, assistant=None
-):
+    loopback: LoopbackServer,
+    docs: Path,
+    scenarios: list[Scenario] | int,
+    turns: int,
+    assistant: Any = None,
+) -> SimulationResult:
     settings = Settings(
         judge=JUDGE, judge_base_url=loopback.openai_url, cache_path=docs.parent / "c.sqlite"
     )
@@ -144,6 +155,25 @@ def test_a_user_turn_that_invents_a_fact_is_dropped_and_counted(
     assert kept["metadata"]["scenario"]["facts"] == [FACT]
 
 
+def test_scenarios_are_written_from_the_documents_when_none_are_given(
+    loopback: LoopbackServer, docs: Path
+) -> None:
+    written = [{"goal": REFUND, "persona": "a buyer"}, {"persona": "no goal"}]
+    user = SimulatedUser(THREE, scenarios=[*written, {"goal": SEATS, "persona": "an admin"}])
+    loopback.default = user
+    result = _run(loopback, docs, 3, turns=2)
+
+    [prompt] = user.scenario_prompts  # one call writes up to ten
+    assert "Write 3 scenarios" in prompt and "(document: seats.txt)" in prompt
+    assert result.scenarios == 2 and result.scenarios_dropped == 1  # the entry without a goal
+    assert result.stops == {"goal_reached": 1, "turn_limit": 1}
+    scenarios = [row["metadata"]["scenario"] for row in result.conversations]
+    assert sorted((s["id"], s["goal"], s["persona"]) for s in scenarios) == [
+        ("scenario-1", REFUND, "a buyer"),
+        ("scenario-2", SEATS, "an admin"),
+    ]
+
+
 def test_a_bad_scenario_file_names_its_line_and_field(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_text(json.dumps({"goal": REFUND}) + "\n" + json.dumps({"persona": "x"}) + "\n")
@@ -177,6 +207,12 @@ def test_the_cli_writes_conversations_vera_eval_reads(loopback: LoopbackServer, 
     evaluated = run_vera(folder, "eval", "--dataset", "c.jsonl", "--no-history")
     assert evaluated.returncode == 0, evaluated.stdout + evaluated.stderr
     assert "Conversations: 2" in evaluated.stdout and "3 scored, 0 errors" in evaluated.stdout
+
+    loopback.default = SimulatedUser(THREE, scenarios=[{"goal": REFUND, "persona": "p"}])
+    drafted = run_vera(folder, *args, "--n", "1", "-o", "g.jsonl", OPENAI_API_KEY=KEY)
+    assert drafted.returncode == 0, drafted.stdout + drafted.stderr
+    assert "Wrote 1 of 1 simulated conversations" in drafted.stdout
+    assert json.loads((folder / "g.jsonl").read_text())["metadata"]["scenario"]["goal"] == REFUND
 
     (folder / "bad.jsonl").write_text(json.dumps({"goal": REFUND, "facts": [""]}) + "\n")
     bad = run_vera(folder, *args, "--scenarios", "bad.jsonl", "-o", "x.jsonl", OPENAI_API_KEY=KEY)

@@ -4,7 +4,8 @@ prompt; every other prompt (the judge's) gets `scripted_openai`.
 It reads the prompt as a model would: the scenario's goal (the line "Goal: ..." of its
 <scenario> section) and how many user turns the <conversation> section holds, and sends the
 scripted reply of that goal at that index (the last one again past the end). A fake, explicit
-in what it does: the replies are the test's own.
+in what it does: the replies are the test's own. A call of the `simulate_scenarios` prompt
+gets `scenarios`, as they are given (entries of any shape).
 """
 
 from __future__ import annotations
@@ -39,14 +40,22 @@ def say(
 class SimulatedUser:
     """`loopback.default`: scripted user replies by goal, the scripted judge for the rest."""
 
-    def __init__(self, script: dict[str, Sequence[dict[str, Any]]]) -> None:
+    def __init__(
+        self, script: dict[str, Sequence[dict[str, Any]]], scenarios: Sequence[Any] = ()
+    ) -> None:
         self.script = script
+        self.scenarios = list(scenarios)
+        self.scenario_prompts: list[str] = []
         self.asked: list[tuple[str, int]] = []
         """(goal, user turns so far) of each simulated-user call, in arrival order."""
         self._lock = threading.Lock()
 
     def __call__(self, request: Recorded) -> Reply:
         prompt = request.json["messages"][-1]["content"]
+        if "JSON object with the key scenarios" in prompt:
+            with self._lock:
+                self.scenario_prompts.append(prompt)
+            return ok_openai(json.dumps({"scenarios": self.scenarios}))
         if "<scenario>\n" not in prompt:
             return scripted_openai(request)
         goal = section(prompt, "scenario").splitlines()[0].removeprefix("Goal: ")

@@ -106,15 +106,15 @@ def generate_command(
     Example: vera generate --documents docs/ --generator openai:gpt-4o-mini -o generated.json
     (offline, no key: --generator extractive)
     """
-    # Imported here: the chunker and BM25 index load only for the command that needs them.
-    from vera.generate import generate_testset
+    from vera.generate import generate_testset  # the chunker and BM25 load only for this command
 
     cli: dict[str, Any] = {"judge": judge, "judge_base_url": judge_base_url}
     cli |= {"judge_prompts_dir": prompts_dir, "cache_path": cache_path, "max_cost": max_cost}
     cli |= {"cache": False if no_cache else None, "concurrency": concurrency}
     if conversations:  # a simulated user talks to --assistant (vera.cli._generate_conversations)
-        mode: dict[str, Any] = {"assistant": assistant, "scenarios": scenarios, "turns": turns}
+        mode: dict[str, Any] = {"assistant": assistant, "scenarios": scenarios, "n": n}
         mode |= {"output": output, "dry_run": dry_run, "base_url": generator_base_url}
+        mode |= {"turns": turns, "seed": seed}
         simulate(documents, generator, **mode, settings=_settings(cli))
     try:
         if output is None and not dry_run:

@@ -39,7 +39,8 @@ ScenariosFlag = Annotated[
     typer.Option(
         "--scenarios",
         help="With --conversations: JSONL, one scenario a line: goal, and optionally id, "
-        "persona, facts (a list of what the user knows, e.g. its account id).",
+        "persona, facts (a list of what the user knows, e.g. its account id). Without it, "
+        "--generator writes --n scenarios from --documents (passages drawn by --seed).",
     ),
 ]
 TurnsFlag = Annotated[
@@ -55,6 +56,8 @@ def simulate(
     assistant: str | None,
     scenarios: Path | None,
     turns: int,
+    n: int,
+    seed: int,
     output: Path | None,
     dry_run: bool,
     settings: Settings,
@@ -67,11 +70,8 @@ def simulate(
     from vera.generate import read_scenarios, simulate_conversations
 
     try:
-        if assistant is None or scenarios is None:
-            raise ConfigError(
-                "--conversations needs --assistant module:function (your system) and "
-                "--scenarios FILE (JSONL: one object with a 'goal' a line)"
-            )
+        if assistant is None:
+            raise ConfigError("--conversations needs --assistant module:function (your system)")
         if dry_run:
             raise ConfigError(
                 "--dry-run is not offered with --conversations: a conversation's length is "
@@ -81,13 +81,14 @@ def simulate(
             raise ConfigError("give -o PATH for the simulated conversations (JSONL)")
         check_output_paths([output])
         result = simulate_conversations(
-            read_scenarios(scenarios),
+            read_scenarios(scenarios) if scenarios is not None else n,
             load_assistant(assistant),
             generator,
             documents_dir=documents,
             turns=turns,
             settings=settings,
             simulator_base_url=base_url,
+            seed=seed,
         )
     except (VeraError, ValueError) as exc:
         _fail(exc)

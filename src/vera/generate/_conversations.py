@@ -14,8 +14,10 @@ conversation. Each conversation is written as a row VERA's conversation reader r
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
+import random
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from vera._sync import run_sync
+from vera.baselines._chunking import Chunk, chunk_corpus
 from vera.baselines._documents import load_documents
 from vera.baselines._retrieval import BM25Retriever
 from vera.generate._checks import Draft, missing_quote, normalise
@@ -70,6 +73,9 @@ STOP_REASONS = {
 
 DEFAULT_PERSONA = "a customer who asks plainly and briefly"
 USER_MAX_TOKENS = 512
+SCENARIOS_PER_CALL = 10
+SCENARIO_PASSAGES = 4
+"""Passages (drawn by the seed) each scenario-writing call is shown."""
 PASSAGES = 3
 """Passages (BM25 on the goal) the simulated user is shown."""
 
@@ -90,6 +96,24 @@ SCHEMA: dict[str, Any] = {
         "give_up": {"type": "boolean"},
     },
     "required": ["message", "citations", "goal_reached", "give_up"],
+    "additionalProperties": False,
+}
+
+
+SCENARIOS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "scenarios": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"goal": {"type": "string"}, "persona": {"type": "string"}},
+                "required": ["goal", "persona"],
+                "additionalProperties": False,
+            },
+        }
+    },
+    "required": ["scenarios"],
     "additionalProperties": False,
 }
 
@@ -127,6 +151,9 @@ class SimulationResult:
     give."""
     empty: int = 0
     """Conversations not written: they ended before one user turn was answered."""
+    scenarios_dropped: int = 0
+    """Scenarios the model was asked to write from the documents that it did not write well
+    (a reply or an entry of the wrong shape, or a failed call)."""
     usage: dict[str, Any] = field(default_factory=dict)
     stopped: str | None = None
 
@@ -177,6 +204,17 @@ def _scenario(data: Any, path: Path, where: str, number: int) -> Scenario:
 
 
 @dataclass
+class _Drafting:
+    """What writing scenarios from the documents needs, and what it turned away."""
+
+    prompt: Prompt
+    chunks: Sequence[Chunk]
+    dropped: int = 0
+    """Scenarios asked for and not written: a reply or an entry of the wrong shape, a call
+    that failed."""
+
+
+@dataclass
 class _Run:
     """The state the conversations of one simulation share."""
 
@@ -190,6 +228,8 @@ class _Run:
     turns: int
     invented: int = 0
     stopped: str | None = None
+    drafting: _Drafting | None = None
+    """Set when the scenarios are written from the documents rather than given."""
 
 
 @dataclass
@@ -202,7 +242,7 @@ class _Talk:
 
 
 def simulate_conversations(
-    scenarios: Sequence[Scenario],
+    scenarios: Sequence[Scenario] | int,
     assistant: ConversationAssistant,
     simulator: str | ChatModel,
     *,
@@ -211,14 +251,20 @@ def simulate_conversations(
     turns: int = 3,
     settings: Settings | None = None,
     simulator_base_url: str | None = None,
+    seed: int = 0,
 ) -> SimulationResult:
     """One conversation per scenario between a simulated user (`simulator`, a "PROVIDER:MODEL"
     spec built with the settings' retries, cache and `max_cost`, or a chat model) and
     `assistant`, at most `turns` user turns each; each user turn is checked against the
-    documents under `documents_dir` and the scenario by `judge` (default: the settings')."""
+    documents under `documents_dir` and the scenario by `judge` (default: the settings').
+
+    `scenarios` as a number: that many are written by `simulator` from the documents first
+    (the `simulate_scenarios` prompt, up to ten a call, from passages drawn by `seed`)."""
     settings = settings or Settings()
     if turns < 1:
         raise ValueError(f"turns must be at least 1, got {turns}")
+    if isinstance(scenarios, int) and scenarios < 1:
+        raise ValueError(f"the number of scenarios must be at least 1, got {scenarios}")
     corpus = load_documents(documents_dir)
     model = (
         create_managed_model(simulator, settings, base_url=simulator_base_url)
@@ -237,16 +283,24 @@ def simulate_conversations(
         assistant=assistant,
         turns=turns,
     )
+    if isinstance(scenarios, int):
+        run.drafting = _Drafting(
+            load_prompt("simulate_scenarios", settings.judge_prompts_dir), chunk_corpus(corpus)
+        )
     talks = run_sync(
-        _all(run, scenarios, settings.concurrency),
+        _all(run, scenarios, settings.concurrency, seed),
         inside_a_loop="simulate_conversations was called inside a running event loop; call it "
         "in a thread there: `await asyncio.to_thread(simulate_conversations, ...)`",
     )
     return _result(run, talks)
 
 
-async def _all(run: _Run, scenarios: Sequence[Scenario], concurrency: int) -> list[_Talk]:
+async def _all(
+    run: _Run, scenarios: Sequence[Scenario] | int, concurrency: int, seed: int
+) -> list[_Talk]:
     limit = asyncio.Semaphore(concurrency)
+    if isinstance(scenarios, int):
+        scenarios = await _write_scenarios(run, scenarios, seed)
 
     async def one(scenario: Scenario) -> _Talk:
         async with limit:
@@ -392,6 +446,7 @@ def _result(run: _Run, talks: Sequence[_Talk]) -> SimulationResult:
         stops=dict(Counter(talk.stop or "stopped" for talk in talks)),
         invented_turns=run.invented,
         empty=len(talks) - len(rows),
+        scenarios_dropped=run.drafting.dropped if run.drafting else 0,
         usage=merge_summaries([*usages, *([judged] if judged else [])]),
         stopped=run.stopped,
     )
@@ -417,3 +472,52 @@ def _row(talk: _Talk) -> dict[str, Any]:
         "metadata": metadata,
         "turns": turns,
     }
+
+
+async def _write_scenarios(run: _Run, wanted: int, seed: int) -> list[Scenario]:
+    """`wanted` scenarios written by the model from the documents, up to ten a call, each call
+    from passages drawn by `seed`; what is not written well is counted, not kept."""
+    assert run.drafting is not None
+    rng = random.Random(seed)
+    chunks = list(run.drafting.chunks)
+    counts = [min(SCENARIOS_PER_CALL, wanted - s) for s in range(0, wanted, SCENARIOS_PER_CALL)]
+    drawn = [rng.sample(chunks, min(SCENARIO_PASSAGES, len(chunks))) for _ in counts]
+    replies = await asyncio.gather(
+        *(_ask_scenarios(run, c, k) for c, k in zip(drawn, counts, strict=True))
+    )
+    scenarios: list[Scenario] = []
+    for count, entries in zip(counts, replies, strict=True):
+        for entry in entries[:count]:
+            with contextlib.suppress(DatasetRowError):  # an entry of the wrong shape
+                scenarios.append(_scenario(entry, Path("<reply>"), "entry", len(scenarios) + 1))
+    run.drafting.dropped = wanted - len(scenarios)
+    return scenarios
+
+
+async def _ask_scenarios(run: _Run, chunks: Sequence[Chunk], count: int) -> list[Any]:
+    """The entries of one scenario-writing reply; none when the call fails or the reply has
+    the wrong shape."""
+    assert run.drafting is not None
+    passages = "\n\n".join(
+        f"[{i}] (document: {chunk.document_id})\n{chunk.text}" for i, chunk in enumerate(chunks, 1)
+    )
+    request = ChatRequest(
+        messages=run.drafting.prompt.render(count=str(count), passages=passages),
+        json_schema=SCENARIOS_SCHEMA,
+        schema_name="scenarios",
+        max_tokens=USER_MAX_TOKENS * 2,
+        prompt_version=run.drafting.prompt.version,
+    )
+    try:
+        if isinstance(run.model, ManagedChatModel):
+            reply = await run.model.complete(request, label="simulate_scenarios")
+        else:
+            reply = await run.model.complete(request)
+    except BudgetExceededError as exc:
+        run.stopped = str(exc)
+        return []
+    except ProviderError:
+        return []
+    data = reply.data if reply.data is not None else try_parse_json_object(reply.text)
+    entries = data.get("scenarios") if isinstance(data, dict) else None
+    return entries if isinstance(entries, list) else []

@@ -22,6 +22,11 @@ def simulation_lines(result: SimulationResult) -> list[str]:
         f"User turns dropped for a fact neither the documents nor the scenario give: "
         f"{result.invented_turns}"
     )
+    if result.scenarios_dropped:
+        lines.append(
+            f"{result.scenarios_dropped} scenario(s) asked of the generator were not written "
+            "well (a reply or an entry of the wrong shape, or a failed call) and were skipped."
+        )
     if result.empty:
         lines.append(
             f"{result.empty} conversation(s) ended before one user turn was answered and were "
