@@ -155,6 +155,19 @@ def test_a_user_turn_that_invents_a_fact_is_dropped_and_counted(
     assert kept["metadata"]["scenario"]["facts"] == [FACT]
 
 
+def test_the_reply_after_the_turn_limit_is_not_checked_or_kept(
+    loopback: LoopbackServer, docs: Path
+) -> None:
+    # Past the limit the reply only says whether the goal was met: its message joins no
+    # conversation, so a fact it invents ("60", contradicted by the scripted judge) costs
+    # nothing.
+    loopback.default = SimulatedUser({SEATS: [say("What does a seat cost?"), say("I paid 60.")]})
+    result = _run(loopback, docs, [Scenario(id="seats", goal=SEATS)], turns=1)
+    assert result.stops == {"turn_limit": 1} and result.invented_turns == 0
+    [row] = result.conversations
+    assert [t["content"] for t in row["turns"] if t["role"] == "user"] == ["What does a seat cost?"]
+
+
 def test_scenarios_are_written_from_the_documents_when_none_are_given(
     loopback: LoopbackServer, docs: Path
 ) -> None:

@@ -316,14 +316,15 @@ async def _talk(run: _Run, scenario: Scenario) -> _Talk:
     talk = _Talk(scenario)
     passages = _passages(run, scenario)
     while talk.stop is None:
-        reply = await _user_turn(run, talk, passages)
+        last = sum(t.role is Role.USER for t in talk.turns) >= run.turns
+        reply = await _user_turn(run, talk, passages, closing=last)
         if isinstance(reply, str):
             talk.stop = reply
-        elif talk.turns and reply.get("goal_reached"):
+        elif talk.turns and reply["goal_reached"]:
             talk.stop = "goal_reached"
-        elif reply.get("give_up"):
+        elif reply["give_up"]:
             talk.stop = "gave_up"
-        elif sum(t.role is Role.USER for t in talk.turns) >= run.turns:
+        elif last:
             talk.stop = "turn_limit"
         else:
             talk.turns.append(Turn(role=Role.USER, content=reply["message"]))
@@ -331,8 +332,12 @@ async def _talk(run: _Run, scenario: Scenario) -> _Talk:
     return talk
 
 
-async def _user_turn(run: _Run, talk: _Talk, passages: str) -> dict[str, Any] | str:
-    """The simulated user's checked reply, or the reason the conversation stops."""
+async def _user_turn(
+    run: _Run, talk: _Talk, passages: str, *, closing: bool
+) -> dict[str, Any] | str:
+    """The simulated user's reply, checked where its message joins the conversation, or the
+    reason the conversation stops. `closing`: the turn limit is reached, so the reply only
+    says whether the goal was met."""
     if run.stopped:
         return "stopped"
     try:
@@ -344,7 +349,7 @@ async def _user_turn(run: _Run, talk: _Talk, passages: str) -> dict[str, Any] | 
         return "simulator_error"
     if not _well_formed(data):
         return "malformed_reply"
-    if data["goal_reached"] or data["give_up"]:
+    if closing or data["give_up"] or (talk.turns and data["goal_reached"]):
         return dict(data)  # a closing line: it joins no conversation, so nothing to check
     try:
         invented = await _invents(run, talk.scenario, data)
