@@ -21,7 +21,14 @@ from vera.cli._eval_flags import (
     _NoCacheFlag,
     _PromptsDirFlag,
 )
-from vera.plan import load_settings
+from vera.cli._generate_conversations import (
+    ConversationsFlag,
+    ScenariosFlag,
+    SimAssistantFlag,
+    TurnsFlag,
+    simulate,
+)
+from vera.plan import Settings, load_settings
 from vera.render import (
     check_output_paths,
 )
@@ -89,28 +96,33 @@ def generate_command(
     max_cost: _MaxCostFlag = None,
     concurrency: _ConcurrencyFlag = None,
     dry_run: _DryRunFlag = False,
+    conversations: ConversationsFlag = False,
+    assistant: SimAssistantFlag = None,
+    scenarios: ScenariosFlag = None,
+    turns: TurnsFlag = 3,
 ) -> None:
     """Write a test set from your documents; every item is checked before it is kept.
 
     Example: vera generate --documents docs/ --generator openai:gpt-4o-mini -o generated.json
     (offline, no key: --generator extractive)
     """
-    # Imported here: the chunker and BM25 index load only for the command that needs them.
-    from vera.generate import estimate_line, estimate_testset, generate_testset
+    from vera.generate import generate_testset  # the chunker and BM25 load only for this command
 
     cli: dict[str, Any] = {"judge": judge, "judge_base_url": judge_base_url}
     cli |= {"judge_prompts_dir": prompts_dir, "cache_path": cache_path, "max_cost": max_cost}
     cli |= {"cache": False if no_cache else None, "concurrency": concurrency}
+    if conversations:  # a simulated user talks to --assistant (vera.cli._generate_conversations)
+        mode: dict[str, Any] = {"assistant": assistant, "scenarios": scenarios, "n": n}
+        mode |= {"output": output, "dry_run": dry_run, "base_url": generator_base_url}
+        mode |= {"turns": turns, "seed": seed}
+        simulate(documents, generator, **mode, settings=_settings(cli))
     try:
         if output is None and not dry_run:
             raise ConfigError("give -o PATH for the generated dataset")
         check_output_paths([output] if output is not None else [])
-        options: dict[str, Any] = {"n": n, "mix": mix, "seed": seed}
-        options["settings"] = load_settings(cli)
+        options: dict[str, Any] = {"n": n, "mix": mix, "seed": seed, "settings": load_settings(cli)}
         if dry_run:
-            estimate = estimate_testset(documents, generator, **options)
-            out.print(estimate_line(estimate), highlight=False, markup=False)
-            raise typer.Exit(EXIT_OK)
+            _dry_run(documents, generator, options)
         given = {"max_answer_chars": max_answer_chars, "max_quote_chars": max_quote_chars}
         options |= {name: value for name, value in given.items() if value is not None}
         result = generate_testset(
@@ -119,6 +131,22 @@ def generate_command(
     except (VeraError, ValueError) as exc:
         _fail(exc)
     _finish_generate(result, output)
+
+
+def _dry_run(documents: Path, generator: str, options: dict[str, Any]) -> NoReturn:
+    """What generating would cost, printed; no call is made."""
+    from vera.generate import estimate_line, estimate_testset
+
+    estimate = estimate_testset(documents, generator, **options)
+    out.print(estimate_line(estimate), highlight=False, markup=False)
+    raise typer.Exit(EXIT_OK)
+
+
+def _settings(cli: dict[str, Any]) -> Settings:
+    try:
+        return load_settings(cli)
+    except (VeraError, ValueError) as exc:
+        _fail(exc)
 
 
 def _finish_generate(result: GenerationResult, output: Path | None) -> NoReturn:

@@ -17,6 +17,14 @@ from vera.generate._checks import (
     normalise,
     read_draft,
 )
+from vera.generate._conversations import (
+    STOP_REASONS,
+    Scenario,
+    SimulationResult,
+    read_scenarios,
+    simulate_conversations,
+)
+from vera.generate._conversations_summary import simulation_lines, write_conversations
 from vera.generate._core import GenerationResult, generate_testset
 from vera.generate._estimate import GenerationEstimate, estimate_testset
 from vera.generate._selection import CATEGORIES, DEFAULT_MIX, allocate, parse_mix, plan_tasks
@@ -28,9 +36,12 @@ __all__ = [
     "DEFAULT_MAX_QUOTE_CHARS",
     "DEFAULT_MIX",
     "REASONS",
+    "STOP_REASONS",
     "Draft",
     "GenerationEstimate",
     "GenerationResult",
+    "Scenario",
+    "SimulationResult",
     "allocate",
     "answer_supported",
     "estimate_line",
@@ -42,6 +53,10 @@ __all__ = [
     "parse_mix",
     "plan_tasks",
     "read_draft",
+    "read_scenarios",
+    "simulate_conversations",
+    "simulation_lines",
     "summary_lines",
+    "write_conversations",
     "write_dataset",
 ]
