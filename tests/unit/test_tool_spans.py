@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.docs import run_example
 from tests.support.extras import without
 
 import vera
@@ -206,3 +207,11 @@ def test_malformed_arguments_name_the_line_the_span_and_the_attribute(
     assert error.location.startswith("line ") and "(trace " in error.location
     assert error.field == "gen_ai.tool.call.arguments"
     assert "span 'execute_tool book_flight'" in error.problem and problem in error.problem
+
+
+def test_the_agents_page_example_scores_its_trace(tmp_path: Path) -> None:
+    pytest.importorskip("opentelemetry.sdk", reason=without("otel"))
+    done = run_example("agents.md", tmp_path)
+    assert done.returncode == 0, done.stderr
+    # The one call made is the one expected, arguments and all: 1/1, and the same trajectory.
+    assert "{'tool_call_accuracy': 1.0, 'trajectory_match': 1.0}" in done.stdout
