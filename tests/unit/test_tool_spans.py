@@ -188,6 +188,20 @@ def test_tool_calls_are_in_the_order_their_spans_ran(tmp_path: Path) -> None:
     assert _scores(path)["trajectory_match"] == 0.0
 
 
+def test_an_agent_that_called_no_tool_where_one_was_expected_scores_0(tmp_path: Path) -> None:
+    # No tool span, no session, no chat span: the reference alone makes it an agent trace.
+    path = tmp_path / "idle.jsonl"
+    provider, tracer = _tracer(path)
+    with tracer.start_as_current_span("agent") as root:
+        root.set_attribute("input.value", "Weather in Oslo?")
+        root.set_attribute("expected_tool_calls", json.dumps([{"name": "get_weather"}]))
+        root.set_attribute("output.value", "It is sunny in Oslo.")
+    provider.shutdown()
+    assert _made(path) == []
+    # tool_call_accuracy: 0 of 1 expected call made, 0 / max(1, 0) = 0.
+    assert _scores(path)["tool_call_accuracy"] == 0.0
+
+
 @pytest.mark.parametrize(
     ("arguments", "problem"),
     [

@@ -141,9 +141,16 @@ def read_otlp_rows(path: Path) -> Iterator[RawRow]:
         for span in spans:
             _add_span(traces, span, line)
     for trace_id, trace in traces.items():
-        if not trace.agent.is_agent:
+        if not _is_agent(trace):
             yield RawRow(f"line {trace.line} (trace {trace_id})", _sample_row(trace_id, trace))
-    yield from _agent_rows({i: t for i, t in traces.items() if t.agent.is_agent})
+    yield from _agent_rows({i: t for i, t in traces.items() if _is_agent(t)})
+
+
+def _is_agent(trace: _Trace) -> bool:
+    """An agent trace: tools, a session or chat spans, or a root naming the calls expected
+    (an agent that made none of them is scored 0, not read as a RAG sample)."""
+    root = trace.root
+    return trace.agent.is_agent or (root is not None and bool(trace_references(root.attributes)))
 
 
 def _request_problem(request: Any) -> str | None:
