@@ -188,6 +188,25 @@ def test_tool_calls_are_in_the_order_their_spans_ran(tmp_path: Path) -> None:
     assert _scores(path)["trajectory_match"] == 0.0
 
 
+def test_a_tool_input_that_is_no_json_object_is_a_call_of_unknown_arguments(
+    tmp_path: Path,
+) -> None:
+    # input.value is any text unless declared JSON: a Python repr is not refused.
+    path = tmp_path / "repr.jsonl"
+    provider, tracer = _tracer(path)
+    with tracer.start_as_current_span("agent") as root:
+        root.set_attribute("input.value", "Weather in Oslo?")
+        root.set_attribute("expected_tool_calls", json.dumps([{"name": "get_weather"}]))
+        for text in ("{'city': 'Oslo'}", '{"city": "Oslo"}'):
+            with tracer.start_as_current_span("get_weather") as tool:
+                tool.set_attribute("openinference.span.kind", "TOOL")
+                tool.set_attribute("input.value", text)
+                tool.set_attribute("output.value", "sunny")
+        root.set_attribute("output.value", "It is sunny in Oslo.")
+    provider.shutdown()
+    assert _made(path) == [("get_weather", None, None), ("get_weather", {"city": "Oslo"}, None)]
+
+
 def test_an_agent_that_called_no_tool_where_one_was_expected_scores_0(tmp_path: Path) -> None:
     # No tool span, no session, no chat span: the reference alone makes it an agent trace.
     path = tmp_path / "idle.jsonl"

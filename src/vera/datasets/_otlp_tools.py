@@ -3,8 +3,8 @@
 A trace records a call in two places, and both conventions are read:
 
 - the span that ran the tool: an OpenInference TOOL span (`tool.name`, `tool_call.id`, its
-  arguments in `tool_call.function.arguments` or a JSON `input.value`, its result in
-  `output.value`) or an OpenTelemetry GenAI `execute_tool` span (`gen_ai.tool.name`,
+  arguments in `tool_call.function.arguments` or an `input.value` holding a JSON object, its
+  result in `output.value`) or an OpenTelemetry GenAI `execute_tool` span (`gen_ai.tool.name`,
   `gen_ai.tool.call.id`, `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`);
 - the LLM span whose answer asked for it: OpenInference's
   `llm.output_messages.N.message.tool_calls.M.tool_call.{id,function.name,function.arguments}`,
@@ -17,8 +17,11 @@ agent ran them. A call the model asked for that no tool span ran comes at its LL
 `tool.parameters` is not read: OpenInference writes the tool's parameter schema there, not the
 arguments of a call.
 
-Arguments that are not a JSON object make the trace an invalid row naming the span and the
-attribute (`ToolCalls.problem`), rather than a call whose arguments silently read as unknown.
+Arguments that are not a JSON object, where an attribute holds arguments by definition, make
+the trace an invalid row naming the span and the attribute (`ToolCalls.problem`), rather than a
+call whose arguments silently read as unknown. An undeclared `input.value` is any text the
+instrumentation chose (a Python repr, plain words): where it is no JSON object, the arguments
+are unknown.
 """
 
 from __future__ import annotations
@@ -182,12 +185,20 @@ class ToolCalls:
         return json.dumps(value, sort_keys=True)
 
     def _input_arguments(self, span: str, attributes: dict[str, Any]) -> str | None:
-        """A TOOL span's JSON `input.value` as its arguments; plain text says none."""
+        """A TOOL span's `input.value` as its arguments. Declared JSON
+        (`input.mime_type`) must be an object; other text is used where it is a JSON object,
+        and is no arguments where not (instrumentations write a tool's input as they like:
+        Python reprs, plain text)."""
         value = attributes.get("input.value")
-        json_mime = attributes.get("input.mime_type") == "application/json"
-        if not isinstance(value, str) or not (json_mime or value.lstrip().startswith("{")):
+        if not isinstance(value, str):
             return None
-        return self._arguments(span, "input.value", value)
+        if attributes.get("input.mime_type") == "application/json":
+            return self._arguments(span, "input.value", value)
+        try:
+            parsed = loads_bounded(value) if value.lstrip().startswith("{") else None
+        except ValueError:
+            return None
+        return json.dumps(parsed, sort_keys=True) if isinstance(parsed, dict) else None
 
     def _refuse(self, span: str, key: str, problem: str) -> None:
         if self.problem is None:
