@@ -207,6 +207,34 @@ def test_a_tool_input_that_is_no_json_object_is_a_call_of_unknown_arguments(
     assert _made(path) == [("get_weather", None, None), ("get_weather", {"city": "Oslo"}, None)]
 
 
+def test_a_session_scores_every_call_asked_for_against_its_reference(tmp_path: Path) -> None:
+    # Two traces of one session; the second's root carries the reference, and its LLM span
+    # asks for a call no tool span ran: that call was still made.
+    path = tmp_path / "session.jsonl"
+    provider, tracer = _tracer(path)
+    for turn, tool in enumerate(("get_order", "cancel_order")):
+        with tracer.start_as_current_span("agent") as root:
+            root.set_attribute("openinference.span.kind", "AGENT")
+            root.set_attribute("session.id", "s-1")
+            root.set_attribute("input.value", f"question {turn}")
+            if turn == 1:
+                reference = ["get_order", "refund_order"]
+                root.set_attribute("reference_trajectory", json.dumps(reference))
+            with tracer.start_as_current_span("llm") as llm:
+                llm.set_attribute("openinference.span.kind", "LLM")
+                prefix = "llm.output_messages.0.message.tool_calls.0.tool_call"
+                llm.set_attribute(f"{prefix}.function.name", tool)
+                llm.set_attribute(f"{prefix}.function.arguments", '{"order_id": "A-1"}')
+            root.set_attribute("output.value", f"answer {turn}")
+    provider.shutdown()
+    assert _made(path) == [
+        ("get_order", {"order_id": "A-1"}, None),
+        ("cancel_order", {"order_id": "A-1"}, None),
+    ]
+    # trajectory_match (strict): step 2 made cancel_order where refund_order was expected, 0.
+    assert _scores(path)["trajectory_match"] == 0.0
+
+
 def test_an_agent_that_called_no_tool_where_one_was_expected_scores_0(tmp_path: Path) -> None:
     # No tool span, no session, no chat span: the reference alone makes it an agent trace.
     path = tmp_path / "idle.jsonl"
