@@ -235,6 +235,37 @@ def test_a_session_scores_every_call_asked_for_against_its_reference(tmp_path: P
     assert _scores(path)["trajectory_match"] == 0.0
 
 
+def _openllmetry_trace(path: Path, second_arguments: str) -> None:
+    """A chat span as OpenLLMetry writes it: flattened `gen_ai.completion.N.tool_calls.M.*`."""
+    provider, tracer = _tracer(path)
+    with tracer.start_as_current_span("agent") as root:
+        root.set_attribute("input.value", "Weather in Oslo and Bergen?")
+        with tracer.start_as_current_span("openai.chat") as chat:
+            for n, (city, arguments) in enumerate(
+                [("Oslo", '{"city": "Oslo"}'), ("Bergen", second_arguments)]
+            ):
+                chat.set_attribute(f"gen_ai.completion.0.tool_calls.{n}.id", f"call_{city}")
+                chat.set_attribute(f"gen_ai.completion.0.tool_calls.{n}.name", "get_weather")
+                chat.set_attribute(f"gen_ai.completion.0.tool_calls.{n}.arguments", arguments)
+        root.set_attribute("output.value", "Both are rainy.")
+    provider.shutdown()
+
+
+def test_openllmetry_flattened_completion_tool_calls_are_calls_made(tmp_path: Path) -> None:
+    path = tmp_path / "openllmetry.jsonl"
+    _openllmetry_trace(path, '{"city": "Bergen"}')
+    assert _made(path) == [
+        ("get_weather", {"city": "Oslo"}, "call_Oslo"),
+        ("get_weather", {"city": "Bergen"}, "call_Bergen"),
+    ]
+    bad = tmp_path / "bad.jsonl"
+    _openllmetry_trace(bad, "city=Bergen")
+    with pytest.raises(DatasetRowError) as caught:
+        read_conversations(bad)
+    assert caught.value.field == "gen_ai.completion.0.tool_calls.1.arguments"
+    assert "span 'openai.chat': arguments that are not JSON" in caught.value.problem
+
+
 def test_an_agent_that_called_no_tool_where_one_was_expected_scores_0(tmp_path: Path) -> None:
     # No tool span, no session, no chat span: the reference alone makes it an agent trace.
     path = tmp_path / "idle.jsonl"

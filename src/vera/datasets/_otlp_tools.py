@@ -8,7 +8,8 @@ A trace records a call in two places, and both conventions are read:
   `gen_ai.tool.call.id`, `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`);
 - the LLM span whose answer asked for it: OpenInference's
   `llm.output_messages.N.message.tool_calls.M.tool_call.{id,function.name,function.arguments}`,
-  or a GenAI output message's `tool_call` parts (`id`, `name`, `arguments`).
+  a GenAI output message's `tool_call` parts (`id`, `name`, `arguments`), or the flattened
+  `gen_ai.completion.N.tool_calls.M.{id,name,arguments}` of earlier conventions (OpenLLMetry).
 
 One call is often in both; they are paired by call id, or (where either has no id) by tool name
 in order, so it counts once. Each executed call becomes an assistant message with its
@@ -42,10 +43,24 @@ _TOOL_NAME_KEYS = ("tool.name", "gen_ai.tool.name", "tool_call.function.name")
 _CALL_ID_KEYS = ("tool_call.id", "gen_ai.tool.call.id")
 _ARGUMENT_KEYS = ("gen_ai.tool.call.arguments", "tool_call.function.arguments")
 _RESULT_KEYS = ("output.value", "gen_ai.tool.call.result")
-_OI_CALL = re.compile(
-    r"llm\.output_messages\.(\d+)\.message\.tool_calls\.(\d+)\."
-    r"tool_call\.(id|function\.name|function\.arguments)"
+# Calls flattened into attributes: OpenInference's LLM span output messages, and the
+# `gen_ai.completion.N.tool_calls.M.*` of earlier GenAI conventions (OpenLLMetry).
+_FLAT_CALLS = (
+    (
+        re.compile(
+            r"(llm\.output_messages\.\d+\.message\.tool_calls\.\d+\.tool_call)\."
+            r"(id|function\.name|function\.arguments)"
+        ),
+        "function.name",
+        "function.arguments",
+    ),
+    (
+        re.compile(r"(gen_ai\.completion\.\d+\.tool_calls\.\d+)\.(id|name|arguments)"),
+        "name",
+        "arguments",
+    ),
 )
+_INDEX = re.compile(r"\d+")
 
 
 @dataclass
@@ -106,14 +121,15 @@ class ToolCalls:
     def add_llm(self, span: str, start: int, attributes: dict[str, Any], outputs: Any) -> None:
         """An LLM span: the calls its answer asked for (OpenInference's flattened output
         messages, or GenAI `tool_call` parts of `outputs`)."""
-        found: dict[tuple[int, int], dict[str, Any]] = {}
-        for key, value in attributes.items():
-            match = _OI_CALL.fullmatch(key)
-            if match:
-                found.setdefault((int(match[1]), int(match[2])), {})[match[3]] = value
-        for (message, index), parts in sorted(found.items()):
-            where = f"llm.output_messages.{message}.message.tool_calls.{index}.tool_call"
-            self._ask(span, start, parts.get("function.name"), parts, "function.arguments", where)
+        for pattern, name_key, arguments_key in _FLAT_CALLS:
+            found: dict[str, dict[str, Any]] = {}
+            for key, value in attributes.items():
+                match = pattern.fullmatch(key)
+                if match:
+                    found.setdefault(match[1], {})[match[2]] = value
+            for where in sorted(found, key=_numbers):
+                parts = found[where]
+                self._ask(span, start, parts.get(name_key), parts, arguments_key, where)
         for where, part in _tool_call_parts(outputs):
             self._ask(span, start, part.get("name"), part, "arguments", where)
 
@@ -213,6 +229,11 @@ def _tool_call_parts(outputs: Any) -> Iterator[tuple[str, dict[str, Any]]]:
         for p, part in enumerate(parts if isinstance(parts, list) else []):
             if isinstance(part, dict) and part.get("type") == "tool_call":
                 yield f"gen_ai.output.messages[{m}].parts[{p}]", part
+
+
+def _numbers(key: str) -> list[int]:
+    """A flattened key's indices, to order `...0.tool_calls.10` after `...0.tool_calls.2`."""
+    return [int(n) for n in _INDEX.findall(key)]
 
 
 def _first(attributes: dict[str, Any], keys: tuple[str, ...]) -> Any:
