@@ -207,7 +207,7 @@ def test_a_conversation_reference_in_a_mapped_column_is_read() -> None:
 
 
 def test_a_trace_whose_tool_results_record_no_call_is_matched_by_tool_names() -> None:
-    # As an OTLP agent trace reads: tool results with the tool's name, no assistant call.
+    # Tool results with the tool's name, and no assistant message recording the call.
     row = {
         "id": "trace-1",
         "messages": [

@@ -106,7 +106,7 @@ def test_an_openinference_tool_trace_without_a_session(tmp_path: Path) -> None:
     spans = list(exporter.get_finished_spans())
     [sample] = list(load_dataset(_write(tmp_path / "oi.jsonl", spans)))
     trace_id = format(spans[0].context.trace_id, "032x")
-    assert sample.id == f"{trace_id}/turn-3"
+    assert sample.id == f"{trace_id}/turn-4"  # user, the call, its result, the answer
     assert sample.metadata["trace_id"] == trace_id
     assert [(c.metadata["source_kind"], c.text) for c in sample.contexts] == [
         ("retrieved", "Seats renew yearly."),
@@ -170,7 +170,7 @@ def test_flattened_gen_ai_prompt_and_completion_attributes(tmp_path: Path) -> No
         "When does the museum open?",
         "The museum opens at 9 am.",
     )
-    assert sample.contexts[0].source == "tool search, turn 2"
+    assert sample.contexts[0].source == "tool search, turn 3"  # after the message calling it
 
 
 def _event_turn(tracer: Any, question: str, answer: str, *, details: bool) -> None:
@@ -252,14 +252,14 @@ def test_intermediate_messages_are_verified_by_a_setting(tmp_path: Path) -> None
     path = _write(tmp_path / "steps.jsonl", list(exporter.get_finished_spans()))
     # By default only the final answer, which saw both tool results.
     [answer] = vera.evaluate(path).samples
-    assert answer.id == "session-3/turn-5"
+    assert answer.id == "session-3/turn-7"  # each tool result follows the message calling it
     assert [c.verdict for c in answer.claims] == [vera.Verdict.FULLY_SUPPORTED]
     # With agent_steps the message between the tool calls is verified against the first tool
     # result alone, and its UPS is caught.
     report = vera.evaluate(path, agent_steps=True)
     step, final = report.samples
-    assert (step.id, final.id) == ("session-3/turn-3", "session-3/turn-5")
+    assert (step.id, final.id) == ("session-3/turn-4", "session-3/turn-7")
     assert [c.verdict for c in step.claims] != [vera.Verdict.FULLY_SUPPORTED]
     assert [c.verdict for c in final.claims] == [vera.Verdict.FULLY_SUPPORTED]
-    [stepped] = [s for s in load_dataset(path) if s.id == "session-3/turn-5"]
+    [stepped] = [s for s in load_dataset(path) if s.id == "session-3/turn-7"]
     assert {c.metadata.get("tool_name") for c in stepped.contexts} >= {"get_order", "get_eta"}

@@ -202,8 +202,8 @@ def _check_answers(turns: list[Turn], key: str) -> None:
     """In a conversation that records its tool calls, each tool result answers one made
     before it: by its call id, or (RAGAS, no ids) one of the last assistant message's calls
     still unanswered. A result of a call never made is no evidence, so it is refused rather
-    than verified against. (Where no message records a call, as in traces whose tool spans
-    are the calls, there is nothing to check a result against.)"""
+    than verified against. (Where no message records a call, as in rows of tool results
+    alone, there is nothing to check a result against.)"""
     made: set[str] = set()
     unanswered = 0  # of the last assistant message's calls, for results without an id
     for i, turn in enumerate(turns):
@@ -496,8 +496,9 @@ def turn_samples(
 
 def _made_calls(conversation: Conversation) -> list[dict[str, Any]]:
     """The tool calls the conversation's assistant made, in order, as the agent fields hold
-    them; where no message records a call (traces whose tool spans are the calls), each
-    tool result's tool, its arguments unknown."""
+    them; where no message records a call (rows of tool results alone; an OTLP trace's tool
+    spans give calls, `vera.datasets._otlp_tools`), each tool result's tool, its arguments
+    unknown."""
     turns = conversation.turns
     calls = [c for t in turns if t.role is Role.ASSISTANT for c in t.tool_calls]
     if calls:

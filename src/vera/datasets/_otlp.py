@@ -31,6 +31,7 @@ from vera._json import (
 )
 from vera.datasets._formats import DatasetFormat
 from vera.datasets._otlp_agents import AgentSpans
+from vera.datasets._otlp_tools import trace_references
 from vera.datasets._readers import (
     RawRow,
     invalid_data,
@@ -140,9 +141,16 @@ def read_otlp_rows(path: Path) -> Iterator[RawRow]:
         for span in spans:
             _add_span(traces, span, line)
     for trace_id, trace in traces.items():
-        if not trace.agent.is_agent:
+        if not _is_agent(trace):
             yield RawRow(f"line {trace.line} (trace {trace_id})", _sample_row(trace_id, trace))
-    yield from _agent_rows({i: t for i, t in traces.items() if t.agent.is_agent})
+    yield from _agent_rows({i: t for i, t in traces.items() if _is_agent(t)})
+
+
+def _is_agent(trace: _Trace) -> bool:
+    """An agent trace: tools, a session or chat spans, or a root naming the calls expected
+    (an agent that made none of them is scored 0, not read as a RAG sample)."""
+    root = trace.root
+    return trace.agent.is_agent or (root is not None and bool(trace_references(root.attributes)))
 
 
 def _request_problem(request: Any) -> str | None:
@@ -474,7 +482,10 @@ def _agent_rows(traces: dict[str, _Trace]) -> Iterator[RawRow]:
         line = min(t.line for _, t in members)
         kind = "session" if members[0][1].agent.session else "trace"
         messages: list[dict[str, Any]] = []
+        references: dict[str, Any] = {}
         for trace_id, trace in members:
+            if trace.root is not None:
+                references = references or trace_references(trace.root.attributes)
             turn = _agent_turn(trace_id, trace)
             if isinstance(turn, list):
                 messages += turn
@@ -483,6 +494,7 @@ def _agent_rows(traces: dict[str, _Trace]) -> Iterator[RawRow]:
                 break
         else:
             row = {"id": key, "messages": messages, "metadata": {f"{kind}_id": key}}
+            row.update(references)
             yield RawRow(f"line {line} ({kind} {key})", row)
 
 
@@ -491,6 +503,8 @@ def _agent_turn(trace_id: str, trace: _Trace) -> list[dict[str, Any]] | Any:
     if root is None:
         return invalid_data("no root span (a span without parentSpanId) in this file")
     agent = trace.agent
+    if agent.tools.problem is not None:
+        return invalid_data(agent.tools.problem[1], agent.tools.problem[0])
     answer = _text(root.attributes.get(OUTPUT_VALUE), RESPONSE_KEYS) or agent.answer()
     if answer is None:
         return invalid_data(

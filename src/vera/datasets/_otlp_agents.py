@@ -1,33 +1,30 @@
 """Agent traces in OTLP/JSON: tool spans, sessions and GenAI chat spans, as conversations.
 
 `vera.datasets._otlp` reads a file's spans; this module keeps what an agent trace adds beside
-its root span and its retrievers. A tool span is an OpenInference TOOL span (`tool.name`,
-`output.value`) or an OpenTelemetry GenAI `execute_tool` span (`gen_ai.tool.name`,
-`gen_ai.tool.call.id`, `gen_ai.tool.call.result`); its result becomes a tool message with the
-tool's name and call id. A trace's session is OpenInference's `session.id` or GenAI's
-`gen_ai.conversation.id`. A GenAI chat span's `gen_ai.input.messages` and
-`gen_ai.output.messages` (or the flattened `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` of
-earlier conventions) give the query and the answer where the root span has no `input.value` /
-`output.value`; so do the same messages carried by the span's GenAI events (`_event_messages`).
+its root span and its retrievers. A tool span (an OpenInference TOOL span or an OpenTelemetry
+GenAI `execute_tool` span) becomes the assistant's call and a tool message with its result, as
+`vera.datasets._otlp_tools` reads them (with the calls LLM spans asked for). A trace's
+session is OpenInference's `session.id` or GenAI's `gen_ai.conversation.id`. A GenAI chat
+span's `gen_ai.input.messages` and `gen_ai.output.messages` (or the flattened
+`gen_ai.prompt.N.*` / `gen_ai.completion.N.*` of earlier conventions) give the query and the
+answer where the root span has no `input.value` / `output.value`; so do the same messages
+carried by the span's GenAI events (`_event_messages`).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from vera._json import loads_bounded
+from vera.datasets._otlp_tools import ToolCalls
 from vera.types._conversations import INTERMEDIATE_KEY
 
 __all__ = ["AgentSpans", "message_text"]
 
 SESSION_KEYS = ("session.id", "gen_ai.conversation.id")
-_TOOL_NAME_KEYS = ("tool.name", "gen_ai.tool.name")
-_CALL_ID_KEYS = ("tool_call.id", "gen_ai.tool.call.id")
-_RESULT_KEYS = ("output.value", "gen_ai.tool.call.result")
 _INDEXED = re.compile(r"gen_ai\.(prompt|completion)\.(\d+)\.(role|content)")
 
 
@@ -35,7 +32,7 @@ _INDEXED = re.compile(r"gen_ai\.(prompt|completion)\.(\d+)\.(role|content)")
 class AgentSpans:
     """What one trace says beyond a RAG sample: its tool calls, session and chat messages."""
 
-    tools: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    tools: ToolCalls = field(default_factory=ToolCalls)
     chats: list[tuple[int, Any, Any]] = field(default_factory=list)
     session: str | None = None
 
@@ -53,11 +50,12 @@ class AgentSpans:
             self.session = str(session)
         operation = attributes.get("gen_ai.operation.name")
         if attributes.get("openinference.span.kind") == "TOOL" or operation == "execute_tool":
-            self.tools.append((start, _tool_message(name, attributes)))
+            self.tools.add_tool(name, start, attributes)
         inputs = attributes.get("gen_ai.input.messages") or _indexed(attributes, "prompt")
         outputs = attributes.get("gen_ai.output.messages") or _indexed(attributes, "completion")
         from_events = _event_messages(events)
         inputs, outputs = _json(inputs) or from_events[0], _json(outputs) or from_events[1]
+        self.tools.add_llm(name, start, attributes, outputs)
         if inputs is not None or outputs is not None:
             self.chats.append((start, inputs, outputs))
 
@@ -84,8 +82,9 @@ class AgentSpans:
         return None
 
     def steps(self, answer: str) -> list[dict[str, Any]]:
-        """The trace's tool results and its intermediate assistant messages (each chat span's
-        text other than the final `answer`, marked `intermediate`), in start order."""
+        """The trace's tool calls with their results and its intermediate assistant messages
+        (each chat span's text other than the final `answer`, marked `intermediate`), in
+        start order; a span's text before the calls it asked for."""
         said = [
             (start, text)
             for start, _, outputs in self.chats
@@ -93,16 +92,17 @@ class AgentSpans:
             if text and text.strip() != answer.strip()
         ]
         steps = [
-            *self.tools,
+            *self.tools.steps(),
             *(
                 (
                     start,
+                    0,
                     {"role": "assistant", "content": text, "metadata": {INTERMEDIATE_KEY: True}},
                 )
                 for start, text in said
             ),
         ]
-        return [message for _, message in sorted(steps, key=lambda s: s[0])]
+        return [message for _, _, message in sorted(steps, key=lambda s: (s[0], s[1]))]
 
 
 _DETAILS_EVENTS = ("gen_ai.client.inference.operation.details",)
@@ -140,20 +140,6 @@ def _event_messages(events: Sequence[tuple[str, dict[str, Any]]]) -> tuple[Any, 
             found = message if isinstance(message, dict) else {}
             outputs.append({"role": "assistant", "content": attributes.get("content"), **found})
     return inputs or None, outputs or None
-
-
-def _tool_message(name: str, attributes: dict[str, Any]) -> dict[str, Any]:
-    tool = next((attributes[k] for k in _TOOL_NAME_KEYS if attributes.get(k)), name)
-    call_id = next((attributes[k] for k in _CALL_ID_KEYS if attributes.get(k)), None)
-    result = next((attributes[k] for k in _RESULT_KEYS if attributes.get(k) is not None), "")
-    message: dict[str, Any] = {
-        "role": "tool",
-        "name": str(tool),
-        "content": result if isinstance(result, str) else json.dumps(result, sort_keys=True),
-    }
-    if call_id is not None:
-        message["tool_call_id"] = str(call_id)
-    return message
 
 
 def _indexed(attributes: dict[str, Any], kind: str) -> list[dict[str, Any]] | None:
