@@ -75,6 +75,18 @@ async def test_verdict_words_are_read_wherever_the_row_puts_them(rows: list[obje
     assert (second.verdict, second.evidence) == (Verdict.FULLY_SUPPORTED, "Refunds take 5 days.")
 
 
+async def test_a_row_without_a_verdict_costs_its_claim_not_the_sample() -> None:
+    # Qwen2.5-Coder-1.5B once put the prompt's own words where claim 2's verdict goes.
+    fake = FakeChatModel()
+    copied = [1, 3, "do the sentences say this?", "no information"]
+    fake.enqueue({"v": [copied, [2, 2, "yes"]]}, {"v": [[1, 3, "false", "30 days, not 60"]]})
+    first, second = await LLMJudge(fake).verify_claims(CLAIMS, CONTEXTS)
+    assert second.verdict is Verdict.FULLY_SUPPORTED
+    assert (first.verdict, first.reason) == (Verdict.CONTRADICTED, "30 days, not 60")
+    asked_again = fake.requests[1].messages[-1].content.split("<claims>")[1]
+    assert asked_again.split() == ["1.", *CLAIMS[0].text.split(), "</claims>"]
+
+
 async def test_a_no_evidence_row_needs_no_sentence_and_named_codes_are_read_too() -> None:
     fake = FakeChatModel()
     fake.enqueue({"v": [[1, "N", None], [2, "partially_supported", "1.2", "only the days"]]})
@@ -111,11 +123,12 @@ async def test_the_named_fields_reply_is_still_valid() -> None:
         ([1], "each entry must be a row [claim, sentence number, verdict, reason], got [1]"),
     ],
 )
-async def test_an_invalid_row_is_asked_again_once_with_what_is_wrong(
+async def test_a_reply_of_invalid_rows_is_asked_again_once_with_what_is_wrong(
     row: list[object], problem: str
 ) -> None:
+    # One row that cannot be read beside others costs its claim (below); none read, the reply.
     fake = FakeChatModel()
-    fake.enqueue({"v": [row, [2, "F", 2]]}, {"v": [[1, "C", 3, "30"], [2, "F", 2]]})
+    fake.enqueue({"v": [row]}, {"v": [[1, "C", 3, "30"], [2, "F", 2]]})
     first, _ = await LLMJudge(fake).verify_claims(CLAIMS, CONTEXTS)
     assert first.verdict is Verdict.CONTRADICTED and first.evidence.startswith("The refund")
     reask = fake.requests[1].messages
@@ -291,7 +304,7 @@ def test_an_unknown_reply_format_is_a_config_error_naming_the_file(tmp_path: Pat
 
 async def test_a_reask_names_the_problem_in_the_prompts_words_at_another_temperature() -> None:
     fake = FakeChatModel()
-    fake.enqueue({"v": [[1, "X", 2], [2, "F", 2]]}, {"v": [[1, "C", 3, "30"], [2, "F", 2]]})
+    fake.enqueue({"v": [[1, "X", 2]]}, {"v": [[1, "C", 3, "30"], [2, "F", 2]]})
     await LLMJudge(fake).verify_claims(CLAIMS, CONTEXTS)
     first, reask = fake.requests
     problem = reask.messages[-1].content

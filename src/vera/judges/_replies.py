@@ -257,10 +257,20 @@ def _from_rows(data: Any, key: str, rows_key: str, first: str) -> Any:
         rows = _split_flat(rows)
         if first == "claim":  # a row whose claim is no number answers no claim asked
             rows = [row for row in rows if _is_number(row[0])]
-    return {
-        **data,
-        key: [_compact_row(row, first) if isinstance(row, list) else row for row in rows],
-    }
+    read: list[Any] = []
+    problems: list[ValueError] = []
+    for row in rows:
+        try:
+            read.append(_compact_row(row, first) if isinstance(row, list) else row)
+        except ValueError as problem:
+            if first != "claim":  # a single-call row is a claim: dropping it would hide one
+                raise
+            problems.append(problem)
+    if problems and not read:
+        raise problems[0]
+    # A verification row that cannot be read costs its claim, not the sample: the claim
+    # gets no verdict from this reply, and is asked again alone.
+    return {**data, key: read}
 
 
 def _is_code(cell: Any) -> bool:
