@@ -142,16 +142,25 @@ def _vera_verdict(text: str, passages: list[str], ids: dict[str, Any]) -> dict[s
 
 
 def _vera_row(first: int | str, text: str, passages: list[str], ids: dict[str, Any]) -> list[Any]:
-    """A compact verdict row: [claim, code, sentence id, reason only for P and C]."""
+    """A compact single-call row: [claim, code, sentence id, reason only for P and C]."""
     verdict = _vera_verdict(text, passages, ids)
     row = [first, verdict["verdict"][0], verdict["sentence"]]
     return [*row, verdict["reason"]] if "reason" in verdict else row
 
 
+_VERA_WORDS = {"F": "yes", "P": "partly", "N": "no", "C": "false"}
+
+
 def vera_verify(prompt: str) -> Reply:
+    """verify_claims rows: [claim, sentence id, verdict word, reason only for partly/false]."""
     passages, ids = _sentence_ids(_tagged(prompt, "contexts"))
     claims = re.findall(r"(?m)^(\d+)\. (.+)$", _tagged(prompt, "claims"))
-    return {"v": [_vera_row(int(n), t, passages, ids) for n, t in claims]}
+    rows = []
+    for n, text in claims:
+        verdict = _vera_verdict(text, passages, ids)
+        row = [int(n), verdict["sentence"], _VERA_WORDS[verdict["verdict"][0]]]
+        rows.append([*row, verdict["reason"]] if "reason" in verdict else row)
+    return {"v": rows}
 
 
 def vera_verify_quoted(prompt: str) -> Reply:
@@ -300,7 +309,7 @@ KINDS: tuple[PromptKind, ...] = (
     ),
     PromptKind(
         "vera.verify",
-        ("Judge each numbered claim by the numbered context sentences only",),
+        ("Check each numbered claim against the numbered context sentences only",),
         vera_verify,
     ),
     PromptKind(

@@ -76,6 +76,7 @@ def run_vera(
     rpm: float | None = None,
     mode: str = "batched",
     provider: str = "openai",
+    calls: int | None = None,
 ) -> dict[str, Any]:
     import vera
     from vera.judges import create_judge
@@ -95,6 +96,10 @@ def run_vera(
         batch_poll=0.2,
         batch_window=0.5,
     )
+    if calls is not None:
+        # The server is on loopback, so VERA takes it for one local model and sends one call
+        # at a time unless told otherwise (docs/cost.md, "The client's own CPU").
+        settings = settings.model_copy(update={"provider_concurrency": calls})
     if batch:
         concurrency = max(concurrency, 100_000)
     judge = create_judge(f"openai:{MODEL}" if provider == "openai" else CLAUDE, settings)
@@ -279,6 +284,7 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, help="VERA's response cache file")
     parser.add_argument("--rpm", type=float, help="VERA's requests_per_minute setting")
     parser.add_argument("--mode", default="batched", help="VERA's judge mode")
+    parser.add_argument("--calls", type=int, help="VERA's calls in flight (provider_concurrency)")
     parser.add_argument("--out", type=Path, help="write the result here as JSON")
     parser.add_argument("--cold", action="store_true", help="do not pre-import the OpenAI SDK")
     args = parser.parse_args()
@@ -288,7 +294,13 @@ def main() -> None:
     if args.framework.startswith("vera"):
         cache = args.cache or Path(f"/tmp/vera-bench-{os.getpid()}.sqlite")
         result = RUNNERS[args.framework](
-            args.samples, args.url, concurrency, cache=cache, rpm=args.rpm, mode=args.mode
+            args.samples,
+            args.url,
+            concurrency,
+            cache=cache,
+            rpm=args.rpm,
+            mode=args.mode,
+            calls=args.calls,
         )
     else:
         result = RUNNERS[args.framework](args.samples, args.url, concurrency)

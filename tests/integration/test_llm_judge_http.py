@@ -85,7 +85,7 @@ def test_openai_judge_scores_and_second_run_makes_zero_calls(
     usage = report["judge_details"]["usage"]
     assert (usage["calls"], usage["prompt_tokens"], usage["completion_tokens"]) == (4, 4000, 400)
     assert usage["cost_usd"] == 4 * (1000 * 0.15 + 100 * 0.60) / 1e6
-    assert report["judge_details"]["prompt_versions"]["verify_claims"] == "verify_claims/5"
+    assert report["judge_details"]["prompt_versions"]["verify_claims"] == "verify_claims/6"
     assert "Judge calls: 4" in first.stdout
     text = (tmp_path / "r.json").read_text() + first.stdout + first.stderr
     assert "sk-secret-never-shown" not in text

@@ -70,6 +70,28 @@ def test_a_listed_model_is_asked_about_once_and_then_called() -> None:
         assert sum(q.path.endswith("/models") for q in server.model_queries) == 1
 
 
+def test_calls_sent_at_once_ask_the_server_about_its_models_once() -> None:
+    # A run starts its first samples together: each one's first call used to run its own
+    # check (64 /models and /props probes, each with a new HTTP client, in the benchmark).
+    with LoopbackServer() as server:
+        server.models = models_list("qwen2.5-coder")
+        server.script(*(ok_openai(f"reply {i}") for i in range(8)))
+        settings = Settings(
+            judge="openai:qwen2.5-coder",
+            judge_base_url=server.openai_url,
+            cache=False,
+            provider_concurrency=8,
+        )
+        model = create_managed_model("openai:qwen2.5-coder", settings)
+
+        async def together() -> list[str]:
+            replies = await asyncio.gather(*(model.complete(REQUEST) for _ in range(8)))
+            return [reply.text for reply in replies]
+
+        assert sorted(asyncio.run(together())) == sorted(f"reply {i}" for i in range(8))
+        assert sum(q.path.endswith("/models") for q in server.model_queries) == 1
+
+
 def test_ollama_answers_a_name_without_a_tag_with_its_latest() -> None:
     with LoopbackServer() as server:
         server.models = models_list("qwen2.5:latest")

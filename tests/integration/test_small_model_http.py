@@ -113,3 +113,23 @@ async def test_a_long_answer_returned_whole_is_split_into_its_sentences(
         "Support answers within a day.",
     ]
     assert all(c.span is not None for c in claims)
+
+
+async def test_verdict_words_with_a_reason_on_every_row_are_read_as_meant(
+    loopback: LoopbackServer,
+) -> None:
+    # verify_claims/6 asks a verdict word (the model read the letter C as "consistent"); the
+    # model put a reason on every row, and a JSON boolean where claim 1's reason goes.
+    loopback.default = refusing_json_schema(SmallModel(verdict_words=True))
+    judge = judge_for(loopback, "batched")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, verdicts = await judge.analyse(
+            "Refunds take 5 days. Returns are accepted within 60 days.",
+            ["Refunds take 5 days to process. Returns are accepted within 30 days."],
+        )
+    assert reasks(loopback) == 0
+    assert [v.verdict for v in verdicts] == [Verdict.FULLY_SUPPORTED, Verdict.CONTRADICTED]
+    assert verdicts[0].evidence == "Refunds take 5 days to process."
+    assert verdicts[1].evidence == "Returns are accepted within 30 days."
+    assert "sentence 2" in verdicts[1].reason

@@ -246,12 +246,16 @@ class SmallModel:
     whatever sentence 7 is or whether it exists, and whose other rows cite the closest
     sentence by its text instead of its number; a single-call reply whose first row is a
     preamble. Pair it with `refusing_json_schema` for llama-cpp-python's server.
+    `verdict_words`: verification rows as the model wrote them for verify_claims/6, which asks
+    [claim, sentence, verdict word, reason only for partly and false]: the sentence by its
+    number, a reason on every row, and on claim 1 a JSON boolean where the reason goes.
 
         loopback.default = refusing_json_schema(SmallModel())
     """
 
-    def __init__(self, *, whole_from: int = 4) -> None:
+    def __init__(self, *, whole_from: int = 4, verdict_words: bool = False) -> None:
         self.whole_from = whole_from
+        self.verdict_words = verdict_words
 
     def __call__(self, request: Recorded) -> Reply:
         messages = request.json["messages"]
@@ -275,7 +279,15 @@ class SmallModel:
             rows += [[text, *self._row(text, contexts)] for text in sentences[1:]]
             return {"claims": rows}
         claims = re.findall(r"^(\d+)\. (.*)$", section(prompt, "claims"), flags=re.M)
+        if self.verdict_words:
+            return {"v": [self._word_row(int(n), t, contexts) for n, t in claims]}
         return [[1, "F", 7], *([int(n), *self._row(t, contexts)] for n, t in claims[1:])]
+
+    def _word_row(self, number: int, claim: str, contexts: str) -> list[Any]:
+        cited = _closest(claim, contexts)
+        word = "false" if "60" in claim else "yes"
+        reason = word == "yes" if number == 1 else f"The context states this in sentence {cited}."
+        return [number, cited, word, reason]
 
     def _row(self, claim: str, contexts: str) -> list[Any]:
         """A verdict letter and the closest sentence, cited by its text."""

@@ -51,6 +51,42 @@ async def test_verdict_rows_become_verdicts_quoting_the_cited_sentence() -> None
     }
 
 
+@pytest.mark.parametrize(
+    "rows",
+    [
+        # As verify_claims/6 asks: [claim, sentence, verdict word, reason only for false].
+        [[1, 3, "false", "30 days, not 60"], [2, 2, "yes"]],
+        # The reason before the verdict, and a JSON boolean where a reason goes.
+        [[1, 3, "30 days, not 60", "false"], [2, 2, "yes", True]],
+        # The same rows run together in one list.
+        [1, 3, "false", "30 days, not 60", 2, 2, "yes"],
+    ],
+)
+async def test_verdict_words_are_read_wherever_the_row_puts_them(rows: list[object]) -> None:
+    fake = FakeChatModel()
+    fake.enqueue({"v": rows})
+    first, second = await LLMJudge(fake).verify_claims(CLAIMS, CONTEXTS)
+    assert len(fake.requests) == 1  # read as it came, no re-ask
+    assert (first.verdict, first.evidence, first.reason) == (
+        Verdict.CONTRADICTED,
+        "The refund window is 30 days.",
+        "30 days, not 60",
+    )
+    assert (second.verdict, second.evidence) == (Verdict.FULLY_SUPPORTED, "Refunds take 5 days.")
+
+
+async def test_a_row_without_a_verdict_costs_its_claim_not_the_sample() -> None:
+    # Qwen2.5-Coder-1.5B once put the prompt's own words where claim 2's verdict goes.
+    fake = FakeChatModel()
+    copied = [1, 3, "do the sentences say this?", "no information"]
+    fake.enqueue({"v": [copied, [2, 2, "yes"]]}, {"v": [[1, 3, "false", "30 days, not 60"]]})
+    first, second = await LLMJudge(fake).verify_claims(CLAIMS, CONTEXTS)
+    assert second.verdict is Verdict.FULLY_SUPPORTED
+    assert (first.verdict, first.reason) == (Verdict.CONTRADICTED, "30 days, not 60")
+    asked_again = fake.requests[1].messages[-1].content.split("<claims>")[1]
+    assert asked_again.split() == ["1.", *CLAIMS[0].text.split(), "</claims>"]
+
+
 async def test_a_no_evidence_row_needs_no_sentence_and_named_codes_are_read_too() -> None:
     fake = FakeChatModel()
     fake.enqueue({"v": [[1, "N", None], [2, "partially_supported", "1.2", "only the days"]]})
@@ -83,15 +119,16 @@ async def test_the_named_fields_reply_is_still_valid() -> None:
 @pytest.mark.parametrize(
     ("row", "problem"),
     [
-        ([1, "X", 2], "unknown verdict 'X' in [1, 'X', 2]; use F, P, N or C"),
-        ([1], "each entry must be a row [claim, verdict, sentence id, reason], got [1]"),
+        ([1, "X", 2], "unknown verdict 'X' in [1, 'X', 2]; a verdict is one of yes, partly"),
+        ([1], "each entry must be a row [claim, sentence number, verdict, reason], got [1]"),
     ],
 )
-async def test_an_invalid_row_is_asked_again_once_with_what_is_wrong(
+async def test_a_reply_of_invalid_rows_is_asked_again_once_with_what_is_wrong(
     row: list[object], problem: str
 ) -> None:
+    # One row that cannot be read beside others costs its claim (below); none read, the reply.
     fake = FakeChatModel()
-    fake.enqueue({"v": [row, [2, "F", 2]]}, {"v": [[1, "C", 3, "30"], [2, "F", 2]]})
+    fake.enqueue({"v": [row]}, {"v": [[1, "C", 3, "30"], [2, "F", 2]]})
     first, _ = await LLMJudge(fake).verify_claims(CLAIMS, CONTEXTS)
     assert first.verdict is Verdict.CONTRADICTED and first.evidence.startswith("The refund")
     reask = fake.requests[1].messages
@@ -267,11 +304,11 @@ def test_an_unknown_reply_format_is_a_config_error_naming_the_file(tmp_path: Pat
 
 async def test_a_reask_names_the_problem_in_the_prompts_words_at_another_temperature() -> None:
     fake = FakeChatModel()
-    fake.enqueue({"v": [[1, "X", 2], [2, "F", 2]]}, {"v": [[1, "C", 3, "30"], [2, "F", 2]]})
+    fake.enqueue({"v": [[1, "X", 2]]}, {"v": [[1, "C", 3, "30"], [2, "F", 2]]})
     await LLMJudge(fake).verify_claims(CLAIMS, CONTEXTS)
     first, reask = fake.requests
     problem = reask.messages[-1].content
-    assert "unknown verdict 'X' in [1, 'X', 2]; use F, P, N or C" in problem
+    assert "unknown verdict 'X' in [1, 'X', 2]; a verdict is one of yes, partly" in problem
     assert "verdicts.0" not in problem and "Value error" not in problem
     # Not the same request again: at temperature 0 a small model repeats itself byte for byte.
     assert (first.temperature, reask.temperature) == (0.0, 0.3)

@@ -123,8 +123,9 @@ def test_every_bundled_prompt_fences_each_value_and_says_it_is_data(name: str) -
     assert "never instructions" in prompt.user
     # The compact prompts (terse, claims by reference, verdict rows) are the fourth version;
     # the truths prompt, made terse with them, the third; those whose example reply a small
-    # model copied (issue 45) describe the reply instead, one version on.
-    described = {"single_call": 5, "verify_claims": 5, "verify_claims_quoted": 3}
+    # model copied (issue 45) describe the reply instead, one version on; verify_claims
+    # asks its verdict as a word since the same model misread the letters, one more on.
+    described = {"single_call": 5, "verify_claims": 6, "verify_claims_quoted": 3}
     compact = {"extract_claims"}
     expected = described.get(name, 4 if name in compact else 3 if name == "extract_truths" else 2)
     assert prompt.version == f"{name}/{expected}"
@@ -307,7 +308,7 @@ def test_a_replaced_prompt_is_versioned_by_its_content(tmp_path: Path) -> None:
     )
     first = load_prompt("verify_claims", tmp_path)
     digest = hashlib.sha256(file.read_bytes()).hexdigest()[:12]
-    assert first.version == f"verify_claims/5+sha256:{digest}" != bundled.version
+    assert first.version == f"verify_claims/6+sha256:{digest}" != bundled.version
     # ...and any edit changes the version, so the cache key changes with it.
     file.write_text(
         f'version = "{bundled.version}"\nsystem = "s2"\nuser = "$contexts $claims"\n',

@@ -186,24 +186,56 @@ _CODES = {
     "N": Verdict.NO_EVIDENCE,
     "C": Verdict.CONTRADICTED,
 }
+# The bundled verify_claims rows end with a word answering "do the sentences say this?": a
+# 1.5B model read the letter C as "consistent" and flagged every answer (issue 45), where it
+# uses yes and no as meant. Only in rows: a named field's "no" keeps Verdict.parse's meaning.
+_WORDS = {
+    "YES": Verdict.FULLY_SUPPORTED,
+    "PARTLY": Verdict.PARTIALLY_SUPPORTED,
+    "NO": Verdict.NO_EVIDENCE,
+    "FALSE": Verdict.CONTRADICTED,
+}
+
+
+def _row_verdict(cell: Any) -> Verdict | None:
+    """The verdict a row's cell gives as a letter or a word; None when it gives none."""
+    if not isinstance(cell, str):
+        return None
+    key = cell.strip().strip(".!").upper()
+    return _CODES.get(key) or _WORDS.get(key)
 
 
 def _compact_row(row: Any, first: str) -> dict[str, Any]:
-    """A compact row [claim, code, sentence id, reason] as the named fields; `first` names
-    its first cell ("claim": a number; "text": a claim's text or an answer sentence's number).
-    Too short or not a row at all is a ValueError that tells the judge the shape; cells after
-    the reason (a second quote, a reason in two parts) are left out."""
+    """A compact row as the named fields; `first` names its first cell ("claim": a number;
+    "text": a claim's text or an answer sentence's number). Two layouts: single_call's
+    [first, verdict, sentence id, reason] and verify_claims's [first, sentence id, verdict,
+    reason], the reason also read before the verdict (the verdict cell tells which). Too
+    short or not a row at all is a ValueError that tells the judge the shape; cells after the
+    reason (a second quote) are left out."""
     if not isinstance(row, list) or len(row) < 2:
-        raise ValueError(
-            f"each entry must be a row [{first}, verdict, sentence id, reason], got {row!r}"
+        # In the words of the prompt that asked: verify_claims puts the sentence first.
+        cells = (
+            "sentence number, verdict, reason"
+            if first == "claim"
+            else "verdict, sentence id, reason"
         )
+        raise ValueError(f"each entry must be a row [{first}, {cells}], got {row!r}")
+    last = next((i for i in range(len(row) - 1, 1, -1) if _row_verdict(row[i])), None)
+    if _row_verdict(row[1]) is None and last is not None:
+        # The reason is the other text cell, before the verdict as asked or after it.
+        reasons = [c for i, c in enumerate(row[2:], start=2) if i != last and isinstance(c, str)]
+        fields = {first: row[0], "verdict": _row_verdict(row[last]), "sentence": row[1]}
+        return {**fields, "reason": reasons[0]} if reasons else fields
     code = row[1]
-    verdict = _CODES.get(code.strip().upper()) if isinstance(code, str) else None
+    verdict = _row_verdict(code)
     if verdict is None:
         try:
             verdict = Verdict.parse(code)
         except JudgeResponseError:
-            raise ValueError(f"unknown verdict {code!r} in {row!r}; use F, P, N or C") from None
+            raise ValueError(
+                f"unknown verdict {code!r} in {row!r}; a verdict is one of yes, partly, no, "
+                "false, or the letter F, P, N or C the prompt names"
+            ) from None
     fields = {first: row[0], "verdict": verdict}
     if len(row) > 2:
         fields["sentence"] = row[2]
@@ -225,14 +257,24 @@ def _from_rows(data: Any, key: str, rows_key: str, first: str) -> Any:
         rows = _split_flat(rows)
         if first == "claim":  # a row whose claim is no number answers no claim asked
             rows = [row for row in rows if _is_number(row[0])]
-    return {
-        **data,
-        key: [_compact_row(row, first) if isinstance(row, list) else row for row in rows],
-    }
+    read: list[Any] = []
+    problems: list[ValueError] = []
+    for row in rows:
+        try:
+            read.append(_compact_row(row, first) if isinstance(row, list) else row)
+        except ValueError as problem:
+            if first != "claim":  # a single-call row is a claim: dropping it would hide one
+                raise
+            problems.append(problem)
+    if problems and not read:
+        raise problems[0]
+    # A verification row that cannot be read costs its claim, not the sample: the claim
+    # gets no verdict from this reply, and is asked again alone.
+    return {**data, key: read}
 
 
 def _is_code(cell: Any) -> bool:
-    return isinstance(cell, str) and cell.strip().upper() in _CODES
+    return _row_verdict(cell) is not None
 
 
 def _is_number(cell: Any) -> bool:
@@ -242,12 +284,28 @@ def _is_number(cell: Any) -> bool:
 
 
 def _split_flat(cells: list[Any]) -> list[list[Any]]:
-    """Rows written one after another in one list: a row starts at each cell followed by a
-    verdict letter; one row when the list does not start so."""
-    starts = [i for i in range(len(cells) - 1) if _is_code(cells[i + 1]) and not _is_code(cells[i])]
-    if not starts or starts[0] != 0:
+    """Rows written one after another in one list: with the verdict second, a row starts at
+    each cell followed by a verdict; with it third (verify_claims), at each claim number two
+    cells before one; with the reason before a last verdict, a row ends at each verdict that
+    a claim number or the list's end follows. One row when none fits."""
+    for offset in (1, 2):
+        starts = [
+            i
+            for i in range(len(cells) - offset)
+            if _is_code(cells[i + offset])
+            and not any(_is_code(cell) for cell in cells[i : i + offset])
+            and (offset == 1 or _is_number(cells[i]))
+        ]
+        if starts and starts[0] == 0:
+            return [cells[a:b] for a, b in zip(starts, [*starts[1:], len(cells)], strict=True)]
+    ends = [
+        i + 1
+        for i in range(2, len(cells))
+        if _is_code(cells[i]) and (i + 1 == len(cells) or _is_number(cells[i + 1]))
+    ]
+    if len(ends) < 2 or ends[-1] != len(cells):
         return [cells]
-    return [cells[a:b] for a, b in zip(starts, [*starts[1:], len(cells)], strict=True)]
+    return [cells[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True)]
 
 
 class _ExtractedClaim(BaseModel):

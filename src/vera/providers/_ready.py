@@ -15,7 +15,8 @@ the default and is kept).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -96,16 +97,28 @@ class ServerReadiness:
     model: str
     context_window: int | None = None
     _done: bool = False
+    _lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     async def check(self) -> None:
         if self._done:
             return
-        async with httpx.AsyncClient(timeout=_PROBE_TIMEOUT) as client:
-            listed = await self._models(client)
-            if listed is not None:
-                self._check_model(listed)
-                self.context_window = _window(listed.get(self.model)) or await self._props(client)
-        self._done = True
+        # The first samples of a run call at once: one of them asks, the others wait for
+        # its answer. A lock belongs to one event loop, and a judge may serve several runs.
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock[0] is not loop:
+            self._lock = (loop, asyncio.Lock())
+        async with self._lock[1]:
+            if self._done:
+                return
+            async with httpx.AsyncClient(timeout=_PROBE_TIMEOUT) as client:
+                listed = await self._models(client)
+                if listed is not None:
+                    self._check_model(listed)
+                    window = _window(listed.get(self.model)) or await self._props(client)
+                    self.context_window = window
+            self._done = True
 
     def check_fits(self, request: ChatRequest, chars_per_token: int) -> None:
         """Refuse a prompt that cannot fit the server's context window, before sending it.
