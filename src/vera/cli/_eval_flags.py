@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Annotated, Any, get_type_hints
 
 import typer
-from rich.markup import escape
 
 from vera.cli._app import _help_hint
 from vera.datasets import format_help
@@ -27,11 +26,6 @@ from vera.plan import (
 
 COMMON = "Options"
 """The first panel of `vera eval --help`: what most runs name (typer's own --help joins it)."""
-
-
-def _extra(name: str) -> str:
-    """The extra a flag needs, short enough for one help line (its error names the command)."""
-    return escape(f"needs vera-eval[{name}]")
 
 
 def _flag(*names: str, help: str, metavar: str = "", **kwargs: Any) -> Any:
@@ -278,7 +272,7 @@ class EvalFlags:
         _flag(
             "--otel-endpoint",
             metavar="URL",
-            help=f"Spans to this OTLP URL ({_extra('otel')}).",
+            help=f"Spans to this OTLP URL; {_help_hint('otel')}.",
         ),
     ] = None
     phoenix: Annotated[
@@ -286,7 +280,7 @@ class EvalFlags:
         _flag(
             "--phoenix",
             metavar="URL",
-            help=f"Verdicts onto the traces' spans in Phoenix ({_extra('phoenix')}).",
+            help="Verdicts onto the traces' spans in Phoenix (the phoenix extra).",
         ),
     ] = None
     mlflow: Annotated[
@@ -294,7 +288,7 @@ class EvalFlags:
         _flag(
             "--mlflow",
             metavar="EXPERIMENT",
-            help=f"Log the run to this MLflow experiment ({_extra('mlflow')}).",
+            help="Log the run to this MLflow experiment (the mlflow extra).",
         ),
     ] = None
     # Pipelines and baselines
