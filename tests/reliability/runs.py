@@ -3,7 +3,6 @@ the loopback server, and read-only looks into the SQLite files a run leaves behi
 
 from __future__ import annotations
 
-import itertools
 import json
 import sqlite3
 import subprocess
@@ -13,8 +12,8 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from tests.support.faults import Handler, hang, judge_args
-from tests.support.loopback import LoopbackServer, Recorded, Reply
+from tests.support.faults import judge_args
+from tests.support.loopback import LoopbackServer
 
 __all__ = [
     "ENV",
@@ -91,17 +90,3 @@ def wait_for_results(
             pass  # the file or its tables are not there yet
         time.sleep(0.01)
     raise AssertionError(f"fewer than {at_least} results stored after {timeout:g}s")
-
-
-def stall_after(calls: int, quick: float, *, stall: float = 60.0) -> Handler:
-    """The scripted model's answers after `quick` seconds for the first `calls` requests, then
-    after `stall`: a run that cannot finish before the test interrupts it, however late the
-    test's poll sees its first results (in a full CI run the poll once saw them only as the
-    run ended, and the signal came after it had finished). The server's stop cuts a stall."""
-    first, rest = hang(quick), hang(stall)
-    served = itertools.count()
-
-    def serve(request: Recorded) -> Reply:
-        return first(request) if next(served) < calls else rest(request)
-
-    return serve
