@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import signal
 import socket
 from collections.abc import Iterator
 from typing import Any
@@ -53,3 +54,14 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(socket.socket, "connect", connect)
     monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Give the tests' `vera` subprocesses a Ctrl-C that works: a shell without job control
+    starts a background job (`bash .ci/run &`, `nohup`) with SIGINT ignored, every child
+    inherits that, and the tests that interrupt a run with SIGINT (or SIGTERM, which VERA turns
+    into SIGINT under Ray) then wait on a run that never stops. An interactive terminal gives
+    the default handler; this gives it whatever started pytest."""
+    del config
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
