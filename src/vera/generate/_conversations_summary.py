@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from vera.generate._conversations import STOP_REASONS, SimulationResult
+from vera.generate._summary import usage_line
 from vera.render._outputs import atomic_text
 
 __all__ = ["simulation_lines", "write_conversations"]
@@ -32,12 +33,7 @@ def simulation_lines(result: SimulationResult) -> list[str]:
             f"{result.empty} conversation(s) ended before one user turn was answered and were "
             "not written."
         )
-    usage = result.usage
-    lines.append(
-        f"{usage.get('calls', 0)} calls ({usage.get('cached_calls', 0)} from the cache) · "
-        f"{usage.get('prompt_tokens', 0)} prompt and {usage.get('completion_tokens', 0)} "
-        f"completion tokens · ${usage.get('cost_usd', 0.0):.4f}"
-    )
+    lines.append(usage_line(result.usage))
     if result.stopped:
         lines.append(f"Stopped early: {result.stopped}")
     return lines

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from vera.generate._checks import REASONS
 from vera.generate._core import GenerationResult
@@ -11,7 +13,7 @@ from vera.generate._estimate import GenerationEstimate
 from vera.generate._selection import CATEGORIES
 from vera.render._outputs import atomic_text
 
-__all__ = ["estimate_line", "summary_lines", "write_dataset"]
+__all__ = ["estimate_line", "summary_lines", "usage_line", "write_dataset"]
 
 
 def summary_lines(result: GenerationResult) -> list[str]:
@@ -26,12 +28,7 @@ def summary_lines(result: GenerationResult) -> list[str]:
         for reason, by in result.rejected.items():
             where = ", ".join(f"{c} {k}" for c, k in sorted(by.items()))
             lines.append(f"  {reason}: {sum(by.values())} ({where}): {REASONS[reason]}")
-    usage = result.usage
-    lines.append(
-        f"{usage.get('calls', 0)} calls ({usage.get('cached_calls', 0)} from the cache) · "
-        f"{usage.get('prompt_tokens', 0)} prompt and {usage.get('completion_tokens', 0)} "
-        f"completion tokens · ${usage.get('cost_usd', 0.0):.4f}"
-    )
+    lines.append(usage_line(result.usage))
     if result.stopped:
         lines.append(f"Stopped early: {result.stopped}")
     if result.kept_total < result.requested:
@@ -40,6 +37,15 @@ def summary_lines(result: GenerationResult) -> list[str]:
             "checks; ask for more with a larger --n or another --seed."
         )
     return lines
+
+
+def usage_line(usage: Mapping[str, Any]) -> str:
+    """What a generation spent: calls (from the cache), tokens and dollars."""
+    return (
+        f"{usage.get('calls', 0)} calls ({usage.get('cached_calls', 0)} from the cache) · "
+        f"{usage.get('prompt_tokens', 0)} prompt and {usage.get('completion_tokens', 0)} "
+        f"completion tokens · ${usage.get('cost_usd', 0.0):.4f}"
+    )
 
 
 def _usd(value: float | None) -> str:
