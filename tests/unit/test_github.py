@@ -19,27 +19,6 @@ from vera.integrations.github import (
 from vera.types import ConfigError
 
 
-def test_the_public_surface_is_pinned() -> None:
-    import vera.integrations.github as github
-
-    assert sorted(github.__all__) == [
-        "BaseComparison",
-        "CommentLinks",
-        "CommentOutcome",
-        "CommentResult",
-        "GitHubApiError",
-        "GitHubJob",
-        "comment_marker",
-        "compare_with_base",
-        "first_bad_claim",
-        "post_comment",
-        "read_report",
-        "render_comment",
-        "upsert_comment",
-        "write_step_outputs",
-    ]
-
-
 @pytest.mark.parametrize("name", ["", "two words", "x" * 65, "a-->b"])
 def test_a_report_name_that_cannot_be_a_marker_is_refused(name: str) -> None:
     with pytest.raises(ConfigError, match="report name"):
