@@ -336,10 +336,15 @@ def _affirmed(days: _Days, record: Record) -> bool:
 def names_days(text: str) -> bool:
     """Whether `text` names a weekday, a range of them, weekdays, weekends or every day: what
     a record's days can confirm or contradict (`_check_days` finds nothing in any other)."""
-    low = text.lower()
-    if not any(hint in low for hint in _DAY_HINTS):
+    if not _day_hinted(text):
         return False
     return any(p.search(text) for p in (_DAY_TOKEN, _EVERY_DAY, _WEEKDAYS, _WEEKENDS))
+
+
+def _day_hinted(text: str) -> bool:
+    """Whether `text` holds one of `_DAY_HINTS`, which every day pattern's match holds."""
+    low = text.lower()
+    return any(hint in low for hint in _DAY_HINTS)
 
 
 @lru_cache(maxsize=256)
@@ -347,8 +352,7 @@ def prose_days(text: str) -> Record | None:
     """The opening days and hours a prose context states ("open Monday to Saturday, 9 AM to
     6 PM. Closed on Sundays."), or None if it names no day. A day it does not name is
     unknown, not closed."""
-    low = text.lower()
-    if not any(hint in low for hint in _DAY_HINTS):
+    if not _day_hinted(text):
         return None
     if _DAY_TOKEN.search(text) is None and _EVERY_DAY.search(text) is None:
         return None

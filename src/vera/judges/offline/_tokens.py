@@ -301,7 +301,7 @@ class _Reading:
             if lex.cjk:
                 # A cue the tokeniser cut out of its run (只, のみ) is no content of its own.
                 return
-        base, key = _WORD_KEYS.get(lex.code, {}).get(low) or _word_key(low, lex)
+        base, key = _word_key(low, lex)
         self.words.add(base)
         if key is None:
             return
