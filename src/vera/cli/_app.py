@@ -2,26 +2,90 @@
 
 from __future__ import annotations
 
+import difflib
+import importlib
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
+import typer.main
 from rich.console import Console
 from rich.markup import escape
+from typer.core import TyperCommand, TyperGroup
 
-from vera import __version__
-from vera.render import (
-    atomic_text,
-)
-from vera.run import (
-    EXIT_USAGE,
-)
-from vera.text import printable
-from vera.types import VeraError, install_hint, redact
+from vera.cli._commands import COMMANDS
 
-if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
-    pass
+# The engine is imported inside the functions that use it: `vera --help` and `vera --version`
+# load this module and `_commands` only (docs/architecture.md, "`import vera` is lazy").
+
+
+class _LazyGroup(TyperGroup):
+    """`vera`'s command group: `--help` lists `COMMANDS` without importing them; a command's
+    module is imported when the command is looked up to run or to show its own help."""
+
+    _listing = False
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        home = COMMANDS.get(cmd_name)
+        if cmd_name in self.commands or home is None:
+            return self.commands.get(cmd_name)
+        if self._listing:
+            return TyperCommand(cmd_name, short_help=home.line)
+        importlib.import_module(home.module)  # registers its commands on `app`
+        command = _registered(cmd_name)
+        command.short_help = home.line
+        self.commands[cmd_name] = command
+        return command
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        # typer suggests a near name from the commands built so far; these are all of them
+        try:
+            return super().resolve_command(ctx, args)
+        except Exception as exc:
+            message = getattr(exc, "message", None)
+            matches = difflib.get_close_matches(args[0], COMMANDS) if args else []
+            if matches and isinstance(message, str) and "Did you mean" not in message:
+                names = ", ".join(repr(name) for name in matches)
+                exc.message = f"{message.rstrip('.')}. Did you mean {names}?"  # type: ignore[attr-defined]
+            raise
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        with self._only_listing():
+            super().format_help(ctx, formatter)
+
+    @contextmanager
+    def _only_listing(self) -> Any:
+        self._listing = True
+        try:
+            yield
+        finally:
+            self._listing = False
+
+
+def _registered(name: str) -> Any:
+    """The command or group `name` that a command module registered on `app`, as typer
+    builds it for the group."""
+    for info in app.registered_commands:
+        if info.name == name:
+            return typer.main.get_command_from_info(
+                info,
+                pretty_exceptions_short=app.pretty_exceptions_short,
+                rich_markup_mode=app.rich_markup_mode,
+            )
+    for group in app.registered_groups:
+        if group.name == name:
+            return typer.main.get_group_from_info(
+                group,
+                pretty_exceptions_short=app.pretty_exceptions_short,
+                suggest_commands=app.suggest_commands,
+                rich_markup_mode=app.rich_markup_mode,
+            )
+    raise LookupError(f"{COMMANDS[name].module} registers no command '{name}'")
 
 
 app = typer.Typer(
@@ -30,6 +94,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=_LazyGroup,
 )
 
 
@@ -40,6 +105,9 @@ class _Console(Console):
     never obeyed by the terminal. Tables' cells are `printable` where `vera.render` builds them."""
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
+        from vera.text import printable
+        from vera.types import redact
+
         super().print(
             *(printable(redact(o)) if isinstance(o, str) else o for o in objects), **kwargs
         )
@@ -52,11 +120,15 @@ err = _Console(stderr=True)
 def _help_hint(extra: str) -> str:
     """`install_hint` for a help text, which Typer reads as console markup: escaped, so the
     `[view]` of `vera-eval[view]` is shown, not taken for a style."""
+    from vera.types import install_hint
+
     return escape(install_hint(extra))
 
 
 def _version(value: bool) -> None:
     if value:
+        from vera import __version__
+
         out.print(f"vera {__version__}")
         raise typer.Exit()
 
@@ -76,6 +148,8 @@ EXIT_INTERRUPTED = 130
 
 def _fail(exc: Exception) -> NoReturn:
     """Bad usage or input: the message, and exit 2 (nothing was evaluated)."""
+    from vera.run import EXIT_USAGE
+
     # Not wrapped: a message is one line to read, grep and paste, whatever the width.
     err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_USAGE) from None
@@ -83,6 +157,9 @@ def _fail(exc: Exception) -> NoReturn:
 
 def _write_json(path: Path, text: str, what: str) -> None:
     """`text` to `path`, whole or not at all (`atomic_text`); a failure is exit 2."""
+    from vera.render import atomic_text
+    from vera.types import VeraError
+
     try:
         with atomic_text(path, what=what) as file:
             file.write(text + "\n")

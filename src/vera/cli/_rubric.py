@@ -16,7 +16,8 @@ from vera.metrics import write_items_file
 from vera.plan import load_settings
 from vera.types import ConfigError, VeraError
 
-rubric_app = typer.Typer(help="Rubric metrics of vera.toml ([[rubric]]).", no_args_is_help=True)
+# Escaped: typer reads help as console markup, where [rubric] would be taken for a style.
+rubric_app = typer.Typer(help=r"Rubric metrics of vera.toml ([\[rubric]]).", no_args_is_help=True)
 app.add_typer(rubric_app, name="rubric")
 
 
