@@ -19,8 +19,10 @@ import statistics
 from pathlib import Path
 
 import vera
-from vera.stats import CalibrationTally
+from vera._stats import CalibrationTally
 from vera.types import CorrectedEstimate, Sample
+
+WHITEBOX = "the statistics formulas"
 
 
 def _samples(path: Path) -> tuple[list[Sample], list[bool]]:

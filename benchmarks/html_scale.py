@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any
 
 import vera
+from vera._results import build_report
 from vera.render import render_html
-from vera.results import build_report
 from vera.types import (
     ClaimRecord,
     MetricResult,
@@ -50,6 +50,8 @@ from vera.types import (
     StepRecord,
     Verdict,
 )
+
+WHITEBOX = "the report builder, on hand-made results"
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]

@@ -16,7 +16,7 @@ FULLY_SUPPORTED and ranks it by `1 - min support` over its claims (`vera.run`
 defines them; `vera benchmark` prints them side by side, the answer verdict first).
 
 `--answer-verdict` reports instead what a user acts on, the ANSWER VERDICT computed from the
-claim verdicts (the library's `vera.results.claims_verdict`: unfaithful iff any claim is
+claim verdicts (the library's `vera._results.claims_verdict`: unfaithful iff any claim is
 NO_EVIDENCE or CONTRADICTED; PARTIALLY_SUPPORTED counted as supported by one rule and as
 unsupported by the other, both shown): balanced accuracy per task type and overall, AUROC of
 the ranking score (`1 - faithfulness_probability`, the product of the claims' probabilities of
@@ -49,11 +49,12 @@ from pathlib import Path
 from typing import Any
 
 from vera import VeraError
-from vera.analysis import analyse_claims
+from vera._analysis import analyse_claims
+from vera._results import claims_verdict
+from vera._stats import Confusion, auroc
 from vera.judges import Judge, create_judge
 from vera.judges.offline import OfflineJudge, UnsupportedLanguageError
 from vera.plan import load_settings
-from vera.results import claims_verdict
 from vera.run import (
     GroupFigures,
     JudgeBenchmark,
@@ -65,8 +66,9 @@ from vera.run import (
     labelled_row,
     read_labelled_rows,
 )
-from vera.stats import Confusion, auroc
 from vera.types import ClaimVerdict, PartialRule, Verdict
+
+WHITEBOX = "the work plan; the report builder, on hand-made results; the statistics formulas"
 
 # `auroc` is imported from here by training/verifier/.
 __all__ = ["auroc", "fold_of", "source_of", "summarise"]
@@ -138,7 +140,7 @@ PARTIAL_RULES = {
 
 def answer_verdict(verdicts: Sequence[ClaimVerdict], rule: PartialRule) -> str:
     """ "faithful", "unfaithful" or "no_claims": the library's answer verdict
-    (`vera.results.claims_verdict`) on the claim verdicts, PARTIALLY_SUPPORTED counting by
+    (`vera._results.claims_verdict`) on the claim verdicts, PARTIALLY_SUPPORTED counting by
     `rule`."""
     found = [v.verdict for v in verdicts]
     return claims_verdict(found, [""] * len(found), rule).status.value

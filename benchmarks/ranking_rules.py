@@ -21,12 +21,14 @@ import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from vera.analysis import analyse_claims
+from vera._analysis import analyse_claims
+from vera._stats import auroc
 from vera.judges import Judge, create_judge
 from vera.metrics import ClaimAnalysis, Faithfulness
 from vera.run import LabelledRow, read_labelled_rows
-from vera.stats import auroc
 from vera.types import Claim, ClaimVerdict, Verdict
+
+WHITEBOX = "the work plan; the statistics formulas"
 
 Analysed = tuple[tuple[Claim, ...], tuple[ClaimVerdict, ...]]
 

@@ -7,7 +7,7 @@ per judge mode, the rows of `rows.py` (the bundled example's first `--example` s
 the server as it is: no proxy, no flag (VERA negotiates the structured-output mode itself).
 It reports per mode and row set: samples scored and errored, invalid replies (each one
 re-asked), calls, prompt and completion tokens and seconds a sample, and the balanced accuracy
-against the labels of VERA's answer verdict (`vera.results.answer_verdict`, the verdict
+against the labels of VERA's answer verdict (`vera._results.answer_verdict`, the verdict
 `vera eval` gates on: any claim unsupported flags the answer), and, beside it, of
 faithfulness below 0.5. The figures are rewritten after every sample (a run stopped early
 keeps them), and every request's last message and reply go to OUT.replies.jsonl.
@@ -37,11 +37,13 @@ from typing import Any, TextIO
 from rows import MODEL_NAME, Row, balanced_accuracy, row_sets
 
 import vera
+from vera._results import answer_verdict
 from vera.judges import LLMJudge, create_judge
 from vera.plan import Settings
 from vera.providers import ChatModel, ChatRequest, ChatResponse, ManagedChatModel
-from vera.results import answer_verdict
 from vera.types import AnswerStatus, SampleResult
+
+WHITEBOX = "the report builder, on hand-made results"
 
 HERE = Path(__file__).resolve().parent
 WORK = Path(os.environ.get("REAL_MODEL_DIR", HERE / ".work"))

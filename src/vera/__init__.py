@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from vera import judges, metrics
+    from vera._analysis import rubric_checklist
     from vera._api import (
         EvaluateOptions,
         GateWarning,
@@ -24,10 +25,19 @@ if TYPE_CHECKING:
         plan_evaluation,
         run_evaluation,
     )
+    from vera._results import (
+        ClaimRecord,
+        MetricSummary,
+        Report,
+        RunComparison,
+        SampleResult,
+        SampleStatus,
+    )
+    from vera._sqlite_file import MissingStoreError, StoreError
+    from vera._store import DamagedRunError, RunStore, StoredComparison, compare_runs
     from vera._version import __version__
     from vera.datasets import Dataset, InvalidRow, load_dataset
     from vera.plan import RunPlan, Settings, build_plan, load_settings
-    from vera.results import ClaimRecord, MetricSummary, Report, SampleResult, SampleStatus
     from vera.run import Bindings, RunObserver, RunResult, arun_plan, run_plan
     from vera.types import (
         Citation,
@@ -55,11 +65,12 @@ _HOMES: dict[str, str] = {
     "Bindings": "vera.run",
     "Citation": "vera.types",
     "Claim": "vera.types",
-    "ClaimRecord": "vera.results",
+    "ClaimRecord": "vera._results",
     "ClaimVerdict": "vera.types",
     "ConfigError": "vera.types",
     "Context": "vera.types",
     "Conversation": "vera.types",
+    "DamagedRunError": "vera._store",
     "Dataset": "vera.datasets",
     "DatasetError": "vera.types",
     "DatasetRowError": "vera.types",
@@ -68,16 +79,21 @@ _HOMES: dict[str, str] = {
     "InvalidRow": "vera.datasets",
     "JudgeError": "vera.types",
     "JudgeResponseError": "vera.types",
-    "MetricSummary": "vera.results",
-    "Report": "vera.results",
+    "MetricSummary": "vera._results",
+    "MissingStoreError": "vera._sqlite_file",
+    "Report": "vera._results",
+    "RunComparison": "vera._results",
     "RunObserver": "vera.run",
     "RunPlan": "vera.plan",
     "RunResult": "vera.run",
     "RunStopError": "vera.types",
+    "RunStore": "vera._store",
     "Sample": "vera.types",
-    "SampleResult": "vera.results",
-    "SampleStatus": "vera.results",
+    "SampleResult": "vera._results",
+    "SampleStatus": "vera._results",
     "Settings": "vera.plan",
+    "StoreError": "vera._sqlite_file",
+    "StoredComparison": "vera._store",
     "ToolResult": "vera.types",
     "Turn": "vera.types",
     "VeraError": "vera.types",
@@ -87,10 +103,12 @@ _HOMES: dict[str, str] = {
     "arun_plan": "vera.run",
     "build_plan": "vera.plan",
     "calibrate": "vera._api",
+    "compare_runs": "vera._store",
     "evaluate": "vera._api",
     "load_dataset": "vera.datasets",
     "load_settings": "vera.plan",
     "plan_evaluation": "vera._api",
+    "rubric_checklist": "vera._analysis",
     "run_evaluation": "vera._api",
     "run_plan": "vera.run",
 }
@@ -122,6 +140,7 @@ __all__ = [
     "ConfigError",
     "Context",
     "Conversation",
+    "DamagedRunError",
     "Dataset",
     "DatasetError",
     "DatasetRowError",
@@ -131,15 +150,20 @@ __all__ = [
     "JudgeError",
     "JudgeResponseError",
     "MetricSummary",
+    "MissingStoreError",
     "Report",
+    "RunComparison",
     "RunObserver",
     "RunPlan",
     "RunResult",
     "RunStopError",
+    "RunStore",
     "Sample",
     "SampleResult",
     "SampleStatus",
     "Settings",
+    "StoreError",
+    "StoredComparison",
     "ToolResult",
     "Turn",
     "VeraError",
@@ -150,12 +174,14 @@ __all__ = [
     "arun_plan",
     "build_plan",
     "calibrate",
+    "compare_runs",
     "evaluate",
     "judges",
     "load_dataset",
     "load_settings",
     "metrics",
     "plan_evaluation",
+    "rubric_checklist",
     "run_evaluation",
     "run_plan",
 ]

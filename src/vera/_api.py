@@ -22,6 +22,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypedDict, Unpack
 
+from vera._results._builder import Calibration, Report, SampleResult
+from vera._stats._calibration import CalibrationTally
+from vera._store._history import open_history
 from vera.datasets import SampleSource, open_dataset
 from vera.judges._base import Judge
 from vera.metrics._base import Metric
@@ -42,11 +45,8 @@ from vera.plan._setting_uses import settings_with
 from vera.plan._settings import Settings
 from vera.render._outputs import ReportTargets, open_run_view, write_reports
 from vera.render._run_view import RunView
-from vera.results._builder import Calibration, Report, SampleResult
 from vera.review._review import review_calibration
 from vera.run._engine import EXIT_OK, Bindings, RunObserver, RunResult, arun_plan, run_plan
-from vera.stats._calibration import CalibrationTally
-from vera.store._history import open_history
 from vera.types._errors import ConfigError
 
 __all__ = [

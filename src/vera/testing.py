@@ -6,7 +6,7 @@
         answer = my_rag("How long is the refund window?")
         assert_faithful(answer.text, answer.contexts, judge=vera_judge)
 
-`assert_faithful` passes on the answer verdict (`vera.results.answer_verdict`), as `vera eval`
+`assert_faithful` passes on the answer verdict (`vera._results.answer_verdict`), as `vera eval`
 does: any claim with no evidence or contradicted fails it, whatever the mean of the claims'
 weights, and PARTIALLY_SUPPORTED counts by the judge's rule. A `threshold` adds a gate on
 `faithfulness` (that mean), as `--threshold` does. A failure lists every claim the contexts do
@@ -23,15 +23,15 @@ from __future__ import annotations
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
+from vera._analysis._analysis import analyse_sample
+from vera._results._answers import claims_verdict
 from vera._sync import run_sync
-from vera.analysis._analysis import analyse_sample
+from vera._text import printable
 from vera.judges._base import Judge, partial_rule
 from vera.judges.offline import OfflineJudge
 from vera.metrics._base import MetricResult, MetricStatus
 from vera.metrics._faithfulness import Faithfulness
 from vera.metrics._hallucination import HallucinationRate
-from vera.results._answers import claims_verdict
-from vera.text import printable
 from vera.types import Context, Sample, Verdict
 
 __all__ = ["assert_faithful", "assert_faithful_async", "assert_no_hallucination"]

@@ -30,9 +30,9 @@ from tests.support.chromium import open_page as _open
 from tests.support.example_metrics import EXAMPLE_METRICS
 
 import vera
+from vera import Report
 from vera.judges import OfflineJudge
 from vera.render import VERDICTS, HistoryPoint, read_samples, render_html
-from vera.results import Report
 from vera.types import Sample, Verdict
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ better or worse only when the paired interval excludes 0; latency that says who 
 each piece of evidence shown once; a page that fits a phone's width; and a link to a sample by
 its id.
 
-Expected figures come from the report and from `vera.results`,
+Expected figures come from the report and from `vera._results`,
 never from the page. Screenshots land in `test-artifacts/` (git-ignored).
 """
 
@@ -32,10 +32,7 @@ from tests.support.chromium import (
 from tests.support.example_metrics import EXAMPLE_METRICS
 
 import vera
-from vera.baselines import build_baseline
-from vera.judges import OfflineJudge
-from vera.render import HistoryPoint, read_samples, render_html
-from vera.results import (
+from vera._results import (
     Outcome,
     Report,
     SampleResult,
@@ -44,7 +41,12 @@ from vera.results import (
     sample_outcome,
     significant,
 )
+from vera.baselines import build_baseline
+from vera.judges import OfflineJudge
+from vera.render import HistoryPoint, read_samples, render_html
 from vera.types import Sample
+
+WHITEBOX = "the report builder, on hand-made results"
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Locator, Page, Playwright

@@ -26,8 +26,10 @@ from tests.support import chromium
 from tests.support.chromium import ARTIFACTS, READY, Log
 from tests.support.view_history import METRICS, History, make_history
 
-from vera.results import verdict_changes
-from vera.store import RunStore
+from vera import RunStore
+from vera._results import verdict_changes
+
+WHITEBOX = "the report builder, on hand-made results"
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page, Playwright

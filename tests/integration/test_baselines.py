@@ -10,11 +10,13 @@ import itertools
 import pytest
 
 import vera
+from vera._results import compare_reports
 from vera.baselines import BASELINES, ExtractiveGenerate, build_baseline
 from vera.judges.offline import OfflineJudge
 from vera.metrics import create_metric
 from vera.pipelines import RagState
-from vera.results import compare_reports
+
+WHITEBOX = "the report builder, on hand-made results"
 
 INVENTED = "Every party must also hold a $9 million cyber insurance policy with Lloyd's."
 

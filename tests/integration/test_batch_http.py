@@ -21,6 +21,7 @@ from tests.support.scripted import GeneratorScript
 
 import vera
 from vera import ConfigError, plan_evaluation, run_evaluation
+from vera._store import HistoryBatchJournal, RunStore
 from vera.judges import JudgeOptions, create_managed_model
 from vera.providers import (
     AnthropicChatModel,
@@ -34,7 +35,8 @@ from vera.providers import (
     batch_journal,
 )
 from vera.run import estimate_plan
-from vera.store import HistoryBatchJournal, RunStore
+
+WHITEBOX = "the history's batch journal and schema"
 
 SCHEMA = {"type": "object", "properties": {"echo": {"type": "string"}}}
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.integration.test_cli import vera, write_jsonl
 
-from vera.store import RunStore
+from vera import RunStore
 
 ROWS = [
     {"id": f"s{i}", "response": "Paris is in France.", "contexts": [context], "human_faithful": ok}

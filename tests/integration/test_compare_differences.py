@@ -10,12 +10,13 @@ import pytest
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
-from vera import cli
+from vera import RunStore, cli
+from vera._results import run_differences, verdict_changes
 from vera.plan import DatasetRef, Settings, build_plan
-from vera.results import run_differences, verdict_changes
 from vera.run import run_plan
-from vera.store import RunStore
 from vera.viewer import create_app
+
+WHITEBOX = "the report builder, on hand-made results"
 
 
 def stored(path: Path, *, judge: str, metrics: list[str], threshold: float | None) -> str:

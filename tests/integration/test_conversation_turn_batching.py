@@ -14,10 +14,10 @@ from tests.support.loopback import LoopbackServer, Recorded, Reply, ok_openai
 from tests.support.scripted import scripted_openai, scripted_reply, section
 
 import vera
+from vera import Report
 from vera.conversations import estimate_conversations, evaluate_conversations
 from vera.datasets import consistency_checks, open_dataset
 from vera.plan import Settings, build_plan
-from vera.results import Report
 from vera.run import Bindings, estimate_plan
 from vera.types import Sample
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from starlette.testclient import TestClient
 from tests.support.cli import run_vera
 
+from vera import RunStore
 from vera.datasets import bundled_path, open_dataset
-from vera.store import RunStore
 from vera.viewer import create_app
 
 

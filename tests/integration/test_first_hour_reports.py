@@ -8,8 +8,8 @@ from pathlib import Path
 
 from tests.support.cli import run_vera
 
+from vera import RunStore
 from vera.datasets import bundled_path
-from vera.store import RunStore
 
 ROWS = [
     {

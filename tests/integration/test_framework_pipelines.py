@@ -34,9 +34,8 @@ from llama_index.core.llms.mock import MockLLM
 from llama_index.core.response_synthesizers.no_text import NoText
 
 import vera
-from vera import ConfigError
+from vera import ConfigError, SampleResult
 from vera.pipelines import as_pipeline, load_user_pipeline
-from vera.results import SampleResult
 from vera.types import Verdict
 
 DOCS = Path(__file__).parents[2] / "docs"

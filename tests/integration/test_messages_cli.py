@@ -19,6 +19,8 @@ from vera.metrics import METRICS
 from vera.types import install_hint
 from vera.viewer import INSTALL as VIEW_INSTALL
 
+WHITEBOX = "the CLI console's width"
+
 SOURCE = Path(vera.__file__).parent
 
 

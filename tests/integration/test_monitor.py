@@ -21,7 +21,7 @@ pytest.importorskip("opentelemetry.proto", reason=without("monitor"))
 
 from tests.support.otel_traces import emit_rag_trace, rag_provider
 
-from vera import RunStopError
+from vera import RunStopError, RunStore
 from vera.judges.offline import OfflineJudge
 from vera.monitor import (
     MonitorConfig,
@@ -31,7 +31,6 @@ from vera.monitor import (
     read_windows,
     running_monitor,
 )
-from vera.store import RunStore
 from vera.types import Claim
 
 DOC = ["Paris is the capital of France."]

@@ -17,12 +17,13 @@ from tests.support.loopback import LoopbackServer, Recorded, Reply
 from tests.support.scripted import scripted_openai
 
 import vera
-from vera import ConfigError
+from vera import ConfigError, SampleResult
 from vera.datasets import open_dataset
 from vera.judges.offline import OfflineJudge
 from vera.plan import DatasetRef, Settings, build_plan
-from vera.results import SampleResult
 from vera.run import RunObserver, run_plan, stored_plan
+
+WHITEBOX = "the Ray import guard, without Ray installed"
 
 # The ray extra (pip install -e '.[test-all]'); the light test install skips this module.
 ray = pytest.importorskip("ray", reason=without("ray"))
@@ -73,7 +74,7 @@ def test_ray_results_land_in_the_store_and_a_resume_skips_them(tmp_path: Path) -
     plan = build_plan(dataset=DatasetRef(source="example"), settings=settings)
     with pytest.raises(_Interrupt):
         run_plan(plan, observer=_StopAfter(limit=5))
-    store = vera.store.RunStore(history)
+    store = vera._store.RunStore(history)
     try:
         (record,) = store.list()
         done = store.results(record.id)
@@ -208,8 +209,8 @@ class _DeadWorker:
 
 
 async def test_a_failed_worker_turns_its_batch_into_errors_and_loses_nothing() -> None:
+    from vera._results import ReportBuilder
     from vera.metrics import Faithfulness
-    from vera.results import ReportBuilder
     from vera.run import PassSink, PassWork
     from vera.run import _ray as executor
 

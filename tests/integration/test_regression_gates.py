@@ -13,12 +13,13 @@ import pytest
 from tests.support.cli import run_vera
 
 import vera
-from vera import ConfigError
+from vera import ConfigError, RunStore
+from vera._results import regression_failures
 from vera.datasets import bundled_path
 from vera.plan import DatasetRef, RunPlan, build_plan
-from vera.results import regression_failures
 from vera.run import Bindings, run_plan
-from vera.store import RunStore
+
+WHITEBOX = "the report builder, on hand-made results"
 
 
 def _run_id(stderr: str) -> str:

@@ -23,7 +23,7 @@ import pytest
 from tests.support.cli import run_vera
 from tests.support.plugin import PLUGIN_ENTRY_POINTS, PLUGIN_MODULE, PLUGIN_SOURCE, write_plugin
 
-from vera import ConfigError
+from vera import ConfigError, RunStore
 from vera.datasets import open_dataset
 from vera.plan import DatasetRef, Settings, build_plan
 from vera.render import (
@@ -35,8 +35,9 @@ from vera.render import (
 )
 from vera.render._outputs import _samples
 from vera.run import Bindings, RunResult, run_plan
-from vera.store import RunStore
 from vera.types import Sample
+
+WHITEBOX = "what the built-in reporters are handed, counted"
 
 EXAMPLE_SAMPLES = sum(1 for _ in open_dataset("example"))
 

@@ -16,9 +16,11 @@ from typer.testing import CliRunner
 
 import vera
 from vera import cli
+from vera._results import REPORT_SCHEMA_VERSION, Counts, Report
+from vera._store import HISTORY_SCHEMA_VERSION, RunStore, SqliteFile, StoreError
 from vera.providers import ChatResponse, ResponseCache
-from vera.results import REPORT_SCHEMA_VERSION, Counts, Report
-from vera.store import HISTORY_SCHEMA_VERSION, RunStore, SqliteFile, StoreError
+
+WHITEBOX = "the report builder, on hand-made results; the history's batch journal and schema"
 
 LAYOUT = Path(__file__).parents[1] / "support" / "report_layout_example.json"
 """The key paths, in document order, of `vera eval -d example -o r.json` as written before the

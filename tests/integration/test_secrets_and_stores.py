@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from tests.support.cli import run_vera
 
+from vera import RunStore, StoreError
 from vera.providers import ChatResponse, ResponseCache
 from vera.render import read_samples
-from vera.store import RunStore, StoreError
 from vera.types import SampleResult, SampleStatus
 
 

@@ -14,6 +14,8 @@ from vera.cli import _app as cli_app
 from vera.cli import _eval as cli_eval
 from vera.metrics import METRICS
 
+WHITEBOX = "the CLI console, and a run interrupted inside it"
+
 ESCAPE = "\x1b"
 COMPARE_HEADERS = ("Metric", "A", "B", "B - A", "95% CI", "p", "Change", "Paired")
 COMPARE_LABELS = ("A", "B", "B - A", "95% CI", "p", "change", "paired")

@@ -9,10 +9,11 @@ import pytest
 from tests.support.loopback import LoopbackServer, Recorded, Reply
 
 import vera
-from vera import ConfigError
+from vera import ConfigError, SampleResult
 from vera.pipelines import UserPipelineError, load_user_pipeline
-from vera.results import SampleResult
 from vera.types import Verdict
+
+WHITEBOX = "a callable's answer of a type no text comes from"
 
 ANSWER = {
     "answer": "Paris is the capital of France.",

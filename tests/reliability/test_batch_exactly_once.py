@@ -26,6 +26,7 @@ from tests.reliability.runs import ENV, write_dataset
 from tests.support.cli import run_vera
 from tests.support.faults import judge_args, scripted
 from tests.support.loopback import LoopbackServer, Reply, ok_anthropic_tool, ok_openai
+from vera._store import HistoryBatchJournal, RunStore
 from vera.providers import (
     AnthropicChatModel,
     BatchingChatModel,
@@ -36,7 +37,8 @@ from vera.providers import (
     RetryPolicy,
     batch_journal,
 )
-from vera.store import HistoryBatchJournal, RunStore
+
+WHITEBOX = "the history's batch journal and schema"
 
 SAMPLES = 3
 KEYS = {"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-ant-test"}

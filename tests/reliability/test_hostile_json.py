@@ -33,12 +33,11 @@ from tests.support.cli import run_vera
 from tests.support.extras import without
 from tests.support.loopback import LoopbackServer, malformed
 from tests.unit.test_otlp_dataset import RAG
-from vera import DatasetError, DatasetRowError, load_dataset
+from vera import DamagedRunError, DatasetError, DatasetRowError, RunStore, load_dataset
 from vera.datasets import read_conversations
 from vera.monitor import BadRequest, OtlpRequestError, decode_body, request_spans_of
 from vera.pipelines import UserPipelineError, load_user_pipeline
 from vera.providers import MalformedJSONError, parse_json_object
-from vera.store import DamagedRunError, RunStore
 
 SOURCE = str(Path(vera.__file__).parent.parent)
 GOOD = {

@@ -19,8 +19,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.support.cli import run_vera
+from vera._text import printable
 from vera.testing import assert_faithful
-from vera.text import printable
+
+WHITEBOX = "the text utilities"
 
 OSC = "\x1b]0;pwned\x07"
 """Sets the terminal's window title; the same shape writes hyperlinks or the clipboard."""

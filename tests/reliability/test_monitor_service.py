@@ -38,9 +38,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from tests.support.otel_traces import emit_rag_trace
+from vera import RunStore
 from vera.judges.offline import OfflineJudge
 from vera.monitor import Monitor, MonitorConfig, create_monitor
-from vera.store import RunStore
 from vera.types import Claim
 
 DOC = ["Paris is the capital of France."]

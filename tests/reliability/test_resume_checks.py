@@ -20,11 +20,10 @@ import pytest
 from tests.reliability.runs import write_dataset
 from tests.support.cli import run_vera
 from tests.support.loopback import LoopbackServer
-from vera import ConfigError
+from vera import ConfigError, RunStore
 from vera.datasets import InMemoryDataset
 from vera.plan import DatasetRef, Settings, build_plan
 from vera.run import Bindings, run_plan
-from vera.store import RunStore
 
 SAMPLES = 6
 

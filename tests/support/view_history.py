@@ -12,9 +12,9 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from vera import RunStore
 from vera.plan import DatasetRef, Settings, build_plan
 from vera.run import run_plan
-from vera.store import RunStore
 
 METRICS = ["faithfulness", "hallucination_rate"]
 

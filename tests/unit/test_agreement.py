@@ -6,7 +6,9 @@ import random
 
 import pytest
 
-from vera.stats import Confusion, auroc
+from vera._stats import Confusion, auroc
+
+WHITEBOX = "the statistics formulas"
 
 
 def test_confusion_figures_match_their_definitions() -> None:

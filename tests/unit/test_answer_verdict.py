@@ -14,11 +14,13 @@ import pytest
 from rich.console import Console
 
 import vera
+from vera._results import Outcome, Report, answer_verdict, claims_verdict, sample_outcome
+from vera._text import split_units
 from vera.judges import FakeJudge, OfflineJudge
 from vera.render import print_summary, read_samples, render_html, render_junit, render_markdown
-from vera.results import Outcome, Report, answer_verdict, claims_verdict, sample_outcome
-from vera.text import split_units
 from vera.types import AnswerStatus, PartialRule, Verdict
+
+WHITEBOX = "the report builder, on hand-made results; the text utilities"
 
 F = Verdict.FULLY_SUPPORTED
 P = Verdict.PARTIALLY_SUPPORTED
@@ -289,7 +291,7 @@ def test_a_run_without_claims_has_no_answer_verdict_nor_its_gate() -> None:
 
 
 def test_an_errored_sample_has_an_error_verdict() -> None:
-    from vera.results import SampleResult, SampleStatus
+    from vera import SampleResult, SampleStatus
 
     errored = SampleResult(id="x", status=SampleStatus.ERROR, error="boom")
     verdict = answer_verdict(errored, PartialRule.UNSUPPORTED)

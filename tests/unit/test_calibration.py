@@ -14,9 +14,11 @@ from rich.console import Console
 
 import vera
 from vera import DatasetRowError
+from vera._stats import CalibrationTally, ValueCounts, corrected_mean, wilson_interval
 from vera.render import calibration_lines, print_summary, render_html, render_markdown
-from vera.stats import CalibrationTally, ValueCounts, corrected_mean, wilson_interval
 from vera.types import Sample
+
+WHITEBOX = "the statistics formulas"
 
 TRUE_SHARE = 0.3
 

@@ -12,6 +12,8 @@ from typer.testing import CliRunner
 from vera import cli
 from vera.cli._commands import COMMANDS
 
+WHITEBOX = "the commands' table behind `vera --help`"
+
 _HELP_IN_A_FRESH_PROCESS = """
 import sys
 from vera.cli import main

@@ -1,4 +1,4 @@
-"""`vera.store.compare_runs`: two stored runs compared in one pass over their results paired
+"""`vera._store.compare_runs`: two stored runs compared in one pass over their results paired
 in SQL, keeping only the top changes; the same figures, changes and lines as comparing the
 two whole reports in memory (`compare_reports`, `verdict_changes`, `most_changed`)."""
 
@@ -13,8 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from vera import cli
-from vera.plan import build_plan
-from vera.results import (
+from vera._results import (
     ClaimRecord,
     Report,
     SampleResult,
@@ -27,8 +26,11 @@ from vera.results import (
     run_differences,
     verdict_changes,
 )
-from vera.store import RunStore, compare_runs
+from vera._store import RunStore, compare_runs
+from vera.plan import build_plan
 from vera.types import ConfigError, MetricResult, MetricStatus, Verdict
+
+WHITEBOX = "the report builder, on hand-made results; the history's batch journal and schema"
 
 VERDICTS = list(Verdict)
 

@@ -5,8 +5,7 @@ import random
 
 import pytest
 
-from vera.metrics import MetricResult, MetricStatus
-from vera.results import (
+from vera._results import (
     Report,
     SampleResult,
     SampleStatus,
@@ -15,6 +14,9 @@ from vera.results import (
     improvement,
     pairs_in_memory,
 )
+from vera.metrics import MetricResult, MetricStatus
+
+WHITEBOX = "the report builder, on hand-made results"
 
 
 def report(scores: dict[str, float]) -> Report:

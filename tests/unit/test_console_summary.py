@@ -11,9 +11,11 @@ from rich.console import Console
 from rich.text import Text
 
 import vera
+from vera._results import MetricComparison, Report, baseline_comparison, significant
 from vera.render import Column, change_cell, print_summary, print_table
-from vera.results import MetricComparison, Report, baseline_comparison, significant
 from vera.types import BaselineComparison
+
+WHITEBOX = "the report builder, on hand-made results"
 
 WIDTHS = (40, 80, 200)
 GRID_HEADERS = ("Metric", "Mean", "95% CI", "Scored", "Not scored", "Passed", "Failed", "Threshold")

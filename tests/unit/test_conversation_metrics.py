@@ -9,7 +9,7 @@ import math
 import pytest
 
 import vera
-from vera.results import Report
+from vera import Report
 from vera.types import Sample, SourceKind
 
 CLAIM_BASED = (

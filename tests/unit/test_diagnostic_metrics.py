@@ -25,7 +25,7 @@ from tests.support.scripted import scripted_openai, section
 
 import vera
 from vera import Claim, ClaimVerdict, JudgeResponseError, Sample, Verdict
-from vera.analysis import analyse_sample, planned_work, work_pieces
+from vera._analysis import analyse_sample, planned_work, work_pieces
 from vera.datasets import open_dataset
 from vera.judges import (
     DATA_TAGS,
@@ -56,6 +56,8 @@ from vera.plan import Settings, build_plan, metric_specs
 from vera.providers import FakeChatModel
 from vera.run import Bindings, estimate_plan
 from vera.types import EntailmentMatrix
+
+WHITEBOX = "the work plan"
 
 NAMES = [
     "claim_recall",

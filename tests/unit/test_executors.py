@@ -12,11 +12,10 @@ from pathlib import Path
 import pytest
 from tests.support.plugin import PLUGIN_MODULE, write_plugin
 
-from vera import ConfigError, RunStopError, evaluate
+from vera import ConfigError, RunStopError, SampleResult, SampleStatus, evaluate
 from vera.judges.offline import OfflineJudge
 from vera.metrics import Faithfulness
 from vera.plan import Settings, build_plan
-from vera.results import SampleResult, SampleStatus
 from vera.run import (
     EXECUTORS,
     LocalExecutor,

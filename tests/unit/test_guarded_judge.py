@@ -19,6 +19,7 @@ from rich.console import Console
 
 import vera
 from vera import JudgeResponseError, Verdict
+from vera._results import SampleResult, SampleStatus, build_report
 from vera.judges import (
     DATA_TAGS,
     LLMJudge,
@@ -29,8 +30,9 @@ from vera.judges import (
 )
 from vera.providers import ChatResponse, FakeChatModel, TruncatedOutputError
 from vera.render import print_summary
-from vera.results import SampleResult, SampleStatus, build_report
 from vera.types import ClaimRecord
+
+WHITEBOX = "the report builder, on hand-made results"
 
 BUNDLED = (
     "extract_claims",

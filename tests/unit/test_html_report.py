@@ -23,6 +23,16 @@ from tests.support.example_metrics import EXAMPLE_METRICS
 
 import vera
 from vera import RunStopError
+from vera._results import (
+    Outcome,
+    Report,
+    SampleResult,
+    SampleStatus,
+    baseline_comparison,
+    relative_change,
+    sample_outcome,
+    significant,
+)
 from vera.judges import FakeJudge, OfflineJudge
 from vera.render import (
     OUTCOMES,
@@ -35,18 +45,10 @@ from vera.render import (
     render_html,
     unpack,
 )
-from vera.results import (
-    Outcome,
-    Report,
-    SampleResult,
-    SampleStatus,
-    baseline_comparison,
-    relative_change,
-    sample_outcome,
-    significant,
-)
 from vera.run import LocalExecutor, PassWork, run_pass
 from vera.types import Claim, Context, Sample, Verdict
+
+WHITEBOX = "the report builder, on hand-made results"
 
 SCRIPT = '<script>document.title = window.__pwned = "pwned"</script>'
 IMG = '"><img src=x onerror="window.__pwned = 2">'

@@ -12,9 +12,11 @@ from html.parser import HTMLParser
 import pytest
 
 import vera
+from vera._results import MetricComparison, Report, relative_change
 from vera.render import baseline_rows, baseline_view, render_html, render_markdown
-from vera.results import MetricComparison, Report, relative_change
 from vera.types import BaselineComparison
+
+WHITEBOX = "the report builder, on hand-made results"
 
 
 @cache

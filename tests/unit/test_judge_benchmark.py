@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 import vera
 from vera import DatasetError, DatasetRowError, JudgeError
+from vera._stats import auroc
 from vera.cli import app
 from vera.judges import FakeJudge
 from vera.judges.offline import OfflineJudge
@@ -29,8 +30,9 @@ from vera.run import (
     benchmark_judge,
     read_labelled_rows,
 )
-from vera.stats import auroc
 from vera.types import Claim, ClaimVerdict, Sample
+
+WHITEBOX = "the statistics formulas"
 
 CONTEXT = "The museum opens at 9 am. Entry costs 12 euros. The museum is closed on Mondays."
 INVENTED = "Visitors get a free audio guide in six languages."

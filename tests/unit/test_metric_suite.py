@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import vera
 from vera import Claim, ClaimVerdict, Sample, Verdict
-from vera.analysis import analyse_sample
+from vera._analysis import analyse_sample
 from vera.judges import FakeJudge
 from vera.metrics import (
     METRICS,
@@ -36,6 +36,8 @@ from vera.metrics import (
     create_metric,
 )
 from vera.types import Relevance, RelevanceVerdict
+
+WHITEBOX = "the metric registry's table, patched to add a plugin"
 
 FULL, PART, NONE, CONTRA = (
     Verdict.FULLY_SUPPORTED,

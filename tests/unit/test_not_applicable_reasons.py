@@ -8,8 +8,8 @@ import io
 from rich.console import Console
 
 import vera
+from vera import Report
 from vera.render import print_summary, render_html, render_markdown
-from vera.results import Report
 from vera.types import Sample
 
 NEEDS_REFERENCE = "(needs the sample field `reference`)"

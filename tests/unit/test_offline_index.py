@@ -15,6 +15,8 @@ from vera.judges.offline import _index as index
 from vera.judges.offline._languages import lexicon_for, reading
 from vera.judges.offline._tokens import read_facts
 
+WHITEBOX = "the context index's piece size and scan limits"
+
 WORDS = [f"w{i}" for i in range(12)]
 sentences = st.lists(st.frozensets(st.sampled_from(WORDS), max_size=5), max_size=30)
 claims = st.frozensets(st.sampled_from([*WORDS, "absent"]), max_size=8)
@@ -111,8 +113,8 @@ def test_the_quick_checks_before_the_slow_patterns_never_skip_a_match() -> None:
     expressions, and `names_days` before a prose context's days are read: on every sentence
     of the bundled datasets and every abstention the claim tests use, a text the expression
     matches holds a cue."""
+    from vera._text import _abstention
     from vera.judges.offline import _record
-    from vera.text import _abstention
 
     texts = [
         "The documents do not specify the fee.",

@@ -10,8 +10,8 @@ import time
 import pytest
 from rich.console import Console
 
+from vera import SampleResult, SampleStatus
 from vera.render import RunProgress, format_duration
-from vera.results import SampleResult, SampleStatus
 
 RESULT = SampleResult(id="s", status=SampleStatus.SCORED)
 

@@ -18,6 +18,8 @@ from vera.plan import DatasetRef, MetricSpec, build_plan
 from vera.run import Bindings, run_plan
 from vera.types import Verdict
 
+WHITEBOX = "the eval flags table, kept in step with Python's keywords"
+
 ROWS = [
     {
         "question_id": "p",

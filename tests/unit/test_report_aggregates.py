@@ -8,9 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vera.metrics import MetricResult, MetricStatus
-from vera.render import HistoryPoint, render_junit, trend_panels
-from vera.results import (
+from vera._results import (
     Report,
     SampleResult,
     SampleStatus,
@@ -19,6 +17,10 @@ from vera.results import (
     compare_reports,
     regression_failures,
 )
+from vera.metrics import MetricResult, MetricStatus
+from vera.render import HistoryPoint, render_junit, trend_panels
+
+WHITEBOX = "the report builder, on hand-made results"
 
 
 def result(

@@ -4,7 +4,9 @@ in, and the same report `build_report` gives from a list."""
 import random
 
 import vera
-from vera.results import ReportBuilder, build_report
+from vera._results import ReportBuilder, build_report
+
+WHITEBOX = "the report builder, on hand-made results"
 
 
 def _aggregates(report: vera.Report) -> dict[str, object]:

@@ -8,8 +8,10 @@ from tests.support.extras import without
 
 import vera
 from vera import ConfigError, Report, Sample, SampleStatus
+from vera._results import CLAIM_COLUMNS, build_report
 from vera.metrics import Faithfulness, HallucinationRate
-from vera.results import CLAIM_COLUMNS, build_report
+
+WHITEBOX = "the report builder, on hand-made results"
 
 # The pandas extra (pip install -e '.[test-all]'); the light test install skips this module.
 pd = pytest.importorskip("pandas", reason=without("pandas"))

@@ -13,6 +13,7 @@ import pytest
 from tests.support.cli import run_vera
 
 import vera
+from vera import RunStore
 from vera.datasets import bundled_path
 from vera.plan import DatasetRef, Settings, build_plan
 from vera.review import (
@@ -25,7 +26,6 @@ from vera.review import (
     triage_order,
 )
 from vera.run import run_plan
-from vera.store import RunStore
 from vera.types import Calibration
 
 JUDGE = "offline:learned"

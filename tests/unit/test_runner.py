@@ -209,58 +209,8 @@ def test_progress_callback_sees_every_sample() -> None:
     assert sorted(seen) == ["a", "b"]
 
 
-def test_public_api_is_pinned() -> None:
-    assert sorted(vera.__all__) == sorted(
-        [
-            "Citation",
-            "Claim",
-            "ClaimRecord",
-            "ClaimVerdict",
-            "ConfigError",
-            "Context",
-            "Dataset",
-            "DatasetError",
-            "DatasetRowError",
-            "InvalidRow",
-            "JudgeError",
-            "JudgeResponseError",
-            "MetricSummary",
-            "Report",
-            "Sample",
-            "SampleResult",
-            "SampleStatus",
-            "RunStopError",
-            "Verdict",
-            "VeraError",
-            "__version__",
-            "aevaluate",
-            "evaluate",
-            "judges",
-            "load_dataset",
-            "metrics",
-            # The run core (issue 13): plans, running them, settings.
-            "Bindings",
-            "RunObserver",
-            "RunPlan",
-            "RunResult",
-            "Settings",
-            "arun_plan",
-            "build_plan",
-            "load_settings",
-            "plan_evaluation",
-            "run_plan",
-            # Calibration against human labels (issue 16).
-            "calibrate",
-            # Python = CLI (issue 28): typed options, the run's result with its gates.
-            "EvaluateOptions",
-            "GateWarning",
-            "arun_evaluation",
-            "run_evaluation",
-            "Conversation",
-            "ToolResult",
-            "Turn",
-        ]
-    )
+def test_every_name_of_the_front_is_defined() -> None:
+    # vera's names are pinned with the other public modules', in test_public_surfaces.py
     for name in vera.__all__:
         assert hasattr(vera, name), name
     from vera.judges import Judge, OfflineJudge

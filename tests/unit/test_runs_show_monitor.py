@@ -9,10 +9,10 @@ from pathlib import Path
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
+from vera import RunStore
 from vera.cli import app
 from vera.monitor import MonitorHistory
 from vera.plan import build_plan
-from vera.store import RunStore
 from vera.viewer import create_app, run_url
 
 

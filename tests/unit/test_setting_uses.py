@@ -15,6 +15,8 @@ import vera
 from vera.cli import app
 from vera.plan import RESUME_SETTINGS, SETTING_USES, RetrievalOptions, RunPlan, Settings
 
+WHITEBOX = "each eval flag parsed and followed into the plan"
+
 HOW_TO_ADD = (
     "add a row to SETTING_USES (src/vera/plan/_setting_uses.py): "
     'SettingUse("--the-flag") and the flag in EvalFlags (src/vera/cli/_eval_flags.py), or '

@@ -5,8 +5,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vera import stats
-from vera.stats import ValueCounts, bootstrap_ci, estimate, percentile
+from vera import _stats as stats
+from vera._stats import ValueCounts, bootstrap_ci, estimate, percentile
+
+WHITEBOX = "the statistics formulas"
 
 scores = st.lists(st.floats(min_value=0, max_value=1, allow_nan=False), min_size=1, max_size=60)
 

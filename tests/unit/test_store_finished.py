@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from vera import RunStore, SampleResult, SampleStatus
 from vera.plan import build_plan
-from vera.results import SampleResult, SampleStatus
-from vera.store import RunStore
 from vera.types import ConfigError
 
 

@@ -1,4 +1,4 @@
-"""vera.text in every script: sentences and spans, numbers, abstention, language identification."""
+"""vera._text in every script: sentences and spans, numbers, abstention, language identification."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from vera.judges.offline import extract_claims
-from vera.text import (
+from vera._text import (
     abstains,
     canonical_numbers,
     guess_language,
@@ -20,6 +19,9 @@ from vera.text import (
     read_numbers,
     split_units,
 )
+from vera.judges.offline import extract_claims
+
+WHITEBOX = "the text utilities"
 
 # The refund-window answer of issue 31, two sentences in each language.
 TWO_SENTENCES = {
@@ -187,7 +189,7 @@ def test_identification_works_where_no_temporary_file_can_be_written() -> None:
     # full disk, a quota) VERA reads it in memory instead of failing at the first sample.
     code = (
         "import resource; resource.setrlimit(resource.RLIMIT_FSIZE, (60_000, 60_000)); "
-        "from vera.text import identify; "
+        "from vera._text import identify; "
         "print(identify('Der Vertrag endet nach dreißig Tagen und verlängert sich nicht.'))"
     )
     done = subprocess.run(

@@ -3,7 +3,7 @@ by id (samples) and by normalised text (claims), worst change first."""
 
 from __future__ import annotations
 
-from vera.results import (
+from vera._results import (
     ClaimChange,
     ClaimRecord,
     Outcome,
@@ -12,8 +12,10 @@ from vera.results import (
     ScoreChange,
     verdict_changes,
 )
-from vera.results import _comparison as comparison
+from vera._results import _comparison as comparison
 from vera.types import MetricResult, MetricStatus, Verdict
+
+WHITEBOX = "the outcome order that sorts changed samples"
 
 F = Verdict.FULLY_SUPPORTED
 P = Verdict.PARTIALLY_SUPPORTED

@@ -11,7 +11,7 @@ import pytest
 from starlette.testclient import TestClient
 from tests.support.view_history import stored_run
 
-from vera.store import RunStore
+from vera import RunStore
 from vera.viewer import create_app
 
 ORIGIN = "http://127.0.0.1"

@@ -37,10 +37,9 @@ from tests.support.view_history import (
     stored_run,
 )
 
-from vera import ConfigError
+from vera import ConfigError, DamagedRunError, MissingStoreError, RunStore, StoreError
+from vera._results import compare_reports, significant, verdict_changes
 from vera.render import stored_report_html, write_stored_report
-from vera.results import compare_reports, significant, verdict_changes
-from vera.store import DamagedRunError, MissingStoreError, RunStore, StoreError
 from vera.viewer import (
     INSTALL,
     check_token,
@@ -52,6 +51,8 @@ from vera.viewer import (
     url_for,
 )
 from vera.viewer import _pages as pages
+
+WHITEBOX = "the page model behind the viewer's routes"
 
 
 @pytest.fixture(scope="module")

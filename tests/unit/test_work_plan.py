@@ -5,11 +5,13 @@ from collections.abc import Sequence
 import pytest
 
 from vera import Claim, ClaimVerdict, Sample, Verdict
-from vera.analysis import WorkItem, analyse_sample, planned_work, work_plan
+from vera._analysis import WorkItem, analyse_sample, planned_work, work_plan
 from vera.judges import BaseJudge, JudgeWork, LLMJudge, RecordingChatModel
 from vera.judges.offline import extract_claims as split_claims
 from vera.metrics import Need
 from vera.types import Relevance, RelevanceVerdict
+
+WHITEBOX = "the work plan"
 
 SAMPLE = Sample(
     id="s",

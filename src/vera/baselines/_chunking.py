@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
 
-from vera.text._segment import split_units
+from vera._text._segment import split_units
 from vera.types import Context
 
 __all__ = ["Chunk", "chunk_corpus", "chunk_document", "chunk_id", "sentence_spans"]

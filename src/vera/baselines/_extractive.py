@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from vera._text._segment import split_units
 from vera.baselines._chunking import Chunk
 from vera.judges.offline._tokens import analyse
-from vera.text._segment import split_units
 from vera.types import Context
 
 __all__ = ["ABSTENTION", "ExtractiveAnswer", "SelectedSentence", "extractive_answer"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from vera.analysis._analysis import analyse_claims
+from vera._analysis._analysis import analyse_claims
 from vera.judges._base import Judge, JudgeWork
 from vera.judges.offline._claims import extract_claims as split_claims
 from vera.pipelines._core import DryStep, RagState

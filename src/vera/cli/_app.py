@@ -105,7 +105,7 @@ class _Console(Console):
     never obeyed by the terminal. Tables' cells are `printable` where `vera.render` builds them."""
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
-        from vera.text import printable
+        from vera.render import printable
         from vera.types import redact
 
         super().print(

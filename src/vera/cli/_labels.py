@@ -15,12 +15,10 @@ from typing import Annotated
 
 import typer
 
-from vera import VeraError
-from vera.render import check_output_paths
+from vera import RunStore, VeraError
+from vera.render import check_output_paths, printable
 from vera.review import export_labels
 from vera.run import EXIT_USAGE
-from vera.store import DEFAULT_HISTORY_PATH, RunStore
-from vera.text import printable
 
 __all__ = ["labels_app"]
 
@@ -63,7 +61,7 @@ def export_command(
     """
     try:
         check_output_paths([output])
-        store = RunStore(history or DEFAULT_HISTORY_PATH, read_only=True)
+        store = RunStore(history or RunStore.DEFAULT_PATH, read_only=True)
         try:
             rows = export_labels(store, run_id, output, scope=scope.value)
         finally:

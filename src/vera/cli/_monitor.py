@@ -10,8 +10,8 @@ import typer
 from vera import VeraError
 from vera.cli._app import app
 from vera.plan import load_settings
+from vera.render import printable
 from vera.run import EXIT_USAGE
-from vera.text import printable
 
 if TYPE_CHECKING:
     from vera.integrations import PhoenixAnnotator

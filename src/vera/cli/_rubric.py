@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from vera.analysis import rubric_checklist
+from vera import rubric_checklist
 from vera.cli._app import _fail, app, out
 from vera.cli._eval_flags import _JudgeFlag
 from vera.judges import create_judge

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
+from vera import MissingStoreError, RunStore
 from vera.cli._app import _fail, app, err, out
 from vera.cli._labels import labels_app
 from vera.providers import describe_batches
@@ -19,7 +20,6 @@ from vera.render import (
     print_summary,
     print_table,
 )
-from vera.store import DEFAULT_HISTORY_PATH, PAGE_SIZE, MissingStoreError, RunStore
 from vera.types import VeraError
 
 if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
@@ -36,7 +36,7 @@ HistoryOption = Annotated[
 
 def _store(path: Path | None) -> RunStore:
     """The run history for commands that only read it: never created or changed by them."""
-    return RunStore(path or DEFAULT_HISTORY_PATH, read_only=True)
+    return RunStore(path or RunStore.DEFAULT_PATH, read_only=True)
 
 
 _RUNS_COLUMNS = (
@@ -54,7 +54,7 @@ def runs_list(
     limit: Annotated[
         int,
         typer.Option("--limit", min=0, help="List the newest N runs (0: every run)."),
-    ] = PAGE_SIZE,
+    ] = RunStore.PAGE_SIZE,
 ) -> None:
     """List stored runs, newest first (the newest 50 unless --limit says otherwise)."""
     try:

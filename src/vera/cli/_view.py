@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from vera import RunStore
 from vera.cli._app import _fail, app
 from vera.cli._runs import HistoryOption
-from vera.store import DEFAULT_HISTORY_PATH
 from vera.types import VeraError
 
 if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
@@ -80,7 +80,7 @@ def view_command(
 
     try:
         serve(
-            history or DEFAULT_HISTORY_PATH,
+            history or RunStore.DEFAULT_PATH,
             host=host,
             port=port,
             open_browser=not no_browser,

@@ -14,12 +14,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from vera._results import RunComparison
+from vera._results._builder import SampleResult
 from vera.baselines import BASELINES
 from vera.conversations._replay import Assistant, load_assistant, pipeline_assistant
 from vera.conversations._scores import ConversationScore
 from vera.pipelines import Pipeline
-from vera.results import RunComparison
-from vera.results._builder import SampleResult
 from vera.types import Context, Sample
 from vera.types._baselines import MetricComparison
 from vera.types._conversations import SOURCE_KIND_KEY, Role, SourceKind

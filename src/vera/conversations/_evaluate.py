@@ -18,6 +18,8 @@ from typing import Any, Unpack
 from pydantic import BaseModel, ConfigDict
 
 from vera._api import EvaluateOptions, plan_evaluation, run_evaluation
+from vera._results import compare_paired
+from vera._results._builder import Report, SampleResult
 from vera.conversations._baselines import (
     BaselineConversations,
     BaselineSpec,
@@ -32,8 +34,6 @@ from vera.judges._base import Judge
 from vera.metrics._base import Metric
 from vera.pipelines import Pipeline
 from vera.plan import Settings
-from vera.results import compare_paired
-from vera.results._builder import Report, SampleResult
 from vera.run import RunResult, build_components
 from vera.run._estimate import CONSISTENCY_PASS, PassEstimate, RunEstimate, estimate_plan
 from vera.run._experiment import plan_pipelines

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from vera.results import faithful_turn, inconsistent_claims
+from vera._results import faithful_turn, inconsistent_claims
 from vera.types import Sample, SampleResult, SampleStatus, Verdict
 from vera.types._conversations import SOURCE_KIND_KEY, Conversation, SourceKind, Turn
 
@@ -37,7 +37,7 @@ class TurnClaim(BaseModel):
 
 class TurnScore(BaseModel):
     """One assistant turn's outcome. `faithful` says whether the turn is faithful: its
-    answer verdict, as for any answer (`vera.results` `faithful_turn`; None when the turn was
+    answer verdict, as for any answer (`vera._results` `faithful_turn`; None when the turn was
     not scored); `inconsistent` lists its claims that contradict the
     assistant's own earlier turns."""
 
@@ -141,7 +141,7 @@ def _inconsistent(
     sample: Sample, claims: tuple[TurnClaim, ...], check: SampleResult | None
 ) -> tuple[TurnClaim, ...]:
     """The claims that contradict an earlier assistant turn and that the turn's sources do
-    not fully support (`vera.results.inconsistent_claims`, which `vera eval`'s conversation
+    not fully support (`vera._results.inconsistent_claims`, which `vera eval`'s conversation
     block counts too)."""
     if check is None:
         return ()

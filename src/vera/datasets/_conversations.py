@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from vera._text._segment import split_units
 from vera.datasets._agent_fields import (
     AGENT_FIELDS,
     MADE_CALLS_KEY,
@@ -47,7 +48,6 @@ from vera.datasets._tables import (
     is_hf_dataset,
     plain_row,
 )
-from vera.text._segment import split_units
 from vera.types import Context, Sample
 from vera.types._conversations import (
     INTERMEDIATE_KEY,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vera._json import bounded_lines
+from vera._registry import Registry
 from vera.datasets._readers import (
     RawRow,
     json_rows,
@@ -21,7 +22,6 @@ from vera.datasets._readers import (
     read_json_document,
     read_jsonl_rows,
 )
-from vera.registry import Registry
 from vera.types._errors import ConfigError, DatasetError
 
 __all__ = [

@@ -15,9 +15,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from vera._text import split_units
 from vera.baselines._chunking import Chunk
 from vera.generate._selection import Task
-from vera.text import split_units
 from vera.types._errors import ConfigError
 
 __all__ = ["EXTRACTIVE", "EXTRACTIVE_MIX", "check_extractive_mix", "extractive_item"]

@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from vera._results import compare_reports, regression_failures
+from vera._store import RunStore
 from vera.render._markdown import _cell, _code
-from vera.results import compare_reports, regression_failures
 from vera.run import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE
-from vera.store import RunStore
 from vera.types import (
     AnswerStatus,
     MetricComparison,

@@ -19,13 +19,13 @@ import threading
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
-from vera.analysis._analysis import analyse_sample
+from vera._analysis._analysis import analyse_sample
+from vera._results._answers import claims_verdict
 from vera.datasets._fields import ALIASES, FALLBACK_CONTEXT_KEY, RowProblem, normalise_row
 from vera.judges._base import Judge, as_judge, partial_rule
 from vera.judges._registry import create_judge
 from vera.metrics._base import Metric, MetricResult
 from vera.metrics._registry import create_metric
-from vera.results._answers import claims_verdict
 from vera.types import Sample
 from vera.types._errors import ConfigError
 from vera.types._extras import install_hint

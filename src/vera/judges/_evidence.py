@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from vera.text._lexicon import STOPWORDS
+from vera._text._lexicon import STOPWORDS
 from vera.types import ClaimVerdict, Verdict
 
 __all__ = ["MOSTLY_UNTRACEABLE", "checked_verdict", "quote_occurs", "shares_a_word", "untraceable"]

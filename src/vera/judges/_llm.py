@@ -58,6 +58,7 @@ from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ValidationError
 
+from vera._text._segment import split_units
 from vera.judges._base import BaseJudge, CallEstimate, JudgeDescription, JudgeWork
 from vera.judges._calls import count_calls
 from vera.judges._evidence import checked_verdict, shares_a_word
@@ -118,7 +119,6 @@ from vera.providers._base import (
 )
 from vera.providers._jsonparse import IncompleteJSONError, MalformedJSONError, parse_json_object
 from vera.providers._managed import ManagedChatModel
-from vera.text._segment import split_units
 from vera.types import Claim, ClaimVerdict, RelevanceVerdict, Verdict
 from vera.types._errors import JudgeResponseError
 from vera.types._rubric import Checklist, ItemVerdict, RubricRequest, RubricScope

@@ -29,10 +29,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from vera._text._segment import split_units
 from vera.judges._base import BaseJudge, JudgeDescription
 from vera.judges.offline._claims import extract_claims
 from vera.providers._base import MissingExtraError
-from vera.text._segment import split_units
 from vera.types import DEFAULT_MIN_ENTAILMENT, Claim, ClaimVerdict, Verdict
 from vera.types._errors import ConfigError
 from vera.types._extras import install_hint

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import cast
 
+from vera._registry import PluginTables, Registry, plugin_options, plugin_table
 from vera.judges._base import Judge
 from vera.judges._cascade import CascadeJudge
 from vera.judges._llm import LLMJudge
@@ -47,7 +48,6 @@ from vera.providers._options import ProviderOptions
 from vera.providers._ready import local_defaults, readiness_for
 from vera.providers._registry import PROVIDER_REGISTRY, create_chat_model, provider_names
 from vera.providers._retry import RetryPolicy
-from vera.registry import PluginTables, Registry, plugin_options, plugin_table
 from vera.types._errors import ConfigError
 
 __all__ = [

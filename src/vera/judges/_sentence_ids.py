@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vera.text._segment import split_units
+from vera._text._segment import split_units
 
 __all__ = ["AnswerSentences", "SentenceIds"]
 

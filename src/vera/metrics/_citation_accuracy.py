@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from vera._text._citations import resolve_citation
 from vera.metrics._base import (
     CitationCheck,
     ClaimAnalysis,
@@ -24,7 +25,6 @@ from vera.metrics._base import (
     scored,
 )
 from vera.metrics._grounding import GroundedOptions, is_grounded
-from vera.text._citations import resolve_citation
 from vera.types import Sample
 
 __all__ = ["CitationAccuracy"]

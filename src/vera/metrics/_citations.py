@@ -1,8 +1,8 @@
-"""Citation parsing, under its former name: it moved to `vera.text._citations`, in the text layer
+"""Citation parsing, under its former name: it moved to `vera._text._citations`, in the text layer
 below judges and metrics, so the claim analysis reads citations without importing a metric;
 re-exported here for existing imports."""
 
-from vera.text._citations import (
+from vera._text._citations import (
     CitationMark,
     attach_citations,
     parse_citations,

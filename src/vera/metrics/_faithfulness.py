@@ -34,6 +34,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from vera._text._quote import quote_claim
 from vera.metrics._base import (
     ClaimAnalysis,
     MetricOptions,
@@ -42,7 +43,6 @@ from vera.metrics._base import (
     Need,
     scored,
 )
-from vera.text._quote import quote_claim
 from vera.types import Sample, Verdict
 
 __all__ = ["RATIO_WEIGHTS", "Faithfulness"]

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
+from vera._text._quote import quote_claim
 from vera.metrics._base import (
     ClaimAnalysis,
     MetricOptions,
@@ -39,7 +40,6 @@ from vera.metrics._base import (
     unsupported_veto,
 )
 from vera.metrics._faithfulness import RATIO_WEIGHTS
-from vera.text._quote import quote_claim
 from vera.types import ClaimVerdict, Sample
 
 __all__ = ["FaithfulnessProbability"]

@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
+from vera._text._abstention import abstains
 from vera.metrics._base import (
     ClaimAnalysis,
     MetricOptions,
@@ -22,7 +23,6 @@ from vera.metrics._base import (
     Need,
     scored,
 )
-from vera.text._abstention import abstains
 from vera.types import Sample
 
 __all__ = ["HallucinationRate"]

@@ -1,4 +1,4 @@
-"""Metrics by name, for the CLI and config files, on the shared `vera.registry.Registry`.
+"""Metrics by name, for the CLI and config files, on the shared `vera._registry.Registry`.
 
 Names are looked up loosely ("Hallucination-Rate" finds `hallucination_rate`). Installed
 packages add metrics under the `vera.metrics` entry-point group: the entry point's name is the
@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from vera._registry import Registry, plugin_options
 from vera.metrics._agent_tools import ToolArgumentCorrectness, ToolCallAccuracy
 from vera.metrics._answer import Abstention, AnswerCorrectness, AnswerRelevance
 from vera.metrics._base import Metric
@@ -35,7 +36,6 @@ from vera.metrics._grounding import GroundingF1, GroundingPrecision, GroundingRe
 from vera.metrics._hallucination import HallucinationRate
 from vera.metrics._rubric import rubric_metric
 from vera.metrics._trajectory import TrajectoryMatch
-from vera.registry import Registry, plugin_options
 from vera.types._errors import ConfigError
 
 __all__ = [

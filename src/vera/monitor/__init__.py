@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from vera._http_server import ServerLimits
+from vera._store._history import DEFAULT_HISTORY_PATH
 from vera.datasets._otlp import OtlpRequestError
 from vera.judges._base import Judge, as_judge, check_capabilities
 from vera.judges._registry import create_judge
@@ -42,7 +43,6 @@ from vera.monitor._store import MonitorHistory, StoredAlert, StoredWindow, read_
 from vera.monitor._windows import post_webhook, window_bounds
 from vera.plan import DatasetRef, build_plan
 from vera.plan._settings import Settings
-from vera.store._history import DEFAULT_HISTORY_PATH
 from vera.types import Sample, SampleResult
 from vera.types._errors import ConfigError
 

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from vera._results._builder import SampleResult, SampleStatus
+from vera._text import printable
 from vera.datasets._otlp import OtlpRequestError
 from vera.judges._base import Judge
 from vera.metrics._base import Metric
@@ -50,9 +52,7 @@ from vera.monitor._store import MonitorHistory
 from vera.monitor._windows import post_webhook, window_alerts, window_bounds, window_report
 from vera.monitor._worker import EvaluationProcesses, NotMovable, WorkerGone
 from vera.plan import RunPlan
-from vera.results._builder import SampleResult, SampleStatus
 from vera.run._runner import evaluate_sample
-from vera.text import printable
 from vera.types import Sample
 from vera.types._errors import RunStopError
 

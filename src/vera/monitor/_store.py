@@ -1,7 +1,7 @@
 """The monitor's part of the run history: its windows (each one a run of `RunStore`), the
 counts of what each window received, kept and dropped, and the alerts raised on them.
 
-The tables are the history's own (migration 3 of `vera.store._history`), so `vera runs`, `vera
+The tables are the history's own (migration 3 of `vera._store._history`), so `vera runs`, `vera
 compare` and `vera view` see a window as the run it is.
 """
 
@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vera._sqlite_file import DEFAULT_LOCK_TIMEOUT, SqliteFile
+from vera._store._history import HISTORY_MIGRATIONS, MONITOR_COUNTS, RunStore
 from vera.plan import RunPlan
-from vera.store._history import HISTORY_MIGRATIONS, MONITOR_COUNTS, RunStore
 
 __all__ = ["MonitorHistory", "StoredAlert", "StoredWindow", "read_windows"]
 

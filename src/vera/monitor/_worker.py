@@ -26,9 +26,9 @@ import threading
 from collections.abc import Sequence
 from typing import IO, Any
 
+from vera._results._builder import SampleResult
 from vera.judges._base import Judge
 from vera.metrics._base import Metric
-from vera.results._builder import SampleResult
 from vera.run._runner import evaluate_sample
 from vera.types import Sample
 

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from vera._registry import check_plugin_tables, plugin_table
 from vera.baselines._baselines import BASELINES
 from vera.metrics._registry import (
     METRIC_REGISTRY,
@@ -27,7 +28,6 @@ from vera.metrics._registry import (
 from vera.metrics._rubric import PRESETS
 from vera.plan._settings import Settings, load_settings
 from vera.providers._registry import PROVIDER_REGISTRY
-from vera.registry import check_plugin_tables, plugin_table
 from vera.types._errors import ConfigError
 from vera.types._secrets import redact
 

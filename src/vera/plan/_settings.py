@@ -3,7 +3,7 @@
 The config file is `vera.toml` in the working directory, else the `[tool.vera]` table of
 `pyproject.toml` there. Keys are the field names of `Settings` and of the components' options
 models it composes (dashes or underscores); `[plugins.NAME]` tables are plugins' own options
-(`vera.registry.PluginTables`), checked against the installed plugins as they are read. The
+(`vera._registry.PluginTables`), checked against the installed plugins as they are read. The
 environment
 gives `VERA_JUDGE` and `VERA_JUDGE_BASE_URL`; provider keys stay in the providers' own
 variables and are never part of settings.
@@ -19,13 +19,13 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, ValidationError, field_validator
 
+from vera._registry import PluginTables, check_plugin_tables
+from vera._results._gates import GateConfig
 from vera._sample_limits import SampleLimitOptions
 from vera.datasets._fields import check_field_map
 from vera.judges._options import JudgeOptions
 from vera.metrics._registry import configurable_metrics
 from vera.metrics._rubric import Rubric, load_rubrics
-from vera.registry import PluginTables, check_plugin_tables
-from vera.results._gates import GateConfig
 from vera.types._errors import ConfigError
 
 __all__ = ["DEFAULT_CONCURRENCY", "Settings", "load_settings"]
@@ -59,7 +59,7 @@ class Settings(JudgeOptions, SampleLimitOptions, PluginTables):
     unsupported claim never passes unless a tolerance is set. A run that verified no claims
     has no answer verdicts, and this gate does not apply to it."""
     history: bool = True
-    """Store every run and its results as they finish (see `vera.store._history`)."""
+    """Store every run and its results as they finish (see `vera._store._history`)."""
     history_path: Path | None = None
     """The run store; default `.vera/runs.sqlite` in the working directory."""
     executor: str = Field(default="local", pattern=r"^\s*[A-Za-z0-9][\w.-]*\s*$")
@@ -73,7 +73,7 @@ class Settings(JudgeOptions, SampleLimitOptions, PluginTables):
     ray_workers: int | None = Field(default=None, ge=1)
     """With `executor = "ray"`: worker processes; None takes one per CPU of the cluster."""
     gates: GateConfig = Field(default_factory=GateConfig)
-    """The `[gates]` table: per-metric, per-category and latency limits (see `vera.results`)."""
+    """The `[gates]` table: per-metric, per-category and latency limits (see `vera._results`)."""
     user_facts: bool = True
     agent_steps: bool = False
     """In agent traces, whether the assistant's intermediate messages (an LLM span's text

@@ -10,7 +10,7 @@ verdicts) so goes in waves, and the requests of many samples share a batch.
 
 Every request's id in a batch is its response-cache key, a hash of everything that can change
 the reply. A batch is paid for at most once: before a batch is created, a `BatchJournal` (the
-run history, `vera.store`) records the intent (the batch's request hash and its request ids),
+run history, `vera._store`) records the intent (the batch's request hash and its request ids),
 and the hash goes into the batch's metadata; once the provider accepted it, the batch's id is
 recorded too. A resumed run polls the batches of the killed one and takes their results, and
 an intent without a batch id (killed between create and record, or the record refused by a

@@ -1,6 +1,6 @@
 """Chat models by spec, "PROVIDER:MODEL", for the CLI and config files.
 
-Adapters are registered as lazy "module:Class" strings on the shared `vera.registry.Registry`,
+Adapters are registered as lazy "module:Class" strings on the shared `vera._registry.Registry`,
 so an adapter (and its SDK) is imported only when chosen and a missing SDK matters only to those
 who pick it. Installed packages add providers under the `vera.providers` entry-point group: the
 entry point's name is the provider name and its object a factory called as
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from vera._registry import Registry
 from vera.providers._base import ChatModel
-from vera.registry import Registry
 from vera.types._errors import ConfigError
 
 __all__ = [

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from vera.stats._stats import ValueCounts
+from vera._stats._stats import ValueCounts
 
 __all__ = ["Bar", "bar_panel", "domain", "histogram", "range_bar", "trend_chart"]
 

@@ -15,15 +15,15 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from vera._results._builder import Report, SampleResult, SampleStatus
+from vera._results._comparison import MetricComparison, relative_change, significant
+from vera._results._outcome import UNFAITHFUL
+from vera._text import printable
 from vera.render._calibration import calibration_lines
 from vera.render._cascade import cascade_summary
 from vera.render._conversations import conversation_lines
 from vera.render._ranking import EVERY_INVALID_ROW, FailingSamples, more_line
 from vera.render._view import answers_line, not_applicable_lines
-from vera.results._builder import Report, SampleResult, SampleStatus
-from vera.results._comparison import MetricComparison, relative_change, significant
-from vera.results._outcome import UNFAITHFUL
-from vera.text import printable
 
 __all__ = [
     "FAILING_TITLE",

@@ -30,6 +30,8 @@ from urllib.parse import quote
 from jinja2 import ChoiceLoader, Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from vera._results._builder import Report, SampleResult, SampleStatus
+from vera._results._outcome import sample_outcome
 from vera._version import __version__
 from vera.render import _view as view
 from vera.render._calibration import calibration_lines
@@ -37,8 +39,6 @@ from vera.render._cascade import cascade_summary
 from vera.render._samples import OUTCOMES, VERDICTS, PackedSamples, SamplePacker, unpack
 from vera.render._threads import ThreadWants, report_threads, worst_conversations
 from vera.render._view import HistoryPoint, SampleTally
-from vera.results._builder import Report, SampleResult, SampleStatus
-from vera.results._outcome import sample_outcome
 from vera.types import Conversation, JudgeDetails, Sample
 
 __all__ = [

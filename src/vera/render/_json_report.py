@@ -8,8 +8,8 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import TextIO
 
+from vera._results._builder import Report, SampleResult
 from vera.render._run_view import RunView
-from vera.results._builder import Report, SampleResult
 from vera.types import Sample
 
 __all__ = ["json_chunks", "write_json"]

@@ -16,8 +16,8 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Iterable
 
-from vera.results._builder import Report, SampleResult, SampleStatus
-from vera.text import printable
+from vera._results._builder import Report, SampleResult, SampleStatus
+from vera._text import printable
 
 __all__ = ["ANSWER_SUITE", "render_junit"]
 

@@ -6,13 +6,13 @@ import html
 import re
 from collections.abc import Iterable, Sequence
 
+from vera._results._builder import Report, SampleResult
+from vera._results._outcome import UNFAITHFUL
 from vera.render._calibration import calibration_lines
 from vera.render._cascade import cascade_summary
 from vera.render._conversations import conversation_lines
 from vera.render._ranking import FailingSamples, more_line
 from vera.render._view import answers_line, baseline_rows, not_applicable_lines
-from vera.results._builder import Report, SampleResult
-from vera.results._outcome import UNFAITHFUL
 
 __all__ = ["render_markdown"]
 

@@ -28,8 +28,8 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from vera.results._builder import SampleResult, SampleStatus
-from vera.text import printable
+from vera._results._builder import SampleResult, SampleStatus
+from vera._text import printable
 
 __all__ = ["PLAIN_INTERVAL", "RunProgress", "format_duration"]
 

@@ -17,7 +17,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from vera.results._builder import MetricSummary, SampleResult, SampleStatus
+from vera._results._builder import MetricSummary, SampleResult, SampleStatus
 
 __all__ = [
     "EVERY_INVALID_ROW",

@@ -1,5 +1,5 @@
 """Report formats by name, for `vera eval --report FORMAT=PATH`, `vera report --format` and
-output paths, on the shared `vera.registry.Registry`.
+output paths, on the shared `vera._registry.Registry`.
 
 A reporter has a `name`, the file `extension` its output goes in, and
 `write(view, out)`: it writes the finished run a `RunView` shows (aggregates, gate results,
@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TextIO, runtime_checkable
 
-from vera.registry import Registry
+from vera._registry import Registry
+from vera._results._builder import Report
 from vera.render._html import render_html
 from vera.render._json_report import write_json
 from vera.render._junit import render_junit
 from vera.render._markdown import render_markdown
 from vera.render._run_view import RenderContext, RunView
-from vera.results._builder import Report
 from vera.types._errors import ConfigError
 
 __all__ = [

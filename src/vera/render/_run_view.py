@@ -13,8 +13,8 @@ import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from vera._results._builder import Report, ResultSource, SampleResult
 from vera.render._view import HistoryPoint
-from vera.results._builder import Report, ResultSource, SampleResult
 from vera.types import Conversation, Sample
 
 __all__ = ["RenderContext", "RunView"]

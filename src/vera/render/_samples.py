@@ -22,7 +22,7 @@ decompresses in the browser (`DecompressionStream`):
 A row is one sample in the order the renderer read them: enough to list, filter and sort it and
 to give it its badge ("score" is the primary metric's, each failed metric comes with its score,
 "verdict bits" has bit i set when a claim has verdict i, "outcome" is
-`vera.results.sample_outcome`'s, "unfaithful" 1 where its answer verdict is unfaithful). A
+`vera._results.sample_outcome`'s, "unfaithful" 1 where its answer verdict is unfaithful). A
 detail holds what a person opens a sample for: the query ("q"), the response ("t"; null for a
 sample without one, absent where the renderer was not given the text), the contexts ("x": an
 index into "contexts", or [index, id, source]), the claims ("c"), the metrics ("m": [metric,
@@ -59,8 +59,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vera.results._builder import ClaimRecord, MetricSummary, SampleResult, SampleStatus
-from vera.results._outcome import LABELS, Outcome, SampleOutcome, sample_outcome
+from vera._results._builder import ClaimRecord, MetricSummary, SampleResult, SampleStatus
+from vera._results._outcome import LABELS, Outcome, SampleOutcome, sample_outcome
 from vera.types import Context, Sample, Verdict
 
 __all__ = [

@@ -15,8 +15,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from vera.render._charts import Bar, bar_panel, histogram, range_bar, trend_chart
-from vera.results._builder import (
+from vera._results._builder import (
     RUN_FIGURES,
     GroupStats,
     MetricSummary,
@@ -24,9 +23,10 @@ from vera.results._builder import (
     SampleResult,
     SampleStatus,
 )
-from vera.results._comparison import RELATIVE_FLOOR, MetricComparison, relative_change, significant
-from vera.results._outcome import Outcome, sample_outcome
-from vera.stats._stats import Estimate, ValueCounts
+from vera._results._comparison import RELATIVE_FLOOR, MetricComparison, relative_change, significant
+from vera._results._outcome import Outcome, sample_outcome
+from vera._stats._stats import Estimate, ValueCounts
+from vera.render._charts import Bar, bar_panel, histogram, range_bar, trend_chart
 from vera.types import AnswerVerdicts
 
 __all__ = [

@@ -3,7 +3,7 @@ history beside the judge's verdicts, the run's calibration from those labels, an
 dataset they export.
 
     from vera import review
-    from vera.store import RunStore
+    from vera._store import RunStore
     store = RunStore(".vera/runs.sqlite")
     state = review.review_state(store, run_id)
     review.add_label(store, run_id, state.next_calibration, "unfaithful", reviewer="ana",
@@ -23,7 +23,7 @@ faithfulness, or where the judge was unsure (a claim's entailment or the respons
 faithfulness_probability near 0.5). Its labels are biased by construction, so they never enter
 the intervals unless their sample is in the calibration sample.
 
-A label never changes the judge's verdicts: labels are rows of their own (`vera.store`), only
+A label never changes the judge's verdicts: labels are rows of their own (`vera._store`), only
 ever added; the newest label of a sample (or claim) is the one that counts.
 """
 
@@ -37,10 +37,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from vera._stats._calibration import CALIBRATED_METRIC, RANKING_METRIC, CalibrationTally
+from vera._store._history import RunStore, StoredLabel
 from vera.render import get_reporter
 from vera.render._outputs import atomic_text, stored_run_view
-from vera.stats._calibration import CALIBRATED_METRIC, RANKING_METRIC, CalibrationTally
-from vera.store._history import RunStore, StoredLabel
 from vera.types import Verdict
 from vera.types._errors import ConfigError
 from vera.types._report import Calibration, SampleResult, SampleStatus

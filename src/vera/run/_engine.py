@@ -19,8 +19,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vera._json import JsonRefused
+from vera._results._answers import unfaithful_failures
+from vera._results._builder import Counts, Report, RunStop, SampleResult
+from vera._results._comparison import baseline_comparison
+from vera._results._gates import gate_failures, regression_failures
+from vera._results._turns import (
+    FAITHFULNESS,
+    TurnTally,
+    conversation_gates_refused,
+    turn_gate_failures,
+)
 from vera._sample_limits import SampleLimits
 from vera._sqlite_file import StoreWriteError
+from vera._store._history import (
+    DEFAULT_HISTORY_PATH,
+    HistoryBatchJournal,
+    RunStore,
+    open_history,
+    regression_baseline,
+    regression_without_history,
+)
 from vera._sync import run_sync
 from vera.baselines._verification import Verify
 from vera.datasets import SampleSource, consistency_checks
@@ -37,28 +55,10 @@ from vera.plan._settings import Settings
 from vera.providers._batch import batch_journal, check_batch_provider
 from vera.providers._ready import local_defaults
 from vera.providers._registry import provider_names
-from vera.results._answers import unfaithful_failures
-from vera.results._builder import Counts, Report, RunStop, SampleResult
-from vera.results._comparison import baseline_comparison
-from vera.results._gates import gate_failures, regression_failures
-from vera.results._turns import (
-    FAITHFULNESS,
-    TurnTally,
-    conversation_gates_refused,
-    turn_gate_failures,
-)
 from vera.run._executors import EXECUTORS, create_executor
 from vera.run._experiment import open_plan_data, plan_pipelines, system_spec
 from vera.run._fingerprint import content_digest, file_digest, run_fingerprint
 from vera.run._runner import PassWork, run_pass
-from vera.store._history import (
-    DEFAULT_HISTORY_PATH,
-    HistoryBatchJournal,
-    RunStore,
-    open_history,
-    regression_baseline,
-    regression_without_history,
-)
 from vera.types import Need, Sample, VeraError
 from vera.types._errors import ConfigError, DatasetError
 from vera.types._fingerprint import RegressionCheck, RunFingerprint

@@ -5,8 +5,8 @@ make: the system's and each baseline's. A pipeline's steps say what they would d
 (`DryRunnable`): retrieval and the extractive generator run for real, since they are local and
 free; an LLM generator counts one call and the extractive answer stands in for its text; a
 revision counts one call whenever there is an answer; a verification step asks the judge for
-its analysis. Then each answer's scoring is the sample's work plan (`vera.analysis.work_plan`,
-the list the run executes), as `vera.analysis.planned_work` hands it to the judge's
+its analysis. Then each answer's scoring is the sample's work plan (`vera._analysis.work_plan`,
+the list the run executes), as `vera._analysis.planned_work` hands it to the judge's
 `plan_calls`; an LLM judge counts by running its own code against a recording model
 (`vera.judges._calls`), so the calls are the ones a run makes. Claims are counted with the
 offline splitter (an LLM finds a similar number). Cache hits are not subtracted, so the figure
@@ -19,7 +19,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from vera.analysis._analysis import planned_work
+from vera._analysis._analysis import planned_work
+from vera._results._turns import FAITHFULNESS
 from vera.datasets import consistency_checks
 from vera.judges._base import CallEstimate, JudgeWork, planned_calls
 from vera.judges.offline._claims import extract_claims as split_claims
@@ -30,7 +31,6 @@ from vera.plan._plan import RunPlan
 from vera.providers._base import Usage
 from vera.providers._cost import PriceTable
 from vera.providers._http import missing_api_key
-from vera.results._turns import FAITHFULNESS
 from vera.run._engine import Bindings, Components, build_components
 from vera.types import Sample
 

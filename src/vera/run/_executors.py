@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from vera._registry import Registry
 from vera.plan._plan import RunPlan
-from vera.registry import Registry
 from vera.run._runner import Executor
 
 __all__ = ["EXECUTORS", "ExecutorFactory", "create_executor"]

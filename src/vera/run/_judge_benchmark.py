@@ -14,7 +14,7 @@ The judge analyses every response as `vera eval` does, and each response is judg
 rules, whose figures are given side by side:
 
 - `"answer_verdict"` (the default, as `vera eval` decides an answer's pass or fail): flagged
-  unfaithful when the answer verdict (`vera.results.claims_verdict`) is unfaithful: a claim
+  unfaithful when the answer verdict (`vera._results.claims_verdict`) is unfaithful: a claim
   NO_EVIDENCE or CONTRADICTED, PARTIALLY_SUPPORTED counting as the judge declares
   (`partial_rule`); ranked for AUROC by `1 - faithfulness_probability` where the judge gives
   claim probabilities (the probability that every claim is supported), else by
@@ -41,8 +41,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from vera._analysis._analysis import analyse_claims
+from vera._results._answers import claims_verdict
+from vera._stats._agreement import Confusion, auroc
 from vera._sync import run_sync
-from vera.analysis._analysis import analyse_claims
 from vera.baselines._verification import support
 from vera.datasets._readers import RawRow, check_readable, read_rows
 from vera.datasets._validate import RowRules, validate_row
@@ -52,8 +54,6 @@ from vera.metrics._base import MetricStatus
 from vera.metrics._faithfulness import Faithfulness
 from vera.metrics._faithfulness_probability import FaithfulnessProbability
 from vera.plan._settings import DEFAULT_CONCURRENCY, Settings
-from vera.results._answers import claims_verdict
-from vera.stats._agreement import Confusion, auroc
 from vera.types import (
     AnswerStatus,
     Claim,

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vera._results._builder import RunStop, SampleResult, SampleStatus
 from vera._sample_limits import SampleLimits
 from vera.judges._base import Judge, as_judge
 from vera.judges._registry import create_judge, shared_limits
@@ -37,7 +38,6 @@ from vera.pipelines._core import Pipeline
 from vera.plan._plan import RunPlan
 from vera.plan._settings import Settings
 from vera.providers._cost import merge_summaries
-from vera.results._builder import RunStop, SampleResult, SampleStatus
 from vera.run._experiment import open_plan_data, plan_pipelines
 from vera.run._quota import Quota, QuotaClient
 from vera.run._runner import (

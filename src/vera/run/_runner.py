@@ -14,17 +14,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
-from vera._sample_limits import DEFAULT_LIMITS, SampleLimits, check_sizes, sample_deadline
-from vera._version import __version__
-from vera.analysis._analysis import analyse_sample
-from vera.datasets._source import PassLog
-from vera.judges._base import Judge, partial_rule
-from vera.metrics._base import ClaimAnalysis, Metric, Need
-from vera.metrics._rubric import rubrics_of
-from vera.pipelines._core import Pipeline, RagState, StepRecord
-from vera.plan._settings import DEFAULT_CONCURRENCY
-from vera.results._answers import answer_verdict
-from vera.results._builder import (
+from vera._analysis._analysis import analyse_sample
+from vera._results._answers import answer_verdict
+from vera._results._builder import (
     ClaimRecord,
     Report,
     ReportBuilder,
@@ -32,7 +24,15 @@ from vera.results._builder import (
     SampleResult,
     SampleStatus,
 )
-from vera.text._language import identify
+from vera._sample_limits import DEFAULT_LIMITS, SampleLimits, check_sizes, sample_deadline
+from vera._text._language import identify
+from vera._version import __version__
+from vera.datasets._source import PassLog
+from vera.judges._base import Judge, partial_rule
+from vera.metrics._base import ClaimAnalysis, Metric, Need
+from vera.metrics._rubric import rubrics_of
+from vera.pipelines._core import Pipeline, RagState, StepRecord
+from vera.plan._settings import DEFAULT_CONCURRENCY
 from vera.types import Sample
 from vera.types._errors import RunStopError
 from vera.types._turns import turn_ref
@@ -71,7 +71,7 @@ async def evaluate_sample(
     contexts and measured latency replace any stored ones. A sample over `limits` is an
     error, and so is judge work that outlasts them. Where a metric verifies the response's
     claims, the result carries its answer verdict, by the judge's rule for
-    PARTIALLY_SUPPORTED (`vera.results.answer_verdict`).
+    PARTIALLY_SUPPORTED (`vera._results.answer_verdict`).
     """
     result = await _evaluate(sample, metrics, judge, group_by, pipeline, limits)
     if not any(Need.CLAIMS in m.needs for m in metrics):

@@ -3,7 +3,7 @@ run's count of them.
 
 An answer is unfaithful when any of its claims is NO_EVIDENCE or CONTRADICTED, whatever the
 mean of its claims' weights; a PARTIALLY_SUPPORTED claim counts by the judge's `PartialRule`.
-`vera.results.answer_verdict` decides it; the runner stores it on each `SampleResult` and the
+`vera._results.answer_verdict` decides it; the runner stores it on each `SampleResult` and the
 report counts it (`AnswerVerdicts`).
 """
 

@@ -1,6 +1,6 @@
 """A run's results as data: per-sample results, their aggregates, and the report holding both.
 
-These are plain types with no aggregation logic: `vera.results.build_report` computes a
+These are plain types with no aggregation logic: `vera._results.build_report` computes a
 `Report` from `SampleResult`s, and the renderers, the run store and comparisons read one.
 `Report.to_dict()` is exactly the JSON that `vera eval --output` writes. Its top level follows
 seed 001 (dataset, timestamp, queries_evaluated, metrics, per_category_breakdown) and adds the
@@ -203,7 +203,7 @@ class SampleResult(BaseModel):
     human_claims: tuple[LabelledClaim, ...] = ()
     """Claims a person gave a verdict, where the sample has them (see `Report.calibration`)."""
     language: str | None = None
-    """The response's language as identified (ISO 639-1, `vera.text._language`); None when
+    """The response's language as identified (ISO 639-1, `vera._text._language`); None when
     there was no response or too little text to tell."""
     context_language: str | None = None
     """The contexts' language, identified the same way."""
@@ -211,7 +211,7 @@ class SampleResult(BaseModel):
     """The conversation and turn a turn sample came from; None (and absent from the JSON) for
     a sample that is no conversation turn."""
     verdict: AnswerVerdict | None = None
-    """The answer verdict (`vera.results.answer_verdict`): faithful, unfaithful, no_claims or
+    """The answer verdict (`vera._results.answer_verdict`): faithful, unfaithful, no_claims or
     error, with its reason. None, and absent from the JSON, where the run verified no claims
     (no metric read them) or the sample was not evaluated."""
 
@@ -361,7 +361,7 @@ class Calibration(BaseModel):
     person's."""
     warnings: tuple[str, ...] = ()
     """What makes these figures unsteady: fewer than 30 labelled samples, or labels of one
-    class (`vera.stats._calibration.calibration_warnings`)."""
+    class (`vera._stats._calibration.calibration_warnings`)."""
 
 
 class Counts(BaseModel):
@@ -450,7 +450,7 @@ class Report(BaseModel):
     """With `--check-laws`: seed 001's laws on the evaluated pipeline, each PASS or FAIL."""
     calibration: Calibration | None = None
     """When samples carry `human_faithful`: the judge against those labels (see
-    `vera.stats._calibration`)."""
+    `vera._stats._calibration`)."""
     fingerprint: RunFingerprint | None = None
     """What the run measured (dataset content, judge, metrics, pipeline, thresholds): a
     regression gate compares only runs with the same `digest` (see `vera.run._fingerprint`)."""

@@ -1,7 +1,7 @@
 """What a metric reads and what it returns: the claim analysis of a sample, and a result.
 
 These are plain data, shared by the claim analysis that fills a `ClaimAnalysis`
-(`vera.analysis`), the metrics that read it and the report that stores each `MetricResult`;
+(`vera._analysis`), the metrics that read it and the report that stores each `MetricResult`;
 the behaviour around them (the `Metric` protocol, `scored`, `not_applicable`) stays in
 `vera.metrics`.
 """

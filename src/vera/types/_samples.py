@@ -81,7 +81,7 @@ class Sample(BaseModel):
     """None when the dataset does not say."""
     human_faithful: bool | None = None
     """A human's label of the whole response (None: unlabelled); labelled samples calibrate
-    the judge (see `vera.stats._calibration`)."""
+    the judge (see `vera._stats._calibration`)."""
     human_claims: tuple[LabelledClaim, ...] = ()
     """Claims of the response with a person's verdict each: the judge's verdicts on the same
     claims are compared with them."""

@@ -72,7 +72,7 @@ class ConversationTurns(BaseModel):
     """One conversation's scores over its assistant turns in one run.
 
     A turn is faithful when its answer verdict is, as for any answer (no claim NO_EVIDENCE
-    or CONTRADICTED; PARTIALLY_SUPPORTED by the judge's rule: `vera.results.faithful_turn`)
+    or CONTRADICTED; PARTIALLY_SUPPORTED by the judge's rule: `vera._results.faithful_turn`)
     and, where consistency was checked, no claim contradicts the assistant's own earlier
     turns; `faithful_turns` is the share of the scored turns that are (None when none was
     scored, never 0), `first_unfaithful_turn` the number of the first that is not.
@@ -124,7 +124,7 @@ class ConversationSummary(BaseModel):
 
     metric: str
     """The metric the turns were scored with ("faithfulness"); whether a turn is faithful is
-    its answer verdict (`vera.results.faithful_turn`)."""
+    its answer verdict (`vera._results.faithful_turn`)."""
     faithful_turns: float | None
     scored_turns: int
     unscored_turns: int

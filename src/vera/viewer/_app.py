@@ -20,8 +20,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from vera._sqlite_file import StoreError
+from vera._store._history import RunStore
 from vera.review._review import ReviewError
-from vera.store._history import RunStore
 from vera.types._errors import VeraError
 from vera.viewer._access import TokenGuard
 from vera.viewer._live import live_routes

@@ -17,11 +17,11 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
+from vera._store._history import RunStore
 from vera._version import __version__
 from vera.monitor import StoredWindow, read_windows
 from vera.monitor._windows import window_report
 from vera.render._html import STYLE, csp_hash, template_environment
-from vera.store._history import RunStore
 from vera.types import Report
 from vera.types._errors import VeraError
 from vera.viewer._pages import EXTRA_STYLE

@@ -21,17 +21,17 @@ from urllib.parse import quote, urlencode
 from jinja2 import Environment
 from markupsafe import Markup
 
+from vera._results._builder import Counts, Report
+from vera._results._comparison import MetricComparison, relative_change, significant
+from vera._results._outcome import SampleOutcome
+from vera._store._compare import compare_runs
+from vera._store._history import PAGE_SIZE, DamagedRun, DamagedRunError, RunRecord, RunStore
 from vera._version import __version__
 from vera.render._html import STYLE, csp_hash, inline_template, template_environment
 from vera.render._outputs import TREND_RUNS, stored_thread
 from vera.render._samples import OUTCOMES, VERDICTS
 from vera.render._view import HistoryPoint, Panel, meets, trend_panels
-from vera.results._builder import Counts, Report
-from vera.results._comparison import MetricComparison, relative_change, significant
-from vera.results._outcome import SampleOutcome
 from vera.review._review import reviewed_report_html
-from vera.store._compare import compare_runs
-from vera.store._history import PAGE_SIZE, DamagedRun, DamagedRunError, RunRecord, RunStore
 from vera.types import Verdict
 from vera.types._errors import ConfigError
 from vera.viewer._review import review_page_values, review_url

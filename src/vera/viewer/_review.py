@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from vera._store._history import RunStore
 from vera.render._calibration import calibration_lines
 from vera.render._outputs import stored_run_view
 from vera.review._review import (
@@ -25,7 +26,6 @@ from vera.review._review import (
     review_state,
     triage_order,
 )
-from vera.store._history import RunStore
 from vera.types import Verdict
 from vera.types._errors import ConfigError
 from vera.types._report import SampleResult

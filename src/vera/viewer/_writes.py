@@ -24,8 +24,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from vera._store._history import RunStore
 from vera.review._review import add_label
-from vera.store._history import RunStore
 from vera.viewer._review import review_url
 
 __all__ = [

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from vera._sample_limits import check_deadline
+
+# The abstention rule is shared with the answer metrics, so it lives in the text layer;
+# re-exported here.
+from vera._text._abstention import abstains, is_about_sources
+from vera._text._segment import split_units
 from vera.judges.offline._clauses import split_clauses
 from vera.judges.offline._languages import current_lexicon
 from vera.judges.offline._lexicon import CHATTER
 from vera.judges.offline._tokens import analyse, stem
-
-# The abstention rule is shared with the answer metrics, so it lives in the text layer;
-# re-exported here.
-from vera.text._abstention import abstains, is_about_sources
-from vera.text._segment import split_units
 from vera.types import Claim
 
 __all__ = [

@@ -25,10 +25,10 @@ import numpy as np
 import numpy.typing as npt
 
 from vera._sample_limits import check_deadline
+from vera._text._segment import split_units
 from vera.judges.offline._languages import current_lexicon
 from vera.judges.offline._structured import structured_facts
 from vera.judges.offline._tokens import Facts, Number, read_facts, stem
-from vera.text._segment import split_units
 
 __all__ = ["LONG_TEXT", "ContextIndex", "Postings", "by_length", "context_index"]
 

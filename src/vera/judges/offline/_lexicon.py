@@ -6,7 +6,7 @@ Everything here is plain data, lowercased, built once at import time.
 from __future__ import annotations
 
 # The sentence segmenter's lists live with it in the text layer; re-exported here.
-from vera.text._lexicon import ABBREVIATIONS, NEVER_FINAL_ABBREVIATIONS, STOPWORDS
+from vera._text._lexicon import ABBREVIATIONS, NEVER_FINAL_ABBREVIATIONS, STOPWORDS
 
 __all__ = [
     "ABBREVIATIONS",

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from vera._text._language import guess_language, language_name
 from vera.judges.offline._languages import ENGLISH, SUPPORTED, Lexicon, lexicon_for
-from vera.text._language import guess_language, language_name
 from vera.types import Claim, ClaimVerdict, Verdict
 from vera.types._errors import JudgeError
 

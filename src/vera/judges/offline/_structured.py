@@ -27,7 +27,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from vera.text._segment import split_units
+from vera._text._segment import split_units
 
 __all__ = ["Fact", "structured_facts"]
 

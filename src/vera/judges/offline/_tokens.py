@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 from vera._sample_limits import check_deadline
+from vera._text._numbers import canonical_numbers
 from vera.judges.offline._cjk import cjk_tokens
 from vera.judges.offline._languages import ENGLISH, Lexicon, current_lexicon
 from vera.judges.offline._lexicon import (
@@ -20,7 +21,6 @@ from vera.judges.offline._lexicon import (
     SCALE_WORDS,
     UNIT_WORDS,
 )
-from vera.text._numbers import canonical_numbers
 
 __all__ = [
     "Facts",

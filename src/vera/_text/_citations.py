@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from vera.text._segment import split_units
+from vera._text._segment import split_units
 from vera.types import Claim, Context
 
 __all__ = [

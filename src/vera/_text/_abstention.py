@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from vera.text._segment import split_units
+from vera._text._segment import split_units
 
 __all__ = ["abstains", "is_about_sources"]
 

@@ -21,11 +21,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from vera._json import loads_bounded
+from vera._results._builder import Report, SampleResult
 from vera._sqlite_file import DEFAULT_LOCK_TIMEOUT, Migration, SqliteFile, StoreError
 from vera.plan._plan import RunPlan
 from vera.plan._settings import Settings
 from vera.providers._batch import INTENT_PREFIX, BatchRecord
-from vera.results._builder import Report, SampleResult
 from vera.types._errors import ConfigError
 from vera.types._fingerprint import RegressionCheck, RunFingerprint
 from vera.types._secrets import redact
@@ -294,6 +294,9 @@ class RunStore:
     Each result is its own transaction, committed before the next sample is reported. What is
     stored has its secrets taken out (`redact`): a key in a base URL never reaches the file.
     """
+
+    DEFAULT_PATH = DEFAULT_HISTORY_PATH
+    PAGE_SIZE = PAGE_SIZE
 
     def __init__(
         self,

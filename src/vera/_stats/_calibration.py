@@ -36,8 +36,8 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from vera.stats._agreement import Confusion, auroc, label_agreement
-from vera.stats._stats import ValueCounts
+from vera._stats._agreement import Confusion, auroc, label_agreement
+from vera._stats._stats import ValueCounts
 from vera.types._report import (
     Calibration,
     ClaimAgreement,

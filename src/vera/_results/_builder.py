@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from vera.results._answers import AnswerTally
-from vera.results._turns import TurnTally
-from vera.stats._calibration import CalibrationTally
-from vera.stats._stats import ValueCounts
+from vera._results._answers import AnswerTally
+from vera._results._turns import TurnTally
+from vera._stats._calibration import CalibrationTally
+from vera._stats._stats import ValueCounts
 from vera.types._claims import Verdict
 from vera.types._report import (
     CLAIM_COLUMNS,

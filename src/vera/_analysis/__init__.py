@@ -1,6 +1,6 @@
 """The judge work for one sample, planned once and shared by every metric that reads it."""
 
-from vera.analysis._analysis import (
+from vera._analysis._analysis import (
     WorkItem,
     analyse_claims,
     analyse_sample,
@@ -8,7 +8,7 @@ from vera.analysis._analysis import (
     work_pieces,
     work_plan,
 )
-from vera.analysis._rubrics import rubric_checklist
+from vera._analysis._rubrics import rubric_checklist
 
 __all__ = [
     "WorkItem",

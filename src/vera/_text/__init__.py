@@ -16,19 +16,19 @@ in pyproject.toml checks it), so metrics and judges can both use it without impo
 other.
 """
 
-from vera.text._abstention import abstains, is_about_sources
-from vera.text._citations import (
+from vera._text._abstention import abstains, is_about_sources
+from vera._text._citations import (
     CitationMark,
     attach_citations,
     parse_citations,
     resolve_citation,
     strip_citations,
 )
-from vera.text._control import printable
-from vera.text._language import guess_language, identify, language_name
-from vera.text._lexicon import ABBREVIATIONS, NEVER_FINAL_ABBREVIATIONS, STOPWORDS
-from vera.text._numbers import canonical_numbers, parse_number, read_numbers
-from vera.text._segment import Unit, split_units
+from vera._text._control import printable
+from vera._text._language import guess_language, identify, language_name
+from vera._text._lexicon import ABBREVIATIONS, NEVER_FINAL_ABBREVIATIONS, STOPWORDS
+from vera._text._numbers import canonical_numbers, parse_number, read_numbers
+from vera._text._segment import Unit, split_units
 
 __all__ = [
     "ABBREVIATIONS",

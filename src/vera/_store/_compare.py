@@ -6,15 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from vera.results._builder import Report
-from vera.results._comparison import (
+from vera._results._builder import Report
+from vera._results._comparison import (
     Pairs,
     RunComparison,
     compare_paired,
     pairs_in_memory,
     run_differences,
 )
-from vera.store._history import RunRecord, RunStore
+from vera._store._history import RunRecord, RunStore
 from vera.types._errors import ConfigError
 
 __all__ = ["OtherDataset", "StoredComparison", "compare_runs"]

@@ -14,12 +14,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from vera.analysis._rubrics import answer_rubrics, asked_rubrics, rubric_work
+from vera._analysis._rubrics import answer_rubrics, asked_rubrics, rubric_work
+from vera._text._citations import attach_citations, parse_citations, resolve_citation
 from vera.judges._base import Judge, JudgeWork, judge_matrix, match_verdicts, relevance_rater
 from vera.judges._turns import TurnAnalyser, turn_group
 from vera.metrics._base import CitationCheck, ClaimAnalysis, Need
 from vera.metrics._rubric import Rubric
-from vera.text._citations import attach_citations, parse_citations, resolve_citation
 from vera.types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Sample, Verdict
 from vera.types._entailment import EntailmentMatrix
 from vera.types._errors import JudgeResponseError
@@ -56,7 +56,7 @@ class WorkPieces(BaseModel):
     chunk_entailment: bool = False
     """Every claim of the response and of the reference against each context alone."""
     rubrics: bool = False
-    """Each rubric metric's checklist answered (`vera.analysis._rubrics`)."""
+    """Each rubric metric's checklist answered (`vera._analysis._rubrics`)."""
 
 
 class WorkItem(BaseModel):

@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from vera.results._builder import ClaimRecord, MetricSummary, Report, SampleResult, SampleStatus
-from vera.results._outcome import SampleOutcome, sample_outcome
-from vera.stats._stats import BOOTSTRAP_LIMIT, bootstrap_ci
+from vera._results._builder import ClaimRecord, MetricSummary, Report, SampleResult, SampleStatus
+from vera._results._outcome import SampleOutcome, sample_outcome
+from vera._stats._stats import BOOTSTRAP_LIMIT, bootstrap_ci
 from vera.types import (
     BaselineComparison,
     MeasuredPlan,
@@ -309,7 +309,7 @@ _CLAIM_GOODNESS = {
     Verdict.NO_EVIDENCE: 1,
     Verdict.CONTRADICTED: 0,
 }
-# Keyed by `vera.results.Outcome`'s values (a StrEnum, so they hash alike): that module
+# Keyed by `vera._results.Outcome`'s values (a StrEnum, so they hash alike): that module
 # is imported only when a change is computed (see `verdict_changes`). An error ranks above a
 # fail so that pass -> fail is the worst move of all.
 _OUTCOME_GOODNESS = {

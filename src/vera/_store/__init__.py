@@ -1,8 +1,8 @@
 """The run history: one SQLite file per project, with numbered schema migrations."""
 
 from vera._sqlite_file import MissingStoreError, SqliteFile, StoreError
-from vera.store._compare import OtherDataset, StoredComparison, compare_runs
-from vera.store._history import (
+from vera._store._compare import OtherDataset, StoredComparison, compare_runs
+from vera._store._history import (
     DEFAULT_HISTORY_PATH,
     HISTORY_SCHEMA_VERSION,
     PAGE_SIZE,

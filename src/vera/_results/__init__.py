@@ -1,8 +1,8 @@
 """A run's results: the report builder, the answer verdict, outcomes, paired comparisons and CI
 gates."""
 
-from vera.results._answers import answer_verdict, claims_verdict
-from vera.results._builder import (
+from vera._results._answers import answer_verdict, claims_verdict
+from vera._results._builder import (
     CLAIM_COLUMNS,
     REPORT_SCHEMA_VERSION,
     ClaimRecord,
@@ -14,7 +14,7 @@ from vera.results._builder import (
     SampleStatus,
     build_report,
 )
-from vera.results._comparison import (
+from vera._results._comparison import (
     ClaimChange,
     MetricComparison,
     RunComparison,
@@ -33,9 +33,9 @@ from vera.results._comparison import (
     significant,
     verdict_changes,
 )
-from vera.results._gates import GateConfig, gate_failures, regression_failures
-from vera.results._outcome import Outcome, sample_outcome
-from vera.results._turns import faithful_turn, inconsistent_claims
+from vera._results._gates import GateConfig, gate_failures, regression_failures
+from vera._results._outcome import Outcome, sample_outcome
+from vera._results._turns import faithful_turn, inconsistent_claims
 from vera.types._report import InvalidRow
 
 __all__ = [

@@ -2,9 +2,9 @@
 calibration.
 """
 
-from vera.stats._agreement import Confusion, auroc
-from vera.stats._calibration import CalibrationTally, corrected_mean, wilson_interval
-from vera.stats._stats import EXACT_DISTINCT, ValueCounts, bootstrap_ci, estimate, percentile
+from vera._stats._agreement import Confusion, auroc
+from vera._stats._calibration import CalibrationTally, corrected_mean, wilson_interval
+from vera._stats._stats import EXACT_DISTINCT, ValueCounts, bootstrap_ci, estimate, percentile
 
 __all__ = [
     "EXACT_DISTINCT",

@@ -2,7 +2,7 @@
 verdict and every gated metric, and never a plain "pass" for a sample with an unsupported or
 contradicted claim.
 
-The answer verdict decides first (`SampleResult.verdict`, `vera.results.answer_verdict`): an
+The answer verdict decides first (`SampleResult.verdict`, `vera._results.answer_verdict`): an
 unfaithful answer fails, whatever its metrics' means. Each metric also gates a sample on its
 own threshold (`MetricResult.passed`); a sample fails when any failed, and the badge names
 them. A result without an answer verdict (a run stored before it existed) that passes although
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from vera.results._builder import SampleResult, SampleStatus
+from vera._results._builder import SampleResult, SampleStatus
 from vera.types import AnswerStatus
 
 __all__ = ["UNFAITHFUL", "Outcome", "SampleOutcome", "sample_outcome"]

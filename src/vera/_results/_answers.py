@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from vera.text._quote import quote_claim
+from vera._text._quote import quote_claim
 from vera.types import SampleResult, SampleStatus, Verdict
 from vera.types._answers import AnswerStatus, AnswerVerdict, AnswerVerdicts, PartialRule
 
