@@ -38,8 +38,9 @@ ScenariosFlag = Annotated[
     Path | None,
     typer.Option(
         "--scenarios",
-        help="With --conversations: JSONL, one scenario a line: goal, and optionally id, "
-        "persona, facts (a list of what the user knows, e.g. its account id). Without it, "
+        help="With --conversations: JSONL, one scenario a line, or YAML (.yaml, .yml), a list "
+        "of them: goal, and optionally id, persona, facts (a list of what the user knows, e.g. "
+        "its account id). Without it, "
         "--generator writes --n scenarios from --documents (passages drawn by --seed).",
     ),
 ]

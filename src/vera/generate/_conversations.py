@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import json
 import random
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
@@ -29,6 +28,7 @@ from vera.baselines._chunking import Chunk, chunk_corpus
 from vera.baselines._documents import load_documents
 from vera.baselines._retrieval import BM25Retriever
 from vera.generate._checks import Draft, missing_quote, normalise
+from vera.generate._conversations_scenarios import Scenario, read_scenarios, scenario_from
 from vera.judges._base import Judge
 from vera.judges._prompts import Prompt, load_prompt
 from vera.judges._registry import create_judge, create_managed_model
@@ -39,7 +39,7 @@ from vera.providers._jsonparse import try_parse_json_object
 from vera.providers._managed import ManagedChatModel
 from vera.types import Verdict
 from vera.types._conversations import Role, Turn
-from vera.types._errors import ConfigError, DatasetError, DatasetRowError, JudgeError
+from vera.types._errors import ConfigError, DatasetRowError, JudgeError
 
 __all__ = [
     "SCENARIO_SOURCE",
@@ -71,7 +71,6 @@ STOP_REASONS = {
 }
 """Every reason a simulated conversation ends, and what it means."""
 
-DEFAULT_PERSONA = "a customer who asks plainly and briefly"
 USER_MAX_TOKENS = 512
 SCENARIOS_PER_CALL = 10
 SCENARIO_PASSAGES = 4
@@ -118,26 +117,6 @@ SCENARIOS_SCHEMA: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Scenario:
-    """What the simulated user wants (`goal`), who it is (`persona`), and what it knows
-    (`facts`, e.g. an account id: the only facts it may state beyond the documents)."""
-
-    id: str
-    goal: str
-    persona: str = DEFAULT_PERSONA
-    facts: tuple[str, ...] = ()
-
-    def text(self) -> str:
-        """The scenario as the simulated user (and the check of its facts) reads it."""
-        lines = [f"Goal: {self.goal}", f"Persona: {self.persona}"]
-        lines += [f"Fact: {fact}" for fact in self.facts]
-        return "\n".join(lines)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "goal": self.goal, "persona": self.persona, "facts": [*self.facts]}
-
-
 @dataclass
 class SimulationResult:
     """What `simulate_conversations` wrote, why each conversation stopped, and what it spent."""
@@ -156,51 +135,6 @@ class SimulationResult:
     (a reply or an entry of the wrong shape, or a failed call)."""
     usage: dict[str, Any] = field(default_factory=dict)
     stopped: str | None = None
-
-
-def read_scenarios(path: Path | str) -> list[Scenario]:
-    """The scenarios of a JSONL file, one object a line, each with `goal` and optionally
-    `id`, `persona` and `facts` (a list of strings). A bad row raises `DatasetRowError` naming
-    the file, line and field."""
-    path = Path(path)
-    if not path.is_file():
-        raise DatasetError(f"scenario file not found: {path}")
-    rows = _jsonl_rows(path)
-    scenarios = [_scenario(data, path, where, n) for n, (where, data) in enumerate(rows, 1)]
-    if not scenarios:
-        raise DatasetError(f"{path}: no scenario; write one object with a 'goal' per line")
-    return scenarios
-
-
-def _jsonl_rows(path: Path) -> list[tuple[str, Any]]:
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rows.append((f"line {number}", json.loads(line)))
-        except json.JSONDecodeError as exc:
-            raise DatasetRowError(path, f"line {number}", None, f"not JSON ({exc.msg})") from None
-    return rows
-
-
-def _scenario(data: Any, path: Path, where: str, number: int) -> Scenario:
-    if not isinstance(data, dict):
-        raise DatasetRowError(path, where, None, "expected an object with a 'goal'")
-    for name in ("goal", "persona", "id"):
-        value = data.get(name)
-        if (value is not None or name == "goal") and not (isinstance(value, str) and value.strip()):
-            raise DatasetRowError(path, where, name, "expected a non-empty string")
-    facts = data.get("facts", [])
-    if not isinstance(facts, list) or not all(isinstance(f, str) and f.strip() for f in facts):
-        raise DatasetRowError(path, where, "facts", "expected a list of non-empty strings")
-    persona = data.get("persona")
-    return Scenario(
-        id=str(data.get("id") or f"scenario-{number}").strip(),
-        goal=data["goal"].strip(),
-        persona=persona.strip() if persona else DEFAULT_PERSONA,
-        facts=tuple(f.strip() for f in facts),
-    )
 
 
 @dataclass
@@ -479,6 +413,10 @@ def _row(talk: _Talk) -> dict[str, Any]:
     }
 
 
+def _entry(_field: str | None) -> str:
+    return "entry"  # a written scenario has no line to name
+
+
 async def _write_scenarios(run: _Run, wanted: int, seed: int) -> list[Scenario]:
     """`wanted` scenarios written by the model from the documents, up to ten a call, each call
     from passages drawn by `seed`; what is not written well is counted, not kept."""
@@ -494,7 +432,8 @@ async def _write_scenarios(run: _Run, wanted: int, seed: int) -> list[Scenario]:
     for count, entries in zip(counts, replies, strict=True):
         for entry in entries[:count]:
             with contextlib.suppress(DatasetRowError):  # an entry of the wrong shape
-                scenarios.append(_scenario(entry, Path("<reply>"), "entry", len(scenarios) + 1))
+                scenario = scenario_from(entry, Path("<reply>"), _entry, len(scenarios) + 1)
+                scenarios.append(scenario)
     run.drafting.dropped = wanted - len(scenarios)
     return scenarios
 
