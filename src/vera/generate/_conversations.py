@@ -47,8 +47,13 @@ __all__ = [
     "ConversationAssistant",
     "Scenario",
     "SimulationResult",
+    "check_counts",
+    "passages_for",
     "read_scenarios",
+    "scenario_draws",
+    "scenarios_request",
     "simulate_conversations",
+    "user_request",
 ]
 
 ConversationAssistant = Callable[[Sequence[Turn]], "Turn | str | Awaitable[Turn | str]"]
@@ -195,10 +200,7 @@ def simulate_conversations(
     `scenarios` as a number: that many are written by `simulator` from the documents first
     (the `simulate_scenarios` prompt, up to ten a call, from passages drawn by `seed`)."""
     settings = settings or Settings()
-    if turns < 1:
-        raise ValueError(f"turns must be at least 1, got {turns}")
-    if isinstance(scenarios, int) and scenarios < 1:
-        raise ValueError(f"the number of scenarios must be at least 1, got {scenarios}")
+    check_counts(scenarios, turns)
     corpus = load_documents(documents_dir)
     model = (
         create_managed_model(simulator, settings, base_url=simulator_base_url)
@@ -229,6 +231,14 @@ def simulate_conversations(
     return _result(run, talks)
 
 
+def check_counts(scenarios: Sequence[Scenario] | int, turns: int) -> None:
+    """`ValueError` for a turn limit or a number of scenarios below one."""
+    if turns < 1:
+        raise ValueError(f"turns must be at least 1, got {turns}")
+    if isinstance(scenarios, int) and scenarios < 1:
+        raise ValueError(f"the number of scenarios must be at least 1, got {scenarios}")
+
+
 async def _all(
     run: _Run, scenarios: Sequence[Scenario] | int, concurrency: int, seed: int
 ) -> list[_Talk]:
@@ -248,7 +258,7 @@ async def _talk(run: _Run, scenario: Scenario) -> _Talk:
     After the last allowed answer the user is asked once more, so a conversation that met its
     goal on its last turn says so rather than 'turn_limit'."""
     talk = _Talk(scenario)
-    passages = _passages(run, scenario)
+    passages = passages_for(run.retriever, scenario.goal)
     while talk.stop is None:
         last = sum(t.role is Role.USER for t in talk.turns) >= run.turns
         reply = await _user_turn(run, talk, passages, closing=last)
@@ -328,18 +338,24 @@ async def _invents(run: _Run, scenario: Scenario, data: dict[str, Any]) -> bool:
     return any(v.verdict is not Verdict.FULLY_SUPPORTED for v in verdicts)
 
 
-async def _ask(run: _Run, talk: _Talk, passages: str) -> Any:
-    conversation = "\n\n".join(f"{t.role.value}: {t.content}" for t in talk.turns)
-    messages = run.prompt.render(
-        scenario=talk.scenario.text(), passages=passages, conversation=conversation
-    )
-    request = ChatRequest(
-        messages=messages,
+def user_request(
+    prompt: Prompt, scenario: Scenario, passages: str, conversation: str
+) -> ChatRequest:
+    """The simulated user's call for its next turn, `conversation` the turns so far."""
+    return ChatRequest(
+        messages=prompt.render(
+            scenario=scenario.text(), passages=passages, conversation=conversation
+        ),
         json_schema=SCHEMA,
         schema_name="simulated_user_turn",
         max_tokens=USER_MAX_TOKENS,
-        prompt_version=run.prompt.version,
+        prompt_version=prompt.version,
     )
+
+
+async def _ask(run: _Run, talk: _Talk, passages: str) -> Any:
+    conversation = "\n\n".join(f"{t.role.value}: {t.content}" for t in talk.turns)
+    request = user_request(run.prompt, talk.scenario, passages, conversation)
     if isinstance(run.model, ManagedChatModel):
         reply = await run.model.complete(request, label="simulate_user")
     else:
@@ -347,8 +363,9 @@ async def _ask(run: _Run, talk: _Talk, passages: str) -> Any:
     return reply.data if reply.data is not None else try_parse_json_object(reply.text)
 
 
-def _passages(run: _Run, scenario: Scenario) -> str:
-    found = run.retriever.search(scenario.goal, top_k=PASSAGES)
+def passages_for(retriever: BM25Retriever, goal: str) -> str:
+    """The passages the simulated user of `goal` is shown: what BM25 finds for the goal."""
+    found = retriever.search(goal, top_k=PASSAGES)
     return "\n\n".join(
         f"[{i}] (document: {scored.chunk.document_id})\n{scored.chunk.text}"
         for i, scored in enumerate(found, 1)
@@ -421,15 +438,10 @@ async def _write_scenarios(run: _Run, wanted: int, seed: int) -> list[Scenario]:
     """`wanted` scenarios written by the model from the documents, up to ten a call, each call
     from passages drawn by `seed`; what is not written well is counted, not kept."""
     assert run.drafting is not None
-    rng = random.Random(seed)
-    chunks = list(run.drafting.chunks)
-    counts = [min(SCENARIOS_PER_CALL, wanted - s) for s in range(0, wanted, SCENARIOS_PER_CALL)]
-    drawn = [rng.sample(chunks, min(SCENARIO_PASSAGES, len(chunks))) for _ in counts]
-    replies = await asyncio.gather(
-        *(_ask_scenarios(run, c, k) for c, k in zip(drawn, counts, strict=True))
-    )
+    draws = scenario_draws(run.drafting.chunks, wanted, seed)
+    replies = await asyncio.gather(*(_ask_scenarios(run, c, k) for k, c in draws))
     scenarios: list[Scenario] = []
-    for count, entries in zip(counts, replies, strict=True):
+    for (count, _), entries in zip(draws, replies, strict=True):
         for entry in entries[:count]:
             with contextlib.suppress(DatasetRowError):  # an entry of the wrong shape
                 scenario = scenario_from(entry, Path("<reply>"), _entry, len(scenarios) + 1)
@@ -438,20 +450,35 @@ async def _write_scenarios(run: _Run, wanted: int, seed: int) -> list[Scenario]:
     return scenarios
 
 
+def scenario_draws(
+    chunks: Sequence[Chunk], wanted: int, seed: int
+) -> list[tuple[int, list[Chunk]]]:
+    """The scenario-writing calls for `wanted` scenarios: how many each asks for (up to ten),
+    and the passages it is shown, drawn by `seed`."""
+    rng = random.Random(seed)
+    counts = [min(SCENARIOS_PER_CALL, wanted - s) for s in range(0, wanted, SCENARIOS_PER_CALL)]
+    return [(k, rng.sample(list(chunks), min(SCENARIO_PASSAGES, len(chunks)))) for k in counts]
+
+
+def scenarios_request(prompt: Prompt, chunks: Sequence[Chunk], count: int) -> ChatRequest:
+    """One call that writes `count` scenarios from `chunks`."""
+    passages = "\n\n".join(
+        f"[{i}] (document: {chunk.document_id})\n{chunk.text}" for i, chunk in enumerate(chunks, 1)
+    )
+    return ChatRequest(
+        messages=prompt.render(count=str(count), passages=passages),
+        json_schema=SCENARIOS_SCHEMA,
+        schema_name="scenarios",
+        max_tokens=USER_MAX_TOKENS * 2,
+        prompt_version=prompt.version,
+    )
+
+
 async def _ask_scenarios(run: _Run, chunks: Sequence[Chunk], count: int) -> list[Any]:
     """The entries of one scenario-writing reply; none when the call fails or the reply has
     the wrong shape."""
     assert run.drafting is not None
-    passages = "\n\n".join(
-        f"[{i}] (document: {chunk.document_id})\n{chunk.text}" for i, chunk in enumerate(chunks, 1)
-    )
-    request = ChatRequest(
-        messages=run.drafting.prompt.render(count=str(count), passages=passages),
-        json_schema=SCENARIOS_SCHEMA,
-        schema_name="scenarios",
-        max_tokens=USER_MAX_TOKENS * 2,
-        prompt_version=run.drafting.prompt.version,
-    )
+    request = scenarios_request(run.drafting.prompt, chunks, count)
     try:
         if isinstance(run.model, ManagedChatModel):
             reply = await run.model.complete(request, label="simulate_scenarios")
