@@ -120,3 +120,11 @@ def test_a_scenario_file_that_is_not_utf8_says_so(tmp_path: Path) -> None:
     path.write_bytes("- goal: caf\u00e9\n".encode("latin-1"))
     with pytest.raises(DatasetError, match=r"not UTF-8 text .*save it as UTF-8"):
         read_scenarios(path)
+
+
+def test_the_documented_example_reads() -> None:
+    example = Path(__file__).parents[2] / "docs" / "examples" / "scenarios.yaml"
+    scenarios = read_scenarios(example)
+    assert [s.id for s in scenarios] == ["refund", "seats", "discount"]
+    assert scenarios[1].facts == ("My account id is ACME-17.", "The team has five seats today.")
+    assert scenarios[2].persona == "a student on a tight budget"
