@@ -58,7 +58,12 @@ def test_a_yaml_file_reads_as_the_same_scenarios_in_jsonl_do(tmp_path: Path, suf
         ("- goal: '  '\n", "scenario 1 (line 1)", "goal", STRING),
         ("- goal: 2024-01-01\n", "scenario 1 (line 1)", "goal", STRING),  # YAML reads a date
         ("- just a goal\n", "scenario 1 (line 1)", None, "expected an object with a 'goal'"),
-        ("- goal: a\n  goal: b\n", "line 2", "goal", "given twice; keep one"),
+        (
+            "- goal: a\n- goal: b\n  goal: c\n",
+            "scenario 2 (line 3)",
+            "goal",
+            "given twice; keep one",
+        ),
     ],
 )
 def test_a_bad_yaml_scenario_names_its_line_and_field(

@@ -126,7 +126,7 @@ def _yaml_rows(path: Path) -> list[tuple[Where, Any]]:
                 "expected a list of scenarios at the top level, one '- goal: ...' each",
             )
         nodes = enumerate(top.value, 1)
-        return [(_where(node, n), _construct(loader, node, path)) for n, node in nodes]
+        return [(_where(node, n), _construct(loader, node, path, n)) for n, node in nodes]
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         at = f"line {mark.line + 1}" if mark is not None else "the file"
@@ -150,7 +150,7 @@ def _where(node: Any, number: int) -> Where:
     return where
 
 
-def _construct(loader: Any, node: Any, path: Path) -> Any:
+def _construct(loader: Any, node: Any, path: Path, number: int) -> Any:
     """The node as plain values; a key given twice is refused rather than silently dropped."""
     import yaml
 
@@ -160,7 +160,7 @@ def _construct(loader: Any, node: Any, path: Path) -> Any:
             if not isinstance(key.value, str):
                 continue
             if key.value in seen:
-                at = f"line {key.start_mark.line + 1}"
+                at = f"scenario {number} (line {key.start_mark.line + 1})"
                 raise DatasetRowError(path, at, key.value, "given twice; keep one")
             seen.add(key.value)
     return loader.construct_document(node)
