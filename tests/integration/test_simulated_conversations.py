@@ -13,18 +13,20 @@ from typing import Any
 import pytest
 from tests.support import toy_assistant
 from tests.support.cli import run_vera
-from tests.support.loopback import LoopbackServer
+from tests.support.loopback import LoopbackServer, Recorded, Reply, error
 from tests.support.simulated_user import SimulatedUser, say
 
 from vera.datasets import read_conversations
 from vera.generate import (
     Scenario,
     SimulationResult,
+    estimate_simulation,
     read_scenarios,
     simulate_conversations,
     write_conversations,
 )
 from vera.plan import Settings
+from vera.providers import Price, PriceTable, Usage
 from vera.types import DatasetRowError
 
 SIMULATOR = "openai:loopback-model"
@@ -233,3 +235,103 @@ def test_the_cli_writes_conversations_vera_eval_reads(loopback: LoopbackServer, 
     assert "bad.jsonl: line 1, field 'facts'" in bad.stderr
     missing = run_vera(folder, *args[:-2], "-o", "x.jsonl", OPENAI_API_KEY=KEY)
     assert missing.returncode == 2 and "--conversations needs --assistant" in missing.stderr
+
+
+class _Refuse:
+    """`loopback.default` for a dry run: any request that arrives is recorded (the test then
+    fails on it) and refused."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+
+    def __call__(self, request: Recorded) -> Reply:
+        self.paths.append(request.path)
+        return error(500)
+
+
+TO_THE_LIMIT = {
+    REFUND: [say("How is an annual plan refunded?"), say("Is it pro-rated?")],
+    SEATS: [say("What does an extra seat cost?"), say("And how do I add one?")],
+}
+
+
+def test_the_dry_run_calls_nothing_and_bounds_a_run_to_the_turn_limit(
+    loopback: LoopbackServer, docs: Path
+) -> None:
+    refuse = _Refuse()
+    loopback.default = refuse
+    scenarios = [Scenario(id="refund", goal=REFUND), Scenario(id="seats", goal=SEATS)]
+    settings = Settings(judge=JUDGE, judge_base_url=loopback.openai_url)
+    price = Price(input=1.0, output=2.0)
+    estimate = estimate_simulation(
+        scenarios,
+        SIMULATOR,
+        documents_dir=docs,
+        turns=2,
+        settings=settings,
+        prices=PriceTable({SIMULATOR: price}),
+    )
+    assert refuse.paths == [] and loopback.request_count == 0
+
+    assert (estimate.scenarios, estimate.turns, estimate.scenario_calls) == (2, 2, 0)
+    assert estimate.judge == JUDGE
+    assert estimate.least_calls == 2
+    spent = Usage(
+        prompt_tokens=estimate.prompt_tokens, completion_tokens=estimate.completion_tokens
+    )
+    assert estimate.cost_usd == pytest.approx(price.cost(spent))  # judge and user: one model
+
+    # The same simulation, run: every conversation goes to the turn limit, the bound the
+    # estimate gives, so it makes exactly the calls the estimate counts.
+    user = SimulatedUser(TO_THE_LIMIT)
+    loopback.default = user
+    result = _run(loopback, docs, scenarios, turns=2)
+    assert result.stops == {"turn_limit": 2}
+    assert len(user.asked) == estimate.simulator_calls == 2 * (2 + 1)
+    judged = loopback.request_count - len(user.asked)
+    assert judged == estimate.judge_calls  # each turn's check: one extraction, one verification
+    assert loopback.request_count == estimate.calls
+
+
+def test_the_dry_run_counts_the_calls_that_write_scenarios(
+    loopback: LoopbackServer, docs: Path
+) -> None:
+    loopback.default = _Refuse()
+    offline = Settings(judge="offline")
+    estimate = estimate_simulation(12, SIMULATOR, documents_dir=docs, turns=3, settings=offline)
+    assert loopback.request_count == 0
+    assert (estimate.scenarios, estimate.scenario_calls) == (12, 2)  # ten a call
+    assert estimate.simulator_calls == 12 * 4
+    assert estimate.judge_calls == 0, "the offline judge calls no model"
+    assert estimate.cost_usd is None, "no price is known for the loopback model"
+    assert estimate.calls == 2 + 48 and estimate.least_calls == 2 + 12
+    more = estimate_simulation(12, SIMULATOR, documents_dir=docs, turns=4, settings=offline)
+    assert more.prompt_tokens > estimate.prompt_tokens  # a longer conversation sends more
+    with pytest.raises(ValueError, match="turns must be at least 1"):
+        estimate_simulation(2, SIMULATOR, documents_dir=docs, turns=0)
+
+
+def test_the_cli_dry_run_reads_yaml_scenarios_and_calls_nothing(
+    loopback: LoopbackServer, docs: Path
+) -> None:
+    refuse = _Refuse()
+    loopback.default = refuse
+    folder = docs.parent
+    (folder / "s.yaml").write_text(
+        f"- id: refund\n  goal: {REFUND}\n- id: seats\n  goal: {SEATS}\n  facts: [{FACT}]\n"
+    )
+    # No --assistant and no -o: the dry run neither loads nor runs the assistant.
+    args = ["generate", "--conversations", "--documents", str(docs), "--generator", SIMULATOR]
+    args += ["--judge", JUDGE, "--judge-base-url", loopback.openai_url, "--turns", "3"]
+    dry = run_vera(folder, *args, "--scenarios", "s.yaml", "--dry-run", OPENAI_API_KEY=KEY)
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    line = " ".join(dry.stdout.split())  # however the line wraps
+    assert "Dry run · 2 scenarios of up to 3 user turns · at most 8 simulated-user and" in line
+    assert "Your assistant's own calls are not counted" in line and "No call was made." in line
+    assert refuse.paths == [] and loopback.request_count == 0
+
+    (folder / "bad.yaml").write_text(f"- goal: {REFUND}\n\n- goal: {SEATS}\n  facts: ACME-17\n")
+    bad = run_vera(folder, *args, "--scenarios", "bad.yaml", "--dry-run", OPENAI_API_KEY=KEY)
+    assert bad.returncode == 2
+    assert "bad.yaml: scenario 2 (line 4), field 'facts': expected a list" in bad.stderr
+    assert loopback.request_count == 0

@@ -38,8 +38,9 @@ ScenariosFlag = Annotated[
     Path | None,
     typer.Option(
         "--scenarios",
-        help="With --conversations: JSONL, one scenario a line: goal, and optionally id, "
-        "persona, facts (a list of what the user knows, e.g. its account id). Without it, "
+        help="With --conversations: JSONL, one scenario a line, or YAML (.yaml, .yml), a list "
+        "of them: goal, and optionally id, persona, facts (a list of what the user knows, e.g. "
+        "its account id). Without it, "
         "--generator writes --n scenarios from --documents (passages drawn by --seed).",
     ),
 ]
@@ -64,24 +65,23 @@ def simulate(
     base_url: str | None,
 ) -> NoReturn:
     """Run the simulation, print its summary, write the conversations and exit: 0 when some
-    were written, 3 when none was or the budget stopped it, 2 for bad input."""
+    were written, 3 when none was or the budget stopped it, 2 for bad input. `dry_run`: the
+    estimate printed, exit 0; nothing is called, and the assistant is neither loaded nor run."""
     # Imported here: the assistant's loader and the simulator load only for this mode.
     from vera.conversations import load_assistant
     from vera.generate import read_scenarios, simulate_conversations
 
     try:
+        wanted = read_scenarios(scenarios) if scenarios is not None else n
+        if dry_run:
+            _dry_run(wanted, generator, documents, turns=turns, seed=seed, settings=settings)
         if assistant is None:
             raise ConfigError("--conversations needs --assistant module:function (your system)")
-        if dry_run:
-            raise ConfigError(
-                "--dry-run is not offered with --conversations: a conversation's length is "
-                "known only once the simulated user stops; bound the spend with --max-cost"
-            )
         if output is None:
             raise ConfigError("give -o PATH for the simulated conversations (JSONL)")
         check_output_paths([output])
         result = simulate_conversations(
-            read_scenarios(scenarios) if scenarios is not None else n,
+            wanted,
             load_assistant(assistant),
             generator,
             documents_dir=documents,
@@ -93,6 +93,19 @@ def simulate(
     except (VeraError, ValueError) as exc:
         _fail(exc)
     _finish(result, output)
+
+
+def _dry_run(
+    scenarios: Any, generator: str, documents: Path, *, turns: int, seed: int, settings: Settings
+) -> NoReturn:
+    """What the simulation would cost at most, printed; no call is made."""
+    from vera.generate import estimate_simulation, simulation_estimate_line
+
+    estimate = estimate_simulation(
+        scenarios, generator, documents_dir=documents, turns=turns, settings=settings, seed=seed
+    )
+    out.print(simulation_estimate_line(estimate), highlight=False, markup=False)
+    raise typer.Exit(EXIT_OK)
 
 
 def _finish(result: Any, output: Path) -> NoReturn:

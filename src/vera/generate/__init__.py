@@ -24,7 +24,12 @@ from vera.generate._conversations import (
     read_scenarios,
     simulate_conversations,
 )
-from vera.generate._conversations_summary import simulation_lines, write_conversations
+from vera.generate._conversations_estimate import SimulationEstimate, estimate_simulation
+from vera.generate._conversations_summary import (
+    simulation_estimate_line,
+    simulation_lines,
+    write_conversations,
+)
 from vera.generate._core import GenerationResult, generate_testset
 from vera.generate._estimate import GenerationEstimate, estimate_testset
 from vera.generate._selection import CATEGORIES, DEFAULT_MIX, allocate, parse_mix, plan_tasks
@@ -41,10 +46,12 @@ __all__ = [
     "GenerationEstimate",
     "GenerationResult",
     "Scenario",
+    "SimulationEstimate",
     "SimulationResult",
     "allocate",
     "answer_supported",
     "estimate_line",
+    "estimate_simulation",
     "estimate_testset",
     "generate_testset",
     "is_near_duplicate",
@@ -55,6 +62,7 @@ __all__ = [
     "read_draft",
     "read_scenarios",
     "simulate_conversations",
+    "simulation_estimate_line",
     "simulation_lines",
     "summary_lines",
     "write_conversations",

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import json
 import random
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
@@ -29,6 +28,7 @@ from vera.baselines._chunking import Chunk, chunk_corpus
 from vera.baselines._documents import load_documents
 from vera.baselines._retrieval import BM25Retriever
 from vera.generate._checks import Draft, missing_quote, normalise
+from vera.generate._conversations_scenarios import Scenario, read_scenarios, scenario_from
 from vera.judges._base import Judge
 from vera.judges._prompts import Prompt, load_prompt
 from vera.judges._registry import create_judge, create_managed_model
@@ -39,7 +39,7 @@ from vera.providers._jsonparse import try_parse_json_object
 from vera.providers._managed import ManagedChatModel
 from vera.types import Verdict
 from vera.types._conversations import Role, Turn
-from vera.types._errors import ConfigError, DatasetError, DatasetRowError, JudgeError
+from vera.types._errors import ConfigError, DatasetRowError, JudgeError
 
 __all__ = [
     "SCENARIO_SOURCE",
@@ -47,8 +47,13 @@ __all__ = [
     "ConversationAssistant",
     "Scenario",
     "SimulationResult",
+    "check_counts",
+    "passages_for",
     "read_scenarios",
+    "scenario_draws",
+    "scenarios_request",
     "simulate_conversations",
+    "user_request",
 ]
 
 ConversationAssistant = Callable[[Sequence[Turn]], "Turn | str | Awaitable[Turn | str]"]
@@ -71,7 +76,6 @@ STOP_REASONS = {
 }
 """Every reason a simulated conversation ends, and what it means."""
 
-DEFAULT_PERSONA = "a customer who asks plainly and briefly"
 USER_MAX_TOKENS = 512
 SCENARIOS_PER_CALL = 10
 SCENARIO_PASSAGES = 4
@@ -118,26 +122,6 @@ SCENARIOS_SCHEMA: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Scenario:
-    """What the simulated user wants (`goal`), who it is (`persona`), and what it knows
-    (`facts`, e.g. an account id: the only facts it may state beyond the documents)."""
-
-    id: str
-    goal: str
-    persona: str = DEFAULT_PERSONA
-    facts: tuple[str, ...] = ()
-
-    def text(self) -> str:
-        """The scenario as the simulated user (and the check of its facts) reads it."""
-        lines = [f"Goal: {self.goal}", f"Persona: {self.persona}"]
-        lines += [f"Fact: {fact}" for fact in self.facts]
-        return "\n".join(lines)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "goal": self.goal, "persona": self.persona, "facts": [*self.facts]}
-
-
 @dataclass
 class SimulationResult:
     """What `simulate_conversations` wrote, why each conversation stopped, and what it spent."""
@@ -156,51 +140,6 @@ class SimulationResult:
     (a reply or an entry of the wrong shape, or a failed call)."""
     usage: dict[str, Any] = field(default_factory=dict)
     stopped: str | None = None
-
-
-def read_scenarios(path: Path | str) -> list[Scenario]:
-    """The scenarios of a JSONL file, one object a line, each with `goal` and optionally
-    `id`, `persona` and `facts` (a list of strings). A bad row raises `DatasetRowError` naming
-    the file, line and field."""
-    path = Path(path)
-    if not path.is_file():
-        raise DatasetError(f"scenario file not found: {path}")
-    rows = _jsonl_rows(path)
-    scenarios = [_scenario(data, path, where, n) for n, (where, data) in enumerate(rows, 1)]
-    if not scenarios:
-        raise DatasetError(f"{path}: no scenario; write one object with a 'goal' per line")
-    return scenarios
-
-
-def _jsonl_rows(path: Path) -> list[tuple[str, Any]]:
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rows.append((f"line {number}", json.loads(line)))
-        except json.JSONDecodeError as exc:
-            raise DatasetRowError(path, f"line {number}", None, f"not JSON ({exc.msg})") from None
-    return rows
-
-
-def _scenario(data: Any, path: Path, where: str, number: int) -> Scenario:
-    if not isinstance(data, dict):
-        raise DatasetRowError(path, where, None, "expected an object with a 'goal'")
-    for name in ("goal", "persona", "id"):
-        value = data.get(name)
-        if (value is not None or name == "goal") and not (isinstance(value, str) and value.strip()):
-            raise DatasetRowError(path, where, name, "expected a non-empty string")
-    facts = data.get("facts", [])
-    if not isinstance(facts, list) or not all(isinstance(f, str) and f.strip() for f in facts):
-        raise DatasetRowError(path, where, "facts", "expected a list of non-empty strings")
-    persona = data.get("persona")
-    return Scenario(
-        id=str(data.get("id") or f"scenario-{number}").strip(),
-        goal=data["goal"].strip(),
-        persona=persona.strip() if persona else DEFAULT_PERSONA,
-        facts=tuple(f.strip() for f in facts),
-    )
 
 
 @dataclass
@@ -261,10 +200,7 @@ def simulate_conversations(
     `scenarios` as a number: that many are written by `simulator` from the documents first
     (the `simulate_scenarios` prompt, up to ten a call, from passages drawn by `seed`)."""
     settings = settings or Settings()
-    if turns < 1:
-        raise ValueError(f"turns must be at least 1, got {turns}")
-    if isinstance(scenarios, int) and scenarios < 1:
-        raise ValueError(f"the number of scenarios must be at least 1, got {scenarios}")
+    check_counts(scenarios, turns)
     corpus = load_documents(documents_dir)
     model = (
         create_managed_model(simulator, settings, base_url=simulator_base_url)
@@ -295,6 +231,14 @@ def simulate_conversations(
     return _result(run, talks)
 
 
+def check_counts(scenarios: Sequence[Scenario] | int, turns: int) -> None:
+    """`ValueError` for a turn limit or a number of scenarios below one."""
+    if turns < 1:
+        raise ValueError(f"turns must be at least 1, got {turns}")
+    if isinstance(scenarios, int) and scenarios < 1:
+        raise ValueError(f"the number of scenarios must be at least 1, got {scenarios}")
+
+
 async def _all(
     run: _Run, scenarios: Sequence[Scenario] | int, concurrency: int, seed: int
 ) -> list[_Talk]:
@@ -314,7 +258,7 @@ async def _talk(run: _Run, scenario: Scenario) -> _Talk:
     After the last allowed answer the user is asked once more, so a conversation that met its
     goal on its last turn says so rather than 'turn_limit'."""
     talk = _Talk(scenario)
-    passages = _passages(run, scenario)
+    passages = passages_for(run.retriever, scenario.goal)
     while talk.stop is None:
         last = sum(t.role is Role.USER for t in talk.turns) >= run.turns
         reply = await _user_turn(run, talk, passages, closing=last)
@@ -394,18 +338,24 @@ async def _invents(run: _Run, scenario: Scenario, data: dict[str, Any]) -> bool:
     return any(v.verdict is not Verdict.FULLY_SUPPORTED for v in verdicts)
 
 
-async def _ask(run: _Run, talk: _Talk, passages: str) -> Any:
-    conversation = "\n\n".join(f"{t.role.value}: {t.content}" for t in talk.turns)
-    messages = run.prompt.render(
-        scenario=talk.scenario.text(), passages=passages, conversation=conversation
-    )
-    request = ChatRequest(
-        messages=messages,
+def user_request(
+    prompt: Prompt, scenario: Scenario, passages: str, conversation: str
+) -> ChatRequest:
+    """The simulated user's call for its next turn, `conversation` the turns so far."""
+    return ChatRequest(
+        messages=prompt.render(
+            scenario=scenario.text(), passages=passages, conversation=conversation
+        ),
         json_schema=SCHEMA,
         schema_name="simulated_user_turn",
         max_tokens=USER_MAX_TOKENS,
-        prompt_version=run.prompt.version,
+        prompt_version=prompt.version,
     )
+
+
+async def _ask(run: _Run, talk: _Talk, passages: str) -> Any:
+    conversation = "\n\n".join(f"{t.role.value}: {t.content}" for t in talk.turns)
+    request = user_request(run.prompt, talk.scenario, passages, conversation)
     if isinstance(run.model, ManagedChatModel):
         reply = await run.model.complete(request, label="simulate_user")
     else:
@@ -413,8 +363,9 @@ async def _ask(run: _Run, talk: _Talk, passages: str) -> Any:
     return reply.data if reply.data is not None else try_parse_json_object(reply.text)
 
 
-def _passages(run: _Run, scenario: Scenario) -> str:
-    found = run.retriever.search(scenario.goal, top_k=PASSAGES)
+def passages_for(retriever: BM25Retriever, goal: str) -> str:
+    """The passages the simulated user of `goal` is shown: what BM25 finds for the goal."""
+    found = retriever.search(goal, top_k=PASSAGES)
     return "\n\n".join(
         f"[{i}] (document: {scored.chunk.document_id})\n{scored.chunk.text}"
         for i, scored in enumerate(found, 1)
@@ -479,40 +430,55 @@ def _row(talk: _Talk) -> dict[str, Any]:
     }
 
 
+def _entry(_field: str | None) -> str:
+    return "entry"  # a written scenario has no line to name
+
+
 async def _write_scenarios(run: _Run, wanted: int, seed: int) -> list[Scenario]:
     """`wanted` scenarios written by the model from the documents, up to ten a call, each call
     from passages drawn by `seed`; what is not written well is counted, not kept."""
     assert run.drafting is not None
-    rng = random.Random(seed)
-    chunks = list(run.drafting.chunks)
-    counts = [min(SCENARIOS_PER_CALL, wanted - s) for s in range(0, wanted, SCENARIOS_PER_CALL)]
-    drawn = [rng.sample(chunks, min(SCENARIO_PASSAGES, len(chunks))) for _ in counts]
-    replies = await asyncio.gather(
-        *(_ask_scenarios(run, c, k) for c, k in zip(drawn, counts, strict=True))
-    )
+    draws = scenario_draws(run.drafting.chunks, wanted, seed)
+    replies = await asyncio.gather(*(_ask_scenarios(run, c, k) for k, c in draws))
     scenarios: list[Scenario] = []
-    for count, entries in zip(counts, replies, strict=True):
+    for (count, _), entries in zip(draws, replies, strict=True):
         for entry in entries[:count]:
             with contextlib.suppress(DatasetRowError):  # an entry of the wrong shape
-                scenarios.append(_scenario(entry, Path("<reply>"), "entry", len(scenarios) + 1))
+                scenario = scenario_from(entry, Path("<reply>"), _entry, len(scenarios) + 1)
+                scenarios.append(scenario)
     run.drafting.dropped = wanted - len(scenarios)
     return scenarios
+
+
+def scenario_draws(
+    chunks: Sequence[Chunk], wanted: int, seed: int
+) -> list[tuple[int, list[Chunk]]]:
+    """The scenario-writing calls for `wanted` scenarios: how many each asks for (up to ten),
+    and the passages it is shown, drawn by `seed`."""
+    rng = random.Random(seed)
+    counts = [min(SCENARIOS_PER_CALL, wanted - s) for s in range(0, wanted, SCENARIOS_PER_CALL)]
+    return [(k, rng.sample(list(chunks), min(SCENARIO_PASSAGES, len(chunks)))) for k in counts]
+
+
+def scenarios_request(prompt: Prompt, chunks: Sequence[Chunk], count: int) -> ChatRequest:
+    """One call that writes `count` scenarios from `chunks`."""
+    passages = "\n\n".join(
+        f"[{i}] (document: {chunk.document_id})\n{chunk.text}" for i, chunk in enumerate(chunks, 1)
+    )
+    return ChatRequest(
+        messages=prompt.render(count=str(count), passages=passages),
+        json_schema=SCENARIOS_SCHEMA,
+        schema_name="scenarios",
+        max_tokens=USER_MAX_TOKENS * 2,
+        prompt_version=prompt.version,
+    )
 
 
 async def _ask_scenarios(run: _Run, chunks: Sequence[Chunk], count: int) -> list[Any]:
     """The entries of one scenario-writing reply; none when the call fails or the reply has
     the wrong shape."""
     assert run.drafting is not None
-    passages = "\n\n".join(
-        f"[{i}] (document: {chunk.document_id})\n{chunk.text}" for i, chunk in enumerate(chunks, 1)
-    )
-    request = ChatRequest(
-        messages=run.drafting.prompt.render(count=str(count), passages=passages),
-        json_schema=SCENARIOS_SCHEMA,
-        schema_name="scenarios",
-        max_tokens=USER_MAX_TOKENS * 2,
-        prompt_version=run.drafting.prompt.version,
-    )
+    request = scenarios_request(run.drafting.prompt, chunks, count)
     try:
         if isinstance(run.model, ManagedChatModel):
             reply = await run.model.complete(request, label="simulate_scenarios")

@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 
 from vera.generate._conversations import STOP_REASONS, SimulationResult
-from vera.generate._summary import usage_line
+from vera.generate._conversations_estimate import SimulationEstimate
+from vera.generate._summary import _usd, usage_line
 from vera.render._outputs import atomic_text
 
-__all__ = ["simulation_lines", "write_conversations"]
+__all__ = ["simulation_estimate_line", "simulation_lines", "write_conversations"]
 
 
 def simulation_lines(result: SimulationResult) -> list[str]:
@@ -37,6 +38,20 @@ def simulation_lines(result: SimulationResult) -> list[str]:
     if result.stopped:
         lines.append(f"Stopped early: {result.stopped}")
     return lines
+
+
+def simulation_estimate_line(estimate: SimulationEstimate) -> str:
+    """The dry run's figures, and what they leave out."""
+    written = f"{estimate.scenario_calls} scenario-writing, " if estimate.scenario_calls else ""
+    return (
+        f"Dry run · {estimate.scenarios} scenarios of up to {estimate.turns} user turns · at most "
+        f"{written}{estimate.simulator_calls} simulated-user and {estimate.judge_calls} judge "
+        f"({estimate.judge}) calls · about {estimate.prompt_tokens} prompt and "
+        f"{estimate.completion_tokens} completion tokens · {_usd(estimate.cost_usd)} if every "
+        f"conversation runs to the turn limit; at least {estimate.least_calls} calls if every "
+        "simulated user stops at once. Your assistant's own calls are not counted: the dry run "
+        "does not run it. No call was made."
+    )
 
 
 def write_conversations(result: SimulationResult, path: Path) -> None:
