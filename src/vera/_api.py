@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict, Unpack
 
 from vera._results._builder import Calibration, Report, SampleResult
+from vera._review._review import review_calibration
 from vera._stats._calibration import CalibrationTally
 from vera._store._history import open_history
 from vera.datasets import SampleSource, open_dataset
@@ -45,7 +46,6 @@ from vera.plan._setting_uses import settings_with
 from vera.plan._settings import Settings
 from vera.render._outputs import ReportTargets, open_run_view, write_reports
 from vera.render._run_view import RunView
-from vera.review._review import review_calibration
 from vera.run._engine import EXIT_OK, Bindings, RunObserver, RunResult, arun_plan, run_plan
 from vera.types._errors import ConfigError
 
@@ -503,7 +503,7 @@ def calibrate(
 
     `source` is a JSON report file, a labelled dataset file (evaluated with faithfulness and
     faithfulness_probability by `judge`), or the id (or a unique prefix) of a run in the
-    history `settings` name: its labels stored by review (`vera.review._review`), else those its
+    history `settings` name: its labels stored by review (`vera._review._review`), else those its
     dataset carried.
 
     Raises:

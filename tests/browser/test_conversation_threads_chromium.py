@@ -28,7 +28,9 @@ from tests.support import chromium
 from tests.support.chromium import ARTIFACTS
 
 import vera
-from vera.conversations import evaluate_conversations, threads_html
+from vera._conversations import evaluate_conversations, threads_html
+
+WHITEBOX = "the conversations' own parts"
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page
@@ -102,7 +104,7 @@ def origin(run: Run) -> Iterator[str]:
         pytest.skip(missing)
     import uvicorn
 
-    from vera.viewer import create_app
+    from vera import create_app
 
     app = create_app(run.history, allowed_hosts=["127.0.0.1"])
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))

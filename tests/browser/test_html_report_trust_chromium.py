@@ -32,6 +32,7 @@ from tests.support.chromium import (
 from tests.support.example_metrics import EXAMPLE_METRICS
 
 import vera
+from vera import build_baseline
 from vera._results import (
     Outcome,
     Report,
@@ -41,7 +42,6 @@ from vera._results import (
     sample_outcome,
     significant,
 )
-from vera.baselines import build_baseline
 from vera.judges import OfflineJudge
 from vera.render import HistoryPoint, read_samples, render_html
 from vera.types import Sample

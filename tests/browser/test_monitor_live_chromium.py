@@ -18,8 +18,7 @@ pytest.importorskip("opentelemetry.proto", reason=without("monitor"))
 
 from tests.support.otel_traces import emit_rag_trace, rag_provider
 
-from vera.monitor import MonitorConfig, create_monitor, running_monitor
-from vera.viewer import create_app
+from vera import MonitorConfig, create_app, create_monitor, running_monitor
 
 DOC = ["Paris is the capital of France."]
 

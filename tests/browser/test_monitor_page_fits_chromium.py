@@ -13,9 +13,11 @@ from pathlib import Path
 from tests.support import chromium
 
 import vera
-from vera.monitor import MonitorHistory
+from vera import create_app
+from vera._monitor import MonitorHistory
 from vera.plan import build_plan
-from vera.viewer import create_app
+
+WHITEBOX = "the monitor's own parts"
 
 WIDTH, HEIGHT = 1400, 900
 

@@ -28,7 +28,9 @@ from tests.support.cli import run_vera
 from tests.support.view_history import stored_run
 
 from vera import RunStore
-from vera.review import calibration_order, review_calibration
+from vera._review import calibration_order, review_calibration
+
+WHITEBOX = "the review queues' order"
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page, Playwright
@@ -59,7 +61,7 @@ def _first_has_claims(path: Path, run_id: str) -> bool:
 def _serve(path: Path, *, review: bool) -> tuple[Any, threading.Thread, str]:
     import uvicorn
 
-    from vera.viewer import create_app
+    from vera import create_app
 
     app = create_app(path, allowed_hosts=["127.0.0.1"], review=review)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))

@@ -59,7 +59,7 @@ def origin(history: History) -> Iterator[str]:
         pytest.skip(missing)
     import uvicorn
 
-    from vera.viewer import create_app
+    from vera import create_app
 
     app = create_app(history.path, allowed_hosts=["127.0.0.1"])
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))

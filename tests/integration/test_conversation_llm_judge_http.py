@@ -8,7 +8,7 @@ from tests.support.loopback import LoopbackServer
 from tests.support.scripted import scripted_openai
 
 import vera
-from vera.conversations import estimate_conversations, evaluate_conversations
+from vera import estimate_conversations, evaluate_conversations
 from vera.datasets import open_dataset
 from vera.plan import Settings, build_plan
 from vera.run import Bindings, estimate_plan

@@ -10,9 +10,8 @@ from pathlib import Path
 from starlette.testclient import TestClient
 from tests.support.cli import run_vera
 
-from vera import RunStore
+from vera import RunStore, create_app
 from vera.datasets import bundled_path, open_dataset
-from vera.viewer import create_app
 
 
 def test_a_run_refused_as_bad_input_is_not_stored_as_finished(tmp_path: Path) -> None:

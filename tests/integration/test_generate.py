@@ -14,8 +14,8 @@ from tests.support.loopback import LoopbackServer, Recorded, Reply, ok_anthropic
 from tests.support.testset_script import TestsetScript, by_hash
 
 import vera
+from vera import estimate_testset, generate_testset
 from vera.datasets import bundled_path
-from vera.generate import estimate_testset, generate_testset
 from vera.judges import load_prompt
 from vera.plan import Settings
 
@@ -53,7 +53,7 @@ def test_good_items_are_kept_in_the_seed_layout(
     )
 
     assert result.kept_total == 12 and result.stopped is None, result.rejected
-    assert set(result.kept) == {c for c in vera.generate.CATEGORIES}
+    assert set(result.kept) == {c for c in vera._generate.CATEGORIES}
     texts = {d["id"]: " ".join(d["text"].split()) for d in result.dataset["documents"]}
     for query in result.dataset["queries"]:
         assert set(query) == {
@@ -71,7 +71,7 @@ def test_good_items_are_kept_in_the_seed_layout(
         if query["category"] in {"fact_multiple", "contradiction"}:
             assert len({c["document_id"] for c in query["citations"]}) == 2
     path = tmp_path / "generated.json"
-    vera.generate.write_dataset(result, path)
+    vera._generate.write_dataset(result, path)
     samples = list(vera.load_dataset(path))
     assert len(samples) == 12
 

@@ -12,7 +12,7 @@ from tests.support.loopback import LoopbackServer, Recorded, Reply, ok_openai
 from tests.support.scripted import section
 
 import vera
-from vera.baselines import build_baseline
+from vera import build_baseline
 from vera.judges.offline import OfflineJudge
 from vera.metrics import create_metric
 from vera.providers import ManagedChatModel, OpenAIChatModel

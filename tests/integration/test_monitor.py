@@ -22,8 +22,7 @@ pytest.importorskip("opentelemetry.proto", reason=without("monitor"))
 from tests.support.otel_traces import emit_rag_trace, rag_provider
 
 from vera import RunStopError, RunStore
-from vera.judges.offline import OfflineJudge
-from vera.monitor import (
+from vera._monitor import (
     MonitorConfig,
     create_monitor,
     is_sampled,
@@ -31,7 +30,10 @@ from vera.monitor import (
     read_windows,
     running_monitor,
 )
+from vera.judges.offline import OfflineJudge
 from vera.types import Claim
+
+WHITEBOX = "the monitor's own parts; the viewer's own parts"
 
 DOC = ["Paris is the capital of France."]
 FAITHFUL = "Paris is the capital of France."
@@ -325,7 +327,7 @@ def test_a_trace_sent_twice_is_evaluated_once(tmp_path: Path) -> None:
 def test_the_view_shows_windows_live_with_trend_counts_and_alerts(tmp_path: Path) -> None:
     from starlette.testclient import TestClient
 
-    from vera.viewer import LIVE_SCRIPT, create_app
+    from vera._viewer import LIVE_SCRIPT, create_app
 
     history = tmp_path / "runs.sqlite"
     config = MonitorConfig(alerts=(parse_alert("faithfulness<0.9"),), **QUICK)
@@ -469,7 +471,7 @@ def test_a_body_over_the_limit_is_refused_unread(tmp_path: Path) -> None:
     import http.client
     from urllib.parse import urlsplit
 
-    from vera.monitor import MAX_BODY_BYTES
+    from vera._monitor import MAX_BODY_BYTES
 
     monitor = create_monitor(MonitorConfig(**QUICK), history=tmp_path / "runs.sqlite")
     with running_monitor(monitor) as url:
@@ -485,7 +487,7 @@ def test_a_body_over_the_limit_is_refused_unread(tmp_path: Path) -> None:
 
 
 def test_a_failure_behind_the_receiver_stops_the_monitor_loudly(tmp_path: Path) -> None:
-    from vera.monitor import MonitorHistory
+    from vera._monitor import MonitorHistory
 
     class _Broken(MonitorHistory):
         def add_counts(self, run_id: str, deltas: Any) -> None:

@@ -12,7 +12,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from vera.monitor import MonitorConfig, create_monitor, protobuf_note, running_monitor
+from vera._monitor import MonitorConfig, create_monitor, protobuf_note, running_monitor
+
+WHITEBOX = "the monitor's own parts"
 
 
 def test_a_monitor_without_opentelemetry_proto_reads_json_and_refuses_protobuf(

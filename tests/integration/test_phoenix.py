@@ -31,9 +31,9 @@ from tests.support.otel_traces import FileSpanExporter, emit_rag_trace
 from tests.support.phoenix import free_port, provider, root_span_ids, running_phoenix
 from typer.testing import CliRunner
 
+from vera import MonitorConfig, create_monitor, running_monitor
 from vera.cli import app
 from vera.integrations import PhoenixAnnotator
-from vera.monitor import MonitorConfig, create_monitor, running_monitor
 
 DOC = ["Paris is the capital of France."]
 QUESTION = "Which city is the capital of France?"

@@ -13,8 +13,10 @@ import pytest
 from tests.support.cli import run_vera
 
 import vera
-from vera.baselines import load_documents
+from vera._baselines import load_documents
 from vera.render import render_markdown
+
+WHITEBOX = "the baselines' own parts"
 
 
 def vera_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

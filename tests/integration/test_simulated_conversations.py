@@ -16,8 +16,7 @@ from tests.support.cli import run_vera
 from tests.support.loopback import LoopbackServer, Recorded, Reply, error
 from tests.support.simulated_user import SimulatedUser, say
 
-from vera.datasets import read_conversations
-from vera.generate import (
+from vera._generate import (
     Scenario,
     SimulationResult,
     estimate_simulation,
@@ -25,9 +24,12 @@ from vera.generate import (
     simulate_conversations,
     write_conversations,
 )
+from vera.datasets import read_conversations
 from vera.plan import Settings
 from vera.providers import Price, PriceTable, Usage
 from vera.types import DatasetRowError
+
+WHITEBOX = "the generator's own parts"
 
 SIMULATOR = "openai:loopback-model"
 JUDGE = "openai:loopback-model"

@@ -1,6 +1,6 @@
 """`vera view` as a command: the real server process, reached over HTTP on 127.0.0.1.
 
-The command is a shell over `vera.viewer.serve`; these tests check what only the command
+The command is a shell over `vera._viewer.serve`; these tests check what only the command
 does: it prints where it serves, answers there with the runs page, leaves the history as it
 was, and fails with exit 2 and the path when there is no history to show.
 """

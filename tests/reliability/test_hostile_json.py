@@ -34,10 +34,12 @@ from tests.support.extras import without
 from tests.support.loopback import LoopbackServer, malformed
 from tests.unit.test_otlp_dataset import RAG
 from vera import DamagedRunError, DatasetError, DatasetRowError, RunStore, load_dataset
+from vera._monitor import BadRequest, OtlpRequestError, decode_body, request_spans_of
 from vera.datasets import read_conversations
-from vera.monitor import BadRequest, OtlpRequestError, decode_body, request_spans_of
 from vera.pipelines import UserPipelineError, load_user_pipeline
 from vera.providers import MalformedJSONError, parse_json_object
+
+WHITEBOX = "the monitor's own parts"
 
 SOURCE = str(Path(vera.__file__).parent.parent)
 GOOD = {
@@ -568,7 +570,7 @@ GOOD_TRACE = "2" * 32
 def test_hostile_bodies_are_answered_and_the_monitor_goes_on(tmp_path: Path) -> None:
     pytest.importorskip("uvicorn", reason=without("monitor"))
     pytest.importorskip("opentelemetry.proto", reason=without("monitor"))
-    from vera.monitor import MonitorConfig, create_monitor, running_monitor
+    from vera import MonitorConfig, create_monitor, running_monitor
 
     history = tmp_path / "runs.sqlite"
     config = MonitorConfig(settle_seconds=0.1, flush_seconds=0.1, spool=tmp_path / "spool")
@@ -592,7 +594,7 @@ def test_hostile_bodies_are_answered_and_the_monitor_goes_on(tmp_path: Path) -> 
 def test_a_spooled_hostile_request_does_not_stop_the_restart(tmp_path: Path) -> None:
     pytest.importorskip("uvicorn", reason=without("monitor"))
     pytest.importorskip("opentelemetry.proto", reason=without("monitor"))
-    from vera.monitor import MonitorConfig, Spool, create_monitor, running_monitor
+    from vera._monitor import MonitorConfig, Spool, create_monitor, running_monitor
 
     spool = tmp_path / "spool"
     # What a monitor killed after answering 200 leaves behind it.

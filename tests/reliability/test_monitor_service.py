@@ -39,9 +39,11 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from tests.support.otel_traces import emit_rag_trace
 from vera import RunStore
+from vera._monitor import Monitor, MonitorConfig, create_monitor
 from vera.judges.offline import OfflineJudge
-from vera.monitor import Monitor, MonitorConfig, create_monitor
 from vera.types import Claim
+
+WHITEBOX = "the monitor's own parts"
 
 DOC = ["Paris is the capital of France."]
 QUICK = {"settle_seconds": 0.1, "flush_seconds": 0.1}
@@ -90,7 +92,7 @@ def _poisoned_body(n: int) -> bytes:
 def poisoned(monkeypatch: pytest.MonkeyPatch) -> None:
     """The monitor's span reader raises AttributeError on a request carrying `_POISON`, as
     it once did on unexpected values: an explicit fault, to test the failure path."""
-    from vera.monitor import request_spans_of
+    from vera._monitor import request_spans_of
 
     def reader(request: Any) -> Any:
         if _POISON in json.dumps(request, default=str):
@@ -98,7 +100,7 @@ def poisoned(monkeypatch: pytest.MonkeyPatch) -> None:
         return request_spans_of(request)
 
     # Where the monitor's service looks the reader up (a fault injected into the engine).
-    monkeypatch.setattr("vera.monitor._service.request_spans_of", reader)
+    monkeypatch.setattr("vera._monitor._service.request_spans_of", reader)
 
 
 def _stored(history: Path) -> set[str]:
@@ -172,7 +174,7 @@ def test_a_poisoned_spool_file_is_set_aside_on_restart_and_the_rest_evaluated(
 
 
 def test_the_quarantine_keeps_only_the_newest_files(tmp_path: Path, poisoned: None) -> None:
-    from vera.monitor import QUARANTINE_KEPT
+    from vera._monitor import QUARANTINE_KEPT
 
     lines: list[str] = []
     monitor = _monitor(tmp_path, lines)
@@ -251,7 +253,7 @@ def test_half_request_heads_are_cut_off_and_a_real_exporter_is_still_served(
 ) -> None:
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-    from vera.monitor import ServerLimits, running_monitor
+    from vera._monitor import ServerLimits, running_monitor
 
     history = tmp_path / "runs.sqlite"
     monitor = create_monitor(MonitorConfig(**QUICK), history=history)
@@ -281,7 +283,7 @@ def test_half_request_heads_are_cut_off_and_a_real_exporter_is_still_served(
 
 
 def test_a_flood_of_bad_request_heads_logs_a_few_lines_not_one_each(tmp_path: Path) -> None:
-    from vera.monitor import running_monitor
+    from vera import running_monitor
 
     class Kept(logging.Handler):
         def __init__(self) -> None:
@@ -311,7 +313,7 @@ def test_a_flood_of_bad_request_heads_logs_a_few_lines_not_one_each(tmp_path: Pa
 
 def test_vera_view_cuts_off_half_request_heads_too(tmp_path: Path) -> None:
     from tests.support.view_history import make_history
-    from vera.monitor import ServerLimits
+    from vera._monitor import ServerLimits
 
     history = make_history(tmp_path)
     process = subprocess.Popen(
@@ -339,7 +341,7 @@ def test_vera_view_cuts_off_half_request_heads_too(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("host", ["127.example.com", "127.0.0.1.example.com", "0.0.0.0"])
 def test_a_name_that_only_looks_like_loopback_needs_a_token(host: str) -> None:
-    from vera.monitor import check_access
+    from vera._monitor import check_access
     from vera.types import ConfigError
 
     with pytest.raises(ConfigError, match=f"--host {host} receives traces from other machines"):
@@ -348,7 +350,7 @@ def test_a_name_that_only_looks_like_loopback_needs_a_token(host: str) -> None:
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "::1", "[::1]", "localhost"])
 def test_loopback_addresses_and_localhost_need_no_token(host: str) -> None:
-    from vera.monitor import check_access
+    from vera._monitor import check_access
 
     check_access(host, None)
 
@@ -384,7 +386,7 @@ class _Redirecting(BaseHTTPRequestHandler):
 
 
 def test_a_webhook_redirect_is_not_followed_and_is_recorded_as_failed() -> None:
-    from vera.monitor import post_webhook
+    from vera._monitor import post_webhook
 
     elsewhere = ThreadingHTTPServer(("127.0.0.1", 0), type("Other", (_Redirecting,), {}))
     other_url = f"http://127.0.0.1:{elsewhere.server_address[1]}/stolen"
@@ -450,7 +452,7 @@ def test_the_view_cookie_is_a_session_id_never_the_token(tmp_path: Path) -> None
     from starlette.testclient import TestClient
 
     from tests.support.view_history import make_history
-    from vera.viewer import create_app
+    from vera import create_app
 
     token = "a-test-token-0123456789"
     history = make_history(tmp_path)
@@ -489,7 +491,7 @@ def _rootless_body(n: int, size: int) -> bytes:
 def test_open_traces_are_bounded_by_bytes_and_a_whole_trace_still_gets_through(
     tmp_path: Path,
 ) -> None:
-    from vera.monitor import running_monitor
+    from vera import running_monitor
 
     budget = 4 * 1024 * 1024
     history = tmp_path / "runs.sqlite"
@@ -561,7 +563,7 @@ def test_a_trace_that_kills_the_judges_worker_is_counted_and_the_worker_started_
 def test_a_large_body_is_decoded_off_the_event_loop_and_a_small_one_on_it(
     tmp_path: Path,
 ) -> None:
-    from vera.monitor import Receipt, running_monitor
+    from vera._monitor import Receipt, running_monitor
 
     monitor = create_monitor(MonitorConfig(**QUICK), history=tmp_path / "runs.sqlite")
     monitor.echo = lambda line: None

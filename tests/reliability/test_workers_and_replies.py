@@ -29,7 +29,7 @@ from tests.support.faults import Handler, Provider, judge_args
 from tests.support.loopback import LoopbackServer, Recorded, Reply, error, ok_openai
 from tests.support.testset_script import TestsetScript
 from vera import JudgeResponseError, Verdict
-from vera.generate import REASONS, generate_testset
+from vera._generate import REASONS, generate_testset
 from vera.judges import LLMJudge, create_managed_model
 from vera.plan import Settings
 from vera.providers import (
@@ -46,6 +46,8 @@ from vera.providers import (
 )
 from vera.run import Quota, QuotaClient
 from vera.types import Claim, mask_secret
+
+WHITEBOX = "the generator's own parts"
 
 SAMPLES = 12
 FLAGS = ("--no-history", "--no-cache", "--retries", "2", "--timeout", "0.5", "--concurrency", "4")

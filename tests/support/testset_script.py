@@ -22,7 +22,9 @@ from collections.abc import Callable
 from typing import Any
 
 from tests.support.loopback import Recorded, Reply, ok_openai
-from vera.generate import CATEGORIES
+from vera._generate import CATEGORIES
+
+WHITEBOX = "the generator's own parts"
 
 __all__ = ["TestsetScript", "by_hash", "passages"]
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from vera import cli
+from vera import RunStore, cli, compare_runs
 from vera._results import (
     ClaimRecord,
     Report,
@@ -26,7 +26,6 @@ from vera._results import (
     run_differences,
     verdict_changes,
 )
-from vera._store import RunStore, compare_runs
 from vera.plan import build_plan
 from vera.types import ConfigError, MetricResult, MetricStatus, Verdict
 

@@ -8,8 +8,14 @@ from pathlib import Path
 import pytest
 from tests.support.cli import run_vera
 
-from vera import ConfigError, Conversation, ToolResult, Turn
-from vera.conversations import estimate_conversations, evaluate_conversations
+from vera import (
+    ConfigError,
+    Conversation,
+    ToolResult,
+    Turn,
+    estimate_conversations,
+    evaluate_conversations,
+)
 
 TOOL = "Account ACME: 12 seats, 9 seats in use."
 SEATS = Conversation(

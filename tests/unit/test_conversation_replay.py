@@ -6,12 +6,13 @@ from collections.abc import Sequence
 import pytest
 
 import vera
-from vera import ConfigError, Conversation, ToolResult, Turn, Verdict
-from vera.baselines import build_baseline
-from vera.conversations import HISTORY_KEY, evaluate_conversations, pipeline_assistant, replay
+from vera import ConfigError, Conversation, ToolResult, Turn, Verdict, build_baseline
+from vera._conversations import HISTORY_KEY, evaluate_conversations, pipeline_assistant, replay
 from vera.judges import OfflineJudge
 from vera.pipelines import Pipeline, RagState
 from vera.types import Context, Role, SourceKind
+
+WHITEBOX = "the conversations' own parts"
 
 RECORDED = Conversation(
     id="seats",

@@ -10,13 +10,14 @@ from rich.console import Console
 from starlette.testclient import TestClient
 
 import vera
-from vera import ConfigError, Conversation, Turn
-from vera.conversations import evaluate_conversations
+from vera import ConfigError, Conversation, Turn, evaluate_conversations
+from vera._viewer import create_app, run_url
 from vera.datasets import consistency_checks, open_dataset, turn_samples
 from vera.judges import OfflineJudge
 from vera.render import print_summary, render_html
 from vera.types import ConversationSummary, PartialRule, Report, SampleResult, TurnRef
-from vera.viewer import create_app, run_url
+
+WHITEBOX = "the viewer's own parts"
 
 
 def _chat() -> Conversation:

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 from tests.support.docs import run_example
 
-from vera import ConfigError, Conversation, DatasetRowError, Turn, Verdict
-from vera.conversations import evaluate_conversations
+from vera import ConfigError, Conversation, DatasetRowError, Turn, Verdict, evaluate_conversations
 from vera.judges import OfflineJudge
 from vera.types import PartialRule, SourceKind
 

@@ -18,11 +18,13 @@ from starlette.testclient import TestClient
 
 import vera
 from vera import Conversation, Turn
-from vera.conversations import evaluate_conversations, thread_lines, threads_html
+from vera._conversations import evaluate_conversations, thread_lines, threads_html
+from vera._viewer import conversation_url, create_app, run_url
 from vera.datasets import read_conversations, turn_samples
 from vera.render import csp_hash, read_samples, render_html, render_markdown
 from vera.types import ConversationTurns
-from vera.viewer import conversation_url, create_app, run_url
+
+WHITEBOX = "the conversations' own parts; the viewer's own parts"
 
 CHAT: dict[str, Any] = {
     "id": "order-42",

@@ -8,8 +8,8 @@ import random
 import pytest
 
 from vera import ConfigError
-from vera.baselines import Chunk
-from vera.generate import (
+from vera._baselines import Chunk
+from vera._generate import (
     Draft,
     allocate,
     answer_supported,
@@ -21,6 +21,8 @@ from vera.generate import (
     read_draft,
 )
 from vera.judges.offline import OfflineJudge
+
+WHITEBOX = "the baselines' own parts; the generator's own parts"
 
 
 def test_mix_parses_and_rejects_what_it_cannot_use() -> None:

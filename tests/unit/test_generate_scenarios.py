@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from vera.generate import Scenario, read_scenarios
+from vera._generate import Scenario, read_scenarios
 from vera.types import DatasetError, DatasetRowError
+
+WHITEBOX = "the generator's own parts"
 
 YAML = """\
 # Two simulated users of the help desk.

@@ -11,8 +11,7 @@ import pytest
 from tests.support.extras import without
 
 from vera import ConfigError
-from vera.datasets import OtlpSpan, TraceParts, add_trace_span, request_spans
-from vera.monitor import (
+from vera._monitor import (
     MAX_BODY_BYTES,
     Assembler,
     BadRequest,
@@ -27,6 +26,9 @@ from vera.monitor import (
     parse_window,
     window_bounds,
 )
+from vera.datasets import OtlpSpan, TraceParts, add_trace_span, request_spans
+
+WHITEBOX = "the monitor's own parts"
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 
@@ -152,7 +154,7 @@ def test_protobuf_spans_are_read_as_the_file_reader_reads_their_json() -> None:
         ExportTraceServiceRequest,
     )
 
-    from vera.monitor import request_spans_of
+    from vera._monitor import request_spans_of
 
     request = ExportTraceServiceRequest()
     resource = request.resource_spans.add()

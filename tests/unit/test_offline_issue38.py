@@ -12,7 +12,7 @@ import json
 import pytest
 
 import vera
-from vera.conversations import evaluate_conversations
+from vera import evaluate_conversations
 from vera.judges.offline import OfflineJudge, UnsupportedLanguageError
 from vera.types import ClaimVerdict, Verdict
 

@@ -130,7 +130,7 @@ def test_an_agent_trace_without_an_answer_is_an_invalid_row(tmp_path: Path) -> N
 
 
 def test_vera_conversations_reads_an_agent_trace_file(tmp_path: Path) -> None:
-    from vera.conversations import evaluate_conversations
+    from vera import evaluate_conversations
 
     provider, exporter = _provider()
     tracer = provider.get_tracer("agent")

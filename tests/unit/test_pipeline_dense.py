@@ -7,10 +7,12 @@ import pytest
 
 import vera
 from vera import Context
-from vera.baselines import DenseRetriever, build_baseline
+from vera._baselines import DenseRetriever, build_baseline
 from vera.judges.offline import OfflineJudge
 from vera.providers import MissingExtraError
 from vera.types import Verdict
+
+WHITEBOX = "the baselines' own parts"
 
 VOCABULARY = ["refund", "days", "card", "paris", "france", "fee", "invoice"]
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 import vera
-from vera.baselines import BM25Retriever, Chunk, ScoredChunk, chunk_corpus, terms
+from vera._baselines import BM25Retriever, Chunk, ScoredChunk, chunk_corpus, terms
 from vera.types import Context
+
+WHITEBOX = "the baselines' own parts"
 
 
 def _chunks(*texts: str) -> list[Chunk]:

@@ -10,10 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vera import Context
-from vera.baselines import VERIFY_ABSTENTION, Verify
+from vera._baselines import VERIFY_ABSTENTION, Verify
 from vera.judges import FakeJudge, LLMJudge
 from vera.pipelines import Pipeline, RagState, check_laws, identity
 from vera.providers import CostLedger, FakeChatModel, ManagedChatModel, Price, PriceTable
+
+WHITEBOX = "the baselines' own parts"
 
 
 async def retrieve(state: RagState) -> RagState:

@@ -14,9 +14,7 @@ from tests.support.cli import run_vera
 
 import vera
 from vera import RunStore
-from vera.datasets import bundled_path
-from vera.plan import DatasetRef, Settings, build_plan
-from vera.review import (
+from vera._review import (
     ReviewError,
     add_label,
     calibration_order,
@@ -25,8 +23,12 @@ from vera.review import (
     review_state,
     triage_order,
 )
+from vera.datasets import bundled_path
+from vera.plan import DatasetRef, Settings, build_plan
 from vera.run import run_plan
 from vera.types import Calibration
+
+WHITEBOX = "the review queues' order"
 
 JUDGE = "offline:learned"
 METRICS = ["faithfulness", "faithfulness_probability"]

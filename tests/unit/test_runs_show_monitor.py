@@ -10,10 +10,12 @@ from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
 from vera import RunStore
+from vera._monitor import MonitorHistory
+from vera._viewer import create_app, run_url
 from vera.cli import app
-from vera.monitor import MonitorHistory
 from vera.plan import build_plan
-from vera.viewer import create_app, run_url
+
+WHITEBOX = "the monitor's own parts; the viewer's own parts"
 
 
 def test_an_open_monitor_window_is_finished_by_its_monitor_not_by_resume(tmp_path: Path) -> None:

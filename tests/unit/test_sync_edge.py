@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import vera
-from vera.generate import generate_testset
+from vera import generate_testset
 from vera.run import run_sync
 
 

@@ -11,8 +11,7 @@ import pytest
 from starlette.testclient import TestClient
 from tests.support.view_history import stored_run
 
-from vera import RunStore
-from vera.viewer import create_app
+from vera import RunStore, create_app
 
 ORIGIN = "http://127.0.0.1"
 

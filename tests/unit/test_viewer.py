@@ -39,8 +39,7 @@ from tests.support.view_history import (
 
 from vera import ConfigError, DamagedRunError, MissingStoreError, RunStore, StoreError
 from vera._results import compare_reports, significant, verdict_changes
-from vera.render import stored_report_html, write_stored_report
-from vera.viewer import (
+from vera._viewer import (
     INSTALL,
     check_token,
     compare_url,
@@ -50,7 +49,8 @@ from vera.viewer import (
     serve,
     url_for,
 )
-from vera.viewer import _pages as pages
+from vera._viewer import _pages as pages
+from vera.render import stored_report_html, write_stored_report
 
 WHITEBOX = "the page model behind the viewer's routes"
 
@@ -180,7 +180,7 @@ def _imported_after(statement: str) -> list[str]:
     code = (
         f"import sys; {statement}; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in {'starlette', 'uvicorn'} "
-        "or m.startswith('vera.viewer')))"
+        "or m.startswith('vera._viewer')))"
     )
     found = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
@@ -193,8 +193,8 @@ def test_import_vera_imports_neither_the_viewer_nor_starlette() -> None:
     assert _imported_after("import vera") == []
     # The CLI may name the viewer, but Starlette and uvicorn load only when a view starts.
     assert [m for m in _imported_after("import vera.cli") if "vera" not in m] == []
-    assert "starlette" not in _imported_after("import vera.viewer")
-    assert "starlette" in _imported_after("import vera.viewer._app")  # what the check can see
+    assert "starlette" not in _imported_after("import vera._viewer")
+    assert "starlette" in _imported_after("import vera._viewer._app")  # what the check can see
 
 
 def test_the_list_shows_every_run_with_its_means_and_each_datasets_trend(
@@ -413,7 +413,7 @@ def test_serve_prints_its_url_opens_the_browser_and_answers_loopback_only(
         "BROWSER": f"{sys.executable} {script} %s {opened}",
         "PYTHONUNBUFFERED": "1",
     }
-    code = f"from vera.viewer import serve; serve({str(history.path)!r}, port=0)"
+    code = f"from vera._viewer import serve; serve({str(history.path)!r}, port=0)"
     server = subprocess.Popen(
         [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True
     )

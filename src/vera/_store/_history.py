@@ -150,7 +150,7 @@ MONITOR_COUNTS = (
     "duplicates",
     "errors",
 )
-"""The counters of a monitor window (`monitor_windows` columns), see `vera.monitor`."""
+"""The counters of a monitor window (`monitor_windows` columns), see `vera._monitor`."""
 
 
 def _m6_pass_results(db: sqlite3.Connection) -> None:
@@ -186,7 +186,7 @@ _MONITOR_VERSION = _MIGRATIONS.index(_m5_monitor) + 1
 """The first layout with `vera monitor`'s tables; no run of an older file is a window."""
 
 HISTORY_MIGRATIONS = _MIGRATIONS
-"""For a module that keeps its own tables in the history (`vera.monitor`) and opens it with
+"""For a module that keeps its own tables in the history (`vera._monitor`) and opens it with
 `SqliteFile` itself: the same steps, so either opener brings the file to the same layout."""
 
 HISTORY_SCHEMA_VERSION = len(_MIGRATIONS)
@@ -563,7 +563,7 @@ class RunStore:
     ) -> list[StoredLabel]:
         """Store a person's labels of one sample, (claim or None for the whole response,
         label) each, `note` with the first, as one INSERT: one transaction that only adds
-        rows. The caller checks what they say (`vera.review._review.add_label`)."""
+        rows. The caller checks what they say (`vera._review._review.add_label`)."""
         created, note = time.time(), redact(note)
         rows = [
             (run_id, sample_id, claim, label, note if i == 0 else "", reviewer, queue, created)

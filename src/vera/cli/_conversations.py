@@ -8,18 +8,18 @@ from typing import Annotated
 
 import typer
 
-from vera import ConfigError, VeraError, load_settings
-from vera.cli._app import _fail, app, err, out
-from vera.conversations import (
+from vera import (
+    ConfigError,
     ConversationEstimate,
     ConversationReport,
-    baseline_lines,
+    VeraError,
     estimate_conversations,
     evaluate_conversations,
     load_assistant,
-    thread_lines,
-    threads_html,
+    load_settings,
 )
+from vera._conversations import baseline_lines, thread_lines, threads_html
+from vera.cli._app import _fail, app, err, out
 from vera.render import atomic_text, output_format, report_format
 from vera.run import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK
 

@@ -147,7 +147,7 @@ def _finish(result: RunResult, flags: EvalFlags) -> NoReturn:
 def _note_extractive(result: RunResult) -> None:
     """Say why baselines tie where every compared pass is a built pipeline with the offline
     generator: it copies sentences of what it retrieved, so each is faithful by construction."""
-    from vera.baselines import BASELINES  # the baselines' modules only for this check
+    from vera import BASELINES
 
     plan = result.plan
     if not plan.baselines or plan.generator.uses_model or result.report.pipeline not in BASELINES:

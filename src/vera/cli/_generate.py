@@ -39,7 +39,7 @@ from vera.run import (
 from vera.types import ConfigError, VeraError
 
 if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
-    from vera.generate import GenerationResult
+    from vera import GenerationResult
 
 
 _MaxAnswerCharsFlag = Annotated[
@@ -106,7 +106,7 @@ def generate_command(
     Example: vera generate --documents docs/ --generator openai:gpt-4o-mini -o generated.json
     (offline, no key: --generator extractive)
     """
-    from vera.generate import generate_testset  # the chunker and BM25 load only for this command
+    from vera import generate_testset
 
     cli: dict[str, Any] = {"judge": judge, "judge_base_url": judge_base_url}
     cli |= {"judge_prompts_dir": prompts_dir, "cache_path": cache_path, "max_cost": max_cost}
@@ -135,7 +135,8 @@ def generate_command(
 
 def _dry_run(documents: Path, generator: str, options: dict[str, Any]) -> NoReturn:
     """What generating would cost, printed; no call is made."""
-    from vera.generate import estimate_line, estimate_testset
+    from vera import estimate_testset
+    from vera._generate import estimate_line
 
     estimate = estimate_testset(documents, generator, **options)
     out.print(estimate_line(estimate), highlight=False, markup=False)
@@ -152,7 +153,8 @@ def _settings(cli: dict[str, Any]) -> Settings:
 def _finish_generate(result: GenerationResult, output: Path | None) -> NoReturn:
     """Print what `vera generate` kept and turned away, write the dataset, and exit: 0 when
     something was kept, 3 when nothing was or the budget stopped it."""
-    from vera.generate import summary_lines, write_dataset
+    from vera import write_dataset
+    from vera._generate import summary_lines
 
     for line in summary_lines(result):
         out.print(line, highlight=False, markup=False)

@@ -68,8 +68,7 @@ def simulate(
     were written, 3 when none was or the budget stopped it, 2 for bad input. `dry_run`: the
     estimate printed, exit 0; nothing is called, and the assistant is neither loaded nor run."""
     # Imported here: the assistant's loader and the simulator load only for this mode.
-    from vera.conversations import load_assistant
-    from vera.generate import read_scenarios, simulate_conversations
+    from vera import load_assistant, read_scenarios, simulate_conversations
 
     try:
         wanted = read_scenarios(scenarios) if scenarios is not None else n
@@ -99,7 +98,8 @@ def _dry_run(
     scenarios: Any, generator: str, documents: Path, *, turns: int, seed: int, settings: Settings
 ) -> NoReturn:
     """What the simulation would cost at most, printed; no call is made."""
-    from vera.generate import estimate_simulation, simulation_estimate_line
+    from vera import estimate_simulation
+    from vera._generate import simulation_estimate_line
 
     estimate = estimate_simulation(
         scenarios, generator, documents_dir=documents, turns=turns, settings=settings, seed=seed
@@ -109,7 +109,8 @@ def _dry_run(
 
 
 def _finish(result: Any, output: Path) -> NoReturn:
-    from vera.generate import simulation_lines, write_conversations
+    from vera import write_conversations
+    from vera._generate import simulation_lines
 
     for line in simulation_lines(result):
         out.print(line, highlight=False, markup=False)

@@ -3,7 +3,7 @@
     vera labels export RUN -o labelled.jsonl                      # the labelled samples
     vera labels export RUN -o sample.jsonl --scope calibration    # for `vera calibrate FILE`
 
-A shell over `vera.review.export_labels`: it parses, calls it once, prints, and exits 0, or 2
+A shell over `vera._review.export_labels`: it parses, calls it once, prints, and exits 0, or 2
 with the message for a bad run id, an unreadable dataset or nothing labelled.
 """
 
@@ -15,9 +15,8 @@ from typing import Annotated
 
 import typer
 
-from vera import RunStore, VeraError
+from vera import RunStore, VeraError, export_labels
 from vera.render import check_output_paths, printable
-from vera.review import export_labels
 from vera.run import EXIT_USAGE
 
 __all__ = ["labels_app"]

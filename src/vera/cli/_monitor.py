@@ -14,8 +14,8 @@ from vera.render import printable
 from vera.run import EXIT_USAGE
 
 if TYPE_CHECKING:
+    from vera import Monitor
     from vera.integrations import PhoenixAnnotator
-    from vera.monitor import Monitor
 
 __all__ = ["MONITOR_HELP", "monitor_command"]
 
@@ -139,15 +139,9 @@ def monitor_command(
     token: _TokenFlag = None,
     phoenix: _PhoenixFlag = None,
 ) -> None:
-    """The command's shell: options in, `vera.monitor` called once, the exit code out."""
-    from vera.monitor import (
-        MonitorConfig,
-        check_access,
-        create_monitor,
-        parse_alert,
-        parse_filter,
-        parse_window,
-    )
+    """The command's shell: options in, `vera._monitor` called once, the exit code out."""
+    from vera import MonitorConfig, create_monitor, parse_alert
+    from vera._monitor import check_access, parse_filter, parse_window
 
     try:
         config = MonitorConfig(
@@ -180,7 +174,7 @@ def _serve(
     monitor: Monitor, annotator: PhoenixAnnotator | None, *, host: str, port: int, token: str | None
 ) -> NoReturn:
     """Serve until stopped; then what went to Phoenix, and the monitor's exit code."""
-    from vera.monitor import serve_monitor
+    from vera import serve_monitor
 
     try:
         code = serve_monitor(monitor, host=host, port=port, token=token, on_ready=_ready)
@@ -206,7 +200,7 @@ def _phoenix(url: str | None, judge: str) -> PhoenixAnnotator | None:
 
 def _ready(url: str) -> None:
     """What the monitor says once it listens: where, and what it cannot read."""
-    from vera.monitor import protobuf_note
+    from vera._monitor import protobuf_note
 
     typer.echo(f"Receiving OTLP/HTTP traces at {url} (Ctrl-C stops)", err=True)
     if (note := protobuf_note()) is not None:

@@ -71,7 +71,7 @@ def view_command(
     review: _ReviewFlag = False,
 ) -> None:
     """Browse the run history in a web browser (the help is `_VIEW_HELP`)."""
-    from vera.viewer import serve
+    from vera import serve
 
     def ready(url: str) -> None:
         # Not through `out`, which masks every token in a URL: this address's token is the

@@ -531,7 +531,7 @@ OTLP = DatasetFormat(
     within=("json", "jsonl"),
 )
 
-# What a live receiver (`vera.monitor`) shares with this reader: a request's spans, and a
+# What a live receiver (`vera._monitor`) shares with this reader: a request's spans, and a
 # trace's sample row once its spans are in, by the same rules as a file.
 OtlpSpan = _Span
 TraceParts = _Trace

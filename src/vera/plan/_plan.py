@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from vera._baselines._baselines import BASELINES
 from vera._registry import check_plugin_tables, plugin_table
-from vera.baselines._baselines import BASELINES
 from vera.metrics._registry import (
     METRIC_REGISTRY,
     configurable_metrics,

@@ -4,7 +4,7 @@ each verified assistant turn with its claims, verdicts and the source each verdi
 One view model, one template partial (`templates/thread.html.j2`), two producers: the HTML
 report (so `vera report` and `vera view`) builds its threads here from a run's turn results
 and the conversations as read from the dataset; `vera conversations --html` builds them from
-its `ConversationScore`s (`vera.conversations`). Both pages render the same macro, so a thread
+its `ConversationScore`s (`vera._conversations`). Both pages render the same macro, so a thread
 looks the same wherever it shows.
 
 A report shows at most `THREAD_LIMIT` threads, the worst conversations first (those with an

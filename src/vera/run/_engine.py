@@ -18,6 +18,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vera._baselines._verification import Verify
 from vera._json import JsonRefused
 from vera._results._answers import unfaithful_failures
 from vera._results._builder import Counts, Report, RunStop, SampleResult
@@ -40,7 +41,6 @@ from vera._store._history import (
     regression_without_history,
 )
 from vera._sync import run_sync
-from vera.baselines._verification import Verify
 from vera.datasets import SampleSource, consistency_checks
 from vera.datasets._unread import unread_columns
 from vera.judges._base import ClaimJudge, Judge, as_judge, check_capabilities
@@ -325,7 +325,7 @@ def _refuse_answering_turns(data: SampleSource) -> None:
         "and a pipeline or baseline answers one query without the history before it: replay "
         "the conversations through your system with vera conversations DATA --assistant "
         "module:function, or in Python evaluate_conversations(data, assistant=...) "
-        "(vera.conversations.pipeline_assistant(pipeline) makes a pipeline one); compare "
+        "(vera._conversations.pipeline_assistant(pipeline) makes a pipeline one); compare "
         "with a baseline replaying them by vera conversations DATA --baseline NAME, or "
         "evaluate_conversations(data, baselines=[NAME]); "
         "or drop --pipeline / --baseline to evaluate the recorded answers"

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from vera.baselines._baselines import BASELINES, build_baseline, corpus_of
-from vera.baselines._documents import load_documents
+from vera._baselines._baselines import BASELINES, build_baseline, corpus_of
+from vera._baselines._documents import load_documents
 from vera.datasets import open_dataset
 from vera.datasets._source import SampleSource
 from vera.judges._base import Judge

@@ -42,10 +42,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from vera._analysis._analysis import analyse_claims
+from vera._baselines._verification import support
 from vera._results._answers import claims_verdict
 from vera._stats._agreement import Confusion, auroc
 from vera._sync import run_sync
-from vera.baselines._verification import support
 from vera.datasets._readers import RawRow, check_readable, read_rows
 from vera.datasets._validate import RowRules, validate_row
 from vera.judges._base import Judge, partial_rule

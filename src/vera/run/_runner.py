@@ -163,8 +163,8 @@ async def _answer(sample: Sample, pipeline: Pipeline) -> tuple[Sample, tuple[Ste
         raise ValueError(
             "this sample is a conversation turn: a pipeline answers one query without the "
             "history before it; replay the conversations through your system with "
-            "vera.conversations.evaluate_conversations(data, assistant=...) "
-            "(vera.conversations.pipeline_assistant(pipeline) makes a pipeline one), compare "
+            "vera._conversations.evaluate_conversations(data, assistant=...) "
+            "(vera._conversations.pipeline_assistant(pipeline) makes a pipeline one), compare "
             "with a baseline by evaluate_conversations(data, baselines=[name]), or "
             "evaluate the recorded answers without a pipeline"
         )
