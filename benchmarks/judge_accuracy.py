@@ -4,7 +4,7 @@ Reads JSONL files in the format of `benchmarks/data/README.md` from the path giv
 never depends on them otherwise), runs a judge on every row, and reports, for the unfaithful
 class: precision, recall, F1, balanced accuracy and AUROC, overall and per task type; the
 character-level F1 of the claims marked unsupported against `hallucinated_spans` (RAGTruth);
-and throughput. The measuring is `vera.run`'s (also `vera benchmark FILE`); this
+and throughput. The measuring is `vera._run`'s (also `vera benchmark FILE`); this
 script adds what only VERA's own training needs: RAGTruth folds and another model card.
 
 By default a response is flagged by the mean rule: when its faithfulness score (the seeds'
@@ -12,7 +12,7 @@ mean of verdict weights) fails the metric's default threshold (0.5), what `--thr
 gates (`vera eval`'s own pass or fail is the answer verdict, `--answer-verdict` below), and
 ranked for AUROC by 1 - faithfulness_probability where the judge gives claim probabilities (else 1 -
 faithfulness; `ranked_by` says which). `--rule any-claim` flags it when any claim is not
-FULLY_SUPPORTED and ranks it by `1 - min support` over its claims (`vera.run`
+FULLY_SUPPORTED and ranks it by `1 - min support` over its claims (`vera._run`
 defines them; `vera benchmark` prints them side by side, the answer verdict first).
 
 `--answer-verdict` reports instead what a user acts on, the ANSWER VERDICT computed from the
@@ -32,7 +32,7 @@ the offline judge's verifier was trained with (`training/verifier/`): documents 
     .venv/bin/python benchmarks/judge_accuracy.py benchmarks/data/ragtruth_dev.jsonl
 
 `training/verifier/evaluate.py` scores the offline judges by the seeds' mean-of-weights rule
-from their verdicts directly, per task type, whatever rule `vera.run` uses.
+from their verdicts directly, per task type, whatever rule `vera._run` uses.
 """
 
 from __future__ import annotations
@@ -51,11 +51,7 @@ from typing import Any
 from vera import VeraError
 from vera._analysis import analyse_claims
 from vera._results import claims_verdict
-from vera._stats import Confusion, auroc
-from vera.judges import Judge, create_judge
-from vera.judges.offline import OfflineJudge, UnsupportedLanguageError
-from vera.plan import load_settings
-from vera.run import (
+from vera._run import (
     GroupFigures,
     JudgeBenchmark,
     LabelledRow,
@@ -66,6 +62,10 @@ from vera.run import (
     labelled_row,
     read_labelled_rows,
 )
+from vera._stats import Confusion, auroc
+from vera.judges import Judge, create_judge
+from vera.judges.offline import OfflineJudge, UnsupportedLanguageError
+from vera.plan import load_settings
 from vera.types import ClaimVerdict, PartialRule, Verdict
 
 WHITEBOX = "the work plan; the report builder, on hand-made results; the statistics formulas"
@@ -98,7 +98,7 @@ def summarise(
     rows: Sequence[Mapping[str, Any]], outcomes: Sequence[Mapping[str, Any]]
 ) -> dict[str, Any]:
     """The figures for `outcomes` (one `{"flagged", "score", "spans"}` per row, as
-    training/verifier/ computes them without a judge), by `vera.run`."""
+    training/verifier/ computes them without a judge), by `vera._run`."""
     labelled = [labelled_row(row, location=f"row {i}", index=i) for i, row in enumerate(rows, 1)]
     judged = [
         RowOutcome(

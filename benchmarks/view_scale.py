@@ -33,8 +33,8 @@ from pathlib import Path
 
 import httpx
 
+from vera import run_plan
 from vera.plan import DatasetRef, Settings, build_plan
-from vera.run import run_plan
 
 _COPIES = """
 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)

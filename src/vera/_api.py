@@ -24,6 +24,7 @@ from typing import Any, Literal, TypedDict, Unpack
 
 from vera._results._builder import Calibration, Report, SampleResult
 from vera._review._review import review_calibration
+from vera._run._engine import EXIT_OK, Bindings, RunObserver, RunResult, arun_plan, run_plan
 from vera._stats._calibration import CalibrationTally
 from vera._store._history import open_history
 from vera.datasets import SampleSource, open_dataset
@@ -46,7 +47,6 @@ from vera.plan._setting_uses import settings_with
 from vera.plan._settings import Settings
 from vera.render._outputs import ReportTargets, open_run_view, write_reports
 from vera.render._run_view import RunView
-from vera.run._engine import EXIT_OK, Bindings, RunObserver, RunResult, arun_plan, run_plan
 from vera.types._errors import ConfigError
 
 __all__ = [

@@ -20,7 +20,7 @@ from tests.support.loopback import LoopbackServer, Reply, error, ok_anthropic_to
 from tests.support.scripted import GeneratorScript
 
 import vera
-from vera import ConfigError, plan_evaluation, run_evaluation
+from vera import ConfigError, estimate_plan, plan_evaluation, run_evaluation
 from vera._store import HistoryBatchJournal, RunStore
 from vera.judges import JudgeOptions, create_managed_model
 from vera.providers import (
@@ -34,7 +34,6 @@ from vera.providers import (
     RetryPolicy,
     batch_journal,
 )
-from vera.run import estimate_plan
 
 WHITEBOX = "the history's batch journal and schema"
 

@@ -1,6 +1,6 @@
 """`benchmarks/judge_accuracy.py` as a user runs it, on a small file in the benchmarks' format
 written here (the real benchmark data is never part of the test suite). The script wraps
-`vera.run` (tested in tests/unit/test_judge_benchmark.py); what is its own is the
+`vera._run` (tested in tests/unit/test_judge_benchmark.py); what is its own is the
 output it has always written, `--fold`, `--model`/`--min-support`, and `summarise`, which
 training/verifier/ calls with outcomes it computed itself."""
 

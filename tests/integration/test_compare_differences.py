@@ -10,10 +10,9 @@ import pytest
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
-from vera import RunStore, cli, create_app
+from vera import RunStore, cli, create_app, run_plan
 from vera._results import run_differences, verdict_changes
 from vera.plan import DatasetRef, Settings, build_plan
-from vera.run import run_plan
 
 WHITEBOX = "the report builder, on hand-made results"
 

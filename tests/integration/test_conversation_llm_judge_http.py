@@ -8,10 +8,9 @@ from tests.support.loopback import LoopbackServer
 from tests.support.scripted import scripted_openai
 
 import vera
-from vera import estimate_conversations, evaluate_conversations
+from vera import Bindings, estimate_conversations, estimate_plan, evaluate_conversations
 from vera.datasets import open_dataset
 from vera.plan import Settings, build_plan
-from vera.run import Bindings, estimate_plan
 
 JUDGE = "openai:gpt-4o-mini"
 

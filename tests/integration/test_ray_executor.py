@@ -17,11 +17,10 @@ from tests.support.loopback import LoopbackServer, Recorded, Reply
 from tests.support.scripted import scripted_openai
 
 import vera
-from vera import ConfigError, SampleResult
+from vera import ConfigError, RunObserver, SampleResult, run_plan, stored_plan
 from vera.datasets import open_dataset
 from vera.judges.offline import OfflineJudge
 from vera.plan import DatasetRef, Settings, build_plan
-from vera.run import RunObserver, run_plan, stored_plan
 
 WHITEBOX = "the Ray import guard, without Ray installed"
 
@@ -179,7 +178,7 @@ def echo(query: str) -> str:
 
 
 def test_a_missing_ray_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    from vera.run import _ray as executor
+    from vera._run import _ray as executor
 
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(ConfigError, match=r"pip install 'vera-eval\[ray\]'"):
@@ -210,9 +209,9 @@ class _DeadWorker:
 
 async def test_a_failed_worker_turns_its_batch_into_errors_and_loses_nothing() -> None:
     from vera._results import ReportBuilder
+    from vera._run import _ray as executor
+    from vera.executors import PassSink, PassWork
     from vera.metrics import Faithfulness
-    from vera.run import PassSink, PassWork
-    from vera.run import _ray as executor
 
     samples = list(open_dataset("example"))
     recorded: dict[int, SampleResult] = {}
@@ -233,7 +232,7 @@ async def test_a_failed_worker_turns_its_batch_into_errors_and_loses_nothing() -
 
 
 def test_the_workers_share_the_concurrency_out() -> None:
-    from vera.run import _ray as executor
+    from vera._run import _ray as executor
 
     assert executor._shares(2, 8) == (2, 4)  # two workers, four samples each
     assert executor._shares(16, 4) == (4, 1)  # no more workers than samples in flight
@@ -243,7 +242,7 @@ def test_the_workers_share_the_concurrency_out() -> None:
 def test_a_batch_never_splits_the_turns_of_one_conversation() -> None:
     # The turns of a group wait for each other in one worker's judge: split across workers,
     # each part would wait for turns that never come.
-    from vera.run._ray import _batches
+    from vera._run._ray import _batches
 
     turns = list(open_dataset("conversations"))
     batches = list(_batches(iter(enumerate(turns)), 4))

@@ -23,7 +23,7 @@ import pytest
 from tests.support.cli import run_vera
 from tests.support.plugin import PLUGIN_ENTRY_POINTS, PLUGIN_MODULE, PLUGIN_SOURCE, write_plugin
 
-from vera import ConfigError, RunStore
+from vera import Bindings, ConfigError, RunResult, RunStore, run_plan
 from vera.datasets import open_dataset
 from vera.plan import DatasetRef, Settings, build_plan
 from vera.render import (
@@ -34,7 +34,6 @@ from vera.render import (
     write_run_reports,
 )
 from vera.render._outputs import _samples
-from vera.run import Bindings, RunResult, run_plan
 from vera.types import Sample
 
 WHITEBOX = "what the built-in reporters are handed, counted"
@@ -95,7 +94,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> type[CountingStore]:
     """Every store the outputs could open (the view's, and `RunResult.results()`'s) counted."""
     CountingStore.opened = 0
     monkeypatch.setattr("vera.render._outputs.RunStore", CountingStore)
-    monkeypatch.setattr("vera.run._engine.RunStore", CountingStore)
+    monkeypatch.setattr("vera._run._engine.RunStore", CountingStore)
     return CountingStore
 
 

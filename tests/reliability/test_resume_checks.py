@@ -20,10 +20,9 @@ import pytest
 from tests.reliability.runs import write_dataset
 from tests.support.cli import run_vera
 from tests.support.loopback import LoopbackServer
-from vera import ConfigError, RunStore
+from vera import Bindings, ConfigError, RunStore, run_plan
 from vera.datasets import InMemoryDataset
 from vera.plan import DatasetRef, Settings, build_plan
-from vera.run import Bindings, run_plan
 
 SAMPLES = 6
 

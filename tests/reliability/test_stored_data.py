@@ -19,8 +19,7 @@ import vera
 from tests.support.cli import run_vera
 from tests.support.loopback import LoopbackServer
 from tests.support.scripted import scripted_openai
-from vera import ConfigError
-from vera.run import stored_plan
+from vera import ConfigError, stored_plan
 
 SOURCE = str(Path(vera.__file__).parent.parent)
 """The tree this test imports VERA from, for the `vera` it runs to use the same."""

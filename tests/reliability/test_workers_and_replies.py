@@ -30,6 +30,7 @@ from tests.support.loopback import LoopbackServer, Recorded, Reply, error, ok_op
 from tests.support.testset_script import TestsetScript
 from vera import JudgeResponseError, Verdict
 from vera._generate import REASONS, generate_testset
+from vera._run import Quota, QuotaClient
 from vera.judges import LLMJudge, create_managed_model
 from vera.plan import Settings
 from vera.providers import (
@@ -44,7 +45,6 @@ from vera.providers import (
     RetryPolicy,
     UnreadableReplyError,
 )
-from vera.run import Quota, QuotaClient
 from vera.types import Claim, mask_secret
 
 WHITEBOX = "the generator's own parts"

@@ -12,9 +12,8 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from vera import RunStore
+from vera import RunStore, run_plan
 from vera.plan import DatasetRef, Settings, build_plan
-from vera.run import run_plan
 
 METRICS = ["faithfulness", "hallucination_rate"]
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from vera import ConfigError, Report, Sample, evaluate
+from vera import Bindings, ConfigError, Report, RunEstimate, Sample, estimate_plan, evaluate
 from vera.datasets import open_dataset
 from vera.judges import (
     BaseJudge,
@@ -22,7 +22,6 @@ from vera.judges import (
 from vera.plan import Settings, build_plan, load_settings
 from vera.providers import FakeChatModel
 from vera.render import cascade_summary, render_markdown
-from vera.run import Bindings, RunEstimate, estimate_plan
 from vera.types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Verdict
 
 

@@ -24,7 +24,7 @@ from tests.support.loopback import LoopbackServer, Recorded, Reply, ok_openai
 from tests.support.scripted import scripted_openai, section
 
 import vera
-from vera import Claim, ClaimVerdict, JudgeResponseError, Sample, Verdict
+from vera import Bindings, Claim, ClaimVerdict, JudgeResponseError, Sample, Verdict, estimate_plan
 from vera._analysis import analyse_sample, planned_work, work_pieces
 from vera.datasets import open_dataset
 from vera.judges import (
@@ -54,7 +54,6 @@ from vera.metrics import (
 )
 from vera.plan import Settings, build_plan, metric_specs
 from vera.providers import FakeChatModel
-from vera.run import Bindings, estimate_plan
 from vera.types import EntailmentMatrix
 
 WHITEBOX = "the work plan"

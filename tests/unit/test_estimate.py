@@ -4,11 +4,10 @@ from typing import Any
 
 import pytest
 
-from vera import Sample
+from vera import Bindings, RunEstimate, Sample, estimate_plan
 from vera.datasets import open_dataset
 from vera.plan import Settings, build_plan
 from vera.providers import CHARS_PER_TOKEN, Price, PriceTable
-from vera.run import Bindings, RunEstimate, estimate_plan
 
 # The metric that needs each piece of judge work, to ask for exactly that piece.
 NEED_METRICS = {

@@ -13,10 +13,7 @@ import pytest
 from tests.support.plugin import PLUGIN_MODULE, write_plugin
 
 from vera import ConfigError, RunStopError, SampleResult, SampleStatus, evaluate
-from vera.judges.offline import OfflineJudge
-from vera.metrics import Faithfulness
-from vera.plan import Settings, build_plan
-from vera.run import (
+from vera._run import (
     EXECUTORS,
     LocalExecutor,
     PassSink,
@@ -26,7 +23,12 @@ from vera.run import (
     create_executor,
     run_pass,
 )
+from vera.judges.offline import OfflineJudge
+from vera.metrics import Faithfulness
+from vera.plan import Settings, build_plan
 from vera.types import Sample
+
+WHITEBOX = "the engine's own parts"
 
 
 class _KeyRejected(RunStopError):
@@ -138,7 +140,7 @@ def test_executors_are_chosen_by_name_through_the_registry() -> None:
 
 
 EXECUTOR_PLUGIN_SOURCE = """
-from vera.run import LocalExecutor
+from vera._run import LocalExecutor
 
 CHOSEN = []
 

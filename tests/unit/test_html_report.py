@@ -33,6 +33,7 @@ from vera._results import (
     sample_outcome,
     significant,
 )
+from vera.executors import LocalExecutor, PassWork, run_pass
 from vera.judges import FakeJudge, OfflineJudge
 from vera.render import (
     OUTCOMES,
@@ -45,7 +46,6 @@ from vera.render import (
     render_html,
     unpack,
 )
-from vera.run import LocalExecutor, PassWork, run_pass
 from vera.types import Claim, Context, Sample, Verdict
 
 WHITEBOX = "the report builder, on hand-made results"

@@ -1,4 +1,4 @@
-"""`vera.run` and `vera benchmark`: a judge measured on a small labelled file, with
+"""`vera._run` and `vera benchmark`: a judge measured on a small labelled file, with
 the offline judge, whose verdicts on these rows are known (a copied answer is supported, an
 invented fact or a changed number is not, a paraphrase looks only partly supported to it, and an
 added condition whose words are all in the context slips past it). Each unfaithful answer is one
@@ -17,11 +17,7 @@ from typer.testing import CliRunner
 
 import vera
 from vera import DatasetError, DatasetRowError, JudgeError
-from vera._stats import auroc
-from vera.cli import app
-from vera.judges import FakeJudge
-from vera.judges.offline import OfflineJudge
-from vera.run import (
+from vera._run import (
     JudgeBenchmark,
     LabelledRow,
     RowOutcome,
@@ -30,6 +26,10 @@ from vera.run import (
     benchmark_judge,
     read_labelled_rows,
 )
+from vera._stats import auroc
+from vera.cli import app
+from vera.judges import FakeJudge
+from vera.judges.offline import OfflineJudge
 from vera.types import Claim, ClaimVerdict, Sample
 
 WHITEBOX = "the statistics formulas"

@@ -16,6 +16,7 @@ from tests.support.plugin import PLUGIN_MODULE, write_plugin
 
 import vera
 from vera import ConfigError
+from vera._run import Bindings, build_components, run_plan
 from vera.judges import (
     JUDGE_REGISTRY,
     BaseJudge,
@@ -31,8 +32,9 @@ from vera.judges import (
     relevance_rater,
 )
 from vera.plan import DatasetRef, build_plan
-from vera.run import Bindings, build_components, run_plan
 from vera.types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Verdict
+
+WHITEBOX = "the engine's own parts"
 
 ROW = {
     "id": "p",

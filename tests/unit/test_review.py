@@ -13,7 +13,7 @@ import pytest
 from tests.support.cli import run_vera
 
 import vera
-from vera import RunStore
+from vera import RunStore, run_plan
 from vera._review import (
     ReviewError,
     add_label,
@@ -25,7 +25,6 @@ from vera._review import (
 )
 from vera.datasets import bundled_path
 from vera.plan import DatasetRef, Settings, build_plan
-from vera.run import run_plan
 from vera.types import Calibration
 
 WHITEBOX = "the review queues' order"

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from vera import Claim, ClaimVerdict, ConfigError, Sample, SampleStatus
+from vera._run import evaluate_sample
 from vera.judges import BaseJudge
 from vera.judges.offline import LONG_TEXT, OfflineJudge
 from vera.metrics import Faithfulness
@@ -28,7 +29,8 @@ from vera.plan import (
     load_settings,
     sample_deadline,
 )
-from vera.run import evaluate_sample
+
+WHITEBOX = "the engine's own parts"
 
 CONTEXT = "The museum opens at 9 am. Entry costs 12 euros. The museum is closed on Mondays."
 ANSWER = "The museum opens at 9 am. Entry costs 12 euros."

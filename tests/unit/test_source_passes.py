@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 
 from vera.datasets import PassLog, SampleSource, open_dataset
+from vera.executors import LocalExecutor, PassWork, run_pass
 from vera.judges.offline import OfflineJudge
 from vera.metrics import Faithfulness
-from vera.run import LocalExecutor, PassWork, run_pass
 
 GOOD = {"query": "Where is Paris?", "response": "Paris is in France."}
 ROWS = [

@@ -10,7 +10,9 @@ import pytest
 
 import vera
 from vera import generate_testset
-from vera.run import run_sync
+from vera._run import run_sync
+
+WHITEBOX = "the engine's own parts"
 
 
 async def _answer() -> int:

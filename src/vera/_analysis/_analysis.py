@@ -2,7 +2,7 @@
 
 `work_plan` lists the pieces of judge work the metrics' needs ask of a sample (five claim
 metrics cost the same judge calls as one). The run executes that list (`analyse_sample`) and the
-dry run prices the same list (`planned_work`, read by `vera.run._estimate`), so the two cannot
+dry run prices the same list (`planned_work`, read by `vera._run._estimate`), so the two cannot
 disagree on what a sample costs. Independent pieces run concurrently.
 """
 

@@ -29,14 +29,14 @@ from vera._conversations._replay import Assistant, replay
 from vera._conversations._scores import FAITHFULNESS, ConversationScore, conversation_score
 from vera._results import compare_paired
 from vera._results._builder import Report, SampleResult
+from vera._run import RunResult, build_components
+from vera._run._estimate import CONSISTENCY_PASS, PassEstimate, RunEstimate, estimate_plan
+from vera._run._experiment import plan_pipelines
 from vera.datasets import read_conversations, turn_samples
 from vera.judges._base import Judge
 from vera.metrics._base import Metric
 from vera.pipelines import Pipeline
 from vera.plan import Settings
-from vera.run import RunResult, build_components
-from vera.run._estimate import CONSISTENCY_PASS, PassEstimate, RunEstimate, estimate_plan
-from vera.run._experiment import plan_pipelines
 from vera.types import Conversation, Sample
 from vera.types._errors import ConfigError
 

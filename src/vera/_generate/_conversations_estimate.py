@@ -30,6 +30,7 @@ from vera._generate._conversations import (
     user_request,
 )
 from vera._generate._conversations_scenarios import Scenario
+from vera._run._estimate import estimated_cost
 from vera.judges._base import CallEstimate, Judge, JudgeWork, planned_calls
 from vera.judges._calls import tokens
 from vera.judges._prompts import Prompt, load_prompt
@@ -37,7 +38,6 @@ from vera.judges._registry import create_judge
 from vera.plan._settings import Settings
 from vera.providers._base import ChatRequest
 from vera.providers._cost import PriceTable
-from vera.run._estimate import estimated_cost
 from vera.types import Context
 
 __all__ = ["SimulationEstimate", "estimate_simulation"]

@@ -27,9 +27,9 @@ from collections.abc import Sequence
 from typing import IO, Any
 
 from vera._results._builder import SampleResult
+from vera._run._runner import evaluate_sample
 from vera.judges._base import Judge
 from vera.metrics._base import Metric
-from vera.run._runner import evaluate_sample
 from vera.types import Sample
 
 __all__ = ["EvaluationProcesses", "NotMovable"]

@@ -641,7 +641,7 @@ class RunStore:
         return report.model_copy(update={"samples": tuple(self.iter_results(record.id))})
 
     def fingerprint(self, run_id: str) -> RunFingerprint | None:
-        """What a finished run measured (see `vera.run._fingerprint`); None for a run that did not
+        """What a finished run measured (see `vera._run._fingerprint`); None for a run that did not
         finish or was stored before runs had fingerprints."""
         record = self.get(run_id)
         rows = self._file.execute(

@@ -148,7 +148,7 @@ EXIT_INTERRUPTED = 130
 
 def _fail(exc: Exception) -> NoReturn:
     """Bad usage or input: the message, and exit 2 (nothing was evaluated)."""
-    from vera.run import EXIT_USAGE
+    from vera import EXIT_USAGE
 
     # Not wrapped: a message is one line to read, grep and paste, whatever the width.
     err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)

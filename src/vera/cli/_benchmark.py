@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
+from vera import EXIT_INCOMPLETE, JudgeBenchmark, benchmark_judge
 from vera.cli._app import _fail, _write_json, app, err, out
 from vera.cli._eval_flags import _ConcurrencyFlag, _JudgeFlag, _OfflineMinSupportFlag
 from vera.plan import load_settings
@@ -18,20 +19,14 @@ from vera.render import (
     format_score,
     print_table,
 )
-from vera.run import (
-    EXIT_INCOMPLETE,
-    JudgeBenchmark,
-    Rule,
-    benchmark_judge,
-)
 from vera.types import JudgeError, VeraError
 
-if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
-    pass
+if TYPE_CHECKING:
+    from vera._run import Rule  # a type: which rule flags an answer
 
 
 class BenchmarkRule(StrEnum):
-    """`vera benchmark --rule`: how an answer is flagged (`vera.run._judge_benchmark.Rule`)."""
+    """`vera benchmark --rule`: how an answer is flagged (`vera._run._judge_benchmark.Rule`)."""
 
     ANSWER_VERDICT = "answer-verdict"
     FAITHFULNESS = "faithfulness"

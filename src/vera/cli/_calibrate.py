@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -18,9 +18,6 @@ from vera.render import (
     check_output_paths,
 )
 from vera.types import VeraError
-
-if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
-    pass
 
 
 @app.command("calibrate")

@@ -9,6 +9,9 @@ from typing import Annotated
 import typer
 
 from vera import (
+    EXIT_GATE_FAILED,
+    EXIT_INCOMPLETE,
+    EXIT_OK,
     ConfigError,
     ConversationEstimate,
     ConversationReport,
@@ -21,7 +24,6 @@ from vera import (
 from vera._conversations import baseline_lines, thread_lines, threads_html
 from vera.cli._app import _fail, app, err, out
 from vera.render import atomic_text, output_format, report_format
-from vera.run import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK
 
 __all__ = ["HELP", "conversations_command"]
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import typer
 from rich.table import Table
 
@@ -12,10 +10,6 @@ from vera.datasets import BUNDLED, load_dataset
 from vera.render import (
     plain_cells,
 )
-
-if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
-    pass
-
 
 datasets_app = typer.Typer(help="The datasets bundled with VERA.", no_args_is_help=True)
 app.add_typer(datasets_app, name="datasets")

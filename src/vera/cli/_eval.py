@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NoReturn, cast
+from typing import Any, Literal, NoReturn, cast
 
 import typer
 from rich.markup import escape
 
-from vera import EvaluateOptions, plan_evaluation
+from vera import (
+    EXIT_OK,
+    Bindings,
+    EvaluateOptions,
+    RunEstimate,
+    RunObserver,
+    RunResult,
+    estimate_plan,
+    plan_evaluation,
+    run_plan,
+    stored_plan,
+)
 from vera.cli._app import EXIT_INTERRUPTED, _fail, app, err, out
 from vera.cli._eval_flags import EvalFlags, typed_command
 from vera.datasets import parse_field_option
@@ -32,20 +43,7 @@ from vera.render import (
     report_format,
     write_reports,
 )
-from vera.run import (
-    EXIT_OK,
-    Bindings,
-    RunEstimate,
-    RunObserver,
-    RunResult,
-    estimate_plan,
-    run_plan,
-    stored_plan,
-)
 from vera.types import VeraError
-
-if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
-    pass
 
 
 @app.command("eval")

@@ -15,9 +15,8 @@ from typing import Annotated
 
 import typer
 
-from vera import RunStore, VeraError, export_labels
+from vera import EXIT_USAGE, RunStore, VeraError, export_labels
 from vera.render import check_output_paths, printable
-from vera.run import EXIT_USAGE
 
 __all__ = ["labels_app"]
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from vera.cli._app import _fail, app, out
 from vera.metrics import Rubric, goal_completion, metric_classes
 from vera.plan import load_settings
@@ -13,10 +11,6 @@ from vera.render import (
     print_table,
 )
 from vera.types import VeraError
-
-if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
-    pass
-
 
 _METRICS_COLUMNS = (
     Column("Name"),

@@ -7,11 +7,10 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
-from vera import VeraError
+from vera import EXIT_USAGE, VeraError
 from vera.cli._app import app
 from vera.plan import load_settings
 from vera.render import printable
-from vera.run import EXIT_USAGE
 
 if TYPE_CHECKING:
     from vera import Monitor

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -21,10 +21,6 @@ from vera.render import (
     print_table,
 )
 from vera.types import VeraError
-
-if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
-    pass
-
 
 runs_app = typer.Typer(help="The run history (.vera/runs.sqlite).", no_args_is_help=True)
 app.add_typer(runs_app, name="runs")

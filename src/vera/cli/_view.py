@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -10,10 +10,6 @@ from vera import RunStore
 from vera.cli._app import _fail, app
 from vera.cli._runs import HistoryOption
 from vera.types import VeraError
-
-if TYPE_CHECKING:  # the generator's modules load only for `vera generate`
-    pass
-
 
 _VIEW_HELP = (
     "Browse the run history in a web browser: its runs 50 a page, newest first, with a trend "

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from vera._run import EXIT_GATE_FAILED, EXIT_OK
 from vera.integrations._github import CommentResult, GitHubJob, comment_marker, upsert_comment
 from vera.integrations._github_comment import (
     CommentLinks,
@@ -18,7 +19,6 @@ from vera.integrations._github_comment import (
     render_comment,
     step_outputs,
 )
-from vera.run import EXIT_GATE_FAILED, EXIT_OK
 from vera.types import Report
 from vera.types._errors import ConfigError
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vera._results import compare_reports, regression_failures
+from vera._run import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE
 from vera._store import RunStore
 from vera.render._markdown import _cell, _code
-from vera.run import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE
 from vera.types import (
     AnswerStatus,
     MetricComparison,

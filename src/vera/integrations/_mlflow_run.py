@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from vera._run._engine import EXIT_OK, RunResult
 from vera.render._outputs import open_run_view, write_reports
 from vera.render._run_view import RunView
-from vera.run._engine import EXIT_OK, RunResult
 from vera.types._errors import ConfigError
 from vera.types._extras import install_hint
 from vera.types._report import SampleResult

@@ -201,7 +201,7 @@ _SHARED_LIMITS: ContextVar[SharedLimits | None] = ContextVar("vera_shared_limits
 def shared_limits(parts: SharedLimits) -> Iterator[None]:
     """Inside this block, `create_managed_model` (and so `create_judge`) takes each model's
     limiter, ledger and health check from `parts`: how an executor's worker processes share
-    one rate limit, one budget and one fail-fast count (see `vera.run._ray`)."""
+    one rate limit, one budget and one fail-fast count (see `vera._run._ray`)."""
     token = _SHARED_LIMITS.set(parts)
     try:
         yield

@@ -5,7 +5,7 @@ once (`build_plan`). The run history stores the plan itself, so `vera eval --res
 exactly the run that was asked for, and a dry run prices the same plan a run would execute.
 Things are named, not held: metrics as name + options, the judge, pipelines and generator by
 spec. Live objects given from Python (a metric instance, a judge, a pipeline) travel beside
-the plan in `vera.run.Bindings`.
+the plan in `vera._run.Bindings`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ result or the bill must be what the stored run used: the judge and where its key
 metrics and their thresholds, the prompts, the sampling, the budget, the concurrency, the
 cache. The stored value is used unless the user names the setting again (a flag with
 `--resume`, `accept=` from Python); a plan that differs otherwise is refused, naming each
-difference. The dataset's content is checked by the engine (`vera.run`), which reads it.
+difference. The dataset's content is checked by the engine (`vera._run`), which reads it.
 """
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ class Settings(JudgeOptions, SampleLimitOptions, PluginTables):
     """The run store; default `.vera/runs.sqlite` in the working directory."""
     executor: str = Field(default="local", pattern=r"^\s*[A-Za-z0-9][\w.-]*\s*$")
     """Where samples are evaluated: "local" (this process), "ray" (worker processes of a
-    Ray cluster, the `ray` extra; see `vera.run._ray`), or an executor a plugin registers under
+    Ray cluster, the `ray` extra; see `vera._run._ray`), or an executor a plugin registers under
     the `vera.executors` entry-point group. An unknown name stops the run before any sample
     (exit 2), naming the known ones."""
     ray_address: str | None = None

@@ -10,7 +10,7 @@ failures are the ordinary, per-sample kind.
 A reply the server sends that is not the API's (an HTML page from a proxy, a body cut short)
 counts as a failure of the provider too: a base URL that points at a web page fails that way
 on every call. Where several processes call one provider (the Ray executor), one shared health
-decides for all of them (`vera.run._quota.SharedHealth`): a dead provider is told apart
+decides for all of them (`vera._run._quota.SharedHealth`): a dead provider is told apart
 after the same number of calls, whichever process made them.
 """
 

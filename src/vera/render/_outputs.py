@@ -34,7 +34,7 @@ from vera.types import Conversation, Sample
 from vera.types._errors import ConfigError, VeraError
 
 if TYPE_CHECKING:
-    from vera.run._engine import RunResult
+    from vera._run._engine import RunResult
 
 __all__ = [
     "ReportTargets",

@@ -135,8 +135,8 @@ class _Pass:
 
 class RunProgress:
     """Progress of each pass on `console`: count, rate, time left and elapsed. It has the
-    hooks of `vera.run.RunObserver` without importing it: renderers stay clear of what
-    `vera.run._engine` imports (judges, providers), so the CLI mixes the two.
+    hooks of `vera._run.RunObserver` without importing it: renderers stay clear of what
+    `vera._run._engine` imports (judges, providers), so the CLI mixes the two.
 
     `run_id` and `finished` say, after Ctrl-C, which run holds how many finished samples.
     `clock` is injectable so that tests can drive the plain lines' timing; `heartbeat` False

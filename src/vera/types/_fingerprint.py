@@ -91,7 +91,7 @@ _METRIC = re.compile(r"(?P<name>.+)\((?P<rule>[≥≤])(?P<mark>[^()]*)\)")
 
 
 def metric_rules(text: str) -> dict[str, str] | str:
-    """A fingerprint's metrics ("faithfulness(≥0.5), ...", as `vera.run` writes them) as
+    """A fingerprint's metrics ("faithfulness(≥0.5), ...", as `vera._run` writes them) as
     name → pass rule ("≥ 0.5"); the text itself where it does not read so."""
     rules: dict[str, str] = {}
     for part in text.split(", ") if text else []:

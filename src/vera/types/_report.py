@@ -453,7 +453,7 @@ class Report(BaseModel):
     `vera._stats._calibration`)."""
     fingerprint: RunFingerprint | None = None
     """What the run measured (dataset content, judge, metrics, pipeline, thresholds): a
-    regression gate compares only runs with the same `digest` (see `vera.run._fingerprint`)."""
+    regression gate compares only runs with the same `digest` (see `vera._run._fingerprint`)."""
     regression: RegressionCheck | None = None
     """With `--regression` or `--baseline-run`: the stored run the gate compared with."""
     conversations: ConversationSummary | None = None

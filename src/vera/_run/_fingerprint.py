@@ -125,7 +125,7 @@ def run_fingerprint(
     metrics: Iterable[Metric],
     system: Pipeline | None,
 ) -> RunFingerprint:
-    """The fingerprint of a run of `plan` with these built components (`vera.run._engine` builds
+    """The fingerprint of a run of `plan` with these built components (`vera._run._engine` builds
     them; objects given from Python count by their names and thresholds)."""
     return RunFingerprint.of(
         dataset=_dataset_part(plan, data),

@@ -497,5 +497,5 @@ def benchmark_judge(
             rule=rule,
         ),
         inside_a_loop="benchmark_judge was called inside a running event loop (Jupyter, an "
-        "async app); use `await vera.run.abenchmark_judge(...)` there",
+        "async app); use `await vera._run.abenchmark_judge(...)` there",
     )

@@ -2,8 +2,7 @@
 executors (in-process, Ray), the dry-run estimate, and the judge benchmark.
 """
 
-from vera._sync import run_sync
-from vera.run._engine import (
+from vera._run._engine import (
     EXIT_GATE_FAILED,
     EXIT_INCOMPLETE,
     EXIT_OK,
@@ -16,10 +15,10 @@ from vera.run._engine import (
     run_plan,
     stored_plan,
 )
-from vera.run._estimate import RunEstimate, estimate_plan
-from vera.run._executors import EXECUTORS, ExecutorFactory, create_executor
-from vera.run._fingerprint import run_fingerprint
-from vera.run._judge_benchmark import (
+from vera._run._estimate import RunEstimate, estimate_plan
+from vera._run._executors import EXECUTORS, ExecutorFactory, create_executor
+from vera._run._fingerprint import run_fingerprint
+from vera._run._judge_benchmark import (
     GroupFigures,
     JudgeBenchmark,
     LabelledRow,
@@ -32,9 +31,10 @@ from vera.run._judge_benchmark import (
     labelled_row,
     read_labelled_rows,
 )
-from vera.run._local import LocalExecutor
-from vera.run._quota import Quota, QuotaClient
-from vera.run._runner import Executor, PassSink, PassWork, Rows, Usage, evaluate_sample, run_pass
+from vera._run._local import LocalExecutor
+from vera._run._quota import Quota, QuotaClient
+from vera._run._runner import Executor, PassSink, PassWork, Rows, Usage, evaluate_sample, run_pass
+from vera._sync import run_sync
 
 __all__ = [
     "EXECUTORS",

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from vera._registry import Registry
+from vera._run._runner import Executor
 from vera.plan._plan import RunPlan
-from vera.run._runner import Executor
 
 __all__ = ["EXECUTORS", "ExecutorFactory", "create_executor"]
 
@@ -21,8 +21,8 @@ ExecutorFactory = Callable[[RunPlan], Executor]
 """Builds an executor for a run of the plan (the Ray executor reads its cluster settings)."""
 
 EXECUTORS: Registry[ExecutorFactory] = Registry("executor", "vera.executors")
-EXECUTORS.register("local", "vera.run._local:LocalExecutor.for_plan")
-EXECUTORS.register("ray", "vera.run._ray:RayExecutor")
+EXECUTORS.register("local", "vera._run._local:LocalExecutor.for_plan")
+EXECUTORS.register("ray", "vera._run._ray:RayExecutor")
 
 
 def create_executor(plan: RunPlan) -> Executor:

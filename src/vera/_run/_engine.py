@@ -30,6 +30,10 @@ from vera._results._turns import (
     conversation_gates_refused,
     turn_gate_failures,
 )
+from vera._run._executors import EXECUTORS, create_executor
+from vera._run._experiment import open_plan_data, plan_pipelines, system_spec
+from vera._run._fingerprint import content_digest, file_digest, run_fingerprint
+from vera._run._runner import PassWork, run_pass
 from vera._sample_limits import SampleLimits
 from vera._sqlite_file import StoreWriteError
 from vera._store._history import (
@@ -55,10 +59,6 @@ from vera.plan._settings import Settings
 from vera.providers._batch import batch_journal, check_batch_provider
 from vera.providers._ready import local_defaults
 from vera.providers._registry import provider_names
-from vera.run._executors import EXECUTORS, create_executor
-from vera.run._experiment import open_plan_data, plan_pipelines, system_spec
-from vera.run._fingerprint import content_digest, file_digest, run_fingerprint
-from vera.run._runner import PassWork, run_pass
 from vera.types import Need, Sample, VeraError
 from vera.types._errors import ConfigError, DatasetError
 from vera.types._fingerprint import RegressionCheck, RunFingerprint

@@ -3,7 +3,7 @@
 `evaluate_sample` scores one sample; a failure on it is recorded on that sample and the run
 goes on. Claims and verdicts are computed once per sample and shared by every metric that needs
 them. `run_pass` owns a pass for every executor: the resumed and skipped samples, the recording
-of each result, and the report's builder; an `Executor` (`vera.run._executors`) only turns the rows
+of each result, and the report's builder; an `Executor` (`vera._run._executors`) only turns the rows
 it is handed into results.
 """
 
@@ -361,7 +361,7 @@ Usage = dict[str, Any]
 @runtime_checkable
 class Executor(Protocol):
     """Turns rows into results, and nothing else: the pass (`run_pass`) owns resume, skips,
-    recording and the report. Chosen by name (`vera.run._executors.EXECUTORS`, `--executor`)."""
+    recording and the report. Chosen by name (`vera._run._executors.EXECUTORS`, `--executor`)."""
 
     name: str
 
@@ -424,7 +424,7 @@ async def run_pass(
     evaluated again, and `progress` hears only of the others (`record` too, unless
     `record_resumed`: they come from elsewhere than the store `record` writes). `source` is
     the pass over the dataset (its name, and the pass's own invalid rows:
-    `SampleSource.read()`). A run: `vera.run.arun_plan`.
+    `SampleSource.read()`). A run: `vera._run.arun_plan`.
     """
     started = datetime.now(UTC)
     builder = _report_builder(work.metrics, work.group_by)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+from vera._run._runner import PassSink, PassWork, Rows, Usage, skipped_result
 from vera.plan import RunPlan
-from vera.run._runner import PassSink, PassWork, Rows, Usage, skipped_result
 from vera.types import Sample
 from vera.types._errors import RunStopError
 

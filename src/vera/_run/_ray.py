@@ -11,7 +11,7 @@ that stored data names. At most `concurrency` samples are in flight over all the
 batch whose worker fails comes back as ERROR results for its samples: nothing is lost.
 
 Every worker's provider calls (the judge's and a pipeline's generator's) are paced by one
-`Quota` actor (the rate limits) and charged to it (the budget): see `vera.run._quota`.
+`Quota` actor (the rate limits) and charged to it (the budget): see `vera._run._quota`.
 The response cache is the file the settings name; workers on one machine share it (SQLite
 takes concurrent writers), and each other machine keeps its own at the same path.
 """
@@ -30,6 +30,16 @@ from pathlib import Path
 from typing import Any
 
 from vera._results._builder import RunStop, SampleResult, SampleStatus
+from vera._run._experiment import open_plan_data, plan_pipelines
+from vera._run._quota import Quota, QuotaClient
+from vera._run._runner import (
+    PassSink,
+    PassWork,
+    Rows,
+    Usage,
+    sample_identity,
+    skipped_result,
+)
 from vera._sample_limits import SampleLimits
 from vera.judges._base import Judge, as_judge
 from vera.judges._registry import create_judge, shared_limits
@@ -38,16 +48,6 @@ from vera.pipelines._core import Pipeline
 from vera.plan._plan import RunPlan
 from vera.plan._settings import Settings
 from vera.providers._cost import merge_summaries
-from vera.run._experiment import open_plan_data, plan_pipelines
-from vera.run._quota import Quota, QuotaClient
-from vera.run._runner import (
-    PassSink,
-    PassWork,
-    Rows,
-    Usage,
-    sample_identity,
-    skipped_result,
-)
 from vera.types import Sample
 from vera.types._errors import ConfigError, RunStopError
 from vera.types._extras import install_hint
