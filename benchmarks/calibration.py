@@ -19,8 +19,9 @@ import statistics
 from pathlib import Path
 
 import vera
+from vera import Sample
 from vera._stats import CalibrationTally
-from vera.types import CorrectedEstimate, Sample
+from vera._types import CorrectedEstimate
 
 WHITEBOX = "the statistics formulas"
 

@@ -37,19 +37,11 @@ from pathlib import Path
 from typing import Any
 
 import vera
+from vera import ClaimRecord, Report, Sample, SampleResult, SampleStatus, Verdict
 from vera._results import build_report
+from vera._types import StepRecord
+from vera.metrics import MetricResult, MetricStatus
 from vera.render import render_html
-from vera.types import (
-    ClaimRecord,
-    MetricResult,
-    MetricStatus,
-    Report,
-    Sample,
-    SampleResult,
-    SampleStatus,
-    StepRecord,
-    Verdict,
-)
 
 WHITEBOX = "the report builder, on hand-made results"
 

@@ -48,25 +48,29 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vera import VeraError
+from vera import (
+    ClaimVerdict,
+    JudgeBenchmark,
+    VeraError,
+    Verdict,
+    benchmark_judge,
+    read_labelled_rows,
+)
 from vera._analysis import analyse_claims
 from vera._results import claims_verdict
 from vera._run import (
     GroupFigures,
-    JudgeBenchmark,
     LabelledRow,
     RowOutcome,
     SpanFigures,
     benchmark_figures,
-    benchmark_judge,
     labelled_row,
-    read_labelled_rows,
 )
 from vera._stats import Confusion, auroc
+from vera._types import PartialRule
 from vera.judges import Judge, create_judge
 from vera.judges.offline import OfflineJudge, UnsupportedLanguageError
 from vera.plan import load_settings
-from vera.types import ClaimVerdict, PartialRule, Verdict
 
 WHITEBOX = "the work plan; the report builder, on hand-made results; the statistics formulas"
 

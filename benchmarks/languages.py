@@ -12,8 +12,8 @@ import asyncio
 from collections import defaultdict
 
 import vera
+from vera import Verdict
 from vera.judges.offline import OfflineJudge
-from vera.types import Verdict
 
 
 async def _flagged(judge: OfflineJudge, response: str, contexts: list[str]) -> bool:

@@ -21,12 +21,12 @@ import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from vera import Claim, ClaimVerdict, Verdict, read_labelled_rows
 from vera._analysis import analyse_claims
-from vera._run import LabelledRow, read_labelled_rows
+from vera._run import LabelledRow
 from vera._stats import auroc
 from vera.judges import Judge, create_judge
 from vera.metrics import ClaimAnalysis, Faithfulness
-from vera.types import Claim, ClaimVerdict, Verdict
 
 WHITEBOX = "the work plan; the statistics formulas"
 

@@ -82,12 +82,7 @@ if TYPE_CHECKING:
     )
     from vera._sqlite_file import MissingStoreError, StoreError
     from vera._store import DamagedRunError, RunStore, StoredComparison, compare_runs
-    from vera._version import __version__
-    from vera._viewer import create_app, serve
-    from vera._viewer._access import TokenGuard, new_token
-    from vera.datasets import Dataset, InvalidRow, load_dataset
-    from vera.plan import RunPlan, Settings, build_plan, load_settings
-    from vera.types import (
+    from vera._types import (
         Citation,
         Claim,
         ClaimVerdict,
@@ -100,11 +95,17 @@ if TYPE_CHECKING:
         JudgeResponseError,
         RunStopError,
         Sample,
+        ToolCall,
         ToolResult,
         Turn,
         VeraError,
         Verdict,
     )
+    from vera._version import __version__
+    from vera._viewer import create_app, serve
+    from vera._viewer._access import TokenGuard, new_token
+    from vera.datasets import Dataset, InvalidRow, load_dataset
+    from vera.plan import RunPlan, Settings, build_plan, load_settings
 
 # `import vera` loads nothing but this table: each name is imported from its home the first
 # time it is used, so `import vera` and `vera --help` stay fast (docs/architecture.md).
@@ -112,19 +113,19 @@ _HOMES: dict[str, str] = {
     "__version__": "vera._version",  # read from the installed metadata: 40 ms
     "BASELINES": "vera._baselines",
     "Bindings": "vera._run",
-    "Citation": "vera.types",
-    "Claim": "vera.types",
+    "Citation": "vera._types",
+    "Claim": "vera._types",
     "ClaimRecord": "vera._results",
-    "ClaimVerdict": "vera.types",
-    "ConfigError": "vera.types",
-    "Context": "vera.types",
-    "Conversation": "vera.types",
+    "ClaimVerdict": "vera._types",
+    "ConfigError": "vera._types",
+    "Context": "vera._types",
+    "Conversation": "vera._types",
     "ConversationEstimate": "vera._conversations",
     "ConversationReport": "vera._conversations",
     "DamagedRunError": "vera._store",
     "Dataset": "vera.datasets",
-    "DatasetError": "vera.types",
-    "DatasetRowError": "vera.types",
+    "DatasetError": "vera._types",
+    "DatasetRowError": "vera._types",
     "EXIT_GATE_FAILED": "vera._run",
     "EXIT_INCOMPLETE": "vera._run",
     "EXIT_OK": "vera._run",
@@ -134,8 +135,8 @@ _HOMES: dict[str, str] = {
     "GenerationResult": "vera._generate",
     "InvalidRow": "vera.datasets",
     "JudgeBenchmark": "vera._run",
-    "JudgeError": "vera.types",
-    "JudgeResponseError": "vera.types",
+    "JudgeError": "vera._types",
+    "JudgeResponseError": "vera._types",
     "MetricSummary": "vera._results",
     "MissingStoreError": "vera._sqlite_file",
     "Monitor": "vera._monitor",
@@ -147,19 +148,20 @@ _HOMES: dict[str, str] = {
     "RunObserver": "vera._run",
     "RunPlan": "vera.plan",
     "RunResult": "vera._run",
-    "RunStopError": "vera.types",
+    "RunStopError": "vera._types",
     "RunStore": "vera._store",
-    "Sample": "vera.types",
+    "Sample": "vera._types",
     "SampleResult": "vera._results",
     "SampleStatus": "vera._results",
     "Settings": "vera.plan",
     "StoreError": "vera._sqlite_file",
     "StoredComparison": "vera._store",
     "TokenGuard": "vera._viewer._access",
-    "ToolResult": "vera.types",
-    "Turn": "vera.types",
-    "VeraError": "vera.types",
-    "Verdict": "vera.types",
+    "ToolCall": "vera._types",
+    "ToolResult": "vera._types",
+    "Turn": "vera._types",
+    "VeraError": "vera._types",
+    "Verdict": "vera._types",
     "abenchmark_judge": "vera._run",
     "add_label": "vera._review",
     "aevaluate": "vera._api",
@@ -269,6 +271,7 @@ __all__ = [
     "StoreError",
     "StoredComparison",
     "TokenGuard",
+    "ToolCall",
     "ToolResult",
     "Turn",
     "VeraError",

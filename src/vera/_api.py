@@ -27,6 +27,7 @@ from vera._review._review import review_calibration
 from vera._run._engine import EXIT_OK, Bindings, RunObserver, RunResult, arun_plan, run_plan
 from vera._stats._calibration import CalibrationTally
 from vera._store._history import open_history
+from vera._types._errors import ConfigError
 from vera.datasets import SampleSource, open_dataset
 from vera.judges._base import Judge
 from vera.metrics._base import Metric
@@ -47,7 +48,6 @@ from vera.plan._setting_uses import settings_with
 from vera.plan._settings import Settings
 from vera.render._outputs import ReportTargets, open_run_view, write_reports
 from vera.render._run_view import RunView
-from vera.types._errors import ConfigError
 
 __all__ = [
     "OPTION_NAMES",

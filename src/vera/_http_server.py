@@ -33,7 +33,7 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from vera.types._errors import ConfigError
+from vera._types._errors import ConfigError
 
 __all__ = [
     "GuardedH11Protocol",

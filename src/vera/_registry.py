@@ -29,7 +29,7 @@ from typing import Any, Generic, TypeVar, cast
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from vera.types._errors import ConfigError
+from vera._types._errors import ConfigError
 
 __all__ = [
     "CONFIGURABLE_GROUPS",

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from vera.types import Sample
-from vera.types._errors import VeraError
+from vera._types import Sample
+from vera._types._errors import VeraError
 
 __all__ = [
     "DEFAULT_LIMITS",

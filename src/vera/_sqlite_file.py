@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from vera.types._errors import ConfigError, RunStopError
+from vera._types._errors import ConfigError, RunStopError
 
 __all__ = [
     "DEFAULT_LOCK_TIMEOUT",

@@ -27,12 +27,12 @@ from vera._analysis._analysis import analyse_sample
 from vera._results._answers import claims_verdict
 from vera._sync import run_sync
 from vera._text import printable
+from vera._types import Context, Sample, Verdict
 from vera.judges._base import Judge, partial_rule
 from vera.judges.offline import OfflineJudge
 from vera.metrics._base import MetricResult, MetricStatus
 from vera.metrics._faithfulness import Faithfulness
 from vera.metrics._hallucination import HallucinationRate
-from vera.types import Context, Sample, Verdict
 
 __all__ = ["assert_faithful", "assert_faithful_async", "assert_no_hallucination"]
 

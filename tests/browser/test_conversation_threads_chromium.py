@@ -28,7 +28,8 @@ from tests.support import chromium
 from tests.support.chromium import ARTIFACTS
 
 import vera
-from vera._conversations import evaluate_conversations, threads_html
+from vera import evaluate_conversations
+from vera._conversations import threads_html
 
 WHITEBOX = "the conversations' own parts"
 

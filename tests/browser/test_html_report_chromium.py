@@ -30,10 +30,9 @@ from tests.support.chromium import open_page as _open
 from tests.support.example_metrics import EXAMPLE_METRICS
 
 import vera
-from vera import Report
+from vera import Report, Sample, Verdict
 from vera.judges import OfflineJudge
 from vera.render import VERDICTS, HistoryPoint, read_samples, render_html
-from vera.types import Sample, Verdict
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page, Playwright

@@ -14,8 +14,8 @@ from tests.support.chromium import launch as _launch
 from tests.support.chromium import open_page as _open
 
 import vera
+from vera import Sample
 from vera.render import render_html
-from vera.types import Sample
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page

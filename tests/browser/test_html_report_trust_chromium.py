@@ -32,19 +32,10 @@ from tests.support.chromium import (
 from tests.support.example_metrics import EXAMPLE_METRICS
 
 import vera
-from vera import build_baseline
-from vera._results import (
-    Outcome,
-    Report,
-    SampleResult,
-    baseline_comparison,
-    relative_change,
-    sample_outcome,
-    significant,
-)
+from vera import Report, Sample, SampleResult, build_baseline
+from vera._results import Outcome, baseline_comparison, relative_change, sample_outcome, significant
 from vera.judges import OfflineJudge
 from vera.render import HistoryPoint, read_samples, render_html
-from vera.types import Sample
 
 WHITEBOX = "the report builder, on hand-made results"
 

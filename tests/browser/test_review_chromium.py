@@ -27,8 +27,8 @@ from tests.support.chromium import ARTIFACTS, READY, Log
 from tests.support.cli import run_vera
 from tests.support.view_history import stored_run
 
-from vera import RunStore
-from vera._review import calibration_order, review_calibration
+from vera import RunStore, review_calibration
+from vera._review import calibration_order
 
 WHITEBOX = "the review queues' order"
 

@@ -10,7 +10,8 @@ import itertools
 import pytest
 
 import vera
-from vera._baselines import BASELINES, ExtractiveGenerate, build_baseline
+from vera import BASELINES, build_baseline
+from vera._baselines import ExtractiveGenerate
 from vera._results import compare_reports
 from vera.judges.offline import OfflineJudge
 from vera.metrics import create_metric

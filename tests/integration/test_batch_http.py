@@ -20,8 +20,8 @@ from tests.support.loopback import LoopbackServer, Reply, error, ok_anthropic_to
 from tests.support.scripted import GeneratorScript
 
 import vera
-from vera import ConfigError, estimate_plan, plan_evaluation, run_evaluation
-from vera._store import HistoryBatchJournal, RunStore
+from vera import ConfigError, RunStore, estimate_plan, plan_evaluation, run_evaluation
+from vera._store import HistoryBatchJournal
 from vera.judges import JudgeOptions, create_managed_model
 from vera.providers import (
     AnthropicChatModel,

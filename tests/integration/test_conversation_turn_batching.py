@@ -14,10 +14,16 @@ from tests.support.loopback import LoopbackServer, Recorded, Reply, ok_openai
 from tests.support.scripted import scripted_openai, scripted_reply, section
 
 import vera
-from vera import Bindings, Report, estimate_conversations, estimate_plan, evaluate_conversations
+from vera import (
+    Bindings,
+    Report,
+    Sample,
+    estimate_conversations,
+    estimate_plan,
+    evaluate_conversations,
+)
 from vera.datasets import consistency_checks, open_dataset
 from vera.plan import Settings, build_plan
-from vera.types import Sample
 
 JUDGE = "openai:gpt-4o-mini"
 TURN_KEYS = ("turn_group", "turn_group_size")

@@ -21,7 +21,7 @@ from vera.plan import Settings
 # A user pipeline that answers from its query, and fails on the query "boom".
 PIPELINE = """
 from vera.pipelines import RagState
-from vera.types import Context
+from vera import Context
 
 
 def answer(query):

@@ -34,9 +34,8 @@ from llama_index.core.llms.mock import MockLLM
 from llama_index.core.response_synthesizers.no_text import NoText
 
 import vera
-from vera import ConfigError, SampleResult
+from vera import ConfigError, SampleResult, Verdict
 from vera.pipelines import as_pipeline, load_user_pipeline
-from vera.types import Verdict
 
 DOCS = Path(__file__).parents[2] / "docs"
 FACT = "The refund window is 30 days from delivery."

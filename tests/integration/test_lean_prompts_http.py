@@ -12,9 +12,9 @@ from typing import Any
 from tests.support.loopback import LoopbackServer, Recorded, Reply, ok_openai
 from tests.support.scripted import scripted_anthropic, scripted_openai
 
+from vera import Verdict
 from vera.judges import LLMJudge
 from vera.providers import AnthropicChatModel, ManagedChatModel, OpenAIChatModel, ResponseCache
-from vera.types import Verdict
 
 CONTEXTS = [
     "Refunds are issued to the original card. Refunds take 5 days.",

@@ -14,10 +14,10 @@ from typer.testing import CliRunner
 
 import vera
 from vera import cli
+from vera._types import install_hint
 from vera._viewer import INSTALL as VIEW_INSTALL
 from vera.cli import _app as cli_app
 from vera.metrics import METRICS
-from vera.types import install_hint
 
 WHITEBOX = "the CLI console's width"
 

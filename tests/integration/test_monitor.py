@@ -21,17 +21,18 @@ pytest.importorskip("opentelemetry.proto", reason=without("monitor"))
 
 from tests.support.otel_traces import emit_rag_trace, rag_provider
 
-from vera import RunStopError, RunStore
-from vera._monitor import (
+from vera import (
+    Claim,
     MonitorConfig,
+    RunStopError,
+    RunStore,
     create_monitor,
-    is_sampled,
     parse_alert,
     read_windows,
     running_monitor,
 )
+from vera._monitor import is_sampled
 from vera.judges.offline import OfflineJudge
-from vera.types import Claim
 
 WHITEBOX = "the monitor's own parts; the viewer's own parts"
 
@@ -327,7 +328,8 @@ def test_a_trace_sent_twice_is_evaluated_once(tmp_path: Path) -> None:
 def test_the_view_shows_windows_live_with_trend_counts_and_alerts(tmp_path: Path) -> None:
     from starlette.testclient import TestClient
 
-    from vera._viewer import LIVE_SCRIPT, create_app
+    from vera import create_app
+    from vera._viewer import LIVE_SCRIPT
 
     history = tmp_path / "runs.sqlite"
     config = MonitorConfig(alerts=(parse_alert("faithfulness<0.9"),), **QUICK)

@@ -12,7 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from vera._monitor import MonitorConfig, create_monitor, protobuf_note, running_monitor
+from vera import MonitorConfig, create_monitor, running_monitor
+from vera._monitor import protobuf_note
 
 WHITEBOX = "the monitor's own parts"
 

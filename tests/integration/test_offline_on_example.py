@@ -11,8 +11,7 @@ from collections import defaultdict
 from tests.support.example_metrics import AGENT_METRICS
 
 import vera
-from vera import Verdict
-from vera.types import SampleResult
+from vera import SampleResult, Verdict
 
 PLANTED = ("wrong_number", "negation", "invented_fact")
 

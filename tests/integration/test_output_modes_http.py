@@ -11,7 +11,7 @@ import pytest
 from tests.support.loopback import LoopbackServer, Recorded, Reply, ok_openai, refusing_json_schema
 from tests.support.scripted import scripted_openai
 
-from vera import ConfigError, RunStopError
+from vera import Claim, ConfigError, RunStopError, Verdict
 from vera.judges import LLMJudge, create_judge
 from vera.plan import Settings
 from vera.providers import (
@@ -22,7 +22,6 @@ from vera.providers import (
     RetryPolicy,
     create_chat_model,
 )
-from vera.types import Claim, Verdict
 
 REQUEST = ChatRequest(
     messages=(Message(role="user", content="Judge this."),),

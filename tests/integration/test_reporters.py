@@ -23,7 +23,7 @@ import pytest
 from tests.support.cli import run_vera
 from tests.support.plugin import PLUGIN_ENTRY_POINTS, PLUGIN_MODULE, PLUGIN_SOURCE, write_plugin
 
-from vera import Bindings, ConfigError, RunResult, RunStore, run_plan
+from vera import Bindings, ConfigError, RunResult, RunStore, Sample, run_plan
 from vera.datasets import open_dataset
 from vera.plan import DatasetRef, Settings, build_plan
 from vera.render import (
@@ -34,7 +34,6 @@ from vera.render import (
     write_run_reports,
 )
 from vera.render._outputs import _samples
-from vera.types import Sample
 
 WHITEBOX = "what the built-in reporters are handed, counted"
 

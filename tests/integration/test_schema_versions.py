@@ -15,9 +15,9 @@ from pydantic import ValidationError
 from typer.testing import CliRunner
 
 import vera
-from vera import cli
-from vera._results import REPORT_SCHEMA_VERSION, Counts, Report
-from vera._store import HISTORY_SCHEMA_VERSION, RunStore, SqliteFile, StoreError
+from vera import Report, RunStore, StoreError, cli
+from vera._results import REPORT_SCHEMA_VERSION, Counts
+from vera._store import HISTORY_SCHEMA_VERSION, SqliteFile
 from vera.providers import ChatResponse, ResponseCache
 
 WHITEBOX = "the report builder, on hand-made results; the history's batch journal and schema"

@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 from tests.support.cli import run_vera
 
-from vera import RunStore, StoreError
+from vera import RunStore, SampleResult, SampleStatus, StoreError
 from vera.providers import ChatResponse, ResponseCache
 from vera.render import read_samples
-from vera.types import SampleResult, SampleStatus
 
 
 def _closed_port() -> int:

@@ -16,18 +16,17 @@ from tests.support.cli import run_vera
 from tests.support.loopback import LoopbackServer, Recorded, Reply, error
 from tests.support.simulated_user import SimulatedUser, say
 
-from vera._generate import (
-    Scenario,
-    SimulationResult,
+from vera import (
+    DatasetRowError,
     estimate_simulation,
     read_scenarios,
     simulate_conversations,
     write_conversations,
 )
+from vera._generate import Scenario, SimulationResult
 from vera.datasets import read_conversations
 from vera.plan import Settings
 from vera.providers import Price, PriceTable, Usage
-from vera.types import DatasetRowError
 
 WHITEBOX = "the generator's own parts"
 

@@ -16,10 +16,10 @@ from tests.support.loopback import LoopbackServer, refusing_json_schema
 from tests.support.scripted import SmallModel
 
 import vera
+from vera import Verdict
 from vera.datasets import bundled_path
 from vera.judges import LLMJudge
 from vera.providers import ManagedChatModel, OpenAIChatModel, RetryPolicy
-from vera.types import Verdict
 
 
 def example_rows(count: int) -> list[vera.Sample]:

@@ -9,9 +9,8 @@ import pytest
 from tests.support.loopback import LoopbackServer, Recorded, Reply
 
 import vera
-from vera import ConfigError, SampleResult
+from vera import ConfigError, SampleResult, Verdict
 from vera.pipelines import UserPipelineError, load_user_pipeline
-from vera.types import Verdict
 
 WHITEBOX = "a callable's answer of a type no text comes from"
 

@@ -26,7 +26,8 @@ from tests.reliability.runs import ENV, write_dataset
 from tests.support.cli import run_vera
 from tests.support.faults import judge_args, scripted
 from tests.support.loopback import LoopbackServer, Reply, ok_anthropic_tool, ok_openai
-from vera._store import HistoryBatchJournal, RunStore
+from vera import RunStore
+from vera._store import HistoryBatchJournal
 from vera.providers import (
     AnthropicChatModel,
     BatchingChatModel,

@@ -594,7 +594,8 @@ def test_hostile_bodies_are_answered_and_the_monitor_goes_on(tmp_path: Path) -> 
 def test_a_spooled_hostile_request_does_not_stop_the_restart(tmp_path: Path) -> None:
     pytest.importorskip("uvicorn", reason=without("monitor"))
     pytest.importorskip("opentelemetry.proto", reason=without("monitor"))
-    from vera._monitor import MonitorConfig, Spool, create_monitor, running_monitor
+    from vera import MonitorConfig, create_monitor, running_monitor
+    from vera._monitor import Spool
 
     spool = tmp_path / "spool"
     # What a monitor killed after answering 200 leaves behind it.

@@ -38,10 +38,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from tests.support.otel_traces import emit_rag_trace
-from vera import RunStore
-from vera._monitor import Monitor, MonitorConfig, create_monitor
+from vera import Claim, Monitor, MonitorConfig, RunStore, create_monitor
 from vera.judges.offline import OfflineJudge
-from vera.types import Claim
 
 WHITEBOX = "the monitor's own parts"
 
@@ -253,7 +251,8 @@ def test_half_request_heads_are_cut_off_and_a_real_exporter_is_still_served(
 ) -> None:
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-    from vera._monitor import ServerLimits, running_monitor
+    from vera import running_monitor
+    from vera._monitor import ServerLimits
 
     history = tmp_path / "runs.sqlite"
     monitor = create_monitor(MonitorConfig(**QUICK), history=history)
@@ -341,8 +340,8 @@ def test_vera_view_cuts_off_half_request_heads_too(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("host", ["127.example.com", "127.0.0.1.example.com", "0.0.0.0"])
 def test_a_name_that_only_looks_like_loopback_needs_a_token(host: str) -> None:
+    from vera import ConfigError
     from vera._monitor import check_access
-    from vera.types import ConfigError
 
     with pytest.raises(ConfigError, match=f"--host {host} receives traces from other machines"):
         check_access(host, None)
@@ -356,7 +355,7 @@ def test_loopback_addresses_and_localhost_need_no_token(host: str) -> None:
 
 
 def test_a_webhook_with_user_and_password_is_refused_at_start_without_echoing_them() -> None:
-    from vera.types import ConfigError
+    from vera import ConfigError
 
     with pytest.raises(ConfigError, match="user name or password") as refused:
         MonitorConfig(webhook="https://alice:s3cret-pass@hooks.example.com/vera")
@@ -563,7 +562,8 @@ def test_a_trace_that_kills_the_judges_worker_is_counted_and_the_worker_started_
 def test_a_large_body_is_decoded_off_the_event_loop_and_a_small_one_on_it(
     tmp_path: Path,
 ) -> None:
-    from vera._monitor import Receipt, running_monitor
+    from vera import running_monitor
+    from vera._monitor import Receipt
 
     monitor = create_monitor(MonitorConfig(**QUICK), history=tmp_path / "runs.sqlite")
     monitor.echo = lambda line: None

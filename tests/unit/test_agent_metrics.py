@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 import vera
-from vera import cli
+from vera import DatasetError, DatasetRowError, cli
 from vera.metrics import (
     ToolArgumentCorrectness,
     ToolCallAccuracy,
@@ -24,7 +24,6 @@ from vera.metrics import (
     TrajectoryOptions,
     create_metric,
 )
-from vera.types import DatasetError, DatasetRowError
 
 SCORED = [f"agent-0{i}" for i in range(1, 9)]
 

@@ -14,11 +14,12 @@ import pytest
 from rich.console import Console
 
 import vera
-from vera._results import Outcome, Report, answer_verdict, claims_verdict, sample_outcome
+from vera import Report, Verdict
+from vera._results import Outcome, answer_verdict, claims_verdict, sample_outcome
 from vera._text import split_units
+from vera._types import AnswerStatus, PartialRule
 from vera.judges import FakeJudge, OfflineJudge
 from vera.render import print_summary, read_samples, render_html, render_junit, render_markdown
-from vera.types import AnswerStatus, PartialRule, Verdict
 
 WHITEBOX = "the report builder, on hand-made results; the text utilities"
 
@@ -115,8 +116,8 @@ def _sentence_verdicts(row: dict[str, object]) -> tuple[list[Verdict], list[str]
 
 @pytest.mark.slow
 def test_ragtruth_dev_human_labels_as_claims_give_balanced_accuracy_of_at_least_095() -> None:
+    from vera import Claim, ClaimVerdict, Sample
     from vera.metrics import ClaimAnalysis, create_metric
-    from vera.types import Claim, ClaimVerdict, Sample
 
     rows = [json.loads(line) for line in RAGTRUTH.read_text(encoding="utf-8").splitlines()]
     assert len(rows) == 1282
@@ -234,8 +235,8 @@ def test_a_turn_and_an_answer_with_the_same_claims_get_the_same_verdict() -> Non
 
 # Probability metrics.
 def test_a_contradicted_claim_never_passes_through_faithfulness_probability() -> None:
+    from vera import Claim, ClaimVerdict, Sample
     from vera.metrics import ClaimAnalysis, create_metric
-    from vera.types import Claim, ClaimVerdict, Sample
 
     metric = create_metric("faithfulness_probability")
     sample = Sample(id="s", query="q", contexts=["c"], response="r")

@@ -16,10 +16,9 @@ from typing import Any
 
 import pytest
 
-from vera import load_dataset
+from vera import Verdict, load_dataset
 from vera.datasets import BUNDLED, bundled_path
 from vera.judges.offline import OfflineJudge, split_units
-from vera.types import Verdict
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,9 @@ import pytest
 from rich.console import Console
 
 import vera
-from vera import DatasetRowError
+from vera import DatasetRowError, Sample
 from vera._stats import CalibrationTally, ValueCounts, corrected_mean, wilson_interval
 from vera.render import calibration_lines, print_summary, render_html, render_markdown
-from vera.types import Sample
 
 WHITEBOX = "the statistics formulas"
 

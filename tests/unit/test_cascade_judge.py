@@ -9,7 +9,19 @@ from typing import Any
 
 import pytest
 
-from vera import Bindings, ConfigError, Report, RunEstimate, Sample, estimate_plan, evaluate
+from vera import (
+    Bindings,
+    Claim,
+    ClaimVerdict,
+    ConfigError,
+    Report,
+    RunEstimate,
+    Sample,
+    Verdict,
+    estimate_plan,
+    evaluate,
+)
+from vera._types import Relevance, RelevanceVerdict
 from vera.datasets import open_dataset
 from vera.judges import (
     BaseJudge,
@@ -22,7 +34,8 @@ from vera.judges import (
 from vera.plan import Settings, build_plan, load_settings
 from vera.providers import FakeChatModel
 from vera.render import cascade_summary, render_markdown
-from vera.types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Verdict
+
+WHITEBOX = "the report's parts and the secret guards"
 
 
 class FakeOfflineJudge(BaseJudge):

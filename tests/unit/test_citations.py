@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from vera import Claim, Context
 from vera.metrics import (
     CitationMark,
     attach_citations,
@@ -15,7 +16,6 @@ from vera.metrics import (
     resolve_citation,
     strip_citations,
 )
-from vera.types import Claim, Context
 
 
 def found(response: str) -> list[tuple[str, str, str]]:

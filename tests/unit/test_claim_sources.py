@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 import vera
+from vera import Context, Sample
 from vera.datasets import read_conversations, turn_samples
-from vera.types import Context, Sample
 
 CHAT = {
     "id": "order-42",

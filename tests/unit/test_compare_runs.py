@@ -12,12 +12,18 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from vera import RunStore, cli, compare_runs
-from vera._results import (
+from vera import (
     ClaimRecord,
+    ConfigError,
     Report,
+    RunStore,
     SampleResult,
     SampleStatus,
+    Verdict,
+    cli,
+    compare_runs,
+)
+from vera._results import (
     build_report,
     compare_paired,
     compare_reports,
@@ -26,8 +32,8 @@ from vera._results import (
     run_differences,
     verdict_changes,
 )
+from vera.metrics import MetricResult, MetricStatus
 from vera.plan import build_plan
-from vera.types import ConfigError, MetricResult, MetricStatus, Verdict
 
 WHITEBOX = "the report builder, on hand-made results; the history's batch journal and schema"
 

@@ -5,15 +5,8 @@ import random
 
 import pytest
 
-from vera._results import (
-    Report,
-    SampleResult,
-    SampleStatus,
-    build_report,
-    compare_reports,
-    improvement,
-    pairs_in_memory,
-)
+from vera import Report, SampleResult, SampleStatus
+from vera._results import build_report, compare_reports, improvement, pairs_in_memory
 from vera.metrics import MetricResult, MetricStatus
 
 WHITEBOX = "the report builder, on hand-made results"

@@ -11,9 +11,10 @@ from rich.console import Console
 from rich.text import Text
 
 import vera
-from vera._results import MetricComparison, Report, baseline_comparison, significant
+from vera import Report
+from vera._results import MetricComparison, baseline_comparison, significant
+from vera._types import BaselineComparison
 from vera.render import Column, change_cell, print_summary, print_table
-from vera.types import BaselineComparison
 
 WHITEBOX = "the report builder, on hand-made results"
 

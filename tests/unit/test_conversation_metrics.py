@@ -9,8 +9,10 @@ import math
 import pytest
 
 import vera
-from vera import Report
-from vera.types import Sample, SourceKind
+from vera import Report, Sample
+from vera._types import SourceKind
+
+WHITEBOX = "the report's parts and the secret guards"
 
 CLAIM_BASED = (
     "faithfulness",

@@ -6,11 +6,21 @@ from collections.abc import Sequence
 import pytest
 
 import vera
-from vera import ConfigError, Conversation, ToolResult, Turn, Verdict, build_baseline
-from vera._conversations import HISTORY_KEY, evaluate_conversations, pipeline_assistant, replay
+from vera import (
+    ConfigError,
+    Context,
+    Conversation,
+    ToolResult,
+    Turn,
+    Verdict,
+    build_baseline,
+    evaluate_conversations,
+    pipeline_assistant,
+)
+from vera._conversations import HISTORY_KEY, replay
+from vera._types import Role, SourceKind
 from vera.judges import OfflineJudge
 from vera.pipelines import Pipeline, RagState
-from vera.types import Context, Role, SourceKind
 
 WHITEBOX = "the conversations' own parts"
 

@@ -10,12 +10,20 @@ from rich.console import Console
 from starlette.testclient import TestClient
 
 import vera
-from vera import ConfigError, Conversation, Turn, evaluate_conversations
-from vera._viewer import create_app, run_url
+from vera import (
+    ConfigError,
+    Conversation,
+    Report,
+    SampleResult,
+    Turn,
+    create_app,
+    evaluate_conversations,
+)
+from vera._types import ConversationSummary, PartialRule, TurnRef
+from vera._viewer import run_url
 from vera.datasets import consistency_checks, open_dataset, turn_samples
 from vera.judges import OfflineJudge
 from vera.render import print_summary, render_html
-from vera.types import ConversationSummary, PartialRule, Report, SampleResult, TurnRef
 
 WHITEBOX = "the viewer's own parts"
 

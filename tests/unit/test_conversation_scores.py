@@ -8,8 +8,10 @@ import pytest
 from tests.support.docs import run_example
 
 from vera import ConfigError, Conversation, DatasetRowError, Turn, Verdict, evaluate_conversations
+from vera._types import PartialRule, SourceKind
 from vera.judges import OfflineJudge
-from vera.types import PartialRule, SourceKind
+
+WHITEBOX = "the report's parts and the secret guards"
 
 
 def _conversation() -> Conversation:

@@ -17,12 +17,12 @@ from markupsafe import escape
 from starlette.testclient import TestClient
 
 import vera
-from vera import Conversation, Turn
-from vera._conversations import evaluate_conversations, thread_lines, threads_html
-from vera._viewer import conversation_url, create_app, run_url
+from vera import Conversation, Turn, create_app, evaluate_conversations
+from vera._conversations import thread_lines, threads_html
+from vera._types import ConversationTurns
+from vera._viewer import conversation_url, run_url
 from vera.datasets import read_conversations, turn_samples
 from vera.render import csp_hash, read_samples, render_html, render_markdown
-from vera.types import ConversationTurns
 
 WHITEBOX = "the conversations' own parts; the viewer's own parts"
 

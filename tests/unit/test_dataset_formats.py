@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 from tests.support.plugin import PLUGIN_MODULE, write_plugin
 
-from vera import ConfigError
+from vera import ConfigError, DatasetError, DatasetRowError
 from vera.datasets import FORMAT_REGISTRY, dataset_format, format_help, load_dataset
-from vera.types import DatasetError, DatasetRowError
 
 # A whole format in one module: a reader, and the `DatasetFormat` naming its extension.
 TSV_SOURCE = """

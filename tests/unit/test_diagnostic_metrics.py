@@ -26,6 +26,7 @@ from tests.support.scripted import scripted_openai, section
 import vera
 from vera import Bindings, Claim, ClaimVerdict, JudgeResponseError, Sample, Verdict, estimate_plan
 from vera._analysis import analyse_sample, planned_work, work_pieces
+from vera._types import EntailmentMatrix
 from vera.datasets import open_dataset
 from vera.judges import (
     DATA_TAGS,
@@ -54,7 +55,6 @@ from vera.metrics import (
 )
 from vera.plan import Settings, build_plan, metric_specs
 from vera.providers import FakeChatModel
-from vera.types import EntailmentMatrix
 
 WHITEBOX = "the work plan"
 

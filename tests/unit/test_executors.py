@@ -12,23 +12,20 @@ from pathlib import Path
 import pytest
 from tests.support.plugin import PLUGIN_MODULE, write_plugin
 
-from vera import ConfigError, RunStopError, SampleResult, SampleStatus, evaluate
-from vera._run import (
+from vera import ConfigError, RunStopError, Sample, SampleResult, SampleStatus, evaluate
+from vera.executors import (
     EXECUTORS,
     LocalExecutor,
     PassSink,
     PassWork,
     Rows,
-    Usage,
     create_executor,
     run_pass,
 )
 from vera.judges.offline import OfflineJudge
 from vera.metrics import Faithfulness
 from vera.plan import Settings, build_plan
-from vera.types import Sample
-
-WHITEBOX = "the engine's own parts"
+from vera.providers import Usage
 
 
 class _KeyRejected(RunStopError):
@@ -140,7 +137,7 @@ def test_executors_are_chosen_by_name_through_the_registry() -> None:
 
 
 EXECUTOR_PLUGIN_SOURCE = """
-from vera._run import LocalExecutor
+from vera.executors import LocalExecutor
 
 CHOSEN = []
 

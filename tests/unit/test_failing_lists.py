@@ -9,7 +9,7 @@ import re
 from rich.console import Console
 
 import vera
-from vera import InvalidRow, Report
+from vera import InvalidRow, Report, Sample
 from vera.judges import FakeJudge
 from vera.render import (
     FAILING_TITLE,
@@ -21,7 +21,6 @@ from vera.render import (
     render_junit,
     render_markdown,
 )
-from vera.types import Sample
 
 CONTEXT = "The refund window is 30 days."
 

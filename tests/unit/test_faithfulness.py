@@ -8,10 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vera import Sample, Verdict, evaluate
+from vera import Claim, ClaimVerdict, Sample, Verdict, evaluate
 from vera.judges import FakeJudge
 from vera.metrics import ClaimAnalysis, Faithfulness, MetricStatus
-from vera.types import Claim, ClaimVerdict
 
 F, P, N, C = (
     Verdict.FULLY_SUPPORTED,

@@ -13,7 +13,7 @@ import statistics
 import pytest
 
 import vera
-from vera import ConfigError, Sample, Verdict
+from vera import Claim, ClaimVerdict, ConfigError, Sample, Verdict
 from vera.judges.offline import LEXICAL_WEIGHTS, RULED_OUT, OfflineJudge
 from vera.metrics import (
     ClaimAnalysis,
@@ -22,7 +22,6 @@ from vera.metrics import (
     MetricStatus,
     create_metric,
 )
-from vera.types import Claim, ClaimVerdict
 
 F, P, N, C = (
     Verdict.FULLY_SUPPORTED,

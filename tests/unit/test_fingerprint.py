@@ -4,11 +4,11 @@ field when it does not."""
 from collections.abc import Sequence
 
 from vera._run import run_fingerprint
+from vera._types import MeasuredPlan, RegressionCheck, RunFingerprint, describe_differences
 from vera.datasets import InMemoryDataset
 from vera.judges import create_judge
 from vera.metrics import create_metric
 from vera.plan import Settings, build_plan
-from vera.types import MeasuredPlan, RegressionCheck, RunFingerprint, describe_differences
 
 WHITEBOX = "the engine's own parts"
 

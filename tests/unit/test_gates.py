@@ -2,15 +2,8 @@
 
 from pathlib import Path
 
-from vera._results import (
-    GateConfig,
-    Report,
-    SampleResult,
-    SampleStatus,
-    build_report,
-    gate_failures,
-    regression_failures,
-)
+from vera import Report, SampleResult, SampleStatus
+from vera._results import GateConfig, build_report, gate_failures, regression_failures
 from vera.metrics import MetricResult, MetricStatus
 from vera.plan import load_settings
 

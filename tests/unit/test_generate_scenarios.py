@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from vera._generate import Scenario, read_scenarios
-from vera.types import DatasetError, DatasetRowError
+from vera import DatasetError, DatasetRowError, read_scenarios
+from vera._generate import Scenario
 
 WHITEBOX = "the generator's own parts"
 

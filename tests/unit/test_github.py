@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from tests.support.actions_runner import evaluate
 
+from vera import ConfigError
 from vera.integrations.github import (
     CommentLinks,
     GitHubJob,
@@ -16,7 +17,6 @@ from vera.integrations.github import (
     read_report,
     render_comment,
 )
-from vera.types import ConfigError
 
 
 @pytest.mark.parametrize("name", ["", "two words", "x" * 65, "a-->b"])

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 import vera
-from vera import JudgeResponseError, Verdict
-from vera._results import SampleResult, SampleStatus, build_report
+from vera import ClaimRecord, JudgeResponseError, SampleResult, SampleStatus, Verdict
+from vera._results import build_report
 from vera.judges import (
     DATA_TAGS,
     LLMJudge,
@@ -30,7 +30,6 @@ from vera.judges import (
 )
 from vera.providers import ChatResponse, FakeChatModel, TruncatedOutputError
 from vera.render import print_summary
-from vera.types import ClaimRecord
 
 WHITEBOX = "the report builder, on hand-made results"
 

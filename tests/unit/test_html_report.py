@@ -22,17 +22,8 @@ import pytest
 from tests.support.example_metrics import EXAMPLE_METRICS
 
 import vera
-from vera import RunStopError
-from vera._results import (
-    Outcome,
-    Report,
-    SampleResult,
-    SampleStatus,
-    baseline_comparison,
-    relative_change,
-    sample_outcome,
-    significant,
-)
+from vera import Claim, Context, Report, RunStopError, Sample, SampleResult, SampleStatus, Verdict
+from vera._results import Outcome, baseline_comparison, relative_change, sample_outcome, significant
 from vera.executors import LocalExecutor, PassWork, run_pass
 from vera.judges import FakeJudge, OfflineJudge
 from vera.render import (
@@ -46,7 +37,6 @@ from vera.render import (
     render_html,
     unpack,
 )
-from vera.types import Claim, Context, Sample, Verdict
 
 WHITEBOX = "the report builder, on hand-made results"
 

@@ -12,9 +12,10 @@ from html.parser import HTMLParser
 import pytest
 
 import vera
-from vera._results import MetricComparison, Report, relative_change
+from vera import Report
+from vera._results import MetricComparison, relative_change
+from vera._types import BaselineComparison
 from vera.render import baseline_rows, baseline_view, render_html, render_markdown
-from vera.types import BaselineComparison
 
 WHITEBOX = "the report builder, on hand-made results"
 

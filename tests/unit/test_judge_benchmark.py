@@ -16,21 +16,23 @@ import pytest
 from typer.testing import CliRunner
 
 import vera
-from vera import DatasetError, DatasetRowError, JudgeError
-from vera._run import (
+from vera import (
+    Claim,
+    ClaimVerdict,
+    DatasetError,
+    DatasetRowError,
     JudgeBenchmark,
-    LabelledRow,
-    RowOutcome,
+    JudgeError,
+    Sample,
     abenchmark_judge,
-    benchmark_figures,
     benchmark_judge,
     read_labelled_rows,
 )
+from vera._run import LabelledRow, RowOutcome, benchmark_figures
 from vera._stats import auroc
 from vera.cli import app
 from vera.judges import FakeJudge
 from vera.judges.offline import OfflineJudge
-from vera.types import Claim, ClaimVerdict, Sample
 
 WHITEBOX = "the statistics formulas"
 

@@ -15,8 +15,9 @@ from tests.support.cli import run_vera
 from tests.support.plugin import PLUGIN_MODULE, write_plugin
 
 import vera
-from vera import ConfigError
-from vera._run import Bindings, build_components, run_plan
+from vera import Bindings, Claim, ClaimVerdict, ConfigError, Verdict, run_plan
+from vera._run import build_components
+from vera._types import Relevance, RelevanceVerdict
 from vera.judges import (
     JUDGE_REGISTRY,
     BaseJudge,
@@ -32,7 +33,6 @@ from vera.judges import (
     relevance_rater,
 )
 from vera.plan import DatasetRef, build_plan
-from vera.types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Verdict
 
 WHITEBOX = "the engine's own parts"
 
@@ -142,7 +142,8 @@ async def test_the_matrix_of_a_judge_without_its_own_is_one_verification_per_con
 
 
 BARE_PLUGIN = """
-from vera.types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Verdict
+from vera import Claim, ClaimVerdict, Verdict
+from vera.judges import Relevance, RelevanceVerdict
 
 
 class Bare:

@@ -10,18 +10,16 @@ from pathlib import Path
 import pytest
 from tests.support.extras import without
 
-from vera import ConfigError
+from vera import ConfigError, MonitorConfig, parse_alert
 from vera._monitor import (
     MAX_BODY_BYTES,
     Assembler,
     BadRequest,
-    MonitorConfig,
     Spool,
     decode_body,
     inflate,
     is_sampled,
     matches,
-    parse_alert,
     parse_filter,
     parse_window,
     window_bounds,

@@ -13,11 +13,10 @@ import pytest
 from tests.support.extras import without
 from tests.support.tiny_nli import build_model
 
-from vera import ConfigError, VeraError
+from vera import Claim, ConfigError, VeraError, Verdict
 from vera.judges import NLIJudge, create_judge, label_map, windows
 from vera.metrics import DEFAULT_MIN_ENTAILMENT
 from vera.providers import MissingExtraError
-from vera.types import Claim, Verdict
 
 
 def verify(judge: NLIJudge, claims: list[str], contexts: list[str]) -> list[Any]:

@@ -8,9 +8,8 @@ import io
 from rich.console import Console
 
 import vera
-from vera import Report
+from vera import Report, Sample
 from vera.render import print_summary, render_html, render_markdown
-from vera.types import Sample
 
 NEEDS_REFERENCE = "(needs the sample field `reference`)"
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
+from vera import ClaimVerdict, Verdict
 from vera.judges.offline import OfflineJudge
-from vera.types import ClaimVerdict, Verdict
 
 F, P, N, C = (
     Verdict.FULLY_SUPPORTED,

@@ -12,9 +12,8 @@ import json
 import pytest
 
 import vera
-from vera import evaluate_conversations
+from vera import ClaimVerdict, Verdict, evaluate_conversations
 from vera.judges.offline import OfflineJudge, UnsupportedLanguageError
-from vera.types import ClaimVerdict, Verdict
 
 SUPPORTED = (Verdict.FULLY_SUPPORTED, Verdict.PARTIALLY_SUPPORTED)
 UNSUPPORTED = (Verdict.NO_EVIDENCE, Verdict.CONTRADICTED)

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
+from vera import ClaimVerdict, Verdict
 from vera.judges.offline import SUPPORTED, OfflineJudge, UnsupportedLanguageError
-from vera.types import ClaimVerdict, Verdict
 
 # Per language: the policy context, a faithful two-sentence answer, and an answer whose first
 # sentence changes the number and whose second reverses or invents the shipping cost.

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from vera import Claim, ClaimVerdict, Verdict
 from vera.judges import create_judge
 from vera.judges.offline import (
     FEATURES,
@@ -24,7 +25,6 @@ from vera.judges.offline import (
     shipped_path,
 )
 from vera.plan import load_settings
-from vera.types import Claim, ClaimVerdict, Verdict
 
 CONTEXT = (
     "The warranty covers parts for 24 months from the date of purchase. "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from vera import Claim, ClaimVerdict, Verdict
 from vera.judges.offline import (
     LEXICAL_WEIGHTS,
     RULED_OUT,
@@ -12,7 +13,6 @@ from vera.judges.offline import (
     OfflineJudge,
     lexical_support,
 )
-from vera.types import Claim, ClaimVerdict, Verdict
 
 CONTEXT = (
     "The warranty covers parts for 24 months from the date of purchase. "

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from vera import Claim
 from vera.judges.offline import OfflineJudge, extract_claims, split_units
-from vera.types import Claim
 
 
 def texts(response: str) -> list[str]:

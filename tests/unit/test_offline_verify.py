@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import vera
+from vera import Claim, ClaimVerdict, Verdict
 from vera.judges import Judge, match_verdicts
 from vera.judges.offline import OfflineJudge, Settings, analyse, stem, verify
-from vera.types import Claim, ClaimVerdict, Verdict
 
 
 async def judge_one(claim: str, contexts: list[str], **knobs: float) -> ClaimVerdict:

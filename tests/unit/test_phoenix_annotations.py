@@ -18,10 +18,9 @@ from tests.support.extras import without
 from typer.testing import CliRunner
 
 import vera
-from vera import ConfigError
+from vera import ConfigError, Sample
 from vera.cli import app
 from vera.integrations import PhoenixAnnotator, annotate_phoenix, span_ids
-from vera.types import Sample
 
 pytest.importorskip("phoenix.client", reason=without("phoenix"))
 

@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import vera
+from vera import Context
 from vera._baselines import Chunk, chunk_corpus, chunk_document, sentence_spans
 from vera.judges.offline import split_units
 from vera.metrics import resolve_citation
-from vera.types import Context
 
 WHITEBOX = "the baselines' own parts"
 

@@ -6,11 +6,10 @@ import sys
 import pytest
 
 import vera
-from vera import Context
-from vera._baselines import DenseRetriever, build_baseline
+from vera import Context, Verdict, build_baseline
+from vera._baselines import DenseRetriever
 from vera.judges.offline import OfflineJudge
 from vera.providers import MissingExtraError
-from vera.types import Verdict
 
 WHITEBOX = "the baselines' own parts"
 

@@ -7,10 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import vera
+from vera import Context
 from vera._baselines import ABSTENTION, BM25Retriever, Chunk, ExtractiveAnswer, extractive_answer
 from vera.judges.offline import abstains
 from vera.metrics import parse_citations, resolve_citation
-from vera.types import Context
 
 WHITEBOX = "the baselines' own parts"
 

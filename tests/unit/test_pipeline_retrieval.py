@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import vera
+from vera import Context
 from vera._baselines import BM25Retriever, Chunk, ScoredChunk, chunk_corpus, terms
-from vera.types import Context
 
 WHITEBOX = "the baselines' own parts"
 

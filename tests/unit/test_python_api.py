@@ -13,9 +13,8 @@ from tests.support.cli import run_vera
 from tests.support.extras import without
 
 import vera
-from vera import Bindings, ConfigError, DatasetRowError, RunPlan, Sample, run_plan
+from vera import Bindings, ConfigError, DatasetRowError, RunPlan, Sample, Verdict, run_plan
 from vera.plan import DatasetRef, MetricSpec, build_plan
-from vera.types import Verdict
 
 WHITEBOX = "the eval flags table, kept in step with Python's keywords"
 

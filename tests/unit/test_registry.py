@@ -17,9 +17,9 @@ from tests.support.plugin import (
     write_plugin,
 )
 
-from vera import ConfigError
+from vera import ConfigError, Report, Sample, SampleResult, SampleStatus
 from vera._registry import Registry
-from vera._results import Report, SampleResult, SampleStatus, build_report
+from vera._results import build_report
 from vera.judges import JUDGE_REGISTRY, JudgeOptions, OfflineJudge, create_judge, judge_names
 from vera.metrics import (
     METRIC_REGISTRY,
@@ -44,7 +44,6 @@ from vera.render import (
     render_report,
     reporter_names,
 )
-from vera.types import Sample
 
 WHITEBOX = (
     "the registry class every extension kind shares; the report builder, on hand-made results"

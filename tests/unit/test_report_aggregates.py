@@ -8,15 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vera._results import (
-    Report,
-    SampleResult,
-    SampleStatus,
-    baseline_comparison,
-    build_report,
-    compare_reports,
-    regression_failures,
-)
+from vera import Report, SampleResult, SampleStatus
+from vera._results import baseline_comparison, build_report, compare_reports, regression_failures
 from vera.metrics import MetricResult, MetricStatus
 from vera.render import HistoryPoint, render_junit, trend_panels
 

@@ -9,7 +9,9 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from vera.types import BaselineComparison, JudgeDetails, MetricComparison, QuoteCheck
+from vera._types import BaselineComparison, JudgeDetails, MetricComparison, QuoteCheck
+
+WHITEBOX = "the report's parts and the secret guards"
 
 PAIRED = {
     "system_mean": 0.75,

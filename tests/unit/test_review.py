@@ -13,19 +13,19 @@ import pytest
 from tests.support.cli import run_vera
 
 import vera
-from vera import RunStore, run_plan
-from vera._review import (
+from vera import (
     ReviewError,
+    RunStore,
     add_label,
-    calibration_order,
     export_labels,
     review_calibration,
     review_state,
-    triage_order,
+    run_plan,
 )
+from vera._review import calibration_order, triage_order
+from vera._types import Calibration
 from vera.datasets import bundled_path
 from vera.plan import DatasetRef, Settings, build_plan
-from vera.types import Calibration
 
 WHITEBOX = "the review queues' order"
 

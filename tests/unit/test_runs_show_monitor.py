@@ -9,9 +9,9 @@ from pathlib import Path
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
-from vera import RunStore
+from vera import RunStore, create_app
 from vera._monitor import MonitorHistory
-from vera._viewer import create_app, run_url
+from vera._viewer import run_url
 from vera.cli import app
 from vera.plan import build_plan
 

@@ -2,8 +2,11 @@
 
 import pytest
 
+from vera import SampleResult, SampleStatus
+from vera._types import RunStop, is_redacted, redact
 from vera.providers import ProviderConnectionError
-from vera.types import RunStop, SampleResult, SampleStatus, is_redacted, redact
+
+WHITEBOX = "the report's parts and the secret guards"
 
 
 @pytest.mark.parametrize(

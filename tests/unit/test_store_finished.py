@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from vera import RunStore, SampleResult, SampleStatus
+from vera import ConfigError, RunStore, SampleResult, SampleStatus
 from vera.plan import build_plan
-from vera.types import ConfigError
 
 
 def stored_run(path: Path, count: int) -> str:

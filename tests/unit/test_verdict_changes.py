@@ -3,17 +3,10 @@ by id (samples) and by normalised text (claims), worst change first."""
 
 from __future__ import annotations
 
-from vera._results import (
-    ClaimChange,
-    ClaimRecord,
-    Outcome,
-    SampleResult,
-    SampleStatus,
-    ScoreChange,
-    verdict_changes,
-)
+from vera import ClaimRecord, SampleResult, SampleStatus, Verdict
+from vera._results import ClaimChange, Outcome, ScoreChange, verdict_changes
 from vera._results import _comparison as comparison
-from vera.types import MetricResult, MetricStatus, Verdict
+from vera.metrics import MetricResult, MetricStatus
 
 WHITEBOX = "the outcome order that sorts changed samples"
 

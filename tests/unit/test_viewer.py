@@ -37,18 +37,17 @@ from tests.support.view_history import (
     stored_run,
 )
 
-from vera import ConfigError, DamagedRunError, MissingStoreError, RunStore, StoreError
-from vera._results import compare_reports, significant, verdict_changes
-from vera._viewer import (
-    INSTALL,
-    check_token,
-    compare_url,
+from vera import (
+    ConfigError,
+    DamagedRunError,
+    MissingStoreError,
+    RunStore,
+    StoreError,
     create_app,
-    plan_access,
-    run_url,
     serve,
-    url_for,
 )
+from vera._results import compare_reports, significant, verdict_changes
+from vera._viewer import INSTALL, check_token, compare_url, plan_access, run_url, url_for
 from vera._viewer import _pages as pages
 from vera.render import stored_report_html, write_stored_report
 

@@ -6,10 +6,10 @@ import pytest
 
 from vera import Claim, ClaimVerdict, Sample, Verdict
 from vera._analysis import WorkItem, analyse_sample, planned_work, work_plan
+from vera._types import Relevance, RelevanceVerdict
 from vera.judges import BaseJudge, JudgeWork, LLMJudge, RecordingChatModel
 from vera.judges.offline import extract_claims as split_claims
 from vera.metrics import Need
-from vera.types import Relevance, RelevanceVerdict
 
 WHITEBOX = "the work plan"
 

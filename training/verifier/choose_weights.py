@@ -44,7 +44,7 @@ from vera.judges.offline import (
     LexicalWeights,
     rules_out,
 )
-from vera.types import ClaimVerdict, Verdict
+from vera import ClaimVerdict, Verdict
 
 PLANTED = ("wrong_number", "negation", "invented_fact")
 GRID = (0.3, 0.5, 0.7, 1.0)

@@ -29,7 +29,7 @@ from judge_accuracy import fold_of, summarise
 
 from vera.judges.offline import OfflineJudge
 from vera.metrics import ClaimAnalysis, Faithfulness, FaithfulnessProbability
-from vera.types import Claim, ClaimVerdict, Sample, Verdict
+from vera import Claim, ClaimVerdict, Sample, Verdict
 
 _SAMPLE = Sample(id="row", response="")
 """The metrics read only the claim analysis; the sample is a stand-in."""

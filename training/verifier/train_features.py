@@ -45,7 +45,7 @@ from vera.judges.offline import (
     extract_claims,
     verify,
 )
-from vera.types import ClaimVerdict, Verdict
+from vera import ClaimVerdict, Verdict
 
 C = 1.0
 THRESHOLDS = [t / 100 for t in range(50, 100)]

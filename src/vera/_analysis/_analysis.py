@@ -16,14 +16,14 @@ from pydantic import BaseModel, ConfigDict
 
 from vera._analysis._rubrics import answer_rubrics, asked_rubrics, rubric_work
 from vera._text._citations import attach_citations, parse_citations, resolve_citation
+from vera._types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Sample, Verdict
+from vera._types._entailment import EntailmentMatrix
+from vera._types._errors import JudgeResponseError
+from vera._types._rubric import RubricAnswers
 from vera.judges._base import Judge, JudgeWork, judge_matrix, match_verdicts, relevance_rater
 from vera.judges._turns import TurnAnalyser, turn_group
 from vera.metrics._base import CitationCheck, ClaimAnalysis, Need
 from vera.metrics._rubric import Rubric
-from vera.types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Sample, Verdict
-from vera.types._entailment import EntailmentMatrix
-from vera.types._errors import JudgeResponseError
-from vera.types._rubric import RubricAnswers
 
 __all__ = [
     "WorkItem",

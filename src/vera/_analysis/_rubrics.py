@@ -11,12 +11,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from vera._types import Claim, Sample
+from vera._types._errors import ConfigError
+from vera._types._rubric import Checklist, RubricAnswers, RubricRequest
 from vera.judges._base import Judge, JudgeWork
 from vera.judges._rubric import RubricJudge
 from vera.metrics._rubric import Rubric
-from vera.types import Claim, Sample
-from vera.types._errors import ConfigError
-from vera.types._rubric import Checklist, RubricAnswers, RubricRequest
 
 __all__ = ["answer_rubrics", "asked_rubrics", "rubric_checklist", "rubric_work"]
 

@@ -21,11 +21,11 @@ from vera._baselines._extractive import extractive_answer
 from vera._baselines._generation import LLMGenerate, LLMRevise
 from vera._baselines._retrieval import BM25Retriever, ScoredChunk
 from vera._baselines._verification import DEFAULT_THRESHOLD, Verify
+from vera._types import Context
+from vera._types._errors import ConfigError
 from vera.judges._base import Judge
 from vera.pipelines._core import DryStep, Pipeline, RagState, Step
 from vera.providers._base import ChatModel
-from vera.types import Context
-from vera.types._errors import ConfigError
 
 __all__ = [
     "BASELINES",

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from vera._text._segment import split_units
-from vera.types import Context
+from vera._types import Context
 
 __all__ = ["Chunk", "chunk_corpus", "chunk_document", "chunk_id", "sentence_spans"]
 

@@ -13,9 +13,9 @@ import numpy as np
 
 from vera._baselines._chunking import Chunk, chunk_corpus
 from vera._baselines._retrieval import ScoredChunk
+from vera._types import Context
+from vera._types._extras import install_hint
 from vera.providers._base import MissingExtraError
-from vera.types import Context
-from vera.types._extras import install_hint
 
 __all__ = ["DenseRetriever", "Embed"]
 

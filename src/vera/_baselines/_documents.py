@@ -5,8 +5,8 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
-from vera.types import Context
-from vera.types._errors import DatasetError
+from vera._types import Context
+from vera._types._errors import DatasetError
 
 __all__ = ["DOCUMENT_SUFFIXES", "load_documents"]
 

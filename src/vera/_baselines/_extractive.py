@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from vera._baselines._chunking import Chunk
 from vera._text._segment import split_units
+from vera._types import Context
 from vera.judges.offline._tokens import analyse
-from vera.types import Context
 
 __all__ = ["ABSTENTION", "ExtractiveAnswer", "SelectedSentence", "extractive_answer"]
 

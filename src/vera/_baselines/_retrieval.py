@@ -22,8 +22,8 @@ from vera._baselines._chunking import (
     chunk_corpus,
     sentence_spans,
 )
+from vera._types import Context
 from vera.judges.offline._tokens import analyse
-from vera.types import Context
 
 __all__ = ["BM25Retriever", "ScoredChunk", "terms"]
 

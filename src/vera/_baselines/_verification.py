@@ -16,10 +16,10 @@ import re
 from typing import Literal
 
 from vera._analysis._analysis import analyse_claims
+from vera._types import Claim, ClaimVerdict, Sample, Verdict
 from vera.judges._base import Judge, JudgeWork
 from vera.judges.offline._claims import extract_claims as split_claims
 from vera.pipelines._core import DryStep, RagState
-from vera.types import Claim, ClaimVerdict, Sample, Verdict
 
 __all__ = ["DEFAULT_THRESHOLD", "VERIFY_ABSTENTION", "Verify", "support"]
 

@@ -19,11 +19,11 @@ from vera._conversations._replay import Assistant, load_assistant, pipeline_assi
 from vera._conversations._scores import ConversationScore
 from vera._results import RunComparison
 from vera._results._builder import SampleResult
+from vera._types import Context, Sample
+from vera._types._baselines import MetricComparison
+from vera._types._conversations import SOURCE_KIND_KEY, Role, SourceKind
+from vera._types._errors import ConfigError
 from vera.pipelines import Pipeline
-from vera.types import Context, Sample
-from vera.types._baselines import MetricComparison
-from vera.types._conversations import SOURCE_KIND_KEY, Role, SourceKind
-from vera.types._errors import ConfigError
 
 __all__ = [
     "BaselineConversations",

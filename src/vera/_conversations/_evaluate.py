@@ -32,13 +32,13 @@ from vera._results._builder import Report, SampleResult
 from vera._run import RunResult, build_components
 from vera._run._estimate import CONSISTENCY_PASS, PassEstimate, RunEstimate, estimate_plan
 from vera._run._experiment import plan_pipelines
+from vera._types import Conversation, Sample
+from vera._types._errors import ConfigError
 from vera.datasets import read_conversations, turn_samples
 from vera.judges._base import Judge
 from vera.metrics._base import Metric
 from vera.pipelines import Pipeline
 from vera.plan import Settings
-from vera.types import Conversation, Sample
-from vera.types._errors import ConfigError
 
 __all__ = [
     "ConversationEstimate",

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from vera._conversations._baselines import BaselineConversations
 from vera._conversations._scores import ConversationScore, TurnClaim, TurnScore
-from vera.types._conversations import Role, Turn
+from vera._types._conversations import Role, Turn
 
 __all__ = ["baseline_lines", "source_label", "thread_lines"]
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from vera._sync import run_sync
+from vera._types._conversations import Conversation, Role, Turn
+from vera._types._errors import ConfigError
 from vera.pipelines import Pipeline, RagState
 from vera.pipelines._user import import_user_module
-from vera.types._conversations import Conversation, Role, Turn
-from vera.types._errors import ConfigError
 
 __all__ = ["HISTORY_KEY", "Assistant", "load_assistant", "pipeline_assistant", "replay"]
 

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from vera._results import faithful_turn, inconsistent_claims
-from vera.types import Sample, SampleResult, SampleStatus, Verdict
-from vera.types._conversations import SOURCE_KIND_KEY, Conversation, SourceKind, Turn
+from vera._types import Sample, SampleResult, SampleStatus, Verdict
+from vera._types._conversations import SOURCE_KIND_KEY, Conversation, SourceKind, Turn
 
 __all__ = ["ConversationScore", "TurnClaim", "TurnScore", "conversation_score"]
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from vera._baselines._retrieval import BM25Retriever
+from vera._types import Verdict
 from vera.judges._base import Judge
-from vera.types import Verdict
 
 __all__ = [
     "DEFAULT_MAX_ANSWER_CHARS",

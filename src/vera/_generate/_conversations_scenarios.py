@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vera.types._errors import DatasetError, DatasetRowError
+from vera._types._errors import DatasetError, DatasetRowError
 
 __all__ = ["DEFAULT_PERSONA", "YAML_SUFFIXES", "Scenario", "read_scenarios", "scenario_from"]
 

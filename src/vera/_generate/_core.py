@@ -43,6 +43,8 @@ from vera._generate._extractive import (
 )
 from vera._generate._selection import Task, allocate, parse_mix, plan_tasks
 from vera._sync import run_sync
+from vera._types import Context
+from vera._types._errors import JudgeError, RunStopError
 from vera.judges._base import Judge
 from vera.judges._prompts import Prompt, load_prompt
 from vera.judges._registry import create_judge, create_managed_model
@@ -51,8 +53,6 @@ from vera.providers._base import ChatModel, ChatRequest, ProviderError
 from vera.providers._cost import BudgetExceededError, merge_summaries
 from vera.providers._jsonparse import try_parse_json_object
 from vera.providers._managed import ManagedChatModel
-from vera.types import Context
-from vera.types._errors import JudgeError, RunStopError
 
 __all__ = [
     "GENERATOR_MAX_TOKENS",

@@ -18,7 +18,7 @@ from typing import Any
 from vera._baselines._chunking import Chunk
 from vera._generate._selection import Task
 from vera._text import split_units
-from vera.types._errors import ConfigError
+from vera._types._errors import ConfigError
 
 __all__ = ["EXTRACTIVE", "EXTRACTIVE_MIX", "check_extractive_mix", "extractive_item"]
 

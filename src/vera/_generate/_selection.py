@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from vera._baselines._chunking import Chunk
-from vera.types._errors import ConfigError
+from vera._types._errors import ConfigError
 
 __all__ = [
     "CATEGORIES",

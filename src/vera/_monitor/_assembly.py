@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from vera._monitor._config import MonitorConfig
+from vera._types import Sample
+from vera._types._errors import DatasetRowError
 from vera.datasets._otlp import OtlpSpan, TraceParts, add_trace_span, trace_row
 from vera.datasets._readers import RawRow
 from vera.datasets._validate import RowRules, validate_row
-from vera.types import Sample
-from vera.types._errors import DatasetRowError
 
 __all__ = ["Assembler", "Decision", "is_sampled", "matches", "span_bytes"]
 

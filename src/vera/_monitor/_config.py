@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from vera.types._errors import ConfigError
+from vera._types._errors import ConfigError
 
 __all__ = [
     "AlertRule",

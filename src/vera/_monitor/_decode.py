@@ -15,9 +15,9 @@ import zlib
 from typing import Any
 
 from vera._json import JsonRefused, loads_bounded
+from vera._types._errors import ConfigError
+from vera._types._extras import install_hint
 from vera.datasets._otlp import SERVICE_NAME, OtlpRequestError, OtlpSpan, request_spans
-from vera.types._errors import ConfigError
-from vera.types._extras import install_hint
 
 __all__ = [
     "MAX_BODY_BYTES",

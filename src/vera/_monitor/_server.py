@@ -33,7 +33,7 @@ from starlette.routing import Route
 from vera._http_server import ServerLimits, listen, server_config, summarised_logs
 from vera._monitor._decode import MAX_BODY_BYTES, PROTOBUF
 from vera._monitor._service import Monitor, Receipt, decoded_size
-from vera.types._errors import ConfigError
+from vera._types._errors import ConfigError
 
 __all__ = [
     "DECODE_BYTES",

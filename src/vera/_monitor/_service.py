@@ -49,12 +49,12 @@ from vera._monitor._worker import EvaluationProcesses, NotMovable, WorkerGone
 from vera._results._builder import SampleResult, SampleStatus
 from vera._run._runner import evaluate_sample
 from vera._text import printable
+from vera._types import Sample
+from vera._types._errors import RunStopError
 from vera.datasets._otlp import OtlpRequestError
 from vera.judges._base import Judge
 from vera.metrics._base import Metric
 from vera.plan import RunPlan
-from vera.types import Sample
-from vera.types._errors import RunStopError
 
 __all__ = ["Monitor", "Receipt"]
 

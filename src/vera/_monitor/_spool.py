@@ -20,7 +20,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from vera.types._errors import ConfigError
+from vera._types._errors import ConfigError
 
 __all__ = ["QUARANTINE", "QUARANTINE_KEPT", "Spool"]
 

@@ -14,9 +14,9 @@ from typing import Any
 from vera._monitor._config import AlertRule
 from vera._results._builder import Report, ReportBuilder
 from vera._store._history import RunStore
+from vera._types._secrets import redact
 from vera._version import __version__
 from vera.metrics._registry import create_metric
-from vera.types._secrets import redact
 
 __all__ = ["Alert", "post_webhook", "window_alerts", "window_bounds", "window_report"]
 

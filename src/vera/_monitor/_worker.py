@@ -28,9 +28,9 @@ from typing import IO, Any
 
 from vera._results._builder import SampleResult
 from vera._run._runner import evaluate_sample
+from vera._types import Sample
 from vera.judges._base import Judge
 from vera.metrics._base import Metric
-from vera.types import Sample
 
 __all__ = ["EvaluationProcesses", "NotMovable"]
 

@@ -36,7 +36,7 @@ from vera._results._comparison import (
 from vera._results._gates import GateConfig, gate_failures, regression_failures
 from vera._results._outcome import Outcome, sample_outcome
 from vera._results._turns import faithful_turn, inconsistent_claims
-from vera.types._report import InvalidRow
+from vera._types._report import InvalidRow
 
 __all__ = [
     "CLAIM_COLUMNS",

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from vera._text._quote import quote_claim
-from vera.types import SampleResult, SampleStatus, Verdict
-from vera.types._answers import AnswerStatus, AnswerVerdict, AnswerVerdicts, PartialRule
+from vera._types import SampleResult, SampleStatus, Verdict
+from vera._types._answers import AnswerStatus, AnswerVerdict, AnswerVerdicts, PartialRule
 
 __all__ = [
     "AnswerTally",

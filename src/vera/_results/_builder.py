@@ -1,7 +1,7 @@
 """The result of a run: per-sample results aggregated into a `Report`.
 
 The result types themselves (`Report`, `SampleResult`, `MetricSummary`, ...) are plain data in
-`vera.types._report`, so that the renderers and the run store can read a report without
+`vera._types._report`, so that the renderers and the run store can read a report without
 importing what produced it; they are re-exported here with `build_report`, which computes one.
 """
 
@@ -17,8 +17,8 @@ from vera._results._answers import AnswerTally
 from vera._results._turns import TurnTally
 from vera._stats._calibration import CalibrationTally
 from vera._stats._stats import ValueCounts
-from vera.types._claims import Verdict
-from vera.types._report import (
+from vera._types._claims import Verdict
+from vera._types._report import (
     CLAIM_COLUMNS,
     F1_SCORE,
     LATENCY_P99,
@@ -38,7 +38,7 @@ from vera.types._report import (
     SampleResult,
     SampleStatus,
 )
-from vera.types._results import MetricStatus
+from vera._types._results import MetricStatus
 
 __all__ = [
     "CLAIM_COLUMNS",

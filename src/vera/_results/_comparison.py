@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 from vera._results._builder import ClaimRecord, MetricSummary, Report, SampleResult, SampleStatus
 from vera._results._outcome import SampleOutcome, sample_outcome
 from vera._stats._stats import BOOTSTRAP_LIMIT, bootstrap_ci
-from vera.types import (
+from vera._types import (
     BaselineComparison,
     MeasuredPlan,
     MetricComparison,
@@ -540,7 +540,7 @@ def measured_plan(report: Report) -> MeasuredPlan:
 
 def run_differences(before: Report, after: Report) -> list[str]:
     """What differs between two runs beyond their samples' answers, a line each (see
-    `vera.types.describe_differences`): the test set, judge, metrics and their thresholds,
+    `vera._types.describe_differences`): the test set, judge, metrics and their thresholds,
     the system answering and the gates. A change between such runs may be the setting's and
     not the system's; the badges of samples whose scores did not move may differ by the
     thresholds alone. A run stored before fingerprints is compared by its judge and metrics,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from vera._results._builder import SampleResult, SampleStatus
-from vera.types import AnswerStatus
+from vera._types import AnswerStatus
 
 __all__ = ["UNFAITHFUL", "Outcome", "SampleOutcome", "sample_outcome"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from vera.types import ClaimRecord, Report, SampleResult, SampleStatus, Verdict
-from vera.types._turns import (
+from vera._types import ClaimRecord, Report, SampleResult, SampleStatus, Verdict
+from vera._types._turns import (
     ConversationGroup,
     ConversationSummary,
     ConversationTurns,

@@ -39,12 +39,12 @@ from typing import Any, Literal
 
 from vera._stats._calibration import CALIBRATED_METRIC, RANKING_METRIC, CalibrationTally
 from vera._store._history import RunStore, StoredLabel
+from vera._types import Verdict
+from vera._types._errors import ConfigError
+from vera._types._report import Calibration, SampleResult, SampleStatus
+from vera._types._samples import LabelledClaim, Sample
 from vera.render import get_reporter
 from vera.render._outputs import atomic_text, stored_run_view
-from vera.types import Verdict
-from vera.types._errors import ConfigError
-from vera.types._report import Calibration, SampleResult, SampleStatus
-from vera.types._samples import LabelledClaim, Sample
 
 __all__ = [
     "MAX_NOTE_CHARS",

@@ -45,6 +45,11 @@ from vera._store._history import (
     regression_without_history,
 )
 from vera._sync import run_sync
+from vera._types import Need, Sample, VeraError
+from vera._types._errors import ConfigError, DatasetError
+from vera._types._fingerprint import RegressionCheck, RunFingerprint
+from vera._types._secrets import is_redacted, redact
+from vera._types._turns import turn_ref
 from vera.datasets import SampleSource, consistency_checks
 from vera.datasets._unread import unread_columns
 from vera.judges._base import ClaimJudge, Judge, as_judge, check_capabilities
@@ -59,11 +64,6 @@ from vera.plan._settings import Settings
 from vera.providers._batch import batch_journal, check_batch_provider
 from vera.providers._ready import local_defaults
 from vera.providers._registry import provider_names
-from vera.types import Need, Sample, VeraError
-from vera.types._errors import ConfigError, DatasetError
-from vera.types._fingerprint import RegressionCheck, RunFingerprint
-from vera.types._secrets import is_redacted, redact
-from vera.types._turns import turn_ref
 
 __all__ = [
     "EXIT_GATE_FAILED",

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from vera._analysis._analysis import planned_work
 from vera._results._turns import FAITHFULNESS
 from vera._run._engine import Bindings, Components, build_components
+from vera._types import Sample
 from vera.datasets import consistency_checks
 from vera.judges._base import CallEstimate, JudgeWork, planned_calls
 from vera.judges.offline._claims import extract_claims as split_claims
@@ -32,7 +33,6 @@ from vera.plan._plan import RunPlan
 from vera.providers._base import Usage
 from vera.providers._cost import PriceTable
 from vera.providers._http import missing_api_key
-from vera.types import Sample
 
 __all__ = ["CONSISTENCY_PASS", "PassEstimate", "RunEstimate", "estimate_plan", "estimated_cost"]
 

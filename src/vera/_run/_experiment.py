@@ -11,6 +11,8 @@ from pathlib import Path
 
 from vera._baselines._baselines import BASELINES, build_baseline, corpus_of
 from vera._baselines._documents import load_documents
+from vera._types import Context, Sample
+from vera._types._errors import ConfigError
 from vera.datasets import open_dataset
 from vera.datasets._source import SampleSource
 from vera.judges._base import Judge
@@ -19,8 +21,6 @@ from vera.pipelines._core import Pipeline
 from vera.pipelines._user import load_user_pipeline
 from vera.plan import RunPlan
 from vera.providers._base import ChatModel
-from vera.types import Context, Sample
-from vera.types._errors import ConfigError
 
 __all__ = ["open_plan_data", "plan_pipelines", "resolve_pipeline", "system_spec"]
 

@@ -14,13 +14,13 @@ import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from vera._types import Sample
+from vera._types._fingerprint import RunFingerprint
 from vera.datasets import SampleSource
 from vera.judges._base import Judge
 from vera.metrics._base import Metric
 from vera.pipelines._core import Pipeline
 from vera.plan._plan import QUICK_SAMPLES, RunPlan
-from vera.types import Sample
-from vera.types._fingerprint import RunFingerprint
 
 __all__ = ["TEST_SET_FIELDS", "content_digest", "dataset_digest", "file_digest", "run_fingerprint"]
 

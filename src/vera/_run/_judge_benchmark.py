@@ -46,15 +46,7 @@ from vera._baselines._verification import support
 from vera._results._answers import claims_verdict
 from vera._stats._agreement import Confusion, auroc
 from vera._sync import run_sync
-from vera.datasets._readers import RawRow, check_readable, read_rows
-from vera.datasets._validate import RowRules, validate_row
-from vera.judges._base import Judge, partial_rule
-from vera.judges._registry import create_judge
-from vera.metrics._base import MetricStatus
-from vera.metrics._faithfulness import Faithfulness
-from vera.metrics._faithfulness_probability import FaithfulnessProbability
-from vera.plan._settings import DEFAULT_CONCURRENCY, Settings
-from vera.types import (
+from vera._types import (
     AnswerStatus,
     Claim,
     ClaimAnalysis,
@@ -63,7 +55,15 @@ from vera.types import (
     Sample,
     Verdict,
 )
-from vera.types._errors import DatasetError, DatasetRowError
+from vera._types._errors import DatasetError, DatasetRowError
+from vera.datasets._readers import RawRow, check_readable, read_rows
+from vera.datasets._validate import RowRules, validate_row
+from vera.judges._base import Judge, partial_rule
+from vera.judges._registry import create_judge
+from vera.metrics._base import MetricStatus
+from vera.metrics._faithfulness import Faithfulness
+from vera.metrics._faithfulness_probability import FaithfulnessProbability
+from vera.plan._settings import DEFAULT_CONCURRENCY, Settings
 
 __all__ = [
     "GroupFigures",

@@ -41,6 +41,10 @@ from vera._run._runner import (
     skipped_result,
 )
 from vera._sample_limits import SampleLimits
+from vera._types import Sample
+from vera._types._errors import ConfigError, RunStopError
+from vera._types._extras import install_hint
+from vera._types._turns import GROUP_KEY
 from vera.judges._base import Judge, as_judge
 from vera.judges._registry import create_judge, shared_limits
 from vera.metrics._registry import create_metric
@@ -48,10 +52,6 @@ from vera.pipelines._core import Pipeline
 from vera.plan._plan import RunPlan
 from vera.plan._settings import Settings
 from vera.providers._cost import merge_summaries
-from vera.types import Sample
-from vera.types._errors import ConfigError, RunStopError
-from vera.types._extras import install_hint
-from vera.types._turns import GROUP_KEY
 
 __all__ = ["BATCH_SIZE", "IN_FLIGHT_PER_WORKER", "RayExecutor"]
 

@@ -26,6 +26,9 @@ from vera._results._builder import (
 )
 from vera._sample_limits import DEFAULT_LIMITS, SampleLimits, check_sizes, sample_deadline
 from vera._text._language import identify
+from vera._types import Sample
+from vera._types._errors import RunStopError
+from vera._types._turns import turn_ref
 from vera._version import __version__
 from vera.datasets._source import PassLog
 from vera.judges._base import Judge, partial_rule
@@ -33,9 +36,6 @@ from vera.metrics._base import ClaimAnalysis, Metric, Need
 from vera.metrics._rubric import rubrics_of
 from vera.pipelines._core import Pipeline, RagState, StepRecord
 from vera.plan._settings import DEFAULT_CONCURRENCY
-from vera.types import Sample
-from vera.types._errors import RunStopError
-from vera.types._turns import turn_ref
 
 __all__ = [
     "DEFAULT_CONCURRENCY",

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 from vera._stats._agreement import Confusion, auroc, label_agreement
 from vera._stats._stats import ValueCounts
-from vera.types._report import (
+from vera._types._report import (
     Calibration,
     ClaimAgreement,
     CorrectedEstimate,

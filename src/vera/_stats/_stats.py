@@ -14,7 +14,7 @@ from operator import itemgetter
 from typing import Any
 
 # The result type is plain data in the types layer, so reports can hold it; re-exported here.
-from vera.types._report import Estimate
+from vera._types._report import Estimate
 
 __all__ = ["Estimate", "ValueCounts", "bootstrap_ci", "estimate", "percentile"]
 

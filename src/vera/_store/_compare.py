@@ -15,7 +15,7 @@ from vera._results._comparison import (
     run_differences,
 )
 from vera._store._history import RunRecord, RunStore
-from vera.types._errors import ConfigError
+from vera._types._errors import ConfigError
 
 __all__ = ["OtherDataset", "StoredComparison", "compare_runs"]
 

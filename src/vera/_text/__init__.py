@@ -11,7 +11,7 @@ identification on a model that ships inside its package (py3langid).
 - `printable`: text from data with its control characters shown, never obeyed, by a terminal,
   a CI log or an XML parser.
 
-This layer sits just above `vera.types` and imports nothing else of VERA (an import contract
+This layer sits just above `vera._types` and imports nothing else of VERA (an import contract
 in pyproject.toml checks it), so metrics and judges can both use it without importing each
 other.
 """

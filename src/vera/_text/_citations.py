@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from vera._text._segment import split_units
-from vera.types import Claim, Context
+from vera._types import Claim, Context
 
 __all__ = [
     "CitationMark",

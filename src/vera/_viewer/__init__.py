@@ -27,8 +27,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vera.types._errors import ConfigError
-from vera.types._extras import install_hint
+from vera._types._errors import ConfigError
+from vera._types._extras import install_hint
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette

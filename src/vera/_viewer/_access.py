@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from vera.types._errors import ConfigError
+from vera._types._errors import ConfigError
 
 __all__ = ["MIN_TOKEN_LENGTH", "TOKEN_PARAMETER", "TokenGuard", "check_token", "new_token"]
 

@@ -22,11 +22,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from vera._review._review import ReviewError
 from vera._sqlite_file import StoreError
 from vera._store._history import RunStore
+from vera._types._errors import VeraError
 from vera._viewer._access import TokenGuard
 from vera._viewer._live import live_routes
 from vera._viewer._pages import PageError, Pages, content_security_policy
 from vera._viewer._writes import LabelWriter, WriteRefused, new_csrf_token, reviewer_of
-from vera.types._errors import VeraError
 
 __all__ = ["build_app"]
 

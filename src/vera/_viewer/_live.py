@@ -20,11 +20,11 @@ from starlette.routing import Route
 from vera._monitor import StoredWindow, read_windows
 from vera._monitor._windows import window_report
 from vera._store._history import RunStore
+from vera._types import Report
+from vera._types._errors import VeraError
 from vera._version import __version__
 from vera._viewer._pages import EXTRA_STYLE
 from vera.render._html import STYLE, csp_hash, template_environment
-from vera.types import Report
-from vera.types._errors import VeraError
 
 __all__ = ["LIVE_SCRIPT", "REFRESH_SECONDS", "live_routes"]
 

@@ -27,14 +27,14 @@ from vera._results._outcome import SampleOutcome
 from vera._review._review import reviewed_report_html
 from vera._store._compare import compare_runs
 from vera._store._history import PAGE_SIZE, DamagedRun, DamagedRunError, RunRecord, RunStore
+from vera._types import Verdict
+from vera._types._errors import ConfigError
 from vera._version import __version__
 from vera._viewer._review import review_page_values, review_url
 from vera.render._html import STYLE, csp_hash, inline_template, template_environment
 from vera.render._outputs import TREND_RUNS, stored_thread
 from vera.render._samples import OUTCOMES, VERDICTS
 from vera.render._view import HistoryPoint, Panel, meets, trend_panels
-from vera.types import Verdict
-from vera.types._errors import ConfigError
 
 __all__ = [
     "AGGREGATES_KEPT",

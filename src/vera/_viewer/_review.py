@@ -24,12 +24,12 @@ from vera._review._review import (
     triage_order,
 )
 from vera._store._history import RunStore
+from vera._types import Verdict
+from vera._types._errors import ConfigError
+from vera._types._report import SampleResult
+from vera._types._samples import Sample
 from vera.render._calibration import calibration_lines
 from vera.render._outputs import stored_run_view
-from vera.types import Verdict
-from vera.types._errors import ConfigError
-from vera.types._report import SampleResult
-from vera.types._samples import Sample
 
 __all__ = ["QUEUE_SHOWN", "ReviewItem", "review_page_values", "review_url"]
 

@@ -17,9 +17,9 @@ from urllib.parse import urlencode
 import uvicorn
 
 from vera._http_server import ServerLimits, listen, server_config, summarised_logs
+from vera._types._errors import ConfigError
 from vera._viewer._access import TOKEN_PARAMETER, check_token, new_token
 from vera._viewer._app import build_app
-from vera.types._errors import ConfigError
 
 __all__ = ["LOOPBACK_HOSTS", "Access", "plan_access", "run_server", "url_for"]
 

@@ -105,8 +105,8 @@ class _Console(Console):
     never obeyed by the terminal. Tables' cells are `printable` where `vera.render` builds them."""
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
-        from vera.render import printable
-        from vera.types import redact
+        from vera._text import printable
+        from vera._types import redact
 
         super().print(
             *(printable(redact(o)) if isinstance(o, str) else o for o in objects), **kwargs
@@ -120,7 +120,7 @@ err = _Console(stderr=True)
 def _help_hint(extra: str) -> str:
     """`install_hint` for a help text, which Typer reads as console markup: escaped, so the
     `[view]` of `vera-eval[view]` is shown, not taken for a style."""
-    from vera.types import install_hint
+    from vera._types import install_hint
 
     return escape(install_hint(extra))
 
@@ -157,8 +157,8 @@ def _fail(exc: Exception) -> NoReturn:
 
 def _write_json(path: Path, text: str, what: str) -> None:
     """`text` to `path`, whole or not at all (`atomic_text`); a failure is exit 2."""
+    from vera import VeraError
     from vera.render import atomic_text
-    from vera.types import VeraError
 
     try:
         with atomic_text(path, what=what) as file:

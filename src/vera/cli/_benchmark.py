@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from vera import EXIT_INCOMPLETE, JudgeBenchmark, benchmark_judge
+from vera import EXIT_INCOMPLETE, JudgeBenchmark, JudgeError, VeraError, benchmark_judge
 from vera.cli._app import _fail, _write_json, app, err, out
 from vera.cli._eval_flags import _ConcurrencyFlag, _JudgeFlag, _OfflineMinSupportFlag
 from vera.plan import load_settings
@@ -19,7 +19,6 @@ from vera.render import (
     format_score,
     print_table,
 )
-from vera.types import JudgeError, VeraError
 
 if TYPE_CHECKING:
     from vera._run import Rule  # a type: which rule flags an answer

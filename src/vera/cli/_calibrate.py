@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from vera import calibrate
+from vera import VeraError, calibrate
 from vera.cli._app import _fail, _write_json, app, out
 from vera.cli._eval_flags import _JudgeFlag
 from vera.cli._runs import HistoryOption
@@ -17,7 +17,6 @@ from vera.render import (
     calibration_lines,
     check_output_paths,
 )
-from vera.types import VeraError
 
 
 @app.command("calibrate")

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from vera import RunComparison, StoredComparison, compare_runs
+from vera import ConfigError, RunComparison, StoredComparison, VeraError, compare_runs
 from vera.cli._app import _fail, app, err, out
 from vera.cli._runs import HistoryOption, _store
 from vera.render import (
@@ -19,7 +19,6 @@ from vera.render import (
     format_score,
     print_table,
 )
-from vera.types import ConfigError, VeraError
 
 _COMPARE_COLUMNS = (
     Column("Metric"),

@@ -16,6 +16,7 @@ from vera import (
     RunEstimate,
     RunObserver,
     RunResult,
+    VeraError,
     estimate_plan,
     plan_evaluation,
     run_plan,
@@ -43,7 +44,6 @@ from vera.render import (
     report_format,
     write_reports,
 )
-from vera.types import VeraError
 
 
 @app.command("eval")

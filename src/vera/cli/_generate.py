@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 from rich.markup import escape
 
-from vera import EXIT_INCOMPLETE, EXIT_OK
+from vera import EXIT_INCOMPLETE, EXIT_OK, ConfigError, VeraError
 from vera.cli._app import _fail, app, out
 from vera.cli._eval_flags import (
     _CachePathFlag,
@@ -33,7 +33,6 @@ from vera.plan import Settings, load_settings
 from vera.render import (
     check_output_paths,
 )
-from vera.types import ConfigError, VeraError
 
 if TYPE_CHECKING:
     from vera import GenerationResult

@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from vera import VeraError
 from vera.cli._app import _fail, app, out
-from vera.types import VeraError
 
 github_app = typer.Typer(
     help="VERA in a GitHub Actions job: step outputs and the pull-request comment.",

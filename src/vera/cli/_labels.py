@@ -16,7 +16,8 @@ from typing import Annotated
 import typer
 
 from vera import EXIT_USAGE, RunStore, VeraError, export_labels
-from vera.render import check_output_paths, printable
+from vera._text import printable
+from vera.render import check_output_paths
 
 __all__ = ["labels_app"]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from vera import VeraError
 from vera.cli._app import _fail, app, out
 from vera.metrics import Rubric, goal_completion, metric_classes
 from vera.plan import load_settings
@@ -10,7 +11,6 @@ from vera.render import (
     Column,
     print_table,
 )
-from vera.types import VeraError
 
 _METRICS_COLUMNS = (
     Column("Name"),

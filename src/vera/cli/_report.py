@@ -8,12 +8,12 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from vera import VeraError
 from vera.cli._app import _fail, app, out
 from vera.cli._runs import HistoryOption, _store
 from vera.render import (
     write_stored_report,
 )
-from vera.types import VeraError
 
 
 @app.command("report")

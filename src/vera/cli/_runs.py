@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from vera import MissingStoreError, RunStore
+from vera import MissingStoreError, RunStore, VeraError
 from vera.cli._app import _fail, app, err, out
 from vera.cli._labels import labels_app
 from vera.providers import describe_batches
@@ -20,7 +20,6 @@ from vera.render import (
     print_summary,
     print_table,
 )
-from vera.types import VeraError
 
 runs_app = typer.Typer(help="The run history (.vera/runs.sqlite).", no_args_is_help=True)
 app.add_typer(runs_app, name="runs")

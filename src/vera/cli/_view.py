@@ -6,10 +6,9 @@ from typing import Annotated
 
 import typer
 
-from vera import RunStore
+from vera import RunStore, VeraError
 from vera.cli._app import _fail, app
 from vera.cli._runs import HistoryOption
-from vera.types import VeraError
 
 _VIEW_HELP = (
     "Browse the run history in a web browser: its runs 50 a page, newest first, with a trend "

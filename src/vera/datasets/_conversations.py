@@ -25,6 +25,19 @@ from typing import Any
 from pydantic import ValidationError
 
 from vera._text._segment import split_units
+from vera._types import Context, Sample
+from vera._types._conversations import (
+    INTERMEDIATE_KEY,
+    SOURCE_KIND_KEY,
+    Conversation,
+    Role,
+    SourceKind,
+    ToolCall,
+    ToolResult,
+    Turn,
+)
+from vera._types._errors import ConfigError, DatasetError, DatasetRowError
+from vera._types._turns import group_turns
 from vera.datasets._agent_fields import (
     AGENT_FIELDS,
     MADE_CALLS_KEY,
@@ -48,19 +61,6 @@ from vera.datasets._tables import (
     is_hf_dataset,
     plain_row,
 )
-from vera.types import Context, Sample
-from vera.types._conversations import (
-    INTERMEDIATE_KEY,
-    SOURCE_KIND_KEY,
-    Conversation,
-    Role,
-    SourceKind,
-    ToolCall,
-    ToolResult,
-    Turn,
-)
-from vera.types._errors import ConfigError, DatasetError, DatasetRowError
-from vera.types._turns import group_turns
 
 __all__ = [
     "CONVERSATION_KEYS",

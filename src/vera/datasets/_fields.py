@@ -14,13 +14,13 @@ from functools import lru_cache
 from typing import Any
 
 from vera._json import JsonRefused, loads_bounded
+from vera._types._errors import DatasetError
 from vera.datasets._agent_fields import (
     AGENT_FIELDS,
     AGENT_NAMES,
     AgentFieldProblem,
     agent_values,
 )
-from vera.types._errors import DatasetError
 
 __all__ = [
     "MESSAGES_FIELD",

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from vera._json import bounded_lines
 from vera._registry import Registry
+from vera._types._errors import ConfigError, DatasetError
 from vera.datasets._readers import (
     RawRow,
     json_rows,
@@ -22,7 +23,6 @@ from vera.datasets._readers import (
     read_json_document,
     read_jsonl_rows,
 )
-from vera.types._errors import ConfigError, DatasetError
 
 __all__ = [
     "ENTRY_POINT_GROUP",

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from vera._types import Context, Conversation, Sample
+from vera._types._errors import ConfigError
 from vera.datasets._conversations import is_conversation_row, is_message_list
 from vera.datasets._fields import FieldMap, source_field_map
 from vera.datasets._readers import RawRow
@@ -22,8 +24,6 @@ from vera.datasets._tables import (
     plain_row,
 )
 from vera.datasets._validate import LastPassLog, RowRules, SourcePass
-from vera.types import Context, Conversation, Sample
-from vera.types._errors import ConfigError
 
 __all__ = ["InMemoryDataset", "is_dataframe", "is_hf_dataset"]
 

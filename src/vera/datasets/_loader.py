@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from vera._json import first_line, loads_bounded
+from vera._types import Context
+from vera._types._errors import DatasetError
 from vera.datasets._bundled import bundled_path, not_found_message
 from vera.datasets._conversations import is_conversation_row
 from vera.datasets._fields import FieldMap, source_field_map
@@ -20,8 +22,6 @@ from vera.datasets._readers import (
 )
 from vera.datasets._seed_layout import is_seed_layout, seed_documents, seed_query_rows
 from vera.datasets._validate import InvalidRow, LastPassLog, RowRules, SourcePass
-from vera.types import Context
-from vera.types._errors import DatasetError
 
 __all__ = ["Dataset", "InvalidRow", "load_dataset"]
 

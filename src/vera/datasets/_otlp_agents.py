@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vera._json import loads_bounded
+from vera._types._conversations import INTERMEDIATE_KEY
 from vera.datasets._otlp_tools import ToolCalls
-from vera.types._conversations import INTERMEDIATE_KEY
 
 __all__ = ["AgentSpans", "message_text"]
 

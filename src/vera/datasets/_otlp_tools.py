@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vera._json import loads_bounded
+from vera._types._conversations import INTERMEDIATE_KEY
 from vera.datasets._agent_fields import AGENT_NAMES, EXPECTED_KEY, TRAJECTORY_KEY
-from vera.types._conversations import INTERMEDIATE_KEY
 
 __all__ = ["ToolCalls", "trace_references"]
 

@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from vera._types._errors import DatasetError
+from vera._types._extras import install_hint
 from vera.datasets._formats import DatasetFormat
 from vera.datasets._readers import RawRow
-from vera.types._errors import DatasetError
-from vera.types._extras import install_hint
 
 __all__ = ["INSTALL_HINT", "PARQUET", "parquet_row_count", "read_parquet_rows"]
 

@@ -23,7 +23,7 @@ from vera._json import (
     loads_bounded,
     skip_value,
 )
-from vera.types._errors import DatasetError
+from vera._types._errors import DatasetError
 
 __all__ = [
     "RawRow",

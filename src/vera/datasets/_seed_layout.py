@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from vera._types import Context
+from vera._types._errors import DatasetError
 from vera.datasets._readers import RawRow
-from vera.types import Context
-from vera.types._errors import DatasetError
 
 __all__ = ["is_seed_layout", "seed_documents", "seed_query_rows"]
 

@@ -10,12 +10,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol, TypeGuard, runtime_checkable
 
+from vera._types import Context, Sample
+from vera._types._errors import ConfigError
 from vera.datasets._fields import FieldMap
 from vera.datasets._inmemory import InMemoryDataset
 from vera.datasets._loader import Dataset, load_dataset
 from vera.datasets._validate import InvalidRow, SourcePass
-from vera.types import Context, Sample
-from vera.types._errors import ConfigError
 
 __all__ = ["PassLog", "SampleSource", "SourcePass", "open_dataset"]
 

@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from vera.types._errors import DatasetError
+from vera._types._errors import DatasetError
 
 __all__ = [
     "DATAFRAME_LABEL",

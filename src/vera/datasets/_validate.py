@@ -15,6 +15,11 @@ from typing import Protocol
 
 from pydantic import ValidationError
 
+from vera._types import Sample
+from vera._types._errors import DatasetRowError
+
+# A report lists skipped rows, so the type is plain data in the types layer; re-exported here.
+from vera._types._report import InvalidRow
 from vera.datasets._conversations import (
     ConversationProblem,
     conversation_from_row,
@@ -34,11 +39,6 @@ from vera.datasets._fields import (
 )
 from vera.datasets._readers import RawRow, invalid_field, is_invalid_json
 from vera.datasets._seen_ids import SeenIds
-from vera.types import Sample
-from vera.types._errors import DatasetRowError
-
-# A report lists skipped rows, so the type is plain data in the types layer; re-exported here.
-from vera.types._report import InvalidRow
 
 __all__ = ["InvalidRow", "LastPassLog", "RowRules", "SourcePass", "validate_row", "validate_rows"]
 

@@ -22,8 +22,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from vera.types._errors import ConfigError
-from vera.types._secrets import mask_secret
+from vera._types._errors import ConfigError
+from vera._types._secrets import mask_secret
 
 __all__ = [
     "COMMENT_EVENTS",

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vera._run import EXIT_GATE_FAILED, EXIT_OK
+from vera._types import Report
+from vera._types._errors import ConfigError
 from vera.integrations._github import CommentResult, GitHubJob, comment_marker, upsert_comment
 from vera.integrations._github_comment import (
     CommentLinks,
@@ -19,8 +21,6 @@ from vera.integrations._github_comment import (
     render_comment,
     step_outputs,
 )
-from vera.types import Report
-from vera.types._errors import ConfigError
 
 __all__ = ["CommentOutcome", "post_comment", "write_step_outputs"]
 

@@ -16,8 +16,7 @@ from pathlib import Path
 from vera._results import compare_reports, regression_failures
 from vera._run import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE
 from vera._store import RunStore
-from vera.render._markdown import _cell, _code
-from vera.types import (
+from vera._types import (
     AnswerStatus,
     MetricComparison,
     PartialRule,
@@ -25,7 +24,8 @@ from vera.types import (
     SampleResult,
     Verdict,
 )
-from vera.types._errors import ConfigError
+from vera._types._errors import ConfigError
+from vera.render._markdown import _cell, _code
 
 __all__ = [
     "BaseComparison",

@@ -20,11 +20,11 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from vera._run._engine import EXIT_OK, RunResult
+from vera._types._errors import ConfigError
+from vera._types._extras import install_hint
+from vera._types._report import SampleResult
 from vera.render._outputs import open_run_view, write_reports
 from vera.render._run_view import RunView
-from vera.types._errors import ConfigError
-from vera.types._extras import install_hint
-from vera.types._report import SampleResult
 
 __all__ = ["SAMPLES_TABLE", "log_run", "require_mlflow", "safe_uri"]
 

@@ -21,15 +21,15 @@ from typing import Any, TypeVar
 
 from vera._analysis._analysis import analyse_sample
 from vera._results._answers import claims_verdict
+from vera._types import Sample
+from vera._types._errors import ConfigError
+from vera._types._extras import install_hint
+from vera._types._results import ClaimAnalysis
 from vera.datasets._fields import ALIASES, FALLBACK_CONTEXT_KEY, RowProblem, normalise_row
 from vera.judges._base import Judge, as_judge, partial_rule
 from vera.judges._registry import create_judge
 from vera.metrics._base import Metric, MetricResult
 from vera.metrics._registry import create_metric
-from vera.types import Sample
-from vera.types._errors import ConfigError
-from vera.types._extras import install_hint
-from vera.types._results import ClaimAnalysis
 
 __all__ = ["FRAMEWORK", "INSTALL_HINT", "SCORER_PREFIX", "scorer_for", "scorers"]
 

@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
-from vera.types._errors import ConfigError
-from vera.types._extras import install_hint
-from vera.types._report import Report, SampleResult
+from vera._types._errors import ConfigError
+from vera._types._extras import install_hint
+from vera._types._report import Report, SampleResult
 
 __all__ = ["INSTALL_HINT", "export_report", "traces_url"]
 

@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from vera.types._errors import ConfigError
-from vera.types._extras import install_hint
-from vera.types._report import ClaimRecord, SampleResult
-from vera.types._samples import Sample
+from vera._types._errors import ConfigError
+from vera._types._extras import install_hint
+from vera._types._report import ClaimRecord, SampleResult
+from vera._types._samples import Sample
 
 if TYPE_CHECKING:
     import httpx

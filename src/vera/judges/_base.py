@@ -20,9 +20,9 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from vera.types import Claim, ClaimVerdict, Need, PartialRule, RelevanceVerdict
-from vera.types._errors import ConfigError, JudgeResponseError
-from vera.types._rubric import RubricRequest
+from vera._types import Claim, ClaimVerdict, Need, PartialRule, RelevanceVerdict
+from vera._types._errors import ConfigError, JudgeResponseError
+from vera._types._rubric import RubricRequest
 
 __all__ = [
     "NO_CALLS",

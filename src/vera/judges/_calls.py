@@ -17,6 +17,7 @@ from collections.abc import Coroutine, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from vera._types import Claim
 from vera.judges._base import CallEstimate, JudgeWork
 from vera.judges._replies import (
     COMPACT_SINGLE_CALL_SCHEMA,
@@ -28,7 +29,6 @@ from vera.judges._turns import GROUP_KEY, GROUP_SIZE_KEY, turn_group
 from vera.judges.offline._claims import extract_claims as split_claims
 from vera.providers._base import ChatRequest, ChatResponse, Usage
 from vera.providers._managed import CHARS_PER_TOKEN
-from vera.types import Claim
 
 if TYPE_CHECKING:
     from vera.judges._llm import LLMJudge

@@ -26,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from vera._types import Claim, ClaimVerdict, RelevanceVerdict
+from vera._types._errors import ConfigError
 from vera.judges._base import (
     BaseJudge,
     CallEstimate,
@@ -40,8 +42,6 @@ from vera.judges._base import (
     planned_calls,
     relevance_rater,
 )
-from vera.types import Claim, ClaimVerdict, RelevanceVerdict
-from vera.types._errors import ConfigError
 
 __all__ = ["DEFAULT_HIGH", "DEFAULT_LOW", "CascadeJudge"]
 

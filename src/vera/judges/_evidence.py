@@ -33,7 +33,7 @@ import re
 from collections.abc import Sequence
 
 from vera._text._lexicon import STOPWORDS
-from vera.types import ClaimVerdict, Verdict
+from vera._types import ClaimVerdict, Verdict
 
 __all__ = ["MOSTLY_UNTRACEABLE", "checked_verdict", "quote_occurs", "shares_a_word", "untraceable"]
 

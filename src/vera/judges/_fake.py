@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from vera._types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Verdict
 from vera.judges._base import BaseJudge
-from vera.types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Verdict
 
 __all__ = ["FakeJudge"]
 

@@ -59,6 +59,9 @@ from typing import Any, Literal, TypeVar, get_args
 from pydantic import BaseModel, ValidationError
 
 from vera._text._segment import split_units
+from vera._types import Claim, ClaimVerdict, RelevanceVerdict, Verdict
+from vera._types._errors import JudgeResponseError
+from vera._types._rubric import Checklist, ItemVerdict, RubricRequest, RubricScope
 from vera.judges._base import BaseJudge, CallEstimate, JudgeDescription, JudgeWork
 from vera.judges._calls import count_calls
 from vera.judges._evidence import checked_verdict, shares_a_word
@@ -119,9 +122,6 @@ from vera.providers._base import (
 )
 from vera.providers._jsonparse import IncompleteJSONError, MalformedJSONError, parse_json_object
 from vera.providers._managed import ManagedChatModel
-from vera.types import Claim, ClaimVerdict, RelevanceVerdict, Verdict
-from vera.types._errors import JudgeResponseError
-from vera.types._rubric import Checklist, ItemVerdict, RubricRequest, RubricScope
 
 __all__ = ["MODES", "LLMJudge", "Mode"]
 

@@ -30,12 +30,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from vera._text._segment import split_units
+from vera._types import DEFAULT_MIN_ENTAILMENT, Claim, ClaimVerdict, Verdict
+from vera._types._errors import ConfigError
+from vera._types._extras import install_hint
 from vera.judges._base import BaseJudge, JudgeDescription
 from vera.judges.offline._claims import extract_claims
 from vera.providers._base import MissingExtraError
-from vera.types import DEFAULT_MIN_ENTAILMENT, Claim, ClaimVerdict, Verdict
-from vera.types._errors import ConfigError
-from vera.types._extras import install_hint
 
 __all__ = ["MAX_LENGTH", "LabelMap", "NLIJudge", "Window", "label_map", "windows"]
 

@@ -24,8 +24,8 @@ from importlib.resources import files
 from pathlib import Path
 from string import Template
 
+from vera._types._errors import ConfigError
 from vera.providers._base import Message
-from vera.types._errors import ConfigError
 
 __all__ = ["DATA_TAGS", "REPLY_FORMATS", "Fenced", "Prompt", "load_prompt", "neutralise_tags"]
 

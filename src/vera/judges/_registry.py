@@ -27,6 +27,7 @@ from contextvars import ContextVar
 from typing import cast
 
 from vera._registry import PluginTables, Registry, plugin_options, plugin_table
+from vera._types._errors import ConfigError
 from vera.judges._base import Judge
 from vera.judges._cascade import CascadeJudge
 from vera.judges._llm import LLMJudge
@@ -48,7 +49,6 @@ from vera.providers._options import ProviderOptions
 from vera.providers._ready import local_defaults, readiness_for
 from vera.providers._registry import PROVIDER_REGISTRY, create_chat_model, provider_names
 from vera.providers._retry import RetryPolicy
-from vera.types._errors import ConfigError
 
 __all__ = [
     "ENTRY_POINT_GROUP",

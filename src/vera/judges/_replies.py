@@ -18,10 +18,10 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator, model_validator
 
+from vera._types import Relevance, RelevanceVerdict, Verdict
+from vera._types._errors import JudgeResponseError
 from vera.judges._evidence import MOSTLY_UNTRACEABLE, untraceable
 from vera.judges._sentence_ids import AnswerSentences
-from vera.types import Relevance, RelevanceVerdict, Verdict
-from vera.types._errors import JudgeResponseError
 
 __all__ = [
     "COMPACT_SINGLE_CALL_SCHEMA",

@@ -25,11 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field, ValidationInfo, model_validator
 
-from vera.judges._base import JudgeWork
-from vera.judges._evidence import quote_occurs
-from vera.judges._prompts import Prompt
-from vera.providers._base import Message
-from vera.types._rubric import (
+from vera._types._rubric import (
     Checklist,
     ItemVerdict,
     RubricItem,
@@ -37,6 +33,10 @@ from vera.types._rubric import (
     RubricScope,
     RubricVerdict,
 )
+from vera.judges._base import JudgeWork
+from vera.judges._evidence import quote_occurs
+from vera.judges._prompts import Prompt
+from vera.providers._base import Message
 
 __all__ = [
     "ITEMS_SCHEMA",

@@ -23,8 +23,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
-from vera.types import Claim, ClaimVerdict
-from vera.types._turns import GROUP_KEY, GROUP_SIZE_KEY, MAX_TURNS_PER_GROUP
+from vera._types import Claim, ClaimVerdict
+from vera._types._turns import GROUP_KEY, GROUP_SIZE_KEY, MAX_TURNS_PER_GROUP
 
 __all__ = [
     "GROUP_KEY",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from vera.types import ClaimVerdict, Verdict
+from vera._types import ClaimVerdict, Verdict
 
 __all__ = ["majority_verdicts"]
 

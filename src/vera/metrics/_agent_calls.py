@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from vera._types import Sample
 from vera.datasets._agent_fields import (
     EXPECTED_KEY,
     MADE_CALLS_KEY,
@@ -26,7 +27,6 @@ from vera.datasets._agent_fields import (
     read_calls,
 )
 from vera.metrics._base import Metric, MetricResult, not_applicable
-from vera.types import Sample
 
 __all__ = [
     "ArgumentMode",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from vera._types import Sample
 from vera.metrics._agent_calls import (
     ArgumentMode,
     Call,
@@ -34,7 +35,6 @@ from vera.metrics._base import (
     not_applicable,
     scored,
 )
-from vera.types import Sample
 
 __all__ = ["ToolArgumentCorrectness", "ToolCallAccuracy"]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from vera._text._abstention import abstains
+from vera._types import Sample
 from vera.metrics._base import (
     ClaimAnalysis,
     MetricOptions,
@@ -21,7 +22,6 @@ from vera.metrics._base import (
     scored,
 )
 from vera.metrics._grounding import GroundedOptions, is_grounded
-from vera.types import Sample
 
 __all__ = ["Abstention", "AnswerCorrectness", "AnswerRelevance"]
 

@@ -1,7 +1,7 @@
 """What every metric shares: the claim analysis it reads and the result it returns.
 
 The data types (`ClaimAnalysis`, `MetricResult`, `Need`, ...) are defined in
-`vera.types._results`, below the runner and the report that also use them, and re-exported here.
+`vera._types._results`, below the runner and the report that also use them, and re-exported here.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from vera.types import Sample
-from vera.types._results import (
+from vera._types import Sample
+from vera._types._results import (
     CitationCheck,
     ClaimAnalysis,
     FiniteFloat,

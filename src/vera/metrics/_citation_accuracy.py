@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from vera._text._citations import resolve_citation
+from vera._types import Sample
 from vera.metrics._base import (
     CitationCheck,
     ClaimAnalysis,
@@ -25,7 +26,6 @@ from vera.metrics._base import (
     scored,
 )
 from vera.metrics._grounding import GroundedOptions, is_grounded
-from vera.types import Sample
 
 __all__ = ["CitationAccuracy"]
 

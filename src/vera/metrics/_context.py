@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from vera._types import Sample, SourceKind
+from vera._types._conversations import SOURCE_KIND_KEY
 from vera.metrics._base import (
     ClaimAnalysis,
     MetricOptions,
@@ -23,8 +25,6 @@ from vera.metrics._base import (
     scored,
 )
 from vera.metrics._grounding import GroundedOptions, is_grounded
-from vera.types import Sample, SourceKind
-from vera.types._conversations import SOURCE_KIND_KEY
 
 __all__ = ["ContextPrecision", "ContextRecall", "ContextRelevance"]
 

@@ -34,10 +34,10 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
+from vera._types import Claim, ClaimVerdict, Sample
+from vera._types._entailment import EntailmentMatrix
 from vera.metrics._base import ClaimAnalysis, MetricResult, Need, not_applicable, scored
 from vera.metrics._grounding import GroundedOptions, is_grounded
-from vera.types import Claim, ClaimVerdict, Sample
-from vera.types._entailment import EntailmentMatrix
 
 __all__ = [
     "ChunkContextPrecision",

@@ -35,6 +35,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, field_validator, model_validator
 
 from vera._text._quote import quote_claim
+from vera._types import Sample, Verdict
 from vera.metrics._base import (
     ClaimAnalysis,
     MetricOptions,
@@ -43,7 +44,6 @@ from vera.metrics._base import (
     Need,
     scored,
 )
-from vera.types import Sample, Verdict
 
 __all__ = ["RATIO_WEIGHTS", "Faithfulness"]
 

@@ -29,6 +29,7 @@ import math
 from typing import ClassVar
 
 from vera._text._quote import quote_claim
+from vera._types import ClaimVerdict, Sample
 from vera.metrics._base import (
     ClaimAnalysis,
     MetricOptions,
@@ -40,7 +41,6 @@ from vera.metrics._base import (
     unsupported_veto,
 )
 from vera.metrics._faithfulness import RATIO_WEIGHTS
-from vera.types import ClaimVerdict, Sample
 
 __all__ = ["FaithfulnessProbability"]
 

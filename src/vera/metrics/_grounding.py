@@ -18,6 +18,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
+from vera._types import DEFAULT_MIN_ENTAILMENT, ClaimVerdict, Sample, Verdict
 from vera.metrics._base import (
     ClaimAnalysis,
     MetricOptions,
@@ -27,7 +28,6 @@ from vera.metrics._base import (
     not_applicable,
     scored,
 )
-from vera.types import DEFAULT_MIN_ENTAILMENT, ClaimVerdict, Sample, Verdict
 
 __all__ = [
     "DEFAULT_MIN_ENTAILMENT",

@@ -15,6 +15,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from vera._text._abstention import abstains
+from vera._types import Sample
 from vera.metrics._base import (
     ClaimAnalysis,
     MetricOptions,
@@ -23,7 +24,6 @@ from vera.metrics._base import (
     Need,
     scored,
 )
-from vera.types import Sample
 
 __all__ = ["HallucinationRate"]
 

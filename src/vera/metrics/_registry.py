@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from vera._registry import Registry, plugin_options
+from vera._types._errors import ConfigError
 from vera.metrics._agent_tools import ToolArgumentCorrectness, ToolCallAccuracy
 from vera.metrics._answer import Abstention, AnswerCorrectness, AnswerRelevance
 from vera.metrics._base import Metric
@@ -36,7 +37,6 @@ from vera.metrics._grounding import GroundingF1, GroundingPrecision, GroundingRe
 from vera.metrics._hallucination import HallucinationRate
 from vera.metrics._rubric import rubric_metric
 from vera.metrics._trajectory import TrajectoryMatch
-from vera.types._errors import ConfigError
 
 __all__ = [
     "ENTRY_POINT_GROUP",

@@ -27,11 +27,9 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from vera.metrics._base import ClaimAnalysis, MetricResult, MetricStatus, Need, not_applicable
-from vera.metrics._base import scored as _scored
-from vera.types import Sample
-from vera.types._errors import ConfigError
-from vera.types._rubric import (
+from vera._types import Sample
+from vera._types._errors import ConfigError
+from vera._types._rubric import (
     Checklist,
     ItemVerdict,
     RubricAnswers,
@@ -39,6 +37,8 @@ from vera.types._rubric import (
     RubricScope,
     RubricVerdict,
 )
+from vera.metrics._base import ClaimAnalysis, MetricResult, MetricStatus, Need, not_applicable
+from vera.metrics._base import scored as _scored
 
 __all__ = [
     "GOAL_ITEMS",

@@ -21,6 +21,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from vera._types import Sample
 from vera.datasets._agent_fields import EXPECTED_KEY, MADE_CALLS_KEY, TRAJECTORY_KEY
 from vera.metrics._agent_calls import (
     ArgumentMode,
@@ -38,7 +39,6 @@ from vera.metrics._base import (
     not_applicable,
     scored,
 )
-from vera.types import Sample
 
 __all__ = ["TrajectoryMatch", "TrajectoryOptions"]
 

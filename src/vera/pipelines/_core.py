@@ -14,11 +14,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
-from vera.providers._cost import metered
-from vera.types import Context
+from vera._types import Context
 
 # A report stores step records, so the type is plain data in the types layer; re-exported here.
-from vera.types._report import StepRecord
+from vera._types._report import StepRecord
+from vera.providers._cost import metered
 
 __all__ = ["DryRunnable", "DryStep", "Pipeline", "RagState", "Step", "StepRecord", "identity"]
 

@@ -28,11 +28,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any
 
+from vera._types import Context
+from vera._types._errors import ConfigError
+from vera._types._extras import install_hint
 from vera.pipelines._core import Pipeline, RagState
 from vera.pipelines._user import UserPipelineError
-from vera.types import Context
-from vera.types._errors import ConfigError
-from vera.types._extras import install_hint
 
 __all__ = ["LANGCHAIN_INSTALL", "LLAMAINDEX_INSTALL", "framework_pipeline"]
 

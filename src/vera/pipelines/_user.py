@@ -19,9 +19,9 @@ from typing import Any
 import httpx
 
 from vera._json import JsonRefused, loads_bounded
+from vera._types import Context
+from vera._types._errors import ConfigError
 from vera.pipelines._core import Pipeline, RagState
-from vera.types import Context
-from vera.types._errors import ConfigError
 
 __all__ = ["UserPipelineError", "as_pipeline", "import_user_module", "load_user_pipeline"]
 

@@ -19,6 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from vera._baselines._baselines import BASELINES
 from vera._registry import check_plugin_tables, plugin_table
+from vera._types._errors import ConfigError
+from vera._types._secrets import redact
 from vera.metrics._registry import (
     METRIC_REGISTRY,
     configurable_metrics,
@@ -28,8 +30,6 @@ from vera.metrics._registry import (
 from vera.metrics._rubric import PRESETS
 from vera.plan._settings import Settings, load_settings
 from vera.providers._registry import PROVIDER_REGISTRY
-from vera.types._errors import ConfigError
-from vera.types._secrets import redact
 
 __all__ = [
     "DEFAULT_METRICS",

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from vera._types._errors import ConfigError
+from vera._types._secrets import redact
 from vera.plan._plan import RunPlan
 from vera.plan._setting_uses import RESUME_SETTINGS
-from vera.types._errors import ConfigError
-from vera.types._secrets import redact
 
 __all__ = [
     "check_resumed",

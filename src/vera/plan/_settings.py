@@ -22,11 +22,11 @@ from pydantic import ConfigDict, Field, ValidationError, field_validator
 from vera._registry import PluginTables, check_plugin_tables
 from vera._results._gates import GateConfig
 from vera._sample_limits import SampleLimitOptions
+from vera._types._errors import ConfigError
 from vera.datasets._fields import check_field_map
 from vera.judges._options import JudgeOptions
 from vera.metrics._registry import configurable_metrics
 from vera.metrics._rubric import Rubric, load_rubrics
-from vera.types._errors import ConfigError
 
 __all__ = ["DEFAULT_CONCURRENCY", "Settings", "load_settings"]
 

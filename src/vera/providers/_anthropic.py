@@ -10,6 +10,7 @@ import json
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
+from vera._types._extras import install_hint
 from vera.providers._base import (
     AuthenticationError,
     ChatRequest,
@@ -26,7 +27,6 @@ from vera.providers._http import (
     resolve_api_key,
 )
 from vera.providers._jsonparse import try_parse_json_object
-from vera.types._extras import install_hint
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic, Omit

@@ -22,8 +22,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from vera.types._errors import RunStopError, VeraError
-from vera.types._secrets import redact
+from vera._types._errors import RunStopError, VeraError
+from vera._types._secrets import redact
 
 __all__ = [
     "AuthenticationError",

@@ -40,6 +40,7 @@ from functools import partial
 from typing import Any, Literal, Protocol, TypeVar
 
 from vera._json import JsonRefused, loads_bounded
+from vera._types._errors import ConfigError
 from vera.providers._base import (
     ChatModel,
     ChatRequest,
@@ -48,7 +49,6 @@ from vera.providers._base import (
     RetryableProviderError,
 )
 from vera.providers._cache import cache_key
-from vera.types._errors import ConfigError
 
 __all__ = [
     "BATCH_PROVIDERS",

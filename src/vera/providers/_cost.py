@@ -11,8 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from vera._types._errors import RunStopError
 from vera.providers._base import ProviderError, Usage
-from vera.types._errors import RunStopError
 
 __all__ = [
     "DEFAULT_PRICES",

@@ -19,6 +19,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, cast
 from urllib.parse import urlsplit
 
+from vera._types._secrets import mask_secret
 from vera.providers._base import (
     AuthenticationError,
     BadRequestError,
@@ -31,7 +32,6 @@ from vera.providers._base import (
     RetryableProviderError,
     UnreadableReplyError,
 )
-from vera.types._secrets import mask_secret
 
 __all__ = [
     "BACKSTOP_TIMEOUT",

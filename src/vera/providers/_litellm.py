@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
+from vera._types._extras import install_hint
 from vera.providers._base import (
     ChatRequest,
     ChatResponse,
@@ -39,7 +40,6 @@ from vera.providers._http import (
 )
 from vera.providers._jsonparse import try_parse_json_object
 from vera.providers._openai import StructuredMode, response_format
-from vera.types._extras import install_hint
 
 __all__ = ["LOCAL_COST_MAP", "LiteLLMChatModel", "litellm_price", "use_local_cost_map"]
 

@@ -21,6 +21,8 @@ import warnings
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from vera._types._errors import RunStopError
+from vera._types._extras import install_hint
 from vera.providers._base import (
     AuthenticationError,
     BadRequestError,
@@ -40,8 +42,6 @@ from vera.providers._http import (
     resolve_api_key,
 )
 from vera.providers._jsonparse import try_parse_json_object
-from vera.types._errors import RunStopError
-from vera.types._extras import install_hint
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI

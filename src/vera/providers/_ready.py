@@ -23,9 +23,9 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import BaseModel
 
+from vera._types._secrets import redact
 from vera.providers._base import BadRequestError, ChatRequest, ProviderUnavailableError
 from vera.providers._http import CONTEXT_ADVICE
-from vera.types._secrets import redact
 
 __all__ = [
     "LOCAL_DEFAULTS",

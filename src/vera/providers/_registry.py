@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from vera._registry import Registry
+from vera._types._errors import ConfigError
 from vera.providers._base import ChatModel
-from vera.types._errors import ConfigError
 
 __all__ = [
     "ENTRY_POINT_GROUP",

@@ -6,7 +6,6 @@ Path("report.md").write_text(render_report("md", report))
 get_reporter("md").write(RunView(report), sys.stdout)   # the one door every output goes through
 """
 
-from vera._text import printable  # the console's and the tables' guard, for the CLI too
 from vera.render._calibration import calibration_lines
 from vera.render._cascade import cascade_summary
 from vera.render._charts import Bar, bar_panel, histogram
@@ -92,7 +91,6 @@ __all__ = [
     "plain_cells",
     "print_summary",
     "print_table",
-    "printable",
     "read_samples",
     "render_html",
     "render_junit",

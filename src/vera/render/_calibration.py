@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vera.types._report import Calibration, ClaimAgreement, CorrectedEstimate
+from vera._types._report import Calibration, ClaimAgreement, CorrectedEstimate
 
 __all__ = ["calibration_lines"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vera.types import JudgeDetails
+from vera._types import JudgeDetails
 
 __all__ = ["cascade_summary"]
 

@@ -3,7 +3,7 @@ conversation first went wrong (the HTML report's "Conversations" section says th
 
 from __future__ import annotations
 
-from vera.types import ConversationGroup, ConversationSummary
+from vera._types import ConversationGroup, ConversationSummary
 
 __all__ = ["conversation_lines"]
 

@@ -32,6 +32,7 @@ from markupsafe import Markup
 
 from vera._results._builder import Report, SampleResult, SampleStatus
 from vera._results._outcome import sample_outcome
+from vera._types import Conversation, JudgeDetails, Sample
 from vera._version import __version__
 from vera.render import _view as view
 from vera.render._calibration import calibration_lines
@@ -39,7 +40,6 @@ from vera.render._cascade import cascade_summary
 from vera.render._samples import OUTCOMES, VERDICTS, PackedSamples, SamplePacker, unpack
 from vera.render._threads import ThreadWants, report_threads, worst_conversations
 from vera.render._view import HistoryPoint, SampleTally
-from vera.types import Conversation, JudgeDetails, Sample
 
 __all__ = [
     "DETAIL_LIMIT",

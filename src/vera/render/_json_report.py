@@ -9,8 +9,8 @@ from collections.abc import Iterable, Iterator
 from typing import TextIO
 
 from vera._results._builder import Report, SampleResult
+from vera._types import Sample
 from vera.render._run_view import RunView
-from vera.types import Sample
 
 __all__ = ["json_chunks", "write_json"]
 

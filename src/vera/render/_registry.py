@@ -22,12 +22,12 @@ from typing import Protocol, TextIO, runtime_checkable
 
 from vera._registry import Registry
 from vera._results._builder import Report
+from vera._types._errors import ConfigError
 from vera.render._html import render_html
 from vera.render._json_report import write_json
 from vera.render._junit import render_junit
 from vera.render._markdown import render_markdown
 from vera.render._run_view import RenderContext, RunView
-from vera.types._errors import ConfigError
 
 __all__ = [
     "ENTRY_POINT_GROUP",

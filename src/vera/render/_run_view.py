@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from vera._results._builder import Report, ResultSource, SampleResult
+from vera._types import Conversation, Sample
 from vera.render._view import HistoryPoint
-from vera.types import Conversation, Sample
 
 __all__ = ["RenderContext", "RunView"]
 

@@ -61,7 +61,7 @@ from typing import Any
 
 from vera._results._builder import ClaimRecord, MetricSummary, SampleResult, SampleStatus
 from vera._results._outcome import LABELS, Outcome, SampleOutcome, sample_outcome
-from vera.types import Context, Sample, Verdict
+from vera._types import Context, Sample, Verdict
 
 __all__ = [
     "OUTCOMES",

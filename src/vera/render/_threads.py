@@ -18,10 +18,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
+from vera._types import Context, Sample, SampleResult, SampleStatus, Verdict
+from vera._types._conversations import SOURCE_KIND_KEY, Conversation, Role, SourceKind, Turn
+from vera._types._turns import ConversationSummary, ConversationTurns
 from vera.render._samples import VERDICTS, VerdictStyle
-from vera.types import Context, Sample, SampleResult, SampleStatus, Verdict
-from vera.types._conversations import SOURCE_KIND_KEY, Conversation, Role, SourceKind, Turn
-from vera.types._turns import ConversationSummary, ConversationTurns
 
 __all__ = [
     "INCONSISTENT_NOTE",

@@ -26,8 +26,8 @@ from vera._results._builder import (
 from vera._results._comparison import RELATIVE_FLOOR, MetricComparison, relative_change, significant
 from vera._results._outcome import Outcome, sample_outcome
 from vera._stats._stats import Estimate, ValueCounts
+from vera._types import AnswerVerdicts
 from vera.render._charts import Bar, bar_panel, histogram, range_bar, trend_chart
-from vera.types import AnswerVerdicts
 
 __all__ = [
     "BaselineRow",

@@ -8,11 +8,11 @@ from vera._sample_limits import check_deadline
 # re-exported here.
 from vera._text._abstention import abstains, is_about_sources
 from vera._text._segment import split_units
+from vera._types import Claim
 from vera.judges.offline._clauses import split_clauses
 from vera.judges.offline._languages import current_lexicon
 from vera.judges.offline._lexicon import CHATTER
 from vera.judges.offline._tokens import analyse, stem
-from vera.types import Claim
 
 __all__ = [
     "abstains",

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from vera._types import Claim, ClaimVerdict, Verdict
 from vera.judges.offline._index import Postings, context_index
 from vera.judges.offline._passages import passage_postings
 from vera.judges.offline._tokens import analyse, read_facts
-from vera.types import Claim, ClaimVerdict, Verdict
 
 __all__ = ["FEATURES", "SampleFacts", "claim_features"]
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 from vera._sample_limits import check_deadline
+from vera._types import Claim, ClaimVerdict, PartialRule, RelevanceVerdict, Verdict
 from vera.judges._base import BaseJudge, JudgeDescription
 from vera.judges.offline._claims import extract_claims
 from vera.judges.offline._features import SampleFacts, claim_features
@@ -18,7 +19,6 @@ from vera.judges.offline._model import SupportModel, load_model
 from vera.judges.offline._relevance import rate_relevance
 from vera.judges.offline._sample_language import response_lexicon, sample_lexicon
 from vera.judges.offline._verify import Settings, verify
-from vera.types import Claim, ClaimVerdict, PartialRule, RelevanceVerdict, Verdict
 
 __all__ = ["OFFLINE_PARTIAL_RULE", "OfflineJudge"]
 

@@ -32,8 +32,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vera._types import ClaimVerdict, Verdict
 from vera.judges.offline._verify import CLOSEST, NOTHING, UNNAMED, UNSHARED, UNSTATED
-from vera.types import ClaimVerdict, Verdict
 
 __all__ = [
     "LEXICAL_WEIGHTS",

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from vera._types import Relevance, RelevanceVerdict
 from vera.judges.offline._lexicon import CHATTER
 from vera.judges.offline._tokens import analyse, analyse_text, stem
-from vera.types import Relevance, RelevanceVerdict
 
 __all__ = ["RELEVANT_COVERAGE", "rate_relevance"]
 

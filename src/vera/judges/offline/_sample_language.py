@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from vera._text._language import guess_language, language_name
+from vera._types import Claim, ClaimVerdict, Verdict
+from vera._types._errors import JudgeError
 from vera.judges.offline._languages import ENGLISH, SUPPORTED, Lexicon, lexicon_for
-from vera.types import Claim, ClaimVerdict, Verdict
-from vera.types._errors import JudgeError
 
 __all__ = ["UNSUPPORTED_LANGUAGE", "UnsupportedLanguageError", "sample_lexicon"]
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from vera._sample_limits import check_deadline
+from vera._types import Claim, ClaimVerdict, Verdict
 from vera.judges.offline._binding import misattributed
 from vera.judges.offline._index import context_index
 from vera.judges.offline._languages import current_lexicon, lexicons
@@ -26,7 +27,6 @@ from vera.judges.offline._record import (
     record_of,
 )
 from vera.judges.offline._tokens import Facts, Name, Negation, Number, analyse, merge, stem
-from vera.types import Claim, ClaimVerdict, Verdict
 
 __all__ = [
     "CLOSEST",

@@ -13,9 +13,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from vera.types._claims import Claim, ClaimVerdict, RelevanceVerdict
-from vera.types._entailment import EntailmentMatrix
-from vera.types._rubric import RubricAnswers
+from vera._types._claims import Claim, ClaimVerdict, RelevanceVerdict
+from vera._types._entailment import EntailmentMatrix
+from vera._types._rubric import RubricAnswers
 
 __all__ = [
     "CitationCheck",

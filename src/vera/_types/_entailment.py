@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from vera.types._claims import Claim, ClaimVerdict
+from vera._types._claims import Claim, ClaimVerdict
 
 __all__ = ["EntailmentMatrix"]
 

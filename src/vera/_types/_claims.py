@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from vera.types._errors import JudgeResponseError
+from vera._types._errors import JudgeResponseError
 
 __all__ = [
     "DEFAULT_MIN_ENTAILMENT",

@@ -10,8 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from vera.types._claims import Verdict
-from vera.types._errors import JudgeResponseError
+from vera._types._claims import Verdict
+from vera._types._errors import JudgeResponseError
 
 __all__ = ["Citation", "Context", "LabelledClaim", "Sample"]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from vera.types._samples import Context
+from vera._types._samples import Context
 
 __all__ = [
     "INTERMEDIATE_KEY",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from vera.types._samples import Sample
+from vera._types._samples import Sample
 
 __all__ = [
     "GROUP_KEY",

@@ -1,7 +1,7 @@
 """VERA's exception tree. The CLI maps each branch to a message and an exit code.
 
 It sits in the types layer because the types themselves raise from it (`Verdict.parse` raises
-`JudgeResponseError`) and that layer imports nothing else of VERA. `vera.types._errors` re-exports
+`JudgeResponseError`) and that layer imports nothing else of VERA. `vera._types._errors` re-exports
 every class, and is the name to import them by.
 
 VeraError

@@ -25,17 +25,17 @@ from pydantic import (
     model_serializer,
 )
 
-from vera.types._answers import AnswerVerdict, AnswerVerdicts
-from vera.types._baselines import BaselineComparison
-from vera.types._claims import Verdict
-from vera.types._errors import ConfigError
-from vera.types._extras import install_hint
-from vera.types._fingerprint import RegressionCheck, RunFingerprint
-from vera.types._judge_details import JudgeDetails
-from vera.types._results import MetricResult
-from vera.types._samples import Context, LabelledClaim
-from vera.types._secrets import redact
-from vera.types._turns import ConversationSummary, TurnRef
+from vera._types._answers import AnswerVerdict, AnswerVerdicts
+from vera._types._baselines import BaselineComparison
+from vera._types._claims import Verdict
+from vera._types._errors import ConfigError
+from vera._types._extras import install_hint
+from vera._types._fingerprint import RegressionCheck, RunFingerprint
+from vera._types._judge_details import JudgeDetails
+from vera._types._results import MetricResult
+from vera._types._samples import Context, LabelledClaim
+from vera._types._secrets import redact
+from vera._types._turns import ConversationSummary, TurnRef
 
 Message = Annotated[str, AfterValidator(redact)]
 """Text from an exception or a provider: kept with its URLs' secrets taken out (`redact`)."""

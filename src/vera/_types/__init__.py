@@ -4,12 +4,12 @@ Every type here is a frozen pydantic model, so a value can be shared between con
 and metrics without copies. This package imports nothing else of VERA (an import contract in
 pyproject.toml checks it), so any layer can use these types: judges write verdicts, metrics
 read them, the runner fills a `Report` and renderers read it. VERA's exception tree is here
-too, in `vera.types._errors` (exported here and by `vera`), because `Verdict.parse` raises it.
+too, in `vera._types._errors` (exported here and by `vera`), because `Verdict.parse` raises it.
 """
 
-from vera.types._answers import AnswerStatus, AnswerVerdict, AnswerVerdicts, PartialRule
-from vera.types._baselines import BaselineComparison, MetricComparison
-from vera.types._claims import (
+from vera._types._answers import AnswerStatus, AnswerVerdict, AnswerVerdicts, PartialRule
+from vera._types._baselines import BaselineComparison, MetricComparison
+from vera._types._claims import (
     DEFAULT_MIN_ENTAILMENT,
     Claim,
     ClaimVerdict,
@@ -17,7 +17,7 @@ from vera.types._claims import (
     RelevanceVerdict,
     Verdict,
 )
-from vera.types._conversations import (
+from vera._types._conversations import (
     Conversation,
     Role,
     SourceKind,
@@ -25,8 +25,8 @@ from vera.types._conversations import (
     ToolResult,
     Turn,
 )
-from vera.types._entailment import EntailmentMatrix
-from vera.types._errors import (
+from vera._types._entailment import EntailmentMatrix
+from vera._types._errors import (
     ConfigError,
     DatasetError,
     DatasetRowError,
@@ -35,15 +35,15 @@ from vera.types._errors import (
     RunStopError,
     VeraError,
 )
-from vera.types._extras import install_hint
-from vera.types._fingerprint import (
+from vera._types._extras import install_hint
+from vera._types._fingerprint import (
     MeasuredPlan,
     RegressionCheck,
     RunFingerprint,
     describe_differences,
 )
-from vera.types._judge_details import DrawAgreement, EvidenceCount, JudgeDetails, QuoteCheck
-from vera.types._report import (
+from vera._types._judge_details import DrawAgreement, EvidenceCount, JudgeDetails, QuoteCheck
+from vera._types._report import (
     Calibration,
     ClaimRecord,
     CorrectedEstimate,
@@ -58,14 +58,14 @@ from vera.types._report import (
     SampleStatus,
     StepRecord,
 )
-from vera.types._results import (
+from vera._types._results import (
     CitationCheck,
     ClaimAnalysis,
     MetricResult,
     MetricStatus,
     Need,
 )
-from vera.types._rubric import (
+from vera._types._rubric import (
     Checklist,
     ItemVerdict,
     RubricAnswers,
@@ -73,9 +73,9 @@ from vera.types._rubric import (
     RubricRequest,
     RubricVerdict,
 )
-from vera.types._samples import Citation, Context, Sample
-from vera.types._secrets import is_redacted, mask_secret, redact
-from vera.types._turns import (
+from vera._types._samples import Citation, Context, Sample
+from vera._types._secrets import is_redacted, mask_secret, redact
+from vera._types._turns import (
     ConversationGroup,
     ConversationSummary,
     ConversationTurns,
