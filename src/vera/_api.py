@@ -49,18 +49,6 @@ from vera.plan._settings import Settings
 from vera.render._outputs import ReportTargets, open_run_view, write_reports
 from vera.render._run_view import RunView
 
-__all__ = [
-    "OPTION_NAMES",
-    "EvaluateOptions",
-    "GateWarning",
-    "aevaluate",
-    "arun_evaluation",
-    "calibrate",
-    "evaluate",
-    "plan_evaluation",
-    "run_evaluation",
-]
-
 ProgressCallback = Callable[[SampleResult], None]
 
 

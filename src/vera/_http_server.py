@@ -35,15 +35,6 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from vera._types._errors import ConfigError
 
-__all__ = [
-    "GuardedH11Protocol",
-    "ServerLimits",
-    "default_max_connections",
-    "listen",
-    "server_config",
-    "summarised_logs",
-]
-
 _DESCRIPTORS_WANTED = 8192
 _LOG_WINDOW = 60.0
 _LOG_LINES_PER_WINDOW = 5

@@ -27,20 +27,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-__all__ = [
-    "MAX_LINE_BYTES",
-    "MAX_NESTING",
-    "JsonRefused",
-    "TooDeepError",
-    "bounded_lines",
-    "decode_at",
-    "first_line",
-    "loads_bounded",
-    "opens",
-    "scan_value",
-    "skip_value",
-]
-
 MAX_NESTING = 256
 """The most arrays and objects a value may nest, one inside another (a row's own object counts
 as one). Real rows nest a handful of levels; OTLP requests about a dozen."""

@@ -31,20 +31,6 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from vera._types._errors import ConfigError
 
-__all__ = [
-    "CONFIGURABLE_GROUPS",
-    "PLUGIN_GROUPS",
-    "EntryPointSource",
-    "PluginTables",
-    "Registry",
-    "check_plugin_tables",
-    "import_object",
-    "installed_entry_points",
-    "normalise_name",
-    "plugin_options",
-    "plugin_table",
-]
-
 T = TypeVar("T")
 
 EntryPointSource = Callable[[str], Iterable[EntryPoint]]

@@ -29,20 +29,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from vera._types import Sample
 from vera._types._errors import VeraError
 
-__all__ = [
-    "DEFAULT_LIMITS",
-    "DEFAULT_MAX_CONTEXT_CHARS",
-    "DEFAULT_MAX_RESPONSE_CHARS",
-    "DEFAULT_SAMPLE_TIMEOUT",
-    "SampleLimitError",
-    "SampleLimitOptions",
-    "SampleLimits",
-    "SampleTimeoutError",
-    "check_deadline",
-    "check_sizes",
-    "sample_deadline",
-]
-
 DEFAULT_MAX_RESPONSE_CHARS = 200_000
 """About 50 pages: far above any chat answer, yet the offline judge checks one that long
 against a context at the context limit in about 5 s (benchmarks/long_inputs.py)."""

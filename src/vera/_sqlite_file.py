@@ -24,15 +24,6 @@ from typing import Any
 
 from vera._types._errors import ConfigError, RunStopError
 
-__all__ = [
-    "DEFAULT_LOCK_TIMEOUT",
-    "Migration",
-    "MissingStoreError",
-    "SqliteFile",
-    "StoreError",
-    "StoreWriteError",
-]
-
 DEFAULT_LOCK_TIMEOUT = 30.0
 """Seconds a write waits for another process's write to finish."""
 

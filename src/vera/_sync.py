@@ -10,8 +10,6 @@ import asyncio
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["run_sync"]
-
 T = TypeVar("T")
 
 

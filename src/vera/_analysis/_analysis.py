@@ -25,17 +25,6 @@ from vera.judges._turns import TurnAnalyser, turn_group
 from vera.metrics._base import CitationCheck, ClaimAnalysis, Need
 from vera.metrics._rubric import Rubric
 
-__all__ = [
-    "WorkItem",
-    "WorkPieces",
-    "analyse_claims",
-    "analyse_sample",
-    "execute_plan",
-    "planned_work",
-    "work_pieces",
-    "work_plan",
-]
-
 Answer = Literal["response", "reference"]
 
 

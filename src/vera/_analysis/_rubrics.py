@@ -18,8 +18,6 @@ from vera.judges._base import Judge, JudgeWork
 from vera.judges._rubric import RubricJudge
 from vera.metrics._rubric import Rubric
 
-__all__ = ["answer_rubrics", "asked_rubrics", "rubric_checklist", "rubric_work"]
-
 
 def asked_rubrics(sample: Sample, rubrics: Sequence[Rubric]) -> tuple[Rubric, ...]:
     """The rubrics the judge is asked on `sample`: those that apply to it and have what they

@@ -27,15 +27,6 @@ from vera.judges._base import Judge
 from vera.pipelines._core import DryStep, Pipeline, RagState, Step
 from vera.providers._base import ChatModel
 
-__all__ = [
-    "BASELINES",
-    "ExtractiveGenerate",
-    "Retrieve",
-    "Retriever",
-    "build_baseline",
-    "corpus_of",
-]
-
 BASELINES = ("naive-rag", "simple-verification", "vera")
 SIMPLE_VERIFICATION_THRESHOLD = 0.5
 """Partial support passes the simple check; only claims with no support are removed."""

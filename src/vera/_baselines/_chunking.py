@@ -15,8 +15,6 @@ from itertools import pairwise
 from vera._text._segment import split_units
 from vera._types import Context
 
-__all__ = ["Chunk", "chunk_corpus", "chunk_document", "chunk_id", "sentence_spans"]
-
 DEFAULT_SIZE = 800
 DEFAULT_OVERLAP = 100
 

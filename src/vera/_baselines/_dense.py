@@ -17,8 +17,6 @@ from vera._types import Context
 from vera._types._extras import install_hint
 from vera.providers._base import MissingExtraError
 
-__all__ = ["DenseRetriever", "Embed"]
-
 Embed = Callable[[Sequence[str]], Sequence[Sequence[float]]]
 """Texts in, one vector per text out."""
 

@@ -8,8 +8,6 @@ from pathlib import Path
 from vera._types import Context
 from vera._types._errors import DatasetError
 
-__all__ = ["DOCUMENT_SUFFIXES", "load_documents"]
-
 DOCUMENT_SUFFIXES = (".txt", ".md", ".markdown", ".rst")
 
 

@@ -18,8 +18,6 @@ from vera._text._segment import split_units
 from vera._types import Context
 from vera.judges.offline._tokens import analyse
 
-__all__ = ["ABSTENTION", "ExtractiveAnswer", "SelectedSentence", "extractive_answer"]
-
 ABSTENTION = "The provided documents do not contain information about this question."
 """The answer when no sentence qualifies; VERA's abstention detector recognises it."""
 

@@ -14,8 +14,6 @@ from vera.pipelines._core import DryStep, RagState
 from vera.providers._base import ChatModel, ChatRequest, Message
 from vera.providers._managed import ManagedChatModel
 
-__all__ = ["LLMGenerate", "LLMRevise"]
-
 
 class _PromptedStep:
     """A step that sends one versioned prompt to a chat model and takes its text reply."""

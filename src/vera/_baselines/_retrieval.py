@@ -25,8 +25,6 @@ from vera._baselines._chunking import (
 from vera._types import Context
 from vera.judges.offline._tokens import analyse
 
-__all__ = ["BM25Retriever", "ScoredChunk", "terms"]
-
 
 @dataclass(frozen=True, slots=True)
 class ScoredChunk:

@@ -21,8 +21,6 @@ from vera.judges._base import Judge, JudgeWork
 from vera.judges.offline._claims import extract_claims as split_claims
 from vera.pipelines._core import DryStep, RagState
 
-__all__ = ["DEFAULT_THRESHOLD", "VERIFY_ABSTENTION", "Verify", "support"]
-
 DEFAULT_THRESHOLD = 0.80
 VERIFY_ABSTENTION = (
     "The provided documents do not contain enough information to answer this question."

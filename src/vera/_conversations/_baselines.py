@@ -25,14 +25,6 @@ from vera._types._conversations import SOURCE_KIND_KEY, Role, SourceKind
 from vera._types._errors import ConfigError
 from vera.pipelines import Pipeline
 
-__all__ = [
-    "BaselineConversations",
-    "BaselineSpec",
-    "baseline_assistants",
-    "conversation_corpus",
-    "paired_turns",
-]
-
 BaselineSpec = Mapping[str, "Assistant | Pipeline"] | Sequence[str]
 """`evaluate_conversations(baselines=)`: names ("naive-rag", "module:function"), or a mapping
 of name to an assistant or a `Pipeline`."""

@@ -40,13 +40,6 @@ from vera.metrics._base import Metric
 from vera.pipelines import Pipeline
 from vera.plan import Settings
 
-__all__ = [
-    "ConversationEstimate",
-    "ConversationReport",
-    "estimate_conversations",
-    "evaluate_conversations",
-]
-
 
 class ConversationReport(BaseModel):
     """The conversations' scores, the run's report (every metric, turn by turn, and its

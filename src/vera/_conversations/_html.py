@@ -17,8 +17,6 @@ from vera.render._threads import (
     thread_message,
 )
 
-__all__ = ["threads_html"]
-
 
 def threads_html(report: ConversationReport) -> str:
     """The page, self-contained (its style inlined, the HTML report's own)."""

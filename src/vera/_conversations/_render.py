@@ -9,8 +9,6 @@ from vera._conversations._baselines import BaselineConversations
 from vera._conversations._scores import ConversationScore, TurnClaim, TurnScore
 from vera._types._conversations import Role, Turn
 
-__all__ = ["baseline_lines", "source_label", "thread_lines"]
-
 _WIDTH = 96
 
 

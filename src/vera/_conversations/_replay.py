@@ -16,8 +16,6 @@ from vera._types._errors import ConfigError
 from vera.pipelines import Pipeline, RagState
 from vera.pipelines._user import import_user_module
 
-__all__ = ["HISTORY_KEY", "Assistant", "load_assistant", "pipeline_assistant", "replay"]
-
 HISTORY_KEY = "history"
 """The key of `RagState.data` under which `pipeline_assistant` hands a pipeline the
 conversation so far (a tuple of `Turn`s, the user turn it answers last)."""

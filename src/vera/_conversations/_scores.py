@@ -15,8 +15,6 @@ from vera._results import faithful_turn, inconsistent_claims
 from vera._types import Sample, SampleResult, SampleStatus, Verdict
 from vera._types._conversations import SOURCE_KIND_KEY, Conversation, SourceKind, Turn
 
-__all__ = ["ConversationScore", "TurnClaim", "TurnScore", "conversation_score"]
-
 _FROZEN = ConfigDict(frozen=True)
 FAITHFULNESS = "faithfulness"
 

@@ -16,21 +16,6 @@ from vera._baselines._retrieval import BM25Retriever
 from vera._types import Verdict
 from vera.judges._base import Judge
 
-__all__ = [
-    "DEFAULT_MAX_ANSWER_CHARS",
-    "DEFAULT_MAX_QUOTE_CHARS",
-    "REASONS",
-    "Draft",
-    "answer_supported",
-    "find_answer",
-    "is_near_duplicate",
-    "missing_quote",
-    "normalise",
-    "read_draft",
-    "too_long",
-    "words",
-]
-
 DEFAULT_MAX_ANSWER_CHARS = 2_000
 """The longest answer kept: the longest category (a summary) asks for three sentences."""
 DEFAULT_MAX_QUOTE_CHARS = 1_000

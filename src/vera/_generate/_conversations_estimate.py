@@ -40,8 +40,6 @@ from vera.plan._settings import Settings
 from vera.providers._base import ChatRequest
 from vera.providers._cost import PriceTable
 
-__all__ = ["SimulationEstimate", "estimate_simulation"]
-
 # Typical lengths, in tokens, of what only a run can tell: a user message, the assistant's
 # answer to it (the user's code), a simulated-user reply (the message, its citations and two
 # flags as JSON), and one written scenario (a goal and a persona as JSON).

@@ -17,8 +17,6 @@ from typing import Any
 
 from vera._types._errors import DatasetError, DatasetRowError
 
-__all__ = ["DEFAULT_PERSONA", "YAML_SUFFIXES", "Scenario", "read_scenarios", "scenario_from"]
-
 DEFAULT_PERSONA = "a customer who asks plainly and briefly"
 YAML_SUFFIXES = (".yaml", ".yml")
 """Scenario files read as YAML; any other is read as JSONL."""

@@ -10,8 +10,6 @@ from vera._generate._conversations_estimate import SimulationEstimate
 from vera._generate._summary import _usd, usage_line
 from vera.render._outputs import atomic_text
 
-__all__ = ["simulation_estimate_line", "simulation_lines", "write_conversations"]
-
 
 def simulation_lines(result: SimulationResult) -> list[str]:
     """Conversations written, why each stopped, the user turns dropped, and the spend."""

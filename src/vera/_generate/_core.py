@@ -54,14 +54,6 @@ from vera.providers._cost import BudgetExceededError, merge_summaries
 from vera.providers._jsonparse import try_parse_json_object
 from vera.providers._managed import ManagedChatModel
 
-__all__ = [
-    "GENERATOR_MAX_TOKENS",
-    "GenerationResult",
-    "generate_testset",
-    "generation_mix",
-    "task_messages",
-]
-
 GENERATOR_MAX_TOKENS = 1024
 ROUNDS = 3
 """Rounds of asking: the first for `n` items, the others for what the checks turned away."""

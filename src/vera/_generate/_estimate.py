@@ -31,8 +31,6 @@ from vera.judges._registry import create_judge
 from vera.plan._settings import Settings
 from vera.providers._cost import PriceTable
 
-__all__ = ["GenerationEstimate", "estimate_testset"]
-
 # A reply holds a question, a short answer and one or two quoted sentences.
 _REPLY_TOKENS = 150
 

@@ -20,8 +20,6 @@ from vera._generate._selection import Task
 from vera._text import split_units
 from vera._types._errors import ConfigError
 
-__all__ = ["EXTRACTIVE", "EXTRACTIVE_MIX", "check_extractive_mix", "extractive_item"]
-
 EXTRACTIVE = "extractive"
 """The generator name that writes items from the documents' own sentences."""
 

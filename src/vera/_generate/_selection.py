@@ -14,16 +14,6 @@ from dataclasses import dataclass
 from vera._baselines._chunking import Chunk
 from vera._types._errors import ConfigError
 
-__all__ = [
-    "CATEGORIES",
-    "DEFAULT_MIX",
-    "PAIRED",
-    "Task",
-    "allocate",
-    "parse_mix",
-    "plan_tasks",
-]
-
 CATEGORIES = (
     "fact_single",
     "fact_multiple",

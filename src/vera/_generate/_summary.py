@@ -13,8 +13,6 @@ from vera._generate._estimate import GenerationEstimate
 from vera._generate._selection import CATEGORIES
 from vera.render._outputs import atomic_text
 
-__all__ = ["estimate_line", "summary_lines", "usage_line", "write_dataset"]
-
 
 def summary_lines(result: GenerationResult) -> list[str]:
     """Kept and rejected items by category, the rejections by reason, and the spend."""

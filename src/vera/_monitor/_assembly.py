@@ -25,8 +25,6 @@ from vera.datasets._otlp import OtlpSpan, TraceParts, add_trace_span, trace_row
 from vera.datasets._readers import RawRow
 from vera.datasets._validate import RowRules, validate_row
 
-__all__ = ["Assembler", "Decision", "is_sampled", "matches", "span_bytes"]
-
 _RULES = RowRules(label="vera monitor")
 _ROUTE_KEYS = ("http.route", "url.path", "http.target")
 _SPAN_OVERHEAD = 768

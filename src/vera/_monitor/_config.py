@@ -14,14 +14,6 @@ from urllib.parse import urlsplit
 
 from vera._types._errors import ConfigError
 
-__all__ = [
-    "AlertRule",
-    "MonitorConfig",
-    "parse_alert",
-    "parse_filter",
-    "parse_window",
-]
-
 _ALERT = re.compile(r"\s*([A-Za-z_][\w.]*)\s*(<=|>=|<|>)\s*([-+]?\d+(?:\.\d+)?)\s*")
 _WINDOW = re.compile(r"(\d+)\s*([smhd])")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}

@@ -7,8 +7,6 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
-__all__ = ["WindowCounts"]
-
 
 class WindowCounts:
     """Counts added from any thread, by the window of the moment they happen; `take` hands

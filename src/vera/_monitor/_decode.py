@@ -19,19 +19,6 @@ from vera._types._errors import ConfigError
 from vera._types._extras import install_hint
 from vera.datasets._otlp import SERVICE_NAME, OtlpRequestError, OtlpSpan, request_spans
 
-__all__ = [
-    "MAX_BODY_BYTES",
-    "BadRequest",
-    "decode_body",
-    "inflate",
-    "protobuf_available",
-    "protobuf_note",
-    "request_spans_of",
-    "require_protobuf",
-    "span_count",
-    "trace_ids",
-]
-
 MAX_BODY_BYTES = 32 * 1024 * 1024
 """The largest request, once inflated, the receiver reads."""
 

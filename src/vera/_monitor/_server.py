@@ -35,15 +35,6 @@ from vera._monitor._decode import MAX_BODY_BYTES, PROTOBUF
 from vera._monitor._service import Monitor, Receipt, decoded_size
 from vera._types._errors import ConfigError
 
-__all__ = [
-    "DECODE_BYTES",
-    "MIN_TOKEN_LENGTH",
-    "check_access",
-    "receiver_app",
-    "running_monitor",
-    "serve_monitor",
-]
-
 MIN_TOKEN_LENGTH = 16
 DECODE_BYTES = 64 * 1024 * 1024
 """Bytes of large request bodies being read, inflated and decoded at once, at most (two

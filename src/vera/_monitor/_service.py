@@ -56,8 +56,6 @@ from vera.judges._base import Judge
 from vera.metrics._base import Metric
 from vera.plan import RunPlan
 
-__all__ = ["Monitor", "Receipt"]
-
 _INTAKE_BYTES = 128 * 1024 * 1024
 """Bytes of accepted requests waiting to be assembled, at most, as `decoded_size` counts them
 (one request is taken when none waits, however large)."""

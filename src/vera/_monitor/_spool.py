@@ -22,8 +22,6 @@ from pathlib import Path
 
 from vera._types._errors import ConfigError
 
-__all__ = ["QUARANTINE", "QUARANTINE_KEPT", "Spool"]
-
 QUARANTINE = "quarantine"
 """The sub-folder poisoned spool files are moved to."""
 QUARANTINE_KEPT = 100

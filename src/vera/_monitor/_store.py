@@ -16,8 +16,6 @@ from vera._sqlite_file import DEFAULT_LOCK_TIMEOUT, SqliteFile
 from vera._store._history import HISTORY_MIGRATIONS, MONITOR_COUNTS, RunStore
 from vera.plan import RunPlan
 
-__all__ = ["MonitorHistory", "StoredAlert", "StoredWindow", "read_windows"]
-
 _WHAT = "the run history"
 _FLAG = "--history"
 

@@ -18,8 +18,6 @@ from vera._types._secrets import redact
 from vera._version import __version__
 from vera.metrics._registry import create_metric
 
-__all__ = ["Alert", "post_webhook", "window_alerts", "window_bounds", "window_report"]
-
 WEBHOOK_TIMEOUT = 5.0
 
 

@@ -32,8 +32,6 @@ from vera._types import Sample
 from vera.judges._base import Judge
 from vera.metrics._base import Metric
 
-__all__ = ["EvaluationProcesses", "NotMovable"]
-
 _WORKER_NICE = 10
 _HEADER = struct.Struct(">I")
 _STOP_SECONDS = 10.0

@@ -21,14 +21,6 @@ from vera._text._quote import quote_claim
 from vera._types import SampleResult, SampleStatus, Verdict
 from vera._types._answers import AnswerStatus, AnswerVerdict, AnswerVerdicts, PartialRule
 
-__all__ = [
-    "AnswerTally",
-    "answer_verdict",
-    "claims_verdict",
-    "unfaithful_budget",
-    "unfaithful_failures",
-]
-
 # Worst first, so a reason names contradictions before missing evidence.
 _WORDING: tuple[tuple[Verdict, str, str], ...] = (
     (Verdict.CONTRADICTED, "is contradicted", "are contradicted"),

@@ -17,8 +17,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from vera._results._builder import Report
 from vera._results._comparison import Pairs, compare_reports, significant
 
-__all__ = ["GateConfig", "gate_failures", "regression_failures"]
-
 
 class GateConfig(BaseModel):
     """The `[gates]` table of `vera.toml`.

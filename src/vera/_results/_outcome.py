@@ -18,8 +18,6 @@ from enum import StrEnum
 from vera._results._builder import SampleResult, SampleStatus
 from vera._types import AnswerStatus
 
-__all__ = ["UNFAITHFUL", "Outcome", "SampleOutcome", "sample_outcome"]
-
 
 class Outcome(StrEnum):
     PASS = "pass"

@@ -19,14 +19,6 @@ from vera._types._turns import (
     InconsistentClaim,
 )
 
-__all__ = [
-    "TurnTally",
-    "conversation_gates_refused",
-    "faithful_turn",
-    "inconsistent_claims",
-    "turn_gate_failures",
-]
-
 FAITHFULNESS = "faithfulness"
 
 

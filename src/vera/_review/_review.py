@@ -46,26 +46,6 @@ from vera._types._samples import LabelledClaim, Sample
 from vera.render import get_reporter
 from vera.render._outputs import atomic_text, stored_run_view
 
-__all__ = [
-    "MAX_NOTE_CHARS",
-    "MAX_REVIEWER_CHARS",
-    "QUEUES",
-    "SAMPLE_LABELS",
-    "ExportScope",
-    "ReviewError",
-    "ReviewState",
-    "SampleLabels",
-    "TriageItem",
-    "add_label",
-    "calibration_order",
-    "current_labels",
-    "export_labels",
-    "review_calibration",
-    "review_state",
-    "reviewed_report_html",
-    "triage_order",
-]
-
 SAMPLE_LABELS: dict[str, bool] = {"faithful": True, "unfaithful": False}
 """A sample's label and the `human_faithful` it stands for."""
 QUEUES = ("calibration", "triage")

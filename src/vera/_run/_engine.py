@@ -65,21 +65,6 @@ from vera.providers._batch import batch_journal, check_batch_provider
 from vera.providers._ready import local_defaults
 from vera.providers._registry import provider_names
 
-__all__ = [
-    "EXIT_GATE_FAILED",
-    "EXIT_INCOMPLETE",
-    "EXIT_OK",
-    "EXIT_USAGE",
-    "LAW_QUERIES",
-    "Bindings",
-    "RunObserver",
-    "RunResult",
-    "arun_plan",
-    "build_components",
-    "run_plan",
-    "stored_plan",
-]
-
 LAW_QUERIES = 5
 """Queries the pipeline laws are checked on."""
 

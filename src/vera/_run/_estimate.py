@@ -34,8 +34,6 @@ from vera.providers._base import Usage
 from vera.providers._cost import PriceTable
 from vera.providers._http import missing_api_key
 
-__all__ = ["CONSISTENCY_PASS", "PassEstimate", "RunEstimate", "estimate_plan", "estimated_cost"]
-
 
 class PassEstimate(BaseModel):
     """One pass over the samples: the system's, or a baseline's."""

@@ -15,8 +15,6 @@ from vera._registry import Registry
 from vera._run._runner import Executor
 from vera.plan._plan import RunPlan
 
-__all__ = ["EXECUTORS", "ExecutorFactory", "create_executor"]
-
 ExecutorFactory = Callable[[RunPlan], Executor]
 """Builds an executor for a run of the plan (the Ray executor reads its cluster settings)."""
 

@@ -22,8 +22,6 @@ from vera.pipelines._user import load_user_pipeline
 from vera.plan import RunPlan
 from vera.providers._base import ChatModel
 
-__all__ = ["open_plan_data", "plan_pipelines", "resolve_pipeline", "system_spec"]
-
 
 def resolve_pipeline(
     spec: str,

@@ -22,8 +22,6 @@ from vera.metrics._base import Metric
 from vera.pipelines._core import Pipeline
 from vera.plan._plan import QUICK_SAMPLES, RunPlan
 
-__all__ = ["TEST_SET_FIELDS", "content_digest", "dataset_digest", "file_digest", "run_fingerprint"]
-
 TEST_SET_FIELDS = ("id", "query", "reference", "category", "answerable")
 """What a sample asks, as opposed to what the system under test answered (response,
 contexts, citations, latency): the part of the data two runs must share to be compared."""

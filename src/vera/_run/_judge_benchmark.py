@@ -65,20 +65,6 @@ from vera.metrics._faithfulness import Faithfulness
 from vera.metrics._faithfulness_probability import FaithfulnessProbability
 from vera.plan._settings import DEFAULT_CONCURRENCY, Settings
 
-__all__ = [
-    "GroupFigures",
-    "JudgeBenchmark",
-    "LabelledRow",
-    "RowOutcome",
-    "Rule",
-    "SpanFigures",
-    "abenchmark_judge",
-    "benchmark_figures",
-    "benchmark_judge",
-    "labelled_row",
-    "read_labelled_rows",
-]
-
 OVERALL = "all"
 """The group every row is in; a task type may not take its name."""
 

@@ -9,8 +9,6 @@ from vera._types import Sample
 from vera._types._errors import RunStopError
 from vera.plan import RunPlan
 
-__all__ = ["LocalExecutor"]
-
 
 class LocalExecutor:
     """Evaluates each row in this event loop, at most `work.concurrency` at once."""

@@ -26,8 +26,6 @@ from vera.providers._health import DEFAULT_FAIL_FAST, ProviderHealth
 from vera.providers._limits import Limiter
 from vera.providers._options import ProviderOptions
 
-__all__ = ["Quota", "QuotaClient", "SharedHealth", "SharedLedger", "SharedLimiter"]
-
 _UNBOUNDED = 1_000_000  # the quota paces starts; each worker bounds its own concurrency
 # A turn reaches its worker, and its request the server, a variable few milliseconds after the
 # quota grants it, which bunches some starts closer than the pace; pacing a little under the

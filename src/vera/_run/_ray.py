@@ -53,8 +53,6 @@ from vera.plan._plan import RunPlan
 from vera.plan._settings import Settings
 from vera.providers._cost import merge_summaries
 
-__all__ = ["BATCH_SIZE", "IN_FLIGHT_PER_WORKER", "RayExecutor"]
-
 BATCH_SIZE = 32
 """Samples sent to a worker at once (fewer when the dataset is small)."""
 IN_FLIGHT_PER_WORKER = 2

@@ -11,8 +11,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Confusion", "auroc", "label_agreement"]
-
 
 @dataclass(frozen=True)
 class Confusion:

@@ -47,16 +47,6 @@ from vera._types._report import (
     SampleStatus,
 )
 
-__all__ = [
-    "FEW_LABELS",
-    "CalibrationTally",
-    "LabelledSample",
-    "calibration_warnings",
-    "corrected_mean",
-    "recommended_threshold",
-    "wilson_interval",
-]
-
 Z95 = 1.959963984540054
 CALIBRATED_METRIC = "faithfulness"
 FEW_LABELS = 30

@@ -17,8 +17,6 @@ from vera._results._comparison import (
 from vera._store._history import RunRecord, RunStore
 from vera._types._errors import ConfigError
 
-__all__ = ["OtherDataset", "StoredComparison", "compare_runs"]
-
 OtherDataset = Literal["refuse", "pair", "means"]
 """What `compare_runs` does with runs of different datasets: refuse them (a `ConfigError`),
 pair their samples all the same (`vera compare --any-dataset`), or compare their means only,

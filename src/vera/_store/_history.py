@@ -30,24 +30,6 @@ from vera.plan._plan import RunPlan
 from vera.plan._settings import Settings
 from vera.providers._batch import INTENT_PREFIX, BatchRecord
 
-__all__ = [
-    "DEFAULT_HISTORY_PATH",
-    "HISTORY_MIGRATIONS",
-    "HISTORY_SCHEMA_VERSION",
-    "MONITOR_COUNTS",
-    "PAGE_SIZE",
-    "DamagedRun",
-    "DamagedRunError",
-    "HistoryBatchJournal",
-    "RunPage",
-    "RunRecord",
-    "RunStore",
-    "StoredLabel",
-    "open_history",
-    "regression_baseline",
-    "regression_without_history",
-]
-
 DEFAULT_HISTORY_PATH = Path(".vera") / "runs.sqlite"
 """Relative to the working directory: a project's history lives with the project."""
 

@@ -13,8 +13,6 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["AnswerStatus", "AnswerVerdict", "AnswerVerdicts", "PartialRule"]
-
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 

@@ -12,8 +12,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_serializer, model_validator
 
-__all__ = ["SPECIAL_KEYS", "BaselineComparison", "MetricComparison"]
-
 SPECIAL_KEYS = ("improvement_over_baseline", "significance")
 """The block's keys that are not a baseline's name."""
 

@@ -13,15 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from vera._types._errors import JudgeResponseError
 
-__all__ = [
-    "DEFAULT_MIN_ENTAILMENT",
-    "Claim",
-    "ClaimVerdict",
-    "Relevance",
-    "RelevanceVerdict",
-    "Verdict",
-]
-
 # Seed 001's bar for an entailment probability to count as support. It is a fact about
 # verdicts, not about one metric or judge: the NLI judge decides by it and the grounding
 # metrics count by it, so it lives here, below both.

@@ -17,17 +17,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from vera._types._samples import Context
 
-__all__ = [
-    "INTERMEDIATE_KEY",
-    "SOURCE_KIND_KEY",
-    "Conversation",
-    "Role",
-    "SourceKind",
-    "ToolCall",
-    "ToolResult",
-    "Turn",
-]
-
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 SOURCE_KIND_KEY = "source_kind"

@@ -15,8 +15,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from vera._types._claims import Claim, ClaimVerdict
 
-__all__ = ["EntailmentMatrix"]
-
 
 class EntailmentMatrix(BaseModel):
     """One sample's claims-by-chunks verdicts, with the two answers checked against each other.

@@ -18,16 +18,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-__all__ = [
-    "ConfigError",
-    "DatasetError",
-    "DatasetRowError",
-    "JudgeError",
-    "JudgeResponseError",
-    "RunStopError",
-    "VeraError",
-]
-
 
 class VeraError(Exception):
     """Base of every error VERA raises on purpose."""

@@ -9,8 +9,6 @@ however low, can build its message from it.
 
 from __future__ import annotations
 
-__all__ = ["install_hint"]
-
 DISTRIBUTION = "vera-eval"
 
 

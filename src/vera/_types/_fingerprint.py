@@ -16,14 +16,6 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = [
-    "FINGERPRINT_FIELDS",
-    "MeasuredPlan",
-    "RegressionCheck",
-    "RunFingerprint",
-    "describe_differences",
-]
-
 FINGERPRINT_FIELDS = ("dataset", "judge", "metrics", "pipeline", "thresholds")
 """The parts of a plan that must match for two runs' scores to be compared, in the order a
 difference is reported."""

@@ -14,8 +14,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_serializer
 
-__all__ = ["DrawAgreement", "EvidenceCount", "JudgeDetails", "QuoteCheck"]
-
 
 class DrawAgreement(BaseModel):
     """How often a judge's several draws (`--judge-samples`) agreed on a claim's verdict."""

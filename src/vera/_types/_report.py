@@ -40,29 +40,6 @@ from vera._types._turns import ConversationSummary, TurnRef
 Message = Annotated[str, AfterValidator(redact)]
 """Text from an exception or a provider: kept with its URLs' secrets taken out (`redact`)."""
 
-__all__ = [
-    "CLAIM_COLUMNS",
-    "REPORT_SCHEMA_VERSION",
-    "RUN_FIGURES",
-    "SAMPLE_COLUMNS",
-    "Calibration",
-    "ClaimRecord",
-    "CorrectedEstimate",
-    "Counts",
-    "Estimate",
-    "GroupStats",
-    "InvalidRow",
-    "LatencySummary",
-    "MetricSummary",
-    "RecommendedThreshold",
-    "Report",
-    "RunFigures",
-    "RunStop",
-    "SampleResult",
-    "SampleStatus",
-    "StepRecord",
-]
-
 REPORT_SCHEMA_VERSION = 2
 """The layout of `Report.to_dict()`, written in every JSON report and stored run as
 `schema_version`. Version 1 is the same layout without that field (reports written before it

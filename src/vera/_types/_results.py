@@ -17,15 +17,6 @@ from vera._types._claims import Claim, ClaimVerdict, RelevanceVerdict
 from vera._types._entailment import EntailmentMatrix
 from vera._types._rubric import RubricAnswers
 
-__all__ = [
-    "CitationCheck",
-    "ClaimAnalysis",
-    "FiniteFloat",
-    "MetricResult",
-    "MetricStatus",
-    "Need",
-]
-
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 
 

@@ -14,17 +14,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = [
-    "Checklist",
-    "ItemVerdict",
-    "RubricAnswers",
-    "RubricItem",
-    "RubricRequest",
-    "RubricScope",
-    "RubricVerdict",
-    "items_fingerprint",
-]
-
 RubricScope = Literal["answer", "claim"]
 
 

@@ -13,8 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from vera._types._claims import Verdict
 from vera._types._errors import JudgeResponseError
 
-__all__ = ["Citation", "Context", "LabelledClaim", "Sample"]
-
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 

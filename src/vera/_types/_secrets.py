@@ -13,8 +13,6 @@ from __future__ import annotations
 import re
 from urllib.parse import SplitResult, urlsplit
 
-__all__ = ["MIN_SECRET_LENGTH", "REDACTED", "is_redacted", "mask_secret", "redact"]
-
 REDACTED = "***"
 MIN_SECRET_LENGTH = 8
 """A known key shorter than this is never masked by value: a placeholder such as `x` or `test`

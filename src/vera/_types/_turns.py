@@ -12,18 +12,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from vera._types._samples import Sample
 
-__all__ = [
-    "GROUP_KEY",
-    "GROUP_SIZE_KEY",
-    "MAX_TURNS_PER_GROUP",
-    "ConversationGroup",
-    "ConversationSummary",
-    "ConversationTurns",
-    "TurnRef",
-    "group_turns",
-    "turn_ref",
-]
-
 GROUP_KEY = "turn_group"
 """The metadata key of a turn sample naming the group of turns a judge may verify together
 (`vera.judges._turns`)."""

@@ -25,8 +25,6 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from vera._types._errors import ConfigError
 
-__all__ = ["MIN_TOKEN_LENGTH", "TOKEN_PARAMETER", "TokenGuard", "check_token", "new_token"]
-
 TOKEN_PARAMETER = "token"
 """The query parameter that carries the token in the printed address."""
 MIN_TOKEN_LENGTH = 16

@@ -28,8 +28,6 @@ from vera._viewer._live import live_routes
 from vera._viewer._pages import PageError, Pages, content_security_policy
 from vera._viewer._writes import LabelWriter, WriteRefused, new_csrf_token, reviewer_of
 
-__all__ = ["build_app"]
-
 _STRICT = b"default-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 _HEADERS = [
     (b"x-content-type-options", b"nosniff"),

@@ -26,8 +26,6 @@ from vera._version import __version__
 from vera._viewer._pages import EXTRA_STYLE
 from vera.render._html import STYLE, csp_hash, template_environment
 
-__all__ = ["LIVE_SCRIPT", "REFRESH_SECONDS", "live_routes"]
-
 REFRESH_SECONDS = 5
 WINDOWS_SHOWN = 48
 """The newest windows of each monitor the page shows."""

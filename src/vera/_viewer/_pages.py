@@ -36,19 +36,6 @@ from vera.render._outputs import TREND_RUNS, stored_thread
 from vera.render._samples import OUTCOMES, VERDICTS
 from vera.render._view import HistoryPoint, Panel, meets, trend_panels
 
-__all__ = [
-    "AGGREGATES_KEPT",
-    "CHANGES_SHOWN",
-    "PAGE_POLICY",
-    "PageError",
-    "Pages",
-    "claim_verdict",
-    "compare_url",
-    "content_security_policy",
-    "outcome_badge",
-    "run_url",
-]
-
 AGGREGATES_KEPT = 256
 """Finished runs' parsed aggregates the view keeps between pages (the most recent shown)."""
 CHANGES_SHOWN = 200

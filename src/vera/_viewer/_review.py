@@ -31,8 +31,6 @@ from vera._types._samples import Sample
 from vera.render._calibration import calibration_lines
 from vera.render._outputs import stored_run_view
 
-__all__ = ["QUEUE_SHOWN", "ReviewItem", "review_page_values", "review_url"]
-
 QUEUE_SHOWN = 5
 """Samples of a queue shown at once: the next ones to label."""
 VERDICT_CHOICES = tuple(v.value for v in Verdict)

@@ -21,8 +21,6 @@ from vera._types._errors import ConfigError
 from vera._viewer._access import TOKEN_PARAMETER, check_token, new_token
 from vera._viewer._app import build_app
 
-__all__ = ["LOOPBACK_HOSTS", "Access", "plan_access", "run_server", "url_for"]
-
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 """The Host headers answered when the view listens on a loopback address."""
 

@@ -28,15 +28,6 @@ from vera._review._review import add_label
 from vera._store._history import RunStore
 from vera._viewer._review import review_url
 
-__all__ = [
-    "MAX_FORM_BYTES",
-    "REVIEWER_COOKIE",
-    "LabelWriter",
-    "WriteRefused",
-    "new_csrf_token",
-    "reviewer_of",
-]
-
 MAX_FORM_BYTES = 64 * 1024
 """The largest form taken: a sample's labels and a note are a few kilobytes."""
 REVIEWER_COOKIE = "vera_reviewer"

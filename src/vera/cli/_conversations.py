@@ -25,8 +25,6 @@ from vera._conversations import baseline_lines, thread_lines, threads_html
 from vera.cli._app import _fail, app, err, out
 from vera.render import atomic_text, output_format, report_format
 
-__all__ = ["HELP", "conversations_command"]
-
 HELP = (
     "Verify conversations turn by turn and show each as a thread.\n\n"
     "Example: vera conversations conversations --min-faithful-turns 0.9 -o turns.json"

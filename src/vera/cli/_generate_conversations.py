@@ -14,8 +14,6 @@ from vera.cli._app import _fail, out
 from vera.plan import Settings
 from vera.render import check_output_paths
 
-__all__ = ["ConversationsFlag", "ScenariosFlag", "SimAssistantFlag", "TurnsFlag", "simulate"]
-
 ConversationsFlag = Annotated[
     bool,
     typer.Option(

@@ -16,8 +16,6 @@ if TYPE_CHECKING:
     from vera import Monitor
     from vera.integrations import PhoenixAnnotator
 
-__all__ = ["MONITOR_HELP", "monitor_command"]
-
 MONITOR_HELP = (
     "Receive traces from an application's OpenTelemetry exporter (OTLP/HTTP, protobuf or "
     "JSON) and evaluate a sample of them live, one stored run per window. Exit 1 when a "

@@ -19,15 +19,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = [
-    "AGENT_FIELDS",
-    "AGENT_NAMES",
-    "MADE_CALLS_KEY",
-    "AgentFieldProblem",
-    "agent_values",
-    "read_calls",
-]
-
 MADE_CALLS_KEY = "tool_calls"
 EXPECTED_KEY = "expected_tool_calls"
 TRAJECTORY_KEY = "reference_trajectory"

@@ -6,8 +6,6 @@ import difflib
 from importlib.resources import files
 from pathlib import Path
 
-__all__ = ["BUNDLED", "bundled_path", "not_found_message"]
-
 BUNDLED: dict[str, str] = {
     "conversations": "conversations.jsonl",
     "example": "example.jsonl",

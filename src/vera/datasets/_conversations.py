@@ -62,19 +62,6 @@ from vera.datasets._tables import (
     plain_row,
 )
 
-__all__ = [
-    "CONVERSATION_KEYS",
-    "ConversationProblem",
-    "consistency_checks",
-    "consistency_samples",
-    "conversation_from_row",
-    "is_conversation_row",
-    "is_message_list",
-    "mapped_messages",
-    "read_conversations",
-    "turn_samples",
-]
-
 CONVERSATION_KEYS = ("turns", "messages", "user_input")
 _ROLES = {
     "user": Role.USER,

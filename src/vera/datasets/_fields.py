@@ -22,18 +22,6 @@ from vera.datasets._agent_fields import (
     agent_values,
 )
 
-__all__ = [
-    "MESSAGES_FIELD",
-    "FieldMap",
-    "NormalisedRow",
-    "RowProblem",
-    "check_field_map",
-    "normalise_row",
-    "parse_field_option",
-    "probable_field",
-    "source_field_map",
-]
-
 # Canonical field -> accepted names, VERA's own first. Sources: RAGAS (user_input, response,
 # retrieved_contexts, reference), DeepEval (input, actual_output, retrieval_context,
 # expected_output), Axion (query, actual_output, expected_output, retrieved_content, latency)

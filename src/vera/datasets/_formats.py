@@ -24,15 +24,6 @@ from vera.datasets._readers import (
     read_jsonl_rows,
 )
 
-__all__ = [
-    "ENTRY_POINT_GROUP",
-    "FORMAT_REGISTRY",
-    "DatasetFormat",
-    "dataset_format",
-    "detect_format",
-    "format_help",
-]
-
 ENTRY_POINT_GROUP = "vera.dataset_formats"
 
 

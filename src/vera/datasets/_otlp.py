@@ -40,18 +40,6 @@ from vera.datasets._readers import (
     unwrap_json,
 )
 
-__all__ = [
-    "OTLP",
-    "OtlpRequestError",
-    "OtlpSpan",
-    "TraceParts",
-    "add_trace_span",
-    "looks_like_otlp",
-    "read_otlp_rows",
-    "request_spans",
-    "trace_row",
-]
-
 SPAN_KIND = "openinference.span.kind"
 INPUT_VALUE = "input.value"
 OUTPUT_VALUE = "output.value"

@@ -22,8 +22,6 @@ from vera._json import loads_bounded
 from vera._types._conversations import INTERMEDIATE_KEY
 from vera.datasets._otlp_tools import ToolCalls
 
-__all__ = ["AgentSpans", "message_text"]
-
 SESSION_KEYS = ("session.id", "gen_ai.conversation.id")
 _INDEXED = re.compile(r"gen_ai\.(prompt|completion)\.(\d+)\.(role|content)")
 

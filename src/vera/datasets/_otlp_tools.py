@@ -37,8 +37,6 @@ from vera._json import loads_bounded
 from vera._types._conversations import INTERMEDIATE_KEY
 from vera.datasets._agent_fields import AGENT_NAMES, EXPECTED_KEY, TRAJECTORY_KEY
 
-__all__ = ["ToolCalls", "trace_references"]
-
 _TOOL_NAME_KEYS = ("tool.name", "gen_ai.tool.name", "tool_call.function.name")
 _CALL_ID_KEYS = ("tool_call.id", "gen_ai.tool.call.id")
 _ARGUMENT_KEYS = ("gen_ai.tool.call.arguments", "tool_call.function.arguments")

@@ -19,8 +19,6 @@ from vera._types._extras import install_hint
 from vera.datasets._formats import DatasetFormat
 from vera.datasets._readers import RawRow
 
-__all__ = ["INSTALL_HINT", "PARQUET", "parquet_row_count", "read_parquet_rows"]
-
 INSTALL_HINT = install_hint("parquet")
 # Rows converted to Python at a time: bounds memory within a large row group.
 BATCH_ROWS = 1024

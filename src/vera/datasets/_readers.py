@@ -25,20 +25,6 @@ from vera._json import (
 )
 from vera._types._errors import DatasetError
 
-__all__ = [
-    "RawRow",
-    "check_readable",
-    "invalid_data",
-    "invalid_field",
-    "is_invalid_json",
-    "json_rows",
-    "read_csv_rows",
-    "read_json_document",
-    "read_jsonl_rows",
-    "read_rows",
-    "unwrap_json",
-]
-
 ROW_LIST_KEYS = ("samples", "data", "rows", "examples", "test_cases")
 MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 """The largest .json file parsed whole (JSON cannot be streamed; its objects take several

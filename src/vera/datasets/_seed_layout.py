@@ -18,8 +18,6 @@ from vera._types import Context
 from vera._types._errors import DatasetError
 from vera.datasets._readers import RawRow
 
-__all__ = ["is_seed_layout", "seed_documents", "seed_query_rows"]
-
 _TEXT_KEYS = ("text", "content", "body")
 
 

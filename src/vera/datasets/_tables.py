@@ -13,15 +13,6 @@ from typing import Any
 
 from vera._types._errors import DatasetError
 
-__all__ = [
-    "DATAFRAME_LABEL",
-    "HF_LABEL",
-    "dataframe_rows",
-    "is_dataframe",
-    "is_hf_dataset",
-    "plain_row",
-]
-
 DATAFRAME_LABEL = "<DataFrame>"
 HF_LABEL = "<Hugging Face dataset>"
 # Scalar types, by name, that pandas uses for a missing cell besides None and NaN.

@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from vera.datasets._source import SampleSource
 
-__all__ = ["UnreadColumns", "unread_columns", "unread_contexts_column"]
-
 
 def _is_text(value: Any) -> bool:
     """A string, or a list of strings or of `{"text": ...}` objects: what contexts look like."""

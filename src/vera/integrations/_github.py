@@ -25,15 +25,6 @@ import httpx
 from vera._types._errors import ConfigError
 from vera._types._secrets import mask_secret
 
-__all__ = [
-    "COMMENT_EVENTS",
-    "CommentResult",
-    "GitHubApiError",
-    "GitHubJob",
-    "comment_marker",
-    "upsert_comment",
-]
-
 COMMENT_EVENTS = frozenset({"pull_request", "pull_request_target"})
 """The events whose payload names a pull request to comment on."""
 _PAGE_SIZE = 100  # GitHub's largest page of issue comments

@@ -22,8 +22,6 @@ from vera.integrations._github_comment import (
     step_outputs,
 )
 
-__all__ = ["CommentOutcome", "post_comment", "write_step_outputs"]
-
 
 def _report_or_none(path: Path, exit_code: int | None) -> Report | None:
     """The report; None where vera eval stopped before writing one (exit 2 or 3), which the

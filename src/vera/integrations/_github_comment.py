@@ -27,16 +27,6 @@ from vera._types import (
 from vera._types._errors import ConfigError
 from vera.render._markdown import _cell, _code
 
-__all__ = [
-    "BaseComparison",
-    "CommentLinks",
-    "compare_with_base",
-    "first_bad_claim",
-    "read_report",
-    "render_comment",
-    "step_outputs",
-]
-
 SHOWN_ANSWERS = 10
 """The most unfaithful answers a comment lists; the rest are in the report artifact."""
 _CLAIM_CHARS = 300

@@ -26,8 +26,6 @@ from vera._types._report import SampleResult
 from vera.render._outputs import open_run_view, write_reports
 from vera.render._run_view import RunView
 
-__all__ = ["SAMPLES_TABLE", "log_run", "require_mlflow", "safe_uri"]
-
 SAMPLES_TABLE = "vera_samples.json"
 _REPORTS = (("html", "vera_report.html"), ("json", "vera_report.json"))
 _MAX_TAG = 5000

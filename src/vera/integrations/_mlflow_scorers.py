@@ -31,8 +31,6 @@ from vera.judges._registry import create_judge
 from vera.metrics._base import Metric, MetricResult
 from vera.metrics._registry import create_metric
 
-__all__ = ["FRAMEWORK", "INSTALL_HINT", "SCORER_PREFIX", "scorer_for", "scorers"]
-
 INSTALL_HINT = install_hint("mlflow")
 FRAMEWORK = "vera"
 SCORER_PREFIX = "vera_"

@@ -17,8 +17,6 @@ from vera._types._errors import ConfigError
 from vera._types._extras import install_hint
 from vera._types._report import Report, SampleResult
 
-__all__ = ["INSTALL_HINT", "export_report", "traces_url"]
-
 INSTALL_HINT = install_hint("otel")
 TRACES_PATH = "/v1/traces"
 

@@ -35,17 +35,6 @@ from vera._types._samples import Sample
 if TYPE_CHECKING:
     import httpx
 
-__all__ = [
-    "INSTALL_HINT",
-    "SPAN_ID_KEY",
-    "VERDICT_ANNOTATION",
-    "PhoenixAnnotator",
-    "PhoenixTally",
-    "annotate_phoenix",
-    "annotations_for",
-    "span_ids",
-]
-
 INSTALL_HINT = install_hint("phoenix")
 SPAN_ID_KEY = "root_span_id"
 """The sample metadata key VERA's OTLP reader puts the answer's span id under."""

@@ -24,32 +24,6 @@ from vera._types import Claim, ClaimVerdict, Need, PartialRule, RelevanceVerdict
 from vera._types._errors import ConfigError, JudgeResponseError
 from vera._types._rubric import RubricRequest
 
-__all__ = [
-    "NO_CALLS",
-    "BaseJudge",
-    "CallEstimate",
-    "CallPlanner",
-    "Capability",
-    "ClaimJudge",
-    "DeclaresCapabilities",
-    "DeclaresPartialRule",
-    "Judge",
-    "JudgeDescription",
-    "JudgeWork",
-    "MatrixVerifier",
-    "RelevanceRater",
-    "as_judge",
-    "check_capabilities",
-    "judge_capabilities",
-    "judge_matrix",
-    "match_matrix",
-    "match_verdicts",
-    "partial_rule",
-    "per_context_matrix",
-    "planned_calls",
-    "relevance_rater",
-]
-
 
 class JudgeDescription(BaseModel):
     """What a judge tells a report about itself.

@@ -33,8 +33,6 @@ from vera.providers._managed import CHARS_PER_TOKEN
 if TYPE_CHECKING:
     from vera.judges._llm import LLMJudge
 
-__all__ = ["RecordingChatModel", "count_calls", "tokens"]
-
 T = TypeVar("T")
 
 # Tokens a model writes per claim beyond the answer's own words: the quotes around a claim in

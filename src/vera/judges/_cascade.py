@@ -43,8 +43,6 @@ from vera.judges._base import (
     relevance_rater,
 )
 
-__all__ = ["DEFAULT_HIGH", "DEFAULT_LOW", "CascadeJudge"]
-
 # The uncertain band's default bounds, on the offline verifier's probabilities (calibrated on
 # RAGTruth dev): the claims it is least sure of. On RAGTruth dev the band sends 36 % of claims,
 # 18 % of them hallucinated, and 5 % of those above it are. Claims between the band and the

@@ -35,8 +35,6 @@ from collections.abc import Sequence
 from vera._text._lexicon import STOPWORDS
 from vera._types import ClaimVerdict, Verdict
 
-__all__ = ["MOSTLY_UNTRACEABLE", "checked_verdict", "quote_occurs", "shares_a_word", "untraceable"]
-
 MOSTLY_UNTRACEABLE = 0.5
 """A claim list of which more than this share is untraceable to the response is invalid."""
 

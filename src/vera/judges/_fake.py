@@ -13,8 +13,6 @@ from collections.abc import Mapping, Sequence
 from vera._types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Verdict
 from vera.judges._base import BaseJudge
 
-__all__ = ["FakeJudge"]
-
 Script = Mapping[str, Sequence[tuple[str, Verdict | str]]]
 
 

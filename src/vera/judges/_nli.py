@@ -37,8 +37,6 @@ from vera.judges._base import BaseJudge, JudgeDescription
 from vera.judges.offline._claims import extract_claims
 from vera.providers._base import MissingExtraError
 
-__all__ = ["MAX_LENGTH", "LabelMap", "NLIJudge", "Window", "label_map", "windows"]
-
 MAX_LENGTH = 512
 """The most tokens of one (claim, window) pair, whatever longer input the tokenizer claims."""
 

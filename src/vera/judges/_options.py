@@ -15,8 +15,6 @@ from pydantic import Field
 from vera.judges._cascade import DEFAULT_HIGH, DEFAULT_LOW
 from vera.providers._options import ProviderOptions
 
-__all__ = ["JudgeOptions"]
-
 
 class JudgeOptions(ProviderOptions):
     """The judge settings of a run, and the provider settings of its LLM judges."""

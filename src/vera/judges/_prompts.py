@@ -27,8 +27,6 @@ from string import Template
 from vera._types._errors import ConfigError
 from vera.providers._base import Message
 
-__all__ = ["DATA_TAGS", "REPLY_FORMATS", "Fenced", "Prompt", "load_prompt", "neutralise_tags"]
-
 DATA_TAGS = frozenset(
     {"answer", "claims", "contexts", "passages", "question", "texts", "unsupported"}
 )

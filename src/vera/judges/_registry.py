@@ -50,17 +50,6 @@ from vera.providers._ready import local_defaults, readiness_for
 from vera.providers._registry import PROVIDER_REGISTRY, create_chat_model, provider_names
 from vera.providers._retry import RetryPolicy
 
-__all__ = [
-    "ENTRY_POINT_GROUP",
-    "JUDGE_REGISTRY",
-    "JudgeFactory",
-    "cascade_spec",
-    "create_judge",
-    "create_managed_model",
-    "judge_names",
-    "shared_limits",
-]
-
 ENTRY_POINT_GROUP = "vera.judges"
 """Packages can offer judges under this entry-point group (name = judge NAME)."""
 

@@ -38,19 +38,6 @@ from vera.judges._evidence import quote_occurs
 from vera.judges._prompts import Prompt
 from vera.providers._base import Message
 
-__all__ = [
-    "ITEMS_SCHEMA",
-    "RUBRIC_PROMPTS",
-    "VERDICTS_SCHEMA",
-    "ChecklistMemo",
-    "RubricJudge",
-    "answer_checklist",
-    "checklist_fingerprint",
-    "perform_rubric",
-    "recorded_reply",
-    "write_checklist",
-]
-
 RUBRIC_PROMPTS = ("rubric_items", "rubric_answer", "rubric_claims")
 ITEMS_NAME = "rubric_items"
 VERDICTS_NAME = "rubric_verdicts"

@@ -18,8 +18,6 @@ from dataclasses import dataclass
 
 from vera._text._segment import split_units
 
-__all__ = ["AnswerSentences", "SentenceIds"]
-
 _ID = re.compile(r"^\s*\[?(\d+)\.(\d+)\]?\s*$")
 _FLAT_ID = re.compile(r"^\s*\[?(\d+)\]?\s*$")
 # A cited sentence's text as a small model writes it: maybe after its shown id ("7 The fee

@@ -39,18 +39,6 @@ from vera.judges._sentence_ids import SentenceIds
 from vera.judges.offline._claims import checkable_sentences
 from vera.judges.offline._claims import extract_claims as split_claims
 
-__all__ = [
-    "MAX_PROMPT_TOKENS",
-    "TURNS_SCHEMA",
-    "Sources",
-    "TurnAnswer",
-    "TurnClaims",
-    "TurnsReply",
-    "pack_turns",
-    "render_turns",
-    "turn_problems",
-]
-
 MAX_PROMPT_TOKENS = 32_000
 """The most prompt tokens (four characters each) one call of a conversation's turns is given:
 well inside the context window of every chat model VERA talks to, so a long conversation is

@@ -11,8 +11,6 @@ from collections.abc import Sequence
 
 from vera._types import ClaimVerdict, Verdict
 
-__all__ = ["majority_verdicts"]
-
 # A tie goes to the less supported verdict: a judge unsure whether a claim is supported has
 # not shown that it is.
 _CAUTION = {

@@ -28,19 +28,6 @@ from vera.datasets._agent_fields import (
 )
 from vera.metrics._base import Metric, MetricResult, not_applicable
 
-__all__ = [
-    "ArgumentMode",
-    "Call",
-    "ToolCallOptions",
-    "call_text",
-    "calls_match",
-    "calls_of",
-    "listed",
-    "made_and_expected",
-    "no_calls_made",
-    "values_match",
-]
-
 ArgumentMode = Literal["exact", "subset", "semantic"]
 Call = dict[str, Any]
 """`{"name": str, "arguments": dict | None}`: None where the arguments are not known."""

@@ -36,8 +36,6 @@ from vera.metrics._base import (
     scored,
 )
 
-__all__ = ["ToolArgumentCorrectness", "ToolCallAccuracy"]
-
 
 class ToolCallAccuracy(MetricOptions):
     """Share of the expected tool calls the agent made, penalised by the calls it added."""

@@ -23,8 +23,6 @@ from vera.metrics._base import (
 )
 from vera.metrics._grounding import GroundedOptions, is_grounded
 
-__all__ = ["Abstention", "AnswerCorrectness", "AnswerRelevance"]
-
 
 class AnswerRelevance(MetricOptions):
     """Whether the response addresses the query."""

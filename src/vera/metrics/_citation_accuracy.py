@@ -27,8 +27,6 @@ from vera.metrics._base import (
 )
 from vera.metrics._grounding import GroundedOptions, is_grounded
 
-__all__ = ["CitationAccuracy"]
-
 
 class CitationAccuracy(GroundedOptions):
     """Share of a response's citations whose cited context supports the claim."""

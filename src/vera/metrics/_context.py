@@ -26,8 +26,6 @@ from vera.metrics._base import (
 )
 from vera.metrics._grounding import GroundedOptions, is_grounded
 
-__all__ = ["ContextPrecision", "ContextRecall", "ContextRelevance"]
-
 
 class ContextRelevance(MetricOptions):
     """How relevant the retrieved chunks are to the query, on average."""

@@ -39,16 +39,6 @@ from vera._types._entailment import EntailmentMatrix
 from vera.metrics._base import ClaimAnalysis, MetricResult, Need, not_applicable, scored
 from vera.metrics._grounding import GroundedOptions, is_grounded
 
-__all__ = [
-    "ChunkContextPrecision",
-    "ClaimRecall",
-    "ContextUtilization",
-    "NoiseSensitivityIrrelevant",
-    "NoiseSensitivityRelevant",
-    "ReferenceHallucination",
-    "SelfKnowledge",
-]
-
 _QUOTE_LIMIT = 60
 _QUOTED_CLAIMS = 5
 

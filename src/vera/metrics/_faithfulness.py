@@ -45,8 +45,6 @@ from vera.metrics._base import (
     scored,
 )
 
-__all__ = ["RATIO_WEIGHTS", "Faithfulness"]
-
 RATIO_WEIGHTS: dict[Verdict, float] = {
     Verdict.FULLY_SUPPORTED: 1.0,
     Verdict.PARTIALLY_SUPPORTED: 0.5,

@@ -42,8 +42,6 @@ from vera.metrics._base import (
 )
 from vera.metrics._faithfulness import RATIO_WEIGHTS
 
-__all__ = ["FaithfulnessProbability"]
-
 _STAND_IN = RATIO_WEIGHTS
 """The p of a claim the judge gave no probability: its verdict's ratio weight."""
 PROBABILITY_JUDGES = "offline, offline:learned, nli:MODEL or cascade"

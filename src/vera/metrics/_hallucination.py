@@ -25,8 +25,6 @@ from vera.metrics._base import (
     scored,
 )
 
-__all__ = ["HallucinationRate"]
-
 
 class HallucinationRate(MetricOptions):
     """Share of a response's claims with no support, or contradicted, in the context."""

@@ -38,17 +38,6 @@ from vera.metrics._hallucination import HallucinationRate
 from vera.metrics._rubric import rubric_metric
 from vera.metrics._trajectory import TrajectoryMatch
 
-__all__ = [
-    "ENTRY_POINT_GROUP",
-    "METRICS",
-    "METRIC_REGISTRY",
-    "configurable_metrics",
-    "create_metric",
-    "metric_classes",
-    "metric_key",
-    "register_metric",
-]
-
 ENTRY_POINT_GROUP = "vera.metrics"
 """Packages can offer metrics to the CLI under this entry-point group (name = metric class)."""
 

@@ -40,18 +40,6 @@ from vera._types._rubric import (
 from vera.metrics._base import ClaimAnalysis, MetricResult, MetricStatus, Need, not_applicable
 from vera.metrics._base import scored as _scored
 
-__all__ = [
-    "GOAL_ITEMS",
-    "PRESETS",
-    "Rubric",
-    "goal_completion",
-    "load_rubrics",
-    "rubric_metric",
-    "rubrics_from_tables",
-    "rubrics_of",
-    "write_items_file",
-]
-
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 
 

@@ -40,8 +40,6 @@ from vera.metrics._base import (
     scored,
 )
 
-__all__ = ["TrajectoryMatch", "TrajectoryOptions"]
-
 TrajectoryMode = Literal["strict", "unordered", "subset", "superset"]
 
 

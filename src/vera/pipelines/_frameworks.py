@@ -34,8 +34,6 @@ from vera._types._extras import install_hint
 from vera.pipelines._core import Pipeline, RagState
 from vera.pipelines._user import UserPipelineError
 
-__all__ = ["LANGCHAIN_INSTALL", "LLAMAINDEX_INSTALL", "framework_pipeline"]
-
 LANGCHAIN_INSTALL = install_hint("langchain")
 LLAMAINDEX_INSTALL = install_hint("llamaindex")
 

@@ -17,8 +17,6 @@ from collections.abc import Callable, Sequence
 
 from vera.pipelines._core import Pipeline, RagState, Step, identity
 
-__all__ = ["LAWS", "check_laws"]
-
 PASS, FAIL = "PASS", "FAIL"
 LAWS = ("functor_identity", "functor_composition", "natural_transformation_distribution")
 

@@ -23,8 +23,6 @@ from vera._types import Context
 from vera._types._errors import ConfigError
 from vera.pipelines._core import Pipeline, RagState
 
-__all__ = ["UserPipelineError", "as_pipeline", "import_user_module", "load_user_pipeline"]
-
 _RESPONSE_KEYS = ("response", "answer", "output")
 _CONTEXT_KEYS = ("contexts", "retrieved_contexts", "retrieval_context", "sources")
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from vera._types._report import Calibration, ClaimAgreement, CorrectedEstimate
 
-__all__ = ["calibration_lines"]
-
 
 def _f(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"

@@ -7,8 +7,6 @@ from typing import Any
 
 from vera._types import JudgeDetails
 
-__all__ = ["cascade_summary"]
-
 
 def cascade_summary(details: JudgeDetails | Mapping[str, Any]) -> str | None:
     """One line for a report on what a cascade judge sent on; None for any other judge."""

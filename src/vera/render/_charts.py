@@ -17,8 +17,6 @@ from markupsafe import Markup
 
 from vera._stats._stats import ValueCounts
 
-__all__ = ["Bar", "bar_panel", "domain", "histogram", "range_bar", "trend_chart"]
-
 DASH = "\N{EN DASH}"
 
 LABEL_CHARS = 22

@@ -25,18 +25,6 @@ from vera.render._conversations import conversation_lines
 from vera.render._ranking import EVERY_INVALID_ROW, FailingSamples, more_line
 from vera.render._view import answers_line, not_applicable_lines
 
-__all__ = [
-    "FAILING_TITLE",
-    "Cell",
-    "Column",
-    "change_cell",
-    "format_interval",
-    "format_score",
-    "plain_cells",
-    "print_summary",
-    "print_table",
-]
-
 SHOWN_FAILURES = 5
 FAILING_TITLE = "Failing samples, worst first"
 UNBOUNDED = 10_000

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from vera._types import ConversationGroup, ConversationSummary
 
-__all__ = ["conversation_lines"]
-
 _NAMED = 6
 """Conversations named by their first unfaithful turn before the rest are counted."""
 

@@ -12,8 +12,6 @@ from vera._results._builder import Report, SampleResult
 from vera._types import Sample
 from vera.render._run_view import RunView
 
-__all__ = ["json_chunks", "write_json"]
-
 _SAMPLES_SLOT = "\x00samples\x00"
 
 

@@ -19,8 +19,6 @@ from collections.abc import Iterable
 from vera._results._builder import Report, SampleResult, SampleStatus
 from vera._text import printable
 
-__all__ = ["ANSWER_SUITE", "render_junit"]
-
 ANSWER_SUITE = "answer_verdict"
 
 

@@ -14,8 +14,6 @@ from vera.render._conversations import conversation_lines
 from vera.render._ranking import FailingSamples, more_line
 from vera.render._view import answers_line, baseline_rows, not_applicable_lines
 
-__all__ = ["render_markdown"]
-
 SHOWN_SAMPLES = 5
 
 

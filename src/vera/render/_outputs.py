@@ -36,23 +36,6 @@ from vera.render._view import HistoryPoint
 if TYPE_CHECKING:
     from vera._run._engine import RunResult
 
-__all__ = [
-    "ReportTargets",
-    "atomic_text",
-    "check_output_paths",
-    "check_report_targets",
-    "open_run_view",
-    "output_format",
-    "parse_report_option",
-    "report_format",
-    "stored_report_html",
-    "stored_run_view",
-    "stored_thread",
-    "write_reports",
-    "write_run_reports",
-    "write_stored_report",
-]
-
 _STAMP = "%Y-%m-%dT%H:%M:%SZ"
 TREND_RUNS = 20
 

@@ -31,8 +31,6 @@ from rich.text import Text
 from vera._results._builder import SampleResult, SampleStatus
 from vera._text import printable
 
-__all__ = ["PLAIN_INTERVAL", "RunProgress", "format_duration"]
-
 PLAIN_INTERVAL = 10.0
 """Seconds between two plain progress lines: often enough that a log shows the run is alive,
 seldom enough that a long run's log stays readable."""

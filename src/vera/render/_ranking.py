@@ -19,17 +19,6 @@ from dataclasses import dataclass, field
 
 from vera._results._builder import MetricSummary, SampleResult, SampleStatus
 
-__all__ = [
-    "EVERY_INVALID_ROW",
-    "EVERY_SAMPLE",
-    "FailingSamples",
-    "WorstKey",
-    "failed_metrics",
-    "margin",
-    "more_line",
-    "worst_key",
-]
-
 WorstKey = tuple[int, float, int]
 """(minus the failed metrics, the worst margin, the read order): smaller is worse."""
 

@@ -29,18 +29,6 @@ from vera.render._junit import render_junit
 from vera.render._markdown import render_markdown
 from vera.render._run_view import RenderContext, RunView
 
-__all__ = [
-    "ENTRY_POINT_GROUP",
-    "REPORTER_REGISTRY",
-    "FunctionReporter",
-    "RenderingReporter",
-    "Reporter",
-    "format_for_path",
-    "get_reporter",
-    "render_report",
-    "reporter_names",
-]
-
 ENTRY_POINT_GROUP = "vera.reporters"
 """Packages can offer report formats under this entry-point group (name = format name)."""
 

@@ -17,8 +17,6 @@ from vera._results._builder import Report, ResultSource, SampleResult
 from vera._types import Conversation, Sample
 from vera.render._view import HistoryPoint
 
-__all__ = ["RenderContext", "RunView"]
-
 SampleLoader = Callable[[], Mapping[str, Sample]]
 HistoryLoader = Callable[[], Sequence[HistoryPoint]]
 ConversationLoader = Callable[[], Mapping[str, Conversation]]

@@ -63,15 +63,6 @@ from vera._results._builder import ClaimRecord, MetricSummary, SampleResult, Sam
 from vera._results._outcome import LABELS, Outcome, SampleOutcome, sample_outcome
 from vera._types import Context, Sample, Verdict
 
-__all__ = [
-    "OUTCOMES",
-    "VERDICTS",
-    "PackedSamples",
-    "SamplePacker",
-    "VerdictStyle",
-    "unpack",
-]
-
 FORMAT_VERSION = 2
 
 

@@ -23,20 +23,6 @@ from vera._types._conversations import SOURCE_KIND_KEY, Conversation, Role, Sour
 from vera._types._turns import ConversationSummary, ConversationTurns
 from vera.render._samples import VERDICTS, VerdictStyle
 
-__all__ = [
-    "INCONSISTENT_NOTE",
-    "THREAD_LIMIT",
-    "Thread",
-    "ThreadClaim",
-    "ThreadMessage",
-    "ThreadTurn",
-    "ThreadWants",
-    "consistency_fact",
-    "report_threads",
-    "thread_message",
-    "worst_conversations",
-]
-
 THREAD_LIMIT = 50
 """The most conversations a report shows as threads: the worst ones."""
 LONG_TEXT = 600

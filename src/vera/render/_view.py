@@ -29,27 +29,6 @@ from vera._stats._stats import Estimate, ValueCounts
 from vera._types import AnswerVerdicts
 from vera.render._charts import Bar, bar_panel, histogram, range_bar, trend_chart
 
-__all__ = [
-    "BaselineRow",
-    "Card",
-    "HistoryPoint",
-    "Panel",
-    "SampleTally",
-    "StepRow",
-    "answers_line",
-    "baseline_rows",
-    "baseline_view",
-    "breakdown_panels",
-    "cards",
-    "distributions",
-    "latency_source",
-    "meets",
-    "not_applicable_lines",
-    "step_rows",
-    "trend_panels",
-    "usage_view",
-]
-
 
 @dataclass(frozen=True)
 class HistoryPoint:
