@@ -200,6 +200,62 @@ async def test_concurrency_limit_holds_and_is_cut_on_429() -> None:
     assert limiter.concurrency == 4
 
 
+async def test_a_waiter_cancelled_after_its_wake_up_passes_the_free_slot_on() -> None:
+    # A freed slot wakes one waiter, not all (64 samples queue for 16 slots: waking each
+    # cost a task switch per call); a woken waiter that is cancelled before it runs (its
+    # sample timed out) must pass the wake-up on, or the slot stays free while others wait.
+    limiter = Limiter(concurrency=1)
+    order: list[str] = []
+    release = asyncio.Event()
+
+    async def waiter(name: str) -> None:
+        async with limiter.slot():
+            order.append(name)
+
+    async def holder() -> None:
+        async with limiter.slot():
+            await release.wait()
+        woken.cancel()  # told of the free slot, not yet run
+
+    first = asyncio.create_task(holder())
+    await asyncio.sleep(0)
+    woken = asyncio.create_task(waiter("woken"))
+    other = asyncio.create_task(waiter("other"))
+    await asyncio.sleep(0)
+    release.set()
+    await first
+    await asyncio.wait_for(other, timeout=2)
+    assert order == ["other"]
+    assert woken.cancelled()
+
+
+async def test_a_raised_limit_fills_every_free_slot_when_a_call_ends() -> None:
+    limiter = Limiter(concurrency=4)
+    limiter.on_rate_limited()  # cut to 2
+    gates = [asyncio.Event() for _ in range(8)]
+    active = 0
+
+    async def job(i: int) -> None:
+        nonlocal active
+        async with limiter.slot():
+            active += 1
+            await gates[i].wait()
+            active -= 1
+
+    jobs = [asyncio.create_task(job(i)) for i in range(8)]
+    await asyncio.sleep(0.01)
+    assert active == 2
+    for _ in range(50):
+        limiter.on_success()  # back to 4: the next call to end frees three slots
+    gates[0].set()
+    await jobs[0]
+    await asyncio.sleep(0.01)
+    assert active == 4
+    for gate in gates:
+        gate.set()
+    await asyncio.gather(*jobs)
+
+
 class FakeClock:
     """A fake clock for the limiter: sleeping advances it at once, and starts are recorded."""
 

@@ -27,7 +27,7 @@ from vera._types._errors import ConfigError
 from vera._types._fingerprint import RegressionCheck, RunFingerprint
 from vera._types._secrets import redact
 from vera.plan._plan import RunPlan
-from vera.plan._settings import Settings
+from vera.plan._settings import GIVEN, Settings
 from vera.providers._batch import INTENT_PREFIX, BatchRecord
 
 DEFAULT_HISTORY_PATH = Path(".vera") / "runs.sqlite"
@@ -329,9 +329,13 @@ class RunStore:
                 "and cannot be resumed; start it again"
             )
         try:
-            return RunPlan.model_validate(record.options)
+            plan = RunPlan.model_validate(record.options)
         except ValidationError as exc:
             raise ConfigError(f"run {record.id}: its stored plan is not readable ({exc})") from None
+        stored = record.options.get("settings")
+        if isinstance(stored, dict) and GIVEN not in stored:  # stored before plans kept it
+            plan = plan.model_copy(update={"settings": plan.settings.given_by_value()})
+        return plan
 
     def add_result(self, run_id: str, position: int, result: SampleResult) -> None:
         """Store one finished sample, at once."""

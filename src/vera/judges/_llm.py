@@ -748,12 +748,13 @@ class LLMJudge(BaseJudge):
         prompt of your own is always used."""
         prompt = self.prompts["verify_claims"]
         bundled = "+sha256:" not in prompt.version
-        if bundled and SentenceIds.of(shown).cost_more_than_quotes(claims):
+        compact = prompt.reply_format == "compact"
+        numbered = SentenceIds.of(shown, flat=compact)  # split once: it costs per sample
+        if bundled and numbered.cost_more_than_quotes(claims):
             self._quoted_asked = True
             return self.prompts[_QUOTED], QUOTED_VERIFICATION_SCHEMA, None
-        compact = prompt.reply_format == "compact"
         schema = COMPACT_VERIFICATION_SCHEMA if compact else VERIFICATION_SCHEMA
-        return prompt, schema, SentenceIds.of(shown, flat=compact)
+        return prompt, schema, numbered
 
     async def _matrix_draw(
         self, claims: Sequence[Claim], contexts: Sequence[str], draw: int

@@ -17,7 +17,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from vera._registry import PluginTables, check_plugin_tables
 from vera._results._gates import GateConfig
@@ -28,12 +37,16 @@ from vera.judges._options import JudgeOptions
 from vera.metrics._registry import configurable_metrics
 from vera.metrics._rubric import Rubric, load_rubrics
 
-__all__ = ["DEFAULT_CONCURRENCY", "Settings", "load_settings"]
+__all__ = ["DEFAULT_CONCURRENCY", "GIVEN", "Settings", "load_settings"]
 
 DEFAULT_CONCURRENCY = 8
 """Samples evaluated at once unless configured."""
 
 ENVIRONMENT = {"VERA_JUDGE": "judge", "VERA_JUDGE_BASE_URL": "judge_base_url"}
+
+GIVEN = "given"
+"""The key, beside the settings' values in a stored plan (and the plan a Ray worker reads), of
+the settings that were given rather than left at their defaults (`model_fields_set`)."""
 
 
 class Settings(JudgeOptions, SampleLimitOptions, PluginTables):
@@ -97,6 +110,27 @@ class Settings(JudgeOptions, SampleLimitOptions, PluginTables):
     """The `[fields]` table: VERA field -> the dataset's column that holds it, as RAGAS's
     `column_map` (`contexts = "docs"`; `--field contexts=docs`). Later layers add to it."""
 
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_given(cls, data: Any, handler: ModelWrapValidatorHandler[Settings]) -> Settings:
+        # Defaults that depend on the judge (`vera.providers.local_defaults`) replace only the
+        # settings left unset, so a plan read back must know which those were, not only their
+        # values: a value given equal to its default is still given.
+        if not isinstance(data, dict) or GIVEN not in data:
+            return handler(data)
+        given = data[GIVEN]
+        if not isinstance(given, list) or not all(isinstance(key, str) for key in given):
+            raise ValueError(f"'{GIVEN}' must be a list of setting names")
+        settings = handler({key: value for key, value in data.items() if key != GIVEN})
+        object.__setattr__(settings, "__pydantic_fields_set__", set(given) & set(cls.model_fields))
+        return settings
+
+    @model_serializer(mode="wrap")
+    def _dump_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        dumped[GIVEN] = sorted(self.model_fields_set)
+        return dumped
+
     @field_validator("fields", mode="before")
     @classmethod
     def _known_fields(cls, value: object) -> object:
@@ -122,15 +156,20 @@ class Settings(JudgeOptions, SampleLimitOptions, PluginTables):
         return int(float(text))
 
     def merge(self, overrides: Mapping[str, Any], *, origin: str) -> Settings:
-        """A copy with `overrides` applied; None values leave a setting as it is."""
+        """A copy with `overrides` applied; None values leave a setting as it is. The copy's
+        `model_fields_set` is this one's and the overrides' keys: a value given equal to its
+        default counts as given."""
         given = {k.replace("-", "_"): v for k, v in overrides.items() if v is not None}
+        if GIVEN in given:
+            raise ConfigError(f"{origin}: setting '{GIVEN}': extra inputs are not permitted")
         if isinstance(given.get("fields"), dict):
             given["fields"] = {**self.fields, **given["fields"]}  # --field adds to the config's
         for key in ("max_errors", "max_unfaithful"):
             if isinstance(given.get(key), int | float):
                 given[key] = str(given[key])
         try:
-            merged = Settings.model_validate({**self.model_dump(), **given})
+            named = sorted(self.model_fields_set | given.keys())
+            merged = Settings.model_validate({**self.model_dump(), **given, GIVEN: named})
         except ValidationError as exc:
             error = exc.errors()[0]
             key = ".".join(str(p) for p in error["loc"])
@@ -138,6 +177,16 @@ class Settings(JudgeOptions, SampleLimitOptions, PluginTables):
         if "plugins" in given:
             check_plugin_tables(merged.plugins, origin=origin, built_in=configurable_metrics())
         return merged
+
+    def given_by_value(self) -> Settings:
+        """This copy with the settings whose value differs from VERA's default counted as
+        given, the others as unset: how a plan stored before plans kept what was given
+        (`GIVEN`) was read, so such a run resumes with the defaults it ran with."""
+        defaults = Settings()
+        given = {
+            key for key in type(self).model_fields if getattr(self, key) != getattr(defaults, key)
+        }
+        return Settings.model_validate({**self.model_dump(), GIVEN: sorted(given)})
 
 
 def _config_file(directory: Path) -> tuple[str, dict[str, Any]] | None:

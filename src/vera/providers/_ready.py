@@ -9,8 +9,8 @@ rather than after its first calls all fail. It asks nothing of a remote provider
 
 A CPU server answers one request at a time and one call can take minutes, so the defaults of
 a run are wrong for it: `local_defaults` gives, for a run whose judge is local, the settings
-that suit one local model in place of those left at their defaults (a value set differs from
-the default and is kept).
+that suit one local model in place of those left unset (a value given is kept, even one equal
+to the default: it is told from one left unset by pydantic's `model_fields_set`, not by value).
 """
 
 from __future__ import annotations
@@ -71,15 +71,14 @@ def serves_locally(spec: str, base_url: str | None) -> bool:
 def local_defaults(settings: BaseModel, spec: str, base_url: str | None) -> dict[str, float | int]:
     """The settings of `settings` (a run's, or a judge's options) that a local model changes,
     where the model `spec` at `base_url` is an OpenAI-compatible server on this machine:
-    each of `LOCAL_DEFAULTS` that `settings` has and left at its default; none for a remote
+    each of `LOCAL_DEFAULTS` that `settings` has and was not given (not in its
+    `model_fields_set`, which `Settings.merge` keeps through the layers); none for a remote
     model. Apply them with `settings.model_copy(update=...)`."""
     if not _is_local_model(spec, base_url):
         return {}
-    fields = type(settings).model_fields
+    fields, given = type(settings).model_fields, settings.model_fields_set
     return {
-        key: value
-        for key, value in LOCAL_DEFAULTS.items()
-        if key in fields and getattr(settings, key) == fields[key].default
+        key: value for key, value in LOCAL_DEFAULTS.items() if key in fields and key not in given
     }
 
 
