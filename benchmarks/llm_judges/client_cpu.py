@@ -26,6 +26,8 @@ from pathlib import Path
 import runners
 from synth import read_jsonl
 
+WHITEBOX = "the language model's warm-up"
+
 
 def one_run(framework: str, samples: Path, url: str) -> dict[str, float]:
     """Process CPU seconds and wall seconds of one run of `framework` over `samples`."""
@@ -47,10 +49,10 @@ def one_run(framework: str, samples: Path, url: str) -> dict[str, float]:
 def _imports(framework: str, warm: bool) -> None:
     runners.warm_openai_sdk()
     if framework == "vera":
-        import vera.run  # noqa: F401  (the run engine, as `vera.aevaluate` imports it)
+        import vera._run  # noqa: F401  (the run engine, as `vera.aevaluate` imports it)
 
         if warm:
-            from vera.text import identify
+            from vera._text import identify
 
             identify("xyzzy plugh")  # too short for the word lists: loads the model
     elif framework == "ragas":
