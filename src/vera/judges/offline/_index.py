@@ -189,13 +189,13 @@ def _build(text: str) -> ContextIndex:
         spans.append((start, end))
         contents.append(facts.content)
         words.update(facts.words)
-        words.update(map(stem, facts.words))
         numbers.update(((n.key, n.unit), n) for n in facts.numbers)
     return ContextIndex(
         text=text,
         spans=tuple(spans),
         postings=Postings(contents),
-        words=frozenset(words),
+        # Stemmed once per distinct word of the text, not once per sentence it is in.
+        words=frozenset(words).union(map(stem, words)),
         number_keys=frozenset(key for key, _ in numbers),
         numbers=tuple(numbers.values()),
         content=frozenset().union(*contents),

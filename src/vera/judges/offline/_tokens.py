@@ -620,7 +620,7 @@ def _read_number(text: str, tokens: list[_Token], i: int, lex: Lexicon) -> tuple
     literal: str | None = None
     if kind == "word":
         value, end, i = _number_word(tokens, i, lex.number_words)
-    elif _THOUSANDS.fullmatch(raw):
+    elif "," in raw and _THOUSANDS.fullmatch(raw):
         value = float(raw.replace(",", ""))
     elif "," in raw or raw.count(".") > 1:
         # Versions (2.1.0) and other dotted codes compare as written.
@@ -667,7 +667,7 @@ def _read_number(text: str, tokens: list[_Token], i: int, lex: Lexicon) -> tuple
                 unit = "@year"
 
     key = literal if literal is not None else _canonical(value)
-    return Number(key=key, unit=unit, surface=text[start:unit_end]), i
+    return Number(key, unit, text[start:unit_end]), i
 
 
 def _number_word(tokens: list[_Token], i: int, words: dict[str, int]) -> tuple[float, int, int]:
