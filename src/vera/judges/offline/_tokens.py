@@ -88,9 +88,10 @@ class Facts:
     """Content keys in text order (numbers aside): which word stands beside which."""
 
 
+# Words first: they are most tokens, and no text both alternatives could start.
 _TOKEN = re.compile(
-    r"(?P<num>\d+(?:[.,]\d+)*)(?:st|nd|rd|th)?(?![^\W\d_])"
-    r"|(?P<word>[^\W\d_]+(?:['\u2019][^\W\d_]+)*)"
+    r"(?P<word>[^\W\d_]+(?:['\u2019][^\W\d_]+)*)"
+    r"|(?P<num>\d+(?:[.,]\d+)*)(?:st|nd|rd|th)?(?![^\W\d_])"
     r"|(?P<sym>[$€£%])"
 )
 # Citation markers ([1], [2, 3], [doc-3], [^2], [S1]) are references, not numbers to check.
@@ -208,7 +209,7 @@ def read_facts(text: str, *, light: bool = False) -> Facts:
     reading gives them: what a context's index needs of every sentence (`_index.py`).
     """
     lex = current_lexicon()
-    text, tokens = _read_tokens(text, lex)
+    text, tokens = _tokenised(text, lex, keep=light)
     if light:
         return _read_light(text, tokens, lex)
     if lex.cjk:
@@ -235,6 +236,26 @@ def read_facts(text: str, *, light: bool = False) -> Facts:
         if kind == "word":
             _remember(plain, raw, lex)
     return reading.facts(text, tokens, lex)
+
+
+_TOKENISED: dict[tuple[str, str], tuple[str, list[_Token]]] = {}
+_TOKENISED_LIMIT = 512
+"""The tokens of the texts read lightly last (at most `_CACHED_TEXT` characters), by language
+and text: a context's index reads each sentence lightly, and the few a claim's window takes
+are read whole soon after, from the same tokens."""
+
+
+def _tokenised(text: str, lex: Lexicon, *, keep: bool) -> tuple[str, list[_Token]]:
+    """`_read_tokens`, kept for a while (`_TOKENISED`) if `keep`."""
+    key = (lex.code, text)
+    found = _TOKENISED.get(key)
+    if found is None:
+        found = _read_tokens(text, lex)
+        if keep and len(text) <= _CACHED_TEXT:
+            if len(_TOKENISED) >= _TOKENISED_LIMIT:
+                _TOKENISED.clear()
+            _TOKENISED[key] = found
+    return found
 
 
 def _read_full(text: str, tokens: list[_Token], lex: Lexicon) -> Facts:
@@ -496,7 +517,7 @@ def _close_negations(
         negations.extend(Negation(cue, "") for cue in pending)
 
 
-_KINDS = ("", "num", "word", "sym")
+_KINDS = ("", "word", "num", "sym")
 """`_TOKEN`'s groups by number: a match's last group is the one that matched, its kind."""
 
 
