@@ -732,17 +732,19 @@ def _names(
                 break
     names: list[Name] = []
     run: list[int] = []
-    for i, token in enumerate(tokens):
-        raw = token[1]
-        is_cap = token[0] == "word" and raw[0].isupper() and raw != "I"
-        if is_cap and run and _joins(text, tokens[run[-1]], token):
+    # A name is a run of capitalised words next to each other: only those are looked at.
+    capitals = [
+        i
+        for i, (kind, raw, _, _) in enumerate(tokens)
+        if kind == "word" and raw[0].isupper() and raw != "I"
+    ]
+    for i in capitals:
+        if run and run[-1] == i - 1 and _joins(text, tokens[i - 1], tokens[i]):
             run.append(i)
-        elif is_cap:
+            continue
+        if run:
             _close_run(text, tokens, run, first_word, names, stopwords)
-            run = [i]
-        elif run:
-            _close_run(text, tokens, run, first_word, names, stopwords)
-            run = []
+        run = [i]
     _close_run(text, tokens, run, first_word, names, stopwords)
     return tuple(names)
 
