@@ -209,7 +209,7 @@ def read_facts(text: str, *, light: bool = False) -> Facts:
     reading gives them: what a context's index needs of every sentence (`_index.py`).
     """
     lex = current_lexicon()
-    text, tokens = _tokenised(text, lex, keep=light)
+    text, tokens = _read_tokens(text, lex)
     if light:
         return _read_light(text, tokens, lex)
     if lex.cjk:
@@ -236,26 +236,6 @@ def read_facts(text: str, *, light: bool = False) -> Facts:
         if kind == "word":
             _remember(plain, raw, lex)
     return reading.facts(text, tokens, lex)
-
-
-_TOKENISED: dict[tuple[str, str], tuple[str, list[_Token]]] = {}
-_TOKENISED_LIMIT = 512
-"""The tokens of the texts read lightly last (at most `_CACHED_TEXT` characters), by language
-and text: a context's index reads each sentence lightly, and the few a claim's window takes
-are read whole soon after, from the same tokens."""
-
-
-def _tokenised(text: str, lex: Lexicon, *, keep: bool) -> tuple[str, list[_Token]]:
-    """`_read_tokens`, kept for a while (`_TOKENISED`) if `keep`."""
-    key = (lex.code, text)
-    found = _TOKENISED.get(key)
-    if found is None:
-        found = _read_tokens(text, lex)
-        if keep and len(text) <= _CACHED_TEXT:
-            if len(_TOKENISED) >= _TOKENISED_LIMIT:
-                _TOKENISED.clear()
-            _TOKENISED[key] = found
-    return found
 
 
 def _read_full(text: str, tokens: list[_Token], lex: Lexicon) -> Facts:
