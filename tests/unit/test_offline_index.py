@@ -12,12 +12,20 @@ from hypothesis import strategies as st
 import vera
 from vera.judges.offline import Postings, analyse, analyse_text, split_units
 from vera.judges.offline import _index as index
+from vera.judges.offline import _tokens as tokens
 from vera.judges.offline._languages import lexicon_for, reading
 from vera.judges.offline._tokens import read_facts
 
 WHITEBOX = "the context index's piece size and scan limits"
 
 WORDS = [f"w{i}" for i in range(12)]
+TRICKY = [
+    "One refund takes five days, and one costs $5 or 5k, in one day.",
+    "ONE Refund TAKES Five days; one DON\u2019T don't one, not only Not Only.",
+    "No, the 16th order of one, twenty five users, five, and Five is not just one.",
+    "Kein Vertrag, nicht nur l'article d'Acme, 只 包含 电子邮件 支持 5 天.",
+]
+"""Words that read differently by where they stand: number words, negations, "only"."""
 sentences = st.lists(st.frozensets(st.sampled_from(WORDS), max_size=5), max_size=30)
 claims = st.frozensets(st.sampled_from([*WORDS, "absent"]), max_size=8)
 
@@ -94,6 +102,56 @@ def test_a_light_reading_gives_the_words_a_full_one_gives() -> None:
                         ), piece
                         compared += 1
     assert compared > 100
+
+
+@pytest.mark.parametrize("language", ["en", "de", "fr", "zh"])
+def test_a_light_reading_read_again_still_gives_a_full_readings_words(language: str) -> None:
+    """A light reading keeps each plain word it has read by its spelling: a word read a
+    second time, in another case or where it is a number word, reads as a full reading does."""
+    pieces = TRICKY
+    lexicon = lexicon_for(language)
+    assert lexicon is not None
+    with reading(lexicon):
+        for _ in range(2):
+            for piece in pieces:
+                light, full = read_facts(piece, light=True), read_facts(piece)
+                assert (light.content, light.numbers, light.words) == (
+                    full.content,
+                    full.numbers,
+                    full.words,
+                ), piece
+
+
+def test_a_full_reading_of_words_read_before_is_a_first_readings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every context sentence and response of the bundled datasets: a full reading that finds
+    its plain words by their spelling (read before) gives every fact a reading word by word
+    gives, names, negations, word order and surfaces included."""
+    pieces: list[tuple[str, str]] = [
+        (language, text) for language in ("en", "de", "fr") for text in TRICKY
+    ]
+    for name in ("example", "multilingual"):
+        for sample in vera.load_dataset(name):
+            language = str(sample.metadata.get("language", "en"))
+            texts = [sample.response or "", *(c.text for c in sample.contexts)]
+            pieces += [(language, t[u.start : u.end]) for t in texts for u in split_units(t)]
+
+    def read_all() -> list[tuple[object, ...]]:
+        found = []
+        for language, piece in pieces:
+            lexicon = lexicon_for(language)
+            assert lexicon is not None
+            with reading(lexicon):
+                for facts in (read_facts(piece), read_facts(piece)):
+                    found.append((facts, facts.surfaces, facts.order))
+        return found
+
+    remembered = read_all()
+    monkeypatch.setattr(tokens, "_PLAIN_WORDS", {})
+    monkeypatch.setattr(tokens, "_remember", lambda *_: None)
+    assert read_all() == remembered
+    assert len(remembered) > 400
 
 
 def test_a_long_text_is_analysed_in_pieces_with_the_same_words(

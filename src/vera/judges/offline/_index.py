@@ -71,11 +71,10 @@ def by_length(build: Callable[[str], _T]) -> Callable[[str], _T]:
 class Postings:
     """A text's sentences by the content keys they hold, to find a claim's best window."""
 
-    __slots__ = ("_merged", "arrays", "contents")
+    __slots__ = ("arrays", "contents")
 
     def __init__(self, contents: Sequence[frozenset[str]]) -> None:
         self.contents = tuple(contents)
-        self._merged: dict[int, tuple[frozenset[str], ...]] = {}
         self.arrays: dict[str, npt.NDArray[np.int64]] | None = None
         if len(self.contents) > _SCAN_SENTENCES:
             lists: dict[str, list[int]] = {}
@@ -89,24 +88,15 @@ class Postings:
         then the fewest sentences, then the first; hits is 0 when no sentence shares a key."""
         sizes = range(1, min(width, len(self.contents)) + 1)
         if self.arrays is None:
-            return max((self._scan(content, size) for size in sizes), default=(0, 0, 0))
+            # Each sentence's share of the claim, and a window's the union of its sentences':
+            # no window's words are kept, which a cached index would carry (and the garbage
+            # collector visit) for every text it holds.
+            shared = [content & words for words in self.contents]
+            return max((_scan(shared, size) for size in sizes), default=(0, 0, 0))
         arrays = [self.arrays[key] for key in content if key in self.arrays]
         if not arrays:
             return (0, 0, 0)
         return max(self._count(arrays, size) for size in sizes)
-
-    def _scan(self, content: frozenset[str], size: int) -> Window:
-        merged = self.contents if size == 1 else self._merged.get(size)
-        if merged is None:
-            last = len(self.contents) - size
-            merged = tuple(frozenset().union(*self.contents[i : i + size]) for i in range(last + 1))
-            self._merged[size] = merged
-        best = (0, 0, 0)
-        for start, words in enumerate(merged):
-            hits = len(content & words)
-            if hits > best[0]:
-                best = (hits, -size, -start)
-        return best
 
     def _count(self, arrays: list[npt.NDArray[np.int64]], size: int) -> Window:
         # A key counts once in each window of `size` sentences holding it. Its sentence s is
@@ -127,6 +117,16 @@ class Postings:
         hits = np.cumsum(steps[:starts])
         start = int(np.argmax(hits))
         return (int(hits[start]), -size, -start)
+
+
+def _scan(shared: list[frozenset[str]], size: int) -> Window:
+    best = (0, 0, 0)
+    for start in range(len(shared) - size + 1):
+        first = shared[start]
+        hits = len(first.union(*shared[start + 1 : start + size]) if size > 1 else first)
+        if hits > best[0]:
+            best = (hits, -size, -start)
+    return best
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,13 +189,13 @@ def _build(text: str) -> ContextIndex:
         spans.append((start, end))
         contents.append(facts.content)
         words.update(facts.words)
-        words.update(map(stem, facts.words))
         numbers.update(((n.key, n.unit), n) for n in facts.numbers)
     return ContextIndex(
         text=text,
         spans=tuple(spans),
         postings=Postings(contents),
-        words=frozenset(words),
+        # Stemmed once per distinct word of the text, not once per sentence it is in.
+        words=frozenset(words).union(map(stem, words)),
         number_keys=frozenset(key for key, _ in numbers),
         numbers=tuple(numbers.values()),
         content=frozenset().union(*contents),

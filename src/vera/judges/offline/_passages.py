@@ -39,42 +39,51 @@ _COMMA = re.compile(r",\s+")
 
 @dataclass(frozen=True, slots=True)
 class _TextPassages:
-    found: tuple[tuple[int, int, frozenset[str]], ...]
+    spans: tuple[tuple[int, int], ...]
+    """Where each passage is; its content keys are `postings.contents`, in the same order."""
     postings: Postings
 
 
 def _split(text: str) -> _TextPassages:
     # A sentence no longer than LONG is a passage as it is: its words are the index's.
     index = context_index(text)
-    found: list[tuple[int, int, frozenset[str]]] = []
     if index.structured:
         return _fields(index)
+    if all(end - start <= LONG for start, end in index.spans):
+        # The index's own spans and postings: a cached text holds nothing twice.
+        return _TextPassages(index.spans, index.postings)
+    spans: list[tuple[int, int]] = []
+    contents: list[frozenset[str]] = []
     for i, (start, end) in enumerate(index.spans):
         check_deadline()
         if end - start <= LONG:
-            found.append((start, end, index.postings.contents[i]))
+            spans.append((start, end))
+            contents.append(index.postings.contents[i])
             continue
         for piece_start, piece_end in _cut_at_commas(text, start, end):
-            piece = read_facts(text[piece_start:piece_end], light=True)
-            found.append((piece_start, piece_end, piece.content))
-    return _TextPassages(tuple(found), Postings([content for _, _, content in found]))
+            spans.append((piece_start, piece_end))
+            contents.append(read_facts(text[piece_start:piece_end], light=True).content)
+    return _TextPassages(tuple(spans), Postings(contents))
 
 
 def _fields(index: ContextIndex) -> _TextPassages:
     """A record's fields in runs of about `LONG` characters: a passage the size of a prose
     sentence or two, not a single field."""
-    found: list[tuple[int, int, frozenset[str]]] = []
+    spans: list[tuple[int, int]] = []
+    contents: list[frozenset[str]] = []
     start, content = -1, frozenset[str]()
     for (field_start, field_end), words in zip(index.spans, index.postings.contents, strict=True):
         if start < 0:
             start = field_start
         content |= words
         if field_end - start >= LONG // 2:
-            found.append((start, field_end, content))
+            spans.append((start, field_end))
+            contents.append(content)
             start, content = -1, frozenset()
     if start >= 0:
-        found.append((start, index.spans[-1][1], content))
-    return _TextPassages(tuple(found), Postings([c for _, _, c in found]))
+        spans.append((start, index.spans[-1][1]))
+        contents.append(content)
+    return _TextPassages(tuple(spans), Postings(contents))
 
 
 def _cut_at_commas(text: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -97,11 +106,14 @@ def passage_postings(text: str) -> Postings:
 
 def passages(contexts: Sequence[str]) -> list[Passage]:
     """Every sentence of every context, in order."""
-    return [
-        Passage(index, start, end, content)
-        for index, text in enumerate(contexts)
-        for start, end, content in _passages_of(text).found
-    ]
+    found = []
+    for index, text in enumerate(contexts):
+        split = _passages_of(text)
+        found += [
+            Passage(index, start, end, content)
+            for (start, end), content in zip(split.spans, split.postings.contents, strict=True)
+        ]
+    return found
 
 
 def evidence_for(

@@ -88,9 +88,10 @@ class Facts:
     """Content keys in text order (numbers aside): which word stands beside which."""
 
 
+# Words first: they are most tokens, and no text both alternatives could start.
 _TOKEN = re.compile(
-    r"(?P<num>\d+(?:[.,]\d+)*)(?:st|nd|rd|th)?(?![^\W\d_])"
-    r"|(?P<word>[^\W\d_]+(?:['\u2019][^\W\d_]+)*)"
+    r"(?P<word>[^\W\d_]+(?:['\u2019][^\W\d_]+)*)"
+    r"|(?P<num>\d+(?:[.,]\d+)*)(?:st|nd|rd|th)?(?![^\W\d_])"
     r"|(?P<sym>[$€£%])"
 )
 # Citation markers ([1], [2, 3], [doc-3], [^2], [S1]) are references, not numbers to check.
@@ -211,38 +212,124 @@ def read_facts(text: str, *, light: bool = False) -> Facts:
     text, tokens = _read_tokens(text, lex)
     if light:
         return _read_light(text, tokens, lex)
+    if lex.cjk:
+        return _read_full(text, tokens, lex)
+    reading = _Reading()
+    plain = _PLAIN_WORDS.setdefault(lex.code, {})
+    resume = 0
+    for i, (kind, raw, _, _) in enumerate(tokens):
+        if i < resume or kind == "sym":
+            continue
+        found = plain.get(raw)
+        if found is not None:
+            # A plain word (`_remember`): what `_Reading.word` does with it, without asking
+            # whether it is a number, a negation or an "only".
+            base, key, reading.previous = found
+            reading.words.add(base)
+            if key is not None:
+                reading.content.add(key)
+                reading.order.append(key)
+                reading.surfaces.setdefault(key, raw)
+                _settle(reading.pending, key, reading.negations, reading.affirmed)
+            continue
+        resume = _read_token(reading, text, tokens, i, lex)
+        if kind == "word":
+            _remember(plain, raw, lex)
+    return reading.facts(text, tokens, lex)
+
+
+def _read_full(text: str, tokens: list[_Token], lex: Lexicon) -> Facts:
+    """`read_facts` token by token, for CJK text (whose negations look past affirmed words)."""
     reading = _Reading()
     i = 0
     while i < len(tokens):
-        kind, raw, _, _ = tokens[i]
-        if kind == "sym":
+        if tokens[i][0] == "sym":
             i += 1
             continue
-        low = raw.lower().replace("\u2019", "'") if kind == "word" else raw
-        if kind == "num" or (low in lex.number_words and _counts_as_number(low, tokens, i)):
-            number, i = _read_number(text, tokens, i, lex)
-            reading.number(number)
-            continue
-        i += 1
-        if (
-            (low in lex.negations or low.endswith("n't"))
-            and not _answer_particle(text, tokens, i)
-            and not _limits_only(tokens, i)
-        ):
-            reading.pending.append(low)
-        reading.word(raw, low, lex)
+        i = _read_token(reading, text, tokens, i, lex)
     return reading.facts(text, tokens, lex)
+
+
+def _read_token(reading: _Reading, text: str, tokens: list[_Token], i: int, lex: Lexicon) -> int:
+    """Read the number or word at token `i` into `reading`; the index of the next token."""
+    kind, raw, _, _ = tokens[i]
+    low = raw.lower().replace("\u2019", "'") if kind == "word" else raw
+    if kind == "num" or (low in lex.number_words and _counts_as_number(low, tokens, i)):
+        number, i = _read_number(text, tokens, i, lex)
+        reading.number(number)
+        return i
+    i += 1
+    if (
+        (low in lex.negations or low.endswith("n't"))
+        and not _answer_particle(text, tokens, i)
+        and not _limits_only(tokens, i)
+    ):
+        reading.pending.append(low)
+    reading.word(raw, low, lex)
+    return i
+
+
+_PLAIN_WORDS: dict[str, dict[str, tuple[str, str | None, str]]] = {}
+"""Per language, plain words by their spelling: `_word_key`'s base and key, and the word
+lowercased. Most tokens are plain words read before; one look-up by the spelling replaces
+lowercasing the word and asking four tables about it."""
+
+
+def _remember(plain: dict[str, tuple[str, str | None, str]], raw: str, lex: Lexicon) -> None:
+    """Keep `raw` in `plain` if it is a plain word: no number word, negation or "only" cue,
+    so that `_Reading.word` only adds its base and key (never so in CJK text, whose bigrams
+    a negation treats by what came before)."""
+    low = raw.lower().replace("\u2019", "'")
+    if (
+        lex.cjk
+        or low in lex.number_words
+        or low in lex.negations
+        or low.endswith("n't")
+        or low in lex.exclusive
+        or len(plain) >= _WORD_KEYS_LIMIT
+    ):
+        return
+    plain[raw] = (*_word_key(low, lex), low)
 
 
 def _read_light(text: str, tokens: list[_Token], lex: Lexicon) -> Facts:
     """`read_facts`'s loop for `content`, `numbers` and `words` alone: a context's every
     sentence is read this way, most of the judge's time, so it keeps to what they need
     (`_Reading.word` without the negations, the names and the word order)."""
+    if lex.cjk:
+        return _read_light_cjk(text, tokens, lex)
+    content: set[str] = set()
+    words: set[str] = set()
+    numbers: list[Number] = []
+    plain = _PLAIN_WORDS.setdefault(lex.code, {})
+    resume = 0
+    for i, (kind, raw, _, _) in enumerate(tokens):
+        if i < resume or kind == "sym":
+            continue
+        found = plain.get(raw)
+        if found is None:
+            low = raw.lower().replace("\u2019", "'") if kind == "word" else raw
+            if kind == "num" or (low in lex.number_words and _counts_as_number(low, tokens, i)):
+                number, resume = _read_number(text, tokens, i, lex)
+                numbers.append(number)
+                content.add(number.key)
+                continue
+            _remember(plain, raw, lex)
+            base, key = _word_key(low, lex)
+        else:
+            base, key, _ = found
+        words.add(base)
+        if key is not None:
+            content.add(key)
+    return Facts(content=frozenset(content), numbers=tuple(numbers), words=frozenset(words))
+
+
+def _read_light_cjk(text: str, tokens: list[_Token], lex: Lexicon) -> Facts:
+    """`_read_light` for CJK text, where a cue cut out of its run ("只") is no content."""
     content: set[str] = set()
     words: set[str] = set()
     numbers: list[Number] = []
     keys = _WORD_KEYS.setdefault(lex.code, {})
-    cjk_cues = lex.exclusive if lex.cjk else frozenset()
     previous = ""
     i, count = 0, len(tokens)
     while i < count:
@@ -258,7 +345,7 @@ def _read_light(text: str, tokens: list[_Token], lex: Lexicon) -> Facts:
             continue
         i += 1
         before, previous = previous, low
-        if low in cjk_cues and before not in _NOT_ONLY:
+        if low in lex.exclusive and before not in _NOT_ONLY:
             continue  # a cue the tokeniser cut out of its run is no content of its own
         base, key = keys.get(low) or _word_key(low, lex)
         words.add(base)
@@ -410,14 +497,16 @@ def _close_negations(
         negations.extend(Negation(cue, "") for cue in pending)
 
 
+_KINDS = ("", "word", "num", "sym")
+"""`_TOKEN`'s groups by number: a match's last group is the one that matched, its kind."""
+
+
 def _tokens(text: str) -> list[_Token]:
     # An ordinal keeps its digits only ("16th" is 16); its span still covers the suffix.
-    found: list[_Token] = []
-    for m in _TOKEN.finditer(text):
-        kind = m.lastgroup or ""
-        start, end = m.span()
-        found.append((kind, m.group(kind), start, end))
-    return found
+    return [
+        (_KINDS[m.lastindex or 0], m[m.lastindex or 0], m.start(), m.end())
+        for m in _TOKEN.finditer(text)
+    ]
 
 
 _PIECE = 1_000_000
@@ -532,7 +621,7 @@ def _read_number(text: str, tokens: list[_Token], i: int, lex: Lexicon) -> tuple
     literal: str | None = None
     if kind == "word":
         value, end, i = _number_word(tokens, i, lex.number_words)
-    elif _THOUSANDS.fullmatch(raw):
+    elif "," in raw and _THOUSANDS.fullmatch(raw):
         value = float(raw.replace(",", ""))
     elif "," in raw or raw.count(".") > 1:
         # Versions (2.1.0) and other dotted codes compare as written.
@@ -579,7 +668,7 @@ def _read_number(text: str, tokens: list[_Token], i: int, lex: Lexicon) -> tuple
                 unit = "@year"
 
     key = literal if literal is not None else _canonical(value)
-    return Number(key=key, unit=unit, surface=text[start:unit_end]), i
+    return Number(key, unit, text[start:unit_end]), i
 
 
 def _number_word(tokens: list[_Token], i: int, words: dict[str, int]) -> tuple[float, int, int]:
@@ -623,17 +712,19 @@ def _names(
                 break
     names: list[Name] = []
     run: list[int] = []
-    for i, token in enumerate(tokens):
-        raw = token[1]
-        is_cap = token[0] == "word" and raw[0].isupper() and raw != "I"
-        if is_cap and run and _joins(text, tokens[run[-1]], token):
+    # A name is a run of capitalised words next to each other: only those are looked at.
+    capitals = [
+        i
+        for i, (kind, raw, _, _) in enumerate(tokens)
+        if kind == "word" and raw[0].isupper() and raw != "I"
+    ]
+    for i in capitals:
+        if run and run[-1] == i - 1 and _joins(text, tokens[i - 1], tokens[i]):
             run.append(i)
-        elif is_cap:
+            continue
+        if run:
             _close_run(text, tokens, run, first_word, names, stopwords)
-            run = [i]
-        elif run:
-            _close_run(text, tokens, run, first_word, names, stopwords)
-            run = []
+        run = [i]
     _close_run(text, tokens, run, first_word, names, stopwords)
     return tuple(names)
 
