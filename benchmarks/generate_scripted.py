@@ -28,11 +28,10 @@ sys.path[:0] = [str(ROOT)]
 from tests.support.loopback import LoopbackServer  # noqa: E402
 from tests.support.testset_script import TestsetScript, by_hash  # noqa: E402
 
-from vera import GenerationResult, generate_testset  # noqa: E402
+from vera import GenerationResult, Settings, generate_testset  # noqa: E402
 from vera._generate import CATEGORIES  # noqa: E402
 from vera.datasets import bundled_path  # noqa: E402
 from vera.judges import tokens  # noqa: E402
-from vera.plan import Settings  # noqa: E402
 
 WHITEBOX = "the generator's own parts"
 

@@ -54,6 +54,7 @@ from vera import (
     VeraError,
     Verdict,
     benchmark_judge,
+    load_settings,
     read_labelled_rows,
 )
 from vera._analysis import analyse_claims
@@ -68,9 +69,7 @@ from vera._run import (
 )
 from vera._stats import Confusion, auroc
 from vera._types import PartialRule
-from vera.judges import Judge, create_judge
-from vera.judges.offline import OfflineJudge, UnsupportedLanguageError
-from vera.plan import load_settings
+from vera.judges import Judge, OfflineJudge, UnsupportedLanguageError, create_judge
 
 WHITEBOX = "the work plan; the report builder, on hand-made results; the statistics formulas"
 

@@ -13,7 +13,7 @@ from collections import defaultdict
 
 import vera
 from vera import Verdict
-from vera.judges.offline import OfflineJudge
+from vera.judges import OfflineJudge
 
 
 async def _flagged(judge: OfflineJudge, response: str, contexts: list[str]) -> bool:

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 
 import vera
-from vera.judges.offline import OfflineJudge
+from vera.judges import OfflineJudge
 
 
 def _words(text: str) -> tuple[str, ...]:

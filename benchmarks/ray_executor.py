@@ -32,8 +32,7 @@ from tests.support.loopback import LoopbackServer, Recorded, Reply  # noqa: E402
 from tests.support.scripted import scripted_openai  # noqa: E402
 
 import vera  # noqa: E402
-from vera import SampleResult  # noqa: E402
-from vera.plan import Settings  # noqa: E402
+from vera import SampleResult, Settings  # noqa: E402
 
 
 def _write(path: Path, count: int) -> Path:

@@ -33,8 +33,7 @@ from pathlib import Path
 
 import httpx
 
-from vera import run_plan
-from vera.plan import DatasetRef, Settings, build_plan
+from vera import DatasetRef, Settings, build_plan, run_plan
 
 _COPIES = """
 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)

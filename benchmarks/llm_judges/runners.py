@@ -79,8 +79,8 @@ def run_vera(
     calls: int | None = None,
 ) -> dict[str, Any]:
     import vera
+    from vera import Settings
     from vera.judges import create_judge
-    from vera.plan import Settings
     from vera.providers import LOCAL_DEFAULTS
 
     # "batch": the default mode through the provider's batch API (`--batch`), every sample

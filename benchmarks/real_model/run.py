@@ -37,11 +37,10 @@ from typing import Any, TextIO
 from rows import MODEL_NAME, Row, balanced_accuracy, row_sets
 
 import vera
-from vera import SampleResult
+from vera import SampleResult, Settings
 from vera._results import answer_verdict
 from vera._types import AnswerStatus
 from vera.judges import LLMJudge, create_judge
-from vera.plan import Settings
 from vera.providers import ChatModel, ChatRequest, ChatResponse, ManagedChatModel
 
 WHITEBOX = "the report builder, on hand-made results"

@@ -53,6 +53,15 @@ if TYPE_CHECKING:
         running_monitor,
         serve_monitor,
     )
+    from vera._plan import (
+        DatasetRef,
+        GeneratorSpec,
+        RetrievalOptions,
+        RunPlan,
+        Settings,
+        build_plan,
+        load_settings,
+    )
     from vera._results import (
         ClaimRecord,
         MetricSummary,
@@ -105,7 +114,6 @@ if TYPE_CHECKING:
     from vera._viewer import create_app, serve
     from vera._viewer._access import TokenGuard, new_token
     from vera.datasets import Dataset, InvalidRow, load_dataset
-    from vera.plan import RunPlan, Settings, build_plan, load_settings
 
 # `import vera` loads nothing but this table: each name is imported from its home the first
 # time it is used, so `import vera` and `vera --help` stay fast (docs/architecture.md).
@@ -125,6 +133,7 @@ _HOMES: dict[str, str] = {
     "DamagedRunError": "vera._store",
     "Dataset": "vera.datasets",
     "DatasetError": "vera._types",
+    "DatasetRef": "vera._plan",
     "DatasetRowError": "vera._types",
     "EXIT_GATE_FAILED": "vera._run",
     "EXIT_INCOMPLETE": "vera._run",
@@ -133,6 +142,7 @@ _HOMES: dict[str, str] = {
     "EvaluateOptions": "vera._api",
     "GateWarning": "vera._api",
     "GenerationResult": "vera._generate",
+    "GeneratorSpec": "vera._plan",
     "InvalidRow": "vera.datasets",
     "JudgeBenchmark": "vera._run",
     "JudgeError": "vera._types",
@@ -142,18 +152,19 @@ _HOMES: dict[str, str] = {
     "Monitor": "vera._monitor",
     "MonitorConfig": "vera._monitor",
     "Report": "vera._results",
+    "RetrievalOptions": "vera._plan",
     "ReviewError": "vera._review",
     "RunComparison": "vera._results",
     "RunEstimate": "vera._run",
     "RunObserver": "vera._run",
-    "RunPlan": "vera.plan",
+    "RunPlan": "vera._plan",
     "RunResult": "vera._run",
     "RunStopError": "vera._types",
     "RunStore": "vera._store",
     "Sample": "vera._types",
     "SampleResult": "vera._results",
     "SampleStatus": "vera._results",
-    "Settings": "vera.plan",
+    "Settings": "vera._plan",
     "StoreError": "vera._sqlite_file",
     "StoredComparison": "vera._store",
     "TokenGuard": "vera._viewer._access",
@@ -169,7 +180,7 @@ _HOMES: dict[str, str] = {
     "arun_plan": "vera._run",
     "benchmark_judge": "vera._run",
     "build_baseline": "vera._baselines",
-    "build_plan": "vera.plan",
+    "build_plan": "vera._plan",
     "calibrate": "vera._api",
     "compare_runs": "vera._store",
     "create_app": "vera._viewer",
@@ -184,7 +195,7 @@ _HOMES: dict[str, str] = {
     "generate_testset": "vera._generate",
     "load_assistant": "vera._conversations",
     "load_dataset": "vera.datasets",
-    "load_settings": "vera.plan",
+    "load_settings": "vera._plan",
     "new_token": "vera._viewer._access",
     "parse_alert": "vera._monitor",
     "pipeline_assistant": "vera._conversations",
@@ -243,10 +254,12 @@ __all__ = [
     "DamagedRunError",
     "Dataset",
     "DatasetError",
+    "DatasetRef",
     "DatasetRowError",
     "EvaluateOptions",
     "GateWarning",
     "GenerationResult",
+    "GeneratorSpec",
     "InvalidRow",
     "JudgeBenchmark",
     "JudgeError",
@@ -256,6 +269,7 @@ __all__ = [
     "Monitor",
     "MonitorConfig",
     "Report",
+    "RetrievalOptions",
     "ReviewError",
     "RunComparison",
     "RunEstimate",

@@ -22,6 +22,17 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypedDict, Unpack
 
+from vera._plan._plan import (
+    DatasetRef,
+    GeneratorSpec,
+    MetricSpec,
+    RetrievalOptions,
+    RunPlan,
+    build_plan,
+    metric_specs,
+)
+from vera._plan._setting_uses import settings_with
+from vera._plan._settings import Settings
 from vera._results._builder import Calibration, Report, SampleResult
 from vera._review._review import review_calibration
 from vera._run._engine import EXIT_OK, Bindings, RunObserver, RunResult, arun_plan, run_plan
@@ -35,17 +46,6 @@ from vera.metrics._registry import create_metric
 from vera.metrics._rubric import Rubric
 from vera.pipelines._core import Pipeline
 from vera.pipelines._user import as_pipeline
-from vera.plan._plan import (
-    DatasetRef,
-    GeneratorSpec,
-    MetricSpec,
-    RetrievalOptions,
-    RunPlan,
-    build_plan,
-    metric_specs,
-)
-from vera.plan._setting_uses import settings_with
-from vera.plan._settings import Settings
 from vera.render._outputs import ReportTargets, open_run_view, write_reports
 from vera.render._run_view import RunView
 
@@ -459,7 +459,7 @@ def evaluate(
         data: a file path or bundled name, `Sample`s or dicts (any field names `vera eval`
             reads), a pandas DataFrame or a Hugging Face `Dataset`.
         metrics: names (`["faithfulness", "hallucination_rate"]`, `["all"]`) or metric
-            objects; default `vera.plan.DEFAULT_METRICS` (faithfulness), as `vera eval`.
+            objects; default `vera._plan.DEFAULT_METRICS` (faithfulness), as `vera eval`.
         judge: a name ("offline", "offline:learned", "openai:gpt-4o-mini", …) or a judge
             object; default the offline judge.
         progress: called with each sample's result as it finishes.

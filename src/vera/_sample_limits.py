@@ -49,7 +49,7 @@ class SampleTimeoutError(SampleLimitError):
 
 
 class SampleLimitOptions(BaseModel):
-    """The configured limits, checked as settings; `vera.plan.Settings` composes them."""
+    """The configured limits, checked as settings; `vera._plan.Settings` composes them."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -13,7 +13,7 @@ import vera
 from vera import BASELINES, build_baseline
 from vera._baselines import ExtractiveGenerate
 from vera._results import compare_reports
-from vera.judges.offline import OfflineJudge
+from vera.judges import OfflineJudge
 from vera.metrics import create_metric
 from vera.pipelines import RagState
 

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from vera import load_dataset
 from vera.cli import app
-from vera.judges.offline import OfflineJudge
+from vera.judges import OfflineJudge
 
 
 def _claims_asked(request: Recorded) -> list[str]:

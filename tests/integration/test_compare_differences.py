@@ -10,9 +10,8 @@ import pytest
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
-from vera import RunStore, cli, create_app, run_plan
+from vera import DatasetRef, RunStore, Settings, build_plan, cli, create_app, run_plan
 from vera._results import run_differences, verdict_changes
-from vera.plan import DatasetRef, Settings, build_plan
 
 WHITEBOX = "the report builder, on hand-made results"
 

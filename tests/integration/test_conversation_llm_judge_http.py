@@ -8,9 +8,15 @@ from tests.support.loopback import LoopbackServer
 from tests.support.scripted import scripted_openai
 
 import vera
-from vera import Bindings, estimate_conversations, estimate_plan, evaluate_conversations
+from vera import (
+    Bindings,
+    Settings,
+    build_plan,
+    estimate_conversations,
+    estimate_plan,
+    evaluate_conversations,
+)
 from vera.datasets import open_dataset
-from vera.plan import Settings, build_plan
 
 JUDGE = "openai:gpt-4o-mini"
 

@@ -18,12 +18,13 @@ from vera import (
     Bindings,
     Report,
     Sample,
+    Settings,
+    build_plan,
     estimate_conversations,
     estimate_plan,
     evaluate_conversations,
 )
 from vera.datasets import consistency_checks, open_dataset
-from vera.plan import Settings, build_plan
 
 JUDGE = "openai:gpt-4o-mini"
 TURN_KEYS = ("turn_group", "turn_group_size")

@@ -11,9 +11,8 @@ from tests.support.loopback import LoopbackServer
 from tests.support.scripted import scripted_openai
 
 import vera
-from vera import Bindings, Sample, estimate_plan
+from vera import Bindings, Sample, Settings, build_plan, estimate_plan
 from vera.datasets import open_dataset
-from vera.plan import Settings, build_plan
 
 JUDGE = "openai:gpt-4o-mini"
 SHARED = ["Paris is the capital of France.", "Lyon is a city in France."]

@@ -16,7 +16,7 @@ import pytest
 from tests.support.cli import run_vera
 
 import vera
-from vera.plan import Settings
+from vera import Settings
 
 # A user pipeline that answers from its query, and fails on the query "boom".
 PIPELINE = """

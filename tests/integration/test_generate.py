@@ -14,10 +14,9 @@ from tests.support.loopback import LoopbackServer, Recorded, Reply, ok_anthropic
 from tests.support.testset_script import TestsetScript, by_hash
 
 import vera
-from vera import estimate_testset, generate_testset
+from vera import Settings, estimate_testset, generate_testset
 from vera.datasets import bundled_path
 from vera.judges import load_prompt
-from vera.plan import Settings
 
 GENERATOR = "openai:loopback-model"
 KEY = "sk-test-never-shown"

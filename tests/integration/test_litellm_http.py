@@ -24,8 +24,8 @@ from tests.support.loopback import LoopbackServer, error, ok_openai, with_header
 from tests.support.scripted import scripted_openai
 
 import vera
+from vera import Settings
 from vera.judges import create_managed_model
-from vera.plan import Settings
 from vera.providers import (
     AuthenticationError,
     ChatRequest,

@@ -13,7 +13,7 @@ from tests.support.scripted import section
 
 import vera
 from vera import build_baseline
-from vera.judges.offline import OfflineJudge
+from vera.judges import OfflineJudge
 from vera.metrics import create_metric
 from vera.providers import ManagedChatModel, OpenAIChatModel
 

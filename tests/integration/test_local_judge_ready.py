@@ -12,8 +12,8 @@ from tests.support.loopback import LoopbackServer, models_list, ok_openai
 from tests.support.scripted import scripted_openai
 
 import vera
+from vera import Settings
 from vera.judges import create_judge, create_managed_model
-from vera.plan import Settings
 from vera.providers import (
     LOCAL_DEFAULTS,
     BadRequestError,

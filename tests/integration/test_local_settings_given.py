@@ -18,8 +18,7 @@ from tests.support.loopback import LoopbackServer, Recorded, Reply
 from tests.support.scripted import scripted_openai
 
 import vera
-from vera import RunStore
-from vera.plan import RunPlan, Settings, load_settings
+from vera import RunPlan, RunStore, Settings, load_settings
 from vera.providers import LOCAL_DEFAULTS, local_defaults
 
 

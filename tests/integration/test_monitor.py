@@ -32,7 +32,7 @@ from vera import (
     running_monitor,
 )
 from vera._monitor import is_sampled
-from vera.judges.offline import OfflineJudge
+from vera.judges import OfflineJudge
 
 WHITEBOX = "the monitor's own parts; the viewer's own parts"
 

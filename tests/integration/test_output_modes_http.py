@@ -11,9 +11,8 @@ import pytest
 from tests.support.loopback import LoopbackServer, Recorded, Reply, ok_openai, refusing_json_schema
 from tests.support.scripted import scripted_openai
 
-from vera import Claim, ConfigError, RunStopError, Verdict
+from vera import Claim, ConfigError, RunStopError, Settings, Verdict
 from vera.judges import LLMJudge, create_judge
-from vera.plan import Settings
 from vera.providers import (
     ChatRequest,
     ManagedChatModel,

@@ -17,10 +17,18 @@ from tests.support.loopback import LoopbackServer, Recorded, Reply
 from tests.support.scripted import scripted_openai
 
 import vera
-from vera import ConfigError, RunObserver, SampleResult, run_plan, stored_plan
+from vera import (
+    ConfigError,
+    DatasetRef,
+    RunObserver,
+    SampleResult,
+    Settings,
+    build_plan,
+    run_plan,
+    stored_plan,
+)
 from vera.datasets import open_dataset
-from vera.judges.offline import OfflineJudge
-from vera.plan import DatasetRef, Settings, build_plan
+from vera.judges import OfflineJudge
 
 WHITEBOX = "the Ray import guard, without Ray installed"
 

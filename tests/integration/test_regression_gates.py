@@ -13,10 +13,9 @@ import pytest
 from tests.support.cli import run_vera
 
 import vera
-from vera import Bindings, ConfigError, RunStore, run_plan
+from vera import Bindings, ConfigError, DatasetRef, RunPlan, RunStore, build_plan, run_plan
 from vera._results import regression_failures
 from vera.datasets import bundled_path
-from vera.plan import DatasetRef, RunPlan, build_plan
 
 WHITEBOX = "the report builder, on hand-made results"
 

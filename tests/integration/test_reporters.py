@@ -23,9 +23,18 @@ import pytest
 from tests.support.cli import run_vera
 from tests.support.plugin import PLUGIN_ENTRY_POINTS, PLUGIN_MODULE, PLUGIN_SOURCE, write_plugin
 
-from vera import Bindings, ConfigError, RunResult, RunStore, Sample, run_plan
+from vera import (
+    Bindings,
+    ConfigError,
+    DatasetRef,
+    RunResult,
+    RunStore,
+    Sample,
+    Settings,
+    build_plan,
+    run_plan,
+)
 from vera.datasets import open_dataset
-from vera.plan import DatasetRef, Settings, build_plan
 from vera.render import (
     REPORTER_REGISTRY,
     open_run_view,

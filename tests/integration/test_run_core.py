@@ -31,8 +31,8 @@ from tests.support.plugin import write_plugin
 from tests.support.scripted import GeneratorScript, scripted_openai
 
 import vera
+from vera import Settings
 from vera.judges import load_prompt
-from vera.plan import Settings
 
 JUDGE = "openai:gpt-4o-mini"
 

@@ -9,7 +9,9 @@ from pathlib import Path
 from tests.support.cli import run_vera
 
 from vera import RunStore
-from vera.plan import SampleLimits
+from vera._plan import SampleLimits
+
+WHITEBOX = "the plan's own parts (settings table, resume, limits)"
 
 CONTEXT = "The museum opens at 9 am. Entry costs 12 euros. The museum is closed on Mondays."
 TOO_LONG = "The museum opens at 9 am. " * 10_000  # 260,000 characters, over the default 200,000

@@ -21,9 +21,9 @@ from tests.support.loopback import LoopbackServer, Recorded, Reply, ok_openai
 from tests.support.scripted import section
 
 import vera
+from vera import Settings
 from vera.judges import Judge, create_judge
 from vera.metrics import MetricStatus
-from vera.plan import Settings
 
 CONTEXTS = ["The zebra is in the town hall.", "The refund window is 30 days."]
 COPIED = "The zebra is in the town hall."

@@ -18,6 +18,7 @@ from tests.support.simulated_user import SimulatedUser, say
 
 from vera import (
     DatasetRowError,
+    Settings,
     estimate_simulation,
     read_scenarios,
     simulate_conversations,
@@ -25,7 +26,6 @@ from vera import (
 )
 from vera._generate import Scenario, SimulationResult
 from vera.datasets import read_conversations
-from vera.plan import Settings
 from vera.providers import Price, PriceTable, Usage
 
 WHITEBOX = "the generator's own parts"

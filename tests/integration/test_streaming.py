@@ -12,8 +12,7 @@ from pathlib import Path
 from tests.support.cli import run_vera
 
 import vera
-from vera import Bindings, RunStore, run_plan
-from vera.plan import DatasetRef, RunPlan, Settings, build_plan
+from vera import Bindings, DatasetRef, RunPlan, RunStore, Settings, build_plan, run_plan
 
 
 def test_a_streamed_run_reports_what_a_kept_run_does(tmp_path: Path) -> None:

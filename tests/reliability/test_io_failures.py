@@ -29,8 +29,7 @@ import vera
 from tests.reliability.runs import write_dataset
 from tests.support.faults import judge_args, scripted
 from tests.support.loopback import LoopbackServer
-from vera import Bindings, RunResult, RunStore, run_plan
-from vera.plan import DatasetRef, Settings, build_plan
+from vera import Bindings, DatasetRef, RunResult, RunStore, Settings, build_plan, run_plan
 
 SOURCE = str(Path(vera.__file__).parent.parent)
 ENV = {"PATH": "/usr/bin:/bin", "COLUMNS": "200", "NO_COLOR": "1", "OPENAI_API_KEY": "test"}

@@ -39,7 +39,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from tests.support.otel_traces import emit_rag_trace
 from vera import Claim, Monitor, MonitorConfig, RunStore, create_monitor
-from vera.judges.offline import OfflineJudge
+from vera.judges import OfflineJudge
 
 WHITEBOX = "the monitor's own parts"
 

@@ -20,9 +20,8 @@ import pytest
 from tests.reliability.runs import write_dataset
 from tests.support.cli import run_vera
 from tests.support.loopback import LoopbackServer
-from vera import Bindings, ConfigError, RunStore, run_plan
+from vera import Bindings, ConfigError, DatasetRef, RunStore, Settings, build_plan, run_plan
 from vera.datasets import InMemoryDataset
-from vera.plan import DatasetRef, Settings, build_plan
 
 SAMPLES = 6
 

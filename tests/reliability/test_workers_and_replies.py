@@ -28,12 +28,11 @@ from tests.support.extras import needs_extra, without
 from tests.support.faults import Handler, Provider, judge_args
 from tests.support.loopback import LoopbackServer, Recorded, Reply, error, ok_openai
 from tests.support.testset_script import TestsetScript
-from vera import Claim, JudgeResponseError, Verdict, generate_testset
+from vera import Claim, JudgeResponseError, Settings, Verdict, generate_testset
 from vera._generate import REASONS
 from vera._run import Quota, QuotaClient
 from vera._types import mask_secret
 from vera.judges import LLMJudge, create_managed_model
-from vera.plan import Settings
 from vera.providers import (
     AuthenticationError,
     ChatRequest,

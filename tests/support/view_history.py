@@ -12,8 +12,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from vera import RunStore, run_plan
-from vera.plan import DatasetRef, Settings, build_plan
+from vera import DatasetRef, RunStore, Settings, build_plan, run_plan
 
 METRICS = ["faithfulness", "hallucination_rate"]
 

@@ -18,7 +18,10 @@ import pytest
 
 from vera import Verdict, load_dataset
 from vera.datasets import BUNDLED, bundled_path
-from vera.judges.offline import OfflineJudge, split_units
+from vera.judges import OfflineJudge
+from vera.judges._offline import split_units
+
+WHITEBOX = "the offline judge's own parts"
 
 
 @dataclass(frozen=True)

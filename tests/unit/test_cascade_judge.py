@@ -17,11 +17,13 @@ from vera import (
     Report,
     RunEstimate,
     Sample,
+    Settings,
     Verdict,
+    build_plan,
     estimate_plan,
     evaluate,
+    load_settings,
 )
-from vera._types import Relevance, RelevanceVerdict
 from vera.datasets import open_dataset
 from vera.judges import (
     BaseJudge,
@@ -29,13 +31,12 @@ from vera.judges import (
     JudgeDescription,
     LLMJudge,
     OfflineJudge,
+    Relevance,
+    RelevanceVerdict,
     create_judge,
 )
-from vera.plan import Settings, build_plan, load_settings
 from vera.providers import FakeChatModel
 from vera.render import cascade_summary, render_markdown
-
-WHITEBOX = "the report's parts and the secret guards"
 
 
 class FakeOfflineJudge(BaseJudge):

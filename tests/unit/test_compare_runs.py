@@ -20,6 +20,7 @@ from vera import (
     SampleResult,
     SampleStatus,
     Verdict,
+    build_plan,
     cli,
     compare_runs,
 )
@@ -33,7 +34,6 @@ from vera._results import (
     verdict_changes,
 )
 from vera.metrics import MetricResult, MetricStatus
-from vera.plan import build_plan
 
 WHITEBOX = "the report builder, on hand-made results; the history's batch journal and schema"
 

@@ -24,22 +24,33 @@ from tests.support.loopback import LoopbackServer, Recorded, Reply, ok_openai
 from tests.support.scripted import scripted_openai, section
 
 import vera
-from vera import Bindings, Claim, ClaimVerdict, JudgeResponseError, Sample, Verdict, estimate_plan
+from vera import (
+    Bindings,
+    Claim,
+    ClaimVerdict,
+    JudgeResponseError,
+    Sample,
+    Settings,
+    Verdict,
+    build_plan,
+    estimate_plan,
+)
 from vera._analysis import analyse_sample, planned_work, work_pieces
-from vera._types import EntailmentMatrix
+from vera._plan import metric_specs
 from vera.datasets import open_dataset
 from vera.judges import (
     DATA_TAGS,
     BaseJudge,
     CascadeJudge,
+    EntailmentMatrix,
     JudgeWork,
     LLMJudge,
     Mode,
+    OfflineJudge,
     judge_matrix,
     load_prompt,
 )
-from vera.judges.offline import OfflineJudge
-from vera.judges.offline import extract_claims as split_claims
+from vera.judges._offline import extract_claims as split_claims
 from vera.metrics import (
     ChunkContextPrecision,
     ClaimAnalysis,
@@ -53,7 +64,6 @@ from vera.metrics import (
     SelfKnowledge,
     create_metric,
 )
-from vera.plan import Settings, build_plan, metric_specs
 from vera.providers import FakeChatModel
 
 WHITEBOX = "the work plan"

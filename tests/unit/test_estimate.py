@@ -4,9 +4,8 @@ from typing import Any
 
 import pytest
 
-from vera import Bindings, RunEstimate, Sample, estimate_plan
+from vera import Bindings, RunEstimate, Sample, Settings, build_plan, estimate_plan
 from vera.datasets import open_dataset
-from vera.plan import Settings, build_plan
 from vera.providers import CHARS_PER_TOKEN, Price, PriceTable
 
 # The metric that needs each piece of judge work, to ask for exactly that piece.

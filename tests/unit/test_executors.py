@@ -8,11 +8,21 @@ import importlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.support.plugin import PLUGIN_MODULE, write_plugin
 
-from vera import ConfigError, RunStopError, Sample, SampleResult, SampleStatus, evaluate
+from vera import (
+    ConfigError,
+    RunStopError,
+    Sample,
+    SampleResult,
+    SampleStatus,
+    Settings,
+    build_plan,
+    evaluate,
+)
 from vera.executors import (
     EXECUTORS,
     LocalExecutor,
@@ -22,10 +32,8 @@ from vera.executors import (
     create_executor,
     run_pass,
 )
-from vera.judges.offline import OfflineJudge
+from vera.judges import OfflineJudge
 from vera.metrics import Faithfulness
-from vera.plan import Settings, build_plan
-from vera.providers import Usage
 
 
 class _KeyRejected(RunStopError):
@@ -41,7 +49,7 @@ class FakeExecutor:
     def __init__(self) -> None:
         self.handed: list[str] = []
 
-    async def execute(self, rows: Rows, work: PassWork, sink: PassSink) -> Usage | None:
+    async def execute(self, rows: Rows, work: PassWork, sink: PassSink) -> dict[str, Any] | None:
         for index, sample in rows:
             self.handed.append(sample.id)
             if sample.id == "b":

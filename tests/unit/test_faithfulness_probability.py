@@ -14,7 +14,8 @@ import pytest
 
 import vera
 from vera import Claim, ClaimVerdict, ConfigError, Sample, Verdict
-from vera.judges.offline import LEXICAL_WEIGHTS, RULED_OUT, OfflineJudge
+from vera.judges import OfflineJudge
+from vera.judges._offline import LEXICAL_WEIGHTS, RULED_OUT
 from vera.metrics import (
     ClaimAnalysis,
     Faithfulness,
@@ -22,6 +23,8 @@ from vera.metrics import (
     MetricStatus,
     create_metric,
 )
+
+WHITEBOX = "the offline judge's own parts"
 
 F, P, N, C = (
     Verdict.FULLY_SUPPORTED,

@@ -10,9 +10,8 @@ import pytest
 from tests.support.extras import without
 
 import vera
-from vera import ConfigError, DatasetError, DatasetRowError, load_dataset
+from vera import ConfigError, DatasetError, DatasetRowError, load_dataset, load_settings
 from vera.datasets import check_field_map, open_dataset, parse_field_option
-from vera.plan import load_settings
 
 FACT = "The refund window is 30 days."
 ROWS = [

@@ -3,12 +3,12 @@ field when it does not."""
 
 from collections.abc import Sequence
 
+from vera import Settings, build_plan
 from vera._run import run_fingerprint
 from vera._types import MeasuredPlan, RegressionCheck, RunFingerprint, describe_differences
 from vera.datasets import InMemoryDataset
 from vera.judges import create_judge
 from vera.metrics import create_metric
-from vera.plan import Settings, build_plan
 
 WHITEBOX = "the engine's own parts"
 

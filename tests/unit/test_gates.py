@@ -2,10 +2,9 @@
 
 from pathlib import Path
 
-from vera import Report, SampleResult, SampleStatus
+from vera import Report, SampleResult, SampleStatus, load_settings
 from vera._results import GateConfig, build_report, gate_failures, regression_failures
 from vera.metrics import MetricResult, MetricStatus
-from vera.plan import load_settings
 
 WHITEBOX = "the report builder, on hand-made results"
 

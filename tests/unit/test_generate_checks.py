@@ -20,7 +20,7 @@ from vera._generate import (
     plan_tasks,
     read_draft,
 )
-from vera.judges.offline import OfflineJudge
+from vera.judges import OfflineJudge
 
 WHITEBOX = "the baselines' own parts; the generator's own parts"
 

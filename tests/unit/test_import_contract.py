@@ -103,15 +103,17 @@ def test_a_forbidden_import_breaks_its_contract(tmp_path: Path) -> None:
 def test_an_upward_import_breaks_the_layers_contract(tmp_path: Path) -> None:
     registry = copy_checkout(tmp_path) / "judges" / "_registry.py"
     # The chain the layers were drawn to stop: judges -> settings -> gates -> report.
-    registry.write_text(registry.read_text(encoding="utf-8") + "\nfrom vera.plan import Settings\n")
+    registry.write_text(
+        registry.read_text(encoding="utf-8") + "\nfrom vera._plan import Settings\n"
+    )
 
     result = lint_imports(tmp_path, tmp_path)
 
     output = result.stdout + result.stderr
     assert result.returncode != 0, output
     assert_only_broken(output, layers_contract())
-    assert "vera.judges is not allowed to import vera.plan" in output, output
-    assert "vera.judges._registry -> vera.plan" in output, output
+    assert "vera.judges is not allowed to import vera._plan" in output, output
+    assert "vera.judges._registry -> vera._plan" in output, output
 
 
 @pytest.mark.slow

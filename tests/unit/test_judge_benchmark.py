@@ -31,8 +31,7 @@ from vera import (
 from vera._run import LabelledRow, RowOutcome, benchmark_figures
 from vera._stats import auroc
 from vera.cli import app
-from vera.judges import FakeJudge
-from vera.judges.offline import OfflineJudge
+from vera.judges import FakeJudge, OfflineJudge
 
 WHITEBOX = "the statistics formulas"
 

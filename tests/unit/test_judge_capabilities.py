@@ -15,9 +15,17 @@ from tests.support.cli import run_vera
 from tests.support.plugin import PLUGIN_MODULE, write_plugin
 
 import vera
-from vera import Bindings, Claim, ClaimVerdict, ConfigError, Verdict, run_plan
+from vera import (
+    Bindings,
+    Claim,
+    ClaimVerdict,
+    ConfigError,
+    DatasetRef,
+    Verdict,
+    build_plan,
+    run_plan,
+)
 from vera._run import build_components
-from vera._types import Relevance, RelevanceVerdict
 from vera.judges import (
     JUDGE_REGISTRY,
     BaseJudge,
@@ -26,13 +34,14 @@ from vera.judges import (
     ClaimJudge,
     FakeJudge,
     OfflineJudge,
+    Relevance,
     RelevanceRater,
+    RelevanceVerdict,
     as_judge,
     judge_capabilities,
     judge_matrix,
     relevance_rater,
 )
-from vera.plan import DatasetRef, build_plan
 
 WHITEBOX = "the engine's own parts"
 

@@ -1,4 +1,4 @@
-"""`vera.plan.named_again`: what a stored plan names that would run code is used only when the
+"""`vera._plan.named_again`: what a stored plan names that would run code is used only when the
 user names it again, with the same value."""
 
 from __future__ import annotations
@@ -7,16 +7,10 @@ from typing import Any
 
 import pytest
 
-from vera import ConfigError
-from vera.plan import (
-    DatasetRef,
-    RunPlan,
-    Settings,
-    build_plan,
-    code_references,
-    named_again,
-    resume_command,
-)
+from vera import ConfigError, DatasetRef, RunPlan, Settings, build_plan
+from vera._plan import code_references, named_again, resume_command
+
+WHITEBOX = "the plan's own parts (settings table, resume, limits)"
 
 
 def plan_with(settings: Settings | None = None, **fields: Any) -> RunPlan:

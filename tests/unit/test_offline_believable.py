@@ -9,7 +9,7 @@ import json
 import pytest
 
 from vera import ClaimVerdict, Verdict
-from vera.judges.offline import OfflineJudge
+from vera.judges import OfflineJudge
 
 F, P, N, C = (
     Verdict.FULLY_SUPPORTED,

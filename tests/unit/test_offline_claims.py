@@ -3,7 +3,9 @@
 import pytest
 
 from vera.judges import OfflineJudge
-from vera.judges.offline import is_about_sources
+from vera.judges._offline import is_about_sources
+
+WHITEBOX = "the offline judge's own parts"
 
 
 @pytest.mark.parametrize(

@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import vera
-from vera.judges.offline import Postings, analyse, analyse_text, split_units
-from vera.judges.offline import _index as index
-from vera.judges.offline import _tokens as tokens
-from vera.judges.offline._languages import lexicon_for, reading
-from vera.judges.offline._tokens import read_facts
+from vera.judges._offline import Postings, analyse, analyse_text, split_units
+from vera.judges._offline import _index as index
+from vera.judges._offline import _tokens as tokens
+from vera.judges._offline._languages import lexicon_for, reading
+from vera.judges._offline._tokens import read_facts
 
 WHITEBOX = "the context index's piece size and scan limits"
 
@@ -159,7 +159,7 @@ def test_a_long_text_is_analysed_in_pieces_with_the_same_words(
 ) -> None:
     text = "\n\n".join(f"Clause {i} allows {i + 3} days of notice, not less." for i in range(50))
     whole = analyse(text)
-    monkeypatch.setattr("vera.judges.offline._tokens._PIECE", 200)
+    monkeypatch.setattr("vera.judges._offline._tokens._PIECE", 200)
     pieces = analyse_text(text)
     assert pieces.content == whole.content
     assert pieces.numbers == whole.numbers
@@ -172,7 +172,7 @@ def test_the_quick_checks_before_the_slow_patterns_never_skip_a_match() -> None:
     of the bundled datasets and every abstention the claim tests use, a text the expression
     matches holds a cue."""
     from vera._text import _abstention
-    from vera.judges.offline import _record
+    from vera.judges._offline import _record
 
     texts = [
         "The documents do not specify the fee.",

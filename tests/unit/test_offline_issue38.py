@@ -13,7 +13,7 @@ import pytest
 
 import vera
 from vera import ClaimVerdict, Verdict, evaluate_conversations
-from vera.judges.offline import OfflineJudge, UnsupportedLanguageError
+from vera.judges import OfflineJudge, UnsupportedLanguageError
 
 SUPPORTED = (Verdict.FULLY_SUPPORTED, Verdict.PARTIALLY_SUPPORTED)
 UNSUPPORTED = (Verdict.NO_EVIDENCE, Verdict.CONTRADICTED)

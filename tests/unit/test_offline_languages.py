@@ -7,7 +7,10 @@ import asyncio
 import pytest
 
 from vera import ClaimVerdict, Verdict
-from vera.judges.offline import SUPPORTED, OfflineJudge, UnsupportedLanguageError
+from vera.judges import OfflineJudge, UnsupportedLanguageError
+from vera.judges._offline import SUPPORTED
+
+WHITEBOX = "the offline judge's own parts"
 
 # Per language: the policy context, a faithful two-sentence answer, and an answer whose first
 # sentence changes the number and whose second reverses or invents the shipping cost.

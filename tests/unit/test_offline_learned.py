@@ -9,13 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from vera import Claim, ClaimVerdict, Verdict
-from vera.judges import create_judge
-from vera.judges.offline import (
+from vera import Claim, ClaimVerdict, Verdict, load_settings
+from vera.judges import OfflineJudge, create_judge
+from vera.judges._offline import (
     FEATURES,
     GAP,
     LONG,
-    OfflineJudge,
     SampleFacts,
     SupportModel,
     claim_features,
@@ -24,7 +23,8 @@ from vera.judges.offline import (
     passages,
     shipped_path,
 )
-from vera.plan import load_settings
+
+WHITEBOX = "the offline judge's own parts"
 
 CONTEXT = (
     "The warranty covers parts for 24 months from the date of purchase. "

@@ -1,18 +1,15 @@
 """The default `offline` judge's verdicts and probabilities: the support model's probability,
-weighed by what the words found, and cut into verdicts (`vera.judges.offline`)."""
+weighed by what the words found, and cut into verdicts (`vera.judges._offline`)."""
 
 from __future__ import annotations
 
 import pytest
 
 from vera import Claim, ClaimVerdict, Verdict
-from vera.judges.offline import (
-    LEXICAL_WEIGHTS,
-    RULED_OUT,
-    LexicalWeights,
-    OfflineJudge,
-    lexical_support,
-)
+from vera.judges import OfflineJudge
+from vera.judges._offline import LEXICAL_WEIGHTS, RULED_OUT, LexicalWeights, lexical_support
+
+WHITEBOX = "the offline judge's own parts"
 
 CONTEXT = (
     "The warranty covers parts for 24 months from the date of purchase. "

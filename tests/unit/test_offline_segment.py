@@ -7,7 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vera import Claim
-from vera.judges.offline import OfflineJudge, extract_claims, split_units
+from vera.judges import OfflineJudge
+from vera.judges._offline import extract_claims, split_units
+
+WHITEBOX = "the offline judge's own parts"
 
 
 def texts(response: str) -> list[str]:

@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 
 import vera
 from vera import Claim, ClaimVerdict, Verdict
-from vera.judges import Judge, match_verdicts
-from vera.judges.offline import OfflineJudge, Settings, analyse, stem, verify
+from vera.judges import Judge, OfflineJudge, match_verdicts
+from vera.judges._offline import Settings, analyse, stem, verify
+
+WHITEBOX = "the offline judge's own parts"
 
 
 async def judge_one(claim: str, contexts: list[str], **knobs: float) -> ClaimVerdict:
@@ -366,7 +368,7 @@ async def test_spelled_out_counts_are_not_required_in_the_context() -> None:
 
 
 async def test_ordinals_are_read_as_their_numbers() -> None:
-    from vera.judges.offline import OfflineJudge
+    from vera.judges import OfflineJudge
 
     judge = OfflineJudge()
     claims = await judge.extract_claims("The store opened on the 16th of May.")

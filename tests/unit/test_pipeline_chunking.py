@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import vera
 from vera import Context
 from vera._baselines import Chunk, chunk_corpus, chunk_document, sentence_spans
-from vera.judges.offline import split_units
+from vera.judges._offline import split_units
 from vera.metrics import resolve_citation
 
 WHITEBOX = "the baselines' own parts"

@@ -8,7 +8,7 @@ import pytest
 import vera
 from vera import Context, Verdict, build_baseline
 from vera._baselines import DenseRetriever
-from vera.judges.offline import OfflineJudge
+from vera.judges import OfflineJudge
 from vera.providers import MissingExtraError
 
 WHITEBOX = "the baselines' own parts"

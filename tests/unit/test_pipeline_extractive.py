@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 import vera
 from vera import Context
 from vera._baselines import ABSTENTION, BM25Retriever, Chunk, ExtractiveAnswer, extractive_answer
-from vera.judges.offline import abstains
+from vera.judges._offline import abstains
 from vera.metrics import parse_citations, resolve_citation
 
 WHITEBOX = "the baselines' own parts"

@@ -15,11 +15,10 @@ import pytest
 from tests.support.plugin import PLUGIN_MODULE, write_plugin
 from typer.testing import CliRunner
 
-from vera import ConfigError
+from vera import ConfigError, RunPlan, Settings, build_plan, load_settings
 from vera.cli import app
 from vera.judges import JUDGE_REGISTRY, create_judge
 from vera.metrics import METRIC_REGISTRY, create_metric
-from vera.plan import RunPlan, Settings, build_plan, load_settings
 
 # A judge factory and a metric that each declare an options model, and a judge without one.
 SOURCE = """

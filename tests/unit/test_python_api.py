@@ -13,8 +13,18 @@ from tests.support.cli import run_vera
 from tests.support.extras import without
 
 import vera
-from vera import Bindings, ConfigError, DatasetRowError, RunPlan, Sample, Verdict, run_plan
-from vera.plan import DatasetRef, MetricSpec, build_plan
+from vera import (
+    Bindings,
+    ConfigError,
+    DatasetRef,
+    DatasetRowError,
+    RunPlan,
+    Sample,
+    Verdict,
+    build_plan,
+    run_plan,
+)
+from vera._plan import MetricSpec
 
 WHITEBOX = "the eval flags table, kept in step with Python's keywords"
 
@@ -235,7 +245,7 @@ def test_an_unknown_keyword_names_the_closest_option() -> None:
 def test_every_settings_flag_of_vera_eval_is_a_typed_option() -> None:
     """A setting `vera eval` takes from a flag can be given from Python under its name."""
     OPTION_NAMES = frozenset(vera.EvaluateOptions.__annotations__)
-    from vera.plan import SETTING_USES
+    from vera._plan import SETTING_USES
 
     keywords = {name for name, use in SETTING_USES.items() if use.keyword}
     assert keywords <= OPTION_NAMES
@@ -246,7 +256,7 @@ def test_every_settings_flag_of_vera_eval_is_a_typed_option() -> None:
 
 @pytest.mark.slow
 def test_the_default_metrics_are_the_same_in_the_cli_and_python(tmp_path: Path) -> None:
-    from vera.plan import DEFAULT_METRICS
+    from vera._plan import DEFAULT_METRICS
 
     report = vera.evaluate("example", quick=True)
     assert tuple(report.metric_summary) == DEFAULT_METRICS

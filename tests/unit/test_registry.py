@@ -17,7 +17,7 @@ from tests.support.plugin import (
     write_plugin,
 )
 
-from vera import ConfigError, Report, Sample, SampleResult, SampleStatus
+from vera import ConfigError, Report, Sample, SampleResult, SampleStatus, Settings
 from vera._registry import Registry
 from vera._results import build_report
 from vera.judges import JUDGE_REGISTRY, JudgeOptions, OfflineJudge, create_judge, judge_names
@@ -31,7 +31,6 @@ from vera.metrics import (
     metric_classes,
     metric_key,
 )
-from vera.plan import Settings
 from vera.providers import PROVIDER_REGISTRY, create_chat_model, provider_names
 from vera.render import (
     REPORTER_REGISTRY,
@@ -307,7 +306,7 @@ def test_built_in_judges_by_name() -> None:
 
 
 def test_judges_are_built_from_their_own_options_without_settings() -> None:
-    # The judges sit below vera.plan: their options model alone configures them.
+    # The judges sit below vera._plan: their options model alone configures them.
     learned = create_judge("offline:learned", JudgeOptions(offline_min_support=0.6))
     assert isinstance(learned, OfflineJudge) and learned.min_support == 0.6
     crossed = JudgeOptions(cascade_judge="openai:gpt-4o-mini", cascade_low=0.9, cascade_high=0.1)

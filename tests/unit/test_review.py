@@ -14,9 +14,12 @@ from tests.support.cli import run_vera
 
 import vera
 from vera import (
+    DatasetRef,
     ReviewError,
     RunStore,
+    Settings,
     add_label,
+    build_plan,
     export_labels,
     review_calibration,
     review_state,
@@ -25,7 +28,6 @@ from vera import (
 from vera._review import calibration_order, triage_order
 from vera._types import Calibration
 from vera.datasets import bundled_path
-from vera.plan import DatasetRef, Settings, build_plan
 
 WHITEBOX = "the review queues' order"
 

@@ -7,12 +7,9 @@ from pathlib import Path
 import pytest
 
 import vera
-from vera import Claim, ConfigError, Sample
-from vera._types import Checklist, ItemVerdict, RubricAnswers, RubricItem, RubricVerdict
+from vera import Claim, ConfigError, RunPlan, Sample, Settings, build_plan
+from vera.judges import Checklist, ItemVerdict, RubricAnswers, RubricItem, RubricVerdict
 from vera.metrics import ClaimAnalysis, MetricStatus, Rubric, create_metric, load_rubrics
-from vera.plan import RunPlan, Settings, build_plan
-
-WHITEBOX = "the report's parts and the secret guards"
 
 MET, NOT_MET, NA = RubricVerdict.MET, RubricVerdict.NOT_MET, RubricVerdict.NOT_APPLICABLE
 

@@ -14,21 +14,19 @@ from pathlib import Path
 
 import pytest
 
-from vera import Claim, ClaimVerdict, ConfigError, Sample, SampleStatus
-from vera._run import evaluate_sample
-from vera.judges import BaseJudge
-from vera.judges.offline import LONG_TEXT, OfflineJudge
-from vera.metrics import Faithfulness
-from vera.plan import (
+from vera import Claim, ClaimVerdict, ConfigError, Sample, SampleStatus, Settings, load_settings
+from vera._plan import (
     SampleLimitError,
     SampleLimits,
     SampleTimeoutError,
-    Settings,
     check_deadline,
     check_sizes,
-    load_settings,
     sample_deadline,
 )
+from vera._run import evaluate_sample
+from vera.judges import BaseJudge, OfflineJudge
+from vera.judges._offline import LONG_TEXT
+from vera.metrics import Faithfulness
 
 WHITEBOX = "the engine's own parts"
 
@@ -43,7 +41,7 @@ def sample(response: str = ANSWER, *contexts: str) -> Sample:
 
 
 class FakeClock:
-    """Stands in for the `time` module inside `vera.plan` only (asyncio keeps the real
+    """Stands in for the `time` module inside `vera._plan` only (asyncio keeps the real
     one): each reading is `step` seconds after the last."""
 
     def __init__(self, step: float) -> None:

@@ -1,6 +1,6 @@
 """Every setting has a `vera eval` flag or a written reason not to, and a flag reaches the plan
 as the Python keyword of the same setting does: the CLI's flags, Python's keywords and the
-settings a resumed run keeps are all read from one table, `vera.plan.SETTING_USES`."""
+settings a resumed run keeps are all read from one table, `vera._plan.SETTING_USES`."""
 
 from __future__ import annotations
 
@@ -12,13 +12,14 @@ import pytest
 import typer
 
 import vera
+from vera import RetrievalOptions, RunPlan, Settings
+from vera._plan import RESUME_SETTINGS, SETTING_USES
 from vera.cli import app
-from vera.plan import RESUME_SETTINGS, SETTING_USES, RetrievalOptions, RunPlan, Settings
 
 WHITEBOX = "each eval flag parsed and followed into the plan"
 
 HOW_TO_ADD = (
-    "add a row to SETTING_USES (src/vera/plan/_setting_uses.py): "
+    "add a row to SETTING_USES (src/vera/_plan/_setting_uses.py): "
     'SettingUse("--the-flag") and the flag in EvalFlags (src/vera/cli/_eval_flags.py), or '
     'SettingUse(no_flag="why vera.toml is the place for it")'
 )

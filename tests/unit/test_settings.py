@@ -2,10 +2,12 @@ from pathlib import Path
 
 import pytest
 
-from vera import ConfigError
+from vera import ConfigError, Settings, load_settings
+from vera._plan import SampleLimitOptions
 from vera.judges import JudgeOptions
-from vera.plan import SampleLimitOptions, Settings, load_settings
 from vera.providers import ProviderOptions
+
+WHITEBOX = "the plan's own parts (settings table, resume, limits)"
 
 
 def test_defaults_when_nothing_is_configured(tmp_path: Path) -> None:

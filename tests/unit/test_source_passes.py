@@ -11,7 +11,7 @@ from pathlib import Path
 
 from vera.datasets import PassLog, SampleSource, open_dataset
 from vera.executors import LocalExecutor, PassWork, run_pass
-from vera.judges.offline import OfflineJudge
+from vera.judges import OfflineJudge
 from vera.metrics import Faithfulness
 
 GOOD = {"query": "Where is Paris?", "response": "Paris is in France."}

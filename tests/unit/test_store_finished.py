@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from vera import ConfigError, RunStore, SampleResult, SampleStatus
-from vera.plan import build_plan
+from vera import ConfigError, RunStore, SampleResult, SampleStatus, build_plan
 
 
 def stored_run(path: Path, count: int) -> str:

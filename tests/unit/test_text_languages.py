@@ -19,7 +19,7 @@ from vera._text import (
     read_numbers,
     split_units,
 )
-from vera.judges.offline import extract_claims
+from vera.judges._offline import extract_claims
 
 WHITEBOX = "the text utilities"
 

@@ -6,9 +6,15 @@ import pytest
 
 from vera import Claim, ClaimVerdict, Sample, Verdict
 from vera._analysis import WorkItem, analyse_sample, planned_work, work_plan
-from vera._types import Relevance, RelevanceVerdict
-from vera.judges import BaseJudge, JudgeWork, LLMJudge, RecordingChatModel
-from vera.judges.offline import extract_claims as split_claims
+from vera.judges import (
+    BaseJudge,
+    JudgeWork,
+    LLMJudge,
+    RecordingChatModel,
+    Relevance,
+    RelevanceVerdict,
+)
+from vera.judges._offline import extract_claims as split_claims
 from vera.metrics import Need
 
 WHITEBOX = "the work plan"

@@ -2,7 +2,7 @@
 (`vera/judges/offline/lexical_support.py`), and print what each choice gives.
 
     python training/verifier/choose_weights.py --benchmarks benchmarks/data \
-        --write src/vera/judges/offline/support_model.json   # ~30 s
+        --write src/vera/judges/_offline/support_model.json   # ~30 s
 
 RAGTruth dev only, unfaithful the positive class, every figure cross-validated over source
 documents (`benchmarks/judge_accuracy.py: fold_of`): the support model is fitted on one fold
@@ -37,14 +37,16 @@ from judge_accuracy import auroc, fold_of
 from train_features import claim_table, fit, support
 
 import vera
-from vera.judges.offline import (
+from vera import ClaimVerdict, Verdict
+from vera.judges._offline import (
     CLOSEST,
     LEXICAL_WEIGHTS,
     RULED_OUT,
     LexicalWeights,
     rules_out,
 )
-from vera import ClaimVerdict, Verdict
+
+WHITEBOX = "the offline judge's own parts"
 
 PLANTED = ("wrong_number", "negation", "invented_fact")
 GRID = (0.3, 0.5, 0.7, 1.0)

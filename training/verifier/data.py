@@ -2,7 +2,7 @@
 
 Each pair is (claim, evidence, supported): the claim is one of the offline judge's claims (a
 RAGTruth response sentence or clause; a whole SummEdits summary, whose label is per summary),
-the evidence is what `vera.judges.offline.evidence_for` picks from the contexts, so
+the evidence is what `vera.judges._offline.evidence_for` picks from the contexts, so
 training sees exactly what inference will. A RAGTruth claim is unsupported when it overlaps a
 human-marked hallucinated span.
 """
@@ -15,10 +15,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from vera.judges.offline import evidence_for, extract_claims, passages
+from vera.judges._offline import evidence_for, extract_claims, passages
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from judge_accuracy import fold_of, source_of
+
+WHITEBOX = "the offline judge's own parts"
 
 __all__ = ["Pair", "fold_of", "ragtruth_pairs", "read_rows", "source_of", "summary_pairs"]
 

@@ -27,9 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from data import read_rows
 from judge_accuracy import fold_of, summarise
 
-from vera.judges.offline import OfflineJudge
-from vera.metrics import ClaimAnalysis, Faithfulness, FaithfulnessProbability
 from vera import Claim, ClaimVerdict, Sample, Verdict
+from vera.judges import OfflineJudge
+from vera.metrics import ClaimAnalysis, Faithfulness, FaithfulnessProbability
 
 _SAMPLE = Sample(id="row", response="")
 """The metrics read only the claim analysis; the sample is a stand-in."""

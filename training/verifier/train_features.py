@@ -1,9 +1,9 @@
 """Train the offline judge's support model (logistic regression on alignment features).
 
     python training/verifier/train_features.py --benchmarks benchmarks/data \
-        --write src/vera/judges/offline/support_model.json --write-heldout build/fold0.json
+        --write src/vera/judges/_offline/support_model.json --write-heldout build/fold0.json
     python training/verifier/choose_weights.py --benchmarks benchmarks/data \
-        --write src/vera/judges/offline/support_model.json   # then the default judge's cut-off
+        --write src/vera/judges/_offline/support_model.json   # then the default judge's cut-off
 
 1. Held-out estimate: fit on the RAGTruth dev claims of fold 0 (split by source document, see
    `benchmarks/judge_accuracy.py: fold_of`). `min_support` (FULLY_SUPPORTED from it) and
@@ -19,7 +19,7 @@
    from out-of-fold predictions over all of dev (fit on one fold, predict the other).
 
 Claims, lexical verdicts and features come from VERA's own code (`OfflineJudge(learned=False)`
-and `vera.judges.offline`), so training sees exactly what inference computes. A claim
+and `vera.judges._offline`), so training sees exactly what inference computes. A claim
 is unsupported when it overlaps a human-marked hallucinated span. Needs scikit-learn
 (`pip install -e '.[train]'`).
 """
@@ -37,7 +37,8 @@ from data import read_rows
 from judge_accuracy import auroc, fold_of, source_of, summarise
 from sklearn.linear_model import LogisticRegression
 
-from vera.judges.offline import (
+from vera import ClaimVerdict, Verdict
+from vera.judges._offline import (
     FEATURES,
     SampleFacts,
     Settings,
@@ -45,7 +46,8 @@ from vera.judges.offline import (
     extract_claims,
     verify,
 )
-from vera import ClaimVerdict, Verdict
+
+WHITEBOX = "the offline judge's own parts"
 
 C = 1.0
 THRESHOLDS = [t / 100 for t in range(50, 100)]

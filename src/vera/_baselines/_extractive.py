@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from vera._baselines._chunking import Chunk
 from vera._text._segment import split_units
 from vera._types import Context
-from vera.judges.offline._tokens import analyse
+from vera.judges._offline._tokens import analyse
 
 ABSTENTION = "The provided documents do not contain information about this question."
 """The answer when no sentence qualifies; VERA's abstention detector recognises it."""

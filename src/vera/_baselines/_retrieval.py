@@ -1,7 +1,7 @@
 """BM25 retrieval over chunks, with VERA's own tokeniser.
 
 Scoring is `bm25s` (Lucene's BM25 variant, scores precomputed into a sparse index, so a search
-is a few array sums). Terms come from `vera.judges.offline.analyse`, the tokeniser the
+is a few array sums). Terms come from `vera.judges._offline.analyse`, the tokeniser the
 offline judge verifies with: retrieval and verification agree on what a word is ("terminated"
 finds "termination", "thirty (30) days" finds "30 days"), and stopwords never match.
 """
@@ -23,7 +23,7 @@ from vera._baselines._chunking import (
     sentence_spans,
 )
 from vera._types import Context
-from vera.judges.offline._tokens import analyse
+from vera.judges._offline._tokens import analyse
 
 
 @dataclass(frozen=True, slots=True)

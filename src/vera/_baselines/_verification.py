@@ -18,7 +18,7 @@ from typing import Literal
 from vera._analysis._analysis import analyse_claims
 from vera._types import Claim, ClaimVerdict, Sample, Verdict
 from vera.judges._base import Judge, JudgeWork
-from vera.judges.offline._claims import extract_claims as split_claims
+from vera.judges._offline._claims import extract_claims as split_claims
 from vera.pipelines._core import DryStep, RagState
 
 DEFAULT_THRESHOLD = 0.80

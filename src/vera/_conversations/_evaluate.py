@@ -27,6 +27,7 @@ from vera._conversations._baselines import (
 )
 from vera._conversations._replay import Assistant, replay
 from vera._conversations._scores import FAITHFULNESS, ConversationScore, conversation_score
+from vera._plan import Settings
 from vera._results import compare_paired
 from vera._results._builder import Report, SampleResult
 from vera._run import RunResult, build_components
@@ -38,7 +39,6 @@ from vera.datasets import read_conversations, turn_samples
 from vera.judges._base import Judge
 from vera.metrics._base import Metric
 from vera.pipelines import Pipeline
-from vera.plan import Settings
 
 
 class ConversationReport(BaseModel):

@@ -28,6 +28,7 @@ from vera._baselines._documents import load_documents
 from vera._baselines._retrieval import BM25Retriever
 from vera._generate._checks import Draft, missing_quote, normalise
 from vera._generate._conversations_scenarios import Scenario, read_scenarios, scenario_from
+from vera._plan._settings import Settings
 from vera._sync import run_sync
 from vera._types import Verdict
 from vera._types._conversations import Role, Turn
@@ -35,7 +36,6 @@ from vera._types._errors import ConfigError, DatasetRowError, JudgeError
 from vera.judges._base import Judge
 from vera.judges._prompts import Prompt, load_prompt
 from vera.judges._registry import create_judge, create_managed_model
-from vera.plan._settings import Settings
 from vera.providers._base import ChatModel, ChatRequest, ProviderError
 from vera.providers._cost import BudgetExceededError, merge_summaries
 from vera.providers._jsonparse import try_parse_json_object

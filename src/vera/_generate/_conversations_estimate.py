@@ -30,13 +30,13 @@ from vera._generate._conversations import (
     user_request,
 )
 from vera._generate._conversations_scenarios import Scenario
+from vera._plan._settings import Settings
 from vera._run._estimate import estimated_cost
 from vera._types import Context
 from vera.judges._base import CallEstimate, Judge, JudgeWork, planned_calls
 from vera.judges._calls import tokens
 from vera.judges._prompts import Prompt, load_prompt
 from vera.judges._registry import create_judge
-from vera.plan._settings import Settings
 from vera.providers._base import ChatRequest
 from vera.providers._cost import PriceTable
 

@@ -42,13 +42,13 @@ from vera._generate._extractive import (
     extractive_item,
 )
 from vera._generate._selection import Task, allocate, parse_mix, plan_tasks
+from vera._plan._settings import Settings
 from vera._sync import run_sync
 from vera._types import Context
 from vera._types._errors import JudgeError, RunStopError
 from vera.judges._base import Judge
 from vera.judges._prompts import Prompt, load_prompt
 from vera.judges._registry import create_judge, create_managed_model
-from vera.plan._settings import Settings
 from vera.providers._base import ChatModel, ChatRequest, ProviderError
 from vera.providers._cost import BudgetExceededError, merge_summaries
 from vera.providers._jsonparse import try_parse_json_object

@@ -23,12 +23,12 @@ from vera._baselines._documents import load_documents
 from vera._generate._core import GENERATOR_MAX_TOKENS, ROUNDS, generation_mix, task_messages
 from vera._generate._extractive import EXTRACTIVE
 from vera._generate._selection import Task, allocate, plan_tasks
+from vera._plan._settings import Settings
 from vera._run._estimate import estimated_cost
 from vera.judges._base import CallEstimate, Judge, JudgeWork, planned_calls
 from vera.judges._calls import tokens
 from vera.judges._prompts import load_prompt
 from vera.judges._registry import create_judge
-from vera.plan._settings import Settings
 from vera.providers._cost import PriceTable
 
 # A reply holds a question, a short answer and one or two quoted sentences.

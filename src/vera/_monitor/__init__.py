@@ -36,6 +36,8 @@ from vera._monitor._service import Monitor, Receipt
 from vera._monitor._spool import QUARANTINE_KEPT, Spool
 from vera._monitor._store import MonitorHistory, StoredAlert, StoredWindow, read_windows
 from vera._monitor._windows import post_webhook, window_bounds
+from vera._plan import DatasetRef, build_plan
+from vera._plan._settings import Settings
 from vera._store._history import DEFAULT_HISTORY_PATH
 from vera._types import Sample, SampleResult
 from vera._types._errors import ConfigError
@@ -43,8 +45,6 @@ from vera.datasets._otlp import OtlpRequestError
 from vera.judges._base import Judge, as_judge, check_capabilities
 from vera.judges._registry import create_judge
 from vera.metrics._registry import create_metric
-from vera.plan import DatasetRef, build_plan
-from vera.plan._settings import Settings
 
 __all__ = [
     "MAX_BODY_BYTES",

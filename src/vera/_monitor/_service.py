@@ -46,6 +46,7 @@ from vera._monitor._spool import Spool
 from vera._monitor._store import MonitorHistory
 from vera._monitor._windows import post_webhook, window_alerts, window_bounds, window_report
 from vera._monitor._worker import EvaluationProcesses, NotMovable, WorkerGone
+from vera._plan import RunPlan
 from vera._results._builder import SampleResult, SampleStatus
 from vera._run._runner import evaluate_sample
 from vera._text import printable
@@ -54,7 +55,6 @@ from vera._types._errors import RunStopError
 from vera.datasets._otlp import OtlpRequestError
 from vera.judges._base import Judge
 from vera.metrics._base import Metric
-from vera.plan import RunPlan
 
 _INTAKE_BYTES = 128 * 1024 * 1024
 """Bytes of accepted requests waiting to be assembled, at most, as `decoded_size` counts them

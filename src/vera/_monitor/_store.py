@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vera._plan import RunPlan
 from vera._sqlite_file import DEFAULT_LOCK_TIMEOUT, SqliteFile
 from vera._store._history import HISTORY_MIGRATIONS, MONITOR_COUNTS, RunStore
-from vera.plan import RunPlan
 
 _WHAT = "the run history"
 _FLAG = "--history"

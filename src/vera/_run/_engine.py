@@ -20,6 +20,9 @@ from pathlib import Path
 
 from vera._baselines._verification import Verify
 from vera._json import JsonRefused
+from vera._plan._plan import QUICK_SAMPLES, RunPlan, named_again
+from vera._plan._resume import check_resumed
+from vera._plan._settings import Settings
 from vera._results._answers import unfaithful_failures
 from vera._results._builder import Counts, Report, RunStop, SampleResult
 from vera._results._comparison import baseline_comparison
@@ -58,9 +61,6 @@ from vera.metrics._base import Metric
 from vera.metrics._registry import create_metric
 from vera.pipelines import _laws as laws
 from vera.pipelines._core import Pipeline
-from vera.plan._plan import QUICK_SAMPLES, RunPlan, named_again
-from vera.plan._resume import check_resumed
-from vera.plan._settings import Settings
 from vera.providers._batch import batch_journal, check_batch_provider
 from vera.providers._ready import local_defaults
 from vera.providers._registry import provider_names
@@ -350,8 +350,8 @@ def stored_plan(
 
     The history is data, so it never chooses code: a pipeline (module:function or URL), a
     prompts folder or a plugin it names is used only when `named` names it again with the same
-    value (keys as `vera.plan._plan.NAMED_AGAIN_FLAGS`: `{"pipeline": "my_rag:answer"}`); otherwise,
-    or when a value given differs from the stored one, `ConfigError` says both.
+    value (keys as `vera._plan._plan.NAMED_AGAIN_FLAGS`: `{"pipeline": "my_rag:answer"}`);
+    otherwise, or when a value given differs from the stored one, `ConfigError` says both.
     """
     store = RunStore(history or DEFAULT_HISTORY_PATH, read_only=True)
     try:
@@ -684,7 +684,7 @@ async def arun_plan(
 
     With `resume` (a stored run's id), the samples that run finished are kept and only the
     others are evaluated; the plan should be the stored one (`stored_plan`): a setting that
-    changes a result or the bill may differ only where `accept` names it (`vera.plan.
+    changes a result or the bill may differ only where `accept` names it (`vera._plan.
     check_resumed`), and the data must have the content the stored run read.
     """
     observer = observer or RunObserver()

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from vera._plan._plan import RunPlan
 from vera._registry import Registry
 from vera._run._runner import Executor
-from vera.plan._plan import RunPlan
 
 ExecutorFactory = Callable[[RunPlan], Executor]
 """Builds an executor for a run of the plan (the Ray executor reads its cluster settings)."""

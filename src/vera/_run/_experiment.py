@@ -11,6 +11,7 @@ from pathlib import Path
 
 from vera._baselines._baselines import BASELINES, build_baseline, corpus_of
 from vera._baselines._documents import load_documents
+from vera._plan import RunPlan
 from vera._types import Context, Sample
 from vera._types._errors import ConfigError
 from vera.datasets import open_dataset
@@ -19,7 +20,6 @@ from vera.judges._base import Judge
 from vera.judges._registry import create_managed_model
 from vera.pipelines._core import Pipeline
 from vera.pipelines._user import load_user_pipeline
-from vera.plan import RunPlan
 from vera.providers._base import ChatModel
 
 

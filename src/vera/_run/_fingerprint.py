@@ -14,13 +14,13 @@ import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from vera._plan._plan import QUICK_SAMPLES, RunPlan
 from vera._types import Sample
 from vera._types._fingerprint import RunFingerprint
 from vera.datasets import SampleSource
 from vera.judges._base import Judge
 from vera.metrics._base import Metric
 from vera.pipelines._core import Pipeline
-from vera.plan._plan import QUICK_SAMPLES, RunPlan
 
 TEST_SET_FIELDS = ("id", "query", "reference", "category", "answerable")
 """What a sample asks, as opposed to what the system under test answered (response,

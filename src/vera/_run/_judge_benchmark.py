@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict
 
 from vera._analysis._analysis import analyse_claims
 from vera._baselines._verification import support
+from vera._plan._settings import DEFAULT_CONCURRENCY, Settings
 from vera._results._answers import claims_verdict
 from vera._stats._agreement import Confusion, auroc
 from vera._sync import run_sync
@@ -63,7 +64,6 @@ from vera.judges._registry import create_judge
 from vera.metrics._base import MetricStatus
 from vera.metrics._faithfulness import Faithfulness
 from vera.metrics._faithfulness_probability import FaithfulnessProbability
-from vera.plan._settings import DEFAULT_CONCURRENCY, Settings
 
 OVERALL = "all"
 """The group every row is in; a task type may not take its name."""

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
+from vera._plan import RunPlan
 from vera._run._runner import PassSink, PassWork, Rows, Usage, skipped_result
 from vera._types import Sample
 from vera._types._errors import RunStopError
-from vera.plan import RunPlan
 
 
 class LocalExecutor:

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vera._plan._plan import RunPlan
+from vera._plan._settings import Settings
 from vera._results._builder import RunStop, SampleResult, SampleStatus
 from vera._run._experiment import open_plan_data, plan_pipelines
 from vera._run._quota import Quota, QuotaClient
@@ -49,8 +51,6 @@ from vera.judges._base import Judge, as_judge
 from vera.judges._registry import create_judge, shared_limits
 from vera.metrics._registry import create_metric
 from vera.pipelines._core import Pipeline
-from vera.plan._plan import RunPlan
-from vera.plan._settings import Settings
 from vera.providers._cost import merge_summaries
 
 BATCH_SIZE = 32

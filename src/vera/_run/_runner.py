@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
 from vera._analysis._analysis import analyse_sample
+from vera._plan._settings import DEFAULT_CONCURRENCY
 from vera._results._answers import answer_verdict
 from vera._results._builder import (
     ClaimRecord,
@@ -35,7 +36,6 @@ from vera.judges._base import Judge, partial_rule
 from vera.metrics._base import ClaimAnalysis, Metric, Need
 from vera.metrics._rubric import rubrics_of
 from vera.pipelines._core import Pipeline, RagState, StepRecord
-from vera.plan._settings import DEFAULT_CONCURRENCY
 
 __all__ = [
     "DEFAULT_CONCURRENCY",

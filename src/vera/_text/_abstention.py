@@ -13,8 +13,6 @@ import re
 
 from vera._text._segment import split_units
 
-__all__ = ["abstains", "is_about_sources"]
-
 _SOURCES = (
     r"(?:documents?|sources?|context|contexts|passages?|clauses?|abstracts?|texts?|excerpts?"
     r"|materials?|information|papers?|studies|reports?|records?|docs|documentation)"

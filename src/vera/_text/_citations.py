@@ -21,14 +21,6 @@ from dataclasses import dataclass
 from vera._text._segment import split_units
 from vera._types import Claim, Context
 
-__all__ = [
-    "CitationMark",
-    "attach_citations",
-    "parse_citations",
-    "resolve_citation",
-    "strip_citations",
-]
-
 
 @dataclass(frozen=True, slots=True)
 class CitationMark:

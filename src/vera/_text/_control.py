@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["printable"]
-
 _KEPT = "\t\n"
 """Controls that only lay text out: kept."""
 

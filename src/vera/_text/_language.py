@@ -17,8 +17,6 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["LanguageGuess", "guess_language", "identify", "language_name"]
-
 
 @dataclass(frozen=True, slots=True)
 class LanguageGuess:

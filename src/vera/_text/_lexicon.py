@@ -1,12 +1,10 @@
 """The word lists sentence segmentation needs: stopwords and abbreviations.
 
 Plain data, lowercased, built once at import time. They live in the text layer because the
-segmenter does; the offline judge's own lists (`vera.judges.offline._lexicon`) re-export them.
+segmenter does; the offline judge's own lists (`vera.judges._offline._lexicon`) re-export them.
 """
 
 from __future__ import annotations
-
-__all__ = ["ABBREVIATIONS", "NEVER_FINAL_ABBREVIATIONS", "STOPWORDS"]
 
 
 def _words(text: str) -> frozenset[str]:

@@ -12,8 +12,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["NumberMention", "canonical_numbers", "parse_number", "read_numbers"]
-
 
 @dataclass(frozen=True, slots=True)
 class NumberMention:

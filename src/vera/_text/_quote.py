@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-__all__ = ["quote_claim"]
-
 _QUOTE_LIMIT = 60
 
 

@@ -12,8 +12,6 @@ from dataclasses import dataclass
 
 from vera._text._lexicon import ABBREVIATIONS, NEVER_FINAL_ABBREVIATIONS, STOPWORDS
 
-__all__ = ["Unit", "split_units"]
-
 
 @dataclass(frozen=True, slots=True)
 class Unit:

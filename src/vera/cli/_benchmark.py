@@ -9,10 +9,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from vera import EXIT_INCOMPLETE, JudgeBenchmark, JudgeError, VeraError, benchmark_judge
+from vera import (
+    EXIT_INCOMPLETE,
+    JudgeBenchmark,
+    JudgeError,
+    VeraError,
+    benchmark_judge,
+    load_settings,
+)
 from vera.cli._app import _fail, _write_json, app, err, out
 from vera.cli._eval_flags import _ConcurrencyFlag, _JudgeFlag, _OfflineMinSupportFlag
-from vera.plan import load_settings
 from vera.render import (
     Column,
     check_output_paths,

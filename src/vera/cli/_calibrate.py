@@ -8,11 +8,10 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from vera import VeraError, calibrate
+from vera import VeraError, calibrate, load_settings
 from vera.cli._app import _fail, _write_json, app, out
 from vera.cli._eval_flags import _JudgeFlag
 from vera.cli._runs import HistoryOption
-from vera.plan import load_settings
 from vera.render import (
     calibration_lines,
     check_output_paths,

@@ -13,27 +13,22 @@ from vera import (
     EXIT_OK,
     Bindings,
     EvaluateOptions,
+    RetrievalOptions,
     RunEstimate,
     RunObserver,
+    RunPlan,
     RunResult,
     VeraError,
     estimate_plan,
+    load_settings,
     plan_evaluation,
     run_plan,
     stored_plan,
 )
+from vera._plan import SETTING_USES, resume_command, resume_notice, resumed_with
 from vera.cli._app import EXIT_INTERRUPTED, _fail, app, err, out
 from vera.cli._eval_flags import EvalFlags, typed_command
 from vera.datasets import parse_field_option
-from vera.plan import (
-    SETTING_USES,
-    RetrievalOptions,
-    RunPlan,
-    load_settings,
-    resume_command,
-    resume_notice,
-    resumed_with,
-)
 from vera.render import (
     RunProgress,
     RunView,

@@ -14,15 +14,15 @@ from typing import Annotated, Any, get_type_hints
 
 import typer
 
-from vera.cli._app import _help_hint
-from vera.datasets import format_help
-from vera.plan import (
+from vera._plan import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_CONTEXT_CHARS,
     DEFAULT_MAX_RESPONSE_CHARS,
     DEFAULT_SAMPLE_TIMEOUT,
     QUICK_SAMPLES,
 )
+from vera.cli._app import _help_hint
+from vera.datasets import format_help
 
 COMMON = "Options"
 """The first panel of `vera eval --help`: what most runs name (typer's own --help joins it)."""

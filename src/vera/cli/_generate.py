@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 from rich.markup import escape
 
-from vera import EXIT_INCOMPLETE, EXIT_OK, ConfigError, VeraError
+from vera import EXIT_INCOMPLETE, EXIT_OK, ConfigError, Settings, VeraError, load_settings
 from vera.cli._app import _fail, app, out
 from vera.cli._eval_flags import (
     _CachePathFlag,
@@ -29,7 +29,6 @@ from vera.cli._generate_conversations import (
     TurnsFlag,
     simulate,
 )
-from vera.plan import Settings, load_settings
 from vera.render import (
     check_output_paths,
 )

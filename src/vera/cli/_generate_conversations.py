@@ -9,9 +9,8 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.markup import escape
 
-from vera import EXIT_INCOMPLETE, EXIT_OK, ConfigError, VeraError
+from vera import EXIT_INCOMPLETE, EXIT_OK, ConfigError, Settings, VeraError
 from vera.cli._app import _fail, out
-from vera.plan import Settings
 from vera.render import check_output_paths
 
 ConversationsFlag = Annotated[

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from vera import VeraError
+from vera import VeraError, load_settings
 from vera.cli._app import _fail, app, out
 from vera.metrics import Rubric, goal_completion, metric_classes
-from vera.plan import load_settings
 from vera.render import (
     Cell,
     Column,

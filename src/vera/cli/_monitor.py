@@ -7,10 +7,9 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
-from vera import EXIT_USAGE, VeraError
+from vera import EXIT_USAGE, VeraError, load_settings
 from vera._text import printable
 from vera.cli._app import app
-from vera.plan import load_settings
 
 if TYPE_CHECKING:
     from vera import Monitor

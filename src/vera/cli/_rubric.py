@@ -8,12 +8,11 @@ from typing import Annotated
 
 import typer
 
-from vera import ConfigError, VeraError, rubric_checklist
+from vera import ConfigError, VeraError, load_settings, rubric_checklist
 from vera.cli._app import _fail, app, out
 from vera.cli._eval_flags import _JudgeFlag
 from vera.judges import create_judge
 from vera.metrics import write_items_file
-from vera.plan import load_settings
 
 # Escaped: typer reads help as console markup, where [rubric] would be taken for a style.
 rubric_app = typer.Typer(help=r"Rubric metrics of vera.toml ([\[rubric]]).", no_args_is_help=True)

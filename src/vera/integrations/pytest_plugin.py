@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from vera._plan._settings import load_settings
 from vera.judges._base import Judge
 from vera.judges._registry import create_judge
-from vera.plan._settings import load_settings
 
 __all__ = ["vera_judge"]
 

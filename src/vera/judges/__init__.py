@@ -35,12 +35,12 @@ from vera.judges._evidence import checked_verdict, quote_occurs
 from vera.judges._fake import FakeJudge
 from vera.judges._llm import LLMJudge, Mode
 from vera.judges._nli import NLIJudge, label_map, windows
+from vera.judges._offline import OfflineJudge, UnsupportedLanguageError
 from vera.judges._options import JudgeOptions
 from vera.judges._prompts import DATA_TAGS, load_prompt, neutralise_tags
 from vera.judges._registry import JUDGE_REGISTRY, create_judge, create_managed_model, judge_names
 from vera.judges._sentence_ids import SentenceIds
 from vera.judges._voting import majority_verdicts
-from vera.judges.offline import OfflineJudge
 
 __all__ = [
     "DATA_TAGS",
@@ -74,6 +74,7 @@ __all__ = [
     "RubricRequest",
     "RubricVerdict",
     "SentenceIds",
+    "UnsupportedLanguageError",
     "as_judge",
     "checked_verdict",
     "create_judge",

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from vera._types import Claim
 from vera.judges._base import CallEstimate, JudgeWork
+from vera.judges._offline._claims import extract_claims as split_claims
 from vera.judges._replies import (
     COMPACT_SINGLE_CALL_SCHEMA,
     COMPACT_VERIFICATION_SCHEMA,
@@ -26,7 +27,6 @@ from vera.judges._replies import (
 )
 from vera.judges._rubric import perform_rubric, recorded_reply
 from vera.judges._turns import GROUP_KEY, GROUP_SIZE_KEY, turn_group
-from vera.judges.offline._claims import extract_claims as split_claims
 from vera.providers._base import ChatRequest, ChatResponse, Usage
 from vera.providers._managed import CHARS_PER_TOKEN
 

@@ -65,6 +65,7 @@ from vera._types._rubric import Checklist, ItemVerdict, RubricRequest, RubricSco
 from vera.judges._base import BaseJudge, CallEstimate, JudgeDescription, JudgeWork
 from vera.judges._calls import count_calls
 from vera.judges._evidence import checked_verdict, shares_a_word
+from vera.judges._offline._claims import checkable_sentences
 from vera.judges._prompts import Prompt, load_prompt
 from vera.judges._replies import (
     COMPACT_SINGLE_CALL_SCHEMA,
@@ -112,7 +113,6 @@ from vera.judges._turns import (
     render_turn_claims,
 )
 from vera.judges._voting import majority_verdicts
-from vera.judges.offline._claims import checkable_sentences
 from vera.providers._base import (
     ChatModel,
     ChatRequest,
@@ -122,8 +122,6 @@ from vera.providers._base import (
 )
 from vera.providers._jsonparse import IncompleteJSONError, MalformedJSONError, parse_json_object
 from vera.providers._managed import ManagedChatModel
-
-__all__ = ["MODES", "LLMJudge", "Mode"]
 
 T = TypeVar("T")
 ClaimReply = TypeVar("ClaimReply", Extraction, SingleCall)

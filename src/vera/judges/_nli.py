@@ -34,7 +34,7 @@ from vera._types import DEFAULT_MIN_ENTAILMENT, Claim, ClaimVerdict, Verdict
 from vera._types._errors import ConfigError
 from vera._types._extras import install_hint
 from vera.judges._base import BaseJudge, JudgeDescription
-from vera.judges.offline._claims import extract_claims
+from vera.judges._offline._claims import extract_claims
 from vera.providers._base import MissingExtraError
 
 MAX_LENGTH = 512

@@ -1,7 +1,7 @@
 """`JudgeOptions`: what builds a judge from its spec, defined beside the judges.
 
 `vera.judges._registry` builds judges (and the managed models of LLM judges) from these; it takes
-a `JudgeOptions`, not `vera.plan.Settings`, so the judges never import the settings layer
+a `JudgeOptions`, not `vera._plan.Settings`, so the judges never import the settings layer
 above them. `Settings` composes this model, so a run's settings are judge options as they are.
 """
 

@@ -11,7 +11,7 @@ Installed packages add judges under the `vera.judges` entry-point group. The ent
 is the judge NAME and its object a factory with the built-ins' signature,
 `factory(arg: str | None, settings: JudgeOptions) -> Judge`: `arg` is the text after the first ":"
 (stripped; None without a ":"), `settings` the run's settings. A run passes its whole
-`vera.plan.Settings`, which composes `JudgeOptions`; the registry is typed by the judges' own
+`vera._plan.Settings`, which composes `JudgeOptions`; the registry is typed by the judges' own
 options model so that it never imports the settings layer above it.
 
 A plugin factory that declares `options_model` (a pydantic model, as an attribute of the
@@ -32,8 +32,8 @@ from vera.judges._base import Judge
 from vera.judges._cascade import CascadeJudge
 from vera.judges._llm import LLMJudge
 from vera.judges._nli import NLIJudge
+from vera.judges._offline import OfflineJudge
 from vera.judges._options import JudgeOptions
-from vera.judges.offline import OfflineJudge
 from vera.providers._base import ChatModel
 from vera.providers._batch import (
     BATCH_WAIT,

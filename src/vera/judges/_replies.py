@@ -23,29 +23,6 @@ from vera._types._errors import JudgeResponseError
 from vera.judges._evidence import MOSTLY_UNTRACEABLE, untraceable
 from vera.judges._sentence_ids import AnswerSentences
 
-__all__ = [
-    "COMPACT_SINGLE_CALL_SCHEMA",
-    "COMPACT_VERIFICATION_SCHEMA",
-    "EXTRACTION_SCHEMA",
-    "MATRIX_SCHEMA",
-    "QUOTED_VERIFICATION_SCHEMA",
-    "RELEVANCE_SCHEMA",
-    "SINGLE_CALL_SCHEMA",
-    "TRUTHS_SCHEMA",
-    "VERIFICATION_SCHEMA",
-    "Extraction",
-    "Matrix",
-    "MatrixCell",
-    "Ratings",
-    "RawVerdict",
-    "SingleCall",
-    "Truths",
-    "VerdictFields",
-    "Verification",
-    "claim_texts",
-    "cleaned_claim",
-]
-
 _VERDICT_NAMES = [v.value for v in Verdict]
 _VERDICT_FIELDS: dict[str, Any] = {
     "verdict": {"type": "string", "enum": _VERDICT_NAMES},

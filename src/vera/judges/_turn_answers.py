@@ -33,11 +33,11 @@ from pydantic import BaseModel
 from vera._types import Claim, ClaimVerdict
 from vera.judges._calls import EXTRACTION_TOKENS_PER_CLAIM, VERDICT_TOKENS_PER_CLAIM, tokens
 from vera.judges._evidence import MOSTLY_UNTRACEABLE, untraceable
+from vera.judges._offline._claims import checkable_sentences
+from vera.judges._offline._claims import extract_claims as split_claims
 from vera.judges._prompts import Fenced, neutralise_tags
 from vera.judges._replies import SINGLE_CALL_SCHEMA, SingleCall
 from vera.judges._sentence_ids import SentenceIds
-from vera.judges.offline._claims import checkable_sentences
-from vera.judges.offline._claims import extract_claims as split_claims
 
 MAX_PROMPT_TOKENS = 32_000
 """The most prompt tokens (four characters each) one call of a conversation's turns is given:

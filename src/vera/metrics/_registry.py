@@ -122,7 +122,7 @@ def create_metric(name: str, **options: Any) -> Metric:
     refuses (a threshold above 1, an option it no longer takes) a `ConfigError` naming the
     metric, the option and why. A metric class that declares `options_model` (a pydantic
     model) gets `options=` that model, validated from the mapping given as `options` (its
-    `[plugins.NAME]` table, which `vera.plan.metric_specs` puts there) or from its defaults.
+    `[plugins.NAME]` table, which `vera._plan.metric_specs` puts there) or from its defaults.
     A rubric's spec carries its definition as the option `rubric` (`vera.metrics.Rubric`).
     """
     if isinstance(options.get("rubric"), Mapping):

@@ -38,8 +38,6 @@ if TYPE_CHECKING:
         ToolParam,
     )
 
-__all__ = ["AnthropicChatModel", "pays_to_cache"]
-
 _KEY_ENV = "ANTHROPIC_API_KEY"
 _URL_ENV = "ANTHROPIC_BASE_URL"
 _TOOL_DESCRIPTION = "Record the answer. The input must follow the schema exactly."

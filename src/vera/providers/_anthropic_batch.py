@@ -23,8 +23,6 @@ from vera.providers._base import ChatRequest, ChatResponse
 from vera.providers._batch import BatchResults, BatchStatus, Outcome, Unanswered, read_result_line
 from vera.providers._http import status_error
 
-__all__ = ["AnthropicBatchBackend"]
-
 _ERROR_STATUS = {
     "invalid_request_error": 400,
     "authentication_error": 401,

@@ -25,27 +25,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from vera._types._errors import RunStopError, VeraError
 from vera._types._secrets import redact
 
-__all__ = [
-    "AuthenticationError",
-    "BadRequestError",
-    "ChatModel",
-    "ChatRequest",
-    "ChatResponse",
-    "Message",
-    "MissingExtraError",
-    "ModelNotFoundError",
-    "ProviderConnectionError",
-    "ProviderError",
-    "ProviderTimeoutError",
-    "ProviderUnavailableError",
-    "RateLimitError",
-    "RateLimitInfo",
-    "RetryableProviderError",
-    "TruncatedOutputError",
-    "UnreadableReplyError",
-    "Usage",
-]
-
 
 class Message(BaseModel):
     """One chat message."""

@@ -50,27 +50,6 @@ from vera.providers._base import (
 )
 from vera.providers._cache import cache_key
 
-__all__ = [
-    "BATCH_PROVIDERS",
-    "BATCH_WAIT",
-    "INTENT_PREFIX",
-    "MAX_BATCH_BYTES",
-    "BatchBackend",
-    "BatchJournal",
-    "BatchRecord",
-    "BatchResults",
-    "BatchRetry",
-    "BatchStatus",
-    "BatchingChatModel",
-    "Unanswered",
-    "batch_backend",
-    "batch_journal",
-    "check_batch_provider",
-    "describe_batches",
-    "read_result_line",
-    "request_hash",
-]
-
 BATCH_PROVIDERS = ("openai", "anthropic")
 """The providers whose batch API VERA speaks."""
 

@@ -17,8 +17,6 @@ from pathlib import Path
 from vera._sqlite_file import DEFAULT_LOCK_TIMEOUT, Migration, SqliteFile
 from vera.providers._base import ChatRequest, ChatResponse
 
-__all__ = ["ResponseCache", "cache_key", "default_cache_path"]
-
 
 def default_cache_path() -> Path:
     """responses.sqlite in $VERA_CACHE_DIR, else $XDG_CACHE_HOME/vera, else ~/.cache/vera."""

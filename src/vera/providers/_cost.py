@@ -14,20 +14,6 @@ from pydantic import BaseModel, ConfigDict
 from vera._types._errors import RunStopError
 from vera.providers._base import ProviderError, Usage
 
-__all__ = [
-    "DEFAULT_PRICES",
-    "BudgetExceededError",
-    "CostLedger",
-    "Meter",
-    "Price",
-    "PriceSource",
-    "PriceTable",
-    "merge_summaries",
-    "metered",
-    "prompt_cache_fields",
-    "register_price_source",
-]
-
 
 class Price(BaseModel):
     """US dollars per million tokens, each kind of token at its own rate.

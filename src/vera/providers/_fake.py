@@ -14,8 +14,6 @@ from typing import Any
 
 from vera.providers._base import ChatRequest, ChatResponse, Usage
 
-__all__ = ["FakeChatModel"]
-
 
 class FakeChatModel:
     """A fake `ChatModel`: returns queued replies, raises queued exceptions."""

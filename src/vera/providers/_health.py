@@ -30,8 +30,6 @@ from vera.providers._base import (
     UnreadableReplyError,
 )
 
-__all__ = ["DEFAULT_FAIL_FAST", "ProviderHealth", "failure_cause"]
-
 T = TypeVar("T")
 
 DEFAULT_FAIL_FAST = 8

@@ -33,22 +33,6 @@ from vera.providers._base import (
     UnreadableReplyError,
 )
 
-__all__ = [
-    "BACKSTOP_TIMEOUT",
-    "CONTEXT_ADVICE",
-    "LOCAL_PLACEHOLDER_KEY",
-    "SdkAdapter",
-    "describe_cause",
-    "is_local_url",
-    "missing_api_key",
-    "rate_limit_info",
-    "resolve_api_key",
-    "retry_after_seconds",
-    "sdk_status_error",
-    "server_message",
-    "status_error",
-]
-
 LOCAL_PLACEHOLDER_KEY = "not-needed"
 """Sent as the key to local servers, which ignore it but whose clients insist on one."""
 

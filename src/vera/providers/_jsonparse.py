@@ -15,13 +15,6 @@ from typing import Any
 
 from vera._json import JsonRefused, decode_at, loads_bounded
 
-__all__ = [
-    "IncompleteJSONError",
-    "MalformedJSONError",
-    "parse_json_object",
-    "try_parse_json_object",
-]
-
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n?(.*?)```", re.DOTALL)
 _EXCERPT = 200
 

@@ -26,8 +26,6 @@ from dataclasses import dataclass
 
 from vera.providers._base import RateLimitInfo
 
-__all__ = ["DEFAULT_CONCURRENCY", "Limiter"]
-
 DEFAULT_CONCURRENCY = 16
 _MIN_PACE = 0.05  # never slow below 5 % of the limit being paced at
 _PACE_RECOVERY = 0.02  # share of that limit won back per success

@@ -41,8 +41,6 @@ from vera.providers._http import (
 from vera.providers._jsonparse import try_parse_json_object
 from vera.providers._openai import StructuredMode, response_format
 
-__all__ = ["LOCAL_COST_MAP", "LiteLLMChatModel", "litellm_price", "use_local_cost_map"]
-
 # Providers whose credentials are not one `<PROVIDER>_API_KEY`, for the message a rejected
 # key gets.
 _CREDENTIALS = {

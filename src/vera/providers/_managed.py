@@ -26,8 +26,6 @@ from vera.providers._limits import Limiter
 from vera.providers._ready import ServerReadiness
 from vera.providers._retry import RetryPolicy, call_with_retries
 
-__all__ = ["CHARS_PER_TOKEN", "DEFAULT_TIMEOUT", "ManagedChatModel", "estimate_tokens"]
-
 DEFAULT_TIMEOUT = 60.0
 """Seconds one provider call may take before it counts as timed out."""
 

@@ -47,17 +47,6 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
     from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 
-__all__ = [
-    "DEFAULT_OLLAMA_URL",
-    "OUTPUT_MODES",
-    "OllamaChatModel",
-    "OpenAIChatModel",
-    "OutputModeRefusedError",
-    "StructuredMode",
-    "response_format",
-    "structured_mode",
-]
-
 StructuredMode = Literal["json_schema", "json_object", "none"]
 
 OUTPUT_MODES: dict[str, StructuredMode] = {

@@ -26,8 +26,6 @@ from vera.providers._batch import BatchResults, BatchStatus, Outcome, Unanswered
 from vera.providers._http import server_message, status_error
 from vera.providers._openai import OpenAIChatModel, _messages, _sampling
 
-__all__ = ["OpenAIBatchBackend"]
-
 _ENDPOINT: Final = "/v1/chat/completions"
 _ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
 _UNANSWERED_CODES = frozenset({"batch_expired", "batch_cancelled"})

@@ -1,8 +1,8 @@
 """`ProviderOptions`: how every provider call of a run is limited, retried, cached and paid for.
 
 The providers' own options, defined beside them so that the code building a managed model
-(`vera.judges._registry`) reads them without importing `vera.plan._settings`, which sits above both:
-`Settings` composes this model with the other components' options.
+(`vera.judges._registry`) reads them without importing `vera._plan._settings`, which sits above
+both: `Settings` composes this model with the other components' options.
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ from vera._sqlite_file import DEFAULT_LOCK_TIMEOUT
 from vera.providers._health import DEFAULT_FAIL_FAST
 from vera.providers._limits import DEFAULT_CONCURRENCY
 from vera.providers._managed import DEFAULT_TIMEOUT
-
-__all__ = ["ProviderOptions"]
 
 
 class ProviderOptions(BaseModel):

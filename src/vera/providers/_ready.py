@@ -27,14 +27,6 @@ from vera._types._secrets import redact
 from vera.providers._base import BadRequestError, ChatRequest, ProviderUnavailableError
 from vera.providers._http import CONTEXT_ADVICE
 
-__all__ = [
-    "LOCAL_DEFAULTS",
-    "ServerReadiness",
-    "local_defaults",
-    "readiness_for",
-    "serves_locally",
-]
-
 LOCAL_DEFAULTS: dict[str, float | int] = {
     "timeout": 600.0,
     "sample_timeout": 3600.0,

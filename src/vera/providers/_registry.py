@@ -15,15 +15,6 @@ from vera._registry import Registry
 from vera._types._errors import ConfigError
 from vera.providers._base import ChatModel
 
-__all__ = [
-    "ENTRY_POINT_GROUP",
-    "PROVIDERS",
-    "PROVIDER_REGISTRY",
-    "ChatModelFactory",
-    "create_chat_model",
-    "provider_names",
-]
-
 ENTRY_POINT_GROUP = "vera.providers"
 """Packages can offer chat-model providers under this entry-point group."""
 

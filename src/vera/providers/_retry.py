@@ -10,8 +10,6 @@ from typing import TypeVar
 
 from vera.providers._base import ProviderTimeoutError, RetryableProviderError
 
-__all__ = ["RetryPolicy", "call_with_retries"]
-
 T = TypeVar("T")
 Sleep = Callable[[float], Awaitable[None]]
 

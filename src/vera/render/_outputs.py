@@ -22,12 +22,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from vera._plan._settings import Settings
 from vera._results._builder import Report, ResultSource, SampleResult
 from vera._store._history import DEFAULT_HISTORY_PATH, RunStore
 from vera._types import Conversation, Sample
 from vera._types._errors import ConfigError, VeraError
 from vera.datasets import open_dataset, read_conversations
-from vera.plan._settings import Settings
 from vera.render._registry import format_for_path, get_reporter, reporter_names
 from vera.render._run_view import RunView
 from vera.render._threads import Thread, ThreadWants, report_threads

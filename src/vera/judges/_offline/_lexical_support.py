@@ -33,16 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vera._types import ClaimVerdict, Verdict
-from vera.judges.offline._verify import CLOSEST, NOTHING, UNNAMED, UNSHARED, UNSTATED
-
-__all__ = [
-    "LEXICAL_WEIGHTS",
-    "RULED_OUT",
-    "LexicalWeights",
-    "lexical_support",
-    "rules_out",
-    "with_probability",
-]
+from vera.judges._offline._verify import CLOSEST, NOTHING, UNNAMED, UNSHARED, UNSTATED
 
 RULED_OUT = 0.5
 """The most probability a claim judged NO_EVIDENCE or CONTRADICTED keeps: never better than

@@ -13,18 +13,10 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from vera._plan._plan import RunPlan
+from vera._plan._setting_uses import RESUME_SETTINGS
 from vera._types._errors import ConfigError
 from vera._types._secrets import redact
-from vera.plan._plan import RunPlan
-from vera.plan._setting_uses import RESUME_SETTINGS
-
-__all__ = [
-    "check_resumed",
-    "resume_differences",
-    "resume_notice",
-    "resumed_with",
-]
-
 
 NOTICED = ("judge", "judge_base_url", "judge_samples", "max_cost", "concurrency", "cache_path")
 """The stored settings a resumed run says it applies (with the history and the batch mode)."""

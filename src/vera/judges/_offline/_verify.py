@@ -14,11 +14,11 @@ from dataclasses import dataclass, replace
 
 from vera._sample_limits import check_deadline
 from vera._types import Claim, ClaimVerdict, Verdict
-from vera.judges.offline._binding import misattributed
-from vera.judges.offline._index import context_index
-from vera.judges.offline._languages import current_lexicon, lexicons
-from vera.judges.offline._quantities import agreeing_keys, same_kind
-from vera.judges.offline._record import (
+from vera.judges._offline._binding import misattributed
+from vera.judges._offline._index import context_index
+from vera.judges._offline._languages import current_lexicon, lexicons
+from vera.judges._offline._quantities import agreeing_keys, same_kind
+from vera.judges._offline._record import (
     Record,
     RecordCheck,
     check_record,
@@ -26,24 +26,7 @@ from vera.judges.offline._record import (
     prose_days,
     record_of,
 )
-from vera.judges.offline._tokens import Facts, Name, Negation, Number, analyse, merge, stem
-
-__all__ = [
-    "CLOSEST",
-    "FAR",
-    "NOTHING",
-    "PARAPHRASE_COVERAGE",
-    "REVIEW_SUMMARY",
-    "SHORT_CONTEXT",
-    "SWAPPED_ITEM",
-    "UNNAMED",
-    "UNQUALIFIED",
-    "UNSHARED",
-    "UNSTATED",
-    "UNSTATED_POINT",
-    "Settings",
-    "verify",
-]
+from vera.judges._offline._tokens import Facts, Name, Negation, Number, analyse, merge, stem
 
 # How the reasons of the two NO_EVIDENCE verdicts that name a fact no context holds begin;
 # `lexical_support` reads them to weigh such a claim.

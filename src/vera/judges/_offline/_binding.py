@@ -21,9 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from vera.judges.offline._tokens import Facts, Number, analyse, stem
-
-__all__ = ["misattributed"]
+from vera.judges._offline._tokens import Facts, Number, analyse, stem
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 # "and" before a number joins a range or a pair ("between 30 and 40"), not two items.

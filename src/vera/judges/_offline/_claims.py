@@ -9,10 +9,10 @@ from vera._sample_limits import check_deadline
 from vera._text._abstention import abstains, is_about_sources
 from vera._text._segment import split_units
 from vera._types import Claim
-from vera.judges.offline._clauses import split_clauses
-from vera.judges.offline._languages import current_lexicon
-from vera.judges.offline._lexicon import CHATTER
-from vera.judges.offline._tokens import analyse, stem
+from vera.judges._offline._clauses import split_clauses
+from vera.judges._offline._languages import current_lexicon
+from vera.judges._offline._lexicon import CHATTER
+from vera.judges._offline._tokens import analyse, stem
 
 __all__ = [
     "abstains",

@@ -37,8 +37,6 @@ from vera.judges._options import JudgeOptions
 from vera.metrics._registry import configurable_metrics
 from vera.metrics._rubric import Rubric, load_rubrics
 
-__all__ = ["DEFAULT_CONCURRENCY", "GIVEN", "Settings", "load_settings"]
-
 DEFAULT_CONCURRENCY = 8
 """Samples evaluated at once unless configured."""
 

@@ -12,10 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from vera._sample_limits import check_deadline
-from vera.judges.offline._index import ContextIndex, Postings, by_length, context_index
-from vera.judges.offline._tokens import analyse, read_facts
-
-__all__ = ["Passage", "evidence_for", "passage_postings", "passages"]
+from vera.judges._offline._index import ContextIndex, Postings, by_length, context_index
+from vera.judges._offline._tokens import analyse, read_facts
 
 # Separates non-adjacent sentences in the evidence text, so the model can tell a gap.
 GAP = " … "

@@ -13,9 +13,7 @@ from collections.abc import Sequence
 from vera._text._language import guess_language, language_name
 from vera._types import Claim, ClaimVerdict, Verdict
 from vera._types._errors import JudgeError
-from vera.judges.offline._languages import ENGLISH, SUPPORTED, Lexicon, lexicon_for
-
-__all__ = ["UNSUPPORTED_LANGUAGE", "UnsupportedLanguageError", "sample_lexicon"]
+from vera.judges._offline._languages import ENGLISH, SUPPORTED, Lexicon, lexicon_for
 
 UNSUPPORTED_LANGUAGE = "unsupported_language"
 """The reason every verdict of a refused sample starts with."""

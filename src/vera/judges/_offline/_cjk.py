@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import re
 
-from vera.judges.offline._languages import Lexicon
-
-__all__ = ["cjk_tokens"]
+from vera.judges._offline._languages import Lexicon
 
 _Token = tuple[str, str, int, int]
 

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import re
 
-from vera.judges.offline._lexicon import SUBJECT_STARTERS, VERB_HINTS
-
-__all__ = ["split_clauses"]
+from vera.judges._offline._lexicon import SUBJECT_STARTERS, VERB_HINTS
 
 _SEMICOLON = re.compile(r";\s+")
 _CONJUNCTION = re.compile(r",\s+(?:but|while|whereas|and)\s+")

@@ -29,9 +29,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from vera.judges.offline._tokens import analyse
-
-__all__ = ["Record", "RecordCheck", "check_record", "names_days", "prose_days", "record_of"]
+from vera.judges._offline._tokens import analyse
 
 DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _DAY_WORDS = {

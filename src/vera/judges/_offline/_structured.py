@@ -29,8 +29,6 @@ from dataclasses import dataclass
 
 from vera._text._segment import split_units
 
-__all__ = ["Fact", "structured_facts"]
-
 
 @dataclass(frozen=True, slots=True)
 class Fact:

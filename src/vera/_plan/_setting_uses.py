@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["RESUME_SETTINGS", "SETTING_USES", "SettingUse", "settings_with"]
-
 
 @dataclass(frozen=True)
 class SettingUse:
@@ -25,7 +23,7 @@ class SettingUse:
     where Python gives it otherwise (an argument, or an option of another shape)."""
     resume: bool = False
     """It changes a result or the bill: a resumed run keeps the stored run's value unless the
-    user names it again (`vera.plan._resume`)."""
+    user names it again (`vera._plan._resume`)."""
 
 
 _ACCOUNT = (

@@ -26,11 +26,9 @@ import numpy.typing as npt
 
 from vera._sample_limits import check_deadline
 from vera._text._segment import split_units
-from vera.judges.offline._languages import current_lexicon
-from vera.judges.offline._structured import structured_facts
-from vera.judges.offline._tokens import Facts, Number, read_facts, stem
-
-__all__ = ["LONG_TEXT", "ContextIndex", "Postings", "by_length", "context_index"]
+from vera.judges._offline._languages import current_lexicon
+from vera.judges._offline._structured import structured_facts
+from vera.judges._offline._tokens import Facts, Number, read_facts, stem
 
 LONG_TEXT = 50_000
 """Characters from which a text is long: lean in memory, cached apart and built one at a time,

@@ -10,17 +10,15 @@ from typing import ParamSpec, TypeVar
 from vera._sample_limits import check_deadline
 from vera._types import Claim, ClaimVerdict, PartialRule, RelevanceVerdict, Verdict
 from vera.judges._base import BaseJudge, JudgeDescription
-from vera.judges.offline._claims import extract_claims
-from vera.judges.offline._features import SampleFacts, claim_features
-from vera.judges.offline._index import LONG_TEXT
-from vera.judges.offline._languages import SUPPORTED, reading
-from vera.judges.offline._lexical_support import RULED_OUT, lexical_support, with_probability
-from vera.judges.offline._model import SupportModel, load_model
-from vera.judges.offline._relevance import rate_relevance
-from vera.judges.offline._sample_language import response_lexicon, sample_lexicon
-from vera.judges.offline._verify import Settings, verify
-
-__all__ = ["OFFLINE_PARTIAL_RULE", "OfflineJudge"]
+from vera.judges._offline._claims import extract_claims
+from vera.judges._offline._features import SampleFacts, claim_features
+from vera.judges._offline._index import LONG_TEXT
+from vera.judges._offline._languages import SUPPORTED, reading
+from vera.judges._offline._lexical_support import RULED_OUT, lexical_support, with_probability
+from vera.judges._offline._model import SupportModel, load_model
+from vera.judges._offline._relevance import rate_relevance
+from vera.judges._offline._sample_language import response_lexicon, sample_lexicon
+from vera.judges._offline._verify import Settings, verify
 
 OFFLINE_PARTIAL_RULE = PartialRule.SUPPORTED
 """How the offline judges' PARTIALLY_SUPPORTED counts in the answer verdict: they give it to a

@@ -11,9 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from vera.judges.offline._tokens import Number, stem
-
-__all__ = ["agreeing_keys", "agrees", "same_kind"]
+from vera.judges._offline._tokens import Number, stem
 
 _ROUNDING = 0.01
 """The most a rounding may move a value, relative to it."""

@@ -12,11 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from vera._types import Claim, ClaimVerdict, Verdict
-from vera.judges.offline._index import Postings, context_index
-from vera.judges.offline._passages import passage_postings
-from vera.judges.offline._tokens import analyse, read_facts
-
-__all__ = ["FEATURES", "SampleFacts", "claim_features"]
+from vera.judges._offline._index import Postings, context_index
+from vera.judges._offline._passages import passage_postings
+from vera.judges._offline._tokens import analyse, read_facts
 
 # Each feature grows as support shrinks, so the model is monotone by construction and cannot
 # reward a missing word on data unlike RAGTruth's; richer sets scored no better on held-out

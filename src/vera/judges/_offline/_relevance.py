@@ -10,10 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from vera._types import Relevance, RelevanceVerdict
-from vera.judges.offline._lexicon import CHATTER
-from vera.judges.offline._tokens import analyse, analyse_text, stem
-
-__all__ = ["RELEVANT_COVERAGE", "rate_relevance"]
+from vera.judges._offline._lexicon import CHATTER
+from vera.judges._offline._tokens import analyse, analyse_text, stem
 
 RELEVANT_COVERAGE = 0.5
 """Share of the query's content words a text must contain to be RELEVANT."""

@@ -17,9 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from vera.judges.offline._features import FEATURES
-
-__all__ = ["SupportModel", "load_model", "shipped_path"]
+from vera.judges._offline._features import FEATURES
 
 # The default judge's cut-off for a model card written before it had its own.
 _PARTIAL_CUT = 0.88
@@ -75,7 +73,7 @@ def _sigmoid(x: float) -> float:
 
 def shipped_path() -> Path:
     """Where the package keeps the shipped weights."""
-    return Path(str(resources.files("vera.judges.offline") / "support_model.json"))
+    return Path(str(resources.files("vera.judges._offline") / "support_model.json"))
 
 
 @lru_cache(maxsize=8)

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 
 from vera._sample_limits import check_deadline
 from vera._text._numbers import canonical_numbers
-from vera.judges.offline._cjk import cjk_tokens
-from vera.judges.offline._languages import ENGLISH, Lexicon, current_lexicon
-from vera.judges.offline._lexicon import (
+from vera.judges._offline._cjk import cjk_tokens
+from vera.judges._offline._languages import ENGLISH, Lexicon, current_lexicon
+from vera.judges._offline._lexicon import (
     CURRENCY_WORDS,
     MONTHS,
     NUMBER_WORDS_NEEDING_UNIT,
@@ -21,18 +21,6 @@ from vera.judges.offline._lexicon import (
     SCALE_WORDS,
     UNIT_WORDS,
 )
-
-__all__ = [
-    "Facts",
-    "Name",
-    "Negation",
-    "Number",
-    "analyse",
-    "analyse_text",
-    "mask_citations",
-    "merge",
-    "stem",
-]
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,19 +2,7 @@
 options, and the `RunPlan` built from them.
 """
 
-from vera._sample_limits import (
-    DEFAULT_MAX_CONTEXT_CHARS,
-    DEFAULT_MAX_RESPONSE_CHARS,
-    DEFAULT_SAMPLE_TIMEOUT,
-    SampleLimitError,
-    SampleLimitOptions,
-    SampleLimits,
-    SampleTimeoutError,
-    check_deadline,
-    check_sizes,
-    sample_deadline,
-)
-from vera.plan._plan import (
+from vera._plan._plan import (
     DEFAULT_METRICS,
     QUICK_SAMPLES,
     DatasetRef,
@@ -28,14 +16,26 @@ from vera.plan._plan import (
     named_again,
     resume_command,
 )
-from vera.plan._resume import (
+from vera._plan._resume import (
     check_resumed,
     resume_differences,
     resume_notice,
     resumed_with,
 )
-from vera.plan._setting_uses import RESUME_SETTINGS, SETTING_USES, SettingUse
-from vera.plan._settings import DEFAULT_CONCURRENCY, Settings, load_settings
+from vera._plan._setting_uses import RESUME_SETTINGS, SETTING_USES, SettingUse
+from vera._plan._settings import DEFAULT_CONCURRENCY, Settings, load_settings
+from vera._sample_limits import (
+    DEFAULT_MAX_CONTEXT_CHARS,
+    DEFAULT_MAX_RESPONSE_CHARS,
+    DEFAULT_SAMPLE_TIMEOUT,
+    SampleLimitError,
+    SampleLimitOptions,
+    SampleLimits,
+    SampleTimeoutError,
+    check_deadline,
+    check_sizes,
+    sample_deadline,
+)
 
 __all__ = [
     "DEFAULT_CONCURRENCY",

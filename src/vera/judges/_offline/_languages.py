@@ -17,18 +17,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 
-from vera.judges.offline import _lexicon as en
-
-__all__ = [
-    "CJK",
-    "ENGLISH",
-    "SUPPORTED",
-    "Lexicon",
-    "current_lexicon",
-    "lexicon_for",
-    "lexicons",
-    "reading",
-]
+from vera.judges._offline import _lexicon as en
 
 
 @dataclass(frozen=True, slots=True)

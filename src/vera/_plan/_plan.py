@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from vera._baselines._baselines import BASELINES
+from vera._plan._settings import Settings, load_settings
 from vera._registry import check_plugin_tables, plugin_table
 from vera._types._errors import ConfigError
 from vera._types._secrets import redact
@@ -28,24 +29,7 @@ from vera.metrics._registry import (
     metric_classes,
 )
 from vera.metrics._rubric import PRESETS
-from vera.plan._settings import Settings, load_settings
 from vera.providers._registry import PROVIDER_REGISTRY
-
-__all__ = [
-    "DEFAULT_METRICS",
-    "NAMED_AGAIN_FLAGS",
-    "QUICK_SAMPLES",
-    "DatasetRef",
-    "GeneratorSpec",
-    "MetricSpec",
-    "RetrievalOptions",
-    "RunPlan",
-    "build_plan",
-    "code_references",
-    "metric_specs",
-    "named_again",
-    "resume_command",
-]
 
 QUICK_SAMPLES = 10
 """How many samples `quick` evaluates."""
