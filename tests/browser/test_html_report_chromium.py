@@ -32,7 +32,10 @@ from tests.support.example_metrics import EXAMPLE_METRICS
 import vera
 from vera import Report, Sample, Verdict
 from vera.judges import OfflineJudge
-from vera.render import VERDICTS, HistoryPoint, read_samples, render_html
+from vera.render import HistoryPoint, read_samples, render_html
+from vera.render._samples import VERDICTS
+
+WHITEBOX = "the console's tables, panels and progress"
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page, Playwright

@@ -348,7 +348,7 @@ def test_the_view_shows_windows_live_with_trend_counts_and_alerts(tmp_path: Path
         page = client.get("/monitor")
         part = client.get("/monitor?part=windows")
     assert page.status_code == 200
-    from vera.render import csp_hash
+    from vera.render._html import csp_hash
 
     assert csp_hash(LIVE_SCRIPT) in page.headers["content-security-policy"]
     assert "connect-src 'self'" in page.headers["content-security-policy"]

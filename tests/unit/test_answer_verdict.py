@@ -19,7 +19,8 @@ from vera._results import Outcome, answer_verdict, claims_verdict, sample_outcom
 from vera._text import split_units
 from vera._types import AnswerStatus, PartialRule
 from vera.judges import FakeJudge, OfflineJudge
-from vera.render import print_summary, read_samples, render_html, render_junit, render_markdown
+from vera.render import read_samples, render_html, render_junit, render_markdown
+from vera.render._console import print_summary
 
 WHITEBOX = "the report builder, on hand-made results; the text utilities"
 

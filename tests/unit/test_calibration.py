@@ -15,7 +15,9 @@ from rich.console import Console
 import vera
 from vera import DatasetRowError, Sample
 from vera._stats import CalibrationTally, ValueCounts, corrected_mean, wilson_interval
-from vera.render import calibration_lines, print_summary, render_html, render_markdown
+from vera.render import render_html, render_markdown
+from vera.render._calibration import calibration_lines
+from vera.render._console import print_summary
 
 WHITEBOX = "the statistics formulas"
 

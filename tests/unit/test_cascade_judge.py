@@ -36,7 +36,10 @@ from vera.judges import (
     create_judge,
 )
 from vera.providers import FakeChatModel
-from vera.render import cascade_summary, render_markdown
+from vera.render import render_markdown
+from vera.render._cascade import cascade_summary
+
+WHITEBOX = "the console's tables, panels and progress"
 
 
 class FakeOfflineJudge(BaseJudge):

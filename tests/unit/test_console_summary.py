@@ -14,7 +14,7 @@ import vera
 from vera import Report
 from vera._results import MetricComparison, baseline_comparison, significant
 from vera._types import BaselineComparison
-from vera.render import Column, change_cell, print_summary, print_table
+from vera.render._console import Column, change_cell, print_summary, print_table
 
 WHITEBOX = "the report builder, on hand-made results"
 

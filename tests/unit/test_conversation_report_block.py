@@ -23,7 +23,8 @@ from vera._types import ConversationSummary, PartialRule, TurnRef
 from vera._viewer import run_url
 from vera.datasets import consistency_checks, open_dataset, turn_samples
 from vera.judges import OfflineJudge
-from vera.render import print_summary, render_html
+from vera.render import render_html
+from vera.render._console import print_summary
 
 WHITEBOX = "the viewer's own parts"
 

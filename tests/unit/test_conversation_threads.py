@@ -22,7 +22,8 @@ from vera._conversations import thread_lines, threads_html
 from vera._types import ConversationTurns
 from vera._viewer import conversation_url, run_url
 from vera.datasets import read_conversations, turn_samples
-from vera.render import csp_hash, read_samples, render_html, render_markdown
+from vera.render import read_samples, render_html, render_markdown
+from vera.render._html import csp_hash
 
 WHITEBOX = "the conversations' own parts; the viewer's own parts"
 

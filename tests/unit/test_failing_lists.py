@@ -11,16 +11,11 @@ from rich.console import Console
 import vera
 from vera import InvalidRow, Report, Sample
 from vera.judges import FakeJudge
-from vera.render import (
-    FAILING_TITLE,
-    FailingSamples,
-    margin,
-    print_summary,
-    read_samples,
-    render_html,
-    render_junit,
-    render_markdown,
-)
+from vera.render import read_samples, render_html, render_junit, render_markdown
+from vera.render._console import FAILING_TITLE, print_summary
+from vera.render._ranking import FailingSamples, margin
+
+WHITEBOX = "the console's tables, panels and progress"
 
 CONTEXT = "The refund window is 30 days."
 

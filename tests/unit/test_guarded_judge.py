@@ -29,7 +29,7 @@ from vera.judges import (
     quote_occurs,
 )
 from vera.providers import ChatResponse, FakeChatModel, TruncatedOutputError
-from vera.render import print_summary
+from vera.render._console import print_summary
 
 WHITEBOX = "the report builder, on hand-made results"
 

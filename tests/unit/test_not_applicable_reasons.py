@@ -9,7 +9,10 @@ from rich.console import Console
 
 import vera
 from vera import Report, Sample
-from vera.render import print_summary, render_html, render_markdown
+from vera.render import render_html, render_markdown
+from vera.render._console import print_summary
+
+WHITEBOX = "the console's tables, panels and progress"
 
 NEEDS_REFERENCE = "(needs the sample field `reference`)"
 

@@ -11,7 +11,9 @@ import pytest
 from rich.console import Console
 
 from vera import SampleResult, SampleStatus
-from vera.render import RunProgress, format_duration
+from vera.render._progress import RunProgress, format_duration
+
+WHITEBOX = "the console's tables, panels and progress"
 
 RESULT = SampleResult(id="s", status=SampleStatus.SCORED)
 

@@ -9,7 +9,10 @@ from rich.cells import cell_len
 from rich.console import Console
 
 import vera
-from vera.render import Column, print_table, render_markdown
+from vera.render import render_markdown
+from vera.render._console import Column, print_table
+
+WHITEBOX = "the console's tables, panels and progress"
 
 ROWS = [
     ["日本語のサンプル", "0.750", "8"],

@@ -19,12 +19,8 @@ from vera import (
 )
 from vera.cli._app import _fail, _write_json, app, err, out
 from vera.cli._eval_flags import _ConcurrencyFlag, _JudgeFlag, _OfflineMinSupportFlag
-from vera.render import (
-    Column,
-    check_output_paths,
-    format_score,
-    print_table,
-)
+from vera.render._console import Column, format_score, print_table
+from vera.render._outputs import check_output_paths
 
 if TYPE_CHECKING:
     from vera._run import Rule  # a type: which rule flags an answer

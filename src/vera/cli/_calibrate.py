@@ -12,10 +12,8 @@ from vera import VeraError, calibrate, load_settings
 from vera.cli._app import _fail, _write_json, app, out
 from vera.cli._eval_flags import _JudgeFlag
 from vera.cli._runs import HistoryOption
-from vera.render import (
-    calibration_lines,
-    check_output_paths,
-)
+from vera.render._calibration import calibration_lines
+from vera.render._outputs import check_output_paths
 
 
 @app.command("calibrate")

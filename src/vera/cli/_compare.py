@@ -10,7 +10,7 @@ from rich.markup import escape
 from vera import ConfigError, RunComparison, StoredComparison, VeraError, compare_runs
 from vera.cli._app import _fail, app, err, out
 from vera.cli._runs import HistoryOption, _store
-from vera.render import (
+from vera.render._console import (
     SHOWN_FAILURES,
     Cell,
     Column,

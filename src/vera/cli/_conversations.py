@@ -23,7 +23,8 @@ from vera import (
 )
 from vera._conversations import baseline_lines, thread_lines, threads_html
 from vera.cli._app import _fail, app, err, out
-from vera.render import atomic_text, output_format, report_format
+from vera.render import atomic_text
+from vera.render._outputs import output_format, report_format
 
 HELP = (
     "Verify conversations turn by turn and show each as a thread.\n\n"

@@ -7,9 +7,7 @@ from rich.table import Table
 
 from vera.cli._app import app, out
 from vera.datasets import BUNDLED, load_dataset
-from vera.render import (
-    plain_cells,
-)
+from vera.render._console import plain_cells
 
 datasets_app = typer.Typer(help="The datasets bundled with VERA.", no_args_is_help=True)
 app.add_typer(datasets_app, name="datasets")

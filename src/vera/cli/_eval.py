@@ -29,16 +29,10 @@ from vera._plan import SETTING_USES, resume_command, resume_notice, resumed_with
 from vera.cli._app import EXIT_INTERRUPTED, _fail, app, err, out
 from vera.cli._eval_flags import EvalFlags, typed_command
 from vera.datasets import parse_field_option
-from vera.render import (
-    RunProgress,
-    RunView,
-    check_report_targets,
-    open_run_view,
-    parse_report_option,
-    print_summary,
-    report_format,
-    write_reports,
-)
+from vera.render import RunView, check_report_targets, open_run_view, write_reports
+from vera.render._console import print_summary
+from vera.render._outputs import parse_report_option, report_format
+from vera.render._progress import RunProgress
 
 
 @app.command("eval")

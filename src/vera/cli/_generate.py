@@ -29,9 +29,7 @@ from vera.cli._generate_conversations import (
     TurnsFlag,
     simulate,
 )
-from vera.render import (
-    check_output_paths,
-)
+from vera.render._outputs import check_output_paths
 
 if TYPE_CHECKING:
     from vera import GenerationResult

@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from vera import EXIT_INCOMPLETE, EXIT_OK, ConfigError, Settings, VeraError
 from vera.cli._app import _fail, out
-from vera.render import check_output_paths
+from vera.render._outputs import check_output_paths
 
 ConversationsFlag = Annotated[
     bool,

@@ -17,7 +17,7 @@ import typer
 
 from vera import EXIT_USAGE, RunStore, VeraError, export_labels
 from vera._text import printable
-from vera.render import check_output_paths
+from vera.render._outputs import check_output_paths
 
 labels_app = typer.Typer(
     help="The labels people gave stored runs in `vera view --review`.", no_args_is_help=True

@@ -5,11 +5,7 @@ from __future__ import annotations
 from vera import VeraError, load_settings
 from vera.cli._app import _fail, app, out
 from vera.metrics import Rubric, goal_completion, metric_classes
-from vera.render import (
-    Cell,
-    Column,
-    print_table,
-)
+from vera.render._console import Cell, Column, print_table
 
 _METRICS_COLUMNS = (
     Column("Name"),
