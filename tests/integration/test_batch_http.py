@@ -23,17 +23,11 @@ import vera
 from vera import ConfigError, RunStore, estimate_plan, plan_evaluation, run_evaluation
 from vera._store import HistoryBatchJournal
 from vera.judges import JudgeOptions, create_managed_model
-from vera.providers import (
-    AnthropicChatModel,
-    BadRequestError,
-    BatchingChatModel,
-    ChatRequest,
-    ManagedChatModel,
-    Message,
-    OpenAIChatModel,
-    RetryPolicy,
-    batch_journal,
-)
+from vera.providers import BadRequestError, ChatRequest, ManagedChatModel, Message
+from vera.providers._anthropic import AnthropicChatModel
+from vera.providers._batch import BatchingChatModel, batch_journal
+from vera.providers._openai import OpenAIChatModel
+from vera.providers._retry import RetryPolicy
 
 WHITEBOX = "the history's batch journal and schema"
 

@@ -21,7 +21,10 @@ from tests.support.scripted import scripted_reply, section
 
 import vera
 from vera.judges import LLMJudge
-from vera.providers import ManagedChatModel, OpenAIChatModel
+from vera.providers import ManagedChatModel
+from vera.providers._openai import OpenAIChatModel
+
+WHITEBOX = "the providers' own clients, retries, cache and batches"
 
 BEFORE = Path(__file__).resolve().parents[1] / "support" / "prompts_v3"
 SAMPLES = [

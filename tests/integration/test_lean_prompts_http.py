@@ -14,7 +14,12 @@ from tests.support.scripted import scripted_anthropic, scripted_openai
 
 from vera import Verdict
 from vera.judges import LLMJudge
-from vera.providers import AnthropicChatModel, ManagedChatModel, OpenAIChatModel, ResponseCache
+from vera.providers import ManagedChatModel
+from vera.providers._anthropic import AnthropicChatModel
+from vera.providers._cache import ResponseCache
+from vera.providers._openai import OpenAIChatModel
+
+WHITEBOX = "the providers' own clients, retries, cache and batches"
 
 CONTEXTS = [
     "Refunds are issued to the original card. Refunds take 5 days.",

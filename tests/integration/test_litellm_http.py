@@ -29,14 +29,16 @@ from vera.judges import create_managed_model
 from vera.providers import (
     AuthenticationError,
     ChatRequest,
-    LiteLLMChatModel,
     Message,
-    MissingExtraError,
     RateLimitError,
     RetryableProviderError,
-    cache_key,
     create_chat_model,
 )
+from vera.providers._base import MissingExtraError
+from vera.providers._cache import cache_key
+from vera.providers._litellm import LiteLLMChatModel
+
+WHITEBOX = "the providers' own clients, retries, cache and batches"
 
 pytest.importorskip("litellm", reason=without("litellm"))
 

@@ -15,7 +15,10 @@ import vera
 from vera import build_baseline
 from vera.judges import OfflineJudge
 from vera.metrics import create_metric
-from vera.providers import ManagedChatModel, OpenAIChatModel
+from vera.providers import ManagedChatModel
+from vera.providers._openai import OpenAIChatModel
+
+WHITEBOX = "the providers' own clients, retries, cache and batches"
 
 INVENTED = "The service also guarantees a refund of 500 euros for every outage."
 

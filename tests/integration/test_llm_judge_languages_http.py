@@ -10,7 +10,10 @@ from tests.support.loopback import LoopbackServer, ok_openai
 
 from vera import Claim, Verdict
 from vera.judges import LLMJudge
-from vera.providers import ManagedChatModel, OpenAIChatModel
+from vera.providers import ManagedChatModel
+from vera.providers._openai import OpenAIChatModel
+
+WHITEBOX = "the providers' own clients, retries, cache and batches"
 
 ANSWERS = {
     "en": ("The return window is 60 days.", "Refunds go to the original payment method."),

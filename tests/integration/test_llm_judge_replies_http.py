@@ -13,7 +13,12 @@ from tests.support.scripted import section
 
 from vera import Claim, JudgeResponseError, Verdict
 from vera.judges import LLMJudge
-from vera.providers import ManagedChatModel, OpenAIChatModel, ResponseCache, RetryPolicy
+from vera.providers import ManagedChatModel
+from vera.providers._cache import ResponseCache
+from vera.providers._openai import OpenAIChatModel
+from vera.providers._retry import RetryPolicy
+
+WHITEBOX = "the providers' own clients, retries, cache and batches"
 
 CONTEXTS = ["Refunds are issued to the original card.", "The refund window is 30 days."]
 CLAIMS = [Claim("c1", "The refund window is 60 days."), Claim("c2", "Refunds go to the card.")]

@@ -21,8 +21,10 @@ from vera.providers import (
     Message,
     ProviderUnavailableError,
     local_defaults,
-    readiness_for,
 )
+from vera.providers._ready import readiness_for
+
+WHITEBOX = "the providers' own clients, retries, cache and batches"
 
 REQUEST = ChatRequest(messages=(Message(role="user", content="Say ok."),))
 

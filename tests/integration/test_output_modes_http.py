@@ -13,14 +13,11 @@ from tests.support.scripted import scripted_openai
 
 from vera import Claim, ConfigError, RunStopError, Settings, Verdict
 from vera.judges import LLMJudge, create_judge
-from vera.providers import (
-    ChatRequest,
-    ManagedChatModel,
-    Message,
-    OpenAIChatModel,
-    RetryPolicy,
-    create_chat_model,
-)
+from vera.providers import ChatRequest, ManagedChatModel, Message, create_chat_model
+from vera.providers._openai import OpenAIChatModel
+from vera.providers._retry import RetryPolicy
+
+WHITEBOX = "the providers' own clients, retries, cache and batches"
 
 REQUEST = ChatRequest(
     messages=(Message(role="user", content="Judge this."),),

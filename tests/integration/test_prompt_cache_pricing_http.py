@@ -6,14 +6,11 @@ from __future__ import annotations
 import pytest
 from tests.support.loopback import LoopbackServer, ok_anthropic_tool, ok_openai
 
-from vera.providers import (
-    AnthropicChatModel,
-    ChatRequest,
-    ManagedChatModel,
-    Message,
-    OpenAIChatModel,
-    Usage,
-)
+from vera.providers import ChatRequest, ManagedChatModel, Message, Usage
+from vera.providers._anthropic import AnthropicChatModel
+from vera.providers._openai import OpenAIChatModel
+
+WHITEBOX = "the providers' own clients, retries, cache and batches"
 
 SECRET = "sk-test-0123456789abcdef"
 REQUEST = ChatRequest(

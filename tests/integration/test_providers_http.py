@@ -23,25 +23,25 @@ from tests.support.loopback import (
 
 from vera import ConfigError
 from vera.providers import (
-    AnthropicChatModel,
     AuthenticationError,
     BadRequestError,
     ChatModel,
     ChatRequest,
-    MalformedJSONError,
     Message,
-    MissingExtraError,
     ModelNotFoundError,
-    OpenAIChatModel,
     RateLimitError,
     RetryableProviderError,
     StructuredMode,
     TruncatedOutputError,
     create_chat_model,
-    is_local_url,
-    parse_json_object,
-    retry_after_seconds,
 )
+from vera.providers._anthropic import AnthropicChatModel
+from vera.providers._base import MissingExtraError
+from vera.providers._http import is_local_url, retry_after_seconds
+from vera.providers._jsonparse import MalformedJSONError, parse_json_object
+from vera.providers._openai import OpenAIChatModel
+
+WHITEBOX = "the providers' own clients, retries, cache and batches"
 
 SECRET = "sk-test-0123456789abcdef"
 SCHEMA = {

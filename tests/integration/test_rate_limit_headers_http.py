@@ -19,17 +19,13 @@ from tests.support.loopback import (
 )
 from tests.unit.test_managed_model import REQUEST, FakeClock
 
-from vera.providers import (
-    AnthropicChatModel,
-    ChatModel,
-    ChatRequest,
-    Limiter,
-    ManagedChatModel,
-    Message,
-    OpenAIChatModel,
-    RateLimitError,
-    RetryPolicy,
-)
+from vera.providers import ChatModel, ChatRequest, ManagedChatModel, Message, RateLimitError
+from vera.providers._anthropic import AnthropicChatModel
+from vera.providers._limits import Limiter
+from vera.providers._openai import OpenAIChatModel
+from vera.providers._retry import RetryPolicy
+
+WHITEBOX = "the providers' own clients, retries, cache and batches"
 
 OPENAI_HEADERS = {
     "x-ratelimit-limit-requests": "120",

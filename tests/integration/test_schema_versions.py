@@ -18,7 +18,8 @@ import vera
 from vera import Report, RunStore, StoreError, cli
 from vera._results import REPORT_SCHEMA_VERSION, Counts
 from vera._store import HISTORY_SCHEMA_VERSION, SqliteFile
-from vera.providers import ChatResponse, ResponseCache
+from vera.providers import ChatResponse
+from vera.providers._cache import ResponseCache
 
 WHITEBOX = "the report builder, on hand-made results; the history's batch journal and schema"
 

@@ -19,7 +19,11 @@ import vera
 from vera import Verdict
 from vera.datasets import bundled_path
 from vera.judges import LLMJudge
-from vera.providers import ManagedChatModel, OpenAIChatModel, RetryPolicy
+from vera.providers import ManagedChatModel
+from vera.providers._openai import OpenAIChatModel
+from vera.providers._retry import RetryPolicy
+
+WHITEBOX = "the providers' own clients, retries, cache and batches"
 
 
 def example_rows(count: int) -> list[vera.Sample]:

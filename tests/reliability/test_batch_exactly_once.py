@@ -28,16 +28,11 @@ from tests.support.faults import judge_args, scripted
 from tests.support.loopback import LoopbackServer, Reply, ok_anthropic_tool, ok_openai
 from vera import RunStore
 from vera._store import HistoryBatchJournal
-from vera.providers import (
-    AnthropicChatModel,
-    BatchingChatModel,
-    ChatRequest,
-    ManagedChatModel,
-    Message,
-    OpenAIChatModel,
-    RetryPolicy,
-    batch_journal,
-)
+from vera.providers import ChatRequest, ManagedChatModel, Message
+from vera.providers._anthropic import AnthropicChatModel
+from vera.providers._batch import BatchingChatModel, batch_journal
+from vera.providers._openai import OpenAIChatModel
+from vera.providers._retry import RetryPolicy
 
 WHITEBOX = "the history's batch journal and schema"
 

@@ -37,7 +37,7 @@ from vera import DamagedRunError, DatasetError, DatasetRowError, RunStore, load_
 from vera._monitor import BadRequest, OtlpRequestError, decode_body, request_spans_of
 from vera.datasets import read_conversations
 from vera.pipelines import UserPipelineError, load_user_pipeline
-from vera.providers import MalformedJSONError, parse_json_object
+from vera.providers._jsonparse import MalformedJSONError, parse_json_object
 
 WHITEBOX = "the monitor's own parts"
 

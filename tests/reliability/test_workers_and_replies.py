@@ -42,9 +42,9 @@ from vera.providers import (
     ProviderConnectionError,
     ProviderUnavailableError,
     RetryableProviderError,
-    RetryPolicy,
-    UnreadableReplyError,
 )
+from vera.providers._base import UnreadableReplyError
+from vera.providers._retry import RetryPolicy
 
 WHITEBOX = "the generator's own parts"
 
@@ -429,7 +429,7 @@ def test_litellm_is_imported_with_its_local_cost_map(tmp_path: Path) -> None:
 
 
 def test_a_users_own_cost_map_choice_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
-    from vera.providers import use_local_cost_map
+    from vera.providers._litellm import use_local_cost_map
 
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "False")
     use_local_cost_map()

@@ -10,9 +10,6 @@ from typing import Any
 import pytest
 
 from vera.providers import (
-    BatchingChatModel,
-    BatchResults,
-    BatchStatus,
     ChatRequest,
     ChatResponse,
     CostLedger,
@@ -20,9 +17,11 @@ from vera.providers import (
     Message,
     Price,
     PriceTable,
-    Unanswered,
     Usage,
 )
+from vera.providers._batch import BatchingChatModel, BatchResults, BatchStatus, Unanswered
+
+WHITEBOX = "the providers' own clients, retries, cache and batches"
 
 
 class FakeBackend:

@@ -6,7 +6,10 @@ import pytest
 
 from vera import Bindings, RunEstimate, Sample, Settings, build_plan, estimate_plan
 from vera.datasets import open_dataset
-from vera.providers import CHARS_PER_TOKEN, Price, PriceTable
+from vera.providers import Price, PriceTable
+from vera.providers._managed import CHARS_PER_TOKEN
+
+WHITEBOX = "the providers' own clients, retries, cache and batches"
 
 # The metric that needs each piece of judge work, to ask for exactly that piece.
 NEED_METRICS = {

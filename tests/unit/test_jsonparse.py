@@ -7,12 +7,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vera.providers import (
+from vera.providers._jsonparse import (
     IncompleteJSONError,
     MalformedJSONError,
     parse_json_object,
     try_parse_json_object,
 )
+
+WHITEBOX = "the providers' own clients, retries, cache and batches"
 
 json_values = st.recursive(
     st.none()

@@ -12,13 +12,10 @@ import pytest
 import vera
 from vera import ConfigError, JudgeResponseError, Verdict
 from vera.judges import LLMJudge
-from vera.providers import (
-    ChatResponse,
-    FakeChatModel,
-    ManagedChatModel,
-    ResponseCache,
-    TruncatedOutputError,
-)
+from vera.providers import ChatResponse, FakeChatModel, ManagedChatModel, TruncatedOutputError
+from vera.providers._cache import ResponseCache
+
+WHITEBOX = "the providers' own clients, retries, cache and batches"
 
 RESPONSE = "The refund window is 60 days. Refunds go to the original card."
 CONTEXTS = ["Refunds are issued to the original card.", "The refund window is 30 days."]

@@ -19,9 +19,11 @@ from vera.providers import (
     ManagedChatModel,
     Price,
     PriceTable,
-    ResponseCache,
     TruncatedOutputError,
 )
+from vera.providers._cache import ResponseCache
+
+WHITEBOX = "the providers' own clients, retries, cache and batches"
 
 RESPONSE = "The refund window is 60 days. Refunds go to the original card."
 CONTEXTS = ["Refunds are issued to the original card.", "The refund window is 30 days."]

@@ -16,20 +16,20 @@ from vera.providers import (
     ChatRequest,
     CostLedger,
     FakeChatModel,
-    Limiter,
     ManagedChatModel,
     Message,
     Price,
     PriceTable,
     RateLimitError,
-    ResponseCache,
     RetryableProviderError,
-    RetryPolicy,
     Usage,
-    cache_key,
-    call_with_retries,
-    merge_summaries,
 )
+from vera.providers._cache import ResponseCache, cache_key
+from vera.providers._cost import merge_summaries
+from vera.providers._limits import Limiter
+from vera.providers._retry import RetryPolicy, call_with_retries
+
+WHITEBOX = "the providers' own clients, retries, cache and batches"
 
 REQUEST = ChatRequest(messages=(Message(role="user", content="Is the sky blue?"),))
 

@@ -16,7 +16,9 @@ from tests.support.tiny_nli import build_model
 from vera import Claim, ConfigError, VeraError, Verdict
 from vera.judges import NLIJudge, create_judge, label_map, windows
 from vera.metrics import DEFAULT_MIN_ENTAILMENT
-from vera.providers import MissingExtraError
+from vera.providers._base import MissingExtraError
+
+WHITEBOX = "the providers' own clients, retries, cache and batches"
 
 
 def verify(judge: NLIJudge, claims: list[str], contexts: list[str]) -> list[Any]:

@@ -9,7 +9,7 @@ import vera
 from vera import Context, Verdict, build_baseline
 from vera._baselines import DenseRetriever
 from vera.judges import OfflineJudge
-from vera.providers import MissingExtraError
+from vera.providers._base import MissingExtraError
 
 WHITEBOX = "the baselines' own parts"
 

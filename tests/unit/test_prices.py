@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from vera.providers import DEFAULT_PRICES, CostLedger, Price, Usage, merge_summaries
+from vera.providers import DEFAULT_PRICES, CostLedger, Price, Usage
+from vera.providers._cost import merge_summaries
+
+WHITEBOX = "the providers' own clients, retries, cache and batches"
 
 
 def test_batch_discount_applies_to_every_rate() -> None:

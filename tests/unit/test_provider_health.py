@@ -16,14 +16,15 @@ from vera.providers import (
     ManagedChatModel,
     Message,
     ProviderConnectionError,
-    ProviderHealth,
     ProviderTimeoutError,
     ProviderUnavailableError,
     RateLimitError,
     RetryableProviderError,
-    RetryPolicy,
-    failure_cause,
 )
+from vera.providers._health import ProviderHealth, failure_cause
+from vera.providers._retry import RetryPolicy
+
+WHITEBOX = "the providers' own clients, retries, cache and batches"
 
 REQUEST = ChatRequest(messages=(Message(role="user", content="Is the sky blue?"),))
 

@@ -16,13 +16,15 @@ from vera.providers import (
     ChatRequest,
     ChatResponse,
     FakeChatModel,
-    Limiter,
     ManagedChatModel,
     RateLimitError,
-    RateLimitInfo,
-    ResponseCache,
-    rate_limit_info,
 )
+from vera.providers._base import RateLimitInfo
+from vera.providers._cache import ResponseCache
+from vera.providers._http import rate_limit_info
+from vera.providers._limits import Limiter
+
+WHITEBOX = "the providers' own clients, retries, cache and batches"
 
 NOW = datetime(2025, 1, 1, tzinfo=UTC).timestamp()
 

@@ -12,7 +12,7 @@ from rich.markup import escape
 from vera import MissingStoreError, RunStore, VeraError
 from vera.cli._app import _fail, app, err, out
 from vera.cli._labels import labels_app
-from vera.providers import describe_batches
+from vera.providers._batch import describe_batches
 from vera.render._console import Cell, Column, format_score, print_summary, print_table
 
 runs_app = typer.Typer(help="The run history (.vera/runs.sqlite).", no_args_is_help=True)
