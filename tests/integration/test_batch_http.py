@@ -22,7 +22,8 @@ from tests.support.scripted import GeneratorScript
 import vera
 from vera import ConfigError, RunStore, estimate_plan, plan_evaluation, run_evaluation
 from vera._store import HistoryBatchJournal
-from vera.judges import JudgeOptions, create_managed_model
+from vera.judges import JudgeOptions
+from vera.judges._registry import create_managed_model
 from vera.providers import BadRequestError, ChatRequest, ManagedChatModel, Message
 from vera.providers._anthropic import AnthropicChatModel
 from vera.providers._batch import BatchingChatModel, batch_journal

@@ -16,7 +16,9 @@ from tests.support.testset_script import TestsetScript, by_hash
 import vera
 from vera import Settings, estimate_testset, generate_testset
 from vera.datasets import bundled_path
-from vera.judges import load_prompt
+from vera.judges._prompts import load_prompt
+
+WHITEBOX = "the judges' own prompts, matrix and checks"
 
 GENERATOR = "openai:loopback-model"
 KEY = "sk-test-never-shown"

@@ -25,7 +25,7 @@ from tests.support.scripted import scripted_openai
 
 import vera
 from vera import Settings
-from vera.judges import create_managed_model
+from vera.judges._registry import create_managed_model
 from vera.providers import (
     AuthenticationError,
     ChatRequest,

@@ -13,7 +13,8 @@ from tests.support.scripted import scripted_openai
 
 import vera
 from vera import Settings
-from vera.judges import create_judge, create_managed_model
+from vera.judges import create_judge
+from vera.judges._registry import create_managed_model
 from vera.providers import (
     LOCAL_DEFAULTS,
     BadRequestError,

@@ -32,7 +32,9 @@ from tests.support.scripted import GeneratorScript, scripted_openai
 
 import vera
 from vera import Settings
-from vera.judges import load_prompt
+from vera.judges._prompts import load_prompt
+
+WHITEBOX = "the judges' own prompts, matrix and checks"
 
 JUDGE = "openai:gpt-4o-mini"
 

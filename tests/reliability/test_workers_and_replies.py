@@ -32,7 +32,8 @@ from vera import Claim, JudgeResponseError, Settings, Verdict, generate_testset
 from vera._generate import REASONS
 from vera._run import Quota, QuotaClient
 from vera._types import mask_secret
-from vera.judges import LLMJudge, create_managed_model
+from vera.judges import LLMJudge
+from vera.judges._registry import create_managed_model
 from vera.providers import (
     AuthenticationError,
     ChatRequest,

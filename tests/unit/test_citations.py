@@ -9,13 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vera import Claim, Context
-from vera.metrics import (
+from vera.metrics._citations import (
     CitationMark,
     attach_citations,
     parse_citations,
     resolve_citation,
     strip_citations,
 )
+
+WHITEBOX = "the citation markers' parsing"
 
 
 def found(response: str) -> list[tuple[str, str, str]]:

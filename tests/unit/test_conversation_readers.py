@@ -9,7 +9,10 @@ from tests.support.extras import without
 
 import vera
 from vera import Conversation, DatasetRowError, Sample, Turn, load_dataset
-from vera.datasets import conversation_from_row, open_dataset, read_conversations, turn_samples
+from vera.datasets import open_dataset, read_conversations, turn_samples
+from vera.datasets._conversations import conversation_from_row
+
+WHITEBOX = "the dataset readers' own parts"
 
 OPENAI = [
     {"role": "system", "content": "You are a support assistant."},

@@ -39,7 +39,6 @@ from vera._analysis import analyse_sample, planned_work, work_pieces
 from vera._plan import metric_specs
 from vera.datasets import open_dataset
 from vera.judges import (
-    DATA_TAGS,
     BaseJudge,
     CascadeJudge,
     EntailmentMatrix,
@@ -47,10 +46,10 @@ from vera.judges import (
     LLMJudge,
     Mode,
     OfflineJudge,
-    judge_matrix,
-    load_prompt,
 )
+from vera.judges._base import judge_matrix
 from vera.judges._offline import extract_claims as split_claims
+from vera.judges._prompts import DATA_TAGS, load_prompt
 from vera.metrics import (
     ChunkContextPrecision,
     ClaimAnalysis,

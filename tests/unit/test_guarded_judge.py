@@ -20,14 +20,9 @@ from rich.console import Console
 import vera
 from vera import ClaimRecord, JudgeResponseError, SampleResult, SampleStatus, Verdict
 from vera._results import build_report
-from vera.judges import (
-    DATA_TAGS,
-    LLMJudge,
-    checked_verdict,
-    load_prompt,
-    neutralise_tags,
-    quote_occurs,
-)
+from vera.judges import LLMJudge
+from vera.judges._evidence import checked_verdict, quote_occurs
+from vera.judges._prompts import DATA_TAGS, load_prompt, neutralise_tags
 from vera.providers import ChatResponse, FakeChatModel, TruncatedOutputError
 from vera.render._console import print_summary
 

@@ -39,9 +39,8 @@ from vera.judges import (
     RelevanceVerdict,
     as_judge,
     judge_capabilities,
-    judge_matrix,
-    relevance_rater,
 )
+from vera.judges._base import judge_matrix, relevance_rater
 
 WHITEBOX = "the engine's own parts"
 

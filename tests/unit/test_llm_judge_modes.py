@@ -11,7 +11,8 @@ import pytest
 
 import vera
 from vera import Verdict
-from vera.judges import LLMJudge, majority_verdicts
+from vera.judges import LLMJudge
+from vera.judges._voting import majority_verdicts
 from vera.providers import (
     ChatRequest,
     CostLedger,

@@ -22,7 +22,6 @@ from vera.metrics import (
     AnswerCorrectness,
     AnswerRelevance,
     CitationAccuracy,
-    CitationCheck,
     ClaimAnalysis,
     ContextPrecision,
     ContextRecall,
@@ -36,6 +35,7 @@ from vera.metrics import (
     Need,
     create_metric,
 )
+from vera.metrics._base import CitationCheck
 
 WHITEBOX = "the metric registry's table, patched to add a plugin"
 

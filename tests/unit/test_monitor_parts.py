@@ -24,7 +24,7 @@ from vera._monitor import (
     parse_window,
     window_bounds,
 )
-from vera.datasets import OtlpSpan, TraceParts, add_trace_span, request_spans
+from vera.datasets._otlp import OtlpSpan, TraceParts, add_trace_span, request_spans
 
 WHITEBOX = "the monitor's own parts"
 

@@ -12,7 +12,7 @@ import vera
 from vera import Context
 from vera._baselines import Chunk, chunk_corpus, chunk_document, sentence_spans
 from vera.judges._offline import split_units
-from vera.metrics import resolve_citation
+from vera.metrics._citations import resolve_citation
 
 WHITEBOX = "the baselines' own parts"
 

@@ -10,7 +10,7 @@ import vera
 from vera import Context
 from vera._baselines import ABSTENTION, BM25Retriever, Chunk, ExtractiveAnswer, extractive_answer
 from vera.judges._offline import abstains
-from vera.metrics import parse_citations, resolve_citation
+from vera.metrics._citations import parse_citations, resolve_citation
 
 WHITEBOX = "the baselines' own parts"
 

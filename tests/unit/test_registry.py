@@ -29,8 +29,8 @@ from vera.metrics import (
     MetricStatus,
     create_metric,
     metric_classes,
-    metric_key,
 )
+from vera.metrics._registry import metric_key
 from vera.providers import PROVIDER_REGISTRY, create_chat_model, provider_names
 from vera.render import (
     REPORTER_REGISTRY,

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from vera.judges import load_prompt
+from vera.judges._prompts import load_prompt
+
+WHITEBOX = "the judges' own prompts, matrix and checks"
 
 
 @pytest.mark.parametrize("name", ["simulate_user", "simulate_scenarios"])

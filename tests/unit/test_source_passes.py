@@ -9,10 +9,13 @@ import itertools
 import json
 from pathlib import Path
 
-from vera.datasets import PassLog, SampleSource, open_dataset
+from vera.datasets import SampleSource, open_dataset
+from vera.datasets._source import PassLog
 from vera.executors import LocalExecutor, PassWork, run_pass
 from vera.judges import OfflineJudge
 from vera.metrics import Faithfulness
+
+WHITEBOX = "the dataset readers' own parts"
 
 GOOD = {"query": "Where is Paris?", "response": "Paris is in France."}
 ROWS = [

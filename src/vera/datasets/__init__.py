@@ -1,27 +1,14 @@
 """Datasets: loading, validation and the bundled examples."""
 
-from vera._json import (
-    MAX_NESTING,
-    JsonRefused,
-    TooDeepError,
-    loads_bounded,
-    skip_value,
-)
+from vera._json import MAX_NESTING, JsonRefused, loads_bounded
 from vera.datasets._bundled import BUNDLED, bundled_path
-from vera.datasets._conversations import (
-    consistency_checks,
-    consistency_samples,
-    conversation_from_row,
-    read_conversations,
-    turn_samples,
-)
-from vera.datasets._fields import check_field_map, parse_field_option
+from vera.datasets._conversations import consistency_checks, read_conversations, turn_samples
+from vera.datasets._fields import parse_field_option
 from vera.datasets._formats import FORMAT_REGISTRY, DatasetFormat, dataset_format, format_help
 from vera.datasets._inmemory import InMemoryDataset
 from vera.datasets._loader import Dataset, load_dataset
-from vera.datasets._otlp import OtlpSpan, TraceParts, add_trace_span, request_spans
 from vera.datasets._readers import RawRow, invalid_data
-from vera.datasets._source import PassLog, SampleSource, open_dataset
+from vera.datasets._source import SampleSource, open_dataset
 from vera.datasets._validate import InvalidRow
 
 __all__ = [
@@ -33,18 +20,10 @@ __all__ = [
     "InMemoryDataset",
     "InvalidRow",
     "JsonRefused",
-    "OtlpSpan",
-    "PassLog",
     "RawRow",
     "SampleSource",
-    "TooDeepError",
-    "TraceParts",
-    "add_trace_span",
     "bundled_path",
-    "check_field_map",
     "consistency_checks",
-    "consistency_samples",
-    "conversation_from_row",
     "dataset_format",
     "format_help",
     "invalid_data",
@@ -53,7 +32,5 @@ __all__ = [
     "open_dataset",
     "parse_field_option",
     "read_conversations",
-    "request_spans",
-    "skip_value",
     "turn_samples",
 ]

@@ -4,7 +4,6 @@ from vera.metrics._agent_calls import ToolCallOptions
 from vera.metrics._agent_tools import ToolArgumentCorrectness, ToolCallAccuracy
 from vera.metrics._answer import Abstention, AnswerCorrectness, AnswerRelevance
 from vera.metrics._base import (
-    CitationCheck,
     ClaimAnalysis,
     Metric,
     MetricResult,
@@ -14,13 +13,6 @@ from vera.metrics._base import (
     scored,
 )
 from vera.metrics._citation_accuracy import CitationAccuracy
-from vera.metrics._citations import (
-    CitationMark,
-    attach_citations,
-    parse_citations,
-    resolve_citation,
-    strip_citations,
-)
 from vera.metrics._context import ContextPrecision, ContextRecall, ContextRelevance
 from vera.metrics._diagnostics import (
     ChunkContextPrecision,
@@ -43,10 +35,8 @@ from vera.metrics._hallucination import HallucinationRate
 from vera.metrics._registry import (
     METRIC_REGISTRY,
     METRICS,
-    configurable_metrics,
     create_metric,
     metric_classes,
-    metric_key,
     register_metric,
 )
 from vera.metrics._rubric import Rubric, goal_completion, load_rubrics, write_items_file
@@ -61,8 +51,6 @@ __all__ = [
     "AnswerRelevance",
     "ChunkContextPrecision",
     "CitationAccuracy",
-    "CitationCheck",
-    "CitationMark",
     "ClaimAnalysis",
     "ClaimRecall",
     "ContextPrecision",
@@ -89,18 +77,12 @@ __all__ = [
     "ToolCallOptions",
     "TrajectoryMatch",
     "TrajectoryOptions",
-    "attach_citations",
-    "configurable_metrics",
     "create_metric",
     "goal_completion",
     "load_rubrics",
     "metric_classes",
-    "metric_key",
     "not_applicable",
-    "parse_citations",
     "register_metric",
-    "resolve_citation",
     "scored",
-    "strip_citations",
     "write_items_file",
 ]
