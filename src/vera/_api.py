@@ -33,12 +33,12 @@ from vera._plan._plan import (
 )
 from vera._plan._setting_uses import settings_with
 from vera._plan._settings import Settings
-from vera._results._builder import Calibration, Report, SampleResult
 from vera._review._review import review_calibration
 from vera._run._engine import EXIT_OK, Bindings, RunObserver, RunResult, arun_plan, run_plan
 from vera._stats._calibration import CalibrationTally
 from vera._store._history import open_history
 from vera._types._errors import ConfigError
+from vera._types._report import Calibration, Report, SampleResult
 from vera.datasets import SampleSource, open_dataset
 from vera.judges._base import Judge
 from vera.metrics._base import Metric

@@ -28,9 +28,9 @@ from vera._results._answers import claims_verdict
 from vera._sync import run_sync
 from vera._text import printable
 from vera._types import Context, Sample, Verdict
+from vera._types._results import MetricResult, MetricStatus
 from vera.judges._base import Judge, partial_rule
 from vera.judges._offline import OfflineJudge
-from vera.metrics._base import MetricResult, MetricStatus
 from vera.metrics._faithfulness import Faithfulness
 from vera.metrics._hallucination import HallucinationRate
 

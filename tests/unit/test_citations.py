@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vera import Claim, Context
-from vera.metrics._citations import (
+from vera._text._citations import (
     CitationMark,
     attach_citations,
     parse_citations,

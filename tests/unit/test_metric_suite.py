@@ -15,6 +15,7 @@ import vera
 from vera import Claim, ClaimVerdict, Sample, Verdict
 from vera._analysis import analyse_sample
 from vera._types import Relevance, RelevanceVerdict
+from vera._types._results import CitationCheck
 from vera.judges import FakeJudge
 from vera.metrics import (
     METRICS,
@@ -35,7 +36,6 @@ from vera.metrics import (
     Need,
     create_metric,
 )
-from vera.metrics._base import CitationCheck
 
 WHITEBOX = "the metric registry's table, patched to add a plugin"
 

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 import vera
 from vera import Context
 from vera._baselines import Chunk, chunk_corpus, chunk_document, sentence_spans
+from vera._text._citations import resolve_citation
 from vera.judges._offline import split_units
-from vera.metrics._citations import resolve_citation
 
 WHITEBOX = "the baselines' own parts"
 

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 import vera
 from vera import Context
 from vera._baselines import ABSTENTION, BM25Retriever, Chunk, ExtractiveAnswer, extractive_answer
+from vera._text._citations import parse_citations, resolve_citation
 from vera.judges._offline import abstains
-from vera.metrics._citations import parse_citations, resolve_citation
 
 WHITEBOX = "the baselines' own parts"
 

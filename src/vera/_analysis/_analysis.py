@@ -19,10 +19,10 @@ from vera._text._citations import attach_citations, parse_citations, resolve_cit
 from vera._types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Sample, Verdict
 from vera._types._entailment import EntailmentMatrix
 from vera._types._errors import JudgeResponseError
+from vera._types._results import CitationCheck, ClaimAnalysis, Need
 from vera._types._rubric import RubricAnswers
 from vera.judges._base import Judge, JudgeWork, judge_matrix, match_verdicts, relevance_rater
 from vera.judges._turns import TurnAnalyser, turn_group
-from vera.metrics._base import CitationCheck, ClaimAnalysis, Need
 from vera.metrics._rubric import Rubric
 
 Answer = Literal["response", "reference"]

@@ -18,11 +18,11 @@ from vera._baselines import BASELINES
 from vera._conversations._replay import Assistant, load_assistant, pipeline_assistant
 from vera._conversations._scores import ConversationScore
 from vera._results import RunComparison
-from vera._results._builder import SampleResult
 from vera._types import Context, Sample
 from vera._types._baselines import MetricComparison
 from vera._types._conversations import SOURCE_KIND_KEY, Role, SourceKind
 from vera._types._errors import ConfigError
+from vera._types._report import SampleResult
 from vera.pipelines import Pipeline
 
 BaselineSpec = Mapping[str, "Assistant | Pipeline"] | Sequence[str]

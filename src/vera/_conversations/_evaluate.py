@@ -29,12 +29,12 @@ from vera._conversations._replay import Assistant, replay
 from vera._conversations._scores import FAITHFULNESS, ConversationScore, conversation_score
 from vera._plan import Settings
 from vera._results import compare_paired
-from vera._results._builder import Report, SampleResult
 from vera._run import RunResult, build_components
 from vera._run._estimate import CONSISTENCY_PASS, PassEstimate, RunEstimate, estimate_plan
 from vera._run._experiment import plan_pipelines
 from vera._types import Conversation, Sample
 from vera._types._errors import ConfigError
+from vera._types._report import Report, SampleResult
 from vera.datasets import read_conversations, turn_samples
 from vera.judges._base import Judge
 from vera.metrics._base import Metric

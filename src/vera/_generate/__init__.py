@@ -17,14 +17,9 @@ from vera._generate._checks import (
     normalise,
     read_draft,
 )
-from vera._generate._conversations import (
-    STOP_REASONS,
-    Scenario,
-    SimulationResult,
-    read_scenarios,
-    simulate_conversations,
-)
+from vera._generate._conversations import STOP_REASONS, SimulationResult, simulate_conversations
 from vera._generate._conversations_estimate import SimulationEstimate, estimate_simulation
+from vera._generate._conversations_scenarios import Scenario, read_scenarios
 from vera._generate._conversations_summary import (
     simulation_estimate_line,
     simulation_lines,

@@ -27,7 +27,7 @@ from vera._baselines._chunking import Chunk, chunk_corpus
 from vera._baselines._documents import load_documents
 from vera._baselines._retrieval import BM25Retriever
 from vera._generate._checks import Draft, missing_quote, normalise
-from vera._generate._conversations_scenarios import Scenario, read_scenarios, scenario_from
+from vera._generate._conversations_scenarios import Scenario, scenario_from
 from vera._plan._settings import Settings
 from vera._sync import run_sync
 from vera._types import Verdict
@@ -40,21 +40,6 @@ from vera.providers._base import ChatModel, ChatRequest, ProviderError
 from vera.providers._cost import BudgetExceededError, merge_summaries
 from vera.providers._jsonparse import try_parse_json_object
 from vera.providers._managed import ManagedChatModel
-
-__all__ = [
-    "SCENARIO_SOURCE",
-    "STOP_REASONS",
-    "ConversationAssistant",
-    "Scenario",
-    "SimulationResult",
-    "check_counts",
-    "passages_for",
-    "read_scenarios",
-    "scenario_draws",
-    "scenarios_request",
-    "simulate_conversations",
-    "user_request",
-]
 
 ConversationAssistant = Callable[[Sequence[Turn]], "Turn | str | Awaitable[Turn | str]"]
 """The user's assistant, as `vera conversations --assistant` loads it: the history in, the next

@@ -47,11 +47,11 @@ from vera._monitor._store import MonitorHistory
 from vera._monitor._windows import post_webhook, window_alerts, window_bounds, window_report
 from vera._monitor._worker import EvaluationProcesses, NotMovable, WorkerGone
 from vera._plan import RunPlan
-from vera._results._builder import SampleResult, SampleStatus
 from vera._run._runner import evaluate_sample
 from vera._text import printable
 from vera._types import Sample
 from vera._types._errors import RunStopError
+from vera._types._report import SampleResult, SampleStatus
 from vera.datasets._otlp import OtlpRequestError
 from vera.judges._base import Judge
 from vera.metrics._base import Metric

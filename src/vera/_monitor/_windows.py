@@ -12,8 +12,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from vera._monitor._config import AlertRule
-from vera._results._builder import Report, ReportBuilder
+from vera._results._builder import ReportBuilder
 from vera._store._history import RunStore
+from vera._types._report import Report
 from vera._types._secrets import redact
 from vera._version import __version__
 from vera.metrics._registry import create_metric

@@ -26,9 +26,9 @@ import threading
 from collections.abc import Sequence
 from typing import IO, Any
 
-from vera._results._builder import SampleResult
 from vera._run._runner import evaluate_sample
 from vera._types import Sample
+from vera._types._report import SampleResult
 from vera.judges._base import Judge
 from vera.metrics._base import Metric
 

@@ -2,21 +2,9 @@
 gates."""
 
 from vera._results._answers import answer_verdict, claims_verdict
-from vera._results._builder import (
-    CLAIM_COLUMNS,
-    REPORT_SCHEMA_VERSION,
-    ClaimRecord,
-    Counts,
-    MetricSummary,
-    Report,
-    ReportBuilder,
-    SampleResult,
-    SampleStatus,
-    build_report,
-)
+from vera._results._builder import ReportBuilder, build_report
 from vera._results._comparison import (
     ClaimChange,
-    MetricComparison,
     RunComparison,
     SampleChange,
     ScoreChange,
@@ -36,7 +24,18 @@ from vera._results._comparison import (
 from vera._results._gates import GateConfig, gate_failures, regression_failures
 from vera._results._outcome import Outcome, sample_outcome
 from vera._results._turns import faithful_turn, inconsistent_claims
-from vera._types._report import InvalidRow
+from vera._types import MetricComparison
+from vera._types._report import (
+    CLAIM_COLUMNS,
+    REPORT_SCHEMA_VERSION,
+    ClaimRecord,
+    Counts,
+    InvalidRow,
+    MetricSummary,
+    Report,
+    SampleResult,
+    SampleStatus,
+)
 
 __all__ = [
     "CLAIM_COLUMNS",

@@ -19,49 +19,19 @@ from vera._stats._calibration import CalibrationTally
 from vera._stats._stats import ValueCounts
 from vera._types._claims import Verdict
 from vera._types._report import (
-    CLAIM_COLUMNS,
     F1_SCORE,
     LATENCY_P99,
-    REPORT_SCHEMA_VERSION,
-    RUN_FIGURES,
-    SAMPLE_COLUMNS,
-    Calibration,
-    ClaimRecord,
     Counts,
     GroupStats,
     InvalidRow,
     LatencySummary,
     MetricSummary,
     Report,
-    RunFigures,
     RunStop,
     SampleResult,
     SampleStatus,
 )
 from vera._types._results import MetricStatus
-
-__all__ = [
-    "CLAIM_COLUMNS",
-    "F1_SCORE",
-    "LATENCY_P99",
-    "REPORT_SCHEMA_VERSION",
-    "RUN_FIGURES",
-    "SAMPLE_COLUMNS",
-    "Calibration",
-    "ClaimRecord",
-    "Counts",
-    "GroupStats",
-    "LatencySummary",
-    "MetricSummary",
-    "Report",
-    "ReportBuilder",
-    "ResultSource",
-    "RunFigures",
-    "RunStop",
-    "SampleResult",
-    "SampleStatus",
-    "build_report",
-]
 
 ResultSource = Callable[[], Iterable[SampleResult]]
 """Where a streamed run's per-sample results are read from, in dataset order, each call a new

@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from vera._results._builder import ClaimRecord, MetricSummary, Report, SampleResult, SampleStatus
 from vera._results._outcome import SampleOutcome, sample_outcome
 from vera._stats._stats import BOOTSTRAP_LIMIT, bootstrap_ci
 from vera._types import (
@@ -26,27 +25,7 @@ from vera._types import (
     Verdict,
     describe_differences,
 )
-
-__all__ = [
-    "ClaimChange",
-    "MetricComparison",
-    "Pairs",
-    "RunComparison",
-    "SampleChange",
-    "ScoreChange",
-    "ScoreMove",
-    "baseline_comparison",
-    "compare_paired",
-    "compare_reports",
-    "improvement",
-    "measured_plan",
-    "most_changed",
-    "pairs_in_memory",
-    "relative_change",
-    "run_differences",
-    "significant",
-    "verdict_changes",
-]
+from vera._types._report import ClaimRecord, MetricSummary, Report, SampleResult, SampleStatus
 
 PERMUTATIONS = 2000
 

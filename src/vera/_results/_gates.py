@@ -14,8 +14,8 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from vera._results._builder import Report
 from vera._results._comparison import Pairs, compare_reports, significant
+from vera._types._report import Report
 
 
 class GateConfig(BaseModel):

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from vera._results._builder import SampleResult, SampleStatus
 from vera._types import AnswerStatus
+from vera._types._report import SampleResult, SampleStatus
 
 
 class Outcome(StrEnum):

@@ -24,7 +24,6 @@ from vera._plan._plan import QUICK_SAMPLES, RunPlan, named_again
 from vera._plan._resume import check_resumed
 from vera._plan._settings import Settings
 from vera._results._answers import unfaithful_failures
-from vera._results._builder import Counts, Report, RunStop, SampleResult
 from vera._results._comparison import baseline_comparison
 from vera._results._gates import gate_failures, regression_failures
 from vera._results._turns import (
@@ -51,6 +50,7 @@ from vera._sync import run_sync
 from vera._types import Need, Sample, VeraError
 from vera._types._errors import ConfigError, DatasetError
 from vera._types._fingerprint import RegressionCheck, RunFingerprint
+from vera._types._report import Counts, Report, RunStop, SampleResult
 from vera._types._secrets import is_redacted, redact
 from vera._types._turns import turn_ref
 from vera.datasets import SampleSource, consistency_checks

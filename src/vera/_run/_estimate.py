@@ -24,10 +24,10 @@ from vera._plan._plan import RunPlan
 from vera._results._turns import FAITHFULNESS
 from vera._run._engine import Bindings, Components, build_components
 from vera._types import Sample
+from vera._types._results import Need
 from vera.datasets import consistency_checks
 from vera.judges._base import CallEstimate, JudgeWork, planned_calls
 from vera.judges._offline._claims import extract_claims as split_claims
-from vera.metrics._base import Need
 from vera.metrics._rubric import rubrics_of
 from vera.pipelines._core import DryRunnable, Pipeline, RagState
 from vera.providers._base import Usage

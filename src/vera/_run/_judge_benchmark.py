@@ -57,11 +57,11 @@ from vera._types import (
     Verdict,
 )
 from vera._types._errors import DatasetError, DatasetRowError
+from vera._types._results import MetricStatus
 from vera.datasets._readers import RawRow, check_readable, read_rows
 from vera.datasets._validate import RowRules, validate_row
 from vera.judges._base import Judge, partial_rule
 from vera.judges._registry import create_judge
-from vera.metrics._base import MetricStatus
 from vera.metrics._faithfulness import Faithfulness
 from vera.metrics._faithfulness_probability import FaithfulnessProbability
 

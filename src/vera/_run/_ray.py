@@ -31,7 +31,6 @@ from typing import Any
 
 from vera._plan._plan import RunPlan
 from vera._plan._settings import Settings
-from vera._results._builder import RunStop, SampleResult, SampleStatus
 from vera._run._experiment import open_plan_data, plan_pipelines
 from vera._run._quota import Quota, QuotaClient
 from vera._run._runner import (
@@ -46,6 +45,7 @@ from vera._sample_limits import SampleLimits
 from vera._types import Sample
 from vera._types._errors import ConfigError, RunStopError
 from vera._types._extras import install_hint
+from vera._types._report import RunStop, SampleResult, SampleStatus
 from vera._types._turns import GROUP_KEY
 from vera.judges._base import Judge, as_judge
 from vera.judges._registry import create_judge, shared_limits

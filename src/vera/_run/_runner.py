@@ -17,39 +17,20 @@ from typing import Any, Protocol, runtime_checkable
 from vera._analysis._analysis import analyse_sample
 from vera._plan._settings import DEFAULT_CONCURRENCY
 from vera._results._answers import answer_verdict
-from vera._results._builder import (
-    ClaimRecord,
-    Report,
-    ReportBuilder,
-    RunStop,
-    SampleResult,
-    SampleStatus,
-)
+from vera._results._builder import ReportBuilder
 from vera._sample_limits import DEFAULT_LIMITS, SampleLimits, check_sizes, sample_deadline
 from vera._text._language import identify
 from vera._types import Sample
 from vera._types._errors import RunStopError
+from vera._types._report import ClaimRecord, Report, RunStop, SampleResult, SampleStatus, StepRecord
+from vera._types._results import ClaimAnalysis, Need
 from vera._types._turns import turn_ref
 from vera._version import __version__
 from vera.datasets._source import PassLog
 from vera.judges._base import Judge, partial_rule
-from vera.metrics._base import ClaimAnalysis, Metric, Need
+from vera.metrics._base import Metric
 from vera.metrics._rubric import rubrics_of
-from vera.pipelines._core import Pipeline, RagState, StepRecord
-
-__all__ = [
-    "DEFAULT_CONCURRENCY",
-    "Executor",
-    "PassSink",
-    "PassWork",
-    "Rows",
-    "Usage",
-    "checked_metrics",
-    "evaluate_sample",
-    "run_pass",
-    "sample_identity",
-    "skipped_result",
-]
+from vera.pipelines._core import Pipeline, RagState
 
 ProgressCallback = Callable[[SampleResult], None]
 RecordCallback = Callable[[int, SampleResult], None]

@@ -16,8 +16,6 @@ from typing import Any
 # The result type is plain data in the types layer, so reports can hold it; re-exported here.
 from vera._types._report import Estimate
 
-__all__ = ["Estimate", "ValueCounts", "bootstrap_ci", "estimate", "percentile"]
-
 RESAMPLES = 1000
 CONFIDENCE = 0.95
 BOOTSTRAP_LIMIT = 1000

@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from vera._results._builder import Report
 from vera._results._comparison import (
     Pairs,
     RunComparison,
@@ -16,6 +15,7 @@ from vera._results._comparison import (
 )
 from vera._store._history import RunRecord, RunStore
 from vera._types._errors import ConfigError
+from vera._types._report import Report
 
 OtherDataset = Literal["refuse", "pair", "means"]
 """What `compare_runs` does with runs of different datasets: refuse them (a `ConfigError`),

@@ -23,10 +23,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from vera._json import loads_bounded
 from vera._plan._plan import RunPlan
 from vera._plan._settings import GIVEN, Settings
-from vera._results._builder import Report, SampleResult
 from vera._sqlite_file import DEFAULT_LOCK_TIMEOUT, Migration, SqliteFile, StoreError
 from vera._types._errors import ConfigError
 from vera._types._fingerprint import RegressionCheck, RunFingerprint
+from vera._types._report import Report, SampleResult
 from vera._types._secrets import redact
 from vera.providers._batch import INTENT_PREFIX, BatchRecord
 

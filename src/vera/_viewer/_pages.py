@@ -21,14 +21,14 @@ from urllib.parse import quote, urlencode
 from jinja2 import Environment
 from markupsafe import Markup
 
-from vera._results._builder import Counts, Report
-from vera._results._comparison import MetricComparison, relative_change, significant
+from vera._results._comparison import relative_change, significant
 from vera._results._outcome import SampleOutcome
 from vera._review._review import reviewed_report_html
 from vera._store._compare import compare_runs
 from vera._store._history import PAGE_SIZE, DamagedRun, DamagedRunError, RunRecord, RunStore
-from vera._types import Verdict
+from vera._types import MetricComparison, Verdict
 from vera._types._errors import ConfigError
+from vera._types._report import Counts, Report
 from vera._version import __version__
 from vera._viewer._review import review_page_values, review_url
 from vera.render._html import STYLE, csp_hash, inline_template, template_environment

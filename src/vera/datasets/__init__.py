@@ -1,6 +1,7 @@
 """Datasets: loading, validation and the bundled examples."""
 
 from vera._json import MAX_NESTING, JsonRefused, loads_bounded
+from vera._types._report import InvalidRow
 from vera.datasets._bundled import BUNDLED, bundled_path
 from vera.datasets._conversations import consistency_checks, read_conversations, turn_samples
 from vera.datasets._fields import parse_field_option
@@ -9,7 +10,6 @@ from vera.datasets._inmemory import InMemoryDataset
 from vera.datasets._loader import Dataset, load_dataset
 from vera.datasets._readers import RawRow, invalid_data
 from vera.datasets._source import SampleSource, open_dataset
-from vera.datasets._validate import InvalidRow
 
 __all__ = [
     "BUNDLED",

@@ -25,8 +25,6 @@ from vera.datasets._tables import (
 )
 from vera.datasets._validate import LastPassLog, RowRules, SourcePass
 
-__all__ = ["InMemoryDataset", "is_dataframe", "is_hf_dataset"]
-
 ROWS_LABEL = "<rows>"
 
 

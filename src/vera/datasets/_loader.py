@@ -21,9 +21,7 @@ from vera.datasets._readers import (
     unwrap_json,
 )
 from vera.datasets._seed_layout import is_seed_layout, seed_documents, seed_query_rows
-from vera.datasets._validate import InvalidRow, LastPassLog, RowRules, SourcePass
-
-__all__ = ["Dataset", "InvalidRow", "load_dataset"]
+from vera.datasets._validate import LastPassLog, RowRules, SourcePass
 
 
 class Dataset(LastPassLog):

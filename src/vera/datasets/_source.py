@@ -12,12 +12,11 @@ from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from vera._types import Context, Sample
 from vera._types._errors import ConfigError
+from vera._types._report import InvalidRow
 from vera.datasets._fields import FieldMap
 from vera.datasets._inmemory import InMemoryDataset
 from vera.datasets._loader import Dataset, load_dataset
-from vera.datasets._validate import InvalidRow, SourcePass
-
-__all__ = ["PassLog", "SampleSource", "SourcePass", "open_dataset"]
+from vera.datasets._validate import SourcePass
 
 ACCEPTED = (
     "a dataset file path or bundled name, a Sample, a mapping of sample fields, an iterable of "

@@ -40,8 +40,6 @@ from vera.datasets._fields import (
 from vera.datasets._readers import RawRow, invalid_field, is_invalid_json
 from vera.datasets._seen_ids import SeenIds
 
-__all__ = ["InvalidRow", "LastPassLog", "RowRules", "SourcePass", "validate_row", "validate_rows"]
-
 
 @dataclass(frozen=True)
 class RowRules:

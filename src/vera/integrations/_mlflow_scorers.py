@@ -24,11 +24,11 @@ from vera._results._answers import claims_verdict
 from vera._types import Sample
 from vera._types._errors import ConfigError
 from vera._types._extras import install_hint
-from vera._types._results import ClaimAnalysis
+from vera._types._results import ClaimAnalysis, MetricResult
 from vera.datasets._fields import ALIASES, FALLBACK_CONTEXT_KEY, RowProblem, normalise_row
 from vera.judges._base import Judge, as_judge, partial_rule
 from vera.judges._registry import create_judge
-from vera.metrics._base import Metric, MetricResult
+from vera.metrics._base import Metric
 from vera.metrics._registry import create_metric
 
 INSTALL_HINT = install_hint("mlflow")

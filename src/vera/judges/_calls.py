@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from vera._types import Claim
+from vera._types._turns import GROUP_KEY, GROUP_SIZE_KEY
 from vera.judges._base import CallEstimate, JudgeWork
 from vera.judges._offline._claims import extract_claims as split_claims
 from vera.judges._replies import (
@@ -26,7 +27,7 @@ from vera.judges._replies import (
     EXTRACTION_SCHEMA,
 )
 from vera.judges._rubric import perform_rubric, recorded_reply
-from vera.judges._turns import GROUP_KEY, GROUP_SIZE_KEY, turn_group
+from vera.judges._turns import turn_group
 from vera.providers._base import ChatRequest, ChatResponse, Usage
 from vera.providers._managed import CHARS_PER_TOKEN
 

@@ -24,19 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from vera._types import Claim, ClaimVerdict
-from vera._types._turns import GROUP_KEY, GROUP_SIZE_KEY, MAX_TURNS_PER_GROUP
-
-__all__ = [
-    "GROUP_KEY",
-    "GROUP_SIZE_KEY",
-    "MAX_TURNS_PER_GROUP",
-    "TurnAnalyser",
-    "TurnBatcher",
-    "TurnGroup",
-    "TurnItem",
-    "Waiting",
-    "turn_group",
-]
+from vera._types._turns import GROUP_KEY, GROUP_SIZE_KEY
 
 
 @dataclass(frozen=True)

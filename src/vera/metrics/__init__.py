@@ -1,17 +1,11 @@
 """Metrics: pure functions from a sample and its shared judge analysis to a scored result."""
 
+from vera._types import DEFAULT_MIN_ENTAILMENT
+from vera._types._results import ClaimAnalysis, MetricResult, MetricStatus, Need
 from vera.metrics._agent_calls import ToolCallOptions
 from vera.metrics._agent_tools import ToolArgumentCorrectness, ToolCallAccuracy
 from vera.metrics._answer import Abstention, AnswerCorrectness, AnswerRelevance
-from vera.metrics._base import (
-    ClaimAnalysis,
-    Metric,
-    MetricResult,
-    MetricStatus,
-    Need,
-    not_applicable,
-    scored,
-)
+from vera.metrics._base import Metric, not_applicable, scored
 from vera.metrics._citation_accuracy import CitationAccuracy
 from vera.metrics._context import ContextPrecision, ContextRecall, ContextRelevance
 from vera.metrics._diagnostics import (
@@ -25,12 +19,7 @@ from vera.metrics._diagnostics import (
 )
 from vera.metrics._faithfulness import Faithfulness
 from vera.metrics._faithfulness_probability import FaithfulnessProbability
-from vera.metrics._grounding import (
-    DEFAULT_MIN_ENTAILMENT,
-    GroundingF1,
-    GroundingPrecision,
-    GroundingRecall,
-)
+from vera.metrics._grounding import GroundingF1, GroundingPrecision, GroundingRecall
 from vera.metrics._hallucination import HallucinationRate
 from vera.metrics._registry import (
     METRIC_REGISTRY,

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from vera._types import Sample
+from vera._types._results import MetricResult
 from vera.datasets._agent_fields import (
     EXPECTED_KEY,
     MADE_CALLS_KEY,
@@ -26,7 +27,7 @@ from vera.datasets._agent_fields import (
     AgentFieldProblem,
     read_calls,
 )
-from vera.metrics._base import Metric, MetricResult, not_applicable
+from vera.metrics._base import Metric, not_applicable
 
 ArgumentMode = Literal["exact", "subset", "semantic"]
 Call = dict[str, Any]

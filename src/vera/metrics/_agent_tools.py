@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from vera._types import Sample
+from vera._types._results import ClaimAnalysis, MetricResult, Need
 from vera.metrics._agent_calls import (
     ArgumentMode,
     Call,
@@ -27,14 +28,7 @@ from vera.metrics._agent_calls import (
     made_and_expected,
     values_match,
 )
-from vera.metrics._base import (
-    ClaimAnalysis,
-    MetricOptions,
-    MetricResult,
-    Need,
-    not_applicable,
-    scored,
-)
+from vera.metrics._base import MetricOptions, not_applicable, scored
 
 
 class ToolCallAccuracy(MetricOptions):

@@ -13,14 +13,8 @@ from typing import ClassVar
 
 from vera._text._abstention import abstains
 from vera._types import Sample
-from vera.metrics._base import (
-    ClaimAnalysis,
-    MetricOptions,
-    MetricResult,
-    Need,
-    not_applicable,
-    scored,
-)
+from vera._types._results import ClaimAnalysis, MetricResult, Need
+from vera.metrics._base import MetricOptions, not_applicable, scored
 from vera.metrics._grounding import GroundedOptions, is_grounded
 
 

@@ -12,28 +12,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from vera._types import Sample
 from vera._types._results import (
-    CitationCheck,
     ClaimAnalysis,
-    FiniteFloat,
     MetricResult,
     MetricStatus,
     Need,
 )
-
-__all__ = [
-    "CitationCheck",
-    "ClaimAnalysis",
-    "FiniteFloat",
-    "Metric",
-    "MetricOptions",
-    "MetricResult",
-    "MetricStatus",
-    "Need",
-    "not_applicable",
-    "passes",
-    "scored",
-    "unsupported_veto",
-]
 
 
 class MetricOptions(BaseModel):

@@ -17,14 +17,8 @@ from typing import Any, ClassVar
 
 from vera._text._citations import resolve_citation
 from vera._types import Sample
-from vera.metrics._base import (
-    CitationCheck,
-    ClaimAnalysis,
-    MetricResult,
-    Need,
-    not_applicable,
-    scored,
-)
+from vera._types._results import CitationCheck, ClaimAnalysis, MetricResult, Need
+from vera.metrics._base import not_applicable, scored
 from vera.metrics._grounding import GroundedOptions, is_grounded
 
 

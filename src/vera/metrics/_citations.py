@@ -1,19 +1,3 @@
 """Citation parsing, under its former name: it moved to `vera._text._citations`, in the text layer
 below judges and metrics, so the claim analysis reads citations without importing a metric;
 re-exported here for existing imports."""
-
-from vera._text._citations import (
-    CitationMark,
-    attach_citations,
-    parse_citations,
-    resolve_citation,
-    strip_citations,
-)
-
-__all__ = [
-    "CitationMark",
-    "attach_citations",
-    "parse_citations",
-    "resolve_citation",
-    "strip_citations",
-]

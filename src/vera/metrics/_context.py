@@ -16,14 +16,8 @@ from typing import ClassVar
 
 from vera._types import Sample, SourceKind
 from vera._types._conversations import SOURCE_KIND_KEY
-from vera.metrics._base import (
-    ClaimAnalysis,
-    MetricOptions,
-    MetricResult,
-    Need,
-    not_applicable,
-    scored,
-)
+from vera._types._results import ClaimAnalysis, MetricResult, Need
+from vera.metrics._base import MetricOptions, not_applicable, scored
 from vera.metrics._grounding import GroundedOptions, is_grounded
 
 

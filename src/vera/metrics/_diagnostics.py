@@ -36,7 +36,8 @@ from pydantic import Field
 
 from vera._types import Claim, ClaimVerdict, Sample
 from vera._types._entailment import EntailmentMatrix
-from vera.metrics._base import ClaimAnalysis, MetricResult, Need, not_applicable, scored
+from vera._types._results import ClaimAnalysis, MetricResult, Need
+from vera.metrics._base import not_applicable, scored
 from vera.metrics._grounding import GroundedOptions, is_grounded
 
 _QUOTE_LIMIT = 60

@@ -36,14 +36,8 @@ from pydantic import Field, field_validator, model_validator
 
 from vera._text._quote import quote_claim
 from vera._types import Sample, Verdict
-from vera.metrics._base import (
-    ClaimAnalysis,
-    MetricOptions,
-    MetricResult,
-    MetricStatus,
-    Need,
-    scored,
-)
+from vera._types._results import ClaimAnalysis, MetricResult, MetricStatus, Need
+from vera.metrics._base import MetricOptions, scored
 
 RATIO_WEIGHTS: dict[Verdict, float] = {
     Verdict.FULLY_SUPPORTED: 1.0,

@@ -30,16 +30,8 @@ from typing import ClassVar
 
 from vera._text._quote import quote_claim
 from vera._types import ClaimVerdict, Sample
-from vera.metrics._base import (
-    ClaimAnalysis,
-    MetricOptions,
-    MetricResult,
-    MetricStatus,
-    Need,
-    not_applicable,
-    scored,
-    unsupported_veto,
-)
+from vera._types._results import ClaimAnalysis, MetricResult, MetricStatus, Need
+from vera.metrics._base import MetricOptions, not_applicable, scored, unsupported_veto
 from vera.metrics._faithfulness import RATIO_WEIGHTS
 
 _STAND_IN = RATIO_WEIGHTS

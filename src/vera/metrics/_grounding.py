@@ -19,24 +19,8 @@ from typing import ClassVar
 from pydantic import Field
 
 from vera._types import DEFAULT_MIN_ENTAILMENT, ClaimVerdict, Sample, Verdict
-from vera.metrics._base import (
-    ClaimAnalysis,
-    MetricOptions,
-    MetricResult,
-    MetricStatus,
-    Need,
-    not_applicable,
-    scored,
-)
-
-__all__ = [
-    "DEFAULT_MIN_ENTAILMENT",
-    "GroundedOptions",
-    "GroundingF1",
-    "GroundingPrecision",
-    "GroundingRecall",
-    "is_grounded",
-]
+from vera._types._results import ClaimAnalysis, MetricResult, MetricStatus, Need
+from vera.metrics._base import MetricOptions, not_applicable, scored
 
 _GROUNDED = frozenset({Verdict.FULLY_SUPPORTED, Verdict.PARTIALLY_SUPPORTED})
 

@@ -16,14 +16,8 @@ from pydantic import Field
 
 from vera._text._abstention import abstains
 from vera._types import Sample
-from vera.metrics._base import (
-    ClaimAnalysis,
-    MetricOptions,
-    MetricResult,
-    MetricStatus,
-    Need,
-    scored,
-)
+from vera._types._results import ClaimAnalysis, MetricResult, MetricStatus, Need
+from vera.metrics._base import MetricOptions, scored
 
 
 class HallucinationRate(MetricOptions):

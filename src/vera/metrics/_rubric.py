@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from vera._types import Sample
 from vera._types._errors import ConfigError
+from vera._types._results import ClaimAnalysis, MetricResult, MetricStatus, Need
 from vera._types._rubric import (
     Checklist,
     ItemVerdict,
@@ -37,7 +38,7 @@ from vera._types._rubric import (
     RubricScope,
     RubricVerdict,
 )
-from vera.metrics._base import ClaimAnalysis, MetricResult, MetricStatus, Need, not_applicable
+from vera.metrics._base import not_applicable
 from vera.metrics._base import scored as _scored
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")

@@ -22,6 +22,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict
 
 from vera._types import Sample
+from vera._types._results import ClaimAnalysis, MetricResult, Need
 from vera.datasets._agent_fields import EXPECTED_KEY, MADE_CALLS_KEY, TRAJECTORY_KEY
 from vera.metrics._agent_calls import (
     ArgumentMode,
@@ -31,14 +32,7 @@ from vera.metrics._agent_calls import (
     calls_of,
     no_calls_made,
 )
-from vera.metrics._base import (
-    ClaimAnalysis,
-    MetricOptions,
-    MetricResult,
-    Need,
-    not_applicable,
-    scored,
-)
+from vera.metrics._base import MetricOptions, not_applicable, scored
 
 TrajectoryMode = Literal["strict", "unordered", "subset", "superset"]
 

@@ -20,8 +20,6 @@ from vera._types import Context
 from vera._types._report import StepRecord
 from vera.providers._cost import metered
 
-__all__ = ["DryRunnable", "DryStep", "Pipeline", "RagState", "Step", "StepRecord", "identity"]
-
 
 @dataclass(frozen=True)
 class RagState:

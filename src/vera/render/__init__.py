@@ -6,7 +6,7 @@ Path("report.md").write_text(render_report("md", report))
 get_reporter("md").write(RunView(report), sys.stdout)   # the one door every output goes through
 """
 
-from vera.render._html import HistoryPoint, read_samples, render_html
+from vera.render._html import read_samples, render_html
 from vera.render._junit import render_junit
 from vera.render._markdown import render_markdown
 from vera.render._outputs import (
@@ -28,6 +28,7 @@ from vera.render._registry import (
     reporter_names,
 )
 from vera.render._run_view import RenderContext, RunView
+from vera.render._view import HistoryPoint
 
 __all__ = [
     "REPORTER_REGISTRY",

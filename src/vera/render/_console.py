@@ -15,10 +15,11 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from vera._results._builder import Report, SampleResult, SampleStatus
-from vera._results._comparison import MetricComparison, relative_change, significant
+from vera._results._comparison import relative_change, significant
 from vera._results._outcome import UNFAITHFUL
 from vera._text import printable
+from vera._types import MetricComparison
+from vera._types._report import Report, SampleResult, SampleStatus
 from vera.render._calibration import calibration_lines
 from vera.render._cascade import cascade_summary
 from vera.render._conversations import conversation_lines

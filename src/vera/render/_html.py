@@ -30,9 +30,9 @@ from urllib.parse import quote
 from jinja2 import ChoiceLoader, Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from vera._results._builder import Report, SampleResult, SampleStatus
 from vera._results._outcome import sample_outcome
 from vera._types import Conversation, JudgeDetails, Sample
+from vera._types._report import Report, SampleResult, SampleStatus
 from vera._version import __version__
 from vera.render import _view as view
 from vera.render._calibration import calibration_lines
@@ -40,19 +40,6 @@ from vera.render._cascade import cascade_summary
 from vera.render._samples import OUTCOMES, VERDICTS, PackedSamples, SamplePacker, unpack
 from vera.render._threads import ThreadWants, report_threads, worst_conversations
 from vera.render._view import HistoryPoint, SampleTally
-
-__all__ = [
-    "DETAIL_LIMIT",
-    "FILTERS",
-    "PAGE_SIZE",
-    "STYLE",
-    "HistoryPoint",
-    "csp_hash",
-    "inline_template",
-    "read_samples",
-    "render_html",
-    "template_environment",
-]
 
 TEMPLATE = "report.html.j2"
 OPENED_SAMPLES = 3

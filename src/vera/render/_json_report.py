@@ -8,8 +8,8 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import TextIO
 
-from vera._results._builder import Report, SampleResult
 from vera._types import Sample
+from vera._types._report import Report, SampleResult
 from vera.render._run_view import RunView
 
 _SAMPLES_SLOT = "\x00samples\x00"

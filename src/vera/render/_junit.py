@@ -16,8 +16,8 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Iterable
 
-from vera._results._builder import Report, SampleResult, SampleStatus
 from vera._text import printable
+from vera._types._report import Report, SampleResult, SampleStatus
 
 ANSWER_SUITE = "answer_verdict"
 

@@ -6,8 +6,8 @@ import html
 import re
 from collections.abc import Iterable, Sequence
 
-from vera._results._builder import Report, SampleResult
 from vera._results._outcome import UNFAITHFUL
+from vera._types._report import Report, SampleResult
 from vera.render._calibration import calibration_lines
 from vera.render._cascade import cascade_summary
 from vera.render._conversations import conversation_lines

@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from vera._plan._settings import Settings
-from vera._results._builder import Report, ResultSource, SampleResult
+from vera._results._builder import ResultSource
 from vera._store._history import DEFAULT_HISTORY_PATH, RunStore
 from vera._types import Conversation, Sample
 from vera._types._errors import ConfigError, VeraError
+from vera._types._report import Report, SampleResult
 from vera.datasets import open_dataset, read_conversations
 from vera.render._registry import format_for_path, get_reporter, reporter_names
 from vera.render._run_view import RunView

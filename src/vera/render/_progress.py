@@ -28,8 +28,8 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from vera._results._builder import SampleResult, SampleStatus
 from vera._text import printable
+from vera._types._report import SampleResult, SampleStatus
 
 PLAIN_INTERVAL = 10.0
 """Seconds between two plain progress lines: often enough that a log shows the run is alive,

@@ -17,7 +17,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from vera._results._builder import MetricSummary, SampleResult, SampleStatus
+from vera._types._report import MetricSummary, SampleResult, SampleStatus
 
 WorstKey = tuple[int, float, int]
 """(minus the failed metrics, the worst margin, the read order): smaller is worse."""

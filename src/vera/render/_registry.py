@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Protocol, TextIO, runtime_checkable
 
 from vera._registry import Registry
-from vera._results._builder import Report
 from vera._types._errors import ConfigError
+from vera._types._report import Report
 from vera.render._html import render_html
 from vera.render._json_report import write_json
 from vera.render._junit import render_junit

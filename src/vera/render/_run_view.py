@@ -13,8 +13,9 @@ import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from vera._results._builder import Report, ResultSource, SampleResult
+from vera._results._builder import ResultSource
 from vera._types import Conversation, Sample
+from vera._types._report import Report, SampleResult
 from vera.render._view import HistoryPoint
 
 SampleLoader = Callable[[], Mapping[str, Sample]]

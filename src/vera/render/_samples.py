@@ -59,9 +59,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vera._results._builder import ClaimRecord, MetricSummary, SampleResult, SampleStatus
 from vera._results._outcome import LABELS, Outcome, SampleOutcome, sample_outcome
 from vera._types import Context, Sample, Verdict
+from vera._types._report import ClaimRecord, MetricSummary, SampleResult, SampleStatus
 
 FORMAT_VERSION = 2
 

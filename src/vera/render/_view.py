@@ -15,18 +15,19 @@ from typing import Any
 
 from markupsafe import Markup
 
-from vera._results._builder import (
+from vera._results._comparison import RELATIVE_FLOOR, relative_change, significant
+from vera._results._outcome import Outcome, sample_outcome
+from vera._stats._stats import ValueCounts
+from vera._types import AnswerVerdicts, MetricComparison
+from vera._types._report import (
     RUN_FIGURES,
+    Estimate,
     GroupStats,
     MetricSummary,
     Report,
     SampleResult,
     SampleStatus,
 )
-from vera._results._comparison import RELATIVE_FLOOR, MetricComparison, relative_change, significant
-from vera._results._outcome import Outcome, sample_outcome
-from vera._stats._stats import Estimate, ValueCounts
-from vera._types import AnswerVerdicts
 from vera.render._charts import Bar, bar_panel, histogram, range_bar, trend_chart
 
 

@@ -1,6 +1,8 @@
 """The offline judge: VERA's default, embedded, dependency-free judge."""
 
-from vera.judges._offline._claims import abstains, extract_claims, is_about_sources
+from vera._text._abstention import abstains, is_about_sources
+from vera._text._segment import split_units
+from vera.judges._offline._claims import extract_claims
 from vera.judges._offline._features import FEATURES, SampleFacts, claim_features
 from vera.judges._offline._index import LONG_TEXT, Postings
 from vera.judges._offline._judge import OfflineJudge
@@ -15,7 +17,6 @@ from vera.judges._offline._lexical_support import (
 from vera.judges._offline._model import SupportModel, load_model, shipped_path
 from vera.judges._offline._passages import GAP, LONG, evidence_for, passages
 from vera.judges._offline._sample_language import UnsupportedLanguageError
-from vera.judges._offline._segment import split_units
 from vera.judges._offline._tokens import analyse, analyse_text, stem
 from vera.judges._offline._verify import CLOSEST, Settings, verify
 

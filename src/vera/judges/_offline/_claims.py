@@ -6,21 +6,13 @@ from vera._sample_limits import check_deadline
 
 # The abstention rule is shared with the answer metrics, so it lives in the text layer;
 # re-exported here.
-from vera._text._abstention import abstains, is_about_sources
+from vera._text._abstention import is_about_sources
 from vera._text._segment import split_units
 from vera._types import Claim
 from vera.judges._offline._clauses import split_clauses
 from vera.judges._offline._languages import current_lexicon
 from vera.judges._offline._lexicon import CHATTER
 from vera.judges._offline._tokens import analyse, stem
-
-__all__ = [
-    "abstains",
-    "checkable_sentences",
-    "extract_claims",
-    "has_content",
-    "is_about_sources",
-]
 
 _CHATTER_STEMS = frozenset(stem(word) for word in CHATTER)
 

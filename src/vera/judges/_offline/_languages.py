@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 
+from vera._text._lexicon import STOPWORDS
 from vera.judges._offline import _lexicon as en
 
 
@@ -112,7 +113,7 @@ ENGLISH = Lexicon(
         "monday tuesday wednesday thursday friday saturday sunday",
     ),
     conditions=en.CONDITIONS,
-    stopwords=en.STOPWORDS,
+    stopwords=STOPWORDS,
     negations=en.NEGATIONS,
     light_words=en.LIGHT_WORDS,
     exclusive=en.EXCLUSIVE,

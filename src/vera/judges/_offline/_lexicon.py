@@ -1,34 +1,10 @@
-"""Word lists the offline judge reads: stopwords, abbreviations, negations, antonyms, numbers.
+"""Word lists the offline judge reads: negations, antonyms, numbers, units, conditions.
 
-Everything here is plain data, lowercased, built once at import time.
+Everything here is plain data, lowercased, built once at import time. The stopwords and
+abbreviations live with the sentence segmenter, in `vera._text._lexicon`.
 """
 
 from __future__ import annotations
-
-# The sentence segmenter's lists live with it in the text layer; re-exported here.
-from vera._text._lexicon import ABBREVIATIONS, NEVER_FINAL_ABBREVIATIONS, STOPWORDS
-
-__all__ = [
-    "ABBREVIATIONS",
-    "ANTONYM_PAIRS",
-    "CHATTER",
-    "CONDITIONS",
-    "CURRENCY_WORDS",
-    "DENIALS",
-    "EXCLUSIVE",
-    "LIGHT_WORDS",
-    "MONTHS",
-    "NEGATIONS",
-    "NEVER_FINAL_ABBREVIATIONS",
-    "NUMBER_WORDS",
-    "NUMBER_WORDS_NEEDING_UNIT",
-    "PERCENT_WORDS",
-    "SCALE_WORDS",
-    "STOPWORDS",
-    "SUBJECT_STARTERS",
-    "UNIT_WORDS",
-    "VERB_HINTS",
-]
 
 
 def _words(text: str) -> frozenset[str]:

@@ -1,6 +1,2 @@
 """Sentence segmentation, under its former name: it moved to `vera._text._segment` so that metrics
 can split sentences without importing a judge; re-exported here for existing imports."""
-
-from vera._text._segment import Unit, split_units
-
-__all__ = ["Unit", "split_units"]
