@@ -395,8 +395,8 @@ def test_registry_rejects_bad_specs(spec: str) -> None:
 @pytest.mark.parametrize(
     ("sdk", "module", "cls", "spec"),
     [
-        ("openai", "vera.providers", "OpenAIChatModel", "openai:m"),
-        ("anthropic", "vera.providers", "AnthropicChatModel", "anthropic:m"),
+        ("openai", "vera.providers._openai", "OpenAIChatModel", "openai:m"),
+        ("anthropic", "vera.providers._anthropic", "AnthropicChatModel", "anthropic:m"),
     ],
 )
 def test_missing_sdk_names_the_extra(
