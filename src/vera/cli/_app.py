@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 import importlib
 import warnings
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -55,14 +54,9 @@ class _LazyGroup(TyperGroup):
             raise
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
-        with self._only_listing():
-            super().format_help(ctx, formatter)
-
-    @contextmanager
-    def _only_listing(self) -> Any:
-        self._listing = True
+        self._listing = True  # the listing reads each command's line, not its module
         try:
-            yield
+            super().format_help(ctx, formatter)
         finally:
             self._listing = False
 
