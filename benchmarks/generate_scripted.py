@@ -7,7 +7,7 @@ and "unanswerable" questions the corpus answers. The offline judge checks every 
 the acceptance rate by category (kept / generated, all rounds) and the calls and tokens spent
 per kept item, then the same run again, served by the response cache. Prompt tokens are
 and completion tokens are counted in the requests the server received and the replies it gave,
-by VERA's own estimator (`vera.judges.tokens`, four characters a token), since the
+by VERA's own estimator (`vera.judges._calls.tokens`, four characters a token), since the
 scripted replies report a fixed usage; a real model's replies differ in length.
 
     .venv/bin/python benchmarks/generate_scripted.py --n 60 --seed 0
@@ -31,7 +31,7 @@ from tests.support.testset_script import TestsetScript, by_hash  # noqa: E402
 from vera import GenerationResult, Settings, generate_testset  # noqa: E402
 from vera._generate import CATEGORIES  # noqa: E402
 from vera.datasets import bundled_path  # noqa: E402
-from vera.judges import tokens  # noqa: E402
+from vera.judges._calls import tokens  # noqa: E402
 
 WHITEBOX = "the generator's own parts"
 

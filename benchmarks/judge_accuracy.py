@@ -55,7 +55,6 @@ from vera import (
     Verdict,
     benchmark_judge,
     load_settings,
-    read_labelled_rows,
 )
 from vera._analysis import analyse_claims
 from vera._results import claims_verdict
@@ -66,12 +65,16 @@ from vera._run import (
     SpanFigures,
     benchmark_figures,
     labelled_row,
+    read_labelled_rows,
 )
 from vera._stats import Confusion, auroc
 from vera._types import PartialRule
 from vera.judges import Judge, OfflineJudge, UnsupportedLanguageError, create_judge
 
-WHITEBOX = "the work plan; the report builder, on hand-made results; the statistics formulas"
+WHITEBOX = (
+    "the work plan; the report builder, on hand-made results; the statistics formulas; "
+    "the labelled-file reader"
+)
 
 # `auroc` is imported from here by training/verifier/.
 __all__ = ["auroc", "fold_of", "source_of", "summarise"]

@@ -21,9 +21,9 @@ import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from vera import Claim, ClaimVerdict, Verdict, read_labelled_rows
+from vera import Claim, ClaimVerdict, Verdict
 from vera._analysis import analyse_claims
-from vera._run import LabelledRow
+from vera._run import LabelledRow, read_labelled_rows
 from vera._stats import auroc
 from vera.judges import Judge, create_judge
 from vera.metrics import ClaimAnalysis, Faithfulness

@@ -34,8 +34,7 @@ from tests.support.loopback import LoopbackServer  # noqa: E402
 from tests.support.scripted import scripted_openai  # noqa: E402
 
 import vera  # noqa: E402
-from vera import Sample  # noqa: E402
-from vera.datasets import load_dataset  # noqa: E402
+from vera import Sample, load_dataset  # noqa: E402
 from vera.metrics import MetricStatus, Rubric  # noqa: E402
 
 CRITERIA = (

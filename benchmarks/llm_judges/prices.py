@@ -1,6 +1,6 @@
 """Dollars per 1,000 samples from the server's token counts, at list prices.
 
-The prices are VERA's own table (`vera.providers.DEFAULT_PRICES`, dated there), so the
+The prices are VERA's own table (`vera.providers._cost.DEFAULT_PRICES`, dated there), so the
 benchmark and `vera eval` price a token alike: fresh input, cached input (a prompt-cache read),
 cache writes (Anthropic only), output, and the batch APIs' discount.
 
@@ -24,7 +24,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from vera.providers import DEFAULT_PRICES, Price, Usage
+from vera.providers import Price, Usage
+from vera.providers._cost import DEFAULT_PRICES
+
+WHITEBOX = "the built-in price table"
 
 # Benchmark name -> VERA's price-table key, and whether the run's cached tokens count at it.
 MODELS: dict[str, tuple[str, bool]] = {

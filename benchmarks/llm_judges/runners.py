@@ -46,6 +46,8 @@ from typing import Any
 import env  # noqa: F401  (sets the offline environment before any framework is imported)
 from synth import read_jsonl
 
+WHITEBOX = "the local-server defaults' table"
+
 MODEL = "gpt-4o-mini"
 CLAUDE = "anthropic:claude-haiku-4-5"  # vera-claude: VERA over the simulated Messages API
 API_KEY = "sk-bench"
@@ -81,7 +83,7 @@ def run_vera(
     import vera
     from vera import Settings
     from vera.judges import create_judge
-    from vera.providers import LOCAL_DEFAULTS
+    from vera.providers._ready import LOCAL_DEFAULTS
 
     # "batch": the default mode through the provider's batch API (`--batch`), every sample
     # in flight at once so their requests share the batches, which the server answers.

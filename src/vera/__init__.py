@@ -13,7 +13,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from vera import judges, metrics
+    from vera import judges as judges
+    from vera import metrics as metrics
     from vera._analysis import rubric_checklist
     from vera._api import (
         EvaluateOptions,
@@ -72,11 +73,8 @@ if TYPE_CHECKING:
     )
     from vera._review import ReviewError, add_label, export_labels, review_calibration, review_state
     from vera._run import (
-        EXIT_GATE_FAILED,
-        EXIT_INCOMPLETE,
-        EXIT_OK,
-        EXIT_USAGE,
         Bindings,
+        ExitCode,
         JudgeBenchmark,
         RunEstimate,
         RunObserver,
@@ -85,7 +83,6 @@ if TYPE_CHECKING:
         arun_plan,
         benchmark_judge,
         estimate_plan,
-        read_labelled_rows,
         run_plan,
         stored_plan,
     )
@@ -112,8 +109,7 @@ if TYPE_CHECKING:
     )
     from vera._version import __version__
     from vera._viewer import create_app, serve
-    from vera._viewer._access import TokenGuard, new_token
-    from vera.datasets import Dataset, InvalidRow, load_dataset
+    from vera.datasets._loader import Dataset, load_dataset
 
 # `import vera` loads nothing but this table: each name is imported from its home the first
 # time it is used, so `import vera` and `vera --help` stay fast (docs/architecture.md).
@@ -131,19 +127,15 @@ _HOMES: dict[str, str] = {
     "ConversationEstimate": "vera._conversations",
     "ConversationReport": "vera._conversations",
     "DamagedRunError": "vera._store",
-    "Dataset": "vera.datasets",
+    "Dataset": "vera.datasets._loader",
     "DatasetError": "vera._types",
     "DatasetRef": "vera._plan",
     "DatasetRowError": "vera._types",
-    "EXIT_GATE_FAILED": "vera._run",
-    "EXIT_INCOMPLETE": "vera._run",
-    "EXIT_OK": "vera._run",
-    "EXIT_USAGE": "vera._run",
+    "ExitCode": "vera._run",
     "EvaluateOptions": "vera._api",
     "GateWarning": "vera._api",
     "GenerationResult": "vera._generate",
     "GeneratorSpec": "vera._plan",
-    "InvalidRow": "vera.datasets",
     "JudgeBenchmark": "vera._run",
     "JudgeError": "vera._types",
     "JudgeResponseError": "vera._types",
@@ -167,7 +159,6 @@ _HOMES: dict[str, str] = {
     "Settings": "vera._plan",
     "StoreError": "vera._sqlite_file",
     "StoredComparison": "vera._store",
-    "TokenGuard": "vera._viewer._access",
     "ToolCall": "vera._types",
     "ToolResult": "vera._types",
     "Turn": "vera._types",
@@ -194,13 +185,11 @@ _HOMES: dict[str, str] = {
     "export_labels": "vera._review",
     "generate_testset": "vera._generate",
     "load_assistant": "vera._conversations",
-    "load_dataset": "vera.datasets",
+    "load_dataset": "vera.datasets._loader",
     "load_settings": "vera._plan",
-    "new_token": "vera._viewer._access",
     "parse_alert": "vera._monitor",
     "pipeline_assistant": "vera._conversations",
     "plan_evaluation": "vera._api",
-    "read_labelled_rows": "vera._run",
     "read_scenarios": "vera._generate",
     "read_windows": "vera._monitor",
     "review_calibration": "vera._review",
@@ -237,10 +226,6 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "BASELINES",
-    "EXIT_GATE_FAILED",
-    "EXIT_INCOMPLETE",
-    "EXIT_OK",
-    "EXIT_USAGE",
     "Bindings",
     "Citation",
     "Claim",
@@ -257,10 +242,10 @@ __all__ = [
     "DatasetRef",
     "DatasetRowError",
     "EvaluateOptions",
+    "ExitCode",
     "GateWarning",
     "GenerationResult",
     "GeneratorSpec",
-    "InvalidRow",
     "JudgeBenchmark",
     "JudgeError",
     "JudgeResponseError",
@@ -284,7 +269,6 @@ __all__ = [
     "Settings",
     "StoreError",
     "StoredComparison",
-    "TokenGuard",
     "ToolCall",
     "ToolResult",
     "Turn",
@@ -311,16 +295,12 @@ __all__ = [
     "evaluate_conversations",
     "export_labels",
     "generate_testset",
-    "judges",
     "load_assistant",
     "load_dataset",
     "load_settings",
-    "metrics",
-    "new_token",
     "parse_alert",
     "pipeline_assistant",
     "plan_evaluation",
-    "read_labelled_rows",
     "read_scenarios",
     "read_windows",
     "review_calibration",

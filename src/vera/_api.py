@@ -34,7 +34,7 @@ from vera._plan._plan import (
 from vera._plan._setting_uses import settings_with
 from vera._plan._settings import Settings
 from vera._review._review import review_calibration
-from vera._run._engine import EXIT_OK, Bindings, RunObserver, RunResult, arun_plan, run_plan
+from vera._run._engine import Bindings, ExitCode, RunObserver, RunResult, arun_plan, run_plan
 from vera._stats._calibration import CalibrationTally
 from vera._store._history import open_history
 from vera._types._errors import ConfigError
@@ -416,7 +416,7 @@ def _report_of(result: RunResult) -> Report:
     """The report, warning when the run's outcome is not a pass: a report alone carries no
     gate verdict, and a failed gate must not look like a pass."""
     code = result.exit_code
-    if code != EXIT_OK:
+    if code != ExitCode.OK:
         stopped = result.report.stopped
         failed = stopped.reason if stopped is not None and not stopped.planned else None
         why = failed or result.incomplete or "; ".join(result.gate_failures)

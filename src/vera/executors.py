@@ -9,7 +9,6 @@ the `vera.executors` entry point group as a factory `factory(plan) -> Executor`
 from vera._run import (
     EXECUTORS,
     Executor,
-    ExecutorFactory,
     LocalExecutor,
     PassSink,
     PassWork,
@@ -21,7 +20,6 @@ from vera._run import (
 __all__ = [
     "EXECUTORS",
     "Executor",
-    "ExecutorFactory",
     "LocalExecutor",
     "PassSink",
     "PassWork",

@@ -32,8 +32,10 @@ from tests.support.example_metrics import EXAMPLE_METRICS
 import vera
 from vera import Report, Sample, Verdict
 from vera.judges import OfflineJudge
-from vera.render import HistoryPoint, read_samples, render_html
+from vera.render import render_html
+from vera.render._html import read_samples
 from vera.render._samples import VERDICTS
+from vera.render._view import HistoryPoint
 
 WHITEBOX = "the console's tables, panels and progress"
 

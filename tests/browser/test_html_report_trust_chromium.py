@@ -35,7 +35,9 @@ import vera
 from vera import Report, Sample, SampleResult, build_baseline
 from vera._results import Outcome, baseline_comparison, relative_change, sample_outcome, significant
 from vera.judges import OfflineJudge
-from vera.render import HistoryPoint, read_samples, render_html
+from vera.render import render_html
+from vera.render._html import read_samples
+from vera.render._view import HistoryPoint
 
 WHITEBOX = "the report builder, on hand-made results"
 

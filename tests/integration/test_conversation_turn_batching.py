@@ -24,7 +24,10 @@ from vera import (
     estimate_plan,
     evaluate_conversations,
 )
-from vera.datasets import consistency_checks, open_dataset
+from vera.datasets import open_dataset
+from vera.datasets._conversations import consistency_checks
+
+WHITEBOX = "how conversations become turn samples and consistency checks"
 
 JUDGE = "openai:gpt-4o-mini"
 TURN_KEYS = ("turn_group", "turn_group_size")

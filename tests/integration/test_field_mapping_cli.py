@@ -10,7 +10,9 @@ from pathlib import Path
 
 from tests.support.cli import run_vera
 
-from vera.render import read_samples
+from vera.render._html import read_samples
+
+WHITEBOX = "the HTML report's stored samples, read back"
 
 FACT = "The refund window is 30 days."
 

@@ -19,7 +19,10 @@ import pytest
 from tests.support.actions_runner import CompositeAction, Job, shell_path
 from tests.support.github_api import FakeGitHub
 
-from vera.integrations.github import comment_marker, read_report
+from vera.integrations._github import comment_marker
+from vera.integrations._github_comment import read_report
+
+WHITEBOX = "the pull-request comment's own parts (marker, job, API calls)"
 
 # Each test runs the action's steps, `vera` among them, in subprocesses.
 pytestmark = pytest.mark.slow

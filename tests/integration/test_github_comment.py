@@ -11,7 +11,10 @@ import pytest
 from tests.support.cli import run_vera
 from tests.support.github_api import FakeGitHub
 
-from vera.integrations.github import comment_marker, first_bad_claim, read_report, render_comment
+from vera.integrations._github import comment_marker
+from vera.integrations._github_comment import first_bad_claim, read_report, render_comment
+
+WHITEBOX = "the pull-request comment's own parts (marker, job, API calls)"
 
 # Each test runs `vera` in subprocesses.
 pytestmark = pytest.mark.slow

@@ -12,7 +12,9 @@ import sys
 from pathlib import Path
 
 import vera
-from vera.render import read_samples
+from vera.render._html import read_samples
+
+WHITEBOX = "the HTML report's stored samples, read back"
 
 SOURCE = str(Path(vera.__file__).parent.parent)
 """The tree this test imports VERA from, for the `vera` it runs to use the same."""

@@ -16,14 +16,13 @@ from vera import Settings
 from vera.judges import create_judge
 from vera.judges._registry import create_managed_model
 from vera.providers import (
-    LOCAL_DEFAULTS,
     BadRequestError,
     ChatRequest,
     Message,
     ProviderUnavailableError,
     local_defaults,
 )
-from vera.providers._ready import readiness_for
+from vera.providers._ready import LOCAL_DEFAULTS, readiness_for
 
 WHITEBOX = "the providers' own clients, retries, cache and batches"
 

@@ -17,7 +17,7 @@ from vera import cli
 from vera._types import install_hint
 from vera._viewer import INSTALL as VIEW_INSTALL
 from vera.cli import _app as cli_app
-from vera.metrics import METRICS
+from vera.metrics._registry import METRICS
 
 WHITEBOX = "the CLI console's width"
 

@@ -22,7 +22,7 @@ import mlflow
 
 import vera
 from vera import ConfigError, Sample
-from vera.integrations.mlflow import faithfulness_scorer, scorer_for, scorers
+from vera.integrations.mlflow import faithfulness_scorer, scorers
 from vera.judges import JudgeOptions, create_judge
 
 pytestmark = pytest.mark.slow
@@ -121,7 +121,7 @@ def test_a_hallucination_planted_in_an_answer_fails_naming_the_claim(tracking: s
 def test_a_scorer_reads_mlflow_s_own_field_names_and_called_alone() -> None:
     """`request`, `retrieved_context` (MLflow's documents) and `expected_response` are read
     as VERA's query, contexts and reference; a scorer is callable outside evaluate too."""
-    feedback = scorer_for("faithfulness")(
+    feedback = faithfulness_scorer()(
         inputs={"request": "How long is the refund window?"},
         outputs={"response": "Refunds are accepted within 30 days. Shipping is free."},
         expectations={
@@ -137,15 +137,9 @@ def test_a_scorer_reads_mlflow_s_own_field_names_and_called_alone() -> None:
 
 def test_an_unknown_metric_or_judge_is_a_config_error_naming_it() -> None:
     with pytest.raises(ConfigError, match="faithfulnes"):
-        scorer_for("faithfulnes")
+        scorers("faithfulnes")
     with pytest.raises(ConfigError, match="nosuchjudge"):
         faithfulness_scorer(judge="nosuchjudge:model")
-
-
-def test_the_public_module_names_its_extra(tmp_path: Path) -> None:
-    import vera.integrations.mlflow as public
-
-    assert "vera-eval[mlflow]" in public.INSTALL_HINT
 
 
 def test_the_docs_example_runs_and_says_what_the_page_says(tmp_path: Path) -> None:

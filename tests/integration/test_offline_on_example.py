@@ -67,7 +67,9 @@ def test_every_wrong_number_is_caught_with_evidence() -> None:
 
 def test_every_metric_on_the_example_and_unanswerable_handling() -> None:
     dataset = {s.id: s for s in vera.load_dataset("example")}
-    metrics = [vera.metrics.create_metric(name) for name in vera.metrics.METRICS]
+    metrics = [
+        vera.metrics.create_metric(name) for name in vera.metrics.METRIC_REGISTRY.builtin_names()
+    ]
     report = vera.evaluate(dataset.values(), metrics)
     assert report.counts["errors"] == 0
     # Every metric scores the example, but the agent metrics: no tool calls there, so they are

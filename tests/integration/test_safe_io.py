@@ -14,7 +14,7 @@ from tests.support.cli import run_vera
 
 import vera
 from vera._baselines import load_documents
-from vera.render import render_markdown
+from vera.render._markdown import render_markdown
 
 WHITEBOX = "the baselines' own parts"
 

@@ -14,7 +14,7 @@ from tests.support.cli import run_vera
 from vera import RunStore, SampleResult, SampleStatus, StoreError
 from vera.providers import ChatResponse
 from vera.providers._cache import ResponseCache
-from vera.render import read_samples
+from vera.render._html import read_samples
 
 WHITEBOX = "the providers' own clients, retries, cache and batches"
 

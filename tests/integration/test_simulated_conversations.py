@@ -25,7 +25,7 @@ from vera import (
     write_conversations,
 )
 from vera._generate import Scenario, SimulationResult
-from vera.datasets import read_conversations
+from vera.datasets._conversations import read_conversations
 from vera.providers import Price, PriceTable, Usage
 
 WHITEBOX = "the generator's own parts"

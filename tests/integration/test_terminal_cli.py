@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from vera import RunObserver, cli
 from vera.cli import _app as cli_app
 from vera.cli import _eval as cli_eval
-from vera.metrics import METRICS
+from vera.metrics._registry import METRICS
 
 WHITEBOX = "the CLI console, and a run interrupted inside it"
 

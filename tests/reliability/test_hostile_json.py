@@ -35,7 +35,7 @@ from tests.support.loopback import LoopbackServer, malformed
 from tests.unit.test_otlp_dataset import RAG
 from vera import DamagedRunError, DatasetError, DatasetRowError, RunStore, load_dataset
 from vera._monitor import BadRequest, OtlpRequestError, decode_body, request_spans_of
-from vera.datasets import read_conversations
+from vera.datasets._conversations import read_conversations
 from vera.pipelines import UserPipelineError, load_user_pipeline
 from vera.providers._jsonparse import MalformedJSONError, parse_json_object
 

@@ -6,4 +6,6 @@ from __future__ import annotations
 import vera
 
 AGENT_METRICS = frozenset({"tool_call_accuracy", "tool_argument_correctness", "trajectory_match"})
-EXAMPLE_METRICS = [m for m in vera.metrics.METRICS if m not in AGENT_METRICS]
+EXAMPLE_METRICS = [
+    m for m in vera.metrics.METRIC_REGISTRY.builtin_names() if m not in AGENT_METRICS
+]

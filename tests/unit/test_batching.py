@@ -12,7 +12,6 @@ import pytest
 from vera.providers import (
     ChatRequest,
     ChatResponse,
-    CostLedger,
     FakeChatModel,
     Message,
     Price,
@@ -20,6 +19,7 @@ from vera.providers import (
     Usage,
 )
 from vera.providers._batch import BatchingChatModel, BatchResults, BatchStatus, Unanswered
+from vera.providers._cost import CostLedger
 
 WHITEBOX = "the providers' own clients, retries, cache and batches"
 

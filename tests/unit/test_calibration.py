@@ -15,9 +15,10 @@ from rich.console import Console
 import vera
 from vera import DatasetRowError, Sample
 from vera._stats import CalibrationTally, ValueCounts, corrected_mean, wilson_interval
-from vera.render import render_html, render_markdown
+from vera.render import render_html
 from vera.render._calibration import calibration_lines
 from vera.render._console import print_summary
+from vera.render._markdown import render_markdown
 
 WHITEBOX = "the statistics formulas"
 

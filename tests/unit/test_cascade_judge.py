@@ -36,8 +36,8 @@ from vera.judges import (
     create_judge,
 )
 from vera.providers import FakeChatModel
-from vera.render import render_markdown
 from vera.render._cascade import cascade_summary
+from vera.render._markdown import render_markdown
 
 WHITEBOX = "the console's tables, panels and progress"
 

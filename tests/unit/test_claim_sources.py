@@ -8,7 +8,9 @@ import json
 
 import vera
 from vera import Context, Sample
-from vera.datasets import read_conversations, turn_samples
+from vera.datasets._conversations import read_conversations, turn_samples
+
+WHITEBOX = "how conversations become turn samples and consistency checks"
 
 CHAT = {
     "id": "order-42",

@@ -28,7 +28,9 @@ UNSUPPORTED = "The contract was signed on the moon by seventeen penguins in 1802
 def report() -> Report:
     """Every metric (the longest names there are) on the bundled example: sub-scores, and a
     breakdown by category."""
-    metrics = [vera.metrics.create_metric(name) for name in vera.metrics.METRICS]
+    metrics = [
+        vera.metrics.create_metric(name) for name in vera.metrics.METRIC_REGISTRY.builtin_names()
+    ]
     return vera.evaluate(vera.load_dataset("example"), metrics)
 
 
@@ -37,7 +39,9 @@ def with_baselines(report: Report) -> Report:
     """`report` as a pipeline's, against two baselines: one whose every response is invented
     (so the changes are significant), one the same as the system."""
     samples = list(vera.load_dataset("example"))
-    metrics = [vera.metrics.create_metric(name) for name in vera.metrics.METRICS]
+    metrics = [
+        vera.metrics.create_metric(name) for name in vera.metrics.METRIC_REGISTRY.builtin_names()
+    ]
     invented = [s.model_copy(update={"response": UNSUPPORTED}) for s in samples]
     baselines = {
         "naive-rag": vera.evaluate(invented, metrics),

@@ -9,8 +9,8 @@ from tests.support.extras import without
 
 import vera
 from vera import Conversation, DatasetRowError, Sample, Turn, load_dataset
-from vera.datasets import open_dataset, read_conversations, turn_samples
-from vera.datasets._conversations import conversation_from_row
+from vera.datasets import open_dataset
+from vera.datasets._conversations import conversation_from_row, read_conversations, turn_samples
 
 WHITEBOX = "the dataset readers' own parts"
 

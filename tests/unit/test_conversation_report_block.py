@@ -21,7 +21,8 @@ from vera import (
 )
 from vera._types import ConversationSummary, PartialRule, TurnRef
 from vera._viewer import run_url
-from vera.datasets import consistency_checks, open_dataset, turn_samples
+from vera.datasets import open_dataset
+from vera.datasets._conversations import consistency_checks, turn_samples
 from vera.judges import OfflineJudge
 from vera.render import render_html
 from vera.render._console import print_summary

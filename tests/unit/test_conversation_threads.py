@@ -21,9 +21,10 @@ from vera import Conversation, Turn, create_app, evaluate_conversations
 from vera._conversations import thread_lines, threads_html
 from vera._types import ConversationTurns
 from vera._viewer import conversation_url, run_url
-from vera.datasets import read_conversations, turn_samples
-from vera.render import read_samples, render_html, render_markdown
-from vera.render._html import csp_hash
+from vera.datasets._conversations import read_conversations, turn_samples
+from vera.render import render_html
+from vera.render._html import csp_hash, read_samples
+from vera.render._markdown import render_markdown
 
 WHITEBOX = "the conversations' own parts; the viewer's own parts"
 

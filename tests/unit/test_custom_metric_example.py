@@ -9,7 +9,10 @@ import pytest
 
 import vera
 from vera.judges import FakeJudge
-from vera.metrics import METRICS, create_metric
+from vera.metrics import create_metric
+from vera.metrics._registry import METRICS
+
+WHITEBOX = "the registry's own table, to take a test's metric out again"
 
 EXAMPLE = Path(__file__).parents[2] / "docs" / "examples" / "custom_metric.py"
 

@@ -12,8 +12,11 @@ from pathlib import Path
 import pytest
 from tests.support.plugin import PLUGIN_MODULE, write_plugin
 
-from vera import ConfigError, DatasetError, DatasetRowError
-from vera.datasets import FORMAT_REGISTRY, dataset_format, format_help, load_dataset
+from vera import ConfigError, DatasetError, DatasetRowError, load_dataset
+from vera.datasets import FORMAT_REGISTRY
+from vera.datasets._formats import dataset_format, format_help
+
+WHITEBOX = "the format lookup behind the messages"
 
 # A whole format in one module: a reader, and the `DatasetFormat` naming its extension.
 TSV_SOURCE = """

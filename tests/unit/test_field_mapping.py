@@ -11,8 +11,8 @@ from tests.support.extras import without
 
 import vera
 from vera import ConfigError, DatasetError, DatasetRowError, load_dataset, load_settings
-from vera.datasets import open_dataset, parse_field_option
-from vera.datasets._fields import check_field_map
+from vera.datasets import open_dataset
+from vera.datasets._fields import check_field_map, parse_field_option
 
 WHITEBOX = "the dataset readers' own parts"
 

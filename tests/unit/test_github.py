@@ -10,13 +10,10 @@ import pytest
 from tests.support.actions_runner import evaluate
 
 from vera import ConfigError
-from vera.integrations.github import (
-    CommentLinks,
-    GitHubJob,
-    comment_marker,
-    read_report,
-    render_comment,
-)
+from vera.integrations._github import GitHubJob, comment_marker
+from vera.integrations._github_comment import CommentLinks, read_report, render_comment
+
+WHITEBOX = "the pull-request comment's own parts (marker, job, API calls)"
 
 
 @pytest.mark.parametrize("name", ["", "two words", "x" * 65, "a-->b"])

@@ -26,9 +26,11 @@ from vera import Claim, Context, Report, RunStopError, Sample, SampleResult, Sam
 from vera._results import Outcome, baseline_comparison, relative_change, sample_outcome, significant
 from vera.executors import LocalExecutor, PassWork, run_pass
 from vera.judges import FakeJudge, OfflineJudge
-from vera.render import HistoryPoint, read_samples, render_html
+from vera.render import render_html
 from vera.render._charts import Bar, bar_panel, histogram
+from vera.render._html import read_samples
 from vera.render._samples import OUTCOMES, VERDICTS, unpack
+from vera.render._view import HistoryPoint
 
 WHITEBOX = "the report builder, on hand-made results"
 

@@ -15,7 +15,8 @@ import vera
 from vera import Report
 from vera._results import MetricComparison, relative_change
 from vera._types import BaselineComparison
-from vera.render import render_html, render_markdown
+from vera.render import render_html
+from vera.render._markdown import render_markdown
 from vera.render._view import baseline_rows, baseline_view
 
 WHITEBOX = "the report builder, on hand-made results"

@@ -12,14 +12,8 @@ import numpy as np
 import pytest
 from tests.support.extras import without
 
-from vera import ConfigError, DatasetError, DatasetRowError, Sample
-from vera.datasets import (
-    Dataset,
-    InMemoryDataset,
-    SampleSource,
-    load_dataset,
-    open_dataset,
-)
+from vera import ConfigError, Dataset, DatasetError, DatasetRowError, Sample, load_dataset
+from vera.datasets import InMemoryDataset, SampleSource, open_dataset
 
 # The pandas and hf extras (pip install -e '.[test-all]'); the light test install skips this.
 datasets = pytest.importorskip("datasets", reason=without("hf"))

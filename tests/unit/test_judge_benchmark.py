@@ -26,14 +26,13 @@ from vera import (
     Sample,
     abenchmark_judge,
     benchmark_judge,
-    read_labelled_rows,
 )
-from vera._run import LabelledRow, RowOutcome, benchmark_figures
+from vera._run import LabelledRow, RowOutcome, benchmark_figures, read_labelled_rows
 from vera._stats import auroc
 from vera.cli import app
 from vera.judges import FakeJudge, OfflineJudge
 
-WHITEBOX = "the statistics formulas"
+WHITEBOX = "the statistics formulas; the labelled-file reader"
 
 CONTEXT = "The museum opens at 9 am. Entry costs 12 euros. The museum is closed on Mondays."
 INVENTED = "Visitors get a free audio guide in six languages."

@@ -15,7 +15,6 @@ from vera.judges import LLMJudge
 from vera.judges._voting import majority_verdicts
 from vera.providers import (
     ChatRequest,
-    CostLedger,
     FakeChatModel,
     ManagedChatModel,
     Price,
@@ -23,6 +22,7 @@ from vera.providers import (
     TruncatedOutputError,
 )
 from vera.providers._cache import ResponseCache
+from vera.providers._cost import CostLedger
 
 WHITEBOX = "the providers' own clients, retries, cache and batches"
 

@@ -14,7 +14,6 @@ from vera.providers import (
     AuthenticationError,
     BudgetExceededError,
     ChatRequest,
-    CostLedger,
     FakeChatModel,
     ManagedChatModel,
     Message,
@@ -25,7 +24,7 @@ from vera.providers import (
     Usage,
 )
 from vera.providers._cache import ResponseCache, cache_key
-from vera.providers._cost import merge_summaries
+from vera.providers._cost import CostLedger, merge_summaries
 from vera.providers._limits import Limiter
 from vera.providers._retry import RetryPolicy, call_with_retries
 

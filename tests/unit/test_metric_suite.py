@@ -18,7 +18,6 @@ from vera._types import Relevance, RelevanceVerdict
 from vera._types._results import CitationCheck
 from vera.judges import FakeJudge
 from vera.metrics import (
-    METRICS,
     Abstention,
     AnswerCorrectness,
     AnswerRelevance,
@@ -36,6 +35,7 @@ from vera.metrics import (
     Need,
     create_metric,
 )
+from vera.metrics._registry import METRICS
 
 WHITEBOX = "the metric registry's table, patched to add a plugin"
 

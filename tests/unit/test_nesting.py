@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vera import DatasetRowError, load_dataset
-from vera._json import TooDeepError, skip_value
-from vera.datasets import MAX_NESTING, JsonRefused, loads_bounded
+from vera._json import MAX_NESTING, TooDeepError, skip_value
+from vera.datasets import JsonRefused, loads_bounded
 
 WHITEBOX = "the guarded JSON reader's nesting limit"
 

@@ -14,9 +14,9 @@ from tests.support.extras import without
 from tests.support.tiny_nli import build_model
 
 from vera import Claim, ConfigError, VeraError, Verdict
-from vera.judges import NLIJudge, create_judge, windows
-from vera.judges._nli import label_map
-from vera.metrics import DEFAULT_MIN_ENTAILMENT
+from vera._types import DEFAULT_MIN_ENTAILMENT
+from vera.judges import NLIJudge, create_judge
+from vera.judges._nli import label_map, windows
 from vera.providers._base import MissingExtraError
 
 WHITEBOX = "the providers' own clients, retries, cache and batches"

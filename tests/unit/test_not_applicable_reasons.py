@@ -9,8 +9,9 @@ from rich.console import Console
 
 import vera
 from vera import Report, Sample
-from vera.render import render_html, render_markdown
+from vera.render import render_html
 from vera.render._console import print_summary
+from vera.render._markdown import render_markdown
 
 WHITEBOX = "the console's tables, panels and progress"
 

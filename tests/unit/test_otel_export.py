@@ -17,7 +17,10 @@ from typer.testing import CliRunner
 import vera
 from vera import ConfigError
 from vera.cli import app
-from vera.integrations import export_report, traces_url
+from vera.integrations import export_report
+from vera.integrations._otel_export import traces_url
+
+WHITEBOX = "the trace links the exporter writes"
 
 pytest.importorskip("opentelemetry.exporter.otlp.proto.http.trace_exporter", reason=without("otel"))
 trace_service = pytest.importorskip(

@@ -20,7 +20,10 @@ from typer.testing import CliRunner
 import vera
 from vera import ConfigError, Sample
 from vera.cli import app
-from vera.integrations import PhoenixAnnotator, annotate_phoenix, span_ids
+from vera.integrations import PhoenixAnnotator, annotate_phoenix
+from vera.integrations._phoenix import span_ids
+
+WHITEBOX = "the span ids the annotator reads"
 
 pytest.importorskip("phoenix.client", reason=without("phoenix"))
 

@@ -13,7 +13,8 @@ from vera import Context
 from vera._baselines import VERIFY_ABSTENTION, Verify
 from vera.judges import FakeJudge, LLMJudge
 from vera.pipelines import Pipeline, RagState, check_laws, identity
-from vera.providers import CostLedger, FakeChatModel, ManagedChatModel, Price, PriceTable
+from vera.providers import FakeChatModel, ManagedChatModel, Price, PriceTable
+from vera.providers._cost import CostLedger
 
 WHITEBOX = "the baselines' own parts"
 

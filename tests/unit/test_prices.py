@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from vera.providers import DEFAULT_PRICES, CostLedger, Price, Usage
-from vera.providers._cost import merge_summaries
+from vera.providers import Price, Usage
+from vera.providers._cost import DEFAULT_PRICES, CostLedger, merge_summaries
 
 WHITEBOX = "the providers' own clients, retries, cache and batches"
 

@@ -20,29 +20,17 @@ from tests.support.plugin import (
 from vera import ConfigError, Report, Sample, SampleResult, SampleStatus, Settings
 from vera._registry import Registry
 from vera._results import build_report
-from vera.judges import JUDGE_REGISTRY, JudgeOptions, OfflineJudge, create_judge, judge_names
-from vera.metrics import (
-    METRIC_REGISTRY,
-    METRICS,
-    Faithfulness,
-    MetricResult,
-    MetricStatus,
-    create_metric,
-    metric_classes,
-)
-from vera.metrics._registry import metric_key
-from vera.providers import PROVIDER_REGISTRY, create_chat_model, provider_names
-from vera.render import (
-    REPORTER_REGISTRY,
-    HistoryPoint,
-    RenderContext,
-    format_for_path,
-    render_html,
-    render_junit,
-    render_markdown,
-    render_report,
-    reporter_names,
-)
+from vera.judges import JUDGE_REGISTRY, JudgeOptions, OfflineJudge, create_judge
+from vera.judges._registry import judge_names
+from vera.metrics import METRIC_REGISTRY, Faithfulness, MetricResult, MetricStatus, create_metric
+from vera.metrics._registry import METRICS, metric_classes, metric_key
+from vera.providers import PROVIDER_REGISTRY, create_chat_model
+from vera.providers._registry import provider_names
+from vera.render import REPORTER_REGISTRY, RenderContext, render_html, render_report
+from vera.render._junit import render_junit
+from vera.render._markdown import render_markdown
+from vera.render._registry import format_for_path, reporter_names
+from vera.render._view import HistoryPoint
 
 WHITEBOX = (
     "the registry class every extension kind shares; the report builder, on hand-made results"

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from vera import Report, SampleResult, SampleStatus
 from vera._results import baseline_comparison, build_report, compare_reports, regression_failures
 from vera.metrics import MetricResult, MetricStatus
-from vera.render import HistoryPoint, render_junit
-from vera.render._view import trend_panels
+from vera.render._junit import render_junit
+from vera.render._view import HistoryPoint, trend_panels
 
 WHITEBOX = "the report builder, on hand-made results"
 

@@ -9,8 +9,8 @@ from rich.cells import cell_len
 from rich.console import Console
 
 import vera
-from vera.render import render_markdown
 from vera.render._console import Column, print_table
+from vera.render._markdown import render_markdown
 
 WHITEBOX = "the console's tables, panels and progress"
 

@@ -3,7 +3,9 @@ exact text of its context."""
 
 from __future__ import annotations
 
-from vera.judges import SentenceIds
+from vera.judges._sentence_ids import SentenceIds
+
+WHITEBOX = "the sentence numbering the compact prompts cite"
 
 CONTEXTS = [
     "Refunds are issued to the original card. The window is 30 days.",

@@ -19,7 +19,9 @@ from tests.support.extras import without
 
 import vera
 from vera import DatasetRowError
-from vera.datasets import read_conversations
+from vera.datasets._conversations import read_conversations
+
+WHITEBOX = "how conversations become turn samples and consistency checks"
 
 METRICS = ["tool_call_accuracy", "tool_argument_correctness", "trajectory_match"]
 

@@ -49,7 +49,8 @@ from vera import (
 from vera._results import compare_reports, significant, verdict_changes
 from vera._viewer import INSTALL, check_token, compare_url, plan_access, run_url, url_for
 from vera._viewer import _pages as pages
-from vera.render import stored_report_html, write_stored_report
+from vera.render import write_stored_report
+from vera.render._outputs import stored_report_html
 
 WHITEBOX = "the page model behind the viewer's routes"
 

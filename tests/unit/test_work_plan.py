@@ -6,14 +6,8 @@ import pytest
 
 from vera import Claim, ClaimVerdict, Sample, Verdict
 from vera._analysis import WorkItem, analyse_sample, planned_work, work_plan
-from vera.judges import (
-    BaseJudge,
-    JudgeWork,
-    LLMJudge,
-    RecordingChatModel,
-    Relevance,
-    RelevanceVerdict,
-)
+from vera.judges import BaseJudge, JudgeWork, LLMJudge, Relevance, RelevanceVerdict
+from vera.judges._calls import RecordingChatModel
 from vera.judges._offline import extract_claims as split_claims
 from vera.metrics import Need
 

@@ -35,7 +35,7 @@ from vera._run._experiment import plan_pipelines
 from vera._types import Conversation, Sample
 from vera._types._errors import ConfigError
 from vera._types._report import Report, SampleResult
-from vera.datasets import read_conversations, turn_samples
+from vera.datasets._conversations import read_conversations, turn_samples
 from vera.judges._base import Judge
 from vera.metrics._base import Metric
 from vera.pipelines import Pipeline

@@ -43,8 +43,8 @@ from vera._types import Verdict
 from vera._types._errors import ConfigError
 from vera._types._report import Calibration, SampleResult, SampleStatus
 from vera._types._samples import LabelledClaim, Sample
-from vera.render import get_reporter
 from vera.render._outputs import atomic_text, stored_run_view
+from vera.render._registry import get_reporter
 
 SAMPLE_LABELS: dict[str, bool] = {"faithful": True, "unfaithful": False}
 """A sample's label and the `human_faithful` it stands for."""

@@ -3,11 +3,8 @@ executors (in-process, Ray), the dry-run estimate, and the judge benchmark.
 """
 
 from vera._run._engine import (
-    EXIT_GATE_FAILED,
-    EXIT_INCOMPLETE,
-    EXIT_OK,
-    EXIT_USAGE,
     Bindings,
+    ExitCode,
     RunObserver,
     RunResult,
     arun_plan,
@@ -38,13 +35,10 @@ from vera._sync import run_sync
 
 __all__ = [
     "EXECUTORS",
-    "EXIT_GATE_FAILED",
-    "EXIT_INCOMPLETE",
-    "EXIT_OK",
-    "EXIT_USAGE",
     "Bindings",
     "Executor",
     "ExecutorFactory",
+    "ExitCode",
     "GroupFigures",
     "JudgeBenchmark",
     "LabelledRow",

@@ -16,6 +16,7 @@ import tempfile
 import warnings
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import IntEnum
 from pathlib import Path
 
 from vera._baselines._verification import Verify
@@ -53,7 +54,8 @@ from vera._types._fingerprint import RegressionCheck, RunFingerprint
 from vera._types._report import Counts, Report, RunStop, SampleResult
 from vera._types._secrets import is_redacted, redact
 from vera._types._turns import turn_ref
-from vera.datasets import SampleSource, consistency_checks
+from vera.datasets import SampleSource
+from vera.datasets._conversations import consistency_checks
 from vera.datasets._unread import unread_columns
 from vera.judges._base import ClaimJudge, Judge, as_judge, check_capabilities
 from vera.judges._registry import create_judge
@@ -110,10 +112,17 @@ class RunObserver:
         """A provider batch of a `--batch` run was submitted or changed state."""
 
 
-EXIT_OK = 0
-EXIT_GATE_FAILED = 1
-EXIT_USAGE = 2
-EXIT_INCOMPLETE = 3
+class ExitCode(IntEnum):
+    """How `vera eval` exits, and `RunResult.exit_code` (as pytest's `ExitCode`)."""
+
+    OK = 0
+    """Every gate held."""
+    GATE_FAILED = 1
+    """A gate failed: a threshold, a regression or a sample's verdict."""
+    USAGE = 2
+    """Bad usage or input: nothing was measured."""
+    INCOMPLETE = 3
+    """The run did not measure everything it was asked to (errors, a stop, a budget)."""
 
 
 @dataclass(frozen=True)
@@ -213,12 +222,12 @@ class RunResult:
     def exit_code(self) -> int:
         stopped = self.report.stopped
         if stopped is not None and not stopped.planned:
-            return EXIT_USAGE
+            return ExitCode.USAGE
         if self.incomplete is not None:
-            return EXIT_INCOMPLETE
+            return ExitCode.INCOMPLETE
         if self.gated and self.gate_failures:
-            return EXIT_GATE_FAILED
-        return EXIT_OK
+            return ExitCode.GATE_FAILED
+        return ExitCode.OK
 
     @property
     def gated(self) -> bool:

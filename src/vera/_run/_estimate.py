@@ -25,7 +25,7 @@ from vera._results._turns import FAITHFULNESS
 from vera._run._engine import Bindings, Components, build_components
 from vera._types import Sample
 from vera._types._results import Need
-from vera.datasets import consistency_checks
+from vera.datasets._conversations import consistency_checks
 from vera.judges._base import CallEstimate, JudgeWork, planned_calls
 from vera.judges._offline._claims import extract_claims as split_claims
 from vera.metrics._rubric import rubrics_of

@@ -96,7 +96,16 @@ class _Console(Console):
     """A console whose text passes through `redact`: a key in a URL that reached a message
     (an option echoed back, a server's error) is never printed; and through `printable`: an
     escape sequence in the data (an id, an answer quoted in a reason or an error) is shown,
-    never obeyed by the terminal. Tables' cells are `printable` where `vera.render` builds them."""
+    never obeyed by the terminal. Tables' cells are `printable` where `vera.render` builds them.
+
+    Its width is read when it prints, not when `vera.cli` is imported: rich fixes `COLUMNS` at
+    construction, so a process (a test worker, an app embedding the CLI) that set it later
+    would get the width of whatever imported the CLI first."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if "width" not in kwargs:
+            self._width = None  # rich reads COLUMNS and the terminal again on each print
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
         from vera._text import printable
@@ -142,11 +151,11 @@ EXIT_INTERRUPTED = 130
 
 def _fail(exc: Exception) -> NoReturn:
     """Bad usage or input: the message, and exit 2 (nothing was evaluated)."""
-    from vera import EXIT_USAGE
+    from vera import ExitCode
 
     # Not wrapped: a message is one line to read, grep and paste, whatever the width.
     err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
-    raise typer.Exit(EXIT_USAGE) from None
+    raise typer.Exit(ExitCode.USAGE) from None
 
 
 def _write_json(path: Path, text: str, what: str) -> None:

@@ -9,14 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from vera import (
-    EXIT_INCOMPLETE,
-    JudgeBenchmark,
-    JudgeError,
-    VeraError,
-    benchmark_judge,
-    load_settings,
-)
+from vera import ExitCode, JudgeBenchmark, JudgeError, VeraError, benchmark_judge, load_settings
 from vera.cli._app import _fail, _write_json, app, err, out
 from vera.cli._eval_flags import _ConcurrencyFlag, _JudgeFlag, _OfflineMinSupportFlag
 from vera.render._console import Column, format_score, print_table
@@ -92,7 +85,7 @@ def benchmark_command(
         # The file was fine but the judge failed on a row: figures from part of the file would
         # pass for the whole, so there are none, and the exit is that of an incomplete run.
         err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        raise typer.Exit(EXIT_INCOMPLETE) from None
+        raise typer.Exit(ExitCode.INCOMPLETE) from None
     except (VeraError, ValueError) as exc:
         _fail(exc)
     _print_benchmark(result)

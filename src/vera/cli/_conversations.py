@@ -9,12 +9,10 @@ from typing import Annotated
 import typer
 
 from vera import (
-    EXIT_GATE_FAILED,
-    EXIT_INCOMPLETE,
-    EXIT_OK,
     ConfigError,
     ConversationEstimate,
     ConversationReport,
+    ExitCode,
     VeraError,
     estimate_conversations,
     evaluate_conversations,
@@ -134,7 +132,7 @@ def conversations_command(
                 data, judge=judge, user_facts=user_facts, agent_steps=agent_steps, settings=settings
             )
             _print_estimate(estimate)
-            raise typer.Exit(EXIT_OK)
+            raise typer.Exit(ExitCode.OK)
         report = evaluate_conversations(
             data,
             judge=judge,
@@ -173,13 +171,13 @@ def _show(report: ConversationReport, output: Path | None) -> None:
 def _baselines_code(report: ConversationReport) -> int:
     """Each baseline's faithful turns, consistency and paired comparison; exit 3 when one
     measured less than asked (a failed replay, a turn not scored), naming it."""
-    code = EXIT_OK
+    code = ExitCode.OK
     for found in report.baselines.values():
         for line in baseline_lines(found, len(report.turns.samples)):
             out.print(line, markup=False, soft_wrap=True)
         if found.incomplete is not None:
             err.print(f"{found.incomplete}: the run is incomplete", markup=False)
-            code = EXIT_INCOMPLETE
+            code = ExitCode.INCOMPLETE
     return code
 
 
@@ -201,7 +199,7 @@ def _exit_code(
     unscored = sum(c.unscored_turns for c in report.conversations)
     if unscored:
         err.print(f"{unscored} turn(s) were not scored: the run is incomplete", markup=False)
-        return EXIT_INCOMPLETE
+        return ExitCode.INCOMPLETE
     failures = []
     if min_faithful is not None and (share is None or share < min_faithful):
         shown = "n/a" if share is None else f"{share:.3f}"
@@ -218,7 +216,7 @@ def _exit_code(
         ]
     for failure in failures:
         err.print(f"gate failed: {failure}", markup=False)
-    return EXIT_GATE_FAILED if failures else EXIT_OK
+    return ExitCode.GATE_FAILED if failures else ExitCode.OK
 
 
 app.command("conversations", help=HELP)(conversations_command)

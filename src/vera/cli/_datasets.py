@@ -5,8 +5,9 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
+from vera import load_dataset
 from vera.cli._app import app, out
-from vera.datasets import BUNDLED, load_dataset
+from vera.datasets import BUNDLED
 from vera.render._console import plain_cells
 
 datasets_app = typer.Typer(help="The datasets bundled with VERA.", no_args_is_help=True)

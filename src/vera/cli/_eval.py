@@ -10,9 +10,9 @@ import typer
 from rich.markup import escape
 
 from vera import (
-    EXIT_OK,
     Bindings,
     EvaluateOptions,
+    ExitCode,
     RetrievalOptions,
     RunEstimate,
     RunObserver,
@@ -28,7 +28,7 @@ from vera import (
 from vera._plan import SETTING_USES, resume_command, resume_notice, resumed_with
 from vera.cli._app import EXIT_INTERRUPTED, _fail, app, err, out
 from vera.cli._eval_flags import EvalFlags, typed_command
-from vera.datasets import parse_field_option
+from vera.datasets._fields import parse_field_option
 from vera.render import RunView, check_report_targets, open_run_view, write_reports
 from vera.render._console import print_summary
 from vera.render._outputs import parse_report_option, report_format
@@ -330,7 +330,7 @@ def _exit_code(result: RunResult) -> int:
         err.print("[bold red]Gate failed:[/]")
         for line in result.gate_failures:
             err.print(f"  - {line}", highlight=False, markup=False)
-    elif result.gated and result.exit_code == EXIT_OK:
+    elif result.gated and result.exit_code == ExitCode.OK:
         out.print("Gate passed: every gate holds" + _against(result), highlight=False)
     return result.exit_code
 

@@ -22,7 +22,7 @@ from vera._plan import (
     QUICK_SAMPLES,
 )
 from vera.cli._app import _help_hint
-from vera.datasets import format_help
+from vera.datasets._formats import format_help
 
 COMMON = "Options"
 """The first panel of `vera eval --help`: what most runs name (typer's own --help joins it)."""

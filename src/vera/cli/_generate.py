@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 from rich.markup import escape
 
-from vera import EXIT_INCOMPLETE, EXIT_OK, ConfigError, Settings, VeraError, load_settings
+from vera import ConfigError, ExitCode, Settings, VeraError, load_settings
 from vera.cli._app import _fail, app, out
 from vera.cli._eval_flags import (
     _CachePathFlag,
@@ -133,7 +133,7 @@ def _dry_run(documents: Path, generator: str, options: dict[str, Any]) -> NoRetu
 
     estimate = estimate_testset(documents, generator, **options)
     out.print(estimate_line(estimate), highlight=False, markup=False)
-    raise typer.Exit(EXIT_OK)
+    raise typer.Exit(ExitCode.OK)
 
 
 def _settings(cli: dict[str, Any]) -> Settings:
@@ -153,7 +153,9 @@ def _finish_generate(result: GenerationResult, output: Path | None) -> NoReturn:
         out.print(line, highlight=False, markup=False)
     if result.kept_total and output is not None:
         _save_dataset(write_dataset, result, output)
-    raise typer.Exit(EXIT_OK if result.kept_total and not result.stopped else EXIT_INCOMPLETE)
+    raise typer.Exit(
+        ExitCode.OK if result.kept_total and not result.stopped else ExitCode.INCOMPLETE
+    )
 
 
 def _save_dataset(write: Callable[[Any, Path], None], result: Any, output: Path) -> None:

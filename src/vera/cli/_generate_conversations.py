@@ -9,7 +9,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.markup import escape
 
-from vera import EXIT_INCOMPLETE, EXIT_OK, ConfigError, Settings, VeraError
+from vera import ConfigError, ExitCode, Settings, VeraError
 from vera.cli._app import _fail, out
 from vera.render._outputs import check_output_paths
 
@@ -101,7 +101,7 @@ def _dry_run(
         scenarios, generator, documents_dir=documents, turns=turns, settings=settings, seed=seed
     )
     out.print(simulation_estimate_line(estimate), highlight=False, markup=False)
-    raise typer.Exit(EXIT_OK)
+    raise typer.Exit(ExitCode.OK)
 
 
 def _finish(result: Any, output: Path) -> NoReturn:
@@ -116,4 +116,6 @@ def _finish(result: Any, output: Path) -> NoReturn:
         except VeraError as exc:
             _fail(exc)
         out.print(f"Conversations written to {escape(str(output))}", highlight=False)
-    raise typer.Exit(EXIT_OK if result.conversations and not result.stopped else EXIT_INCOMPLETE)
+    raise typer.Exit(
+        ExitCode.OK if result.conversations and not result.stopped else ExitCode.INCOMPLETE
+    )

@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from vera import EXIT_USAGE, RunStore, VeraError, export_labels
+from vera import ExitCode, RunStore, VeraError, export_labels
 from vera._text import printable
 from vera.render._outputs import check_output_paths
 
@@ -65,5 +65,5 @@ def export_command(
             store.close()
     except VeraError as exc:
         typer.echo(printable(f"error: {exc}"), err=True)
-        raise typer.Exit(EXIT_USAGE) from None
+        raise typer.Exit(ExitCode.USAGE) from None
     typer.echo(f"{rows} samples written to {output}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from vera import VeraError, load_settings
 from vera.cli._app import _fail, app, out
-from vera.metrics import Rubric, goal_completion, metric_classes
+from vera.metrics import METRIC_REGISTRY, Rubric, goal_completion
 from vera.render._console import Cell, Column, print_table
 
 _METRICS_COLUMNS = (
@@ -19,7 +19,8 @@ _METRICS_COLUMNS = (
 def metrics_command() -> None:
     """List the metrics `--metric` accepts, with what each measures and costs."""
     rows: list[list[Cell]] = []
-    for name, cls in metric_classes().items():
+    for name in METRIC_REGISTRY.names():
+        cls = METRIC_REGISTRY.get(name)
         needs = ", ".join(sorted(need.value for need in cls.needs)) or "none"
         better = "higher" if cls.higher_is_better else "lower"
         rows.append([name, cls.description, better, needs])

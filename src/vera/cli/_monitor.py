@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
-from vera import EXIT_USAGE, VeraError, load_settings
+from vera import ExitCode, VeraError, load_settings
 from vera._text import printable
 from vera.cli._app import app
 
@@ -162,7 +162,7 @@ def monitor_command(
         )
     except VeraError as exc:
         typer.echo(printable(f"error: {exc}"), err=True)
-        raise typer.Exit(EXIT_USAGE) from None
+        raise typer.Exit(ExitCode.USAGE) from None
     _serve(monitor, annotator, host=host, port=port, token=token)
 
 
@@ -176,7 +176,7 @@ def _serve(
         code = serve_monitor(monitor, host=host, port=port, token=token, on_ready=_ready)
     except VeraError as exc:  # before it received anything: a port in use, a read-only history
         typer.echo(printable(f"error: {exc}"), err=True)
-        raise typer.Exit(EXIT_USAGE) from None
+        raise typer.Exit(ExitCode.USAGE) from None
     if annotator is not None:
         typer.echo(printable(annotator.tally.summary(annotator.url)), err=True)
     raise typer.Exit(code)

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from vera._run import EXIT_GATE_FAILED, EXIT_OK
+from vera._run import ExitCode
 from vera._types import Report
 from vera._types._errors import ConfigError
 from vera.integrations._github import CommentResult, GitHubJob, comment_marker, upsert_comment
@@ -26,7 +26,7 @@ from vera.integrations._github_comment import (
 def _report_or_none(path: Path, exit_code: int | None) -> Report | None:
     """The report; None where vera eval stopped before writing one (exit 2 or 3), which the
     comment and the outputs then say. A missing report after a finished run is an error."""
-    if path.exists() or exit_code in (None, EXIT_OK, EXIT_GATE_FAILED):
+    if path.exists() or exit_code in (None, ExitCode.OK, ExitCode.GATE_FAILED):
         return read_report(path)
     return None
 

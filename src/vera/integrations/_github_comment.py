@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vera._results import compare_reports, regression_failures
-from vera._run import EXIT_GATE_FAILED, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE
+from vera._run import ExitCode
 from vera._store import RunStore
 from vera._types import (
     AnswerStatus,
@@ -34,11 +34,11 @@ _CLAIM_CHARS = 300
 MAX_COMMENT_CHARS = 60_000
 """GitHub refuses a comment body over 65,536 characters; the summary is cut to fit below."""
 
-_VERDICTS = {
-    EXIT_OK: ("✅", "every gate holds"),
-    EXIT_GATE_FAILED: ("❌", "a gate failed"),
-    EXIT_USAGE: ("⚠️", "bad usage or input, nothing evaluated"),
-    EXIT_INCOMPLETE: ("⚠️", "the run is incomplete"),
+_VERDICTS: dict[int, tuple[str, str]] = {
+    ExitCode.OK: ("✅", "every gate holds"),
+    ExitCode.GATE_FAILED: ("❌", "a gate failed"),
+    ExitCode.USAGE: ("⚠️", "bad usage or input, nothing evaluated"),
+    ExitCode.INCOMPLETE: ("⚠️", "the run is incomplete"),
 }
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from vera._run._engine import EXIT_OK, RunResult
+from vera._run._engine import ExitCode, RunResult
 from vera._types._errors import ConfigError
 from vera._types._extras import install_hint
 from vera._types._report import SampleResult
@@ -162,7 +162,7 @@ def _metrics(result: RunResult) -> dict[str, float]:
     the exit code (a metric without a mean measured nothing and is left out, not logged 0)."""
     report = result.report
     figures: dict[str, float] = {"exit_code": float(result.exit_code)}
-    figures["gate_passed"] = float(result.exit_code == EXIT_OK)
+    figures["gate_passed"] = float(result.exit_code == ExitCode.OK)
     for name, summary in report.metric_summary.items():
         for key, value in (("", summary.mean), (".ci_low", summary.ci_low)):
             if value is not None:

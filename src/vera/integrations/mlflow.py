@@ -14,10 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from vera.integrations._mlflow_run import log_run
-from vera.integrations._mlflow_scorers import INSTALL_HINT, scorer_for, scorers
+from vera.integrations._mlflow_scorers import scorer_for, scorers
 from vera.judges._base import Judge
 
-__all__ = ["INSTALL_HINT", "faithfulness_scorer", "log_run", "scorer_for", "scorers"]
+__all__ = ["faithfulness_scorer", "log_run", "scorers"]
 
 
 def faithfulness_scorer(*, judge: str | Judge | None = None, name: str | None = None) -> Any:

@@ -4,8 +4,6 @@ from vera._types import (
     Checklist,
     EntailmentMatrix,
     ItemVerdict,
-    JudgeDetails,
-    QuoteCheck,
     Relevance,
     RelevanceVerdict,
     RubricAnswers,
@@ -27,15 +25,13 @@ from vera.judges._base import (
     judge_capabilities,
     match_verdicts,
 )
-from vera.judges._calls import RecordingChatModel, tokens
 from vera.judges._cascade import CascadeJudge
 from vera.judges._fake import FakeJudge
 from vera.judges._llm import LLMJudge, Mode
-from vera.judges._nli import NLIJudge, windows
+from vera.judges._nli import NLIJudge
 from vera.judges._offline import OfflineJudge, UnsupportedLanguageError
 from vera.judges._options import JudgeOptions
-from vera.judges._registry import JUDGE_REGISTRY, create_judge, judge_names
-from vera.judges._sentence_ids import SentenceIds
+from vera.judges._registry import JUDGE_REGISTRY, create_judge
 
 __all__ = [
     "JUDGE_REGISTRY",
@@ -50,7 +46,6 @@ __all__ = [
     "ItemVerdict",
     "Judge",
     "JudgeDescription",
-    "JudgeDetails",
     "JudgeOptions",
     "JudgeWork",
     "LLMJudge",
@@ -58,8 +53,6 @@ __all__ = [
     "Mode",
     "NLIJudge",
     "OfflineJudge",
-    "QuoteCheck",
-    "RecordingChatModel",
     "Relevance",
     "RelevanceRater",
     "RelevanceVerdict",
@@ -67,13 +60,9 @@ __all__ = [
     "RubricItem",
     "RubricRequest",
     "RubricVerdict",
-    "SentenceIds",
     "UnsupportedLanguageError",
     "as_judge",
     "create_judge",
     "judge_capabilities",
-    "judge_names",
     "match_verdicts",
-    "tokens",
-    "windows",
 ]

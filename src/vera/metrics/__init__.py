@@ -1,6 +1,5 @@
 """Metrics: pure functions from a sample and its shared judge analysis to a scored result."""
 
-from vera._types import DEFAULT_MIN_ENTAILMENT
 from vera._types._results import ClaimAnalysis, MetricResult, MetricStatus, Need
 from vera.metrics._agent_calls import ToolCallOptions
 from vera.metrics._agent_tools import ToolArgumentCorrectness, ToolCallAccuracy
@@ -21,19 +20,11 @@ from vera.metrics._faithfulness import Faithfulness
 from vera.metrics._faithfulness_probability import FaithfulnessProbability
 from vera.metrics._grounding import GroundingF1, GroundingPrecision, GroundingRecall
 from vera.metrics._hallucination import HallucinationRate
-from vera.metrics._registry import (
-    METRIC_REGISTRY,
-    METRICS,
-    create_metric,
-    metric_classes,
-    register_metric,
-)
+from vera.metrics._registry import METRIC_REGISTRY, create_metric, register_metric
 from vera.metrics._rubric import Rubric, goal_completion, load_rubrics, write_items_file
 from vera.metrics._trajectory import TrajectoryMatch, TrajectoryOptions
 
 __all__ = [
-    "DEFAULT_MIN_ENTAILMENT",
-    "METRICS",
     "METRIC_REGISTRY",
     "Abstention",
     "AnswerCorrectness",
@@ -69,7 +60,6 @@ __all__ = [
     "create_metric",
     "goal_completion",
     "load_rubrics",
-    "metric_classes",
     "not_applicable",
     "register_metric",
     "scored",

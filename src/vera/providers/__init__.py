@@ -17,17 +17,15 @@ from vera.providers._base import (
     TruncatedOutputError,
     Usage,
 )
-from vera.providers._cost import DEFAULT_PRICES, BudgetExceededError, CostLedger, Price, PriceTable
+from vera.providers._cost import BudgetExceededError, Price, PriceTable
 from vera.providers._fake import FakeChatModel
 from vera.providers._managed import ManagedChatModel
 from vera.providers._openai import OutputModeRefusedError, StructuredMode
 from vera.providers._options import ProviderOptions
-from vera.providers._ready import LOCAL_DEFAULTS, local_defaults
-from vera.providers._registry import PROVIDER_REGISTRY, create_chat_model, provider_names
+from vera.providers._ready import local_defaults
+from vera.providers._registry import PROVIDER_REGISTRY, create_chat_model
 
 __all__ = [
-    "DEFAULT_PRICES",
-    "LOCAL_DEFAULTS",
     "PROVIDER_REGISTRY",
     "AuthenticationError",
     "BadRequestError",
@@ -35,7 +33,6 @@ __all__ = [
     "ChatModel",
     "ChatRequest",
     "ChatResponse",
-    "CostLedger",
     "FakeChatModel",
     "ManagedChatModel",
     "Message",
@@ -55,5 +52,4 @@ __all__ = [
     "Usage",
     "create_chat_model",
     "local_defaults",
-    "provider_names",
 ]

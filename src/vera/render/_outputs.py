@@ -28,7 +28,8 @@ from vera._store._history import DEFAULT_HISTORY_PATH, RunStore
 from vera._types import Conversation, Sample
 from vera._types._errors import ConfigError, VeraError
 from vera._types._report import Report, SampleResult
-from vera.datasets import open_dataset, read_conversations
+from vera.datasets import open_dataset
+from vera.datasets._conversations import read_conversations
 from vera.render._registry import format_for_path, get_reporter, reporter_names
 from vera.render._run_view import RunView
 from vera.render._threads import Thread, ThreadWants, report_threads
