@@ -24,6 +24,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+WHITEBOX = "the agent metrics' own parts; the built-in metric classes behind the names"
+
 ROWS = Path(__file__).resolve().parents[1] / "src/vera/datasets/examples/agents.jsonl"
 
 
@@ -72,7 +74,8 @@ async def _score_ragas() -> dict[str, dict[str, float]]:
 
 def _score_vera() -> dict[str, dict[str, float | None]]:
     import vera
-    from vera.metrics import ToolCallAccuracy, ToolCallOptions
+    from vera.metrics._agent_calls import ToolCallOptions
+    from vera.metrics._agent_tools import ToolCallAccuracy
 
     scores: dict[str, dict[str, float | None]] = {}
     for label, ordered in (("ordered", True), ("unordered", False)):

@@ -26,7 +26,8 @@ from vera._analysis import analyse_claims
 from vera._run import LabelledRow, read_labelled_rows
 from vera._stats import auroc
 from vera.judges import Judge, create_judge
-from vera.metrics import ClaimAnalysis, Faithfulness
+from vera.metrics import ClaimAnalysis
+from vera.metrics._faithfulness import Faithfulness
 
 WHITEBOX = "the work plan; the statistics formulas"
 

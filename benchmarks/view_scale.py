@@ -33,7 +33,10 @@ from pathlib import Path
 
 import httpx
 
-from vera import DatasetRef, Settings, build_plan, run_plan
+from vera import Settings, run_plan
+from vera._plan import DatasetRef, build_plan
+
+WHITEBOX = "the plan builder under plan_evaluation, for a plan of given settings"
 
 _COPIES = """
 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)

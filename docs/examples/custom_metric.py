@@ -6,8 +6,15 @@ Run it: python docs/examples/custom_metric.py
 from typing import ClassVar
 
 import vera
-from vera.metrics import ClaimAnalysis, MetricResult, MetricStatus, Need, not_applicable, scored
-from vera.metrics import register_metric
+from vera.metrics import (
+    ClaimAnalysis,
+    MetricResult,
+    MetricStatus,
+    Need,
+    not_applicable,
+    register_metric,
+    scored,
+)
 
 
 @register_metric  # now `vera eval -m numeric_claims` knows it too, once this module is imported
@@ -28,7 +35,5 @@ class NumericClaims:
 
 
 if __name__ == "__main__":
-    report = vera.evaluate(
-        vera.load_dataset("example"), [vera.metrics.Faithfulness(), NumericClaims()]
-    )
+    report = vera.evaluate(vera.load_dataset("example"), ["faithfulness", NumericClaims()])
     print({name: round(mean, 3) for name, mean in report.metrics.items() if mean is not None})

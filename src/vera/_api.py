@@ -39,7 +39,8 @@ from vera._stats._calibration import CalibrationTally
 from vera._store._history import open_history
 from vera._types._errors import ConfigError
 from vera._types._report import Calibration, Report, SampleResult
-from vera.datasets import SampleSource, open_dataset
+from vera.datasets import open_dataset
+from vera.datasets._source import SampleSource
 from vera.judges._base import Judge
 from vera.metrics._base import Metric
 from vera.metrics._registry import create_metric

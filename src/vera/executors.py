@@ -6,16 +6,7 @@ the `vera.executors` entry point group as a factory `factory(plan) -> Executor`
 `run_pass`'s per-sample work (`PassWork`) for each row and hands each result to the `sink`.
 """
 
-from vera._run import (
-    EXECUTORS,
-    Executor,
-    LocalExecutor,
-    PassSink,
-    PassWork,
-    Rows,
-    create_executor,
-    run_pass,
-)
+from vera._run import EXECUTORS, Executor, LocalExecutor, PassSink, PassWork, Rows, run_pass
 
 __all__ = [
     "EXECUTORS",
@@ -24,6 +15,5 @@ __all__ = [
     "PassSink",
     "PassWork",
     "Rows",
-    "create_executor",
     "run_pass",
 ]

@@ -30,11 +30,19 @@ from vera._text import printable
 from vera._types import Context, Sample, Verdict
 from vera._types._results import MetricResult, MetricStatus
 from vera.judges._base import Judge, partial_rule
+from vera.judges._fake import FakeJudge
 from vera.judges._offline import OfflineJudge
 from vera.metrics._faithfulness import Faithfulness
 from vera.metrics._hallucination import HallucinationRate
+from vera.providers._fake import FakeChatModel
 
-__all__ = ["assert_faithful", "assert_faithful_async", "assert_no_hallucination"]
+__all__ = [
+    "FakeChatModel",
+    "FakeJudge",
+    "assert_faithful",
+    "assert_faithful_async",
+    "assert_no_hallucination",
+]
 
 
 def _sample(response: str, contexts: Sequence[str | Context], query: str) -> Sample:

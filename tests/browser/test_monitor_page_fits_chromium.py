@@ -13,8 +13,9 @@ from pathlib import Path
 from tests.support import chromium
 
 import vera
-from vera import build_plan, create_app
+from vera import create_app
 from vera._monitor import MonitorHistory
+from vera._plan import build_plan
 
 WHITEBOX = "the monitor's own parts"
 

@@ -10,7 +10,8 @@ import pytest
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
-from vera import DatasetRef, RunStore, Settings, build_plan, cli, create_app, run_plan
+from vera import RunStore, Settings, cli, create_app, run_plan
+from vera._plan import DatasetRef, build_plan
 from vera._results import run_differences, verdict_changes
 
 WHITEBOX = "the report builder, on hand-made results"

@@ -8,15 +8,11 @@ from tests.support.loopback import LoopbackServer
 from tests.support.scripted import scripted_openai
 
 import vera
-from vera import (
-    Bindings,
-    Settings,
-    build_plan,
-    estimate_conversations,
-    estimate_plan,
-    evaluate_conversations,
-)
+from vera import Bindings, Settings, estimate_conversations, estimate_plan, evaluate_conversations
+from vera._plan import build_plan
 from vera.datasets import open_dataset
+
+WHITEBOX = "the plan builder under plan_evaluation, for a plan of given settings"
 
 JUDGE = "openai:gpt-4o-mini"
 

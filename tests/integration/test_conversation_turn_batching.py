@@ -19,11 +19,11 @@ from vera import (
     Report,
     Sample,
     Settings,
-    build_plan,
     estimate_conversations,
     estimate_plan,
     evaluate_conversations,
 )
+from vera._plan import build_plan
 from vera.datasets import open_dataset
 from vera.datasets._conversations import consistency_checks
 

@@ -11,8 +11,11 @@ from tests.support.loopback import LoopbackServer
 from tests.support.scripted import scripted_openai
 
 import vera
-from vera import Bindings, Sample, Settings, build_plan, estimate_plan
+from vera import Bindings, Sample, Settings, estimate_plan
+from vera._plan import build_plan
 from vera.datasets import open_dataset
+
+WHITEBOX = "the plan builder under plan_evaluation, for a plan of given settings"
 
 JUDGE = "openai:gpt-4o-mini"
 SHARED = ["Paris is the capital of France.", "Lyon is a city in France."]

@@ -35,7 +35,9 @@ from llama_index.core.response_synthesizers.no_text import NoText
 
 import vera
 from vera import ConfigError, SampleResult, Verdict
-from vera.pipelines import as_pipeline, load_user_pipeline
+from vera.pipelines._user import as_pipeline, load_user_pipeline
+
+WHITEBOX = "the loader of a user's pipeline spec"
 
 DOCS = Path(__file__).parents[2] / "docs"
 FACT = "The refund window is 30 days from delivery."

@@ -15,14 +15,8 @@ import vera
 from vera import Settings
 from vera.judges import create_judge
 from vera.judges._registry import create_managed_model
-from vera.providers import (
-    BadRequestError,
-    ChatRequest,
-    Message,
-    ProviderUnavailableError,
-    local_defaults,
-)
-from vera.providers._ready import LOCAL_DEFAULTS, readiness_for
+from vera.providers import BadRequestError, ChatRequest, Message, ProviderUnavailableError
+from vera.providers._ready import LOCAL_DEFAULTS, local_defaults, readiness_for
 
 WHITEBOX = "the providers' own clients, retries, cache and batches"
 

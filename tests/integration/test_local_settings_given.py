@@ -19,8 +19,7 @@ from tests.support.scripted import scripted_openai
 
 import vera
 from vera import RunPlan, RunStore, Settings, load_settings
-from vera.providers import local_defaults
-from vera.providers._ready import LOCAL_DEFAULTS
+from vera.providers._ready import LOCAL_DEFAULTS, local_defaults
 
 WHITEBOX = "the local-server defaults' table"
 

@@ -31,7 +31,6 @@ from vera.providers import (
     ModelNotFoundError,
     RateLimitError,
     RetryableProviderError,
-    StructuredMode,
     TruncatedOutputError,
     create_chat_model,
 )
@@ -39,7 +38,7 @@ from vera.providers._anthropic import AnthropicChatModel
 from vera.providers._base import MissingExtraError
 from vera.providers._http import is_local_url, retry_after_seconds
 from vera.providers._jsonparse import MalformedJSONError, parse_json_object
-from vera.providers._openai import OpenAIChatModel
+from vera.providers._openai import OpenAIChatModel, StructuredMode
 
 WHITEBOX = "the providers' own clients, retries, cache and batches"
 

@@ -17,16 +17,8 @@ from tests.support.loopback import LoopbackServer, Recorded, Reply
 from tests.support.scripted import scripted_openai
 
 import vera
-from vera import (
-    ConfigError,
-    DatasetRef,
-    RunObserver,
-    SampleResult,
-    Settings,
-    build_plan,
-    run_plan,
-    stored_plan,
-)
+from vera import ConfigError, RunObserver, SampleResult, Settings, run_plan, stored_plan
+from vera._plan import DatasetRef, build_plan
 from vera.datasets import open_dataset
 from vera.judges import OfflineJudge
 
@@ -219,7 +211,7 @@ async def test_a_failed_worker_turns_its_batch_into_errors_and_loses_nothing() -
     from vera._results import ReportBuilder
     from vera._run import _ray as executor
     from vera.executors import PassSink, PassWork
-    from vera.metrics import Faithfulness
+    from vera.metrics._faithfulness import Faithfulness
 
     samples = list(open_dataset("example"))
     recorded: dict[int, SampleResult] = {}

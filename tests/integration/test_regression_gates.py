@@ -13,7 +13,8 @@ import pytest
 from tests.support.cli import run_vera
 
 import vera
-from vera import Bindings, ConfigError, DatasetRef, RunPlan, RunStore, build_plan, run_plan
+from vera import Bindings, ConfigError, RunPlan, RunStore, run_plan
+from vera._plan import DatasetRef, build_plan
 from vera._results import regression_failures
 from vera.datasets import bundled_path
 

@@ -23,17 +23,8 @@ import pytest
 from tests.support.cli import run_vera
 from tests.support.plugin import PLUGIN_ENTRY_POINTS, PLUGIN_MODULE, PLUGIN_SOURCE, write_plugin
 
-from vera import (
-    Bindings,
-    ConfigError,
-    DatasetRef,
-    RunResult,
-    RunStore,
-    Sample,
-    Settings,
-    build_plan,
-    run_plan,
-)
+from vera import Bindings, ConfigError, RunResult, RunStore, Sample, Settings, run_plan
+from vera._plan import DatasetRef, build_plan
 from vera.datasets import open_dataset
 from vera.render import (
     REPORTER_REGISTRY,

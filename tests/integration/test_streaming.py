@@ -12,7 +12,10 @@ from pathlib import Path
 from tests.support.cli import run_vera
 
 import vera
-from vera import Bindings, DatasetRef, RunPlan, RunStore, Settings, build_plan, run_plan
+from vera import Bindings, RunPlan, RunStore, Settings, run_plan
+from vera._plan import DatasetRef, build_plan
+
+WHITEBOX = "the plan builder under plan_evaluation, for a plan of given settings"
 
 
 def test_a_streamed_run_reports_what_a_kept_run_does(tmp_path: Path) -> None:

@@ -10,7 +10,8 @@ from tests.support.loopback import LoopbackServer, Recorded, Reply
 
 import vera
 from vera import ConfigError, SampleResult, Verdict
-from vera.pipelines import UserPipelineError, load_user_pipeline
+from vera.pipelines import UserPipelineError
+from vera.pipelines._user import load_user_pipeline
 
 WHITEBOX = "a callable's answer of a type no text comes from"
 

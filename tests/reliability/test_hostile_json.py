@@ -36,7 +36,8 @@ from tests.unit.test_otlp_dataset import RAG
 from vera import DamagedRunError, DatasetError, DatasetRowError, RunStore, load_dataset
 from vera._monitor import BadRequest, OtlpRequestError, decode_body, request_spans_of
 from vera.datasets._conversations import read_conversations
-from vera.pipelines import UserPipelineError, load_user_pipeline
+from vera.pipelines import UserPipelineError
+from vera.pipelines._user import load_user_pipeline
 from vera.providers._jsonparse import MalformedJSONError, parse_json_object
 
 WHITEBOX = "the monitor's own parts"

@@ -29,7 +29,10 @@ import vera
 from tests.reliability.runs import write_dataset
 from tests.support.faults import judge_args, scripted
 from tests.support.loopback import LoopbackServer
-from vera import Bindings, DatasetRef, RunResult, RunStore, Settings, build_plan, run_plan
+from vera import Bindings, RunResult, RunStore, Settings, run_plan
+from vera._plan import DatasetRef, build_plan
+
+WHITEBOX = "the plan builder under plan_evaluation, for a plan of given settings"
 
 SOURCE = str(Path(vera.__file__).parent.parent)
 ENV = {"PATH": "/usr/bin:/bin", "COLUMNS": "200", "NO_COLOR": "1", "OPENAI_API_KEY": "test"}

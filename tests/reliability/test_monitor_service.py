@@ -38,7 +38,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from tests.support.otel_traces import emit_rag_trace
-from vera import Claim, Monitor, MonitorConfig, RunStore, create_monitor
+from vera import Claim, MonitorConfig, RunStore, create_monitor
+from vera._monitor import Monitor
 from vera.judges import OfflineJudge
 
 WHITEBOX = "the monitor's own parts"

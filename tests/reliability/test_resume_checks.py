@@ -20,8 +20,11 @@ import pytest
 from tests.reliability.runs import write_dataset
 from tests.support.cli import run_vera
 from tests.support.loopback import LoopbackServer
-from vera import Bindings, ConfigError, DatasetRef, RunStore, Settings, build_plan, run_plan
-from vera.datasets import InMemoryDataset
+from vera import Bindings, ConfigError, RunStore, Settings, run_plan
+from vera._plan import DatasetRef, build_plan
+from vera.datasets._inmemory import InMemoryDataset
+
+WHITEBOX = "the plan builder under plan_evaluation, for a plan of given settings"
 
 SAMPLES = 6
 

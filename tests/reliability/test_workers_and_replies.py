@@ -37,7 +37,6 @@ from vera.judges._registry import create_managed_model
 from vera.providers import (
     AuthenticationError,
     ChatRequest,
-    FakeChatModel,
     ManagedChatModel,
     Message,
     ProviderConnectionError,
@@ -46,6 +45,7 @@ from vera.providers import (
 )
 from vera.providers._base import UnreadableReplyError
 from vera.providers._retry import RetryPolicy
+from vera.testing import FakeChatModel
 
 WHITEBOX = "the generator's own parts"
 

@@ -12,7 +12,10 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from vera import DatasetRef, RunStore, Settings, build_plan, run_plan
+from vera import RunStore, Settings, run_plan
+from vera._plan import DatasetRef, build_plan
+
+WHITEBOX = "the plan builder under plan_evaluation, for a plan of given settings"
 
 METRICS = ["faithfulness", "hallucination_rate"]
 

@@ -16,14 +16,12 @@ from typer.testing import CliRunner
 
 import vera
 from vera import DatasetError, DatasetRowError, cli
-from vera.metrics import (
-    ToolArgumentCorrectness,
-    ToolCallAccuracy,
-    ToolCallOptions,
-    TrajectoryMatch,
-    TrajectoryOptions,
-    create_metric,
-)
+from vera.metrics import create_metric
+from vera.metrics._agent_calls import ToolCallOptions
+from vera.metrics._agent_tools import ToolArgumentCorrectness, ToolCallAccuracy
+from vera.metrics._trajectory import TrajectoryMatch, TrajectoryOptions
+
+WHITEBOX = "the agent metrics' own parts; the built-in metric classes behind the names"
 
 SCORED = [f"agent-0{i}" for i in range(1, 9)]
 

@@ -18,12 +18,13 @@ from vera import Report, Verdict
 from vera._results import Outcome, answer_verdict, claims_verdict, sample_outcome
 from vera._text import split_units
 from vera._types import AnswerStatus, PartialRule
-from vera.judges import FakeJudge, OfflineJudge
+from vera.judges import OfflineJudge
 from vera.render import render_html
 from vera.render._console import print_summary
 from vera.render._html import read_samples
 from vera.render._junit import render_junit
 from vera.render._markdown import render_markdown
+from vera.testing import FakeJudge
 
 WHITEBOX = "the report builder, on hand-made results; the text utilities"
 

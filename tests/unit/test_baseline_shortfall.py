@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import vera
-from vera.pipelines import as_pipeline
+from vera.pipelines._user import as_pipeline
+
+WHITEBOX = "the loader of a user's pipeline spec"
 
 
 def broken(query: str) -> str:

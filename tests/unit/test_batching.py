@@ -9,17 +9,10 @@ from typing import Any
 
 import pytest
 
-from vera.providers import (
-    ChatRequest,
-    ChatResponse,
-    FakeChatModel,
-    Message,
-    Price,
-    PriceTable,
-    Usage,
-)
+from vera.providers import ChatRequest, ChatResponse, Message, Price, PriceTable, Usage
 from vera.providers._batch import BatchingChatModel, BatchResults, BatchStatus, Unanswered
 from vera.providers._cost import CostLedger
+from vera.testing import FakeChatModel
 
 WHITEBOX = "the providers' own clients, retries, cache and batches"
 

@@ -19,11 +19,11 @@ from vera import (
     Sample,
     Settings,
     Verdict,
-    build_plan,
     estimate_plan,
     evaluate,
     load_settings,
 )
+from vera._plan import build_plan
 from vera.datasets import open_dataset
 from vera.judges import (
     BaseJudge,
@@ -35,9 +35,9 @@ from vera.judges import (
     RelevanceVerdict,
     create_judge,
 )
-from vera.providers import FakeChatModel
 from vera.render._cascade import cascade_summary
 from vera.render._markdown import render_markdown
+from vera.testing import FakeChatModel
 
 WHITEBOX = "the console's tables, panels and progress"
 

@@ -14,7 +14,8 @@ import pytest
 import vera
 from vera import ConfigError, JudgeResponseError, Verdict
 from vera.judges import LLMJudge
-from vera.providers import ChatResponse, FakeChatModel
+from vera.providers import ChatResponse
+from vera.testing import FakeChatModel
 
 CONTEXTS = [
     "Refunds are issued to the original card. Refunds take 5 days.",

@@ -20,10 +20,10 @@ from vera import (
     SampleResult,
     SampleStatus,
     Verdict,
-    build_plan,
     cli,
     compare_runs,
 )
+from vera._plan import build_plan
 from vera._results import (
     build_report,
     compare_paired,

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import vera
-from vera.judges import FakeJudge
 from vera.metrics import create_metric
 from vera.metrics._registry import METRICS
+from vera.testing import FakeJudge
 
 WHITEBOX = "the registry's own table, to take a test's metric out again"
 

@@ -32,11 +32,10 @@ from vera import (
     Sample,
     Settings,
     Verdict,
-    build_plan,
     estimate_plan,
 )
 from vera._analysis import analyse_sample, planned_work, work_pieces
-from vera._plan import metric_specs
+from vera._plan import build_plan, metric_specs
 from vera.datasets import open_dataset
 from vera.judges import (
     BaseJudge,
@@ -50,20 +49,17 @@ from vera.judges import (
 from vera.judges._base import judge_matrix
 from vera.judges._offline import extract_claims as split_claims
 from vera.judges._prompts import DATA_TAGS, load_prompt
-from vera.metrics import (
+from vera.metrics import ClaimAnalysis, MetricStatus, Need, create_metric
+from vera.metrics._diagnostics import (
     ChunkContextPrecision,
-    ClaimAnalysis,
     ClaimRecall,
     ContextUtilization,
-    MetricStatus,
-    Need,
     NoiseSensitivityIrrelevant,
     NoiseSensitivityRelevant,
     ReferenceHallucination,
     SelfKnowledge,
-    create_metric,
 )
-from vera.providers import FakeChatModel
+from vera.testing import FakeChatModel
 
 WHITEBOX = "the work plan"
 

@@ -4,7 +4,8 @@ from typing import Any
 
 import pytest
 
-from vera import Bindings, RunEstimate, Sample, Settings, build_plan, estimate_plan
+from vera import Bindings, RunEstimate, Sample, Settings, estimate_plan
+from vera._plan import build_plan
 from vera.datasets import open_dataset
 from vera.providers import Price, PriceTable
 from vera.providers._managed import CHARS_PER_TOKEN

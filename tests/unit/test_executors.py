@@ -13,27 +13,14 @@ from typing import Any
 import pytest
 from tests.support.plugin import PLUGIN_MODULE, write_plugin
 
-from vera import (
-    ConfigError,
-    RunStopError,
-    Sample,
-    SampleResult,
-    SampleStatus,
-    Settings,
-    build_plan,
-    evaluate,
-)
-from vera.executors import (
-    EXECUTORS,
-    LocalExecutor,
-    PassSink,
-    PassWork,
-    Rows,
-    create_executor,
-    run_pass,
-)
+from vera import ConfigError, RunStopError, Sample, SampleResult, SampleStatus, Settings, evaluate
+from vera._plan import build_plan
+from vera._run import create_executor
+from vera.executors import EXECUTORS, LocalExecutor, PassSink, PassWork, Rows, run_pass
 from vera.judges import OfflineJudge
-from vera.metrics import Faithfulness
+from vera.metrics._faithfulness import Faithfulness
+
+WHITEBOX = "the plan builder under plan_evaluation, for a plan of given settings"
 
 
 class _KeyRejected(RunStopError):

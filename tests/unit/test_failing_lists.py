@@ -11,13 +11,13 @@ from rich.console import Console
 import vera
 from vera import Report, Sample
 from vera.datasets import InvalidRow
-from vera.judges import FakeJudge
 from vera.render import render_html
 from vera.render._console import FAILING_TITLE, print_summary
 from vera.render._html import read_samples
 from vera.render._junit import render_junit
 from vera.render._markdown import render_markdown
 from vera.render._ranking import FailingSamples, margin
+from vera.testing import FakeJudge
 
 WHITEBOX = "the console's tables, panels and progress"
 

@@ -9,8 +9,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vera import Claim, ClaimVerdict, Sample, Verdict, evaluate
-from vera.judges import FakeJudge
-from vera.metrics import ClaimAnalysis, Faithfulness, MetricStatus
+from vera.metrics import ClaimAnalysis, MetricStatus
+from vera.metrics._faithfulness import Faithfulness
+from vera.testing import FakeJudge
+
+WHITEBOX = "the built-in metric classes behind the names"
 
 F, P, N, C = (
     Verdict.FULLY_SUPPORTED,

@@ -16,13 +16,9 @@ import vera
 from vera import Claim, ClaimVerdict, ConfigError, Sample, Verdict
 from vera.judges import OfflineJudge
 from vera.judges._offline import LEXICAL_WEIGHTS, RULED_OUT
-from vera.metrics import (
-    ClaimAnalysis,
-    Faithfulness,
-    FaithfulnessProbability,
-    MetricStatus,
-    create_metric,
-)
+from vera.metrics import ClaimAnalysis, MetricStatus, create_metric
+from vera.metrics._faithfulness import Faithfulness
+from vera.metrics._faithfulness_probability import FaithfulnessProbability
 
 WHITEBOX = "the offline judge's own parts"
 

@@ -3,10 +3,11 @@ field when it does not."""
 
 from collections.abc import Sequence
 
-from vera import Settings, build_plan
+from vera import Settings
+from vera._plan import build_plan
 from vera._run import run_fingerprint
 from vera._types import MeasuredPlan, RegressionCheck, RunFingerprint, describe_differences
-from vera.datasets import InMemoryDataset
+from vera.datasets._inmemory import InMemoryDataset
 from vera.judges import create_judge
 from vera.metrics import create_metric
 

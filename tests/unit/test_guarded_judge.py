@@ -23,8 +23,9 @@ from vera._results import build_report
 from vera.judges import LLMJudge
 from vera.judges._evidence import checked_verdict, quote_occurs
 from vera.judges._prompts import DATA_TAGS, load_prompt, neutralise_tags
-from vera.providers import ChatResponse, FakeChatModel, TruncatedOutputError
+from vera.providers import ChatResponse, TruncatedOutputError
 from vera.render._console import print_summary
+from vera.testing import FakeChatModel
 
 WHITEBOX = "the report builder, on hand-made results"
 

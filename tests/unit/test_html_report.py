@@ -24,13 +24,15 @@ from tests.support.example_metrics import EXAMPLE_METRICS
 import vera
 from vera import Claim, Context, Report, RunStopError, Sample, SampleResult, SampleStatus, Verdict
 from vera._results import Outcome, baseline_comparison, relative_change, sample_outcome, significant
-from vera.executors import LocalExecutor, PassWork, run_pass
-from vera.judges import FakeJudge, OfflineJudge
+from vera._run import LocalExecutor
+from vera.executors import PassWork, run_pass
+from vera.judges import OfflineJudge
 from vera.render import render_html
 from vera.render._charts import Bar, bar_panel, histogram
 from vera.render._html import read_samples
 from vera.render._samples import OUTCOMES, VERDICTS, unpack
 from vera.render._view import HistoryPoint
+from vera.testing import FakeJudge
 
 WHITEBOX = "the report builder, on hand-made results"
 

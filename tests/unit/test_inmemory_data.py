@@ -13,7 +13,11 @@ import pytest
 from tests.support.extras import without
 
 from vera import ConfigError, Dataset, DatasetError, DatasetRowError, Sample, load_dataset
-from vera.datasets import InMemoryDataset, SampleSource, open_dataset
+from vera.datasets import open_dataset
+from vera.datasets._inmemory import InMemoryDataset
+from vera.datasets._source import SampleSource
+
+WHITEBOX = "the in-memory data source"
 
 # The pandas and hf extras (pip install -e '.[test-all]'); the light test install skips this.
 datasets = pytest.importorskip("datasets", reason=without("hf"))

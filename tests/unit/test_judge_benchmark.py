@@ -30,7 +30,8 @@ from vera import (
 from vera._run import LabelledRow, RowOutcome, benchmark_figures, read_labelled_rows
 from vera._stats import auroc
 from vera.cli import app
-from vera.judges import FakeJudge, OfflineJudge
+from vera.judges import OfflineJudge
+from vera.testing import FakeJudge
 
 WHITEBOX = "the statistics formulas; the labelled-file reader"
 

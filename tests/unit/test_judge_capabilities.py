@@ -15,32 +15,27 @@ from tests.support.cli import run_vera
 from tests.support.plugin import PLUGIN_MODULE, write_plugin
 
 import vera
-from vera import (
-    Bindings,
-    Claim,
-    ClaimVerdict,
-    ConfigError,
-    DatasetRef,
-    Verdict,
-    build_plan,
-    run_plan,
-)
+from vera import Bindings, Claim, ClaimVerdict, ConfigError, Verdict, run_plan
+from vera._plan import DatasetRef, build_plan
 from vera._run import build_components
 from vera.judges import (
     JUDGE_REGISTRY,
     BaseJudge,
     Capability,
     CascadeJudge,
-    ClaimJudge,
-    FakeJudge,
     OfflineJudge,
     Relevance,
-    RelevanceRater,
     RelevanceVerdict,
+)
+from vera.judges._base import (
+    ClaimJudge,
+    RelevanceRater,
     as_judge,
     judge_capabilities,
+    judge_matrix,
+    relevance_rater,
 )
-from vera.judges._base import judge_matrix, relevance_rater
+from vera.testing import FakeJudge
 
 WHITEBOX = "the engine's own parts"
 

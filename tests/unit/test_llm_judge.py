@@ -12,8 +12,9 @@ import pytest
 import vera
 from vera import ConfigError, JudgeResponseError, Verdict
 from vera.judges import LLMJudge
-from vera.providers import ChatResponse, FakeChatModel, ManagedChatModel, TruncatedOutputError
+from vera.providers import ChatResponse, ManagedChatModel, TruncatedOutputError
 from vera.providers._cache import ResponseCache
+from vera.testing import FakeChatModel
 
 WHITEBOX = "the providers' own clients, retries, cache and batches"
 

@@ -13,16 +13,10 @@ import vera
 from vera import Verdict
 from vera.judges import LLMJudge
 from vera.judges._voting import majority_verdicts
-from vera.providers import (
-    ChatRequest,
-    FakeChatModel,
-    ManagedChatModel,
-    Price,
-    PriceTable,
-    TruncatedOutputError,
-)
+from vera.providers import ChatRequest, ManagedChatModel, Price, PriceTable, TruncatedOutputError
 from vera.providers._cache import ResponseCache
 from vera.providers._cost import CostLedger
+from vera.testing import FakeChatModel
 
 WHITEBOX = "the providers' own clients, retries, cache and batches"
 

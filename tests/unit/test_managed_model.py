@@ -12,9 +12,7 @@ import pytest
 
 from vera.providers import (
     AuthenticationError,
-    BudgetExceededError,
     ChatRequest,
-    FakeChatModel,
     ManagedChatModel,
     Message,
     Price,
@@ -24,9 +22,10 @@ from vera.providers import (
     Usage,
 )
 from vera.providers._cache import ResponseCache, cache_key
-from vera.providers._cost import CostLedger, merge_summaries
+from vera.providers._cost import BudgetExceededError, CostLedger, merge_summaries
 from vera.providers._limits import Limiter
 from vera.providers._retry import RetryPolicy, call_with_retries
+from vera.testing import FakeChatModel
 
 WHITEBOX = "the providers' own clients, retries, cache and batches"
 

@@ -1,7 +1,9 @@
 import pytest
 
 from vera import Claim, ClaimVerdict, JudgeResponseError
-from vera.judges import match_verdicts
+from vera.judges._base import match_verdicts
+
+WHITEBOX = "the verdict matcher every judge's reply passes through"
 
 CLAIMS = [Claim("c1", "a"), Claim("c2", "b"), Claim("c3", "c")]
 

@@ -16,26 +16,15 @@ from vera import Claim, ClaimVerdict, Sample, Verdict
 from vera._analysis import analyse_sample
 from vera._types import Relevance, RelevanceVerdict
 from vera._types._results import CitationCheck
-from vera.judges import FakeJudge
-from vera.metrics import (
-    Abstention,
-    AnswerCorrectness,
-    AnswerRelevance,
-    CitationAccuracy,
-    ClaimAnalysis,
-    ContextPrecision,
-    ContextRecall,
-    ContextRelevance,
-    Faithfulness,
-    GroundingF1,
-    GroundingPrecision,
-    GroundingRecall,
-    HallucinationRate,
-    MetricStatus,
-    Need,
-    create_metric,
-)
+from vera.metrics import ClaimAnalysis, MetricStatus, Need, create_metric
+from vera.metrics._answer import Abstention, AnswerCorrectness, AnswerRelevance
+from vera.metrics._citation_accuracy import CitationAccuracy
+from vera.metrics._context import ContextPrecision, ContextRecall, ContextRelevance
+from vera.metrics._faithfulness import Faithfulness
+from vera.metrics._grounding import GroundingF1, GroundingPrecision, GroundingRecall
+from vera.metrics._hallucination import HallucinationRate
 from vera.metrics._registry import METRICS
+from vera.testing import FakeJudge
 
 WHITEBOX = "the metric registry's table, patched to add a plugin"
 
@@ -300,8 +289,11 @@ def test_metrics_from_installed_packages_are_found_by_entry_point(
 
     folder = Path(str(tmp_path))
     (folder / "vera_plugin_demo.py").write_text(
-        "from vera.metrics import HallucinationRate\n"
-        "class Demo(HallucinationRate):\n    name = 'demo_rate'\n"
+        "from vera.metrics import Need, scored\n"
+        "class Demo:\n    name = 'demo_rate'\n    description = 'a demo'\n"
+        "    needs = frozenset({Need.CLAIMS})\n    higher_is_better = False\n"
+        "    threshold = 0.5\n"
+        "    def score(self, sample, analysis):\n        return scored(self, 0.0, 'demo')\n"
     )
     monkeypatch.syspath_prepend(str(folder))
     demo = EntryPoint("demo_rate", "vera_plugin_demo:Demo", registry.ENTRY_POINT_GROUP)

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from vera import ConfigError, DatasetRef, RunPlan, Settings, build_plan
-from vera._plan import code_references, named_again, resume_command
+from vera import ConfigError, RunPlan, Settings
+from vera._plan import DatasetRef, build_plan, code_references, named_again, resume_command
 
 WHITEBOX = "the plan's own parts (settings table, resume, limits)"
 

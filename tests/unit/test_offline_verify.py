@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 import vera
 from vera import Claim, ClaimVerdict, Verdict
-from vera.judges import Judge, OfflineJudge, match_verdicts
+from vera.judges import Judge, OfflineJudge
+from vera.judges._base import match_verdicts
 from vera.judges._offline import Settings, analyse, stem, verify
 
 WHITEBOX = "the offline judge's own parts"

@@ -11,10 +11,11 @@ from hypothesis import strategies as st
 
 from vera import Context
 from vera._baselines import VERIFY_ABSTENTION, Verify
-from vera.judges import FakeJudge, LLMJudge
+from vera.judges import LLMJudge
 from vera.pipelines import Pipeline, RagState, check_laws, identity
-from vera.providers import FakeChatModel, ManagedChatModel, Price, PriceTable
+from vera.providers import ManagedChatModel, Price, PriceTable
 from vera.providers._cost import CostLedger
+from vera.testing import FakeChatModel, FakeJudge
 
 WHITEBOX = "the baselines' own parts"
 

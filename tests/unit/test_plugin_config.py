@@ -15,10 +15,13 @@ import pytest
 from tests.support.plugin import PLUGIN_MODULE, write_plugin
 from typer.testing import CliRunner
 
-from vera import ConfigError, RunPlan, Settings, build_plan, load_settings
+from vera import ConfigError, RunPlan, Settings, load_settings
+from vera._plan import build_plan
 from vera.cli import app
 from vera.judges import JUDGE_REGISTRY, create_judge
 from vera.metrics import METRIC_REGISTRY, create_metric
+
+WHITEBOX = "the plan builder under plan_evaluation, for a plan of given settings"
 
 # A judge factory and a metric that each declare an options model, and a judge without one.
 SOURCE = """

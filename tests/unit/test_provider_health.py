@@ -12,7 +12,6 @@ from vera.providers import (
     BadRequestError,
     ChatRequest,
     ChatResponse,
-    FakeChatModel,
     ManagedChatModel,
     Message,
     ProviderConnectionError,
@@ -23,6 +22,7 @@ from vera.providers import (
 )
 from vera.providers._health import ProviderHealth, failure_cause
 from vera.providers._retry import RetryPolicy
+from vera.testing import FakeChatModel
 
 WHITEBOX = "the providers' own clients, retries, cache and batches"
 

@@ -13,18 +13,8 @@ from tests.support.cli import run_vera
 from tests.support.extras import without
 
 import vera
-from vera import (
-    Bindings,
-    ConfigError,
-    DatasetRef,
-    DatasetRowError,
-    RunPlan,
-    Sample,
-    Verdict,
-    build_plan,
-    run_plan,
-)
-from vera._plan import MetricSpec
+from vera import Bindings, ConfigError, DatasetRowError, RunPlan, Sample, Verdict, run_plan
+from vera._plan import DatasetRef, MetricSpec, build_plan
 
 WHITEBOX = "the eval flags table, kept in step with Python's keywords"
 

@@ -12,17 +12,12 @@ from pathlib import Path
 import pytest
 from tests.unit.test_managed_model import REQUEST, FakeClock
 
-from vera.providers import (
-    ChatRequest,
-    ChatResponse,
-    FakeChatModel,
-    ManagedChatModel,
-    RateLimitError,
-)
+from vera.providers import ChatRequest, ChatResponse, ManagedChatModel, RateLimitError
 from vera.providers._base import RateLimitInfo
 from vera.providers._cache import ResponseCache
 from vera.providers._http import rate_limit_info
 from vera.providers._limits import Limiter
+from vera.testing import FakeChatModel
 
 WHITEBOX = "the providers' own clients, retries, cache and batches"
 

@@ -22,7 +22,8 @@ from vera._registry import Registry
 from vera._results import build_report
 from vera.judges import JUDGE_REGISTRY, JudgeOptions, OfflineJudge, create_judge
 from vera.judges._registry import judge_names
-from vera.metrics import METRIC_REGISTRY, Faithfulness, MetricResult, MetricStatus, create_metric
+from vera.metrics import METRIC_REGISTRY, MetricResult, MetricStatus, create_metric
+from vera.metrics._faithfulness import Faithfulness
 from vera.metrics._registry import METRICS, metric_classes, metric_key
 from vera.providers import PROVIDER_REGISTRY, create_chat_model
 from vera.providers._registry import provider_names

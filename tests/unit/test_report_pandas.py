@@ -9,7 +9,8 @@ from tests.support.extras import without
 import vera
 from vera import ConfigError, Report, Sample, SampleStatus
 from vera._results import CLAIM_COLUMNS, build_report
-from vera.metrics import Faithfulness, HallucinationRate
+from vera.metrics._faithfulness import Faithfulness
+from vera.metrics._hallucination import HallucinationRate
 
 WHITEBOX = "the report builder, on hand-made results"
 

@@ -14,17 +14,16 @@ from tests.support.cli import run_vera
 
 import vera
 from vera import (
-    DatasetRef,
     ReviewError,
     RunStore,
     Settings,
     add_label,
-    build_plan,
     export_labels,
     review_calibration,
     review_state,
     run_plan,
 )
+from vera._plan import DatasetRef, build_plan
 from vera._review import calibration_order, triage_order
 from vera._types import Calibration
 from vera.datasets import bundled_path

@@ -7,9 +7,13 @@ from pathlib import Path
 import pytest
 
 import vera
-from vera import Claim, ConfigError, RunPlan, Sample, Settings, build_plan
-from vera.judges import Checklist, ItemVerdict, RubricAnswers, RubricItem, RubricVerdict
+from vera import Claim, ConfigError, RunPlan, Sample, Settings
+from vera._plan import build_plan
+from vera._types import RubricAnswers, RubricVerdict
+from vera.judges import Checklist, ItemVerdict, RubricItem
 from vera.metrics import ClaimAnalysis, MetricStatus, Rubric, create_metric, load_rubrics
+
+WHITEBOX = "the plan builder under plan_evaluation, for a plan of given settings"
 
 MET, NOT_MET, NA = RubricVerdict.MET, RubricVerdict.NOT_MET, RubricVerdict.NOT_APPLICABLE
 

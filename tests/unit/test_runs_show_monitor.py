@@ -9,8 +9,9 @@ from pathlib import Path
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
-from vera import RunStore, build_plan, create_app
+from vera import RunStore, create_app
 from vera._monitor import MonitorHistory
+from vera._plan import build_plan
 from vera._viewer import run_url
 from vera.cli import app
 

@@ -26,7 +26,7 @@ from vera._plan import (
 from vera._run import evaluate_sample
 from vera.judges import BaseJudge, OfflineJudge
 from vera.judges._offline import LONG_TEXT
-from vera.metrics import Faithfulness
+from vera.metrics._faithfulness import Faithfulness
 
 WHITEBOX = "the engine's own parts"
 

@@ -9,11 +9,12 @@ import itertools
 import json
 from pathlib import Path
 
-from vera.datasets import SampleSource, open_dataset
-from vera.datasets._source import PassLog
-from vera.executors import LocalExecutor, PassWork, run_pass
+from vera._run import LocalExecutor
+from vera.datasets import open_dataset
+from vera.datasets._source import PassLog, SampleSource
+from vera.executors import PassWork, run_pass
 from vera.judges import OfflineJudge
-from vera.metrics import Faithfulness
+from vera.metrics._faithfulness import Faithfulness
 
 WHITEBOX = "the dataset readers' own parts"
 

@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from vera import ConfigError, RunStore, SampleResult, SampleStatus, build_plan
+from vera import ConfigError, RunStore, SampleResult, SampleStatus
+from vera._plan import build_plan
+
+WHITEBOX = "the plan builder under plan_evaluation, for a plan of given settings"
 
 
 def stored_run(path: Path, count: int) -> str:

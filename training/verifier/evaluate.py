@@ -29,7 +29,11 @@ from judge_accuracy import fold_of, summarise
 
 from vera import Claim, ClaimVerdict, Sample, Verdict
 from vera.judges import OfflineJudge
-from vera.metrics import ClaimAnalysis, Faithfulness, FaithfulnessProbability
+from vera.metrics import ClaimAnalysis
+from vera.metrics._faithfulness import Faithfulness
+from vera.metrics._faithfulness_probability import FaithfulnessProbability
+
+WHITEBOX = "the built-in metric classes behind the names"
 
 _SAMPLE = Sample(id="row", response="")
 """The metrics read only the claim analysis; the sample is a stand-in."""

@@ -25,7 +25,7 @@ from vera._conversations._baselines import (
     conversation_corpus,
     paired_turns,
 )
-from vera._conversations._replay import Assistant, replay
+from vera._conversations._replay import Assistant, load_assistant, replay
 from vera._conversations._scores import FAITHFULNESS, ConversationScore, conversation_score
 from vera._plan import Settings
 from vera._results import compare_paired
@@ -83,7 +83,7 @@ def evaluate_conversations(
     metrics: Sequence[Metric | str] | None = None,
     judge: Judge | str | None = None,
     *,
-    assistant: Assistant | None = None,
+    assistant: Assistant | str | None = None,
     **options: Unpack[EvaluateOptions],
 ) -> ConversationReport:
     """Verify each conversation's assistant turns and score the conversations.
@@ -95,7 +95,8 @@ def evaluate_conversations(
             read and which is always run).
         judge: as for `vera.evaluate`.
         assistant: the system under test, for conversations to replay: called at each user
-            turn with the history so far, it returns the next turn (see `replay`).
+            turn with the history so far, it returns the next turn (see `replay`); or its
+            "module:function" spec, as `vera conversations --assistant` takes it.
         **options: `vera.evaluate`'s options, applied to every run. `user_facts=False`
             (`--no-user-facts`) leaves the user's words out of every turn's contexts, so a
             claim resting on them has no evidence. `history`, `reports`, `otel_endpoint` and
@@ -111,6 +112,8 @@ def evaluate_conversations(
             conversation's replay, which its `errors` name; the other conversations go on.
     """
     conversations = read_conversations(data)
+    if isinstance(assistant, str):
+        assistant = load_assistant(assistant)
     work = _work(conversations, metrics, assistant, options)
     # Built before any run: a baseline that cannot be built is refused before a call is made.
     spec: BaselineSpec = options.get("baselines") or ()

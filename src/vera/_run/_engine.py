@@ -54,8 +54,8 @@ from vera._types._fingerprint import RegressionCheck, RunFingerprint
 from vera._types._report import Counts, Report, RunStop, SampleResult
 from vera._types._secrets import is_redacted, redact
 from vera._types._turns import turn_ref
-from vera.datasets import SampleSource
 from vera.datasets._conversations import consistency_checks
+from vera.datasets._source import SampleSource
 from vera.datasets._unread import unread_columns
 from vera.judges._base import ClaimJudge, Judge, as_judge, check_capabilities
 from vera.judges._registry import create_judge

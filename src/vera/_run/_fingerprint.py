@@ -17,7 +17,7 @@ from pathlib import Path
 from vera._plan._plan import QUICK_SAMPLES, RunPlan
 from vera._types import Sample
 from vera._types._fingerprint import RunFingerprint
-from vera.datasets import SampleSource
+from vera.datasets._source import SampleSource
 from vera.judges._base import Judge
 from vera.metrics._base import Metric
 from vera.pipelines._core import Pipeline

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
-from vera import ConfigError, RunComparison, StoredComparison, VeraError, compare_runs
+from vera import ConfigError, VeraError, compare_runs
 from vera.cli._app import _fail, app, err, out
 from vera.cli._runs import HistoryOption, _store
 from vera.render._console import (
@@ -19,6 +19,10 @@ from vera.render._console import (
     format_score,
     print_table,
 )
+
+if TYPE_CHECKING:
+    from vera._results import RunComparison
+    from vera._store import StoredComparison
 
 _COMPARE_COLUMNS = (
     Column("Metric"),

@@ -4,25 +4,26 @@ the faithful-turn share and on consistency."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from vera import (
     ConfigError,
-    ConversationEstimate,
     ConversationReport,
     ExitCode,
     VeraError,
     estimate_conversations,
     evaluate_conversations,
-    load_assistant,
     load_settings,
 )
 from vera._conversations import baseline_lines, thread_lines, threads_html
 from vera.cli._app import _fail, app, err, out
 from vera.render import atomic_text
 from vera.render._outputs import output_format, report_format
+
+if TYPE_CHECKING:
+    from vera._conversations import ConversationEstimate
 
 HELP = (
     "Verify conversations turn by turn and show each as a thread.\n\n"
@@ -140,7 +141,7 @@ def conversations_command(
             agent_steps=agent_steps,
             settings=settings,
             history=not no_history,
-            assistant=load_assistant(assistant) if assistant is not None else None,
+            assistant=assistant,
             baselines=list(baseline or ()),
         )
     except VeraError as exc:

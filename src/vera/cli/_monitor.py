@@ -12,7 +12,7 @@ from vera._text import printable
 from vera.cli._app import app
 
 if TYPE_CHECKING:
-    from vera import Monitor
+    from vera._monitor import Monitor
     from vera.integrations import PhoenixAnnotator
 
 MONITOR_HELP = (

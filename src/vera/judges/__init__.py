@@ -6,27 +6,11 @@ from vera._types import (
     ItemVerdict,
     Relevance,
     RelevanceVerdict,
-    RubricAnswers,
     RubricItem,
     RubricRequest,
-    RubricVerdict,
 )
-from vera.judges._base import (
-    BaseJudge,
-    CallPlanner,
-    Capability,
-    ClaimJudge,
-    Judge,
-    JudgeDescription,
-    JudgeWork,
-    MatrixVerifier,
-    RelevanceRater,
-    as_judge,
-    judge_capabilities,
-    match_verdicts,
-)
+from vera.judges._base import BaseJudge, Capability, Judge, JudgeDescription, JudgeWork
 from vera.judges._cascade import CascadeJudge
-from vera.judges._fake import FakeJudge
 from vera.judges._llm import LLMJudge, Mode
 from vera.judges._nli import NLIJudge
 from vera.judges._offline import OfflineJudge, UnsupportedLanguageError
@@ -36,33 +20,23 @@ from vera.judges._registry import JUDGE_REGISTRY, create_judge
 __all__ = [
     "JUDGE_REGISTRY",
     "BaseJudge",
-    "CallPlanner",
     "Capability",
     "CascadeJudge",
     "Checklist",
-    "ClaimJudge",
     "EntailmentMatrix",
-    "FakeJudge",
     "ItemVerdict",
     "Judge",
     "JudgeDescription",
     "JudgeOptions",
     "JudgeWork",
     "LLMJudge",
-    "MatrixVerifier",
     "Mode",
     "NLIJudge",
     "OfflineJudge",
     "Relevance",
-    "RelevanceRater",
     "RelevanceVerdict",
-    "RubricAnswers",
     "RubricItem",
     "RubricRequest",
-    "RubricVerdict",
     "UnsupportedLanguageError",
-    "as_judge",
     "create_judge",
-    "judge_capabilities",
-    "match_verdicts",
 ]

@@ -242,7 +242,7 @@ def check_capabilities(judge: Judge, needs: Mapping[str, frozenset[Need]]) -> No
                 what = missing[0].value.replace("_", " ")
                 raise ConfigError(
                     f"metric {metric} needs a judge that can {what} "
-                    f"({_PROTOCOLS[missing[0]].__name__}.{missing[0].value}); judge {judge.spec} "
+                    f"(Capability.{missing[0].name}: {missing[0].value}); judge {judge.spec} "
                     "cannot: choose a judge that can (--judge offline or an LLM judge such as "
                     f"openai:gpt-4o-mini), or drop -m {metric}"
                 )
