@@ -30,7 +30,8 @@ from vera.judges._base import (
 from vera.judges._calls import RecordingChatModel, tokens
 from vera.judges._cascade import CascadeJudge
 from vera.judges._fake import FakeJudge
-from vera.judges._llm import LLMJudge, Mode
+from vera.judges._llm import LLMJudge
+from vera.judges._modes import Mode
 from vera.judges._nli import NLIJudge, windows
 from vera.judges._offline import OfflineJudge, UnsupportedLanguageError
 from vera.judges._options import JudgeOptions
