@@ -11,7 +11,8 @@ from vera._types import (
 )
 from vera.judges._base import BaseJudge, Capability, Judge, JudgeDescription, JudgeWork
 from vera.judges._cascade import CascadeJudge
-from vera.judges._llm import LLMJudge, Mode
+from vera.judges._llm import LLMJudge
+from vera.judges._modes import Mode
 from vera.judges._nli import NLIJudge
 from vera.judges._offline import OfflineJudge, UnsupportedLanguageError
 from vera.judges._options import JudgeOptions

@@ -339,7 +339,7 @@ class _VerdictFields(BaseModel):
     @classmethod
     def _blank_is_none(cls, value: str | None) -> str | None:
         # A sentence that does not exist is no reason to ask again: it costs the verdict its
-        # citation (`vera.judges._llm._evidence`), not the sample.
+        # citation (`vera.judges._asking.evidence`), not the sample.
         return value if value and value.strip() else None
 
     @field_validator("verdict", mode="before")

@@ -49,7 +49,7 @@ RUBRIC_VERDICT_TOKENS = 45
 """The prompt files of the rubric work, overridable like every other prompt."""
 
 Ask = Callable[..., Awaitable[Any]]
-"""The LLM judge's `_ask(messages, prompt, schema, schema_name, validate)`."""
+"""The LLM judge's `Asker._ask(messages, prompt, schema, schema_name, validate)`."""
 
 _SCOPE_NOTES: dict[RubricScope, str] = {
     "answer": "Each question is asked of the whole answer.",
