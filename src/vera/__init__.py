@@ -30,18 +30,18 @@ if TYPE_CHECKING:
     from vera._conversations import (
         ConversationReport,
         estimate_conversations,
+        estimate_simulation,
         evaluate_conversations,
         load_assistant,
         pipeline_assistant,
-    )
-    from vera._generate import (
-        GenerationResult,
-        estimate_simulation,
-        estimate_testset,
-        generate_testset,
         read_scenarios,
         simulate_conversations,
         write_conversations,
+    )
+    from vera._generate import (
+        GenerationResult,
+        estimate_testset,
+        generate_testset,
         write_dataset,
     )
     from vera._monitor import (
@@ -165,7 +165,7 @@ _HOMES: dict[str, str] = {
     "create_monitor": "vera._monitor",
     "estimate_conversations": "vera._conversations",
     "estimate_plan": "vera._run",
-    "estimate_simulation": "vera._generate",
+    "estimate_simulation": "vera._conversations",
     "estimate_testset": "vera._generate",
     "evaluate": "vera._api",
     "evaluate_conversations": "vera._conversations",
@@ -177,7 +177,7 @@ _HOMES: dict[str, str] = {
     "parse_alert": "vera._monitor",
     "pipeline_assistant": "vera._conversations",
     "plan_evaluation": "vera._api",
-    "read_scenarios": "vera._generate",
+    "read_scenarios": "vera._conversations",
     "read_windows": "vera._monitor",
     "review_calibration": "vera._review",
     "review_state": "vera._review",
@@ -187,9 +187,9 @@ _HOMES: dict[str, str] = {
     "running_monitor": "vera._monitor",
     "serve": "vera._viewer",
     "serve_monitor": "vera._monitor",
-    "simulate_conversations": "vera._generate",
+    "simulate_conversations": "vera._conversations",
     "stored_plan": "vera._run",
-    "write_conversations": "vera._generate",
+    "write_conversations": "vera._conversations",
     "write_dataset": "vera._generate",
 }
 _SUBPACKAGES = frozenset({"judges", "metrics"})

@@ -24,7 +24,7 @@ from vera import (
     simulate_conversations,
     write_conversations,
 )
-from vera._generate import Scenario, SimulationResult
+from vera._conversations import Scenario, SimulationResult
 from vera.datasets._conversations import read_conversations
 from vera.providers import Price, PriceTable, Usage
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from vera import DatasetError, DatasetRowError, read_scenarios
-from vera._generate import Scenario
+from vera._conversations import Scenario
 
 WHITEBOX = "the generator's own parts"
 

@@ -17,14 +17,6 @@ from vera._generate._checks import (
     normalise,
     read_draft,
 )
-from vera._generate._conversations import STOP_REASONS, SimulationResult, simulate_conversations
-from vera._generate._conversations_estimate import SimulationEstimate, estimate_simulation
-from vera._generate._conversations_scenarios import Scenario, read_scenarios
-from vera._generate._conversations_summary import (
-    simulation_estimate_line,
-    simulation_lines,
-    write_conversations,
-)
 from vera._generate._core import GenerationResult, generate_testset
 from vera._generate._estimate import GenerationEstimate, estimate_testset
 from vera._generate._selection import CATEGORIES, DEFAULT_MIX, allocate, parse_mix, plan_tasks
@@ -36,17 +28,12 @@ __all__ = [
     "DEFAULT_MAX_QUOTE_CHARS",
     "DEFAULT_MIX",
     "REASONS",
-    "STOP_REASONS",
     "Draft",
     "GenerationEstimate",
     "GenerationResult",
-    "Scenario",
-    "SimulationEstimate",
-    "SimulationResult",
     "allocate",
     "answer_supported",
     "estimate_line",
-    "estimate_simulation",
     "estimate_testset",
     "generate_testset",
     "is_near_duplicate",
@@ -55,11 +42,6 @@ __all__ = [
     "parse_mix",
     "plan_tasks",
     "read_draft",
-    "read_scenarios",
-    "simulate_conversations",
-    "simulation_estimate_line",
-    "simulation_lines",
     "summary_lines",
-    "write_conversations",
     "write_dataset",
 ]

@@ -95,7 +95,7 @@ def _dry_run(
 ) -> NoReturn:
     """What the simulation would cost at most, printed; no call is made."""
     from vera import estimate_simulation
-    from vera._generate import simulation_estimate_line
+    from vera._conversations import simulation_estimate_line
 
     estimate = estimate_simulation(
         scenarios, generator, documents_dir=documents, turns=turns, settings=settings, seed=seed
@@ -106,7 +106,7 @@ def _dry_run(
 
 def _finish(result: Any, output: Path) -> NoReturn:
     from vera import write_conversations
-    from vera._generate import simulation_lines
+    from vera._conversations import simulation_lines
 
     for line in simulation_lines(result):
         out.print(line, highlight=False, markup=False)

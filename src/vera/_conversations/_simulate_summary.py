@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from vera._generate._conversations import STOP_REASONS, SimulationResult
-from vera._generate._conversations_estimate import SimulationEstimate
+from vera._conversations._simulate import STOP_REASONS, SimulationResult
+from vera._conversations._simulate_estimate import SimulationEstimate
 from vera._generate._summary import _usd, usage_line
 from vera.render._outputs import atomic_text
 

@@ -26,8 +26,8 @@ from typing import Any
 from vera._baselines._chunking import Chunk, chunk_corpus
 from vera._baselines._documents import load_documents
 from vera._baselines._retrieval import BM25Retriever
+from vera._conversations._scenarios import Scenario, scenario_from
 from vera._generate._checks import Draft, missing_quote, normalise
-from vera._generate._conversations_scenarios import Scenario, scenario_from
 from vera._plan._settings import Settings
 from vera._sync import run_sync
 from vera._types import Verdict

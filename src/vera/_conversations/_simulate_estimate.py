@@ -22,14 +22,14 @@ from pydantic import BaseModel, ConfigDict
 from vera._baselines._chunking import chunk_corpus
 from vera._baselines._documents import load_documents
 from vera._baselines._retrieval import BM25Retriever
-from vera._generate._conversations import (
+from vera._conversations._scenarios import Scenario
+from vera._conversations._simulate import (
     check_counts,
     passages_for,
     scenario_draws,
     scenarios_request,
     user_request,
 )
-from vera._generate._conversations_scenarios import Scenario
 from vera._plan._settings import Settings
 from vera._run._estimate import estimated_cost
 from vera._types import Context
