@@ -220,3 +220,18 @@ def test_a_failed_migration_leaves_the_file_as_it_was(tmp_path: Path) -> None:
         assert db.execute("PRAGMA user_version").fetchone()[0] == 1
     assert tables == {"kept", "schema_versions"}
     assert _versions(path) == {"x": 1}
+
+
+def test_a_response_cache_from_a_newer_vera_is_refused_and_left_as_it_was(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "responses.sqlite"
+    ResponseCache(path).close()
+    with closing(sqlite3.connect(path)) as db, db:
+        db.execute("UPDATE schema_versions SET version = 2 WHERE feature = 'responses'")
+    with pytest.raises(StoreError) as raised:
+        ResponseCache(path)
+    message = str(raised.value)
+    assert f"the response cache {path} has version 2 of its 'responses' tables" in message
+    assert "newer VERA" in message and "--cache-path" in message
+    assert _versions(path) == {"responses": 2}

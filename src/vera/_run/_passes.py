@@ -49,6 +49,9 @@ def pass_pairs(
     store: RunStore, run_id: str, pass_name: str
 ) -> Iterator[tuple[SampleResult, SampleResult]]:
     """The results of `run_id` paired with those of its pass `pass_name` that have the same
-    sample id, in sample-id order, read a batch at a time (see `RunStore.pairs`)."""
+    sample id, in sample-id order, read a batch at a time (see `RunStore.pairs`); none from
+    a file without the passes' tables, which a reader never adds."""
+    if store.file.read_only and store.file.version_of(PASSES.name) == 0:
+        return iter(())
     store.file.adopt(PASSES)
     return store.pairs(run_id, "pass_results b ON b.run_id = ? AND b.pass = ?", (run_id, pass_name))
