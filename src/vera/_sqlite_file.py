@@ -5,10 +5,19 @@ writer waits at most `lock_timeout` seconds for another to finish, then fails wi
 that names the file and what to do, never a bare "database is locked". A path that is a folder
 or a file that is not SQLite fails the same way, before any sample is evaluated.
 
-Each file's layout has a number, kept in SQLite's `PRAGMA user_version`: the count of the
-numbered migrations (`Migration`) applied to it. A writer applies those the file lacks, in
-order, in one transaction, when it opens it; a reader never writes, so it reads an older file as
-it is; both refuse a file of a higher number than they know (written by a newer VERA).
+Each file holds the tables of one or more features, and each feature owns its own: a `Schema`
+(its name and its ordered `Migration`s), defined beside the feature's queries in the feature's
+package. The file records each feature's version in its `schema_versions` table (the registry);
+a feature applies its own migrations when it opens the file (`SqliteFile.adopt`), so a feature
+adds a migration without touching any other. A writer applies the migrations a feature lacks, in
+order, in one transaction; a reader never writes, so it reads an older file as it is; both refuse
+a feature of a higher version than they know, or a file whose layout is newer (written by a newer
+VERA).
+
+Files written before the registry kept one number for the whole file in SQLite's
+`PRAGMA user_version`: how many steps of one chain it had. Each such number is read as the
+features' versions it stood for (`legacy`); a writer records them in `schema_versions` and sets
+`user_version` to one past the last of them, which older VERA refuses as newer.
 """
 
 from __future__ import annotations
@@ -17,8 +26,9 @@ import sqlite3
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +41,31 @@ DEFAULT_LOCK_TIMEOUT = 30.0
 _WAL_RETRY_SECONDS = 0.01
 
 Migration = Callable[[sqlite3.Connection], None]
-"""One numbered step of a file's layout: migration N (from 1) turns a file of version N - 1
+"""One numbered step of a feature's tables: migration N (from 1) turns version N - 1 of them
 into version N. It runs inside the opening writer's transaction, so it uses `execute` only
 (`executescript` would commit half of it). Files from before versions existed are version 0
 whatever they hold, so the first steps must allow what they create to be there already
 (`IF NOT EXISTS`)."""
+
+_VERSIONS = (
+    "CREATE TABLE IF NOT EXISTS schema_versions "
+    "(feature TEXT PRIMARY KEY, version INTEGER NOT NULL)"
+)
+
+
+@dataclass(frozen=True)
+class Schema:
+    """One feature's tables in a file: its `name` in the file's `schema_versions` and its
+    `migrations` in order. Add a step at the end; never change or remove one that shipped."""
+
+    name: str
+    migrations: tuple[Migration, ...]
+
+    @property
+    def latest(self) -> int:
+        """The version this code writes: how many migrations it knows."""
+        return len(self.migrations)
+
 
 _WRITE_FAILURES = frozenset(
     {"SQLITE_FULL", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_FSYNC", "SQLITE_IOERR_TRUNCATE"}
@@ -67,31 +97,36 @@ class SqliteFile:
         *,
         what: str,
         flag: str,
-        migrations: Sequence[Migration],
+        schemas: Sequence[Schema] = (),
+        legacy: Sequence[Mapping[str, int]] = (),
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         read_only: bool = False,
         scratch: bool = False,
     ) -> None:
-        """`scratch` is for a file thrown away after one run: no WAL and no syncs, so it
-        takes about half the room and writes (it is never shared, and a crash loses nothing
-        that was kept)."""
+        """`schemas` are adopted at once (see `adopt`); `legacy[N - 1]` is what a file of
+        `user_version` N written before the registry holds, feature by feature. `scratch` is
+        for a file thrown away after one run: no WAL and no syncs, so it takes about half the
+        room and writes (it is never shared, and a crash loses nothing that was kept)."""
         self.path = Path(path)
         self.scratch = scratch
         self.what = what
         self.flag = flag
         self.lock_timeout = lock_timeout
+        self.read_only = read_only
         self._lock = threading.Lock()
+        self._legacy = tuple(dict(versions) for versions in legacy)
+        self.layout = len(self._legacy) + 1
+        """The `user_version` of a file whose versions are in `schema_versions`."""
+        self._schemas: dict[str, Schema] = {}
+        self._versions: dict[str, int] | None = None
+        """The versions a writer brought the file to (None: not known yet)."""
         if self.path.is_dir():
             raise StoreError(f"{self.flag} {self.path} is a folder; give the path of a file")
-        self.latest = len(migrations)
-        """The version this code writes: how many migrations it knows."""
-        if read_only:
-            self._db = self._open_read_only()
-        else:
-            self._db = self._open_writer()
+        self._db = self._open_read_only() if read_only else self._open_writer()
         try:
             with self._translated():
-                self.version = self._known_version() if read_only else self._migrated(migrations)
+                self._stored_versions()  # refuses a file of a newer layout
+            self.adopt(*schemas)
         except BaseException:
             self._db.close()
             raise
@@ -117,35 +152,91 @@ class SqliteFile:
                 raise
         return db
 
-    def _known_version(self) -> int:
-        """The file's layout version, refused when it is newer than this code knows."""
-        version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
-        if version > self.latest:
+    def _stored_versions(self) -> dict[str, int]:
+        """Each feature's version as the file records it; a file of a newer layout than this
+        code knows is refused."""
+        layout = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+        if layout > self.layout:
             raise StoreError(
-                f"{self.what} {self.path} has layout version {version}, written by a newer "
-                f"VERA; this one knows up to version {self.latest} and will neither misread nor "
-                f"change it: upgrade vera-eval (pip install -U vera-eval), or point {self.flag} "
-                "at another file"
+                f"{self.what} {self.path} has layout version {layout}, written by a newer "
+                f"VERA; this one knows up to version {self.layout} and will neither misread nor "
+                f"change it: {self._remedy}"
             )
-        return version
+        if layout < self.layout:
+            return dict(self._legacy[layout - 1]) if layout else {}
+        rows = self._db.execute("SELECT feature, version FROM schema_versions").fetchall()
+        return {str(feature): int(version) for feature, version in rows}
 
-    def _migrated(self, migrations: Sequence[Migration]) -> int:
-        """Apply the migrations the file lacks, all or none, and return its version."""
-        if self._known_version() == self.latest:
-            return self.latest
+    @property
+    def _remedy(self) -> str:
+        return f"upgrade vera-eval (pip install -U vera-eval), or point {self.flag} at another file"
+
+    def _check(self, schema: Schema, versions: Mapping[str, int]) -> None:
+        found = versions.get(schema.name, 0)
+        if found > schema.latest:
+            raise StoreError(
+                f"{self.what} {self.path} has version {found} of its {schema.name!r} tables, "
+                f"written by a newer VERA; this one knows up to version {schema.latest} and "
+                f"will neither misread nor change them: {self._remedy}"
+            )
+
+    def version_of(self, feature: str) -> int:
+        """The version of `feature`'s tables in the file now (0: it has none), read again
+        each time: another process may have added them since this one opened it."""
+        with self._lock, self._translated():
+            return self._stored_versions().get(feature, 0)
+
+    def adopt(self, *schemas: Schema) -> None:
+        """Register features' tables on this file: a writer applies the migrations they lack,
+        all or none; a reader only checks that none is newer than this code knows."""
+        for schema in schemas:
+            known = self._schemas.setdefault(schema.name, schema)
+            if known is not schema:
+                raise ValueError(f"two schemas are named {schema.name!r} in {self.path}")
+        with self._lock, self._translated():
+            if self.read_only:
+                versions = self._stored_versions()
+                for schema in schemas:
+                    self._check(schema, versions)
+            elif schemas and not self._current(schemas):
+                self._migrate(schemas)
+
+    def _current(self, schemas: Sequence[Schema]) -> bool:
+        """Whether the file holds `schemas` at their latest versions, read without writing:
+        a writer that opens an up-to-date file takes no write lock."""
+        if self._versions is None or not all(s.name in self._versions for s in schemas):
+            self._versions = self._stored_versions()
+            if int(self._db.execute("PRAGMA user_version").fetchone()[0]) < self.layout:
+                return False  # recorded in `user_version` only: written before the registry
+        for schema in schemas:
+            self._check(schema, self._versions)
+        return all(self._versions.get(s.name) == s.latest for s in schemas)
+
+    def _migrate(self, schemas: Sequence[Schema]) -> None:
+        """Apply the migrations `schemas` lack, in one transaction."""
         # IMMEDIATE takes the write lock first, so of two writers opening an old file at once
-        # one migrates and the other, once it has the lock, reads the version again: done.
+        # one migrates and the other, once it has the lock, reads the versions again: done.
         self._db.execute("BEGIN IMMEDIATE")
         try:
-            for step in migrations[self._known_version() :]:
-                step(self._db)
-            self._db.execute(f"PRAGMA user_version = {self.latest:d}")
+            versions = self._stored_versions()
+            for schema in schemas:
+                self._check(schema, versions)
+            self._db.execute(_VERSIONS)
+            self._db.execute(f"PRAGMA user_version = {self.layout:d}")
+            for schema in schemas:
+                for step in schema.migrations[versions.get(schema.name, 0) :]:
+                    step(self._db)
+                versions[schema.name] = schema.latest
+            self._db.executemany(
+                "INSERT OR REPLACE INTO schema_versions (feature, version) VALUES (?, ?)",
+                sorted(versions.items()),
+            )
             self._db.execute("COMMIT")
         except BaseException:
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
             raise
-        return self.latest
+        self._versions = versions
 
     def _open_read_only(self) -> sqlite3.Connection:
         """The file as it is, for reading: a missing file is an error, never created. On

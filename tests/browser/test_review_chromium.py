@@ -29,8 +29,9 @@ from tests.support.view_history import stored_run
 
 from vera import RunStore, review_calibration
 from vera._review import calibration_order
+from vera._review._labels import stored_labels
 
-WHITEBOX = "the review queues' order"
+WHITEBOX = "the review queues' order; the labels as stored rows"
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page, Playwright
@@ -117,7 +118,7 @@ def _shot(page: Page, name: str) -> None:
 def _labels(path: Path, run_id: str) -> list[Any]:
     store = RunStore(path, read_only=True)
     try:
-        return store.labels(run_id)
+        return stored_labels(store, run_id)
     finally:
         store.close()
 

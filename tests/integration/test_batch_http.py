@@ -21,12 +21,12 @@ from tests.support.scripted import GeneratorScript
 
 import vera
 from vera import ConfigError, RunStore, estimate_plan, plan_evaluation, run_evaluation
-from vera._store import HistoryBatchJournal
 from vera.judges import JudgeOptions
 from vera.judges._registry import create_managed_model
 from vera.providers import BadRequestError, ChatRequest, ManagedChatModel, Message
 from vera.providers._anthropic import AnthropicChatModel
 from vera.providers._batch import BatchingChatModel, batch_journal
+from vera.providers._batch_journal import HistoryBatchJournal
 from vera.providers._openai import OpenAIChatModel
 from vera.providers._retry import RetryPolicy
 
@@ -169,7 +169,7 @@ def test_a_killed_run_resumed_takes_its_pending_batches_results_without_resendin
     loopback.batches.hold = True
     store = RunStore(tmp_path / "runs.sqlite")
     run_id = "20260101-000000-abcdef"
-    store._file.execute(
+    store.file.execute(
         "INSERT INTO runs (id, created, dataset, options, status) VALUES (?, 0, 'd', '{}', "
         "'running')",
         (run_id,),
@@ -178,7 +178,7 @@ def test_a_killed_run_resumed_takes_its_pending_batches_results_without_resendin
 
     async def killed() -> None:
         model = batching(loopback, dialect)
-        with batch_journal(HistoryBatchJournal(store, run_id)):
+        with batch_journal(HistoryBatchJournal(store.file, run_id)):
             tasks = [asyncio.ensure_future(model.complete(request(t))) for t in texts]
             while not store.batches(run_id) or store.batches(run_id)[0].status == "submitted":
                 await asyncio.sleep(0.01)
@@ -194,7 +194,7 @@ def test_a_killed_run_resumed_takes_its_pending_batches_results_without_resendin
 
     async def resumed() -> list[Any]:
         model = batching(loopback, dialect)  # a new process: a new model
-        with batch_journal(HistoryBatchJournal(store, run_id)):
+        with batch_journal(HistoryBatchJournal(store.file, run_id)):
             return await ask_all(model, [*texts, "d"])
 
     assert asyncio.run(resumed()) == [*texts, "d"]

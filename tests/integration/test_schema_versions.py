@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 import vera
 from vera import Report, RunStore, StoreError, cli
 from vera._results import REPORT_SCHEMA_VERSION, Counts
-from vera._store import HISTORY_SCHEMA_VERSION, SqliteFile
+from vera._review._labels import stored_labels
+from vera._sqlite_file import Schema, SqliteFile
 from vera.providers import ChatResponse
 from vera.providers._cache import ResponseCache
 
@@ -137,43 +138,45 @@ def test_an_old_history_is_read_as_it_is_then_migrated_by_a_writer(tmp_path: Pat
     assert _layout(path) == (0, set())
 
     reader = RunStore(path, read_only=True)
-    assert reader.schema_version == 0
+    assert reader.file.version_of("runs") == 0
     assert [r.id for r in reader.list()] == [run_id]
     assert reader.report(run_id).samples == report.samples
-    assert reader.labels(run_id) == []  # no labels table yet, and none made by reading
+    assert stored_labels(reader, run_id) == []  # no labels table yet, and none made by reading
     reader.close()
     assert _layout(path) == (0, set())  # a reader changed nothing
 
     writer = RunStore(path)
-    assert writer.schema_version == HISTORY_SCHEMA_VERSION == 6
-    assert _layout(path) == (
-        6,
-        {"runs_by_time", "runs_by_dataset", "labels_by_run", "results_by_sample"},
-    )
-    assert writer.labels(run_id) == []
+    assert writer.file.version_of("runs") == 2
+    # The store adopts only its own tables; the review's are made when a label is given.
+    assert _layout(path) == (7, {"runs_by_time", "runs_by_dataset"})
+    assert _versions(path) == {"runs": 2}
+    assert stored_labels(writer, run_id) == []
     assert writer.get(run_id).metrics == report.metrics
     assert list(writer.iter_results(run_id)) == list(report.samples)
     assert writer.report(run_id).counts == report.counts
     writer.close()
 
 
+def _versions(path: Path) -> dict[str, int]:
+    with closing(sqlite3.connect(path)) as db:
+        return dict(db.execute("SELECT feature, version FROM schema_versions").fetchall())
+
+
 def test_a_new_history_is_made_at_the_current_version(tmp_path: Path) -> None:
     RunStore(tmp_path / "runs.sqlite").close()
-    assert _layout(tmp_path / "runs.sqlite") == (
-        6,
-        {"runs_by_time", "runs_by_dataset", "labels_by_run", "results_by_sample"},
-    )
+    assert _layout(tmp_path / "runs.sqlite") == (7, {"runs_by_time", "runs_by_dataset"})
+    assert _versions(tmp_path / "runs.sqlite") == {"runs": 2}
 
 
 def test_a_history_from_a_newer_vera_is_refused_with_exit_2(tmp_path: Path) -> None:
     path = tmp_path / "runs.sqlite"
     RunStore(path).close()
     with closing(sqlite3.connect(path)) as db:
-        db.execute("PRAGMA user_version = 7")
+        db.execute("PRAGMA user_version = 8")
     for read_only in (False, True):
-        with pytest.raises(StoreError, match="layout version 7, written by a newer VERA"):
+        with pytest.raises(StoreError, match="layout version 8, written by a newer VERA"):
             RunStore(path, read_only=read_only)
-    assert _layout(path)[0] == 7  # neither touched it
+    assert _layout(path)[0] == 8  # neither touched it
     listed = CliRunner().invoke(cli.app, ["runs", "list", "--history", str(path)])
     assert listed.exit_code == 2
     assert "newer VERA" in listed.output and "upgrade vera-eval" in listed.output
@@ -181,7 +184,7 @@ def test_a_history_from_a_newer_vera_is_refused_with_exit_2(tmp_path: Path) -> N
         cli.app, ["eval", "-d", "example", "--history", str(path), "--no-cache"]
     )
     assert evaluated.exit_code == 2
-    assert "layout version 7" in evaluated.output
+    assert "layout version 8" in evaluated.output
 
 
 def test_an_old_response_cache_is_migrated_and_keeps_its_replies(tmp_path: Path) -> None:
@@ -195,7 +198,8 @@ def test_an_old_response_cache_is_migrated_and_keeps_its_replies(tmp_path: Path)
     cache = ResponseCache(path)
     found = cache.get("k")
     assert found is not None and found.text == "hi"
-    assert _layout(path)[0] == 1
+    assert _layout(path)[0] == 2  # its one feature's version is in schema_versions now
+    assert _versions(path) == {"responses": 1}
 
 
 def test_a_failed_migration_leaves_the_file_as_it_was(tmp_path: Path) -> None:
@@ -208,10 +212,26 @@ def test_a_failed_migration_leaves_the_file_as_it_was(tmp_path: Path) -> None:
         db.execute("CREATE TABLE half (x)")
         db.execute("INSERT INTO no_such_table VALUES (1)")
 
-    SqliteFile(path, what="the file", flag="--file", migrations=(first,)).close()
+    SqliteFile(path, what="the file", flag="--file", schemas=[Schema("x", (first,))]).close()
     with pytest.raises(StoreError, match="no such table"):
-        SqliteFile(path, what="the file", flag="--file", migrations=(first, broken))
+        SqliteFile(path, what="the file", flag="--file", schemas=[Schema("x", (first, broken))])
     with closing(sqlite3.connect(path)) as db:
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         assert db.execute("PRAGMA user_version").fetchone()[0] == 1
-    assert tables == {"kept"}
+    assert tables == {"kept", "schema_versions"}
+    assert _versions(path) == {"x": 1}
+
+
+def test_a_response_cache_from_a_newer_vera_is_refused_and_left_as_it_was(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "responses.sqlite"
+    ResponseCache(path).close()
+    with closing(sqlite3.connect(path)) as db, db:
+        db.execute("UPDATE schema_versions SET version = 2 WHERE feature = 'responses'")
+    with pytest.raises(StoreError) as raised:
+        ResponseCache(path)
+    message = str(raised.value)
+    assert f"the response cache {path} has version 2 of its 'responses' tables" in message
+    assert "newer VERA" in message and "--cache-path" in message
+    assert _versions(path) == {"responses": 2}

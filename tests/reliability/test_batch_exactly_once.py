@@ -27,10 +27,10 @@ from tests.support.cli import run_vera
 from tests.support.faults import judge_args, scripted
 from tests.support.loopback import LoopbackServer, Reply, ok_anthropic_tool, ok_openai
 from vera import RunStore
-from vera._store import HistoryBatchJournal
 from vera.providers import ChatRequest, ManagedChatModel, Message
 from vera.providers._anthropic import AnthropicChatModel
 from vera.providers._batch import BatchingChatModel, batch_journal
+from vera.providers._batch_journal import BATCHES, HistoryBatchJournal
 from vera.providers._openai import OpenAIChatModel
 from vera.providers._retry import RetryPolicy
 
@@ -78,7 +78,9 @@ def test_a_full_history_when_the_batch_id_is_recorded_stops_clearly_and_resume_f
     loopback.default = scripted(provider)  # type: ignore[arg-type]
     setup(tmp_path)
     history = tmp_path / "h.sqlite"
-    RunStore(history).close()
+    store = RunStore(history)
+    store.file.adopt(BATCHES)  # what the batch journal does when it first saves
+    store.close()
     with closing(sqlite3.connect(history)) as db:  # the intent fits, the batch's id does not
         db.execute(
             "CREATE TRIGGER full BEFORE INSERT ON batches WHEN NEW.batch_id NOT LIKE 'intent-%' "
@@ -148,7 +150,9 @@ def test_a_full_history_before_the_batch_is_created_pays_for_nothing(
     loopback.default = scripted("openai")
     setup(tmp_path)
     history = tmp_path / "h.sqlite"
-    RunStore(history).close()
+    store = RunStore(history)
+    store.file.adopt(BATCHES)  # what the batch journal does when it first saves
+    store.close()
     with closing(sqlite3.connect(history)) as db:
         db.execute(
             "CREATE TRIGGER full BEFORE INSERT ON batches "
@@ -245,7 +249,7 @@ def test_a_batch_list_that_cannot_be_read_sends_the_requests_again_and_says_so(
     loopback.batches.create_delay = 2.0
     store = RunStore(tmp_path / "runs.sqlite")
     run_id = "20260101-000000-abcdef"
-    store._file.execute(
+    store.file.execute(
         "INSERT INTO runs (id, created, dataset, options, status) VALUES (?, 0, 'd', '{}', "
         "'running')",
         (run_id,),
@@ -254,7 +258,7 @@ def test_a_batch_list_that_cannot_be_read_sends_the_requests_again_and_says_so(
 
     async def killed() -> None:  # between the create and its reply: only the intent is kept
         model = managed(loopback, dialect)
-        with batch_journal(HistoryBatchJournal(store, run_id)):
+        with batch_journal(HistoryBatchJournal(store.file, run_id)):
             tasks = [asyncio.ensure_future(model.complete(request(t))) for t in texts]
             while not loopback.batches.created:
                 await asyncio.sleep(0.01)
@@ -270,7 +274,7 @@ def test_a_batch_list_that_cannot_be_read_sends_the_requests_again_and_says_so(
 
     async def resumed() -> list[Any]:
         model = managed(loopback, dialect)
-        with batch_journal(HistoryBatchJournal(store, run_id, said.append)):
+        with batch_journal(HistoryBatchJournal(store.file, run_id, said.append)):
             replies = await asyncio.gather(*(model.complete(request(t)) for t in texts))
         return [r.data["echo"] if r.data else None for r in replies]
 

@@ -25,10 +25,11 @@ from vera import (
 )
 from vera._plan import DatasetRef, build_plan
 from vera._review import calibration_order, triage_order
+from vera._review._labels import stored_labels
 from vera._types import Calibration
 from vera.datasets import bundled_path
 
-WHITEBOX = "the review queues' order"
+WHITEBOX = "the review queues' order; the labels as stored rows"
 
 JUDGE = "offline:learned"
 METRICS = ["faithfulness", "faithfulness_probability"]
@@ -111,7 +112,7 @@ def test_a_label_is_a_row_of_its_own_and_the_newest_counts(
         (None, "unfaithful", "bo"),
         (claim.text, "CONTRADICTED", "bo"),
     ]
-    assert len(store.labels(run_id)) == 3  # the first label stays, as the record
+    assert len(stored_labels(store, run_id)) == 3  # the first label stays, as the record
     entry = review_state(store, run_id).labels["ex-01"]
     assert entry.faithful is False and entry.claims[claim.text].label == "CONTRADICTED"
     assert store.result(run_id, "ex-01") == before  # the judge's verdicts are untouched
@@ -140,7 +141,7 @@ def test_a_label_that_says_nothing_valid_is_refused_before_any_write(
         add_label(
             store, history[1], sample, label, reviewer=reviewer, queue="triage", claims=claims
         )
-    assert store.labels(history[1]) == []
+    assert stored_labels(store, history[1]) == []
 
 
 def test_a_claim_label_must_be_a_verdict(store: RunStore, history: tuple[Path, str]) -> None:

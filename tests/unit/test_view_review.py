@@ -12,6 +12,9 @@ from starlette.testclient import TestClient
 from tests.support.view_history import stored_run
 
 from vera import RunStore, create_app
+from vera._review._labels import stored_labels
+
+WHITEBOX = "the labels as stored rows (every label kept, not only the newest)"
 
 ORIGIN = "http://127.0.0.1"
 
@@ -37,7 +40,7 @@ def _client(path: Path, *, review: bool) -> TestClient:
 def _labels(path: Path, run_id: str) -> int:
     store = RunStore(path, read_only=True)
     try:
-        return len(store.labels(run_id))
+        return len(stored_labels(store, run_id))
     finally:
         store.close()
 

@@ -1,23 +1,59 @@
 """The monitor's part of the run history: its windows (each one a run of `RunStore`), the
 counts of what each window received, kept and dropped, and the alerts raised on them.
 
-The tables are the history's own (migration 3 of `vera._store._history`), so `vera runs`, `vera
-compare` and `vera view` see a window as the run it is.
+The tables are in the history file beside the runs, so `vera runs`, `vera compare` and `vera
+view` see a window as the run it is; this module owns them: the `monitor` feature of that file
+(its `Schema`, see `vera._sqlite_file`) and every query of it but `RunStore.monitor_window`.
 """
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from vera._plan import RunPlan
-from vera._sqlite_file import DEFAULT_LOCK_TIMEOUT, SqliteFile
-from vera._store._history import HISTORY_MIGRATIONS, MONITOR_COUNTS, RunStore
+from vera._sqlite_file import DEFAULT_LOCK_TIMEOUT, Schema, SqliteFile
+from vera._store._history import RunStore
 
-_WHAT = "the run history"
-_FLAG = "--history"
+MONITOR_COUNTS = (
+    "spans",
+    "traces",
+    "kept",
+    "not_sampled",
+    "filtered",
+    "dropped",
+    "over_budget",
+    "incomplete",
+    "invalid",
+    "duplicates",
+    "errors",
+)
+"""The counters of a monitor window (`monitor_windows` columns), see `vera._monitor`."""
+
+
+def _m1_monitor(db: sqlite3.Connection) -> None:
+    """Version 1: the windows (each one a run), what each received, kept and dropped, the
+    alerts raised on them, and the index that finds a trace's result by its id (a trace is
+    evaluated once)."""
+    counts = ", ".join(f"{name} INTEGER NOT NULL DEFAULT 0" for name in MONITOR_COUNTS)
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS monitor_windows (run_id TEXT PRIMARY KEY REFERENCES "
+        "runs(id), monitor TEXT NOT NULL, start REAL NOT NULL, end REAL NOT NULL, "
+        f"closed INTEGER NOT NULL DEFAULT 0, {counts}, UNIQUE (monitor, start))"
+    )
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS monitor_alerts (run_id TEXT NOT NULL REFERENCES runs(id), "
+        "created REAL NOT NULL, rule TEXT NOT NULL, metric TEXT NOT NULL, mean REAL, "
+        "message TEXT NOT NULL, webhook TEXT)"
+    )
+    db.execute("CREATE INDEX IF NOT EXISTS results_by_sample ON results (sample_id)")
+
+
+MONITOR = Schema("monitor", (_m1_monitor,))
+"""The monitor's tables (history layout 5 of the single chain before the registry)."""
 
 
 @dataclass(frozen=True)
@@ -55,9 +91,12 @@ class MonitorHistory:
 
     def __init__(self, path: Path | str, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> None:
         self.runs = RunStore(path, lock_timeout=lock_timeout)
-        self._file = SqliteFile(
-            path, what=_WHAT, flag=_FLAG, migrations=HISTORY_MIGRATIONS, lock_timeout=lock_timeout
-        )
+        try:
+            self.runs.file.adopt(MONITOR)
+        except BaseException:
+            self.runs.close()
+            raise
+        self._file = self.runs.file
 
     @property
     def path(self) -> Path:
@@ -140,7 +179,6 @@ class MonitorHistory:
         self._file.execute("UPDATE monitor_alerts SET webhook = ? WHERE rowid = ?", (answer, alert))
 
     def close(self) -> None:
-        self._file.close()
         self.runs.close()
 
 
@@ -149,10 +187,12 @@ def read_windows(
 ) -> list[StoredWindow]:
     """The newest `limit` windows (of `monitor`, or of every monitor), oldest first, read
     without writing; none from a history older than the monitor's tables."""
-    file = SqliteFile(path, what=_WHAT, flag=_FLAG, migrations=HISTORY_MIGRATIONS, read_only=True)
+    store = RunStore(path, read_only=True)
+    file = store.file
     try:
-        if file.version < 3:
+        if file.version_of(MONITOR.name) == 0:
             return []
+        file.adopt(MONITOR)  # refuses tables of a newer VERA
         where, params = ("WHERE monitor = ?", (monitor,)) if monitor else ("", ())
         columns = ", ".join(MONITOR_COUNTS)
         rows = file.execute(
@@ -163,7 +203,7 @@ def read_windows(
         )
         alerts = _alerts(file, [str(r[0]) for r in rows])
     finally:
-        file.close()
+        store.close()
     windows = [
         StoredWindow(
             run_id=str(r[0]),

@@ -23,8 +23,9 @@ faithfulness, or where the judge was unsure (a claim's entailment or the respons
 faithfulness_probability near 0.5). Its labels are biased by construction, so they never enter
 the intervals unless their sample is in the calibration sample.
 
-A label never changes the judge's verdicts: labels are rows of their own (`vera._store`), only
-ever added; the newest label of a sample (or claim) is the one that counts.
+A label never changes the judge's verdicts: labels are rows of their own
+(`vera._review._labels`), only ever added; the newest label of a sample (or claim) is the one
+that counts.
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from vera._review._labels import StoredLabel, add_labels, stored_labels
 from vera._stats._calibration import CALIBRATED_METRIC, RANKING_METRIC, CalibrationTally
-from vera._store._history import RunStore, StoredLabel
+from vera._store._history import RunStore
 from vera._types import Verdict
 from vera._types._errors import ConfigError
 from vera._types._report import Calibration, SampleResult, SampleStatus
@@ -170,7 +172,7 @@ def review_state(
     """The review of the finished run `run_id` (`results`: its results, when already read)."""
     record = store.get(run_id)
     ids = [r.id for r in results] if results is not None else _sample_ids(store, record.id)
-    labels = current_labels(store.labels(record.id))
+    labels = current_labels(stored_labels(store, record.id))
     order = calibration_order(record.id, ids)
     prefix: list[str] = []
     for sample_id in order:
@@ -242,8 +244,8 @@ def add_label(
     rows += _claim_rows(result, claims or {})
     if not rows:
         raise ReviewError("nothing to store: choose faithful or unfaithful, or a claim's verdict")
-    return store.add_labels(
-        record.id, result.id, rows, reviewer=_reviewer(reviewer), queue=queue, note=note
+    return add_labels(
+        store, record.id, result.id, rows, reviewer=_reviewer(reviewer), queue=queue, note=note
     )
 
 

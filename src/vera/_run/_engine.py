@@ -36,17 +36,12 @@ from vera._results._turns import (
 from vera._run._executors import EXECUTORS, create_executor
 from vera._run._experiment import open_plan_data, plan_pipelines, system_spec
 from vera._run._fingerprint import content_digest, file_digest, run_fingerprint
+from vera._run._passes import add_pass_result, pass_pairs
 from vera._run._runner import PassWork, run_pass
 from vera._sample_limits import SampleLimits
 from vera._sqlite_file import StoreWriteError
-from vera._store._history import (
-    DEFAULT_HISTORY_PATH,
-    HistoryBatchJournal,
-    RunStore,
-    open_history,
-    regression_baseline,
-    regression_without_history,
-)
+from vera._store._history import DEFAULT_HISTORY_PATH, RunStore, open_history
+from vera._store._regression import regression_baseline, regression_without_history
 from vera._sync import run_sync
 from vera._types import Need, Sample, VeraError
 from vera._types._errors import ConfigError, DatasetError
@@ -64,6 +59,7 @@ from vera.metrics._registry import create_metric
 from vera.pipelines import _laws as laws
 from vera.pipelines._core import Pipeline
 from vera.providers._batch import batch_journal, check_batch_provider
+from vera.providers._batch_journal import HistoryBatchJournal
 from vera.providers._ready import local_defaults
 from vera.providers._registry import provider_names
 
@@ -448,7 +444,7 @@ class _Recorder:
         from the store in sample-id order."""
         if self.store is None or self.run_id is None:
             raise RuntimeError("a run with baselines records to a store (a temporary one)")
-        return self.store.paired(self.run_id, self.run_id, other_pass=pass_name)
+        return pass_pairs(self.store, self.run_id, pass_name)
 
     def __call__(self, position: int, result: SampleResult) -> None:
         if self.store is None or self.run_id is None:
@@ -458,7 +454,7 @@ class _Recorder:
                 if self.pass_name is None:
                     self.store.add_result(self.run_id, position, result)
                 else:
-                    self.store.add_pass_result(self.run_id, self.pass_name, position, result)
+                    add_pass_result(self.store, self.run_id, self.pass_name, position, result)
                 return
             except StoreWriteError as exc:
                 self.failure = exc
@@ -710,7 +706,11 @@ async def arun_plan(
         if history is not None and run_id is not None:
             observer.run_started(run_id)
         recorder = _Recorder(store, run_id)
-        with batch_journal(HistoryBatchJournal(store, run_id, observer.batch_changed)):
+        with batch_journal(
+            HistoryBatchJournal(
+                None if store is None else store.file, run_id, observer.batch_changed
+            )
+        ):
             report = await _pass(
                 plan,
                 parts,

@@ -13,7 +13,8 @@ from vera._results._comparison import (
     pairs_in_memory,
     run_differences,
 )
-from vera._store._history import RunRecord, RunStore
+from vera._store._history import RunStore
+from vera._store._records import RunRecord
 from vera._types._errors import ConfigError
 from vera._types._report import Report
 

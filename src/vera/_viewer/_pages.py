@@ -25,7 +25,8 @@ from vera._results._comparison import relative_change, significant
 from vera._results._outcome import SampleOutcome
 from vera._review._review import reviewed_report_html
 from vera._store._compare import compare_runs
-from vera._store._history import PAGE_SIZE, DamagedRun, DamagedRunError, RunRecord, RunStore
+from vera._store._history import RunStore
+from vera._store._records import PAGE_SIZE, DamagedRun, DamagedRunError, RunRecord
 from vera._types import MetricComparison, Verdict
 from vera._types._errors import ConfigError
 from vera._types._report import Counts, Report

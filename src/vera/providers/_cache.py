@@ -14,7 +14,7 @@ import time
 import warnings
 from pathlib import Path
 
-from vera._sqlite_file import DEFAULT_LOCK_TIMEOUT, Migration, SqliteFile
+from vera._sqlite_file import DEFAULT_LOCK_TIMEOUT, Schema, SqliteFile
 from vera.providers._base import ChatRequest, ChatResponse
 
 
@@ -46,14 +46,18 @@ def cache_key(provider: str, model: str, request: ChatRequest) -> str:
 
 
 def _m1_responses(db: sqlite3.Connection) -> None:
-    """Version 1 of the cache's layout (see `vera._sqlite_file.Migration`)."""
+    """Version 1 of the cache's table (see `vera._sqlite_file.Migration`)."""
     db.execute(
         "CREATE TABLE IF NOT EXISTS responses "
         "(key TEXT PRIMARY KEY, response TEXT NOT NULL, created REAL NOT NULL)"
     )
 
 
-_MIGRATIONS: tuple[Migration, ...] = (_m1_responses,)
+RESPONSES = Schema("responses", (_m1_responses,))
+"""The cache file's one feature: its replies."""
+
+_LEGACY = ({"responses": 1},)
+"""A cache of `user_version` 1 was written before the registry (see `vera._sqlite_file`)."""
 
 
 class ResponseCache:
@@ -67,7 +71,8 @@ class ResponseCache:
             self.path,
             what="the response cache",
             flag="--cache-path",
-            migrations=_MIGRATIONS,
+            schemas=(RESPONSES,),
+            legacy=_LEGACY,
             lock_timeout=lock_timeout,
         )
         self._damaged: set[str] = set()
