@@ -78,6 +78,8 @@ def test_a_close_copy_resolves_to_the_sentence_it_copies_and_a_loose_one_to_none
         1,
         ids.sentences[0][1],
     )
+    # Two content words name a topic, not a sentence.
+    assert ids.resolve("about the warranty days") is None
     # Under two thirds of its content words in any one sentence: it names none.
     assert ids.resolve("The warranty covers hosted uptime for a year.") is None
     # As close to two sentences: which one is meant cannot be told.

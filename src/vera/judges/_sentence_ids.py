@@ -31,6 +31,9 @@ _CLOSE_COPY = 2 / 3
 share of its content words (and more than any other sentence has): a 1.5B model asked to copy
 the deciding sentence rewrote it in the claim's words ("the agreement" for "this Agreement"),
 or copied the claim itself (issue 45). A text with fewer in common names none."""
+_CLOSE_COPY_WORDS = 3
+"""A close copy has at least this many content words: fewer ("the Survival") name a topic,
+not a sentence."""
 
 
 _QUOTES = "\"'\u201c\u201d\u2018\u2019"  # straight and curly quotes
@@ -54,7 +57,7 @@ def _closest(text: str, shown: list[tuple[int, str]]) -> tuple[int, str] | None:
     """The one sentence of `shown` that `text` is a close copy of (`_CLOSE_COPY`); None when
     none is, or two are equally close."""
     words = content_words(text)
-    if not words:
+    if len(words) < _CLOSE_COPY_WORDS:
         return None
     shared = [len(words & content_words(sentence)) for _, sentence in shown]
     best = max(shared, default=0)
