@@ -137,3 +137,42 @@ async def test_verdict_words_with_a_reason_on_every_row_are_read_as_meant(
     assert verdicts[0].evidence == "Refunds take 5 days to process."
     assert verdicts[1].evidence == "Returns are accepted within 30 days."
     assert "sentence 2" in verdicts[1].reason
+
+
+async def test_a_claim_copied_where_the_sentence_goes_cites_the_sentence_it_rewords(
+    loopback: LoopbackServer,
+) -> None:
+    # Asked for the deciding sentence by its number or its words, the model wrote the claim's
+    # own words there: each names the one sentence it is a close copy of, which VERA quotes.
+    loopback.default = refusing_json_schema(SmallModel(copies_claims=True))
+    judge = judge_for(loopback, "batched")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, verdicts = await judge.analyse(
+            "Refunds are processed in 5 days. Returns are accepted within 60 days.",
+            ["Refunds take 5 days to process. Returns are accepted within 30 days."],
+        )
+    assert reasks(loopback) == 0
+    assert [v.verdict for v in verdicts] == [Verdict.FULLY_SUPPORTED, Verdict.CONTRADICTED]
+    assert [v.evidence for v in verdicts] == [
+        "Refunds take 5 days to process.",
+        "Returns are accepted within 30 days.",
+    ]
+    assert verdicts[1].reason == "the sentence says 30 days"
+
+
+async def test_a_copied_claim_close_to_no_sentence_supports_nothing(
+    loopback: LoopbackServer,
+) -> None:
+    # The same reply where no sentence holds most of the claim's words: no citation, so the
+    # "true" is NO_EVIDENCE, never FULLY_SUPPORTED.
+    loopback.default = refusing_json_schema(SmallModel(copies_claims=True))
+    judge = judge_for(loopback, "batched")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, verdicts = await judge.analyse(
+            "Refunds reach the card by courier within 5 days.",
+            ["Refunds take 5 days to process. Returns are accepted within 30 days."],
+        )
+    assert [v.verdict for v in verdicts] == [Verdict.NO_EVIDENCE]
+    assert verdicts[0].evidence == ""

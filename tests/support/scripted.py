@@ -249,13 +249,20 @@ class SmallModel:
     `verdict_words`: verification rows as the model wrote them for verify_claims/6, which asks
     [claim, sentence, verdict word, reason only for partly and false]: the sentence by its
     number, a reason on every row, and on claim 1 a JSON boolean where the reason goes.
+    `copies_claims`: as it wrote them for verify_claims/7, which asks for the deciding
+    sentence by its number or its words: the claim's own words where the sentence goes (a
+    close copy of the sentence, not the sentence), "true" for yes, and the reason before the
+    verdict.
 
         loopback.default = refusing_json_schema(SmallModel())
     """
 
-    def __init__(self, *, whole_from: int = 4, verdict_words: bool = False) -> None:
+    def __init__(
+        self, *, whole_from: int = 4, verdict_words: bool = False, copies_claims: bool = False
+    ) -> None:
         self.whole_from = whole_from
         self.verdict_words = verdict_words
+        self.copies_claims = copies_claims
 
     def __call__(self, request: Recorded) -> Reply:
         messages = request.json["messages"]
@@ -279,6 +286,8 @@ class SmallModel:
             rows += [[text, *self._row(text, contexts)] for text in sentences[1:]]
             return {"claims": rows}
         claims = re.findall(r"^(\d+)\. (.*)$", section(prompt, "claims"), flags=re.M)
+        if self.copies_claims:
+            return {"v": [self._copied_row(int(n), t) for n, t in claims]}
         if self.verdict_words:
             return {"v": [self._word_row(int(n), t, contexts) for n, t in claims]}
         return [[1, "F", 7], *([int(n), *self._row(t, contexts)] for n, t in claims[1:])]
@@ -288,6 +297,11 @@ class SmallModel:
         word = "false" if "60" in claim else "yes"
         reason = word == "yes" if number == 1 else f"The context states this in sentence {cited}."
         return [number, cited, word, reason]
+
+    def _copied_row(self, number: int, claim: str) -> list[Any]:
+        if "60" in claim:
+            return [number, claim, "the sentence says 30 days", "false"]
+        return [number, claim, None, "true"]
 
     def _row(self, claim: str, contexts: str) -> list[Any]:
         """A verdict letter and the closest sentence, cited by its text."""

@@ -61,6 +61,8 @@ async def test_verdict_rows_become_verdicts_quoting_the_cited_sentence() -> None
         [[1, 3, "30 days, not 60", "false"], [2, 2, "yes", True]],
         # The same rows run together in one list.
         [1, 3, "false", "30 days, not 60", 2, 2, "yes"],
+        # "true" for yes beside the asked "false", the reason before the verdict.
+        [[1, 3, "30 days, not 60", "false"], [2, 2, None, "true"]],
     ],
 )
 async def test_verdict_words_are_read_wherever_the_row_puts_them(rows: list[object]) -> None:

@@ -62,3 +62,29 @@ def test_a_sentence_cited_by_its_text_resolves_to_that_sentence() -> None:
     # Too short to name one sentence, or found nowhere: no citation.
     assert ids.resolve("days") is None
     assert ids.resolve("The refund window is 60 days.") is None
+
+
+def test_a_close_copy_resolves_to_the_sentence_it_copies_and_a_loose_one_to_none() -> None:
+    # A 1.5B model asked to copy the deciding sentence wrote it in the claim's words.
+    ids = SentenceIds.of(
+        [
+            "Either party may terminate this Agreement, in whole or in part, upon thirty (30) "
+            "days' prior written notice. Customer shall pay for all Services performed.",
+            "The warranty lasts ninety (90) days.",
+        ],
+        flat=True,
+    )
+    copied = "Either party may terminate the agreement by giving 30 days' written notice."
+    assert ids.resolve(copied) == (1, ids.sentences[0][0])
+    assert ids.resolve("Customer must still pay Provider for all Services performed.") == (
+        1,
+        ids.sentences[0][1],
+    )
+    # Two content words name a topic, not a sentence.
+    assert ids.resolve("about the warranty days") is None
+    # Under two thirds of its content words in any one sentence: it names none.
+    assert ids.resolve("The warranty covers hosted uptime for a year.") is None
+    # As close to two sentences: which one is meant cannot be told.
+    twice = SentenceIds.of(["Fees are due in 30 days. Late fees are due in 30 days too."])
+    assert twice.resolve("Fees fall due within 30 days.") is None
+    assert twice.resolve("Late fees fall due within 30 days.") == (1, twice.sentences[0][1])

@@ -110,7 +110,9 @@ def quote_occurs(quote: str, context: str) -> bool:
     return bool(pieces)
 
 
-def _content_words(text: str) -> set[str]:
+def content_words(text: str) -> set[str]:
+    """The content words of `text`, cut to their stems: no stopword, no word of one or two
+    letters unless a number."""
     return {
         word[:_STEM]
         for word in _WORD.findall(_normalise(text))
@@ -129,16 +131,16 @@ def _unrelated(claim: str, quote: str, contexts: Sequence[str]) -> bool:
 
 def shares_a_word(claim: str, response: str) -> bool:
     """Whether `claim` has a content word (a stopword is none) in common with `response`."""
-    return bool(_content_words(claim) & _content_words(response))
+    return bool(content_words(claim) & content_words(response))
 
 
 def untraceable(claims: Sequence[str], response: str) -> list[int]:
     """The positions of the `claims` that cannot come from `response`: found nowhere in it
     (ignoring case and spacing) and sharing no content word with it."""
-    words = _content_words(response)
+    words = content_words(response)
     text = _normalise(response)
     return [
         i
         for i, claim in enumerate(claims)
-        if _normalise(claim) not in text and not (_content_words(claim) & words)
+        if _normalise(claim) not in text and not (content_words(claim) & words)
     ]

@@ -166,8 +166,10 @@ _CODES = {
 # The bundled verify_claims rows end with a word answering "do the sentences say this?": a
 # 1.5B model read the letter C as "consistent" and flagged every answer (issue 45), where it
 # uses yes and no as meant. Only in rows: a named field's "no" keeps Verdict.parse's meaning.
+# "true" is the model's own word for yes beside the asked "false" (measured, verify_claims/7).
 _WORDS = {
     "YES": Verdict.FULLY_SUPPORTED,
+    "TRUE": Verdict.FULLY_SUPPORTED,
     "PARTLY": Verdict.PARTIALLY_SUPPORTED,
     "NO": Verdict.NO_EVIDENCE,
     "FALSE": Verdict.CONTRADICTED,

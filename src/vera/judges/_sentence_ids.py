@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from vera._text._segment import split_units
+from vera.judges._evidence import content_words
 
 _ID = re.compile(r"^\s*\[?(\d+)\.(\d+)\]?\s*$")
 _FLAT_ID = re.compile(r"^\s*\[?(\d+)\]?\s*$")
@@ -25,6 +26,14 @@ _FLAT_ID = re.compile(r"^\s*\[?(\d+)\]?\s*$")
 _SHOWN_ID = re.compile(r"^\s*\[?\d+(?:\.\d+)?\]?[.:)]?\s+(?=\D)")
 _MIN_CITED_CHARS = 12
 """A cited text shorter than this is too little to name one sentence by."""
+_CLOSE_COPY = 2 / 3
+"""A cited text that is no sentence's exact copy names the one sentence that has at least this
+share of its content words (and more than any other sentence has): a 1.5B model asked to copy
+the deciding sentence rewrote it in the claim's words ("the agreement" for "this Agreement"),
+or copied the claim itself (issue 45). A text with fewer in common names none."""
+_CLOSE_COPY_WORDS = 3
+"""A close copy has at least this many content words: fewer ("the Survival") name a topic,
+not a sentence."""
 
 
 _QUOTES = "\"'\u201c\u201d\u2018\u2019"  # straight and curly quotes
@@ -42,6 +51,19 @@ def _sentences(context: str) -> tuple[str, ...]:
     ends = [*starts[1:], len(context)]
     found = (context[start:end].strip() for start, end in zip(starts, ends, strict=True))
     return tuple(text for text in found if text)
+
+
+def _closest(text: str, shown: list[tuple[int, str]]) -> tuple[int, str] | None:
+    """The one sentence of `shown` that `text` is a close copy of (`_CLOSE_COPY`); None when
+    none is, or two are equally close."""
+    words = content_words(text)
+    if len(words) < _CLOSE_COPY_WORDS:
+        return None
+    shared = [len(words & content_words(sentence)) for _, sentence in shown]
+    best = max(shared, default=0)
+    if best < _CLOSE_COPY * len(words) or shared.count(best) > 1:
+        return None
+    return shown[shared.index(best)]
 
 
 @dataclass(frozen=True)
@@ -90,7 +112,8 @@ class SentenceIds:
         A plain number ("7") is a flat id, valid only where the ids were shown flat. A text is
         the sentence it copies (small models write the sentence where its number is asked):
         the one sentence that equals it or, for a text of at least `_MIN_CITED_CHARS`
-        characters, the first that contains it or that it contains."""
+        characters, the first that contains it or that it contains, else the one it is a close
+        copy of (`_CLOSE_COPY`)."""
         flat = _FLAT_ID.match(sentence_id)
         if flat is not None:
             return self._flat(int(flat.group(1))) if self.flat else None
@@ -110,7 +133,8 @@ class SentenceIds:
         exact = next(((k, s) for k, s, plain in shown if plain == text), None)
         if exact is not None or len(text) < _MIN_CITED_CHARS:
             return exact
-        return next(((k, s) for k, s, plain in shown if text in plain or plain in text), None)
+        within = next(((k, s) for k, s, plain in shown if text in plain or plain in text), None)
+        return within or _closest(text, [(k, s) for k, s, _ in shown])
 
     def cost_more_than_quotes(self, claims: int) -> bool:
         """Whether numbering costs more than `claims` quotes would: about 3 prompt tokens a
