@@ -16,7 +16,7 @@ from tests.support.loopback import LoopbackServer, refusing_json_schema
 from tests.support.scripted import SmallModel
 
 import vera
-from vera import Verdict
+from vera import Claim, ClaimVerdict, Verdict
 from vera.datasets import bundled_path
 from vera.judges import LLMJudge
 from vera.providers import ManagedChatModel
@@ -54,6 +54,17 @@ def reasks(loopback: LoopbackServer) -> int:
     return sum("not valid" in str(r.json["messages"][-1]["content"]) for r in loopback.requests)
 
 
+async def analysed(
+    loopback: LoopbackServer, model: SmallModel, response: str, contexts: list[str]
+) -> tuple[list[Claim], list[ClaimVerdict]]:
+    """`response` judged in batched mode by `model` behind a server that refuses json_schema
+    (its one warning, about falling back, silenced)."""
+    loopback.default = refusing_json_schema(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return await judge_for(loopback, "batched").analyse(response, contexts)
+
+
 @pytest.mark.parametrize("mode", ["batched", "single_call"])
 async def test_every_example_sample_is_scored_without_a_reask(
     loopback: LoopbackServer, mode: str
@@ -86,14 +97,12 @@ async def test_every_example_sample_is_scored_without_a_reask(
 async def test_the_copied_example_row_never_supports_an_unrelated_claim(
     loopback: LoopbackServer,
 ) -> None:
-    loopback.default = refusing_json_schema(SmallModel())
-    judge = judge_for(loopback, "batched")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        claims, verdicts = await judge.analyse(
-            "Invoices are issued annually in advance. Late fees are 2%.",
-            ["Unpaid amounts accrue interest. Invoices are issued monthly. Fees are due."],
-        )
+    claims, verdicts = await analysed(
+        loopback,
+        SmallModel(),
+        "Invoices are issued annually in advance. Late fees are 2%.",
+        ["Unpaid amounts accrue interest. Invoices are issued monthly. Fees are due."],
+    )
     # Claim 1 got [1, "F", 7]: there is no sentence 7, and the citation alone is lost.
     first = verdicts[0]
     assert (first.verdict, first.quote_found) == (Verdict.NO_EVIDENCE, False)
@@ -124,14 +133,12 @@ async def test_verdict_words_with_a_reason_on_every_row_are_read_as_meant(
 ) -> None:
     # verify_claims/6 asks a verdict word (the model read the letter C as "consistent"); the
     # model put a reason on every row, and a JSON boolean where claim 1's reason goes.
-    loopback.default = refusing_json_schema(SmallModel(verdict_words=True))
-    judge = judge_for(loopback, "batched")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        _, verdicts = await judge.analyse(
-            "Refunds take 5 days. Returns are accepted within 60 days.",
-            ["Refunds take 5 days to process. Returns are accepted within 30 days."],
-        )
+    _, verdicts = await analysed(
+        loopback,
+        SmallModel(verdict_words=True),
+        "Refunds take 5 days. Returns are accepted within 60 days.",
+        ["Refunds take 5 days to process. Returns are accepted within 30 days."],
+    )
     assert reasks(loopback) == 0
     assert [v.verdict for v in verdicts] == [Verdict.FULLY_SUPPORTED, Verdict.CONTRADICTED]
     assert verdicts[0].evidence == "Refunds take 5 days to process."
@@ -144,14 +151,12 @@ async def test_a_claim_copied_where_the_sentence_goes_cites_the_sentence_it_rewo
 ) -> None:
     # Asked for the deciding sentence by its number or its words, the model wrote the claim's
     # own words there: each names the one sentence it is a close copy of, which VERA quotes.
-    loopback.default = refusing_json_schema(SmallModel(copies_claims=True))
-    judge = judge_for(loopback, "batched")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        _, verdicts = await judge.analyse(
-            "Refunds are processed in 5 days. Returns are accepted within 60 days.",
-            ["Refunds take 5 days to process. Returns are accepted within 30 days."],
-        )
+    _, verdicts = await analysed(
+        loopback,
+        SmallModel(copies_claims=True),
+        "Refunds are processed in 5 days. Returns are accepted within 60 days.",
+        ["Refunds take 5 days to process. Returns are accepted within 30 days."],
+    )
     assert reasks(loopback) == 0
     assert [v.verdict for v in verdicts] == [Verdict.FULLY_SUPPORTED, Verdict.CONTRADICTED]
     assert [v.evidence for v in verdicts] == [
@@ -166,13 +171,11 @@ async def test_a_copied_claim_close_to_no_sentence_supports_nothing(
 ) -> None:
     # The same reply where no sentence holds most of the claim's words: no citation, so the
     # "true" is NO_EVIDENCE, never FULLY_SUPPORTED.
-    loopback.default = refusing_json_schema(SmallModel(copies_claims=True))
-    judge = judge_for(loopback, "batched")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        _, verdicts = await judge.analyse(
-            "Refunds reach the card by courier within 5 days.",
-            ["Refunds take 5 days to process. Returns are accepted within 30 days."],
-        )
+    _, verdicts = await analysed(
+        loopback,
+        SmallModel(copies_claims=True),
+        "Refunds reach the card by courier within 5 days.",
+        ["Refunds take 5 days to process. Returns are accepted within 30 days."],
+    )
     assert [v.verdict for v in verdicts] == [Verdict.NO_EVIDENCE]
     assert verdicts[0].evidence == ""
