@@ -111,6 +111,8 @@ class EvaluateOptions(TypedDict, total=False):
     judge_temperature: float | None
     judge_max_tokens: int | None
     judge_prompts_dir: str | Path | None
+    judge_batch_rubrics: bool | None
+    """False asks each rubric in a call of its own, not in the faithfulness verification."""
     cascade_judge: str | None
     cascade_low: float | None
     cascade_high: float | None

@@ -8,7 +8,9 @@ restate each context; a generator answers with
 the first sentence of passage [1] (plus `invented` when set), and a revision keeps only
 that first sentence. A rubric's criteria become one item per sentence; an item that names a
 word in single quotes ('must') is NOT_MET by an answer (or claim) holding that word, quoting
-its sentence, an item holding "(n/a)" is NOT_APPLICABLE, and every other item is MET.
+its sentence, an item holding "(n/a)" is NOT_APPLICABLE, and every other item is MET; a
+verification with rubric items riding on it is answered with both, the rubric's under
+"rubric".
 
 It reads each prompt's data between the tags the prompts fence it with (`<answer>`,
 `<contexts>`, `<claims>`, ...), as a model would.
@@ -137,6 +139,9 @@ def scripted_reply(prompt: str) -> dict[str, Any]:
     """The JSON reply to one of the judge's prompts."""
     if "<criteria>" in prompt:
         return {"items": _rubric_items(section(prompt, "criteria"))}
+    if "<items>" in prompt and 'under "rubric"' in prompt:
+        # A verification with a rubric's items riding on it (rubric_rider): both parts.
+        return {**_verification(prompt), "rubric": _rubric_verdicts(prompt)}
     if "<items>" in prompt:
         return {"verdicts": _rubric_verdicts(prompt)}
     if "<texts>" in prompt:
@@ -157,6 +162,10 @@ def scripted_reply(prompt: str) -> dict[str, Any]:
             contexts = section(prompt, "contexts")
             claims = [{**claim, **_cited(str(claim["text"]), contexts)} for claim in claims]
         return {"claims": claims}
+    return _verification(prompt)
+
+
+def _verification(prompt: str) -> dict[str, Any]:
     contexts = section(prompt, "contexts")
     if "Turn 1: judge these claims against" in prompt:
         return {"verdicts": _turn_verdicts(section(prompt, "claims"), contexts)}

@@ -14,7 +14,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from vera._analysis._rubrics import answer_rubrics, asked_rubrics, rubric_work
+from vera._analysis._rubrics import (
+    analyse_with_rubrics,
+    answer_rubrics,
+    asked_rubrics,
+    rides_rubrics,
+    rubric_work,
+)
 from vera._text._citations import attach_citations, parse_citations, resolve_citation
 from vera._types import Claim, ClaimVerdict, Relevance, RelevanceVerdict, Sample, Verdict
 from vera._types._entailment import EntailmentMatrix
@@ -22,6 +28,7 @@ from vera._types._errors import JudgeResponseError
 from vera._types._results import CitationCheck, ClaimAnalysis, Need
 from vera._types._rubric import RubricAnswers
 from vera.judges._base import Judge, JudgeWork, judge_matrix, match_verdicts, relevance_rater
+from vera.judges._rubric import RidesRubrics
 from vera.judges._turns import TurnAnalyser, turn_group
 from vera.metrics._rubric import Rubric
 
@@ -185,6 +192,8 @@ class _Found:
         self.matrix: tuple[Rows, Rows] | None = None
         self.citations: tuple[CitationCheck, ...] | None = None
         self.rubrics: tuple[RubricAnswers, ...] | None = None
+        self.riding: tuple[Rubric, ...] | None = None
+        """The rubrics asked with the analysis (`rides_rubrics`); None: after it."""
 
 
 async def execute_plan(
@@ -193,6 +202,9 @@ async def execute_plan(
     """Do the items of `plan` for `sample` with `judge`, stage by stage, each stage's items
     concurrently, and gather what they found."""
     found = _Found()
+    if rides_rubrics(judge, sample, [item.kind for item in plan]):
+        # The rubrics are asked with the analysis, in its verification call where they fit.
+        found.riding = tuple(rubrics)
     for stage in sorted({item.stage for item in plan}):
         items = [item for item in plan if item.stage == stage]
         await asyncio.gather(*(_execute(item, sample, judge, found, rubrics) for item in items))
@@ -205,8 +217,14 @@ async def _execute(
     response = sample.response or ""
     query = sample.query or None
     if item.kind == "answer_rubrics":
-        claims = found.claims.get("response", ())
-        found.rubrics = await answer_rubrics(sample, judge, rubrics, claims)
+        if found.riding is None:
+            claims = found.claims.get("response", ())
+            found.rubrics = await answer_rubrics(sample, judge, rubrics, claims)
+    elif item.kind == "analyse" and found.riding is not None and isinstance(judge, RidesRubrics):
+        claims, found.verdicts, found.rubrics = await analyse_with_rubrics(
+            sample, judge, found.riding
+        )
+        found.claims["response"] = claims
     elif item.kind == "analyse":
         found.claims["response"], found.verdicts = await analyse_claims(sample, judge)
     elif item.kind == "extract":
@@ -283,6 +301,7 @@ def planned_work(
     items the run executes, with `claims_of` (the offline splitter) standing in for the claims
     a judge finds. Citation checks are counted for every cited context, an upper bound."""
     plan = work_plan(sample, needs, rubrics)
+    kinds = {item.kind for item in plan}
     response = sample.response or ""
     claims: dict[Answer, tuple[Claim, ...]] = {}
     for item in plan:
@@ -290,11 +309,24 @@ def planned_work(
             text = response if item.of[0] == "response" else (sample.reference or "").strip()
             claims[item.of[0]] = tuple(claims_of(text)) if text.strip() else ()
     work: list[JudgeWork] = []
+    rubric = (
+        rubric_work(sample, rubrics, claims.get("response", ()))
+        if "answer_rubrics" in kinds
+        else []
+    )
+    # The rubric work rides on the analysis, which a judge that rides rubrics asks in its
+    # verification call and any other judge asks after it; a conversation turn's excepted.
+    ride = {"analyse", "answer_rubrics"} <= kinds and turn_group(sample.metadata) is None
+    rode = False
     for item in plan:
         if item.kind == "answer_rubrics":
-            work.extend(rubric_work(sample, rubrics, claims.get("response", ())))
-        else:
-            work.extend(_priced(item, sample, claims))
+            work.extend(() if rode else rubric)
+            continue
+        priced = _priced(item, sample, claims)
+        if item.kind == "analyse" and ride and rubric and priced:
+            priced = [w.model_copy(update={"riders": tuple(rubric)}) for w in priced]
+            rode = True
+        work.extend(priced)
     return work
 
 

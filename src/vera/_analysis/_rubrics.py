@@ -2,20 +2,24 @@
 
 The checklist of a rubric whose items the user did not write is written by the judge once per
 run (`vera.judges._rubric.ChecklistMemo`); every sample then costs one call per rubric, all its
-items (in scope "claim", all its claim-item pairs) together. A judge that answers no rubric
-(the offline judge) gets no call, and the rubric metric says it is not applicable.
+items (in scope "claim", all its claim-item pairs) together. A judge that rides rubrics (the
+LLM judge in batched mode, `vera.judges._rubric_batch`) asks the items of those of scope
+"claim" in the call that verifies the sample's claims instead: no call of their own. A judge
+that answers no rubric (the offline judge) gets no call, and the rubric metric says it is not
+applicable.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
-from vera._types import Claim, Sample
+from vera._types import Claim, ClaimVerdict, Sample
 from vera._types._errors import ConfigError
 from vera._types._rubric import Checklist, RubricAnswers, RubricRequest
-from vera.judges._base import Judge, JudgeWork
-from vera.judges._rubric import RubricJudge
+from vera.judges._base import Judge, JudgeWork, match_verdicts
+from vera.judges._rubric import RidesRubrics, RubricJudge
+from vera.judges._turns import turn_group
 from vera.metrics._rubric import Rubric
 
 
@@ -34,6 +38,39 @@ async def answer_rubrics(
         return None
     asked = asked_rubrics(sample, rubrics)
     return tuple(await asyncio.gather(*(_answer(sample, judge, r, claims) for r in asked)))
+
+
+def rides_rubrics(judge: object, sample: Sample, plan_kinds: Collection[str]) -> bool:
+    """Whether the analysis of `sample` asks its rubrics too: a plan that analyses the
+    response and answers rubrics, a judge that rides rubrics on its verification call
+    (`vera.judges._rubric_batch`), and no conversation turn (judged with its group)."""
+    return (
+        {"analyse", "answer_rubrics"} <= set(plan_kinds)
+        and isinstance(judge, RidesRubrics)
+        and judge.rides_rubrics
+        and turn_group(sample.metadata) is None
+    )
+
+
+async def analyse_with_rubrics(
+    sample: Sample, judge: RidesRubrics, rubrics: Sequence[Rubric]
+) -> tuple[tuple[Claim, ...], tuple[ClaimVerdict, ...], tuple[RubricAnswers, ...]]:
+    """The response's claims and verdicts, and each rubric's verdicts, from one analysis
+    that asks the rubric items in the verification call where they fit: the checklists
+    first (written once per run), then the judge's `analyse_with_rubrics`."""
+    asked = asked_rubrics(sample, rubrics)
+    checklists = await asyncio.gather(*(rubric_checklist(r, judge) for r in asked))
+    requests = [_request(sample, r, c, ()) for r, c in zip(asked, checklists, strict=True)]
+    claims, verdicts, answers = await judge.analyse_with_rubrics(
+        sample.response or "", sample.context_texts, query=sample.query or None, rubrics=requests
+    )
+    found = tuple(
+        RubricAnswers(checklist=checklist, verdicts=tuple(given))
+        for checklist, given in zip(checklists, answers, strict=True)
+    )
+    if not claims:
+        return (), (), found
+    return tuple(claims), tuple(match_verdicts(claims, verdicts)), found
 
 
 def rubric_work(

@@ -44,6 +44,11 @@ SETTING_USES: dict[str, SettingUse] = {
     "judge_temperature": SettingUse("--judge-temperature", resume=True),
     "judge_max_tokens": SettingUse("--max-tokens", resume=True),
     "judge_prompts_dir": SettingUse("--prompts-dir", resume=True),
+    "judge_batch_rubrics": SettingUse(
+        no_flag="whether rubric items ride on the faithfulness verification call changes "
+        "only how calls are grouped: set it in vera.toml (docs/metrics.md, 'Rubrics')",
+        resume=True,
+    ),
     "cascade_judge": SettingUse("--cascade-judge", resume=True),
     "cascade_low": SettingUse("--cascade-low", resume=True),
     "cascade_high": SettingUse("--cascade-high", resume=True),

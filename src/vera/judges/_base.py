@@ -86,6 +86,9 @@ class JudgeWork(BaseModel):
     group_size: int = 0
     rubric: RubricRequest | None = None
     criteria: str = ""
+    riders: tuple[JudgeWork, ...] = ()
+    """For "analyse": the sample's "rubric" work, which a judge that rides rubrics asks in the
+    same verification call (`vera.judges._rubric_batch`), and any other asks after it."""
 
 
 class CallEstimate(BaseModel):

@@ -23,10 +23,10 @@ from vera.judges._base import CallEstimate, JudgeWork
 from vera.judges._offline._claims import extract_claims as split_claims
 from vera.judges._replies import (
     COMPACT_SINGLE_CALL_SCHEMA,
-    COMPACT_VERIFICATION_SCHEMA,
     EXTRACTION_SCHEMA,
 )
-from vera.judges._rubric import perform_rubric, recorded_reply
+from vera.judges._rubric import VERDICTS_NAME, perform_rubric, recorded_reply
+from vera.judges._rubric_batch import JOINT_NAME, RUBRIC_KEY
 from vera.judges._turns import turn_group
 from vera.providers._base import ChatRequest, ChatResponse, Usage
 from vera.providers._managed import CHARS_PER_TOKEN
@@ -98,6 +98,11 @@ class RecordingChatModel:
         rubric = recorded_reply(name, asked)
         if rubric is not None:
             return rubric
+        if name == JOINT_NAME:
+            # The verdicts on the claims, and the rubric's verdicts under their own key.
+            verdicts, written = self._verdicts(request, asked)
+            riders, more = recorded_reply(VERDICTS_NAME, asked) or ({"verdicts": []}, 0)
+            return {**verdicts, RUBRIC_KEY: riders["verdicts"]}, written + more
         if name == "claims":
             return self._claims(request)
         if name == "turns":
@@ -111,15 +116,21 @@ class RecordingChatModel:
             shown, most = _numbered_items(asked, "texts", len(self.work.texts))
             ratings = [{"text": n, "relevance": "RELEVANT"} for n in range(1, most + 1)]
             return {"ratings": ratings}, shown * RATING_TOKENS
+        if name == "matrix":
+            shown, most = _numbered_items(asked, "claims", len(self.work.claims))
+            rows = [{"claim": n, "contexts": []} for n in range(1, most + 1)]
+            return {"claims": rows}, shown * MATRIX_ROW_TOKENS
+        return self._verdicts(request, asked)
+
+    def _verdicts(self, request: ChatRequest, asked: str) -> tuple[dict[str, Any], int]:
+        """A verification's reply: no evidence for every claim the request shows."""
         # A group's turns share one verification (verify_turns): the request shows all their
         # claims, while `work` is one turn's.
         joint = request.prompt_version.startswith("verify_turns")
         shown, most = _numbered_items(asked, "claims", 0 if joint else len(self.work.claims))
-        if name == "matrix":
-            rows = [{"claim": n, "contexts": []} for n in range(1, most + 1)]
-            return {"claims": rows}, shown * MATRIX_ROW_TOKENS
         verdicts = [{"claim": n, "verdict": "NO_EVIDENCE"} for n in range(1, most + 1)]
-        compact = request.json_schema == COMPACT_VERIFICATION_SCHEMA
+        # Compact rows under "v" (the bundled verify_claims, alone or with rubric items).
+        compact = "v" in (request.json_schema or {}).get("properties", {})
         per_claim = COMPACT_VERDICT_TOKENS_PER_CLAIM if compact else VERDICT_TOKENS_PER_CLAIM
         return {"verdicts": verdicts}, shown * per_claim
 
@@ -190,8 +201,12 @@ async def _perform(judge: LLMJudge, work: JudgeWork) -> None:
     group = turn_group({GROUP_KEY: work.group, GROUP_SIZE_KEY: work.group_size})
     if work.kind == "analyse" and group is not None:
         await judge.analyse_turn(work.text, work.contexts, query=query, group=group)
+    elif work.kind == "analyse" and work.riders and judge.rides_rubrics:
+        await _perform_riding(judge, work)
     elif work.kind == "analyse":
         await judge.analyse(work.text, work.contexts, query=query)
+        for rider in work.riders:
+            await perform_rubric(judge, rider)
     elif work.kind == "extract":
         await judge.extract_claims(work.text, query=query)
     elif work.kind == "verify":
@@ -203,6 +218,22 @@ async def _perform(judge: LLMJudge, work: JudgeWork) -> None:
         await perform_rubric(judge, work)
     elif work.texts:
         await judge.rate_relevance(work.query, work.texts)
+
+
+async def _perform_riding(judge: LLMJudge, work: JudgeWork) -> None:
+    """An analysis with the rubric work riding on it (`JudgeWork.riders`), as the run asks
+    it of a judge that rides rubrics: each checklist written first where it has no items."""
+    requests = []
+    for rider in work.riders:
+        request = rider.rubric
+        if request is None:
+            continue
+        checklist = request.checklist
+        if not checklist.items:
+            checklist = await judge.write_checklist(checklist.name, rider.criteria, checklist.scope)
+        requests.append(request.model_copy(update={"checklist": checklist}))
+    query = work.query or None
+    await judge.analyse_with_rubrics(work.text, work.contexts, query=query, rubrics=requests)
 
 
 def count_calls(judge: LLMJudge, work: Sequence[JudgeWork]) -> CallEstimate:

@@ -63,7 +63,7 @@ from vera.judges._mode_batched import QUOTED_PROMPT, BatchedMode
 from vera.judges._mode_per_claim import PerClaimMode
 from vera.judges._mode_single_call import SingleCallMode
 from vera.judges._mode_truths import TruthsMode
-from vera.judges._modes import MODES, Mode, ModeStrategy
+from vera.judges._modes import MODES, Mode
 from vera.judges._prompts import Prompt, load_prompt
 from vera.judges._relevance import RelevanceRating
 from vera.judges._rubric import (
@@ -72,12 +72,13 @@ from vera.judges._rubric import (
     answer_checklist,
     write_checklist,
 )
+from vera.judges._rubric_batch import RIDER_PROMPT, RubricRider
 from vera.judges._turn_judge import ANSWERS_PROMPT, TURNS_PROMPT, TurnJudge
 from vera.judges._turns import TurnGroup
 from vera.providers._base import ChatModel
 from vera.providers._managed import ManagedChatModel
 
-_STRATEGIES: dict[str, type[ModeStrategy]] = {
+_STRATEGIES: dict[str, type[BatchedMode]] = {
     strategy.mode: strategy for strategy in (BatchedMode, PerClaimMode, TruthsMode, SingleCallMode)
 }
 
@@ -95,6 +96,9 @@ class LLMJudge(BaseJudge):
         temperature: sampling temperature (0 for the most repeatable verdicts).
         max_tokens: the reply budget of one call.
         truths_cache_size: context sets whose truths are kept in memory (truths mode).
+        batch_rubrics: ask the items of rubrics of scope "claim" in the verification call
+            of the same sample, so its contexts are sent once (batched mode, one draw;
+            `vera.judges._rubric_batch`); False asks each rubric in a call of its own.
     """
 
     def __init__(
@@ -108,6 +112,7 @@ class LLMJudge(BaseJudge):
         temperature: float = 0.0,
         max_tokens: int = 2048,
         truths_cache_size: int = 1024,
+        batch_rubrics: bool = True,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
@@ -127,12 +132,14 @@ class LLMJudge(BaseJudge):
                 QUOTED_PROMPT,
                 TURNS_PROMPT,
                 *RUBRIC_PROMPTS,
+                RIDER_PROMPT,
             )
         }
         self.max_claims_per_call = strategy.claims_per_call or max_claims_per_call
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.truths_cache_size = truths_cache_size
+        self.batch_rubrics = batch_rubrics
         self._start_parts()
 
     def _start_parts(self) -> None:
@@ -144,6 +151,7 @@ class LLMJudge(BaseJudge):
         self._matrix = ClaimMatrix(self)
         self._relevance = RelevanceRating(self)
         self._checklists = ChecklistMemo()
+        self._rider = RubricRider(self, self._strategy)
 
     @property
     def spec(self) -> str:
@@ -155,6 +163,7 @@ class LLMJudge(BaseJudge):
         once a matrix was asked for, as a run without the diagnostic metrics never uses it."""
         asked = {
             **dict.fromkeys(RUBRIC_PROMPTS, False),
+            RIDER_PROMPT: self._rider.rider_asked,
             MATRIX_PROMPT: self._matrix.matrix_asked,
             QUOTED_PROMPT: self._strategy.quoted_asked,
             TURNS_PROMPT: self._turns.turns_asked,
@@ -246,3 +255,21 @@ class LLMJudge(BaseJudge):
     async def answer_checklist(self, request: RubricRequest) -> list[ItemVerdict]:
         """One call's verdicts with evidence on a rubric's items (`vera.judges._rubric`)."""
         return await answer_checklist(Asker(self)._ask, self.prompts, request)
+
+    @property
+    def rides_rubrics(self) -> bool:
+        """Whether rubric items are asked in the verification call of the same sample
+        (batched mode, one draw, `batch_rubrics`; `vera.judges._rubric_batch`)."""
+        return self._rider.rides
+
+    async def analyse_with_rubrics(
+        self,
+        response: str,
+        contexts: Sequence[str],
+        *,
+        query: str | None,
+        rubrics: Sequence[RubricRequest],
+    ) -> tuple[list[Claim], list[ClaimVerdict], list[list[ItemVerdict]]]:
+        """`analyse`, and the verdicts on each of `rubrics` (a claim-scope one judged on the
+        claims found), its items asked in the verification call where they fit."""
+        return await self._rider.analyse(response, contexts, query=query, requests=rubrics)

@@ -129,20 +129,28 @@ class BatchedMode(ModeStrategy):
         return claim_texts([c.text for c in ordered])
 
     async def _verify_draw(
-        self, claims: Sequence[Claim], contexts: Sequence[str], draw: int
+        self,
+        claims: Sequence[Claim],
+        contexts: Sequence[str],
+        draw: int,
+        *,
+        answered: dict[str, ClaimVerdict] | None = None,
     ) -> list[ClaimVerdict]:
         """One full verification of `claims`: every claim gets a verdict, or this raises. A
         claim the judge gave no verdict for, even when asked again alone, costs that claim
         (NO_EVIDENCE, flagged) where the judge answered some of the others; with no verdict
-        at all, the sample is an error: nothing was measured."""
+        at all, the sample is an error: nothing was measured. `answered`: the verdicts a
+        readable reply already gave (a call that asked rubric items too,
+        `vera.judges._rubric_batch`), which then stands for the first call."""
         if not contexts:
             return [
                 ClaimVerdict(c.id, Verdict.NO_EVIDENCE, reason="no context was given")
                 for c in claims
             ]
         shown = await self._shown(contexts)
-        found: dict[str, ClaimVerdict] = {}
-        await self._verify_batches(list(claims), shown, contexts, found, draw)
+        found: dict[str, ClaimVerdict] = dict(answered or {})
+        if answered is None:
+            await self._verify_batches(list(claims), shown, contexts, found, draw)
         missing = [c for c in claims if c.id not in found]
         if missing:
             # Asking again for just the missing claims keeps the verdicts already given; at
@@ -231,7 +239,7 @@ class BatchedMode(ModeStrategy):
             await self._verify_batch(batch[:half], shown, contexts, found, draw, reask=reask)
             await self._verify_batch(batch[half:], shown, contexts, found, draw, reask=reask)
             return
-        _collect(reply, batch, numbered, contexts, found)
+        collect_verdicts(reply, batch, numbered, contexts, found)
 
     def _verification_prompt(
         self, shown: Sequence[str], claims: int
@@ -251,7 +259,7 @@ class BatchedMode(ModeStrategy):
         return prompt, schema, numbered
 
 
-def _collect(
+def collect_verdicts(
     reply: Verification,
     batch: Sequence[Claim],
     numbered: SentenceIds | None,

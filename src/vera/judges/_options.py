@@ -33,6 +33,9 @@ class JudgeOptions(ProviderOptions):
     """The reply budget of one judge call; a reply cut off at it is split into smaller calls."""
     judge_prompts_dir: Path | None = None
     """A folder of prompt files that replace the bundled ones of the same name."""
+    judge_batch_rubrics: bool = True
+    """Ask the items of rubrics of scope "claim" in the call that verifies the same sample's
+    claims (batched mode, one draw), so the contexts are sent once; False: a call each."""
     cascade_judge: str | None = None
     """With `judge = "cascade"`: the judge (PROVIDER:MODEL) for claims the offline judge is
     unsure of."""

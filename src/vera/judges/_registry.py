@@ -132,6 +132,7 @@ def create_judge(spec: str, settings: JudgeOptions | None = None) -> Judge:
             temperature=settings.judge_temperature,
             max_tokens=settings.judge_max_tokens,
             prompts_dir=settings.judge_prompts_dir,
+            batch_rubrics=settings.judge_batch_rubrics,
         )
     raise JUDGE_REGISTRY.unknown(name, within=spec, also=provider_names(), known=_accepted_forms())
 

@@ -25,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field, ValidationInfo, model_validator
 
+from vera._types import Claim, ClaimVerdict
 from vera._types._rubric import (
     Checklist,
     ItemVerdict,
@@ -107,6 +108,26 @@ class RubricJudge(Protocol):
         ...
 
 
+@runtime_checkable
+class RidesRubrics(Protocol):
+    """A judge that can ask rubric items in the call that verifies the same sample's claims
+    (`vera.judges._rubric_batch`), where `rides_rubrics` says it does."""
+
+    @property
+    def rides_rubrics(self) -> bool: ...
+
+    async def analyse_with_rubrics(
+        self,
+        response: str,
+        contexts: Sequence[str],
+        *,
+        query: str | None,
+        rubrics: Sequence[RubricRequest],
+    ) -> tuple[list[Claim], list[ClaimVerdict], list[list[ItemVerdict]]]:
+        """Claims, their verdicts, and one list of verdicts per request of `rubrics`."""
+        ...
+
+
 class ChecklistMemo:
     """The checklists a judge wrote in this run, by rubric: each is written once, however many
     samples ask for it at the same time (they wait for the one call), or fails once."""
@@ -168,7 +189,9 @@ async def write_checklist(
     )
 
 
-class _Verdict(BaseModel):
+class RubricRow(BaseModel):
+    """One row of a reply: the verdict on one item (for one claim, in scope "claim")."""
+
     claim: int | None = None
     item: int
     verdict: RubricVerdict
@@ -176,11 +199,13 @@ class _Verdict(BaseModel):
     reason: str = ""
 
 
-class _Verdicts(BaseModel):
-    verdicts: list[_Verdict]
+class RubricReply(BaseModel):
+    """A reply on a checklist, validated against the pairs asked (`context["pairs"]`)."""
+
+    verdicts: list[RubricRow]
 
     @model_validator(mode="after")
-    def _every_pair_once(self, info: ValidationInfo) -> _Verdicts:
+    def _every_pair_once(self, info: ValidationInfo) -> RubricReply:
         """Every pair asked (`context["pairs"]`) answered exactly once, no other."""
         asked: set[tuple[int | None, int]] = set((info.context or {}).get("pairs", ()))
         # In scope "answer" no claim is asked: a claim number the model adds means nothing.
@@ -211,28 +236,45 @@ async def answer_checklist(
     checklist = request.checklist
     by_claim = checklist.scope == "claim"
     prompt = prompts["rubric_claims" if by_claim else "rubric_answer"]
-    items = checklist.items
     claims = request.claims if by_claim else ()
-    pairs = [
-        (claim, item)
-        for claim in (range(1, len(claims) + 1) if by_claim else (None,))
-        for item in range(1, len(items) + 1)
-    ]
+    pairs = checklist_pairs(request)
     messages: tuple[Message, ...] = prompt.render(
         query=request.query or "(none)",
         contexts=_numbered(request.contexts) or "(none)",
         reference=(request.reference or "").strip() or "(not given)",
-        items="\n".join(f"{n}. {item.text}" for n, item in enumerate(items, 1)),
+        items=numbered_items(checklist.items),
         answer=request.answer,
         claims="\n".join(f"{n}. {text}" for n, (_, text) in enumerate(claims, 1)),
     )
-    reply: _Verdicts = await ask(
+    reply: RubricReply = await ask(
         messages,
         prompt,
         VERDICTS_SCHEMA,
         VERDICTS_NAME,
-        lambda data: _Verdicts.model_validate(data, context={"pairs": pairs}),
+        lambda data: RubricReply.model_validate(data, context={"pairs": pairs}),
     )
+    return item_verdicts(request, reply.verdicts)
+
+
+def checklist_pairs(request: RubricRequest) -> list[tuple[int | None, int]]:
+    """The (claim number, item number) pairs a reply on `request` must answer, each once;
+    in scope "answer", (None, item number)."""
+    items = range(1, len(request.checklist.items) + 1)
+    if request.checklist.scope != "claim":
+        return [(None, item) for item in items]
+    return [(claim, item) for claim in range(1, len(request.claims) + 1) for item in items]
+
+
+def numbered_items(items: Sequence[RubricItem]) -> str:
+    return "\n".join(f"{n}. {item.text}" for n, item in enumerate(items, 1))
+
+
+def item_verdicts(request: RubricRequest, verdicts: Sequence[RubricRow]) -> list[ItemVerdict]:
+    """The validated reply's rows on `request` as verdicts on its items (and claims), each
+    quote looked up in the texts the judge was shown."""
+    items = request.checklist.items
+    by_claim = request.checklist.scope == "claim"
+    claims = request.claims if by_claim else ()
     shown = (request.answer, *(t for _, t in claims), *request.contexts, request.reference or "")
     return [
         ItemVerdict(
@@ -245,7 +287,7 @@ async def answer_checklist(
             if v.quote.strip()
             else None,
         )
-        for v in reply.verdicts
+        for v in verdicts
     ]
 
 

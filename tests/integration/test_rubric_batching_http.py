@@ -1,0 +1,235 @@
+"""A claim-scope rubric's items asked in the faithfulness verification call (issue 42), end to
+end through the real OpenAI SDK against a scripted server on 127.0.0.1, over the bundled
+example.
+
+The scripted model (`tests.support.scripted`) is a fake: it answers the verification and the
+rubric alike whether they come in one call or two, so a batched run and an unbatched one on
+the same fake replies must give the same verdicts and scores, with fewer calls. The rubric
+applies to the example's `fact_single` samples; the others are verified alone in both runs.
+"""
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.support.loopback import LoopbackServer, Recorded, Reply, ok_openai
+from tests.support.scripted import scripted_openai, scripted_reply
+
+import vera
+from vera.metrics import Rubric
+
+PLAIN_TERMS = Rubric(
+    name="plain_terms",
+    criteria="Never says 'must'. Gives no figure in 'days'.",
+    scope="claim",
+    applies_to=("fact_single",),
+)
+JOINT = 'under "rubric"'  # the rider's words, in a verification call that asks rubric items
+
+
+def kind(request: Recorded) -> str:
+    """What one request asks, by the tags its prompt (the first, before any re-ask) holds."""
+    prompt = str(request.json["messages"][1]["content"])
+    if "<items>" in prompt:
+        return "joint" if JOINT in prompt else "rubric"
+    if "<criteria>" in prompt:
+        return "checklist"
+    if "<claims>" in prompt:
+        return "verify"
+    return "other"
+
+
+def run(loopback: LoopbackServer, *metrics: Any, **options: Any) -> vera.RunResult:
+    loopback.requests.clear()
+    return vera.run_evaluation(
+        "example",
+        list(metrics),
+        "openai:gpt-4o-mini",
+        judge_base_url=loopback.openai_url,
+        cache=False,
+        history=False,
+        **options,
+    )
+
+
+def outcome(result: vera.RunResult, *rubrics: str) -> dict[str, Any]:
+    """Each sample's claims with their verdicts and evidence, and each rubric's score and
+    verdicts with their quotes."""
+    return {
+        s.id: (
+            [(c.text, c.verdict, c.evidence, c.reason) for c in s.claims],
+            s.results["faithfulness"].score,
+            [(s.results[r].score, s.results[r].details.get("verdicts")) for r in rubrics],
+        )
+        for s in result.report.samples
+    }
+
+
+def prompt_chars(loopback: LoopbackServer) -> int:
+    return sum(len(m["content"]) for r in loopback.requests for m in r.json["messages"])
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
+
+
+@pytest.fixture
+def fact_single() -> int:
+    return sum(1 for s in vera.load_dataset("example").read() if s.category == "fact_single")
+
+
+def test_the_rubric_rides_on_the_verification_call_with_the_same_verdicts_and_scores(
+    loopback: LoopbackServer, fact_single: int
+) -> None:
+    loopback.default = scripted_openai
+    alone = run(loopback, "faithfulness", PLAIN_TERMS, judge_batch_rubrics=False)
+    alone_calls, alone_chars = Counter(kind(r) for r in loopback.requests), prompt_chars(loopback)
+    batched = run(loopback, "faithfulness", PLAIN_TERMS)
+    calls, chars = Counter(kind(r) for r in loopback.requests), prompt_chars(loopback)
+    assert alone_calls["rubric"] == fact_single and alone_calls["joint"] == 0
+    assert calls["joint"] == fact_single and calls["rubric"] == 0
+    assert calls["verify"] == alone_calls["verify"] - fact_single
+    assert sum(calls.values()) == sum(alone_calls.values()) - fact_single
+    assert chars < alone_chars  # the contexts and claims are sent once, not twice
+    assert outcome(batched, "plain_terms") == outcome(alone, "plain_terms")
+    ex01 = next(s for s in batched.report.samples if s.id == "ex-01").results["plain_terms"]
+    assert ex01.score == pytest.approx(0.5)  # hand-checked in test_rubric_http.py
+    assert ex01.details["breaking"] == {"c1": ["2"], "c2": ["1"]}
+    versions = batched.report.judge_details["prompt_versions"]
+    assert versions["rubric_rider"] == "rubric_rider/1"
+
+
+def test_two_claim_rubrics_ride_together_and_each_scores_as_alone(
+    loopback: LoopbackServer, fact_single: int
+) -> None:
+    other = Rubric(
+        name="no_pay",
+        criteria="Never mentions 'pay'. Says nothing of tax (n/a).",
+        scope="claim",
+        applies_to=("fact_single",),
+    )
+    loopback.default = scripted_openai
+    alone = run(loopback, "faithfulness", PLAIN_TERMS, other, judge_batch_rubrics=False)
+    batched = run(loopback, "faithfulness", PLAIN_TERMS, other)
+    calls = Counter(kind(r) for r in loopback.requests)
+    assert calls["joint"] == fact_single and calls["rubric"] == 0
+    assert outcome(batched, "plain_terms", "no_pay") == outcome(alone, "plain_terms", "no_pay")
+    ex01 = next(s for s in batched.report.samples if s.id == "ex-01").results["no_pay"]
+    # c2 "Customer must still pay Provider ..." breaks item 1; item 2 applies to no claim.
+    assert ex01.details["breaking"] == {"c2": ["1"]}
+    assert ex01.score == pytest.approx(0.5)
+
+
+def test_an_unreadable_rubric_part_is_asked_alone_and_the_verdicts_are_kept(
+    loopback: LoopbackServer, fact_single: int
+) -> None:
+    def serve(request: Recorded) -> Reply:
+        if kind(request) == "joint":
+            reply = scripted_reply(request.json["messages"][-1]["content"])
+            reply["rubric"] = reply["rubric"][:1]  # one pair answered of four or more
+            return ok_openai(json.dumps(reply))
+        return scripted_openai(request)
+
+    loopback.default = scripted_openai
+    alone = run(loopback, "faithfulness", PLAIN_TERMS, judge_batch_rubrics=False)
+    loopback.default = serve
+    batched = run(loopback, "faithfulness", PLAIN_TERMS)
+    calls = Counter(kind(r) for r in loopback.requests)
+    assert calls["joint"] == fact_single  # not asked again together
+    assert calls["rubric"] == fact_single  # the rubric, alone, as without batching
+    assert calls["verify"] == len(batched.report.samples) - fact_single  # the verdicts kept
+    assert outcome(batched, "plain_terms") == outcome(alone, "plain_terms")
+
+
+def test_an_unreadable_verification_part_is_asked_alone_and_the_rubric_is_kept(
+    loopback: LoopbackServer, fact_single: int
+) -> None:
+    def serve(request: Recorded) -> Reply:
+        if kind(request) == "joint":
+            reply = scripted_reply(request.json["messages"][-1]["content"])
+            reply["verdicts"] = [{"claim": 1, "verdict": "PERHAPS"}]
+            return ok_openai(json.dumps(reply))
+        return scripted_openai(request)
+
+    loopback.default = scripted_openai
+    alone = run(loopback, "faithfulness", PLAIN_TERMS, judge_batch_rubrics=False)
+    loopback.default = serve
+    batched = run(loopback, "faithfulness", PLAIN_TERMS)
+    calls = Counter(kind(r) for r in loopback.requests)
+    assert calls["joint"] == fact_single
+    assert calls["rubric"] == 0  # the rubric's part was read
+    assert calls["verify"] == len(batched.report.samples)  # every verification alone
+    assert outcome(batched, "plain_terms") == outcome(alone, "plain_terms")
+
+
+def test_a_joint_reply_malformed_twice_has_both_parts_asked_alone(
+    loopback: LoopbackServer, fact_single: int
+) -> None:
+    def serve(request: Recorded) -> Reply:
+        if kind(request) == "joint":
+            return ok_openai("I cannot answer that in JSON.")
+        return scripted_openai(request)
+
+    loopback.default = scripted_openai
+    alone = run(loopback, "faithfulness", PLAIN_TERMS, judge_batch_rubrics=False)
+    loopback.default = serve
+    batched = run(loopback, "faithfulness", PLAIN_TERMS)
+    calls = Counter(kind(r) for r in loopback.requests)
+    assert calls["joint"] == 2 * fact_single  # asked, re-asked once with what was wrong
+    assert calls["rubric"] == fact_single
+    assert calls["verify"] == len(batched.report.samples)
+    assert not any(s.error for s in batched.report.samples)
+    assert outcome(batched, "plain_terms") == outcome(alone, "plain_terms")
+
+
+@pytest.mark.parametrize(
+    ("options", "rubric"),
+    [
+        ({"judge_mode": "per_claim"}, PLAIN_TERMS),
+        ({"judge_samples": 2, "judge_temperature": 0.5}, PLAIN_TERMS),
+        ({}, PLAIN_TERMS.model_copy(update={"scope": "answer"})),
+        ({}, PLAIN_TERMS.model_copy(update={"reference": True})),
+    ],
+    ids=["per_claim", "two_draws", "answer_scope", "reference"],
+)
+def test_where_batching_does_not_apply_the_calls_are_those_without_it(
+    loopback: LoopbackServer, options: dict[str, Any], rubric: Rubric
+) -> None:
+    loopback.default = scripted_openai
+    alone = run(loopback, "faithfulness", rubric, judge_batch_rubrics=False, **options)
+    alone_calls = Counter(kind(r) for r in loopback.requests)
+    batched = run(loopback, "faithfulness", rubric, **options)
+    calls = Counter(kind(r) for r in loopback.requests)
+    assert calls["joint"] == 0
+    assert calls == alone_calls
+    assert outcome(batched, rubric.name) == outcome(alone, rubric.name)
+
+
+def test_the_dry_run_counts_the_calls_and_prompt_tokens_batching_saves(
+    loopback: LoopbackServer, tmp_path: Path
+) -> None:
+    def estimate(**options: Any) -> vera.RunEstimate:
+        plan, bindings = vera.plan_evaluation(
+            "example",
+            ["faithfulness", PLAIN_TERMS],
+            "openai:gpt-4o-mini",
+            judge_base_url=loopback.openai_url,
+            history=False,
+            **options,
+        )
+        return vera.estimate_plan(plan, bindings)
+
+    alone = estimate(judge_batch_rubrics=False)
+    batched = estimate()
+    loopback.default = scripted_openai
+    run(loopback, "faithfulness", PLAIN_TERMS, judge_batch_rubrics=False)
+    made_alone = len(loopback.requests)
+    run(loopback, "faithfulness", PLAIN_TERMS)
+    made = len(loopback.requests)
+    assert not loopback.requests or made < made_alone
+    # The dry run saves what the run saves: one call per sample the rubric rode on.
+    assert alone.calls - batched.calls == made_alone - made
+    assert batched.prompt_tokens < alone.prompt_tokens
