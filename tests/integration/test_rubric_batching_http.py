@@ -123,6 +123,37 @@ def test_two_claim_rubrics_ride_together_and_each_scores_as_alone(
     assert ex01.score == pytest.approx(0.5)
 
 
+def test_one_rubric_s_unreadable_rows_cost_that_rubric_only(
+    loopback: LoopbackServer, fact_single: int
+) -> None:
+    """Two rubrics ride together, items 1-2 and 3-4 of the call; the reply leaves out item 4
+    for every claim: the second rubric is asked alone, the first is read from the reply."""
+    other = Rubric(
+        name="no_pay",
+        criteria="Never mentions 'pay'. Says nothing of tax (n/a).",
+        scope="claim",
+        applies_to=("fact_single",),
+    )
+
+    def serve(request: Recorded) -> Reply:
+        if kind(request) == "joint":
+            reply = scripted_reply(request.json["messages"][-1]["content"])
+            reply["rubric"] = [row for row in reply["rubric"] if row["item"] != 4]
+            return ok_openai(json.dumps(reply))
+        return scripted_openai(request)
+
+    loopback.default = scripted_openai
+    alone = run(loopback, "faithfulness", PLAIN_TERMS, other, judge_batch_rubrics=False)
+    loopback.default = serve
+    batched = run(loopback, "faithfulness", PLAIN_TERMS, other)
+    asked_alone = [
+        str(r.json["messages"][1]["content"]) for r in loopback.requests if kind(r) == "rubric"
+    ]
+    assert len(asked_alone) == fact_single
+    assert all("Never mentions 'pay'." in p and "'must'" not in p for p in asked_alone)
+    assert outcome(batched, "plain_terms", "no_pay") == outcome(alone, "plain_terms", "no_pay")
+
+
 def test_an_unreadable_rubric_part_is_asked_alone_and_the_verdicts_are_kept(
     loopback: LoopbackServer, fact_single: int
 ) -> None:
@@ -183,6 +214,68 @@ def test_a_joint_reply_malformed_twice_has_both_parts_asked_alone(
     assert calls["verify"] == len(batched.report.samples)
     assert not any(s.error for s in batched.report.samples)
     assert outcome(batched, "plain_terms") == outcome(alone, "plain_terms")
+
+
+def test_a_joint_reply_cut_off_at_max_tokens_has_both_parts_asked_alone(
+    loopback: LoopbackServer, fact_single: int
+) -> None:
+    def serve(request: Recorded) -> Reply:
+        if kind(request) == "joint":
+            return ok_openai(
+                '{"v": [[1, 2, "yes"]], "rubric": [{"claim": 1', finish_reason="length"
+            )
+        return scripted_openai(request)
+
+    loopback.default = scripted_openai
+    alone = run(loopback, "faithfulness", PLAIN_TERMS, judge_batch_rubrics=False)
+    loopback.default = serve
+    batched = run(loopback, "faithfulness", PLAIN_TERMS)
+    calls = Counter(kind(r) for r in loopback.requests)
+    assert calls["joint"] == fact_single  # a cut-off reply is not asked again as it was
+    assert calls["rubric"] == fact_single
+    assert calls["verify"] == len(batched.report.samples)
+    assert outcome(batched, "plain_terms") == outcome(alone, "plain_terms")
+
+
+def test_long_contexts_ride_on_the_quoted_verification_prompt_too(
+    loopback: LoopbackServer,
+) -> None:
+    """Contexts of many short sentences with few claims are verified with quotes instead of
+    sentence numbers (verify_claims_quoted); the rubric rides on that prompt as well. The
+    second claim says "must": it breaks the item, the first meets it: 1 of 2 pairs met."""
+    context = " ".join(f"Clause {n} sets a fee of {n} euros." for n in range(1, 60))
+    sample = vera.Sample(
+        id="long",
+        query="What fee does clause 7 set?",
+        response="Clause 7 sets a fee of 7 euros. The customer must pay it.",
+        contexts=[context],
+    )
+    rubric = Rubric(name="plain", criteria="Never says 'must'.", scope="claim")
+
+    def evaluate(**options: Any) -> Any:
+        loopback.requests.clear()
+        return vera.evaluate(
+            [sample],
+            ["faithfulness", rubric],
+            "openai:gpt-4o-mini",
+            judge_base_url=loopback.openai_url,
+            cache=False,
+            history=False,
+            **options,
+        )
+
+    loopback.default = scripted_openai
+    alone = evaluate(judge_batch_rubrics=False)
+    batched = evaluate()
+    calls = Counter(kind(r) for r in loopback.requests)
+    assert calls["joint"] == 1 and calls["rubric"] == 0 and calls["verify"] == 0
+    assert "verify_claims_quoted" in batched.judge_details["prompt_versions"]
+    [result] = [s.results["plain"] for s in batched.samples]
+    assert result.score == pytest.approx(0.5)
+    assert result.details["breaking"] == {"c2": ["1"]}
+    claims = [(c.verdict, c.evidence) for s in batched.samples for c in s.claims]
+    assert claims == [(c.verdict, c.evidence) for s in alone.samples for c in s.claims]
+    assert claims[0][1] and claims[0][1] in context  # a quote copied from the context
 
 
 @pytest.mark.parametrize(

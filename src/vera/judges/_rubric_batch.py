@@ -123,7 +123,7 @@ class RubricRider(Asker):
             verdicts = await self.strategy.verify_claims(claims, contexts) if claims else []
             return claims, verdicts, await self._alone(requests, claims)
         riders = [_with_claims(requests[n], claims) for n in riding]
-        joint = await self._ask_joint(response, claims, contexts, riders)
+        joint = await self._ask_joint(response, query or "", claims, contexts, riders)
         replies = dict(zip(riding, joint.rubrics, strict=True))
         verdicts, answers = await asyncio.gather(
             self.strategy._verify_draw(claims, contexts, 0, answered=joint.verdicts),
@@ -155,6 +155,7 @@ class RubricRider(Asker):
     async def _ask_joint(
         self,
         response: str,
+        query: str,
         claims: Sequence[Claim],
         contexts: Sequence[str],
         riders: Sequence[RubricRequest],
@@ -171,6 +172,7 @@ class RubricRider(Asker):
             claims="\n".join(f"{i}. {c.text}" for i, c in enumerate(claims, start=1)),
             items=numbered_items(items),
             answer=response,
+            query=query or "(none)",
         )
         self.rider_asked = True
         texts = [c.text for c in claims]
