@@ -10,7 +10,7 @@ import vera
 from vera import Claim, ConfigError, RunPlan, Sample, Settings
 from vera._plan import build_plan
 from vera._types import RubricAnswers, RubricVerdict
-from vera.judges import Checklist, ItemVerdict, RubricItem
+from vera.judges import Checklist, ItemVerdict, LLMJudge, RubricItem, create_judge
 from vera.metrics import ClaimAnalysis, MetricStatus, Rubric, create_metric, load_rubrics
 
 WHITEBOX = "the plan builder under plan_evaluation, for a plan of given settings"
@@ -174,3 +174,24 @@ def test_a_run_where_no_metric_applies_to_any_sample_is_incomplete_not_a_pass() 
     assert alone.remedy is not None and "vera metrics" in alone.remedy
     beside = vera.run_evaluation(data, [rubric, "faithfulness"], history=False)
     assert beside.incomplete is None and beside.exit_code == 1  # example's planted answers
+
+
+@pytest.mark.parametrize(
+    ("toml", "rides"),
+    [
+        ("", True),
+        ("judge_batch_rubrics = false\n", False),
+        ('judge_mode = "per_claim"\n', False),
+        ("judge_samples = 3\n", False),
+    ],
+)
+def test_rubric_items_ride_on_the_verification_in_batched_mode_with_one_draw_unless_turned_off(
+    tmp_path: Path, toml: str, rides: bool
+) -> None:
+    """vera.toml's judge_batch_rubrics reaches the LLM judge; batching applies only where
+    the verification is one call on the sample's contexts (batched mode, one draw)."""
+    (tmp_path / "vera.toml").write_text('judge = "openai:gpt-4o-mini"\n' + toml)
+    settings = vera.load_settings(directory=tmp_path, environ={})
+    judge = create_judge(settings.judge, settings)
+    assert isinstance(judge, LLMJudge)
+    assert judge.rides_rubrics is rides
