@@ -10,7 +10,6 @@ applies to the example's `fact_single` samples; the others are verified alone in
 
 import json
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -121,6 +120,19 @@ def test_two_claim_rubrics_ride_together_and_each_scores_as_alone(
     # c2 "Customer must still pay Provider ..." breaks item 1; item 2 applies to no claim.
     assert ex01.details["breaking"] == {"c2": ["1"]}
     assert ex01.score == pytest.approx(0.5)
+
+
+def test_a_claim_rubric_rides_while_an_answer_rubric_beside_it_is_asked_alone(
+    loopback: LoopbackServer, fact_single: int
+) -> None:
+    whole = PLAIN_TERMS.model_copy(update={"name": "whole", "scope": "answer"})
+    loopback.default = scripted_openai
+    alone = run(loopback, "faithfulness", PLAIN_TERMS, whole, judge_batch_rubrics=False)
+    batched = run(loopback, "faithfulness", PLAIN_TERMS, whole)
+    calls = Counter(kind(r) for r in loopback.requests)
+    assert calls["joint"] == fact_single
+    assert calls["rubric"] == fact_single  # the answer-scope rubric, a call of its own
+    assert outcome(batched, "plain_terms", "whole") == outcome(alone, "plain_terms", "whole")
 
 
 def test_one_rubric_s_unreadable_rows_cost_that_rubric_only(
@@ -301,13 +313,23 @@ def test_where_batching_does_not_apply_the_calls_are_those_without_it(
     assert outcome(batched, rubric.name) == outcome(alone, rubric.name)
 
 
+@pytest.mark.parametrize(
+    "rubrics",
+    [
+        (PLAIN_TERMS,),
+        (PLAIN_TERMS, PLAIN_TERMS.model_copy(update={"name": "w", "scope": "answer"})),
+    ],
+    ids=["claim", "claim_and_answer"],
+)
 def test_the_dry_run_counts_the_calls_and_prompt_tokens_batching_saves(
-    loopback: LoopbackServer, tmp_path: Path
+    loopback: LoopbackServer, rubrics: tuple[Rubric, ...]
 ) -> None:
+    metrics = ["faithfulness", *rubrics]
+
     def estimate(**options: Any) -> vera.RunEstimate:
         plan, bindings = vera.plan_evaluation(
             "example",
-            ["faithfulness", PLAIN_TERMS],
+            metrics,
             "openai:gpt-4o-mini",
             judge_base_url=loopback.openai_url,
             history=False,
@@ -318,11 +340,11 @@ def test_the_dry_run_counts_the_calls_and_prompt_tokens_batching_saves(
     alone = estimate(judge_batch_rubrics=False)
     batched = estimate()
     loopback.default = scripted_openai
-    run(loopback, "faithfulness", PLAIN_TERMS, judge_batch_rubrics=False)
+    run(loopback, *metrics, judge_batch_rubrics=False)
     made_alone = len(loopback.requests)
-    run(loopback, "faithfulness", PLAIN_TERMS)
+    run(loopback, *metrics)
     made = len(loopback.requests)
-    assert not loopback.requests or made < made_alone
-    # The dry run saves what the run saves: one call per sample the rubric rode on.
+    assert made < made_alone
+    # The dry run saves what the run saves: one call per sample the claim rubric rode on.
     assert alone.calls - batched.calls == made_alone - made
     assert batched.prompt_tokens < alone.prompt_tokens

@@ -18,6 +18,7 @@ from vera._analysis._rubrics import (
     analyse_with_rubrics,
     answer_rubrics,
     asked_rubrics,
+    riders,
     rides_rubrics,
     rubric_work,
 )
@@ -202,9 +203,11 @@ async def execute_plan(
     """Do the items of `plan` for `sample` with `judge`, stage by stage, each stage's items
     concurrently, and gather what they found."""
     found = _Found()
-    if rides_rubrics(judge, sample, [item.kind for item in plan]):
-        # The rubrics are asked with the analysis, in its verification call where they fit.
-        found.riding = tuple(rubrics)
+    riding = riders(asked_rubrics(sample, rubrics))
+    if riding and rides_rubrics(judge, sample, [item.kind for item in plan]):
+        # These rubrics are asked with the analysis, in its verification call where they
+        # fit; the others after it, as without batching.
+        found.riding = riding
     for stage in sorted({item.stage for item in plan}):
         items = [item for item in plan if item.stage == stage]
         await asyncio.gather(*(_execute(item, sample, judge, found, rubrics) for item in items))
@@ -217,9 +220,11 @@ async def _execute(
     response = sample.response or ""
     query = sample.query or None
     if item.kind == "answer_rubrics":
-        if found.riding is None:
-            claims = found.claims.get("response", ())
-            found.rubrics = await answer_rubrics(sample, judge, rubrics, claims)
+        claims = found.claims.get("response", ())
+        rest = [r for r in rubrics if r not in (found.riding or ())]
+        answered = await answer_rubrics(sample, judge, rest, claims)
+        ridden = found.rubrics or ()
+        found.rubrics = answered if found.riding is None else (*ridden, *(answered or ()))
     elif item.kind == "analyse" and found.riding is not None and isinstance(judge, RidesRubrics):
         claims, found.verdicts, found.rubrics = await analyse_with_rubrics(
             sample, judge, found.riding
@@ -314,17 +319,19 @@ def planned_work(
         if "answer_rubrics" in kinds
         else []
     )
-    # The rubric work rides on the analysis, which a judge that rides rubrics asks in its
-    # verification call and any other judge asks after it; a conversation turn's excepted.
+    # The rubric work a verification shows all of rides on the analysis, which a judge that
+    # rides rubrics asks in its verification call and any other judge asks after it.
     ride = {"analyse", "answer_rubrics"} <= kinds and turn_group(sample.metadata) is None
+    names = {r.name for r in riders(rubrics)} if ride else set()
+    riding = tuple(w for w in rubric if w.rubric is not None and w.rubric.checklist.name in names)
     rode = False
     for item in plan:
         if item.kind == "answer_rubrics":
-            work.extend(() if rode else rubric)
+            work.extend(w for w in rubric if not rode or w not in riding)
             continue
         priced = _priced(item, sample, claims)
-        if item.kind == "analyse" and ride and rubric and priced:
-            priced = [w.model_copy(update={"riders": tuple(rubric)}) for w in priced]
+        if item.kind == "analyse" and riding and priced:
+            priced = [w.model_copy(update={"riders": riding}) for w in priced]
             rode = True
         work.extend(priced)
     return work

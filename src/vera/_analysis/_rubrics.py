@@ -40,6 +40,13 @@ async def answer_rubrics(
     return tuple(await asyncio.gather(*(_answer(sample, judge, r, claims) for r in asked)))
 
 
+def riders(rubrics: Sequence[Rubric]) -> tuple[Rubric, ...]:
+    """The rubrics whose items may ride on a verification call: those that read only what
+    it shows (scope "claim", no expected answer); the judge asks any that do not fit it (no
+    contexts, too many claims) alone."""
+    return tuple(r for r in rubrics if r.scope == "claim" and not r.reference)
+
+
 def rides_rubrics(judge: object, sample: Sample, plan_kinds: Collection[str]) -> bool:
     """Whether the analysis of `sample` asks its rubrics too: a plan that analyses the
     response and answers rubrics, a judge that rides rubrics on its verification call
