@@ -14,6 +14,7 @@ import vera
 from vera import Bindings, Sample, Settings, estimate_plan
 from vera._plan import build_plan
 from vera.datasets import open_dataset
+from vera.metrics import Rubric
 
 WHITEBOX = "the plan builder under plan_evaluation, for a plan of given settings"
 
@@ -71,3 +72,29 @@ def test_the_dry_run_counts_the_calls_a_real_run_makes(
     assert loopback.request_count > len(SAMPLES)
     assert estimate.calls == loopback.request_count
     assert report.judge_details["usage"]["calls"] == estimate.calls
+
+
+@pytest.mark.parametrize("batch_rubrics", [True, False], ids=["batched", "alone"])
+def test_the_dry_run_counts_a_claim_rubric_s_calls_ridden_or_alone(
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch, batch_rubrics: bool
+) -> None:
+    """A claim-scope rubric's checklist, then its items in each sample's verification call
+    (batched) or in a call of their own: counted alike by the dry run and the run."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
+    loopback.default = scripted_openai
+    rubric = Rubric(name="plain", criteria="Never says 'must'. Names no 'river'.", scope="claim")
+    metrics: list[Any] = ["faithfulness", rubric]
+    options: dict[str, Any] = {
+        "judge_base_url": loopback.openai_url,
+        "judge_batch_rubrics": batch_rubrics,
+        "cache": False,
+        "history": False,
+        "concurrency": 1,
+    }
+    estimate = estimate_plan(*vera.plan_evaluation(SAMPLES, metrics, JUDGE, **options))
+    assert loopback.request_count == 0
+    report = vera.evaluate(SAMPLES, metrics, JUDGE, **options)
+    assert all(s.status.value == "scored" for s in report.samples), report.samples
+    # The checklist, then per sample an extraction and a verification, and alone a rubric call.
+    assert loopback.request_count == 1 + len(SAMPLES) * (2 if batch_rubrics else 3)
+    assert estimate.calls == loopback.request_count
