@@ -1,7 +1,8 @@
-"""What asking a claim-scope rubric's items in the faithfulness verification call saves: the
-bundled example judged for faithfulness and one claim-scope rubric, with the rubric batched
-(the default, `judge_batch_rubrics = true`) and alone (`false`), over the scripted OpenAI model
-of the tests on a loopback server (`tests.support.scripted`), the response cache off.
+"""What asking a rubric's items in the faithfulness verification call saves: the bundled
+example judged for faithfulness and one rubric (of scope "claim", then of scope "answer"),
+with the rubric batched (the default, `judge_batch_rubrics = true`) and alone (`false`), over
+the scripted OpenAI model of the tests on a loopback server (`tests.support.scripted`), the
+response cache off.
 
 Printed for each: the calls the server received, the prompt tokens they carried (their
 messages' characters / 4, VERA's own count), both per sample judged, what `--dry-run`
@@ -29,15 +30,11 @@ from tests.support.scripted import scripted_openai  # noqa: E402
 import vera  # noqa: E402
 from vera.metrics import Rubric  # noqa: E402
 
-RUBRIC = Rubric(
-    name="house_rules",
-    criteria="States no figure the contexts do not give. Never says 'must'.",
-    scope="claim",
-)
+CRITERIA = "States no figure the contexts do not give. Never says 'must'."
 CHARS_PER_TOKEN = 4
 
 
-def _run(url: str, batch: bool) -> dict[str, Any]:
+def _run(url: str, batch: bool, rubric: Rubric) -> dict[str, Any]:
     options: dict[str, Any] = {
         "judge_base_url": url,
         "judge_batch_rubrics": batch,
@@ -45,7 +42,7 @@ def _run(url: str, batch: bool) -> dict[str, Any]:
         "history": False,
         "concurrency": 1,
     }
-    metrics: list[Any] = ["faithfulness", RUBRIC]
+    metrics: list[Any] = ["faithfulness", rubric]
     plan, bindings = vera.plan_evaluation("example", metrics, "openai:gpt-4o-mini", **options)
     estimate = vera.estimate_plan(plan, bindings)
     with warnings.catch_warnings():
@@ -59,8 +56,8 @@ def _run(url: str, batch: bool) -> dict[str, Any]:
         "results": {
             s.id: (
                 s.results["faithfulness"].score,
-                s.results[RUBRIC.name].score,
-                s.results[RUBRIC.name].details.get("verdicts"),
+                s.results[rubric.name].score,
+                s.results[rubric.name].details.get("verdicts"),
                 [(c.text, c.verdict, c.evidence, c.reason) for c in s.claims],
             )
             for s in judged
@@ -70,27 +67,30 @@ def _run(url: str, batch: bool) -> dict[str, Any]:
 
 def main() -> None:
     os.environ.setdefault("OPENAI_API_KEY", "sk-local")
-    rows = {}
     with LoopbackServer() as server:
         server.default = scripted_openai
-        for batch in (False, True):
-            server.requests.clear()
-            found = _run(server.openai_url, batch)
-            chars = sum(len(m["content"]) for r in server.requests for m in r.json["messages"])
-            found["calls"] = len(server.requests)
-            found["prompt_tokens"] = chars // CHARS_PER_TOKEN
-            rows[batch] = found
-    for batch, found in rows.items():
-        n = found["samples"]
-        estimate = found["estimate"]
-        print(
-            f"{'batched' if batch else 'alone  '}: {n} samples, {found['errors']} errors · "
-            f"{found['calls']} calls ({found['calls'] / n:.2f} a sample) · "
-            f"{found['prompt_tokens']} prompt tokens ({found['prompt_tokens'] / n:.0f} a sample)"
-            f" · --dry-run {estimate.calls} calls, {estimate.prompt_tokens} prompt tokens"
-        )
-    same = rows[True]["results"] == rows[False]["results"]
-    print(f"verdicts and scores identical in the two runs: {same}")
+        for scope in ("claim", "answer"):
+            rubric = Rubric(name="house_rules", criteria=CRITERIA, scope=scope)
+            rows = {}
+            for batch in (False, True):
+                server.requests.clear()
+                found = _run(server.openai_url, batch, rubric)
+                messages = [m for r in server.requests for m in r.json["messages"]]
+                found["calls"] = len(server.requests)
+                found["prompt_tokens"] = sum(len(m["content"]) for m in messages) // CHARS_PER_TOKEN
+                rows[batch] = found
+            print(f"scope {scope}:")
+            for batch, found in rows.items():
+                n, estimate = found["samples"], found["estimate"]
+                print(
+                    f"  {'batched' if batch else 'alone  '}: {n} samples, {found['errors']} "
+                    f"errors · {found['calls']} calls ({found['calls'] / n:.2f} a sample) · "
+                    f"{found['prompt_tokens']} prompt tokens "
+                    f"({found['prompt_tokens'] / n:.0f} a sample) · --dry-run {estimate.calls} "
+                    f"calls, {estimate.prompt_tokens} prompt tokens"
+                )
+            same = rows[True]["results"] == rows[False]["results"]
+            print(f"  verdicts and scores identical in the two runs: {same}")
 
 
 if __name__ == "__main__":

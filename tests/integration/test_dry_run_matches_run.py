@@ -75,15 +75,17 @@ def test_the_dry_run_counts_the_calls_a_real_run_makes(
 
 
 @pytest.mark.parametrize("batch_rubrics", [True, False], ids=["batched", "alone"])
-def test_the_dry_run_counts_a_claim_rubric_s_calls_ridden_or_alone(
+def test_the_dry_run_counts_the_rubrics_calls_ridden_or_alone(
     loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch, batch_rubrics: bool
 ) -> None:
-    """A claim-scope rubric's checklist, then its items in each sample's verification call
-    (batched) or in a call of their own: counted alike by the dry run and the run."""
+    """A claim-scope and an answer-scope rubric: their checklists, then their items in each
+    sample's verification call (batched) or in a call each: counted alike by the dry run and
+    the run."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
     loopback.default = scripted_openai
     rubric = Rubric(name="plain", criteria="Never says 'must'. Names no 'river'.", scope="claim")
-    metrics: list[Any] = ["faithfulness", rubric]
+    whole = Rubric(name="whole", criteria="Answers the question.")
+    metrics: list[Any] = ["faithfulness", rubric, whole]
     options: dict[str, Any] = {
         "judge_base_url": loopback.openai_url,
         "judge_batch_rubrics": batch_rubrics,
@@ -95,6 +97,7 @@ def test_the_dry_run_counts_a_claim_rubric_s_calls_ridden_or_alone(
     assert loopback.request_count == 0
     report = vera.evaluate(SAMPLES, metrics, JUDGE, **options)
     assert all(s.status.value == "scored" for s in report.samples), report.samples
-    # The checklist, then per sample an extraction and a verification, and alone a rubric call.
-    assert loopback.request_count == 1 + len(SAMPLES) * (2 if batch_rubrics else 3)
+    # The checklists, then per sample an extraction and a verification, and alone a call for
+    # each rubric.
+    assert loopback.request_count == 2 + len(SAMPLES) * (2 if batch_rubrics else 4)
     assert estimate.calls == loopback.request_count

@@ -122,17 +122,56 @@ def test_two_claim_rubrics_ride_together_and_each_scores_as_alone(
     assert ex01.score == pytest.approx(0.5)
 
 
-def test_a_claim_rubric_rides_while_an_answer_rubric_beside_it_is_asked_alone(
+WHOLE = Rubric(
+    name="whole",
+    criteria="Never says 'must'. Answers the question. Explains tax (n/a).",
+    applies_to=("fact_single",),
+)
+
+
+def test_an_answer_rubric_rides_beside_a_claim_rubric_each_scored_as_alone(
     loopback: LoopbackServer, fact_single: int
 ) -> None:
-    whole = PLAIN_TERMS.model_copy(update={"name": "whole", "scope": "answer"})
+    """The answer-scope items are marked "(whole answer)" and answered once, as claim 0.
+    ex-01 says "must": item 1 not met, item 2 met, item 3 not applicable: 1 of 2."""
     loopback.default = scripted_openai
-    alone = run(loopback, "faithfulness", PLAIN_TERMS, whole, judge_batch_rubrics=False)
-    batched = run(loopback, "faithfulness", PLAIN_TERMS, whole)
+    alone = run(loopback, "faithfulness", PLAIN_TERMS, WHOLE, judge_batch_rubrics=False)
+    batched = run(loopback, "faithfulness", PLAIN_TERMS, WHOLE)
+    calls = Counter(kind(r) for r in loopback.requests)
+    assert calls["joint"] == fact_single and calls["rubric"] == 0
+    joint = next(
+        str(r.json["messages"][1]["content"]) for r in loopback.requests if kind(r) == "joint"
+    )
+    assert "3. (whole answer) Never says 'must'." in joint
+    assert "1. (each claim) Never says 'must'." in joint
+    assert outcome(batched, "plain_terms", "whole") == outcome(alone, "plain_terms", "whole")
+    ex01 = next(s for s in batched.report.samples if s.id == "ex-01").results["whole"]
+    assert ex01.score == 0.5
+    assert [v["verdict"] for v in ex01.details["verdicts"]] == ["NOT_MET", "MET", "NOT_APPLICABLE"]
+
+
+def test_an_answer_item_judged_claim_by_claim_has_that_rubric_asked_alone(
+    loopback: LoopbackServer, fact_single: int
+) -> None:
+    """One verdict per whole-answer item, as alone: a reply that judges the answer's items
+    for each claim instead answers them twice, and the rubric is asked alone."""
+
+    def serve(request: Recorded) -> Reply:
+        if kind(request) == "joint":
+            reply = scripted_reply(request.json["messages"][-1]["content"])
+            reply["rubric"] = [{**row, "claim": c} for row in reply["rubric"] for c in (1, 2)]
+            return ok_openai(json.dumps(reply))
+        return scripted_openai(request)
+
+    loopback.default = scripted_openai
+    alone = run(loopback, "faithfulness", WHOLE, judge_batch_rubrics=False)
+    loopback.default = serve
+    batched = run(loopback, "faithfulness", WHOLE)
     calls = Counter(kind(r) for r in loopback.requests)
     assert calls["joint"] == fact_single
-    assert calls["rubric"] == fact_single  # the answer-scope rubric, a call of its own
-    assert outcome(batched, "plain_terms", "whole") == outcome(alone, "plain_terms", "whole")
+    assert calls["rubric"] == fact_single
+    assert calls["verify"] == len(batched.report.samples) - fact_single
+    assert outcome(batched, "whole") == outcome(alone, "whole")
 
 
 def test_one_rubric_s_unreadable_rows_cost_that_rubric_only(
@@ -295,10 +334,9 @@ def test_long_contexts_ride_on_the_quoted_verification_prompt_too(
     [
         ({"judge_mode": "per_claim"}, PLAIN_TERMS),
         ({"judge_samples": 2, "judge_temperature": 0.5}, PLAIN_TERMS),
-        ({}, PLAIN_TERMS.model_copy(update={"scope": "answer"})),
         ({}, PLAIN_TERMS.model_copy(update={"reference": True})),
     ],
-    ids=["per_claim", "two_draws", "answer_scope", "reference"],
+    ids=["per_claim", "two_draws", "reference"],
 )
 def test_where_batching_does_not_apply_the_calls_are_those_without_it(
     loopback: LoopbackServer, options: dict[str, Any], rubric: Rubric

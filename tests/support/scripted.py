@@ -10,7 +10,7 @@ that first sentence. A rubric's criteria become one item per sentence; an item t
 word in single quotes ('must') is NOT_MET by an answer (or claim) holding that word, quoting
 its sentence, an item holding "(n/a)" is NOT_APPLICABLE, and every other item is MET; a
 verification with rubric items riding on it is answered with both, the rubric's under
-"rubric".
+"rubric" (an item on the whole answer as claim 0).
 
 It reads each prompt's data between the tags the prompts fence it with (`<answer>`,
 `<contexts>`, `<claims>`, ...), as a model would.
@@ -135,13 +135,36 @@ def _rubric_verdicts(prompt: str) -> list[dict[str, Any]]:
     ]
 
 
+def _riding_verdicts(prompt: str) -> list[dict[str, Any]]:
+    """The rubric part of a verification with items riding on it: the items marked "(each
+    claim)" judged claim by claim, then those marked "(whole answer)" on the answer, as claim
+    0 (the order of the replies to rubric_claims and rubric_answer)."""
+    items = re.findall(
+        r"^(\d+)\. \((each claim|whole answer)\) (.*)$", section(prompt, "items"), flags=re.M
+    )
+    claims = re.findall(r"^(\d+)\. (.*)$", section(prompt, "claims"), flags=re.M)
+    answer = section(prompt, "answer")
+    per_claim = [
+        {"claim": int(c), "item": int(n), **_rubric_verdict(item, text)}
+        for c, text in claims
+        for n, scope, item in items
+        if scope == "each claim"
+    ]
+    whole = [
+        {"claim": 0, "item": int(n), **_rubric_verdict(item, answer)}
+        for n, scope, item in items
+        if scope == "whole answer"
+    ]
+    return per_claim + whole
+
+
 def scripted_reply(prompt: str) -> dict[str, Any]:
     """The JSON reply to one of the judge's prompts."""
     if "<criteria>" in prompt:
         return {"items": _rubric_items(section(prompt, "criteria"))}
     if "<items>" in prompt and 'under "rubric"' in prompt:
         # A verification with a rubric's items riding on it (rubric_rider): both parts.
-        return {**_verification(prompt), "rubric": _rubric_verdicts(prompt)}
+        return {**_verification(prompt), "rubric": _riding_verdicts(prompt)}
     if "<items>" in prompt:
         return {"verdicts": _rubric_verdicts(prompt)}
     if "<texts>" in prompt:

@@ -3,10 +3,10 @@
 The checklist of a rubric whose items the user did not write is written by the judge once per
 run (`vera.judges._rubric.ChecklistMemo`); every sample then costs one call per rubric, all its
 items (in scope "claim", all its claim-item pairs) together. A judge that rides rubrics (the
-LLM judge in batched mode, `vera.judges._rubric_batch`) asks the items of those of scope
-"claim" in the call that verifies the sample's claims instead: no call of their own. A judge
-that answers no rubric (the offline judge) gets no call, and the rubric metric says it is not
-applicable.
+LLM judge in batched mode, `vera.judges._rubric_batch`) asks the items of those that do not
+compare with the expected answer in the call that verifies the sample's claims instead: no
+call of their own. A judge that answers no rubric (the offline judge) gets no call, and the
+rubric metric says it is not applicable.
 """
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ async def answer_rubrics(
 
 def riders(rubrics: Sequence[Rubric]) -> tuple[Rubric, ...]:
     """The rubrics whose items may ride on a verification call: those that read only what
-    it shows (scope "claim", no expected answer); the judge asks any that do not fit it (no
-    contexts, too many claims) alone."""
-    return tuple(r for r in rubrics if r.scope == "claim" and not r.reference)
+    it shows with the question and the answer (no expected answer); the judge asks any that
+    do not fit it (no contexts, too many claims) alone."""
+    return tuple(r for r in rubrics if not r.reference)
 
 
 def rides_rubrics(judge: object, sample: Sample, plan_kinds: Collection[str]) -> bool:

@@ -25,7 +25,7 @@ from vera.judges._replies import (
     COMPACT_SINGLE_CALL_SCHEMA,
     EXTRACTION_SCHEMA,
 )
-from vera.judges._rubric import VERDICTS_NAME, perform_rubric, recorded_reply
+from vera.judges._rubric import perform_rubric, recorded_reply, recorded_rider
 from vera.judges._rubric_batch import JOINT_NAME, RUBRIC_KEY
 from vera.judges._turns import turn_group
 from vera.providers._base import ChatRequest, ChatResponse, Usage
@@ -101,8 +101,8 @@ class RecordingChatModel:
         if name == JOINT_NAME:
             # The verdicts on the claims, and the rubric's verdicts under their own key.
             verdicts, written = self._verdicts(request, asked)
-            riders, more = recorded_reply(VERDICTS_NAME, asked) or ({"verdicts": []}, 0)
-            return {**verdicts, RUBRIC_KEY: riders["verdicts"]}, written + more
+            rows, more = recorded_rider(asked)
+            return {**verdicts, RUBRIC_KEY: rows}, written + more
         if name == "claims":
             return self._claims(request)
         if name == "turns":

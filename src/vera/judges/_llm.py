@@ -96,9 +96,9 @@ class LLMJudge(BaseJudge):
         temperature: sampling temperature (0 for the most repeatable verdicts).
         max_tokens: the reply budget of one call.
         truths_cache_size: context sets whose truths are kept in memory (truths mode).
-        batch_rubrics: ask the items of rubrics of scope "claim" in the verification call
-            of the same sample, so its contexts are sent once (batched mode, one draw;
-            `vera.judges._rubric_batch`); False asks each rubric in a call of its own.
+        batch_rubrics: ask rubric items in the verification call of the same sample, so
+            its contexts are sent once (batched mode, one draw, rubrics without an expected
+            answer; `vera.judges._rubric_batch`); False asks each rubric in a call of its own.
     """
 
     def __init__(

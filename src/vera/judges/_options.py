@@ -34,8 +34,9 @@ class JudgeOptions(ProviderOptions):
     judge_prompts_dir: Path | None = None
     """A folder of prompt files that replace the bundled ones of the same name."""
     judge_batch_rubrics: bool = True
-    """Ask the items of rubrics of scope "claim" in the call that verifies the same sample's
-    claims (batched mode, one draw), so the contexts are sent once; False: a call each."""
+    """Ask rubric items in the call that verifies the same sample's claims (batched mode,
+    one draw, rubrics without `reference`), so the contexts are sent once; False: a call
+    per rubric and sample."""
     cascade_judge: str | None = None
     """With `judge = "cascade"`: the judge (PROVIDER:MODEL) for claims the offline judge is
     unsure of."""

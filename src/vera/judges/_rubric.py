@@ -40,6 +40,10 @@ from vera.judges._prompts import Prompt
 from vera.providers._base import Message
 
 RUBRIC_PROMPTS = ("rubric_items", "rubric_answer", "rubric_claims")
+EACH_CLAIM = "(each claim)"
+WHOLE_ANSWER = "(whole answer)"
+"""How an item riding on a verification call says what it is asked of: every claim (scope
+"claim"), or the whole answer, once (scope "answer"; `vera.judges._rubric_batch`)."""
 ITEMS_NAME = "rubric_items"
 VERDICTS_NAME = "rubric_verdicts"
 """The schema names the requests carry, by which a dry run's recording model answers them."""
@@ -322,6 +326,21 @@ def recorded_reply(name: str, prompt: str) -> tuple[dict[str, Any], int] | None:
         for n in range(1, items + 1)
     ]
     return {"verdicts": pairs}, len(pairs) * RUBRIC_VERDICT_TOKENS
+
+
+def recorded_rider(prompt: str) -> tuple[list[dict[str, Any]], int]:
+    """A dry run's minimal valid rubric part of a verification call with rubric items riding
+    on it (`vera.judges._rubric_batch`), and the tokens a model would write for it: MET for
+    every claim and item marked `EACH_CLAIM`, once (claim 0) for an item marked
+    `WHOLE_ANSWER`."""
+    marked = re.findall(r"^(\d+)\. (\(.*?\)) ", _section(prompt, "items"), flags=re.M)
+    claims = len(re.findall(r"^\d+\. ", _section(prompt, "claims"), flags=re.M))
+    rows = [
+        {"claim": claim, "item": int(n), "verdict": "MET"}
+        for n, mark in marked
+        for claim in (range(1, claims + 1) if mark == EACH_CLAIM else (0,))
+    ]
+    return rows, len(rows) * RUBRIC_VERDICT_TOKENS
 
 
 def _section(prompt: str, tag: str) -> str:

@@ -1,25 +1,28 @@
 """Rubric items asked in the faithfulness verification call, so the contexts are paid once.
 
 In `batched` mode with one draw, a sample's verification is one call that shows the contexts
-and the claims. A rubric of scope "claim" on the same sample reads the same contexts and the
-same claims; asked alone (`vera.judges._rubric.answer_checklist`) it sends them again. Here the
-rubric's items ride on the verification call: the verification prompt (`verify_claims`, or
-`verify_claims_quoted` for long contexts) with the `rubric_rider` prompt after its claims, and
-one reply that holds the verdicts on the claims in their own format and the rubric's verdicts
-under "rubric". Several rubrics ride together, their items numbered one after another.
+and the claims. A rubric on the same sample reads the same contexts (and, in scope "claim",
+the same claims); asked alone (`vera.judges._rubric.answer_checklist`) it sends them again.
+Here the rubric's items ride on the verification call: the verification prompt
+(`verify_claims`, or `verify_claims_quoted` for long contexts) with the `rubric_rider` prompt
+after its claims, which adds the question, the items and the answer, and one reply that holds
+the verdicts on the claims in their own format and the rubric's verdicts under "rubric".
+Several rubrics ride together, their items numbered one after another, each marked "(each
+claim)" (scope "claim": a verdict per claim) or "(whole answer)" (scope "answer": one verdict,
+claim 0).
 
 Each part of the reply is read by the rules it has alone: the verdicts on the claims by the
 verification's (claim numbers, cited sentences, quotes looked up in the contexts; a claim
-left out is asked again alone), each rubric's by the checklist's (every claim-item pair once,
-no other). A part that cannot be read is asked again alone, as it would have been asked
-without the rider, and the other parts are kept; a reply that is no JSON at all even when
-asked again, or is cut off, has both asked alone.
+left out is asked again alone), each rubric's by the checklist's (every claim-item pair, or
+every item, once, no other). A part that cannot be read is asked again alone, as it would
+have been asked without the rider, and the other parts are kept; a reply that is no JSON at
+all even when asked again, or is cut off, has both asked alone.
 
-A rubric rides where it reads what the verification shows: scope "claim", the sample's own
-contexts (not empty), no expected answer, and claims that fit one verification call
-(`max_claims_per_call`). Everything else, the other modes and several draws included, is
-asked as without batching. `LLMJudge(batch_rubrics=False)` (`judge_batch_rubrics = false`)
-turns it off.
+A rubric rides where it reads only what the verification shows with the question and the
+answer: the sample's own contexts (not empty), no expected answer (`reference`), and claims
+that fit one verification call (`max_claims_per_call`, at least one). Everything else, the
+other modes and several draws included, is asked as without batching.
+`LLMJudge(batch_rubrics=False)` (`judge_batch_rubrics = false`) turns it off.
 """
 
 from __future__ import annotations
@@ -39,13 +42,14 @@ from vera.judges._mode_batched import BatchedMode, collect_verdicts
 from vera.judges._prompts import Prompt
 from vera.judges._replies import Verification
 from vera.judges._rubric import (
+    EACH_CLAIM,
     VERDICTS_SCHEMA,
+    WHOLE_ANSWER,
     RubricReply,
     RubricRow,
     answer_checklist,
     checklist_pairs,
     item_verdicts,
-    numbered_items,
 )
 from vera.judges._sentence_ids import SentenceIds
 from vera.providers._base import TruncatedOutputError
@@ -164,13 +168,18 @@ class RubricRider(Asker):
         shown = await self.strategy._shown(contexts)
         asked = _Asked(*self.strategy._verification_prompt(shown, len(claims)), shown=shown)
         prompt = _joint_prompt(asked.prompt, self.prompts[RIDER_PROMPT])
-        items = [item for rider in riders for item in rider.checklist.items]
+        # Each item says what it is asked of: every claim, or the whole answer (claim 0).
+        items = [
+            f"{EACH_CLAIM if rider.checklist.scope == 'claim' else WHOLE_ANSWER} {item.text}"
+            for rider in riders
+            for item in rider.checklist.items
+        ]
         messages = prompt.render(
             contexts=asked.numbered.render()
             if asked.numbered is not None
             else numbered_texts(shown),
             claims="\n".join(f"{i}. {c.text}" for i, c in enumerate(claims, start=1)),
-            items=numbered_items(items),
+            items="\n".join(f"{n}. {text}" for n, text in enumerate(items, 1)),
             answer=response,
             query=query or "(none)",
         )
@@ -197,8 +206,7 @@ class RubricRider(Asker):
 def _may_ride(request: RubricRequest, contexts: Sequence[str]) -> bool:
     """Whether `request` reads only what a verification of the sample shows."""
     return (
-        request.checklist.scope == "claim"
-        and bool(request.checklist.items)
+        bool(request.checklist.items)
         and bool(contexts)
         and request.contexts == tuple(contexts)
         and request.reference is None
