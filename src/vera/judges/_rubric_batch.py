@@ -264,8 +264,8 @@ def _read_joint(
 
 def _rider_replies(rows: Any, riders: Sequence[RubricRequest]) -> list[RubricReply | None]:
     """Each rider's rows (its items renumbered from 1) validated as its reply alone would be:
-    every claim-item pair once, no other. A row for an item of no rider, or rows that are not
-    verdicts, leave every rider unanswered."""
+    every claim-item pair (scope "answer": every item) once, no other. A row for an item of
+    no rider, or rows that are not verdicts, leave every rider unanswered."""
     try:
         read = _ROWS.validate_python(rows)
     except ValidationError:
