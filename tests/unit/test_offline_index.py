@@ -14,7 +14,7 @@ from vera.judges._offline import Postings, analyse, analyse_text, split_units
 from vera.judges._offline import _index as index
 from vera.judges._offline import _tokens as tokens
 from vera.judges._offline._languages import lexicon_for, reading
-from vera.judges._offline._tokens import read_facts
+from vera.judges._offline._tokens import read_facts, read_light
 
 WHITEBOX = "the context index's piece size and scan limits"
 
@@ -94,7 +94,7 @@ def test_a_light_reading_gives_the_words_a_full_one_gives() -> None:
                 for context in (c.text for c in sample.contexts):
                     for unit in split_units(context):
                         piece = context[unit.start : unit.end]
-                        light, full = read_facts(piece, light=True), read_facts(piece)
+                        light, full = read_light(piece), read_facts(piece)
                         assert (light.content, light.numbers, light.words) == (
                             full.content,
                             full.numbers,
@@ -114,7 +114,7 @@ def test_a_light_reading_read_again_still_gives_a_full_readings_words(language: 
     with reading(lexicon):
         for _ in range(2):
             for piece in pieces:
-                light, full = read_facts(piece, light=True), read_facts(piece)
+                light, full = read_light(piece), read_facts(piece)
                 assert (light.content, light.numbers, light.words) == (
                     full.content,
                     full.numbers,

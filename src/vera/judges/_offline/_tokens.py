@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from vera._sample_limits import check_deadline
 from vera._text._numbers import canonical_numbers
@@ -23,12 +24,14 @@ from vera.judges._offline._lexicon import (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Number:
+class Number(NamedTuple):
     """A quantity stated in text: canonical value, unit (or kind) and the words that said it.
 
     `unit` is a currency symbol, "%", a stemmed unit noun ("day"), "@year" for a bare
     calendar year, "@date" for a day after a month name, or None when nothing qualifies it.
+
+    A named tuple, not a dataclass: a tuple of strings is built in C and leaves the garbage
+    collector's lists at its first collection, and every cached context holds a few.
     """
 
     key: str
@@ -183,7 +186,24 @@ def analyse(text: str) -> Facts:
     return found
 
 
-def read_facts(text: str, *, light: bool = False) -> Facts:
+class Light(NamedTuple):
+    """A light reading (`read_light`): the first three fields of `Facts`."""
+
+    content: frozenset[str]
+    numbers: tuple[Number, ...]
+    words: frozenset[str]
+
+
+def read_light(text: str) -> Light:
+    """`read_facts`'s `content`, `numbers` and `words` alone, the same as a full reading gives
+    them, read without the rest (the names, negations and word order): what a context's index
+    needs of every sentence (`_index.py`)."""
+    lex = current_lexicon()
+    text, tokens = _read_tokens(text, lex)
+    return _read_light(text, tokens, lex)
+
+
+def read_facts(text: str) -> Facts:
     """Tokenise `text` into the facts the judge compares, with the lexicon being read.
 
     - `content`: stems of words that are neither stopwords nor light words, plus each number's
@@ -193,13 +213,10 @@ def read_facts(text: str, *, light: bool = False) -> Facts:
     - `names`: runs of capitalised words other than the opening word.
     - `negations`: negating words with the content key each one negates, in order.
 
-    `light` reads only `content`, `numbers` and `words` (the rest empty), the same as a full
-    reading gives them: what a context's index needs of every sentence (`_index.py`).
+    `read_light` reads only the first three, for less.
     """
     lex = current_lexicon()
     text, tokens = _read_tokens(text, lex)
-    if light:
-        return _read_light(text, tokens, lex)
     if lex.cjk:
         return _read_full(text, tokens, lex)
     reading = _Reading()
@@ -280,7 +297,7 @@ def _remember(plain: dict[str, tuple[str, str | None, str]], raw: str, lex: Lexi
     plain[raw] = (*_word_key(low, lex), low)
 
 
-def _read_light(text: str, tokens: list[_Token], lex: Lexicon) -> Facts:
+def _read_light(text: str, tokens: list[_Token], lex: Lexicon) -> Light:
     """`read_facts`'s loop for `content`, `numbers` and `words` alone: a context's every
     sentence is read this way, most of the judge's time, so it keeps to what they need
     (`_Reading.word` without the negations, the names and the word order)."""
@@ -309,10 +326,10 @@ def _read_light(text: str, tokens: list[_Token], lex: Lexicon) -> Facts:
         words.add(base)
         if key is not None:
             content.add(key)
-    return Facts(content=frozenset(content), numbers=tuple(numbers), words=frozenset(words))
+    return Light(frozenset(content), tuple(numbers), frozenset(words))
 
 
-def _read_light_cjk(text: str, tokens: list[_Token], lex: Lexicon) -> Facts:
+def _read_light_cjk(text: str, tokens: list[_Token], lex: Lexicon) -> Light:
     """`_read_light` for CJK text, where a cue cut out of its run ("只") is no content."""
     content: set[str] = set()
     words: set[str] = set()
@@ -339,7 +356,7 @@ def _read_light_cjk(text: str, tokens: list[_Token], lex: Lexicon) -> Facts:
         words.add(base)
         if key is not None:
             content.add(key)
-    return Facts(content=frozenset(content), numbers=tuple(numbers), words=frozenset(words))
+    return Light(frozenset(content), tuple(numbers), frozenset(words))
 
 
 @dataclass
