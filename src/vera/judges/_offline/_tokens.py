@@ -24,14 +24,12 @@ from vera.judges._offline._lexicon import (
 )
 
 
-class Number(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Number:
     """A quantity stated in text: canonical value, unit (or kind) and the words that said it.
 
     `unit` is a currency symbol, "%", a stemmed unit noun ("day"), "@year" for a bare
     calendar year, "@date" for a day after a month name, or None when nothing qualifies it.
-
-    A named tuple, not a dataclass: a tuple of strings is built in C and leaves the garbage
-    collector's lists at its first collection, and every cached context holds a few.
     """
 
     key: str
