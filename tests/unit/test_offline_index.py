@@ -51,27 +51,6 @@ def test_counting_finds_the_window_the_scan_finds(
     assert fast.best(claim, width) == scan.best(claim, width)
 
 
-def every_window(contents: list[frozenset[str]], claim: frozenset[str], width: int) -> index.Window:
-    """The best window by looking at every one: what the scan's early stops must still find."""
-    windows = [
-        (len(claim & frozenset().union(*contents[start : start + size])), -size, -start)
-        for size in range(1, min(width, len(contents)) + 1)
-        for start in range(len(contents) - size + 1)
-    ]
-    found = max(windows, default=(0, 0, 0))
-    return found if found[0] else (0, 0, 0)  # no window: (0, 0, 0), whatever the sizes
-
-
-@settings(max_examples=300, deadline=None)
-@given(sentences, claims, st.integers(min_value=1, max_value=4))
-def test_the_scan_finds_the_window_looking_at_every_one_finds(
-    contents: list[frozenset[str]], claim: frozenset[str], width: int
-) -> None:
-    scan = Postings(contents)
-    assert scan.arrays is None
-    assert scan.best(claim, width) == every_window(contents, claim, width)
-
-
 def test_ties_go_to_the_fewest_sentences_then_the_first(monkeypatch: pytest.MonkeyPatch) -> None:
     contents = [frozenset({"a"}), frozenset({"b"}), frozenset({"a", "b"}), frozenset({"a", "b"})]
     for postings in (Postings(contents), counted(contents, monkeypatch)):

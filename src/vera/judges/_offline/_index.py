@@ -90,16 +90,7 @@ class Postings:
             # no window's words are kept, which a cached index would carry (and the garbage
             # collector visit) for every text it holds.
             shared = [content & words for words in self.contents]
-            # No window holds more keys than every sentence together: a window that holds
-            # them all ends the search, since a wider one could only tie, and ties go to the
-            # narrower and then the first.
-            reachable = len(frozenset().union(*shared))
-            best = (0, 0, 0)
-            for size in sizes:
-                best = max(best, _scan(shared, size, reachable))
-                if best[0] == reachable:
-                    break
-            return best
+            return max((_scan(shared, size) for size in sizes), default=(0, 0, 0))
         arrays = [self.arrays[key] for key in content if key in self.arrays]
         if not arrays:
             return (0, 0, 0)
@@ -126,15 +117,13 @@ class Postings:
         return (int(hits[start]), -size, -start)
 
 
-def _scan(shared: list[frozenset[str]], size: int, reachable: int) -> Window:
+def _scan(shared: list[frozenset[str]], size: int) -> Window:
     best = (0, 0, 0)
     for start in range(len(shared) - size + 1):
         first = shared[start]
         hits = len(first.union(*shared[start + 1 : start + size]) if size > 1 else first)
         if hits > best[0]:
             best = (hits, -size, -start)
-            if hits == reachable:
-                break  # a later window could only tie, and ties go to the first
     return best
 
 
