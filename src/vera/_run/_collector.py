@@ -2,11 +2,12 @@
 
 A run keeps what it builds until it ends (each sample's result, the offline judge's cached
 contexts), so the collector's passes over it free almost nothing, and they took about a sixth
-of an offline run's time (issue 38: 1.35 of 8.4 s of CPU for 3,000 samples through
-`vera.aevaluate`, 0.65 s with what `collecting_less` does). While a run lasts, the objects
-that were there before it (modules, lexicons, the caller's data) are left out of the passes
-(`gc.freeze`), and a pass starts after 10,000 new container objects instead of 700. Garbage
-is still collected, less often; the settings are put back when the run ends.
+of an offline run's time (issue 38: 1.35 to 1.42 s of 8.4 to 8.7 s of CPU for 3 x 1,000
+samples through `vera.aevaluate`; 0.60 to 0.73 s with what `collecting_less` does). While a
+run lasts, the objects that were there before it (modules, lexicons, the caller's data) are
+left out of the passes (`gc.freeze`), and a pass starts after 2,000 new container objects
+instead of 700 (with 10,000 or more, each pass took so much longer that they cost no less).
+Garbage is still collected, less often; the settings are put back when the run ends.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-YOUNG_OBJECTS = 10_000
+YOUNG_OBJECTS = 2_000
 """New container objects that start a pass during a run (Python's default is 700)."""
 
 
