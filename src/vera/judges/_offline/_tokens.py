@@ -7,6 +7,7 @@ so both sides are normalised the same way.
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -454,7 +455,28 @@ _NOT_ONLY = frozenset({"not", "non", "nicht", "no", "não", "nao"})
 """Words that make a following "only" (nur, solo, seulement) part of "not only"."""
 
 
+_RECENT_TOKENS: OrderedDict[tuple[str, str], tuple[str, list[_Token]]] = OrderedDict()
+_RECENT_LIMIT = 64
+"""The last texts tokenised, up to `_CACHED_TEXT` characters each: a context sentence is read
+lightly when its context is indexed and whole moments later when a claim's window takes it,
+and keeping every sentence's tokens instead multiplied the garbage collector's work."""
+
+
 def _read_tokens(text: str, lex: Lexicon) -> tuple[str, list[_Token]]:
+    """`_tokenised`, kept for the last `_RECENT_LIMIT` short texts (never to be changed)."""
+    if len(text) > _CACHED_TEXT:
+        return _tokenised(text, lex)
+    key = (lex.code, text)
+    found = _RECENT_TOKENS.get(key)
+    if found is None:
+        found = _tokenised(text, lex)
+        if len(_RECENT_TOKENS) >= _RECENT_LIMIT:
+            _RECENT_TOKENS.popitem(last=False)  # in C: another thread's judge may be here too
+        _RECENT_TOKENS[key] = found
+    return found
+
+
+def _tokenised(text: str, lex: Lexicon) -> tuple[str, list[_Token]]:
     """`text` as the tokeniser reads it (citations masked; outside English, numbers in one
     form), and its tokens: CJK as character bigrams (cjk.py)."""
     text = mask_citations(text)
