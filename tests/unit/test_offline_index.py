@@ -5,6 +5,8 @@ context's length."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,7 +16,7 @@ from vera.judges._offline import Postings, analyse, analyse_text, split_units
 from vera.judges._offline import _index as index
 from vera.judges._offline import _tokens as tokens
 from vera.judges._offline._languages import lexicon_for, reading
-from vera.judges._offline._tokens import read_facts
+from vera.judges._offline._tokens import read_facts, read_light
 
 WHITEBOX = "the context index's piece size and scan limits"
 
@@ -94,7 +96,7 @@ def test_a_light_reading_gives_the_words_a_full_one_gives() -> None:
                 for context in (c.text for c in sample.contexts):
                     for unit in split_units(context):
                         piece = context[unit.start : unit.end]
-                        light, full = read_facts(piece, light=True), read_facts(piece)
+                        light, full = read_light(piece), read_facts(piece)
                         assert (light.content, light.numbers, light.words) == (
                             full.content,
                             full.numbers,
@@ -114,7 +116,7 @@ def test_a_light_reading_read_again_still_gives_a_full_readings_words(language: 
     with reading(lexicon):
         for _ in range(2):
             for piece in pieces:
-                light, full = read_facts(piece, light=True), read_facts(piece)
+                light, full = read_light(piece), read_facts(piece)
                 assert (light.content, light.numbers, light.words) == (
                     full.content,
                     full.numbers,
@@ -152,6 +154,31 @@ def test_a_full_reading_of_words_read_before_is_a_first_readings(
     monkeypatch.setattr(tokens, "_remember", lambda *_: None)
     assert read_all() == remembered
     assert len(remembered) > 400
+
+
+def test_tokens_kept_for_recent_texts_are_the_tokens_read_afresh(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A sentence read lightly and then whole is tokenised once: the kept tokens are those a
+    fresh reading gives, in every language (CJK bigrams, numbers in one form), after older
+    texts made way for newer ones, and a long text is never kept."""
+    monkeypatch.setattr(tokens, "_RECENT_TOKENS", OrderedDict())
+    monkeypatch.setattr(tokens, "_RECENT_LIMIT", 5)
+    texts = [*TRICKY, *(f"Plan {i} costs {i},000 dollars [{i}]." for i in range(8))]
+    lexicons = [lexicon_for(language) for language in ("en", "de", "zh", "ja")]
+    for _ in range(2):
+        for text in texts:
+            # The same text in each language in turn: its tokens are kept per language.
+            for lexicon in lexicons:
+                assert lexicon is not None
+                with reading(lexicon):
+                    kept = tokens._read_tokens(text, lexicon)
+                    assert kept == tokens._tokenised(text, lexicon), (lexicon.code, text)
+                    assert read_light(text) == read_light(text)
+                    assert len(tokens._RECENT_TOKENS) <= 5
+    long = "Refunds take 30 days. " * 200
+    tokens._read_tokens(long, tokens.ENGLISH)
+    assert all(text != long for _, text in tokens._RECENT_TOKENS)
 
 
 def test_a_long_text_is_analysed_in_pieces_with_the_same_words(

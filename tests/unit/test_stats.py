@@ -72,6 +72,18 @@ def test_value_counts_give_the_same_figures_as_the_list(n: int) -> None:
     assert counted.expanded() == sorted(values)
 
 
+def test_an_interval_kept_for_the_same_values_is_theirs() -> None:
+    """A report's intervals are kept by the values' repr: a second report's equal values give
+    the interval a first computation gives, and values that == takes for others (-0.0 for
+    0.0) give their own, which prints differently."""
+    rng = random.Random(5)
+    values = [rng.choice(_SCORE_GRID) for _ in range(500)]
+    first, again = ValueCounts(values).estimate(), ValueCounts(list(values)).estimate()
+    assert repr(first) == repr(again) == repr(estimate(values))
+    for zeros in ([0.0, 0.0], [-0.0, -0.0], [0.0, 0.0]):
+        assert repr(ValueCounts(zeros).estimate()) == repr(estimate(zeros))
+
+
 def test_value_counts_do_not_depend_on_arrival_order() -> None:
     values = [random.Random(3).random() for _ in range(3000)]
     backwards = ValueCounts(reversed(values))

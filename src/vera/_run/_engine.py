@@ -33,6 +33,7 @@ from vera._results._turns import (
     conversation_gates_refused,
     turn_gate_failures,
 )
+from vera._run._collector import collecting_less
 from vera._run._executors import EXECUTORS, create_executor
 from vera._run._experiment import open_plan_data, plan_pipelines, system_spec
 from vera._run._fingerprint import content_digest, file_digest, run_fingerprint
@@ -706,10 +707,13 @@ async def arun_plan(
         if history is not None and run_id is not None:
             observer.run_started(run_id)
         recorder = _Recorder(store, run_id)
-        with batch_journal(
-            HistoryBatchJournal(
-                None if store is None else store.file, run_id, observer.batch_changed
-            )
+        with (
+            batch_journal(
+                HistoryBatchJournal(
+                    None if store is None else store.file, run_id, observer.batch_changed
+                )
+            ),
+            collecting_less(),
         ):
             report = await _pass(
                 plan,

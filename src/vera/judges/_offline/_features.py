@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from vera._types import Claim, ClaimVerdict, Verdict
 from vera.judges._offline._index import Postings, context_index
 from vera.judges._offline._passages import passage_postings
-from vera.judges._offline._tokens import analyse, read_facts
+from vera.judges._offline._tokens import analyse, read_light
 
 # Each feature grows as support shrinks, so the model is monotone by construction and cannot
 # reward a missing word on data unlike RAGTruth's; richer sets scored no better on held-out
@@ -47,7 +47,7 @@ class SampleFacts:
     def of(cls, claims: Sequence[Claim], contexts: Sequence[str]) -> SampleFacts:
         indexes = [context_index(text) for text in contexts]
         content = frozenset().union(*(index.content for index in indexes))
-        response_content = read_facts("\n".join(c.text for c in claims), light=True).content
+        response_content = read_light("\n".join(c.text for c in claims)).content
         missing = sum(1 for w in response_content if w not in content)
         return cls(
             content=content,
@@ -70,7 +70,7 @@ def claim_features(
     # Number keys are part of `content`; one the quoted window lacks is what the conflict is.
     quoted: frozenset[str] = frozenset()
     if contradicted and facts.numbers:
-        quoted = read_facts(lexical.evidence, light=True).content
+        quoted = read_light(lexical.evidence).content
     return [
         missing / max(1, len(content)),
         float(missing),

@@ -28,7 +28,7 @@ from vera._sample_limits import check_deadline
 from vera._text._segment import split_units
 from vera.judges._offline._languages import current_lexicon
 from vera.judges._offline._structured import structured_facts
-from vera.judges._offline._tokens import Facts, Number, read_facts, stem
+from vera.judges._offline._tokens import Facts, Number, read_facts, read_light, stem
 
 LONG_TEXT = 50_000
 """Characters from which a text is long: lean in memory, cached apart and built one at a time,
@@ -183,7 +183,7 @@ def _build(text: str) -> ContextIndex:
     numbers: dict[tuple[str, str | None], Number] = {}
     for start, end, reading in units:
         check_deadline()
-        facts = read_facts(reading, light=True)
+        facts = read_light(reading)
         spans.append((start, end))
         contents.append(facts.content)
         words.update(facts.words)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from vera._sample_limits import check_deadline
 from vera.judges._offline._index import ContextIndex, Postings, by_length, context_index
-from vera.judges._offline._tokens import analyse, read_facts
+from vera.judges._offline._tokens import analyse, read_light
 
 # Separates non-adjacent sentences in the evidence text, so the model can tell a gap.
 GAP = " … "
@@ -60,7 +60,7 @@ def _split(text: str) -> _TextPassages:
             continue
         for piece_start, piece_end in _cut_at_commas(text, start, end):
             spans.append((piece_start, piece_end))
-            contents.append(read_facts(text[piece_start:piece_end], light=True).content)
+            contents.append(read_light(text[piece_start:piece_end]).content)
     return _TextPassages(tuple(spans), Postings(contents))
 
 

@@ -7,7 +7,9 @@ so both sides are normalised the same way.
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from vera._sample_limits import check_deadline
 from vera._text._numbers import canonical_numbers
@@ -183,7 +185,24 @@ def analyse(text: str) -> Facts:
     return found
 
 
-def read_facts(text: str, *, light: bool = False) -> Facts:
+class Light(NamedTuple):
+    """A light reading (`read_light`): the first three fields of `Facts`."""
+
+    content: frozenset[str]
+    numbers: tuple[Number, ...]
+    words: frozenset[str]
+
+
+def read_light(text: str) -> Light:
+    """`read_facts`'s `content`, `numbers` and `words` alone, the same as a full reading gives
+    them, read without the rest (the names, negations and word order): what a context's index
+    needs of every sentence (`_index.py`)."""
+    lex = current_lexicon()
+    text, tokens = _read_tokens(text, lex)
+    return _read_light(text, tokens, lex)
+
+
+def read_facts(text: str) -> Facts:
     """Tokenise `text` into the facts the judge compares, with the lexicon being read.
 
     - `content`: stems of words that are neither stopwords nor light words, plus each number's
@@ -193,13 +212,10 @@ def read_facts(text: str, *, light: bool = False) -> Facts:
     - `names`: runs of capitalised words other than the opening word.
     - `negations`: negating words with the content key each one negates, in order.
 
-    `light` reads only `content`, `numbers` and `words` (the rest empty), the same as a full
-    reading gives them: what a context's index needs of every sentence (`_index.py`).
+    `read_light` reads only the first three, for less.
     """
     lex = current_lexicon()
     text, tokens = _read_tokens(text, lex)
-    if light:
-        return _read_light(text, tokens, lex)
     if lex.cjk:
         return _read_full(text, tokens, lex)
     reading = _Reading()
@@ -280,7 +296,7 @@ def _remember(plain: dict[str, tuple[str, str | None, str]], raw: str, lex: Lexi
     plain[raw] = (*_word_key(low, lex), low)
 
 
-def _read_light(text: str, tokens: list[_Token], lex: Lexicon) -> Facts:
+def _read_light(text: str, tokens: list[_Token], lex: Lexicon) -> Light:
     """`read_facts`'s loop for `content`, `numbers` and `words` alone: a context's every
     sentence is read this way, most of the judge's time, so it keeps to what they need
     (`_Reading.word` without the negations, the names and the word order)."""
@@ -309,10 +325,10 @@ def _read_light(text: str, tokens: list[_Token], lex: Lexicon) -> Facts:
         words.add(base)
         if key is not None:
             content.add(key)
-    return Facts(content=frozenset(content), numbers=tuple(numbers), words=frozenset(words))
+    return Light(frozenset(content), tuple(numbers), frozenset(words))
 
 
-def _read_light_cjk(text: str, tokens: list[_Token], lex: Lexicon) -> Facts:
+def _read_light_cjk(text: str, tokens: list[_Token], lex: Lexicon) -> Light:
     """`_read_light` for CJK text, where a cue cut out of its run ("只") is no content."""
     content: set[str] = set()
     words: set[str] = set()
@@ -339,7 +355,7 @@ def _read_light_cjk(text: str, tokens: list[_Token], lex: Lexicon) -> Facts:
         words.add(base)
         if key is not None:
             content.add(key)
-    return Facts(content=frozenset(content), numbers=tuple(numbers), words=frozenset(words))
+    return Light(frozenset(content), tuple(numbers), frozenset(words))
 
 
 @dataclass
@@ -439,7 +455,28 @@ _NOT_ONLY = frozenset({"not", "non", "nicht", "no", "não", "nao"})
 """Words that make a following "only" (nur, solo, seulement) part of "not only"."""
 
 
+_RECENT_TOKENS: OrderedDict[tuple[str, str], tuple[str, list[_Token]]] = OrderedDict()
+_RECENT_LIMIT = 64
+"""The last texts tokenised, up to `_CACHED_TEXT` characters each: a context sentence is read
+lightly when its context is indexed and whole moments later when a claim's window takes it,
+and keeping every sentence's tokens instead multiplied the garbage collector's work."""
+
+
 def _read_tokens(text: str, lex: Lexicon) -> tuple[str, list[_Token]]:
+    """`_tokenised`, kept for the last `_RECENT_LIMIT` short texts (never to be changed)."""
+    if len(text) > _CACHED_TEXT:
+        return _tokenised(text, lex)
+    key = (lex.code, text)
+    found = _RECENT_TOKENS.get(key)
+    if found is None:
+        found = _tokenised(text, lex)
+        if len(_RECENT_TOKENS) >= _RECENT_LIMIT:
+            _RECENT_TOKENS.popitem(last=False)  # in C: another thread's judge may be here too
+        _RECENT_TOKENS[key] = found
+    return found
+
+
+def _tokenised(text: str, lex: Lexicon) -> tuple[str, list[_Token]]:
     """`text` as the tokeniser reads it (citations masked; outside English, numbers in one
     form), and its tokens: CJK as character bigrams (cjk.py)."""
     text = mask_citations(text)
