@@ -123,6 +123,8 @@ def judge_rows(
     replies: TextIO | None,
     progress: Callable[[dict[str, Any]], None],
     prompts: Path | None = None,
+    reply_set: str = "auto",
+    cache: Path | None = None,
 ) -> dict[str, Any]:
     """Judge `rows` one sample at a time (as `vera eval --concurrency 1` does), handing the
     figures so far to `progress` after each, so that a run stopped early keeps them."""
@@ -130,7 +132,9 @@ def judge_rows(
         judge=f"openai:{MODEL_NAME}",
         judge_base_url=url,
         judge_mode=mode,  # type: ignore[arg-type]
-        cache=False,
+        cache=cache is not None,
+        cache_path=cache,
+        judge_replies=reply_set,  # type: ignore[arg-type]
         timeout=timeout,
         sample_timeout=timeout * 4,
         max_errors=str(len(rows)),
@@ -214,6 +218,15 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--sets", default="example,ragtruth", help="which row sets, in order")
     parser.add_argument("--prompts", type=Path, help="prompt files that replace the bundled")
     parser.add_argument("--first", type=int, help="judge only the first N rows of each set")
+    parser.add_argument(
+        "--replies", default="auto", help="the prompt set: auto (reasoned here), compact, reasoned"
+    )
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        help="a response cache: a second run reads the replies of the first (no call) and "
+        "shows what a change to VERA's reading of them does; its calls and tokens are not counted",
+    )
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--n-ctx", type=int, default=4096)
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds a call may take")
@@ -243,7 +256,15 @@ def main() -> None:
 
                     rows = sets[name][: args.first]
                     figures = judge_rows(
-                        url, mode, rows, args.timeout, replies, progress, args.prompts
+                        url,
+                        mode,
+                        rows,
+                        args.timeout,
+                        replies,
+                        progress,
+                        args.prompts,
+                        reply_set=args.replies,
+                        cache=args.cache,
                     )
                     shown = {k: v for k, v in figures.items() if k not in ("errors", "verdicts")}
                     print(json.dumps({"rows": name, **shown}), flush=True)

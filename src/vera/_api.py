@@ -107,6 +107,9 @@ class EvaluateOptions(TypedDict, total=False):
     judge_mode: Literal["batched", "per_claim", "truths", "single_call"] | None
     judge_output: Literal["auto", "schema", "json", "prompt"] | None
     """--judge-output: how JSON is asked of an OpenAI-compatible server."""
+    judge_replies: Literal["auto", "compact", "reasoned"] | None
+    """--judge-replies: the bundled prompt set, compact or reasoned (default: reasoned for a
+    model served on this machine)."""
     judge_samples: int | None
     judge_temperature: float | None
     judge_max_tokens: int | None

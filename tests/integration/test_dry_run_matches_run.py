@@ -88,6 +88,7 @@ def test_the_dry_run_counts_the_rubrics_calls_ridden_or_alone(
     metrics: list[Any] = ["faithfulness", rubric, whole]
     options: dict[str, Any] = {
         "judge_base_url": loopback.openai_url,
+        "judge_replies": "compact",  # a hosted model on loopback: rubrics ride compact calls
         "judge_batch_rubrics": batch_rubrics,
         "cache": False,
         "history": False,

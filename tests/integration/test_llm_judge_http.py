@@ -74,7 +74,16 @@ def test_openai_judge_scores_and_second_run_makes_zero_calls(
     loopback: LoopbackServer, tmp_path: Path
 ) -> None:
     loopback.default = scripted_openai
-    args = ("--judge", "openai:gpt-4o-mini", "--judge-base-url", loopback.openai_url)
+    # A hosted model on loopback: the compact replies a remote judge is asked for by default
+    # (a judge on loopback is asked for reasoned ones unless told; test_reasoned_replies.py).
+    args = (
+        "--judge",
+        "openai:gpt-4o-mini",
+        "--judge-base-url",
+        loopback.openai_url,
+        "--judge-replies",
+        "compact",
+    )
     first = vera_eval(tmp_path, *args)
     assert first.returncode == 0, first.stderr
     assert loopback.request_count == 4  # two calls per sample: extract, then verify all claims

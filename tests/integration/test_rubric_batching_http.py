@@ -47,6 +47,7 @@ def run(loopback: LoopbackServer, *metrics: Any, **options: Any) -> vera.RunResu
         list(metrics),
         "openai:gpt-4o-mini",
         judge_base_url=loopback.openai_url,
+        judge_replies="compact",  # a hosted model on loopback: rubrics ride compact calls
         cache=False,
         history=False,
         **options,
@@ -310,6 +311,7 @@ def test_long_contexts_ride_on_the_quoted_verification_prompt_too(
             ["faithfulness", rubric],
             "openai:gpt-4o-mini",
             judge_base_url=loopback.openai_url,
+            judge_replies="compact",
             cache=False,
             history=False,
             **options,
@@ -370,6 +372,7 @@ def test_the_dry_run_counts_the_calls_and_prompt_tokens_batching_saves(
             metrics,
             "openai:gpt-4o-mini",
             judge_base_url=loopback.openai_url,
+            judge_replies="compact",
             history=False,
             **options,
         )

@@ -45,7 +45,9 @@ def vera(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def configure(tmp_path: Path, loopback: LoopbackServer, rubrics: str = RUBRIC) -> None:
     (tmp_path / "vera.toml").write_text(
+        # A hosted model on loopback: asked in the compact prompts, where rubrics ride.
         f'judge = "openai:gpt-4o-mini"\njudge_base_url = "{loopback.openai_url}"\n'
+        'judge_replies = "compact"\n'
         f'history = false\nmax_unfaithful = "100%"\n{rubrics}'
     )
 

@@ -365,6 +365,35 @@ async def test_a_field_error_is_located_by_entry_not_by_internal_path() -> None:
     assert "entry 1 of the v list:" in problem and "verdicts.0" not in problem
 
 
+async def test_a_named_entry_without_its_verdict_costs_its_claim_not_the_sample() -> None:
+    # The 1.5B model of issue 45 wrote a reason and left the verdict out of one entry.
+    fake = FakeChatModel()
+    fake.enqueue(
+        {
+            "verdicts": [
+                {"claim": 1, "reason": "the sentences give 30 days"},
+                {"claim": 2, "verdict": "SUPPORTED", "sentence": "1.2"},
+            ]
+        },
+        {"verdicts": [{"claim": 1, "verdict": "CONTRADICTED", "sentence": "2.1"}]},
+    )
+    first, second = await LLMJudge(fake).verify_claims(CLAIMS, CONTEXTS)
+    assert second.verdict is Verdict.FULLY_SUPPORTED
+    assert first.verdict is Verdict.CONTRADICTED
+    asked_again = fake.requests[1].messages[-1].content
+    assert "1. The refund window is 60 days." in asked_again
+    assert "2. Refunds take" not in asked_again
+
+
+async def test_a_reply_whose_entries_all_lack_the_verdict_is_told_the_field_by_name() -> None:
+    fake = FakeChatModel()
+    unjudged = {"verdicts": [{"claim": 1, "reason": "30 days"}, {"claim": 2, "reason": "yes"}]}
+    fake.enqueue(unjudged, {"v": [[1, "C", 3, "30"], [2, "F", 2]]})
+    await LLMJudge(fake).verify_claims(CLAIMS, CONTEXTS)
+    problem = fake.requests[1].messages[-1].content
+    assert 'entry 1 of the v list has no "verdict"' in problem
+
+
 async def test_one_row_or_one_verdict_not_wrapped_in_a_list_is_read() -> None:
     # What the 1.5B model of issue 45 replied for a single claim on llama-cpp-python's server.
     fake = FakeChatModel()

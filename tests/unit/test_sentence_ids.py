@@ -88,3 +88,54 @@ def test_a_close_copy_resolves_to_the_sentence_it_copies_and_a_loose_one_to_none
     twice = SentenceIds.of(["Fees are due in 30 days. Late fees are due in 30 days too."])
     assert twice.resolve("Fees fall due within 30 days.") is None
     assert twice.resolve("Late fees fall due within 30 days.") == (1, twice.sentences[0][1])
+
+
+# The sentence a reason quotes or names (the reasoned prompt, issue 45) ---------------------
+
+LEGAL = [
+    'Provider shall invoice Customer ("Customer") annually in advance. '
+    "Any undisputed amount not received by the due date shall accrue interest at one percent "
+    "per month.",
+    "Either party may terminate this Agreement upon thirty (30) days' prior written notice.",
+]
+
+
+def test_a_reason_that_quotes_a_sentence_names_it_even_cut_short_at_its_end() -> None:
+    ids = SentenceIds.of(LEGAL)
+    whole = "The context states that Either party may terminate this Agreement upon thirty"
+    assert ids.quoted_in(whole + " (30) days' prior written notice.") == (2, LEGAL[1])
+    # Two thirds of the sentence, in one unbroken run, is a quote of it.
+    cut = "It says: any undisputed amount not received by the due date shall accrue interest"
+    assert ids.quoted_in(cut) == (1, ids.sentences[0][1])
+
+
+def test_a_reason_that_quotes_too_little_or_only_shares_words_names_nothing() -> None:
+    ids = SentenceIds.of(LEGAL)
+    assert ids.quoted_in('The context states that Provider shall invoice Customer ("') is None
+    # The claim's words restated in another order are no quote of any sentence.
+    assert ids.quoted_in("Written notice of thirty days lets either party terminate.") is None
+    assert ids.quoted_in("The context does not say it.") is None
+
+
+def test_a_reason_that_names_a_sentence_id_cites_it_but_not_a_longer_number() -> None:
+    ids = SentenceIds.of(LEGAL)
+    assert ids.quoted_in("This is stated in paragraph 1.2 of the context.") == (
+        1,
+        ids.sentences[0][1],
+    )
+    assert ids.quoted_in("see 2.1, and 1.1 too") == (2, LEGAL[1])  # the first one named
+    assert ids.quoted_in("interest of 1.25 percent") is None
+    assert ids.quoted_in("sentence 3.1 says so") is None  # no such sentence
+    # Flat ids ("7") are no dotted ids to find in a text.
+    assert SentenceIds.of(LEGAL, flat=True).quoted_in("as 1.1 says") is None
+
+
+def test_a_reason_that_quotes_the_deciding_clause_of_a_long_sentence_names_it() -> None:
+    ids = SentenceIds.of(
+        [
+            "On the six-language TyQA-Lite benchmark, SPRD improves recall@20 by 7.4 points "
+            "over BM25 while keeping index size under 2 GB. We release the code."
+        ]
+    )
+    reason = "The context states that SPRD improves recall@20 by 7.4 points over BM25."
+    assert ids.quoted_in(reason) == (1, ids.sentences[0][0])

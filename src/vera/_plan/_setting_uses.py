@@ -40,6 +40,7 @@ SETTING_USES: dict[str, SettingUse] = {
     "judge_base_url": SettingUse("--judge-base-url", resume=True),
     "judge_mode": SettingUse("--judge-mode", resume=True),
     "judge_output": SettingUse("--judge-output", resume=True),
+    "judge_replies": SettingUse("--judge-replies", resume=True),
     "judge_samples": SettingUse("--judge-samples", resume=True),
     "judge_temperature": SettingUse("--judge-temperature", resume=True),
     "judge_max_tokens": SettingUse("--max-tokens", resume=True),

@@ -222,6 +222,7 @@ def _plan(flags: EvalFlags) -> tuple[RunPlan, Bindings]:
 
 _JudgeMode = Literal["batched", "per_claim", "truths", "single_call"]
 _JudgeOutput = Literal["auto", "schema", "json", "prompt"]
+_JudgeReplies = Literal["auto", "compact", "reasoned"]
 _BatchRetry = Literal["batch", "direct"]
 
 
@@ -265,6 +266,7 @@ def _setting_options(flags: EvalFlags) -> EvaluateOptions:
         judge_base_url=flags.judge_base_url,
         judge_mode=cast(_JudgeMode | None, flags.judge_mode),
         judge_output=cast(_JudgeOutput | None, flags.judge_output),
+        judge_replies=cast(_JudgeReplies | None, flags.judge_replies),
         judge_samples=flags.judge_samples,
         judge_temperature=flags.judge_temperature,
         judge_max_tokens=flags.max_tokens,

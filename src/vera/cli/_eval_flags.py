@@ -185,6 +185,14 @@ class EvalFlags:
             help="JSON by schema, json or prompt (default: learnt).",
         ),
     ] = None
+    judge_replies: Annotated[
+        _Text,
+        _flag(
+            "--judge-replies",
+            metavar="SET",
+            help="compact or reasoned (default: reasoned if local).",
+        ),
+    ] = None
     judge_samples: Annotated[
         _Count,
         _flag("--judge-samples", min=1, help="Verify each claim K times; majority."),
@@ -280,7 +288,7 @@ class EvalFlags:
         _flag(
             "--phoenix",
             metavar="URL",
-            help="Verdicts onto the traces' spans in Phoenix (the phoenix extra).",
+            help="Verdicts onto the Phoenix trace spans (phoenix extra).",
         ),
     ] = None
     mlflow: Annotated[

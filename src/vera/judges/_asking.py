@@ -19,7 +19,7 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from vera._types import Claim
+from vera._types import Claim, Verdict
 from vera._types._errors import JudgeResponseError
 from vera.judges._evidence import shares_a_word
 from vera.judges._offline._claims import checkable_sentences
@@ -56,6 +56,8 @@ class JudgeSettings(Protocol):
     def truths_cache_size(self) -> int: ...
     @property
     def prompts(self) -> dict[str, Prompt]: ...
+    @property
+    def replies(self) -> str: ...
 
 
 class Asker:
@@ -180,17 +182,41 @@ class Asker:
         return await self.model.complete(request)
 
 
-def evidence(given: VerdictFields, numbered: SentenceIds | None) -> tuple[int | None, str, str]:
+def evidence(
+    given: VerdictFields, numbered: SentenceIds | None, claim: str | None = None
+) -> tuple[int | None, str, str]:
     """The context (1-based) and quote of a verdict, and a note for its reason: the cited
     sentence's own text, quoted by VERA; or, from a prompt that asks for quotes (an override,
     or long contexts), the judge's copy. A citation of a sentence that does not exist costs
-    the citation, not the sample: no quote, and the note says why."""
+    the citation, not the sample: no quote, and the note says why. A verdict that cites
+    nothing takes the sentence its reason quotes or names; given the `claim` (the reasoned
+    prompt, which asks for no citation of its own), else the one sentence that holds two
+    thirds of the claim's content words, and the note says VERA located it."""
+    if not given.sentence and _quotes_a_sentence(given) and numbered is not None:
+        quoted = numbered.quoted_in(given.reason)
+        if quoted is not None:
+            return quoted[0], quoted[1], ""
+        located = numbered.holding(claim) if claim is not None else None
+        if located is not None:
+            return located[0], located[1], LOCATED
     if not given.sentence or numbered is None:
         return given.context, given.quote, ""
     cited = numbered.resolve(given.sentence)
     if cited is None:
         return None, "", f"[cited sentence {given.sentence!r} does not exist]"
     return cited[0], cited[1], ""
+
+
+LOCATED = (
+    "[evidence located by VERA: the judge named no sentence; this one holds the claim's words]"
+)
+
+
+def _quotes_a_sentence(given: VerdictFields) -> bool:
+    """Whether `given` may take its evidence from the sentence its reason quotes: a verdict
+    that needs evidence, without a citation or quote of its own (the reasoned prompt asks for
+    the deciding sentence quoted in the reason; docs/local-judges.md)."""
+    return given.verdict is not Verdict.NO_EVIDENCE and not given.quote and bool(given.reason)
 
 
 def numbered_texts(texts: Sequence[str]) -> str:
@@ -261,6 +287,10 @@ def _describe(error: ValidationError | MalformedJSONError, key: str) -> str:
     first = error.errors()[0]
     message = str(first["msg"]).removeprefix("Value error, ")
     rows = [part for part in first["loc"] if isinstance(part, int)]
+    fields = [part for part in first["loc"] if isinstance(part, str)]
+    if rows and first["type"] == "missing" and len(fields) > 1:
+        # A named field the prompt asked for: named as the prompt names it.
+        return f'entry {rows[0] + 1} of the {key} list has no "{fields[-1]}"'
     if rows:
         return f"entry {rows[0] + 1} of the {key} list: {message}"
     if first["type"] == "missing":

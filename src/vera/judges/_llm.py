@@ -64,7 +64,7 @@ from vera.judges._mode_per_claim import PerClaimMode
 from vera.judges._mode_single_call import SingleCallMode
 from vera.judges._mode_truths import TruthsMode
 from vera.judges._modes import MODES, Mode
-from vera.judges._prompts import Prompt, load_prompt
+from vera.judges._prompts import REPLY_STYLES, Prompt, ReplyStyle, load_prompt
 from vera.judges._relevance import RelevanceRating
 from vera.judges._rubric import (
     RUBRIC_PROMPTS,
@@ -92,6 +92,9 @@ class LLMJudge(BaseJudge):
         samples: verification draws per claim; above 1, the majority verdict is kept and the
             agreement rate reported. Use a temperature above 0 with it.
         prompts_dir: a folder with your own prompt files (same names as the bundled ones).
+        replies: the bundled prompt set asked in: "compact" (the cheapest replies, for hosted
+            models billed per token) or "reasoned" (what the context says before each
+            verdict, for small local models; docs/local-judges.md).
         max_claims_per_call: claims verified in one call; more are split across calls.
         temperature: sampling temperature (0 for the most repeatable verdicts).
         max_tokens: the reply budget of one call.
@@ -108,6 +111,7 @@ class LLMJudge(BaseJudge):
         mode: Mode = "batched",
         samples: int = 1,
         prompts_dir: Path | None = None,
+        replies: ReplyStyle = "compact",
         max_claims_per_call: int = 25,
         temperature: float = 0.0,
         max_tokens: int = 2048,
@@ -120,12 +124,14 @@ class LLMJudge(BaseJudge):
             raise ValueError("samples must be at least 1")
         if max_claims_per_call < 1:
             raise ValueError("max_claims_per_call must be at least 1")
+        if replies not in REPLY_STYLES:
+            raise ValueError(f"unknown replies {replies!r}; choose one of {REPLY_STYLES}")
         self.model = model
         self.mode = mode
         self.samples = samples
         strategy = _STRATEGIES[mode]
         self.prompts: dict[str, Prompt] = {
-            name: load_prompt(name, prompts_dir)
+            name: load_prompt(name, prompts_dir, replies)
             for name in (
                 *strategy.prompt_names,
                 MATRIX_PROMPT,
@@ -135,6 +141,7 @@ class LLMJudge(BaseJudge):
                 RIDER_PROMPT,
             )
         }
+        self.replies = replies
         self.max_claims_per_call = strategy.claims_per_call or max_claims_per_call
         self.temperature = temperature
         self.max_tokens = max_tokens

@@ -239,7 +239,8 @@ class BatchedMode(ModeStrategy):
             await self._verify_batch(batch[:half], shown, contexts, found, draw, reask=reask)
             await self._verify_batch(batch[half:], shown, contexts, found, draw, reask=reask)
             return
-        collect_verdicts(reply, batch, numbered, contexts, found)
+        locate = self.judge.replies == "reasoned"
+        collect_verdicts(reply, batch, numbered, contexts, found, locate=locate)
 
     def _verification_prompt(
         self, shown: Sequence[str], claims: int
@@ -252,7 +253,9 @@ class BatchedMode(ModeStrategy):
         bundled = "+sha256:" not in prompt.version
         compact = prompt.reply_format == "compact"
         numbered = SentenceIds.of(shown, flat=compact)  # split once: it costs per sample
-        if bundled and numbered.cost_more_than_quotes(claims):
+        # A reasoned reply is read on a local server, where a quote's completion tokens are
+        # slow and a small model's copy is seldom verbatim: its ids are always shown.
+        if bundled and self.judge.replies != "reasoned" and numbered.cost_more_than_quotes(claims):
             self.quoted_asked = True
             return self.prompts[QUOTED_PROMPT], QUOTED_VERIFICATION_SCHEMA, None
         schema = COMPACT_VERIFICATION_SCHEMA if compact else VERIFICATION_SCHEMA
@@ -265,14 +268,17 @@ def collect_verdicts(
     numbered: SentenceIds | None,
     contexts: Sequence[str],
     found: dict[str, ClaimVerdict],
+    *,
+    locate: bool = False,
 ) -> None:
     """The checked verdict of each claim of `batch` the reply answers, into `found` (the
-    first one a claim gets counts)."""
+    first one a claim gets counts). `locate`: a verdict that cites nothing may take the
+    sentence holding its claim's words as evidence (the reasoned prompt; `evidence`)."""
     for raw in reply.verdicts:
         # Numbers outside the batch answer no question we asked; they are dropped.
         if 1 <= raw.claim <= len(batch):
             claim = batch[raw.claim - 1]
-            context, quote, note = evidence(raw, numbered)
+            context, quote, note = evidence(raw, numbered, claim.text if locate else None)
             found.setdefault(
                 claim.id,
                 checked_verdict(

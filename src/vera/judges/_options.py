@@ -37,6 +37,10 @@ class JudgeOptions(ProviderOptions):
     """Ask rubric items in the call that verifies the same sample's claims (batched mode,
     one draw, rubrics without `reference`), so the contexts are sent once; False: a call
     per rubric and sample."""
+    judge_replies: Literal["auto", "compact", "reasoned"] = "auto"
+    """The bundled prompt set an LLM judge asks in: "compact" replies (the cheapest, for hosted
+    models), "reasoned" ones (what the context says before each verdict, for small models), or
+    "auto": reasoned for a model served on this machine, compact for any other."""
     cascade_judge: str | None = None
     """With `judge = "cascade"`: the judge (PROVIDER:MODEL) for claims the offline judge is
     unsure of."""

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 from string import Template
+from typing import Literal
 
 from vera._types._errors import ConfigError
 from vera.providers._base import Message
@@ -32,6 +33,13 @@ DATA_TAGS = frozenset(
 )
 """The tags the bundled prompts fence data with. A custom prompt's own closing tags are read
 from its template and protected as well."""
+
+ReplyStyle = Literal["compact", "reasoned"]
+REPLY_STYLES: tuple[ReplyStyle, ...] = ("compact", "reasoned")
+"""The bundled prompt sets an LLM judge asks in (`--judge-replies`): "compact", the cheapest
+replies, sized for hosted models billed per token; "reasoned", where a small model writes what
+the context says about a claim before its verdict (issue 45, docs/local-judges.md). A prompt
+the reasoned set lacks is the compact one."""
 
 REPLY_FORMATS = ("fields", "compact")
 """What a prompt file's optional `reply_format` may say (see `Prompt.reply_format`)."""
@@ -121,8 +129,9 @@ def _after_contexts(template: str) -> int:
     return match.end() if match else 0
 
 
-def load_prompt(name: str, prompts_dir: Path | None = None) -> Prompt:
-    """Load `name`.toml from `prompts_dir` when it has one, else the bundled prompt.
+def load_prompt(name: str, prompts_dir: Path | None = None, style: str = "compact") -> Prompt:
+    """Load `name`.toml from `prompts_dir` when it has one, else the bundled prompt: the one
+    of the `style` set (`REPLY_STYLES`) where it has its own.
 
     A file from `prompts_dir` is versioned `"<its version>+sha256:<12 hex digits of its
     bytes>"`; a bundled prompt keeps the version it declares.
@@ -138,7 +147,10 @@ def load_prompt(name: str, prompts_dir: Path | None = None) -> Prompt:
             raise ConfigError(f"{origin}: not UTF-8 text") from None
         digest = hashlib.sha256(raw).hexdigest()[:12]
     else:
-        text = (files("vera.judges") / "prompts" / f"{name}.toml").read_text(encoding="utf-8")
+        bundled = files("vera.judges") / "prompts"
+        styled = bundled / style / f"{name}.toml"
+        source = styled if style != "compact" and styled.is_file() else bundled / f"{name}.toml"
+        text = source.read_text(encoding="utf-8")
         origin = f"bundled {name}.toml"
     try:
         data = tomllib.loads(text)

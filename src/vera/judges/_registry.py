@@ -34,6 +34,7 @@ from vera.judges._llm import LLMJudge
 from vera.judges._nli import NLIJudge
 from vera.judges._offline import OfflineJudge
 from vera.judges._options import JudgeOptions
+from vera.judges._prompts import ReplyStyle
 from vera.providers._base import ChatModel
 from vera.providers._batch import (
     BATCH_WAIT,
@@ -46,7 +47,7 @@ from vera.providers._health import ProviderHealth
 from vera.providers._limits import Limiter
 from vera.providers._managed import ManagedChatModel
 from vera.providers._options import ProviderOptions
-from vera.providers._ready import local_defaults, readiness_for
+from vera.providers._ready import is_local_model, local_defaults, readiness_for
 from vera.providers._registry import PROVIDER_REGISTRY, create_chat_model, provider_names
 from vera.providers._retry import RetryPolicy
 
@@ -133,8 +134,17 @@ def create_judge(spec: str, settings: JudgeOptions | None = None) -> Judge:
             max_tokens=settings.judge_max_tokens,
             prompts_dir=settings.judge_prompts_dir,
             batch_rubrics=settings.judge_batch_rubrics,
+            replies=_reply_style(spec, settings),
         )
     raise JUDGE_REGISTRY.unknown(name, within=spec, also=provider_names(), known=_accepted_forms())
+
+
+def _reply_style(spec: str, settings: JudgeOptions) -> ReplyStyle:
+    """The prompt set `settings.judge_replies` names; "auto": reasoned for a model served on
+    this machine (a small model, measured in docs/local-judges.md), compact for any other."""
+    if settings.judge_replies != "auto":
+        return settings.judge_replies
+    return "reasoned" if is_local_model(spec, settings.judge_base_url) else "compact"
 
 
 def _built(factory: JudgeFactory, name: str, arg: str | None, settings: JudgeOptions) -> Judge:

@@ -384,7 +384,20 @@ class Verification(BaseModel):
         # prompt's {"verdicts": [{...}]} is read as it is.
         if isinstance(data, dict) and "verdict" in data and "v" not in data:
             data = {"verdicts": [data]}  # one verdict, not wrapped in the list asked for
-        return _claims_by_text(_from_rows(data, "verdicts", "v", "claim"), info)
+        data = _without_unjudged(_from_rows(data, "verdicts", "v", "claim"))
+        return _claims_by_text(data, info)
+
+
+def _without_unjudged(data: Any) -> Any:
+    """`data` without the named-fields entries that give no verdict (a small model's reason
+    with the verdict left out, measured on issue 45's 1.5B model): like an unreadable row, such
+    an entry costs its claim, asked again alone, not the sample. A reply where no entry gives
+    one is left whole, for validation to refuse and the judge to be re-asked."""
+    verdicts = data.get("verdicts") if isinstance(data, dict) else None
+    if not isinstance(verdicts, list):
+        return data
+    judged = [v for v in verdicts if not isinstance(v, dict) or v.get("verdict") is not None]
+    return {**data, "verdicts": judged} if judged else data
 
 
 def _plain(text: str) -> str:

@@ -100,8 +100,17 @@ class RubricRider(Asker):
 
     @property
     def rides(self) -> bool:
-        """Whether rubric items ride on verification calls: batched mode, one draw, on."""
-        return self.settings.batch_rubrics and self.strategy.mode == "batched" and self.samples == 1
+        """Whether rubric items ride on verification calls: batched mode, one draw, on, and
+        the compact prompts (a small model asked in the reasoned ones gets one question a
+        call; docs/local-judges.md)."""
+        settings = self.settings
+        compact = settings.replies == "compact"
+        return (
+            settings.batch_rubrics
+            and compact
+            and self.strategy.mode == "batched"
+            and self.samples == 1
+        )
 
     async def analyse(
         self,

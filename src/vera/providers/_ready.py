@@ -66,7 +66,7 @@ def local_defaults(settings: BaseModel, spec: str, base_url: str | None) -> dict
     each of `LOCAL_DEFAULTS` that `settings` has and was not given (not in its
     `model_fields_set`, which `Settings.merge` keeps through the layers); none for a remote
     model. Apply them with `settings.model_copy(update=...)`."""
-    if not _is_local_model(spec, base_url):
+    if not is_local_model(spec, base_url):
         return {}
     fields, given = type(settings).model_fields, settings.model_fields_set
     return {
@@ -195,7 +195,7 @@ def readiness_for(spec: str, base_url: str | None, *, fail_fast: int) -> ServerR
     """The readiness check for the model `spec` at `base_url`: for an OpenAI-compatible
     server on this machine, unless the fail-fast check is off (`fail_fast` 0: the run is to
     go on whatever its first calls show)."""
-    if not fail_fast or not _is_local_model(spec, base_url):
+    if not fail_fast or not is_local_model(spec, base_url):
         return None
     from vera.providers._openai import DEFAULT_OLLAMA_URL
 
@@ -203,7 +203,7 @@ def readiness_for(spec: str, base_url: str | None, *, fail_fast: int) -> ServerR
     return ServerReadiness(base_url or DEFAULT_OLLAMA_URL, model)
 
 
-def _is_local_model(spec: str, base_url: str | None) -> bool:
+def is_local_model(spec: str, base_url: str | None) -> bool:
     """An OpenAI-compatible model server on this machine: what local models are served by
     (an Anthropic URL on loopback is a proxy or a test double, not a local model)."""
     provider = spec.strip().partition(":")[0].strip().lower()
