@@ -179,3 +179,34 @@ async def test_a_copied_claim_close_to_no_sentence_supports_nothing(
     )
     assert [v.verdict for v in verdicts] == [Verdict.NO_EVIDENCE]
     assert verdicts[0].evidence == ""
+
+
+def test_a_judge_on_loopback_asks_in_the_reasoned_prompts_and_reads_what_the_model_wrote(
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The default (--judge-replies auto) for a judge on this machine; no flag, no proxy.
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    loopback.default = refusing_json_schema(SmallModel(reasons=True, whole_from=9))
+    samples = example_rows(10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = vera.evaluate(
+            samples,
+            ["faithfulness"],
+            "openai:qwen2.5-coder-1.5b",
+            judge_base_url=loopback.openai_url,
+            cache=False,
+            history=False,
+            concurrency=1,
+        )
+    assert report.judge_details["prompt_versions"]["verify_claims"] == "verify_claims/reasoned-1"
+    asked = [str(r.json["messages"][-1]["content"]) for r in loopback.requests]
+    assert any('"statement" (the claim, copied)' in text for text in asked)
+    assert all(s.status.value == "scored" for s in report.samples), report.samples
+    verdicts = [c for s in report.samples for c in s.claims]
+    supported = [v for v in verdicts if v.verdict is Verdict.FULLY_SUPPORTED]
+    # Every verdict that supports has the sentence its reason quoted or named as evidence.
+    assert supported and all(v.quote_found and v.evidence for v in supported)
+    # The one entry without a verdict cost its claim a second call, not the sample.
+    alone = [t for t in asked if "That reply was not valid" not in t and "\n1. " in t]
+    assert reasks(loopback) == 0 and len(alone) > len(samples)

@@ -285,16 +285,27 @@ class SmallModel:
     sentence by its number or its words: the claim's own words where the sentence goes (a
     close copy of the sentence, not the sentence), "true" for yes, and the reason before the
     verdict.
+    `reasons`: as it wrote them for the reasoned verify_claims (named fields, the claim
+    restated, a reason, then the verdict): the claim number as a string, no citation of its
+    own; the reason quotes the closest sentence ("The context states that ...") for odd
+    claims and names its id ("This is stated in paragraph 1.2 of the context.") for even
+    ones, and the third claim's entry has no verdict at all.
 
         loopback.default = refusing_json_schema(SmallModel())
     """
 
     def __init__(
-        self, *, whole_from: int = 4, verdict_words: bool = False, copies_claims: bool = False
+        self,
+        *,
+        whole_from: int = 4,
+        verdict_words: bool = False,
+        copies_claims: bool = False,
+        reasons: bool = False,
     ) -> None:
         self.whole_from = whole_from
         self.verdict_words = verdict_words
         self.copies_claims = copies_claims
+        self.reasons = reasons
 
     def __call__(self, request: Recorded) -> Reply:
         messages = request.json["messages"]
@@ -318,11 +329,26 @@ class SmallModel:
             rows += [[text, *self._row(text, contexts)] for text in sentences[1:]]
             return {"claims": rows}
         claims = re.findall(r"^(\d+)\. (.*)$", section(prompt, "claims"), flags=re.M)
+        if self.reasons:
+            return {"verdicts": [self._reasoned(int(n), t, contexts) for n, t in claims]}
         if self.copies_claims:
             return {"v": [self._copied_row(int(n), t) for n, t in claims]}
         if self.verdict_words:
             return {"v": [self._word_row(int(n), t, contexts) for n, t in claims]}
         return [[1, "F", 7], *([int(n), *self._row(t, contexts)] for n, t in claims[1:])]
+
+    def _reasoned(self, number: int, claim: str, contexts: str) -> dict[str, Any]:
+        cited = str(_closest(claim, contexts))
+        text = re.findall(rf"^{re.escape(cited)} (.*)$", contexts, flags=re.M)[0]
+        reason = (
+            f"The context states that {text}"
+            if number % 2
+            else f"This is stated in paragraph {cited} of the context."
+        )
+        entry = {"claim": str(number), "statement": claim, "reason": reason}
+        if number == 3:
+            return entry
+        return {**entry, "verdict": "CONTRADICTED" if "60" in claim else "SUPPORTED"}
 
     def _word_row(self, number: int, claim: str, contexts: str) -> list[Any]:
         cited = _closest(claim, contexts)
