@@ -75,6 +75,7 @@ def _llm(data: Path, count: int, workers: int, latency: float, rate: float) -> N
             ray_workers=workers,
             judge="openai:loopback-model",
             judge_base_url=server.openai_url,
+            judge_replies="compact",  # a hosted model simulated on loopback
             requests_per_minute=rate * 60,
             cache=False,
         )

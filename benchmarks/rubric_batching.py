@@ -37,6 +37,7 @@ CHARS_PER_TOKEN = 4
 def _run(url: str, batch: bool, rubric: Rubric) -> dict[str, Any]:
     options: dict[str, Any] = {
         "judge_base_url": url,
+        "judge_replies": "compact",  # a hosted model on loopback: rubrics ride compact calls
         "judge_batch_rubrics": batch,
         "cache": False,
         "history": False,

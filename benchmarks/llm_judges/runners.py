@@ -97,6 +97,8 @@ def run_vera(
     # The Anthropic SDK adds /v1/messages itself; the OpenAI one wants the /v1 root.
     settings = Settings(
         judge_base_url=f"{url}/v1" if provider == "openai" else url,
+        # A hosted model simulated on loopback: the prompts a remote judge gets by default.
+        judge_replies="compact",
         judge_mode="batched" if batch else mode,  # type: ignore[arg-type]
         cache_path=cache,
         cache=True,
