@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 
 import pytest
-from tests.support.loopback import LoopbackServer, models_list, ok_openai
+from tests.support.loopback import LoopbackServer, Recorded, Reply, models_list, ok_openai
 from tests.support.scripted import scripted_openai
 
 import vera
@@ -39,6 +40,23 @@ def test_a_local_server_that_is_down_is_named_before_any_call() -> None:
     url = _closed_url()
     with pytest.raises(ProviderUnavailableError, match=r"no server answers at http://127\.0\.0\.1"):
         _complete("openai:qwen", url)
+
+
+def test_a_server_busy_with_another_request_is_not_taken_for_down(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A CPU server answers one request at a time: its /models waits for another client's
+    # generation. Connected but slow is busy, not down; the call then goes through.
+    monkeypatch.setattr("vera.providers._ready._PROBE_TIMEOUT", 0.3)
+
+    def busy(request: Recorded) -> Reply:
+        time.sleep(0.8)
+        return models_list("qwen")(request)
+
+    with LoopbackServer() as server:
+        server.models = busy
+        server.script(ok_openai("done"))
+        assert _complete("openai:qwen", server.openai_url) == "done"
 
 
 def test_a_model_the_server_does_not_have_is_named_with_those_it_has() -> None:
