@@ -15,6 +15,7 @@ import os
 import tempfile
 import warnings
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import IntEnum
 from pathlib import Path
@@ -678,6 +679,17 @@ def _open_store(
     return scratch.open(), scratch
 
 
+@contextmanager
+def _run_scope(store: RunStore | None, run_id: str | None, observer: RunObserver) -> Iterator[None]:
+    """What holds while a run's passes go: its batch journal (in the history file, where
+    there is one) and the collector's lighter settings (`collecting_less`)."""
+    journal = HistoryBatchJournal(
+        None if store is None else store.file, run_id, observer.batch_changed
+    )
+    with batch_journal(journal), collecting_less():
+        yield
+
+
 async def arun_plan(
     plan: RunPlan,
     bindings: Bindings | None = None,
@@ -707,14 +719,7 @@ async def arun_plan(
         if history is not None and run_id is not None:
             observer.run_started(run_id)
         recorder = _Recorder(store, run_id)
-        with (
-            batch_journal(
-                HistoryBatchJournal(
-                    None if store is None else store.file, run_id, observer.batch_changed
-                )
-            ),
-            collecting_less(),
-        ):
+        with _run_scope(store, run_id, observer):
             report = await _pass(
                 plan,
                 parts,
